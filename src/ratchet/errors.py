@@ -1,0 +1,160 @@
+"""Every error Ratchet raises on purpose.
+
+Each error's docstring is its default message. The tree::
+
+    RatchetError                     root of every Ratchet error
+    ├── InputError                   bad input a person can fix (CLI exit code 2)
+    │   ├── StoreURLError            a store URL that names no usable store
+    │   ├── TaskNotFound             no task with that id
+    │   ├── StepNotFound             the task has no step with that index
+    │   ├── SessionNotFound          no session with that id
+    │   ├── ArtifactNotFound         no artifact with that id
+    │   └── CheckpointNotFound       no checkpoint with that number
+    ├── InvalidTransition            a status change the status machine forbids
+    ├── StatePatchError              a StatePatch that cannot apply to the state
+    └── StoreError                   the store cannot do what was asked
+        ├── StoreNotFound            the database does not exist (and was not to be created)
+        ├── NotARatchetDatabase      the file is not a database Ratchet wrote
+        ├── SchemaTooNew             written by a newer Ratchet than this one
+        ├── DuplicateRecord          a record with that key already exists
+        └── ConflictError            a concurrent writer changed the record first
+
+    LeaseLost (BaseException)        this worker no longer holds the task's lease
+
+`LeaseLost` derives from `BaseException` so that an ``except Exception`` in a
+tool or a workflow cannot swallow it: a worker that lost its lease must stop
+writing for that task at once (DESIGN 3.5).
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ArtifactNotFound",
+    "CheckpointNotFound",
+    "ConflictError",
+    "DuplicateRecord",
+    "InputError",
+    "InvalidTransition",
+    "LeaseLost",
+    "NotARatchetDatabase",
+    "RatchetError",
+    "SchemaTooNew",
+    "SessionNotFound",
+    "StatePatchError",
+    "StepNotFound",
+    "StoreError",
+    "StoreNotFound",
+    "StoreURLError",
+    "TaskNotFound",
+]
+
+
+def _default_message(cls: type) -> str:
+    return (cls.__doc__ or cls.__name__).strip().splitlines()[0]
+
+
+class RatchetError(Exception):
+    """Ratchet could not do what was asked."""
+
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(message or _default_message(type(self)))
+
+    @property
+    def message(self) -> str:
+        return str(self.args[0])
+
+
+class InputError(RatchetError):
+    """The input is not valid."""
+
+
+class StoreURLError(InputError):
+    """The store URL is not valid; use memory://, sqlite:///PATH or postgresql://..."""
+
+
+class TaskNotFound(InputError):
+    """No task has that id; `ratchet tasks` lists the known ones."""
+
+    def __init__(self, task_id: str) -> None:
+        super().__init__(f"no task with id {task_id!r}; `ratchet tasks` lists the known ones")
+        self.task_id = task_id
+
+
+class StepNotFound(InputError):
+    """The task has no step with that index."""
+
+    def __init__(self, task_id: str, index: int) -> None:
+        super().__init__(f"task {task_id!r} has no step {index}")
+        self.task_id = task_id
+        self.index = index
+
+
+class SessionNotFound(InputError):
+    """No session has that id; `ratchet sessions` lists the known ones."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"no session with id {session_id!r}")
+        self.session_id = session_id
+
+
+class ArtifactNotFound(InputError):
+    """No artifact has that id."""
+
+    def __init__(self, artifact_id: str) -> None:
+        super().__init__(f"no artifact with id {artifact_id!r}")
+        self.artifact_id = artifact_id
+
+
+class CheckpointNotFound(InputError):
+    """No checkpoint has that number for the task."""
+
+
+class InvalidTransition(RatchetError):
+    """That status change is not allowed."""
+
+
+class StatePatchError(RatchetError):
+    """The state patch does not apply to the current state."""
+
+
+class StoreError(RatchetError):
+    """The store could not complete the operation."""
+
+
+class StoreNotFound(StoreError):
+    """The database does not exist."""
+
+
+class NotARatchetDatabase(StoreError):
+    """The file is not a Ratchet database."""
+
+
+class SchemaTooNew(StoreError):
+    """The database was written by a newer version of Ratchet; upgrade Ratchet to open it."""
+
+    def __init__(self, found: int, supported: int) -> None:
+        super().__init__(
+            f"the database has schema version {found} but this Ratchet supports up to "
+            f"version {supported}; upgrade Ratchet to open it"
+        )
+        self.found = found
+        self.supported = supported
+
+
+class DuplicateRecord(StoreError):
+    """A record with that key already exists."""
+
+
+class ConflictError(StoreError):
+    """Another writer changed the record first; read it again and retry."""
+
+
+class LeaseLost(BaseException):
+    """This worker no longer holds the lease on the task; another worker owns it now."""
+
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(message or _default_message(type(self)))
+
+    @property
+    def message(self) -> str:
+        return str(self.args[0])

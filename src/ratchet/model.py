@@ -1,0 +1,523 @@
+"""The records Ratchet keeps: typed, validated, frozen, with a JSON round trip.
+
+Every record is a frozen pydantic model. Changing one makes a new one
+(``record.model_copy(update=...)``, or the transition helpers below, which
+enforce the status machines of DESIGN section 2).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from enum import StrEnum
+from typing import Annotated, Any, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+from .errors import InvalidTransition, StatePatchError
+from .policy import Budget
+
+__all__ = [
+    "AgentState",
+    "Artifact",
+    "ArtifactRef",
+    "Checkpoint",
+    "Constraints",
+    "Event",
+    "Fact",
+    "Lease",
+    "Message",
+    "OpKind",
+    "OpStatus",
+    "Operation",
+    "Plan",
+    "PlanStep",
+    "RiskLevel",
+    "Session",
+    "Severity",
+    "StatePatch",
+    "Step",
+    "StepStatus",
+    "Task",
+    "TaskStatus",
+    "Trigger",
+    "WaitReason",
+    "utcnow",
+]
+
+
+def utcnow() -> dt.datetime:
+    """The current time, timezone-aware, in UTC."""
+    return dt.datetime.now(dt.UTC)
+
+
+class Record(BaseModel):
+    """Base of every record: frozen, strict about unknown fields."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    def to_json(self) -> str:
+        return self.model_dump_json()
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> Self:
+        return cls.model_validate_json(text)
+
+
+NonEmpty = Annotated[str, Field(min_length=1)]
+
+
+# --------------------------------------------------------------------------- tasks
+
+
+class TaskStatus(StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    WAITING = "waiting"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+    @property
+    def is_terminal(self) -> bool:
+        return self in _TERMINAL_TASK
+
+
+class WaitReason(StrEnum):
+    """What a waiting task waits on."""
+
+    APPROVAL = "approval"
+    INPUT = "input"
+    TIMER = "timer"
+    IN_DOUBT = "in_doubt"
+
+    @property
+    def needs_person(self) -> bool:
+        return self is not WaitReason.TIMER
+
+
+_TERMINAL_TASK = frozenset({TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.CANCELLED})
+
+_TASK_MOVES: dict[TaskStatus, frozenset[TaskStatus]] = {
+    TaskStatus.QUEUED: frozenset({TaskStatus.RUNNING, TaskStatus.FAILED, TaskStatus.CANCELLED}),
+    TaskStatus.RUNNING: frozenset(
+        {TaskStatus.WAITING, TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.CANCELLED}
+    ),
+    TaskStatus.WAITING: frozenset({TaskStatus.RUNNING, TaskStatus.FAILED, TaskStatus.CANCELLED}),
+    TaskStatus.COMPLETED: frozenset(),
+    TaskStatus.FAILED: frozenset(),
+    TaskStatus.CANCELLED: frozenset(),
+}
+
+
+def check_task_move(task_id: str, old: TaskStatus, new: TaskStatus) -> None:
+    """Raise `InvalidTransition` unless a task may go from `old` to `new`.
+
+    Staying in a status is a move too: allowed, except for a terminal one.
+    """
+    if new not in _TASK_MOVES[old] and (new != old or old.is_terminal):
+        raise InvalidTransition(f"task {task_id}: cannot go from {old} to {new}")
+
+
+class Task(Record):
+    """One piece of work. Its steps are kept as separate `Step` records."""
+
+    id: NonEmpty
+    name: NonEmpty
+    instruction: str
+    agent: str = "default"
+    status: TaskStatus = TaskStatus.QUEUED
+    waiting_on: WaitReason | None = None
+    goal: str | None = None
+    inputs_params: dict[str, JsonValue] = Field(default_factory=dict)
+    context: str | None = None
+    result: JsonValue = None
+    error: str | None = None
+    deadline: dt.datetime | None = None
+    budget: Budget = Field(default_factory=Budget)
+    workspace: str | None = None
+    created_at: dt.datetime = Field(default_factory=utcnow)
+    updated_at: dt.datetime = Field(default_factory=utcnow)
+
+    def model_post_init(self, __context: Any) -> None:
+        if (self.status is TaskStatus.WAITING) != (self.waiting_on is not None):
+            raise ValueError("waiting_on is set exactly when status is waiting")
+
+    def transition(
+        self, status: TaskStatus, *, waiting_on: WaitReason | None = None, **changes: Any
+    ) -> Task:
+        """Return this task moved to `status`, with `changes` applied.
+
+        Raises:
+            InvalidTransition: the status machine does not allow the move.
+        """
+        status = TaskStatus(status)
+        if status not in _TASK_MOVES[self.status]:
+            raise InvalidTransition(f"task {self.id}: cannot go from {self.status} to {status}")
+        if status is TaskStatus.WAITING and waiting_on is None:
+            raise InvalidTransition(f"task {self.id}: waiting must say on what")
+        if status is not TaskStatus.WAITING and waiting_on is not None:
+            raise InvalidTransition(f"task {self.id}: only a waiting task waits on something")
+        update = {"status": status, "waiting_on": waiting_on, "updated_at": utcnow(), **changes}
+        return self.model_validate({**self.model_dump(), **update})
+
+    @property
+    def status_text(self) -> str:
+        """The status as people read it: ``waiting(approval)``, ``running``."""
+        return f"{self.status}({self.waiting_on})" if self.waiting_on else str(self.status)
+
+
+class StepStatus(StrEnum):
+    PENDING = "pending"
+    CURRENT = "current"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+    CANCELLED = "cancelled"
+
+    @property
+    def is_terminal(self) -> bool:
+        return self not in (StepStatus.PENDING, StepStatus.CURRENT)
+
+
+_STEP_MOVES: dict[StepStatus, frozenset[StepStatus]] = {
+    StepStatus.PENDING: frozenset({StepStatus.CURRENT, StepStatus.SKIPPED, StepStatus.CANCELLED}),
+    StepStatus.CURRENT: frozenset(
+        {StepStatus.COMPLETED, StepStatus.FAILED, StepStatus.SKIPPED, StepStatus.CANCELLED}
+    ),
+    StepStatus.COMPLETED: frozenset(),
+    StepStatus.FAILED: frozenset(),
+    StepStatus.SKIPPED: frozenset(),
+    StepStatus.CANCELLED: frozenset(),
+}
+
+
+def check_step_move(step: str, old: StepStatus, new: StepStatus) -> None:
+    """Raise `InvalidTransition` unless a step may go from `old` to `new` (or stay, if not ended)."""
+    if new not in _STEP_MOVES[old] and (new != old or old.is_terminal):
+        raise InvalidTransition(f"{step}: cannot go from {old} to {new}")
+
+
+class Step(Record):
+    """One planned step of a task."""
+
+    task_id: NonEmpty
+    index: int = Field(ge=0)
+    name: NonEmpty
+    description: str = ""
+    action_instruction: str = ""
+    validation_instruction: str = ""
+    status: StepStatus = StepStatus.PENDING
+    failure_message: str | None = None
+    attempts: int = Field(default=0, ge=0)
+
+    @property
+    def label(self) -> str:
+        return f"step {self.index} of task {self.task_id}"
+
+    def transition(self, status: StepStatus, **changes: Any) -> Step:
+        """Return this step moved to `status`.
+
+        Raises:
+            InvalidTransition: the status machine does not allow the move.
+        """
+        status = StepStatus(status)
+        if status not in _STEP_MOVES[self.status]:
+            raise InvalidTransition(f"{self.label}: cannot go from {self.status} to {status}")
+        return self.model_validate({**self.model_dump(), "status": status, **changes})
+
+
+class PlanStep(Record):
+    """A step as the planner model writes it."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    step_name: NonEmpty
+    description: str = ""
+    action_instruction: str = ""
+    validation_instruction: str = ""
+
+
+class Plan(Record):
+    """What the planner returns; validated, never trusted."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    goal: str | None = None
+    inputs_params: dict[str, JsonValue] = Field(default_factory=dict)
+    context: str | None = None
+    steps: list[PlanStep] = Field(min_length=1)
+
+
+# --------------------------------------------------------------------------- journal
+
+
+class OpKind(StrEnum):
+    MODEL = "model"
+    TOOL = "tool"
+    CLOCK = "clock"
+    UUID = "uuid"
+    SLEEP = "sleep"
+
+
+class OpStatus(StrEnum):
+    STARTED = "started"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+
+
+class Operation(Record):
+    """One journaled call, keyed by ``(task_id, seq)``."""
+
+    task_id: NonEmpty
+    seq: int = Field(ge=0)
+    kind: OpKind
+    name: NonEmpty
+    attempt: int = Field(default=1, ge=1)
+    idempotency_key: str
+    status: OpStatus = OpStatus.STARTED
+    input: JsonValue = None
+    output: JsonValue = None
+    error: str | None = None
+    started_at: dt.datetime = Field(default_factory=utcnow)
+    finished_at: dt.datetime | None = None
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status is not OpStatus.STARTED
+
+
+class Message(Record):
+    """One message of a conversation thread (a task's or a session's history)."""
+
+    thread_id: NonEmpty
+    seq: int = Field(default=0, ge=0)
+    role: Literal["system", "user", "assistant", "tool"]
+    content: JsonValue = None
+    tool_calls: list[dict[str, JsonValue]] = Field(default_factory=list)
+    tool_call_id: str | None = None
+    name: str | None = None
+    created_at: dt.datetime = Field(default_factory=utcnow)
+
+
+# --------------------------------------------------------------------------- agent state
+
+
+class RiskLevel(StrEnum):
+    READ_ONLY = "read_only"
+    WRITE_LOCAL = "write_local"
+    EXTERNAL_ACTION = "external_action"
+
+
+class HumanInTheLoop(Record):
+    required_for_risk_levels: list[RiskLevel] = Field(
+        default_factory=lambda: [RiskLevel.EXTERNAL_ACTION]
+    )
+
+
+class Constraints(Record):
+    human_in_the_loop: HumanInTheLoop = Field(default_factory=HumanInTheLoop)
+
+
+class Fact(Record):
+    key: NonEmpty
+    value: JsonValue
+    source: str = "agent"
+
+
+class ArtifactRef(Record):
+    """What the prompt carries of an artifact: its id and summary, never its body."""
+
+    artifact_id: NonEmpty
+    type: str
+    summary: str
+    bytes: int = Field(ge=0)
+
+
+class AgentState(Record):
+    """The task's working memory. Changed only by applying a `StatePatch`."""
+
+    goal: str | None = None
+    constraints: Constraints = Field(default_factory=Constraints)
+    budget: Budget = Field(default_factory=Budget)
+    plan: list[str] = Field(default_factory=list)
+    known_facts: list[Fact] = Field(default_factory=list)
+    open_questions: list[str] = Field(default_factory=list)
+    artifacts: list[ArtifactRef] = Field(default_factory=list)
+    risk_flags: list[str] = Field(default_factory=list)
+
+
+class Artifact(Record):
+    """A large value kept out of the prompt; its body is read separately."""
+
+    id: NonEmpty
+    task_id: NonEmpty
+    type: str
+    summary: str
+    bytes: int = Field(ge=0)
+    created_at: dt.datetime = Field(default_factory=utcnow)
+
+    @property
+    def ref(self) -> ArtifactRef:
+        return ArtifactRef(artifact_id=self.id, type=self.type, summary=self.summary, bytes=self.bytes)
+
+
+# --------------------------------------------------------------------------- state patches
+
+
+class AppendFacts(Record):
+    op: Literal["append_facts"] = "append_facts"
+    facts: list[Fact] = Field(min_length=1)
+
+
+class ReplacePlan(Record):
+    op: Literal["replace_plan"] = "replace_plan"
+    plan: list[NonEmpty]
+
+
+class AddOpenQuestions(Record):
+    op: Literal["add_open_questions"] = "add_open_questions"
+    questions: list[NonEmpty] = Field(min_length=1)
+
+
+class ResolveQuestion(Record):
+    op: Literal["resolve_question"] = "resolve_question"
+    question: NonEmpty
+    answer: str | None = None
+
+
+class AddArtifact(Record):
+    op: Literal["add_artifact"] = "add_artifact"
+    artifact: ArtifactRef
+
+
+class SetRiskFlag(Record):
+    op: Literal["set_risk_flag"] = "set_risk_flag"
+    flag: NonEmpty
+    value: bool = True
+
+
+PatchOp = Annotated[
+    AppendFacts | ReplacePlan | AddOpenQuestions | ResolveQuestion | AddArtifact | SetRiskFlag,
+    Field(discriminator="op"),
+]
+
+
+class StatePatch(Record):
+    """The only way to change an `AgentState`: a list of ops applied all or none."""
+
+    ops: list[PatchOp] = Field(min_length=1)
+
+    def apply(self, state: AgentState) -> AgentState:
+        """Return `state` with every op applied; `state` itself is never changed.
+
+        Raises:
+            StatePatchError: an op does not apply (e.g. resolving a question
+                that is not open); no op of the patch is applied then.
+        """
+        fields = state.model_dump()
+        for op in self.ops:
+            _apply_op(fields, op)
+        return AgentState.model_validate(fields)
+
+
+def _apply_op(fields: dict[str, Any], op: PatchOp) -> None:
+    match op:
+        case AppendFacts(facts=facts):
+            fields["known_facts"] = [*fields["known_facts"], *(f.model_dump() for f in facts)]
+        case ReplacePlan(plan=plan):
+            fields["plan"] = list(plan)
+        case AddOpenQuestions(questions=questions):
+            known = fields["open_questions"]
+            fields["open_questions"] = [*known, *(q for q in questions if q not in known)]
+        case ResolveQuestion(question=question):
+            if question not in fields["open_questions"]:
+                raise StatePatchError(f"resolve_question: {question!r} is not an open question")
+            fields["open_questions"] = [q for q in fields["open_questions"] if q != question]
+        case AddArtifact(artifact=artifact):
+            if any(a["artifact_id"] == artifact.artifact_id for a in fields["artifacts"]):
+                raise StatePatchError(f"add_artifact: {artifact.artifact_id!r} is already listed")
+            fields["artifacts"] = [*fields["artifacts"], artifact.model_dump()]
+        case SetRiskFlag(flag=flag, value=value):
+            flags = [f for f in fields["risk_flags"] if f != flag]
+            fields["risk_flags"] = [*flags, flag] if value else flags
+
+
+# --------------------------------------------------------------------------- progress
+
+
+class Severity(StrEnum):
+    DEBUG = "debug"
+    INFO = "info"
+    WARNING = "warning"
+    ERROR = "error"
+
+
+class Event(Record):
+    """An append-only record of a task's progress, for people. ``seq`` is set by the store."""
+
+    task_id: NonEmpty
+    seq: int = Field(default=0, ge=0)
+    time: dt.datetime = Field(default_factory=utcnow)
+    kind: NonEmpty
+    severity: Severity = Severity.INFO
+    message: str
+    display_message: str | None = None
+    data: dict[str, JsonValue] = Field(default_factory=dict)
+
+
+class Trigger(Record):
+    """A durable wake-up. ``id`` is set by the store; lower ``priority`` fires first."""
+
+    id: int = 0
+    fire_at: dt.datetime = Field(default_factory=utcnow)
+    priority: int = 5
+    task_id: str | None = None
+    session_id: str | None = None
+    kind: NonEmpty
+    payload: dict[str, JsonValue] = Field(default_factory=dict)
+    dedupe_key: str | None = None
+
+
+class Checkpoint(Record):
+    """A snapshot of a loop's position: a resume point and a fork point.
+
+    ``number`` is set by the store, counting from 1 per task.
+    """
+
+    task_id: NonEmpty
+    number: int = Field(default=0, ge=0)
+    created_at: dt.datetime = Field(default_factory=utcnow)
+    last_seq: int = Field(default=-1, ge=-1)
+    message_cursor: int = Field(default=0, ge=0)
+    task: Task
+    steps: list[Step] = Field(default_factory=list)
+    state: AgentState = Field(default_factory=AgentState)
+
+
+class Session(Record):
+    """A long-lived conversation and its persistent ``state``.
+
+    ``version`` grows by one on every write; a write based on an older version
+    is refused (optimistic concurrency).
+    """
+
+    id: NonEmpty
+    state: dict[str, JsonValue] = Field(default_factory=dict)
+    version: int = Field(default=0, ge=0)
+    created_at: dt.datetime = Field(default_factory=utcnow)
+    updated_at: dt.datetime = Field(default_factory=utcnow)
+
+
+class Lease(Record):
+    """A worker's claim on a task. ``token`` only grows, one step per claim."""
+
+    task_id: NonEmpty
+    owner: NonEmpty
+    token: int = Field(ge=1)
+    expires_at: dt.datetime
+    host: str = ""
+    pid: int = 0
+    released: bool = False
+
+    def is_live(self, now: dt.datetime | None = None) -> bool:
+        return not self.released and self.expires_at > (now or utcnow())

@@ -1,0 +1,495 @@
+"""The `StateStore` protocol: every record Ratchet keeps goes through it.
+
+A store is opened from a URL (`open_store`). Its operations are defined once,
+on `StoreOps`; a store runs each one in a transaction of its own, and
+``store.transaction()`` hands out a `StoreOps` bound to one transaction so that
+several writes (a state change and the event that reports it) commit together
+or not at all::
+
+    async with store.transaction(fence=lease) as tx:
+        await tx.update_task(task.transition(TaskStatus.COMPLETED))
+        await tx.append_event(Event(task_id=task.id, kind="task", message="done"))
+
+`fence` carries the writer's lease: the transaction raises `LeaseLost` before
+writing anything if that lease is no longer the task's current one.
+"""
+
+from __future__ import annotations
+
+import abc
+import copy
+import datetime as dt
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+
+from ..errors import ConflictError, SessionNotFound
+from ..model import (
+    Artifact,
+    Checkpoint,
+    Event,
+    Lease,
+    Message,
+    Operation,
+    Session,
+    Step,
+    Task,
+    TaskStatus,
+    Trigger,
+)
+
+__all__ = ["StateStore", "StoreOps"]
+
+
+class StoreOps(abc.ABC):
+    """The operations of a store; every store implements them with the same behaviour."""
+
+    # ------------------------------------------------------------------ tasks
+
+    @abc.abstractmethod
+    async def create_task(self, task: Task) -> Task:
+        """Insert a new task.
+
+        Raises:
+            DuplicateRecord: a task with that id exists.
+        """
+
+    @abc.abstractmethod
+    async def get_task(self, task_id: str) -> Task:
+        """Return the task.
+
+        Raises:
+            TaskNotFound: no task has that id.
+        """
+
+    @abc.abstractmethod
+    async def list_tasks(
+        self, status: TaskStatus | None = None, *, limit: int | None = None
+    ) -> list[Task]:
+        """Return tasks, oldest first, only those with `status` when given."""
+
+    @abc.abstractmethod
+    async def update_task(self, task: Task) -> Task:
+        """Write the task record over the stored one and return it as stored.
+
+        The move from the stored status to ``task.status`` must be allowed by
+        the status machine (staying in the same status is allowed unless the
+        stored status is terminal), so a stale writer cannot revive an ended
+        task.
+
+        Raises:
+            TaskNotFound: no task has that id.
+            InvalidTransition: the stored status cannot move to the new one.
+        """
+
+    # ------------------------------------------------------------------ steps
+
+    @abc.abstractmethod
+    async def replace_steps(self, task_id: str, steps: Sequence[Step]) -> None:
+        """Make `steps` the task's whole step list (steps not in it are removed).
+
+        Raises:
+            TaskNotFound: no task has that id.
+        """
+
+    @abc.abstractmethod
+    async def update_step(self, step: Step) -> Step:
+        """Write one step over the stored step with the same index.
+
+        Raises:
+            StepNotFound: the task has no step with that index.
+            InvalidTransition: the stored status cannot move to the new one.
+        """
+
+    @abc.abstractmethod
+    async def list_steps(self, task_id: str) -> list[Step]:
+        """Return the task's steps in index order (empty for an unknown task)."""
+
+    # ------------------------------------------------------------------ journal
+
+    @abc.abstractmethod
+    async def record_op_started(self, op: Operation) -> Operation:
+        """Commit the intent of an operation (status ``started``).
+
+        Starting the same ``(task_id, seq)`` again (a new attempt) overwrites
+        the unfinished or failed row.
+
+        Raises:
+            DuplicateRecord: that operation already succeeded.
+        """
+
+    @abc.abstractmethod
+    async def record_op_finished(self, op: Operation) -> Operation:
+        """Commit an operation's outcome (``succeeded`` or ``failed``); return `op`.
+
+        Over a recorded intent, only the outcome changes (attempt, status,
+        output, error, finished_at; ``finished_at`` defaults to now). With no
+        intent recorded, the whole row is inserted (read-only and idempotent
+        tools commit their result alone).
+
+        Raises:
+            DuplicateRecord: that operation already succeeded.
+            ValueError: ``op.status`` is ``started``.
+        """
+
+    @abc.abstractmethod
+    async def get_op(self, task_id: str, seq: int) -> Operation | None:
+        """Return the operation at ``(task_id, seq)``, or None."""
+
+    @abc.abstractmethod
+    async def list_ops(self, task_id: str, *, after_seq: int = -1) -> list[Operation]:
+        """Return the task's operations with seq greater than `after_seq`, by seq."""
+
+    # ------------------------------------------------------------------ messages
+
+    @abc.abstractmethod
+    async def append_messages(self, messages: Sequence[Message]) -> list[Message]:
+        """Append messages to their threads; each gets the next seq of its thread (from 0)."""
+
+    @abc.abstractmethod
+    async def list_messages(
+        self, thread_id: str, *, start: int = 0, end: int | None = None
+    ) -> list[Message]:
+        """Return the thread's messages with ``start <= seq < end``, by seq."""
+
+    # ------------------------------------------------------------------ events
+
+    @abc.abstractmethod
+    async def append_event(self, event: Event) -> Event:
+        """Append an event; it gets the next seq of its task (from 1) and is returned."""
+
+    @abc.abstractmethod
+    async def list_events(
+        self, task_id: str, *, after_seq: int = 0, limit: int | None = None
+    ) -> list[Event]:
+        """Return the task's events with seq greater than `after_seq`, oldest first."""
+
+    @abc.abstractmethod
+    async def last_events(self, task_id: str, count: int) -> list[Event]:
+        """Return the task's newest `count` events, oldest first."""
+
+    # ------------------------------------------------------------------ artifacts
+
+    @abc.abstractmethod
+    async def put_artifact(self, artifact: Artifact, content: bytes) -> Artifact:
+        """Store an artifact and its body; ``bytes`` is set to ``len(content)``.
+
+        Raises:
+            DuplicateRecord: an artifact with that id exists.
+        """
+
+    @abc.abstractmethod
+    async def get_artifact(self, artifact_id: str) -> Artifact:
+        """Return the artifact's record.
+
+        Raises:
+            ArtifactNotFound: no artifact has that id.
+        """
+
+    @abc.abstractmethod
+    async def read_artifact(
+        self, artifact_id: str, *, offset: int = 0, length: int | None = None
+    ) -> bytes:
+        """Return ``length`` bytes of the body from ``offset`` (to the end when None).
+
+        Raises:
+            ArtifactNotFound: no artifact has that id.
+        """
+
+    @abc.abstractmethod
+    async def list_artifacts(self, task_id: str) -> list[Artifact]:
+        """Return the task's artifacts, oldest first."""
+
+    # ------------------------------------------------------------------ triggers
+
+    @abc.abstractmethod
+    async def put_trigger(self, trigger: Trigger) -> Trigger:
+        """Queue a trigger and return it with its id.
+
+        A trigger whose ``dedupe_key`` is already queued is not added again:
+        the queued one is returned instead.
+        """
+
+    @abc.abstractmethod
+    async def claim_due_triggers(
+        self, *, limit: int = 10, now: dt.datetime | None = None
+    ) -> list[Trigger]:
+        """Take up to `limit` triggers due at `now` off the queue and return them.
+
+        Ordered by ``fire_at``, then ``priority`` (lower first), then id. Two
+        claimers running at once never receive the same trigger.
+        """
+
+    @abc.abstractmethod
+    async def list_triggers(self, task_id: str | None = None) -> list[Trigger]:
+        """Return the queued triggers (of one task when given), in claim order."""
+
+    @abc.abstractmethod
+    async def delete_triggers(self, task_id: str) -> int:
+        """Remove every queued trigger of the task; return how many."""
+
+    # ------------------------------------------------------------------ checkpoints
+
+    @abc.abstractmethod
+    async def put_checkpoint(self, checkpoint: Checkpoint) -> Checkpoint:
+        """Store a checkpoint; it gets the task's next number (from 1) and is returned."""
+
+    @abc.abstractmethod
+    async def get_checkpoint(self, task_id: str, number: int) -> Checkpoint:
+        """Return one checkpoint.
+
+        Raises:
+            CheckpointNotFound: the task has no checkpoint with that number.
+        """
+
+    @abc.abstractmethod
+    async def latest_checkpoint(self, task_id: str) -> Checkpoint | None:
+        """Return the task's newest checkpoint, or None."""
+
+    @abc.abstractmethod
+    async def list_checkpoints(self, task_id: str) -> list[Checkpoint]:
+        """Return the task's checkpoints, oldest first."""
+
+    @abc.abstractmethod
+    async def rotate_checkpoints(
+        self,
+        *,
+        keep: int | None = None,
+        older_than: dt.timedelta | None = None,
+        task_id: str | None = None,
+        now: dt.datetime | None = None,
+    ) -> int:
+        """Delete old checkpoints (of one task, or of all); return how many.
+
+        Per task, keeps the newest `keep` and drops those created before
+        ``now - older_than``. The newest checkpoint of a task is always kept.
+        """
+
+    # ------------------------------------------------------------------ sessions
+
+    @abc.abstractmethod
+    async def get_session(self, session_id: str) -> Session:
+        """Return the session.
+
+        Raises:
+            SessionNotFound: no session has that id.
+        """
+
+    @abc.abstractmethod
+    async def put_session(self, session: Session) -> Session:
+        """Write the session if nobody wrote it since it was read.
+
+        ``session.version`` must equal the stored version (0 for a new
+        session); the stored session gets ``version + 1`` and is returned.
+
+        Raises:
+            ConflictError: another writer changed the session first.
+        """
+
+    @abc.abstractmethod
+    async def list_sessions(self) -> list[Session]:
+        """Return every session, most recently updated first."""
+
+    # ------------------------------------------------------------------ leases
+
+    @abc.abstractmethod
+    async def claim_lease(
+        self,
+        task_id: str,
+        owner: str,
+        ttl: float,
+        *,
+        host: str = "",
+        pid: int = 0,
+        take_over: bool = False,
+        now: dt.datetime | None = None,
+    ) -> Lease | None:
+        """Claim the task for `owner` for `ttl` seconds.
+
+        Succeeds when nobody holds the task, its lease expired or was released,
+        or `take_over` is set; the new lease's token is one more than any token
+        the task had before. Returns None when another live lease holds it.
+        Every claim is kept in the task's lease history.
+        """
+
+    @abc.abstractmethod
+    async def renew_lease(
+        self, lease: Lease, ttl: float, *, now: dt.datetime | None = None
+    ) -> Lease:
+        """Extend the lease to ``now + ttl``.
+
+        Raises:
+            LeaseLost: the lease was released or another claim replaced it.
+        """
+
+    @abc.abstractmethod
+    async def release_lease(self, lease: Lease) -> None:
+        """Give the task up; it can be claimed at once.
+
+        Raises:
+            LeaseLost: the lease was already released or replaced.
+        """
+
+    @abc.abstractmethod
+    async def get_lease(self, task_id: str) -> Lease | None:
+        """Return the task's current lease (live, expired or released), or None."""
+
+    @abc.abstractmethod
+    async def lease_history(self, task_id: str) -> list[Lease]:
+        """Return every claim made on the task, by token, as first granted."""
+
+
+_READ_OPS = (
+    "get_task",
+    "list_tasks",
+    "list_steps",
+    "get_op",
+    "list_ops",
+    "list_messages",
+    "list_events",
+    "last_events",
+    "get_artifact",
+    "read_artifact",
+    "list_artifacts",
+    "list_triggers",
+    "get_checkpoint",
+    "latest_checkpoint",
+    "list_checkpoints",
+    "get_session",
+    "list_sessions",
+    "get_lease",
+    "lease_history",
+)
+_WRITE_OPS = tuple(
+    name for name in sorted(StoreOps.__abstractmethods__) if name not in _READ_OPS
+)
+
+
+class StateStore(StoreOps):
+    """A store opened from a URL. Each operation runs in a transaction of its own.
+
+    Write operations take a keyword ``fence=lease``: the write is refused with
+    `LeaseLost` when that lease is no longer the task's current one.
+    """
+
+    url: str
+
+    @abc.abstractmethod
+    async def open(self) -> None:
+        """Connect, check the schema and migrate it to the current version.
+
+        Raises:
+            StoreNotFound: the database does not exist and the store was
+                opened with ``create=False``.
+            NotARatchetDatabase: the database holds something else.
+            SchemaTooNew: a newer Ratchet wrote it.
+        """
+
+    @abc.abstractmethod
+    async def close(self) -> None:
+        """Release connections; the store can't be used afterwards."""
+
+    @abc.abstractmethod
+    def transaction(self, *, fence: Lease | None = None) -> AbstractAsyncContextManager[StoreOps]:
+        """Return a context manager giving operations that commit together.
+
+        Everything done through it commits when the block ends and is rolled
+        back when it raises.
+
+        Raises:
+            LeaseLost: on entry, when `fence` is not the task's current lease.
+        """
+
+    @abc.abstractmethod
+    def reading(self) -> AbstractAsyncContextManager[StoreOps]:
+        """Return a context manager giving operations for a consistent read."""
+
+    @abc.abstractmethod
+    async def schema_version(self) -> int:
+        """Return the schema version the database is at (0 for the memory store, which has none)."""
+
+    async def update_session_state(
+        self,
+        session_id: str,
+        change: Callable[[dict[str, Any]], dict[str, Any]],
+        *,
+        attempts: int = 20,
+    ) -> Session:
+        """Apply `change` to the session's state and write it, retrying on conflict.
+
+        `change` receives a copy of the current state (empty for a new
+        session) and returns the new one; it runs again on a fresh copy when
+        another writer got in first, so no writer's change is lost.
+
+        Raises:
+            ConflictError: still conflicting after `attempts` tries.
+        """
+        for _ in range(attempts):
+            try:
+                current = await self.get_session(session_id)
+            except SessionNotFound:
+                current = Session(id=session_id)
+            new_state = change(copy.deepcopy(current.state))
+            try:
+                return await self.put_session(current.model_copy(update={"state": new_state}))
+            except ConflictError:
+                continue
+        raise ConflictError(f"session {session_id!r} kept changing; gave up after {attempts} tries")
+
+    async def __aenter__(self) -> StateStore:
+        await self.open()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+
+def _delegate(name: str, writes: bool) -> Callable[..., Awaitable[Any]]:
+    if writes:
+
+        async def op(self: StateStore, *args: Any, fence: Lease | None = None, **kwargs: Any) -> Any:
+            async with self.transaction(fence=fence) as tx:
+                return await getattr(tx, name)(*args, **kwargs)
+
+    else:
+
+        async def op(self: StateStore, *args: Any, **kwargs: Any) -> Any:
+            async with self.reading() as tx:
+                return await getattr(tx, name)(*args, **kwargs)
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = getattr(StoreOps, name).__doc__
+    return op
+
+
+for _name in (*_READ_OPS, *_WRITE_OPS):
+    setattr(StateStore, _name, _delegate(_name, _name in _WRITE_OPS))
+abc.update_abstractmethods(StateStore)
+
+
+def checkpoints_to_drop(
+    ages: Sequence[tuple[str, int, dt.datetime]],
+    *,
+    keep: int | None,
+    older_than: dt.timedelta | None,
+    now: dt.datetime,
+) -> list[tuple[str, int]]:
+    """Pick the checkpoints rotation deletes, from ``(task_id, number, created_at)`` rows.
+
+    Per task, the newest is always kept; of the others, those past `keep`
+    (counting from the newest) and those created before ``now - older_than``
+    are dropped.
+    """
+    by_task: dict[str, list[tuple[int, dt.datetime]]] = {}
+    for task_id, number, created_at in ages:
+        by_task.setdefault(task_id, []).append((number, created_at))
+    cutoff = None if older_than is None else now - older_than
+    doomed = []
+    for task_id, rows in by_task.items():
+        rows.sort(reverse=True)
+        for rank, (number, created_at) in enumerate(rows):
+            too_many = keep is not None and rank >= keep
+            too_old = cutoff is not None and created_at < cutoff
+            if rank > 0 and (too_many or too_old):
+                doomed.append((task_id, number))
+    return doomed

@@ -1,0 +1,69 @@
+"""The SQL of each dialect: named queries, the whole schema, numbered migrations.
+
+Files live in ``sql/<dialect>/``: ``queries.sql`` (blocks opened by a line
+``-- name: NAME``), ``schema.sql`` (the current schema, whole) and
+``migrations/NNNN_title.sql`` (applied in order, each once).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from importlib import resources
+
+__all__ = ["Migration", "latest_version", "migrations", "queries", "schema"]
+
+_NAME = re.compile(r"^-- name: (\w+)\s*$", re.MULTILINE)
+_MIGRATION = re.compile(r"^(\d{4})_(\w+)\.sql$")
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    title: str
+    sql: str
+
+
+def _dir(dialect: str) -> resources.abc.Traversable:
+    return resources.files("ratchet.store").joinpath("sql", dialect)
+
+
+@functools.cache
+def queries(dialect: str) -> dict[str, str]:
+    """Return the dialect's named queries, by name."""
+    text = _dir(dialect).joinpath("queries.sql").read_text(encoding="utf-8")
+    parts = _NAME.split(text)
+    named = {}
+    for name, body in zip(parts[1::2], parts[2::2], strict=True):
+        if name in named:
+            raise ValueError(f"query {name!r} is defined twice in {dialect}/queries.sql")
+        named[name] = body.strip()
+    return named
+
+
+@functools.cache
+def schema(dialect: str) -> str:
+    """Return the dialect's current schema as one SQL script."""
+    return _dir(dialect).joinpath("schema.sql").read_text(encoding="utf-8")
+
+
+@functools.cache
+def migrations(dialect: str) -> tuple[Migration, ...]:
+    """Return the dialect's migrations, by version; versions run 1, 2, 3 ... with no gap."""
+    found = []
+    for entry in _dir(dialect).joinpath("migrations").iterdir():
+        match = _MIGRATION.match(entry.name)
+        if match:
+            found.append(
+                Migration(int(match[1]), match[2], entry.read_text(encoding="utf-8"))
+            )
+    found.sort(key=lambda m: m.version)
+    if [m.version for m in found] != list(range(1, len(found) + 1)):
+        raise ValueError(f"{dialect} migrations are not numbered 1, 2, 3 ... without gaps")
+    return tuple(found)
+
+
+def latest_version(dialect: str) -> int:
+    """Return the schema version a fresh database of the dialect gets."""
+    return len(migrations(dialect))

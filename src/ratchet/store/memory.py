@@ -1,0 +1,465 @@
+"""The in-memory store: the reference behaviour, for tests and throwaway runs.
+
+Records are kept as JSON text, as the SQL stores keep them, so nothing a
+caller holds aliases what the store holds. A transaction keeps an undo log
+and replays it backwards on rollback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import itertools
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import (
+    ArtifactNotFound,
+    CheckpointNotFound,
+    ConflictError,
+    DuplicateRecord,
+    LeaseLost,
+    SessionNotFound,
+    StepNotFound,
+    TaskNotFound,
+)
+from ..model import (
+    Artifact,
+    Checkpoint,
+    Event,
+    Lease,
+    Message,
+    Operation,
+    OpStatus,
+    Session,
+    Step,
+    Task,
+    TaskStatus,
+    Trigger,
+    check_step_move,
+    check_task_move,
+    utcnow,
+)
+from .base import StateStore, StoreOps, checkpoints_to_drop
+
+__all__ = ["MemoryStore"]
+
+_MISSING = object()
+
+
+class MemoryStore(StateStore):
+    """The store of the ``memory://`` URL; its data lives as long as the object."""
+
+    def __init__(self) -> None:
+        self.url = "memory://"
+        self._lock = asyncio.Lock()
+        self._ops = _MemoryOps()
+
+    async def open(self) -> None:
+        """Nothing to connect to; the schema is always current."""
+
+    async def close(self) -> None:
+        """Nothing to release; the data stays until the object is dropped."""
+
+    async def schema_version(self) -> int:
+        return 0
+
+    def transaction(self, *, fence: Lease | None = None) -> _Transaction:
+        return _Transaction(self, fence=fence)
+
+    def reading(self) -> _Transaction:
+        return _Transaction(self, fence=None)
+
+
+class _Transaction:
+    __slots__ = ("_store", "_fence")
+
+    def __init__(self, store: MemoryStore, *, fence: Lease | None) -> None:
+        self._store = store
+        self._fence = fence
+
+    async def __aenter__(self) -> _MemoryOps:
+        await self._store._lock.acquire()
+        ops = self._store._ops
+        ops.undo.clear()
+        if self._fence is not None:
+            try:
+                ops.check_fence(self._fence)
+            except BaseException:
+                self._store._lock.release()
+                raise
+        return ops
+
+    async def __aexit__(self, exc_type: type | None, exc: BaseException | None, tb: Any) -> None:
+        ops = self._store._ops
+        try:
+            if exc_type is not None:
+                ops.roll_back()
+        finally:
+            ops.undo.clear()
+            self._store._lock.release()
+
+
+class _MemoryOps(StoreOps):
+    def __init__(self) -> None:
+        self.undo: list[tuple[dict[Any, Any], Any, Any]] = []
+        self.tasks: dict[str, str] = {}
+        self.steps: dict[str, dict[int, str]] = {}
+        self.ops: dict[str, dict[int, str]] = {}
+        self.messages: dict[str, dict[int, str]] = {}
+        self.events: dict[str, dict[int, str]] = {}
+        self.artifacts: dict[str, tuple[str, bytes]] = {}
+        self.triggers: dict[int, str] = {}
+        self.checkpoints: dict[str, dict[int, str]] = {}
+        self.sessions: dict[str, str] = {}
+        self.leases: dict[str, str] = {}
+        self.lease_claims: dict[str, dict[int, str]] = {}
+        self.next_trigger_id = itertools.count(1)
+
+    # ------------------------------------------------------------------ undo log
+
+    def _set(self, table: dict[Any, Any], key: Any, value: Any) -> None:
+        self.undo.append((table, key, table.get(key, _MISSING)))
+        table[key] = value
+
+    def _delete(self, table: dict[Any, Any], key: Any) -> None:
+        if key in table:
+            self.undo.append((table, key, table[key]))
+            del table[key]
+
+    def _rows(self, table: dict[str, dict[int, str]], key: str) -> dict[int, str]:
+        if key not in table:
+            self._set(table, key, {})
+        return table[key]
+
+    def roll_back(self) -> None:
+        for table, key, old in reversed(self.undo):
+            if old is _MISSING:
+                table.pop(key, None)
+            else:
+                table[key] = old
+
+    def check_fence(self, lease: Lease) -> None:
+        current = self.leases.get(lease.task_id)
+        stored = None if current is None else Lease.from_json(current)
+        if stored is None or stored.token != lease.token or stored.released:
+            raise LeaseLost(
+                f"lease {lease.token} of {lease.owner} on task {lease.task_id} is no longer current"
+            )
+
+    # ------------------------------------------------------------------ tasks
+
+    async def create_task(self, task: Task) -> Task:
+        if task.id in self.tasks:
+            raise DuplicateRecord(f"a task with id {task.id!r} already exists")
+        self._set(self.tasks, task.id, task.to_json())
+        return task
+
+    async def get_task(self, task_id: str) -> Task:
+        if task_id not in self.tasks:
+            raise TaskNotFound(task_id)
+        return Task.from_json(self.tasks[task_id])
+
+    async def list_tasks(
+        self, status: TaskStatus | None = None, *, limit: int | None = None
+    ) -> list[Task]:
+        found = [Task.from_json(text) for text in self.tasks.values()]
+        found = [t for t in found if status is None or t.status == status]
+        found.sort(key=lambda t: t.created_at)
+        return found if limit is None else found[:limit]
+
+    async def update_task(self, task: Task) -> Task:
+        stored = await self.get_task(task.id)
+        check_task_move(task.id, stored.status, task.status)
+        self._set(self.tasks, task.id, task.to_json())
+        return task
+
+    # ------------------------------------------------------------------ steps
+
+    async def replace_steps(self, task_id: str, steps: Sequence[Step]) -> None:
+        await self.get_task(task_id)
+        for step in steps:
+            if step.task_id != task_id:
+                raise ValueError(f"{step.label} does not belong to task {task_id}")
+        self._set(self.steps, task_id, {step.index: step.to_json() for step in steps})
+
+    async def update_step(self, step: Step) -> Step:
+        rows = self.steps.get(step.task_id, {})
+        if step.index not in rows:
+            raise StepNotFound(step.task_id, step.index)
+        check_step_move(step.label, Step.from_json(rows[step.index]).status, step.status)
+        self._set(rows, step.index, step.to_json())
+        return step
+
+    async def list_steps(self, task_id: str) -> list[Step]:
+        rows = self.steps.get(task_id, {})
+        return [Step.from_json(rows[index]) for index in sorted(rows)]
+
+    # ------------------------------------------------------------------ journal
+
+    def _check_not_succeeded(self, op: Operation) -> dict[int, str]:
+        rows = self._rows(self.ops, op.task_id)
+        if op.seq in rows and Operation.from_json(rows[op.seq]).status is OpStatus.SUCCEEDED:
+            raise DuplicateRecord(f"operation {op.seq} of task {op.task_id} already succeeded")
+        return rows
+
+    async def record_op_started(self, op: Operation) -> Operation:
+        rows = self._check_not_succeeded(op)
+        op = op.model_copy(
+            update={"status": OpStatus.STARTED, "output": None, "error": None, "finished_at": None}
+        )
+        self._set(rows, op.seq, op.to_json())
+        return op
+
+    async def record_op_finished(self, op: Operation) -> Operation:
+        if op.status is OpStatus.STARTED:
+            raise ValueError("record_op_finished needs a succeeded or failed operation")
+        rows = self._check_not_succeeded(op)
+        if op.finished_at is None:
+            op = op.model_copy(update={"finished_at": utcnow()})
+        stored = op
+        if op.seq in rows:
+            stored = Operation.from_json(rows[op.seq]).model_copy(
+                update={
+                    "attempt": op.attempt,
+                    "status": op.status,
+                    "output": op.output,
+                    "error": op.error,
+                    "finished_at": op.finished_at,
+                }
+            )
+        self._set(rows, op.seq, stored.to_json())
+        return op
+
+    async def get_op(self, task_id: str, seq: int) -> Operation | None:
+        text = self.ops.get(task_id, {}).get(seq)
+        return None if text is None else Operation.from_json(text)
+
+    async def list_ops(self, task_id: str, *, after_seq: int = -1) -> list[Operation]:
+        rows = self.ops.get(task_id, {})
+        return [Operation.from_json(rows[seq]) for seq in sorted(rows) if seq > after_seq]
+
+    # ------------------------------------------------------------------ messages
+
+    async def append_messages(self, messages: Sequence[Message]) -> list[Message]:
+        stored = []
+        for message in messages:
+            rows = self._rows(self.messages, message.thread_id)
+            message = message.model_copy(update={"seq": len(rows)})
+            self._set(rows, message.seq, message.to_json())
+            stored.append(message)
+        return stored
+
+    async def list_messages(
+        self, thread_id: str, *, start: int = 0, end: int | None = None
+    ) -> list[Message]:
+        rows = self.messages.get(thread_id, {})
+        return [
+            Message.from_json(rows[seq])
+            for seq in sorted(rows)
+            if seq >= start and (end is None or seq < end)
+        ]
+
+    # ------------------------------------------------------------------ events
+
+    async def append_event(self, event: Event) -> Event:
+        rows = self._rows(self.events, event.task_id)
+        event = event.model_copy(update={"seq": len(rows) + 1})
+        self._set(rows, event.seq, event.to_json())
+        return event
+
+    async def list_events(
+        self, task_id: str, *, after_seq: int = 0, limit: int | None = None
+    ) -> list[Event]:
+        rows = self.events.get(task_id, {})
+        found = [Event.from_json(rows[seq]) for seq in sorted(rows) if seq > after_seq]
+        return found if limit is None else found[:limit]
+
+    async def last_events(self, task_id: str, count: int) -> list[Event]:
+        rows = self.events.get(task_id, {})
+        return [Event.from_json(rows[seq]) for seq in sorted(rows)[-count:]] if count > 0 else []
+
+    # ------------------------------------------------------------------ artifacts
+
+    async def put_artifact(self, artifact: Artifact, content: bytes) -> Artifact:
+        if artifact.id in self.artifacts:
+            raise DuplicateRecord(f"an artifact with id {artifact.id!r} already exists")
+        artifact = artifact.model_copy(update={"bytes": len(content)})
+        self._set(self.artifacts, artifact.id, (artifact.to_json(), bytes(content)))
+        return artifact
+
+    async def get_artifact(self, artifact_id: str) -> Artifact:
+        if artifact_id not in self.artifacts:
+            raise ArtifactNotFound(artifact_id)
+        return Artifact.from_json(self.artifacts[artifact_id][0])
+
+    async def read_artifact(
+        self, artifact_id: str, *, offset: int = 0, length: int | None = None
+    ) -> bytes:
+        if offset < 0 or (length is not None and length < 0):
+            raise ValueError("offset and length must not be negative")
+        if artifact_id not in self.artifacts:
+            raise ArtifactNotFound(artifact_id)
+        content = self.artifacts[artifact_id][1]
+        return content[offset:] if length is None else content[offset : offset + length]
+
+    async def list_artifacts(self, task_id: str) -> list[Artifact]:
+        found = [Artifact.from_json(record) for record, _ in self.artifacts.values()]
+        return sorted((a for a in found if a.task_id == task_id), key=lambda a: a.created_at)
+
+    # ------------------------------------------------------------------ triggers
+
+    def _queued(self) -> list[Trigger]:
+        found = [Trigger.from_json(text) for text in self.triggers.values()]
+        return sorted(found, key=lambda t: (t.fire_at, t.priority, t.id))
+
+    async def put_trigger(self, trigger: Trigger) -> Trigger:
+        if trigger.dedupe_key is not None:
+            for queued in self._queued():
+                if queued.dedupe_key == trigger.dedupe_key:
+                    return queued
+        trigger = trigger.model_copy(update={"id": next(self.next_trigger_id)})
+        self._set(self.triggers, trigger.id, trigger.to_json())
+        return trigger
+
+    async def claim_due_triggers(
+        self, *, limit: int = 10, now: dt.datetime | None = None
+    ) -> list[Trigger]:
+        now = now or utcnow()
+        claimed = [t for t in self._queued() if t.fire_at <= now][:limit]
+        for trigger in claimed:
+            self._delete(self.triggers, trigger.id)
+        return claimed
+
+    async def list_triggers(self, task_id: str | None = None) -> list[Trigger]:
+        return [t for t in self._queued() if task_id is None or t.task_id == task_id]
+
+    async def delete_triggers(self, task_id: str) -> int:
+        doomed = [t.id for t in self._queued() if t.task_id == task_id]
+        for trigger_id in doomed:
+            self._delete(self.triggers, trigger_id)
+        return len(doomed)
+
+    # ------------------------------------------------------------------ checkpoints
+
+    async def put_checkpoint(self, checkpoint: Checkpoint) -> Checkpoint:
+        rows = self._rows(self.checkpoints, checkpoint.task_id)
+        checkpoint = checkpoint.model_copy(update={"number": max(rows, default=0) + 1})
+        self._set(rows, checkpoint.number, checkpoint.to_json())
+        return checkpoint
+
+    async def get_checkpoint(self, task_id: str, number: int) -> Checkpoint:
+        text = self.checkpoints.get(task_id, {}).get(number)
+        if text is None:
+            raise CheckpointNotFound(f"task {task_id} has no checkpoint {number}")
+        return Checkpoint.from_json(text)
+
+    async def latest_checkpoint(self, task_id: str) -> Checkpoint | None:
+        rows = self.checkpoints.get(task_id, {})
+        return Checkpoint.from_json(rows[max(rows)]) if rows else None
+
+    async def list_checkpoints(self, task_id: str) -> list[Checkpoint]:
+        rows = self.checkpoints.get(task_id, {})
+        return [Checkpoint.from_json(rows[number]) for number in sorted(rows)]
+
+    async def rotate_checkpoints(
+        self,
+        *,
+        keep: int | None = None,
+        older_than: dt.timedelta | None = None,
+        task_id: str | None = None,
+        now: dt.datetime | None = None,
+    ) -> int:
+        ages = [
+            (task, number, Checkpoint.from_json(text).created_at)
+            for task, rows in self.checkpoints.items()
+            if task_id is None or task == task_id
+            for number, text in rows.items()
+        ]
+        doomed = checkpoints_to_drop(ages, keep=keep, older_than=older_than, now=now or utcnow())
+        for task, number in doomed:
+            self._delete(self.checkpoints[task], number)
+        return len(doomed)
+
+    # ------------------------------------------------------------------ sessions
+
+    async def get_session(self, session_id: str) -> Session:
+        if session_id not in self.sessions:
+            raise SessionNotFound(session_id)
+        return Session.from_json(self.sessions[session_id])
+
+    async def put_session(self, session: Session) -> Session:
+        stored_version = (
+            Session.from_json(self.sessions[session.id]).version if session.id in self.sessions else 0
+        )
+        if session.version != stored_version:
+            raise ConflictError(
+                f"session {session.id!r} changed since version {session.version} was read"
+            )
+        stored = session.model_copy(update={"version": session.version + 1, "updated_at": utcnow()})
+        self._set(self.sessions, session.id, stored.to_json())
+        return stored
+
+    async def list_sessions(self) -> list[Session]:
+        found = [Session.from_json(text) for text in self.sessions.values()]
+        return sorted(found, key=lambda s: (-s.updated_at.timestamp(), s.id))
+
+    # ------------------------------------------------------------------ leases
+
+    async def claim_lease(
+        self,
+        task_id: str,
+        owner: str,
+        ttl: float,
+        *,
+        host: str = "",
+        pid: int = 0,
+        take_over: bool = False,
+        now: dt.datetime | None = None,
+    ) -> Lease | None:
+        now = now or utcnow()
+        current = await self.get_lease(task_id)
+        if current is not None and current.is_live(now) and not take_over:
+            return None
+        lease = Lease(
+            task_id=task_id,
+            owner=owner,
+            token=(current.token if current else 0) + 1,
+            expires_at=now + dt.timedelta(seconds=ttl),
+            host=host,
+            pid=pid,
+        )
+        self._set(self.leases, task_id, lease.to_json())
+        self._set(self._rows(self.lease_claims, task_id), lease.token, lease.to_json())
+        return lease
+
+    def _current(self, lease: Lease) -> Lease:
+        try:
+            self.check_fence(lease)
+        except LeaseLost:
+            raise LeaseLost(
+                f"lease {lease.token} on task {lease.task_id} was released or replaced"
+            ) from None
+        return Lease.from_json(self.leases[lease.task_id])
+
+    async def renew_lease(
+        self, lease: Lease, ttl: float, *, now: dt.datetime | None = None
+    ) -> Lease:
+        current = self._current(lease)
+        renewed = current.model_copy(
+            update={"expires_at": (now or utcnow()) + dt.timedelta(seconds=ttl)}
+        )
+        self._set(self.leases, lease.task_id, renewed.to_json())
+        return renewed
+
+    async def release_lease(self, lease: Lease) -> None:
+        current = self._current(lease)
+        self._set(self.leases, lease.task_id, current.model_copy(update={"released": True}).to_json())
+
+    async def get_lease(self, task_id: str) -> Lease | None:
+        text = self.leases.get(task_id)
+        return None if text is None else Lease.from_json(text)
+
+    async def lease_history(self, task_id: str) -> list[Lease]:
+        rows = self.lease_claims.get(task_id, {})
+        return [Lease.from_json(rows[token]) for token in sorted(rows)]

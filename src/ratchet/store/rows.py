@@ -1,0 +1,155 @@
+"""Records to SQL rows and back, for the SQL stores; the one place that does it.
+
+Times are integer microseconds since the Unix epoch (UTC), exact both ways.
+JSON values are stored as JSON text.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from ..model import Artifact, Event, Lease, Operation, Trigger
+
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+_MICROSECOND = dt.timedelta(microseconds=1)
+
+
+def to_micros(value: dt.datetime) -> int:
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=dt.UTC)
+    return (value - _EPOCH) // _MICROSECOND
+
+
+def from_micros(value: int) -> dt.datetime:
+    return _EPOCH + dt.timedelta(microseconds=value)
+
+
+def _dump(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, separators=(",", ":"))
+
+
+def _load(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
+
+
+def op_params(op: Operation) -> dict[str, Any]:
+    return {
+        "task_id": op.task_id,
+        "seq": op.seq,
+        "kind": str(op.kind),
+        "name": op.name,
+        "attempt": op.attempt,
+        "idempotency_key": op.idempotency_key,
+        "status": str(op.status),
+        "input": _dump(op.input),
+        "output": _dump(op.output),
+        "error": op.error,
+        "started_at": to_micros(op.started_at),
+        "finished_at": None if op.finished_at is None else to_micros(op.finished_at),
+    }
+
+
+def op_from_row(row: Sequence[Any]) -> Operation:
+    (task_id, seq, kind, name, attempt, key, status, input_, output, error, started, finished) = row
+    return Operation(
+        task_id=task_id,
+        seq=seq,
+        kind=kind,
+        name=name,
+        attempt=attempt,
+        idempotency_key=key,
+        status=status,
+        input=_load(input_),
+        output=_load(output),
+        error=error,
+        started_at=from_micros(started),
+        finished_at=None if finished is None else from_micros(finished),
+    )
+
+
+def event_params(event: Event) -> dict[str, Any]:
+    return {
+        "task_id": event.task_id,
+        "time": to_micros(event.time),
+        "kind": event.kind,
+        "severity": str(event.severity),
+        "message": event.message,
+        "display_message": event.display_message,
+        "data": _dump(event.data),
+    }
+
+
+def event_from_row(row: Sequence[Any]) -> Event:
+    task_id, seq, time, kind, severity, message, display_message, data = row
+    return Event(
+        task_id=task_id,
+        seq=seq,
+        time=from_micros(time),
+        kind=kind,
+        severity=severity,
+        message=message,
+        display_message=display_message,
+        data=_load(data),
+    )
+
+
+def artifact_params(artifact: Artifact, content: bytes) -> dict[str, Any]:
+    return {
+        "id": artifact.id,
+        "task_id": artifact.task_id,
+        "type": artifact.type,
+        "summary": artifact.summary,
+        "bytes": len(content),
+        "created_at": to_micros(artifact.created_at),
+        "content": content,
+    }
+
+
+def artifact_from_row(row: Sequence[Any]) -> Artifact:
+    id_, task_id, type_, summary, size, created = row
+    return Artifact(
+        id=id_, task_id=task_id, type=type_, summary=summary, bytes=size,
+        created_at=from_micros(created),
+    )
+
+
+def trigger_params(trigger: Trigger) -> dict[str, Any]:
+    return {
+        "fire_at": to_micros(trigger.fire_at),
+        "priority": trigger.priority,
+        "task_id": trigger.task_id,
+        "session_id": trigger.session_id,
+        "kind": trigger.kind,
+        "payload": _dump(trigger.payload),
+        "dedupe_key": trigger.dedupe_key,
+    }
+
+
+def trigger_from_row(row: Sequence[Any]) -> Trigger:
+    id_, fire_at, priority, task_id, session_id, kind, payload, dedupe_key = row
+    return Trigger(
+        id=id_, fire_at=from_micros(fire_at), priority=priority, task_id=task_id,
+        session_id=session_id, kind=kind, payload=_load(payload), dedupe_key=dedupe_key,
+    )
+
+
+def lease_params(lease: Lease) -> dict[str, Any]:
+    return {
+        "task_id": lease.task_id,
+        "owner": lease.owner,
+        "token": lease.token,
+        "expires_at": to_micros(lease.expires_at),
+        "host": lease.host,
+        "pid": lease.pid,
+    }
+
+
+def lease_from_row(row: Sequence[Any]) -> Lease:
+    task_id, owner, token, expires_at, host, pid, released = row
+    return Lease(
+        task_id=task_id, owner=owner, token=token, expires_at=from_micros(expires_at),
+        host=host, pid=pid, released=bool(released),
+    )

@@ -1,0 +1,214 @@
+-- Named queries of the SQLite store. Each begins with a line "-- name: NAME".
+-- Parameters are named (:name); times are integer microseconds since the epoch.
+
+-- name: create_version_table
+CREATE TABLE IF NOT EXISTS ratchet_schema_version (
+    version     INTEGER PRIMARY KEY,
+    applied_at  INTEGER NOT NULL
+)
+
+-- name: schema_version
+SELECT COALESCE(MAX(version), 0) FROM ratchet_schema_version
+
+-- name: record_version
+INSERT INTO ratchet_schema_version (version, applied_at) VALUES (:version, :applied_at)
+
+-- name: list_tables
+SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'
+
+-- name: check_lease
+SELECT token, released FROM leases WHERE task_id = :task_id
+
+-- name: insert_task
+INSERT INTO tasks (id, status, created_at, record)
+VALUES (:id, :status, :created_at, :record)
+
+-- name: get_task
+SELECT record FROM tasks WHERE id = :id
+
+-- name: list_tasks
+SELECT record FROM tasks ORDER BY created_at, rowid LIMIT :limit
+
+-- name: list_tasks_by_status
+SELECT record FROM tasks WHERE status = :status ORDER BY created_at, rowid LIMIT :limit
+
+-- name: update_task
+UPDATE tasks SET status = :status, record = :record WHERE id = :id
+
+-- name: delete_steps
+DELETE FROM steps WHERE task_id = :task_id
+
+-- name: insert_step
+INSERT INTO steps (task_id, idx, status, record) VALUES (:task_id, :idx, :status, :record)
+
+-- name: get_step_status
+SELECT status FROM steps WHERE task_id = :task_id AND idx = :idx
+
+-- name: update_step
+UPDATE steps SET status = :status, record = :record WHERE task_id = :task_id AND idx = :idx
+
+-- name: list_steps
+SELECT record FROM steps WHERE task_id = :task_id ORDER BY idx
+
+-- name: record_op_started
+INSERT INTO operations (task_id, seq, kind, name, attempt, idempotency_key, status,
+                        input, output, error, started_at, finished_at)
+VALUES (:task_id, :seq, :kind, :name, :attempt, :idempotency_key, 'started',
+        :input, NULL, NULL, :started_at, NULL)
+ON CONFLICT (task_id, seq) DO UPDATE SET
+    kind = excluded.kind, name = excluded.name, attempt = excluded.attempt,
+    idempotency_key = excluded.idempotency_key, status = 'started', input = excluded.input,
+    output = NULL, error = NULL, started_at = excluded.started_at, finished_at = NULL
+WHERE operations.status <> 'succeeded'
+
+-- name: record_op_finished
+INSERT INTO operations (task_id, seq, kind, name, attempt, idempotency_key, status,
+                        input, output, error, started_at, finished_at)
+VALUES (:task_id, :seq, :kind, :name, :attempt, :idempotency_key, :status,
+        :input, :output, :error, :started_at, :finished_at)
+ON CONFLICT (task_id, seq) DO UPDATE SET
+    attempt = excluded.attempt, status = excluded.status, output = excluded.output,
+    error = excluded.error, finished_at = excluded.finished_at
+WHERE operations.status <> 'succeeded'
+
+-- name: get_op
+SELECT task_id, seq, kind, name, attempt, idempotency_key, status, input, output, error,
+       started_at, finished_at
+FROM operations WHERE task_id = :task_id AND seq = :seq
+
+-- name: list_ops
+SELECT task_id, seq, kind, name, attempt, idempotency_key, status, input, output, error,
+       started_at, finished_at
+FROM operations WHERE task_id = :task_id AND seq > :after_seq ORDER BY seq
+
+-- name: next_message_seq
+SELECT COALESCE(MAX(seq) + 1, 0) FROM messages WHERE thread_id = :thread_id
+
+-- name: insert_message
+INSERT INTO messages (thread_id, seq, record) VALUES (:thread_id, :seq, :record)
+
+-- name: list_messages
+SELECT record FROM messages
+WHERE thread_id = :thread_id AND seq >= :start AND seq < :end ORDER BY seq
+
+-- name: append_event
+INSERT INTO events (task_id, seq, time, kind, severity, message, display_message, data)
+SELECT :task_id, COALESCE(MAX(seq), 0) + 1, :time, :kind, :severity, :message,
+       :display_message, :data
+FROM events WHERE task_id = :task_id
+RETURNING seq
+
+-- name: list_events
+SELECT task_id, seq, time, kind, severity, message, display_message, data
+FROM events WHERE task_id = :task_id AND seq > :after_seq ORDER BY seq LIMIT :limit
+
+-- name: last_events
+SELECT * FROM (
+    SELECT task_id, seq, time, kind, severity, message, display_message, data
+    FROM events WHERE task_id = :task_id ORDER BY seq DESC LIMIT :count
+) ORDER BY seq
+
+-- name: insert_artifact
+INSERT INTO artifacts (id, task_id, type, summary, bytes, created_at, content)
+VALUES (:id, :task_id, :type, :summary, :bytes, :created_at, :content)
+
+-- name: get_artifact
+SELECT id, task_id, type, summary, bytes, created_at FROM artifacts WHERE id = :id
+
+-- name: read_artifact
+SELECT substr(content, :offset + 1, :length) FROM artifacts WHERE id = :id
+
+-- name: list_artifacts
+SELECT id, task_id, type, summary, bytes, created_at FROM artifacts
+WHERE task_id = :task_id ORDER BY created_at, rowid
+
+-- name: insert_trigger
+INSERT INTO triggers (fire_at, priority, task_id, session_id, kind, payload, dedupe_key)
+VALUES (:fire_at, :priority, :task_id, :session_id, :kind, :payload, :dedupe_key)
+ON CONFLICT (dedupe_key) DO NOTHING
+RETURNING id
+
+-- name: get_trigger_by_dedupe_key
+SELECT id, fire_at, priority, task_id, session_id, kind, payload, dedupe_key
+FROM triggers WHERE dedupe_key = :dedupe_key
+
+-- name: claim_due_triggers
+DELETE FROM triggers WHERE id IN (
+    SELECT id FROM triggers WHERE fire_at <= :now ORDER BY fire_at, priority, id LIMIT :limit
+)
+RETURNING id, fire_at, priority, task_id, session_id, kind, payload, dedupe_key
+
+-- name: list_triggers
+SELECT id, fire_at, priority, task_id, session_id, kind, payload, dedupe_key
+FROM triggers ORDER BY fire_at, priority, id
+
+-- name: list_task_triggers
+SELECT id, fire_at, priority, task_id, session_id, kind, payload, dedupe_key
+FROM triggers WHERE task_id = :task_id ORDER BY fire_at, priority, id
+
+-- name: delete_triggers
+DELETE FROM triggers WHERE task_id = :task_id
+
+-- name: next_checkpoint_number
+SELECT COALESCE(MAX(number), 0) + 1 FROM checkpoints WHERE task_id = :task_id
+
+-- name: insert_checkpoint
+INSERT INTO checkpoints (task_id, number, created_at, record)
+VALUES (:task_id, :number, :created_at, :record)
+
+-- name: get_checkpoint
+SELECT record FROM checkpoints WHERE task_id = :task_id AND number = :number
+
+-- name: latest_checkpoint
+SELECT record FROM checkpoints WHERE task_id = :task_id ORDER BY number DESC LIMIT 1
+
+-- name: list_checkpoints
+SELECT record FROM checkpoints WHERE task_id = :task_id ORDER BY number
+
+-- name: list_checkpoint_ages
+SELECT task_id, number, created_at FROM checkpoints ORDER BY task_id, number DESC
+
+-- name: list_task_checkpoint_ages
+SELECT task_id, number, created_at FROM checkpoints WHERE task_id = :task_id ORDER BY number DESC
+
+-- name: delete_checkpoint
+DELETE FROM checkpoints WHERE task_id = :task_id AND number = :number
+
+-- name: get_session
+SELECT record FROM sessions WHERE id = :id
+
+-- name: insert_session
+INSERT INTO sessions (id, version, updated_at, record) VALUES (:id, :version, :updated_at, :record)
+ON CONFLICT (id) DO NOTHING
+
+-- name: update_session
+UPDATE sessions SET version = :version, updated_at = :updated_at, record = :record
+WHERE id = :id AND version = :expected_version
+
+-- name: list_sessions
+SELECT record FROM sessions ORDER BY updated_at DESC, id
+
+-- name: get_lease
+SELECT task_id, owner, token, expires_at, host, pid, released FROM leases WHERE task_id = :task_id
+
+-- name: put_lease
+INSERT INTO leases (task_id, owner, host, pid, token, expires_at, released)
+VALUES (:task_id, :owner, :host, :pid, :token, :expires_at, 0)
+ON CONFLICT (task_id) DO UPDATE SET
+    owner = excluded.owner, host = excluded.host, pid = excluded.pid, token = excluded.token,
+    expires_at = excluded.expires_at, released = 0
+
+-- name: record_lease_claim
+INSERT INTO lease_claims (task_id, token, owner, host, pid, expires_at)
+VALUES (:task_id, :token, :owner, :host, :pid, :expires_at)
+
+-- name: renew_lease
+UPDATE leases SET expires_at = :expires_at
+WHERE task_id = :task_id AND token = :token AND released = 0
+
+-- name: release_lease
+UPDATE leases SET released = 1 WHERE task_id = :task_id AND token = :token AND released = 0
+
+-- name: lease_history
+SELECT task_id, owner, token, expires_at, host, pid, 0 FROM lease_claims
+WHERE task_id = :task_id ORDER BY token
