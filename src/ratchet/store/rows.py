@@ -27,12 +27,29 @@ def from_micros(value: int) -> dt.datetime:
     return _EPOCH + dt.timedelta(microseconds=value)
 
 
+_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
+
 def _dump(value: Any) -> str | None:
-    return None if value is None else json.dumps(value, separators=(",", ":"))
+    return None if value is None else _encode(value)
 
 
 def _load(text: str | None) -> Any:
     return None if text is None else json.loads(text)
+
+
+def op_outcome_params(op: Operation) -> dict[str, Any]:
+    """The parameters that finishing a recorded operation changes."""
+    finished = op.finished_at
+    return {
+        "task_id": op.task_id,
+        "seq": op.seq,
+        "attempt": op.attempt,
+        "status": str(op.status),
+        "output": _dump(op.output),
+        "error": op.error,
+        "finished_at": to_micros(finished) if finished is not None else None,
+    }
 
 
 def op_params(op: Operation) -> dict[str, Any]:

@@ -378,8 +378,9 @@ class _SqliteOps(StoreOps):
             raise ValueError("record_op_finished needs a succeeded or failed operation")
         if op.finished_at is None:
             op = op.model_copy(update={"finished_at": utcnow()})
-        if self._run("record_op_finished", rows.op_params(op)).rowcount == 0:
-            raise DuplicateRecord(f"operation {op.seq} of task {op.task_id} already succeeded")
+        if self._run("finish_op", rows.op_outcome_params(op)).rowcount == 0:
+            if self._run("insert_finished_op", rows.op_params(op)).rowcount == 0:
+                raise DuplicateRecord(f"operation {op.seq} of task {op.task_id} already succeeded")
         return op
 
     async def get_op(self, task_id: str, seq: int) -> Operation | None:

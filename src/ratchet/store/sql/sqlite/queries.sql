@@ -61,15 +61,17 @@ ON CONFLICT (task_id, seq) DO UPDATE SET
     output = NULL, error = NULL, started_at = excluded.started_at, finished_at = NULL
 WHERE operations.status <> 'succeeded'
 
--- name: record_op_finished
+-- name: finish_op
+UPDATE operations SET attempt = :attempt, status = :status, output = :output, error = :error,
+                      finished_at = :finished_at
+WHERE task_id = :task_id AND seq = :seq AND status <> 'succeeded'
+
+-- name: insert_finished_op
 INSERT INTO operations (task_id, seq, kind, name, attempt, idempotency_key, status,
                         input, output, error, started_at, finished_at)
 VALUES (:task_id, :seq, :kind, :name, :attempt, :idempotency_key, :status,
         :input, :output, :error, :started_at, :finished_at)
-ON CONFLICT (task_id, seq) DO UPDATE SET
-    attempt = excluded.attempt, status = excluded.status, output = excluded.output,
-    error = excluded.error, finished_at = excluded.finished_at
-WHERE operations.status <> 'succeeded'
+ON CONFLICT (task_id, seq) DO NOTHING
 
 -- name: get_op
 SELECT task_id, seq, kind, name, attempt, idempotency_key, status, input, output, error,
