@@ -17,13 +17,15 @@ writing anything if that lease is no longer the task's current one.
 from __future__ import annotations
 
 import abc
+import asyncio
 import copy
 import datetime as dt
+from contextvars import ContextVar
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
-from ..errors import ConflictError, SessionNotFound
+from ..errors import ConflictError, SessionNotFound, StoreError
 from ..model import (
     Artifact,
     Checkpoint,
@@ -38,7 +40,35 @@ from ..model import (
     Trigger,
 )
 
-__all__ = ["StateStore", "StoreOps"]
+__all__ = ["StateStore", "StoreOps", "TransactionGate"]
+
+_HOLDING: ContextVar[frozenset[int]] = ContextVar("ratchet_open_transactions", default=frozenset())
+
+
+class TransactionGate:
+    """Lets one transaction at a time through a store's connection.
+
+    Entering a store's transaction from inside one of its own (calling
+    ``store.x()`` where ``tx.x()`` was meant) would wait forever for the
+    lock; the gate raises a clear error instead.
+    """
+
+    def __init__(self) -> None:
+        self._lock = asyncio.Lock()
+
+    async def enter(self) -> None:
+        holding = _HOLDING.get()
+        if id(self) in holding:
+            raise StoreError(
+                "the store was called inside one of its own transactions; "
+                "call the transaction's object (tx) instead"
+            )
+        await self._lock.acquire()
+        _HOLDING.set(holding | {id(self)})
+
+    def leave(self) -> None:
+        _HOLDING.set(_HOLDING.get() - {id(self)})
+        self._lock.release()
 
 
 class StoreOps(abc.ABC):

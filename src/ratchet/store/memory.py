@@ -7,7 +7,6 @@ and replays it backwards on rollback.
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 import itertools
 from collections.abc import Sequence
@@ -21,6 +20,7 @@ from ..errors import (
     LeaseLost,
     SessionNotFound,
     StepNotFound,
+    StoreError,
     TaskNotFound,
 )
 from ..model import (
@@ -40,7 +40,7 @@ from ..model import (
     check_task_move,
     utcnow,
 )
-from .base import StateStore, StoreOps, checkpoints_to_drop
+from .base import StateStore, StoreOps, TransactionGate, checkpoints_to_drop
 
 __all__ = ["MemoryStore"]
 
@@ -52,14 +52,16 @@ class MemoryStore(StateStore):
 
     def __init__(self) -> None:
         self.url = "memory://"
-        self._lock = asyncio.Lock()
+        self._gate = TransactionGate()
+        self._closed = False
         self._ops = _MemoryOps()
 
     async def open(self) -> None:
         """Nothing to connect to; the schema is always current."""
 
     async def close(self) -> None:
-        """Nothing to release; the data stays until the object is dropped."""
+        """Refuse further use, as the other stores do; the data goes with the object."""
+        self._closed = True
 
     async def schema_version(self) -> int:
         return 0
@@ -79,14 +81,16 @@ class _Transaction:
         self._fence = fence
 
     async def __aenter__(self) -> _MemoryOps:
-        await self._store._lock.acquire()
+        if self._store._closed:
+            raise StoreError("the store memory:// is closed")
+        await self._store._gate.enter()
         ops = self._store._ops
         ops.undo.clear()
         if self._fence is not None:
             try:
                 ops.check_fence(self._fence)
             except BaseException:
-                self._store._lock.release()
+                self._store._gate.leave()
                 raise
         return ops
 
@@ -97,7 +101,7 @@ class _Transaction:
                 ops.roll_back()
         finally:
             ops.undo.clear()
-            self._store._lock.release()
+            self._store._gate.leave()
 
 
 class _MemoryOps(StoreOps):

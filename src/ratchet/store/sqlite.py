@@ -56,7 +56,7 @@ from ..model import (
     utcnow,
 )
 from . import catalogue, rows
-from .base import StateStore, StoreOps, checkpoints_to_drop
+from .base import StateStore, StoreOps, TransactionGate, checkpoints_to_drop
 
 __all__ = ["SqliteStore", "migrate"]
 
@@ -85,7 +85,7 @@ class SqliteStore(StateStore):
         self.create = create
         self.lock_timeout = lock_timeout
         self._conn: sqlite3.Connection | None = None
-        self._lock = asyncio.Lock()
+        self._gate = TransactionGate()
         self._ops: _SqliteOps | None = None
 
     # ------------------------------------------------------------------ opening
@@ -211,14 +211,14 @@ class _Transaction:
     async def __aenter__(self) -> _SqliteOps:
         store = self._store
         conn = store._connection()
-        await store._lock.acquire()
+        await store._gate.enter()
         try:
             await store._begin(conn, self._write)
         except sqlite3.Error as exc:
-            store._lock.release()
+            store._gate.leave()
             raise StoreError(f"SQLite error on {store.path}: {exc}") from exc
         except BaseException:
-            store._lock.release()
+            store._gate.leave()
             raise
         assert store._ops is not None
         if self._fence is not None:
@@ -226,7 +226,7 @@ class _Transaction:
                 store._ops.check_fence(self._fence)
             except BaseException:
                 conn.execute("ROLLBACK")
-                store._lock.release()
+                store._gate.leave()
                 raise
         return store._ops
 
@@ -245,7 +245,7 @@ class _Transaction:
                 if isinstance(exc, sqlite3.Error):
                     raise StoreError(f"SQLite error on {store.path}: {exc}") from exc
         finally:
-            store._lock.release()
+            store._gate.leave()
 
 
 def migrate(conn: sqlite3.Connection, *, fresh_from_schema: bool = True) -> int:

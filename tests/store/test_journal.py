@@ -1,0 +1,111 @@
+"""The journal of operations, keyed by ``(task_id, seq)``."""
+
+from __future__ import annotations
+
+import pytest
+
+from ratchet.errors import DuplicateRecord
+from ratchet.model import OpStatus, Task
+from ratchet.store import StateStore
+
+from ..builders import finish, make_op, make_task
+
+
+async def test_started_op_is_recorded(store: StateStore, task: Task) -> None:
+    op = make_op(task.id, 0)
+    assert await store.record_op_started(op) == op
+    assert await store.get_op(task.id, 0) == op
+
+
+async def test_finishing_a_started_op_records_its_outcome(store: StateStore, task: Task) -> None:
+    started = await store.record_op_started(make_op(task.id, 0))
+    done = finish(started)
+    assert await store.record_op_finished(done) == done
+    assert await store.get_op(task.id, 0) == done
+
+
+async def test_finishing_without_intent_inserts_the_row(store: StateStore, task: Task) -> None:
+    done = make_op(task.id, 3, OpStatus.SUCCEEDED, name="read_file")
+    await store.record_op_finished(done)
+    assert await store.get_op(task.id, 3) == done
+    assert await store.list_ops(task.id) == [done]
+
+
+async def test_a_failure_is_recorded_as_finished(store: StateStore, task: Task) -> None:
+    started = await store.record_op_started(make_op(task.id, 0))
+    failed = finish(started, OpStatus.FAILED)
+    await store.record_op_finished(failed)
+    stored = await store.get_op(task.id, 0)
+    assert stored == failed
+    assert stored is not None and stored.is_finished and stored.error == "smtp timeout"
+
+
+async def test_finishing_with_status_started_is_refused(store: StateStore, task: Task) -> None:
+    with pytest.raises(ValueError):
+        await store.record_op_finished(make_op(task.id, 0))
+    assert await store.get_op(task.id, 0) is None
+
+
+async def test_restarting_a_failed_op_overwrites_it(store: StateStore, task: Task) -> None:
+    started = await store.record_op_started(make_op(task.id, 0))
+    await store.record_op_finished(finish(started, OpStatus.FAILED))
+    retry = make_op(task.id, 0, attempt=2)
+    await store.record_op_started(retry)
+    assert await store.get_op(task.id, 0) == retry
+    assert await store.list_ops(task.id) == [retry]
+
+
+async def test_restarting_an_unfinished_op_overwrites_it(store: StateStore, task: Task) -> None:
+    await store.record_op_started(make_op(task.id, 0))
+    retry = make_op(task.id, 0, attempt=2)
+    await store.record_op_started(retry)
+    assert await store.get_op(task.id, 0) == retry
+
+
+async def test_a_succeeded_op_cannot_be_overwritten(store: StateStore, task: Task) -> None:
+    done = make_op(task.id, 0, OpStatus.SUCCEEDED)
+    await store.record_op_finished(done)
+    with pytest.raises(DuplicateRecord):
+        await store.record_op_started(make_op(task.id, 0, attempt=2))
+    with pytest.raises(DuplicateRecord):
+        await store.record_op_finished(finish(done, OpStatus.FAILED, attempt=2))
+    with pytest.raises(DuplicateRecord):
+        await store.record_op_finished(finish(done, output="again"))
+    assert await store.get_op(task.id, 0) == done
+
+
+async def test_get_op_unknown_is_none(store: StateStore, task: Task) -> None:
+    await store.record_op_started(make_op(task.id, 0))
+    assert await store.get_op(task.id, 1) is None
+    assert await store.get_op("ghost", 0) is None
+
+
+async def test_list_ops_by_seq_after_seq(store: StateStore, task: Task) -> None:
+    ops = [make_op(task.id, seq, OpStatus.SUCCEEDED) for seq in range(5)]
+    for op in reversed(ops):
+        await store.record_op_finished(op)
+    assert await store.list_ops(task.id) == ops
+    assert await store.list_ops(task.id, after_seq=2) == ops[3:]
+    assert await store.list_ops(task.id, after_seq=4) == []
+
+
+async def test_list_ops_keeps_tasks_apart(store: StateStore, task: Task) -> None:
+    other = await store.create_task(make_task("t2"))
+    mine = make_op(task.id, 0)
+    theirs = make_op(other.id, 0, name="charge_card")
+    await store.record_op_started(mine)
+    await store.record_op_started(theirs)
+    assert await store.list_ops(task.id) == [mine]
+    assert await store.get_op(other.id, 0) == theirs
+
+
+async def test_op_values_round_trip(store: StateStore, task: Task) -> None:
+    done = make_op(
+        task.id,
+        0,
+        OpStatus.SUCCEEDED,
+        input={"nested": [1, 2.5, None, True, "é"]},
+        output=["a", {"b": None}],
+    )
+    await store.record_op_finished(done)
+    assert await store.get_op(task.id, 0) == done

@@ -1,0 +1,121 @@
+"""Leases: a worker's claim on a task, with a token that only grows.
+
+Time moves through the ``now=`` parameter, never by sleeping.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from ratchet.errors import LeaseLost
+from ratchet.model import Lease, Task
+from ratchet.store import StateStore
+
+from ..builders import at, make_task
+
+TTL = 30.0
+
+
+async def _claim(store: StateStore, task: Task, owner: str, seconds: float, **options) -> Lease:
+    """Claim the task for `owner` at ``at(seconds)``, asserting the claim succeeds."""
+    lease = await store.claim_lease(task.id, owner, TTL, now=at(seconds), **options)
+    assert lease is not None, f"{owner} could not claim {task.id} at +{seconds}s"
+    return lease
+
+
+async def test_claim_grants_token_one(store: StateStore, task: Task) -> None:
+    lease = await _claim(store, task, "w1", 0, host="box", pid=42)
+    assert (lease.task_id, lease.owner, lease.token) == (task.id, "w1", 1)
+    assert (lease.host, lease.pid, lease.released) == ("box", 42, False)
+    assert lease.expires_at == at(TTL)
+    assert await store.get_lease(task.id) == lease
+
+
+async def test_get_lease_of_unclaimed_task_is_none(store: StateStore, task: Task) -> None:
+    assert await store.get_lease(task.id) is None
+    assert await store.lease_history(task.id) == []
+
+
+async def test_live_lease_blocks_another_owner(store: StateStore, task: Task) -> None:
+    held = await _claim(store, task, "w1", 0)
+    assert await store.claim_lease(task.id, "w2", TTL, now=at(TTL - 1)) is None
+    assert await store.get_lease(task.id) == held
+
+
+async def test_expired_lease_can_be_claimed_with_next_token(store: StateStore, task: Task) -> None:
+    await _claim(store, task, "w1", 0)
+    taken = await _claim(store, task, "w2", TTL + 1)
+    assert (taken.owner, taken.token) == ("w2", 2)
+    assert taken.expires_at == at(2 * TTL + 1)
+
+
+async def test_released_lease_can_be_claimed_at_once(store: StateStore, task: Task) -> None:
+    lease = await _claim(store, task, "w1", 0)
+    await store.release_lease(lease)
+    released = await store.get_lease(task.id)
+    assert released is not None and released.released and released.token == 1
+    again = await _claim(store, task, "w2", 1)
+    assert again.token == 2
+
+
+async def test_renew_extends_the_lease(store: StateStore, task: Task) -> None:
+    lease = await _claim(store, task, "w1", 0)
+    renewed = await store.renew_lease(lease, 60, now=at(20))
+    assert (renewed.token, renewed.owner) == (lease.token, "w1")
+    assert renewed.expires_at == at(80)
+    assert await store.get_lease(task.id) == renewed
+    assert await store.claim_lease(task.id, "w2", TTL, now=at(TTL + 1)) is None
+
+
+async def test_renew_of_an_expired_but_unreplaced_lease(store: StateStore, task: Task) -> None:
+    lease = await _claim(store, task, "w1", 0)
+    renewed = await store.renew_lease(lease, TTL, now=at(TTL + 5))
+    assert renewed.expires_at == at(2 * TTL + 5)
+
+
+async def test_replaced_lease_is_lost(store: StateStore, task: Task) -> None:
+    stale = await _claim(store, task, "w1", 0)
+    current = await _claim(store, task, "w2", TTL + 1)
+    with pytest.raises(LeaseLost):
+        await store.renew_lease(stale, TTL, now=at(TTL + 2))
+    with pytest.raises(LeaseLost):
+        await store.release_lease(stale)
+    assert await store.get_lease(task.id) == current
+
+
+async def test_released_lease_is_lost(store: StateStore, task: Task) -> None:
+    lease = await _claim(store, task, "w1", 0)
+    await store.release_lease(lease)
+    with pytest.raises(LeaseLost):
+        await store.release_lease(lease)
+    with pytest.raises(LeaseLost):
+        await store.renew_lease(lease, TTL, now=at(1))
+
+
+async def test_take_over_replaces_a_live_lease(store: StateStore, task: Task) -> None:
+    held = await _claim(store, task, "w1", 0)
+    taken = await _claim(store, task, "w2", 1, take_over=True)
+    assert (taken.owner, taken.token) == ("w2", 2)
+    with pytest.raises(LeaseLost):
+        await store.renew_lease(held, TTL, now=at(2))
+    assert await store.get_lease(task.id) == taken
+
+
+async def test_leases_of_tasks_are_independent(store: StateStore, task: Task) -> None:
+    other = await store.create_task(make_task("t2"))
+    await _claim(store, task, "w1", 0)
+    theirs = await _claim(store, other, "w2", 0)
+    assert theirs.token == 1
+
+
+async def test_history_lists_every_claim_as_granted(store: StateStore, task: Task) -> None:
+    first = await _claim(store, task, "w1", 0)
+    await store.renew_lease(first, 100, now=at(10))
+    await store.release_lease(first)
+    second = await _claim(store, task, "w2", 11)
+    third = await _claim(store, task, "w3", 12, take_over=True)
+    fourth = await _claim(store, task, "w4", 12 + TTL + 1)
+
+    history = await store.lease_history(task.id)
+    assert history == [first, second, third, fourth]
+    assert [lease.token for lease in history] == [1, 2, 3, 4]

@@ -1,0 +1,96 @@
+"""Triggers: a durable queue of wake-ups, claimed when due."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from ratchet.model import Task, utcnow
+from ratchet.store import StateStore
+
+from ..builders import at, make_task, make_trigger
+
+
+async def test_put_trigger_assigns_distinct_ids(store: StateStore, task: Task) -> None:
+    first = await store.put_trigger(make_trigger(task_id=task.id, payload={"n": 1}))
+    second = await store.put_trigger(make_trigger(task_id=task.id, payload={"n": 2}))
+    assert first.id > 0 and second.id > 0 and first.id != second.id
+    assert first == make_trigger(task_id=task.id, payload={"n": 1}, id=first.id)
+    assert await store.list_triggers(task.id) == [first, second]
+
+
+async def test_queued_dedupe_key_returns_the_queued_trigger(store: StateStore, task: Task) -> None:
+    queued = await store.put_trigger(make_trigger(task_id=task.id, dedupe_key="start:t1"))
+    again = await store.put_trigger(
+        make_trigger(at(60), task_id=task.id, dedupe_key="start:t1", payload={"late": True})
+    )
+    assert again == queued
+    assert await store.list_triggers() == [queued]
+
+
+async def test_dedupe_key_is_free_again_once_claimed(store: StateStore, task: Task) -> None:
+    queued = await store.put_trigger(make_trigger(task_id=task.id, dedupe_key="k"))
+    assert await store.claim_due_triggers(now=at(1)) == [queued]
+    requeued = await store.put_trigger(make_trigger(task_id=task.id, dedupe_key="k"))
+    assert requeued.id != queued.id
+    assert await store.list_triggers() == [requeued]
+
+
+async def test_claim_order_is_fire_at_then_priority_then_id(store: StateStore, task: Task) -> None:
+    def put(name: str, seconds: float, priority: int):
+        return store.put_trigger(
+            make_trigger(at(seconds), priority=priority, task_id=task.id, payload={"name": name})
+        )
+
+    await put("late", 2, 0)
+    await put("low", 1, 9)
+    await put("first_id", 1, 1)
+    await put("second_id", 1, 1)
+    await put("future", 100, 0)
+
+    claimed = await store.claim_due_triggers(now=at(10))
+    assert [t.payload["name"] for t in claimed] == ["first_id", "second_id", "low", "late"]
+    assert [t.payload["name"] for t in await store.list_triggers()] == ["future"]
+
+
+async def test_trigger_due_exactly_now_is_claimed(store: StateStore) -> None:
+    due = await store.put_trigger(make_trigger(at(5)))
+    assert await store.claim_due_triggers(now=at(4)) == []
+    assert await store.claim_due_triggers(now=at(5)) == [due]
+
+
+async def test_claim_without_now_uses_the_clock(store: StateStore) -> None:
+    past = await store.put_trigger(make_trigger(utcnow() - dt.timedelta(minutes=1)))
+    future = await store.put_trigger(make_trigger(utcnow() + dt.timedelta(hours=1)))
+    assert await store.claim_due_triggers() == [past]
+    assert await store.list_triggers() == [future]
+
+
+async def test_claimed_triggers_leave_the_queue(store: StateStore) -> None:
+    for seconds in range(5):
+        await store.put_trigger(make_trigger(at(seconds)))
+    first = await store.claim_due_triggers(limit=3, now=at(10))
+    rest = await store.claim_due_triggers(limit=3, now=at(10))
+    assert [t.fire_at for t in first] == [at(0), at(1), at(2)]
+    assert [t.fire_at for t in rest] == [at(3), at(4)]
+    assert await store.claim_due_triggers(now=at(10)) == []
+    assert await store.list_triggers() == []
+
+
+async def test_list_triggers_of_a_task_in_claim_order(store: StateStore, task: Task) -> None:
+    other = await store.create_task(make_task("t2"))
+    later = await store.put_trigger(make_trigger(at(2), task_id=task.id))
+    theirs = await store.put_trigger(make_trigger(at(0), task_id=other.id))
+    sooner = await store.put_trigger(make_trigger(at(1), task_id=task.id, kind="retry"))
+    session = await store.put_trigger(make_trigger(at(3), session_id="s1", kind="wake"))
+    assert await store.list_triggers(task.id) == [sooner, later]
+    assert await store.list_triggers() == [theirs, sooner, later, session]
+
+
+async def test_delete_triggers_of_a_task(store: StateStore, task: Task) -> None:
+    other = await store.create_task(make_task("t2"))
+    for seconds in range(3):
+        await store.put_trigger(make_trigger(at(seconds), task_id=task.id))
+    theirs = await store.put_trigger(make_trigger(at(0), task_id=other.id))
+    assert await store.delete_triggers(task.id) == 3
+    assert await store.list_triggers() == [theirs]
+    assert await store.delete_triggers(task.id) == 0

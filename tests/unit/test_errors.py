@@ -1,0 +1,94 @@
+"""The error hierarchy: default messages, the tree in the docstring, LeaseLost apart."""
+
+from __future__ import annotations
+
+import inspect
+import re
+
+import pytest
+
+from ratchet import errors
+from ratchet.errors import LeaseLost, RatchetError
+
+ERRORS: list[type[BaseException]] = [getattr(errors, name) for name in errors.__all__]
+
+# Errors that name what was not found (or what is too new) and so need arguments.
+WITH_ARGUMENTS: dict[type[BaseException], tuple[tuple, dict[str, object]]] = {
+    errors.TaskNotFound: (("t9",), {"task_id": "t9"}),
+    errors.StepNotFound: (("t9", 4), {"task_id": "t9", "index": 4}),
+    errors.SessionNotFound: (("s9",), {"session_id": "s9"}),
+    errors.ArtifactNotFound: (("a9",), {"artifact_id": "a9"}),
+    errors.SchemaTooNew: ((7, 3), {"found": 7, "supported": 3}),
+}
+
+
+def _needs_arguments(cls: type[BaseException]) -> bool:
+    parameters = list(inspect.signature(cls.__init__).parameters.values())[1:]
+    return any(p.default is p.empty and p.kind is p.POSITIONAL_OR_KEYWORD for p in parameters)
+
+
+def _first_doc_line(cls: type) -> str:
+    return inspect.cleandoc(cls.__doc__ or "").splitlines()[0]
+
+
+def test_the_argument_list_is_complete() -> None:
+    assert {cls for cls in ERRORS if _needs_arguments(cls)} == set(WITH_ARGUMENTS)
+
+
+@pytest.mark.parametrize(
+    "cls", [cls for cls in ERRORS if cls not in WITH_ARGUMENTS], ids=lambda cls: cls.__name__
+)
+def test_default_message_is_the_docstring_first_line(cls: type) -> None:
+    error = cls()
+    assert str(error) == error.message == _first_doc_line(cls)
+
+
+@pytest.mark.parametrize("cls", list(WITH_ARGUMENTS), ids=lambda cls: cls.__name__)
+def test_errors_with_arguments_name_them(cls: type) -> None:
+    args, attributes = WITH_ARGUMENTS[cls]
+    error = cls(*args)
+    for name, value in attributes.items():
+        assert getattr(error, name) == value
+        assert str(value) in error.message
+    assert str(error) == error.message
+
+
+def test_a_given_message_replaces_the_default() -> None:
+    assert errors.ConflictError("session s1 changed").message == "session s1 changed"
+    assert LeaseLost("worker w1 lost t1").message == "worker w1 lost t1"
+
+
+def test_lease_lost_is_a_base_exception_only() -> None:
+    assert issubclass(LeaseLost, BaseException)
+    assert not issubclass(LeaseLost, Exception)
+    assert not issubclass(LeaseLost, RatchetError)
+    with pytest.raises(LeaseLost):
+        try:
+            raise LeaseLost
+        except Exception:  # user code like this must not swallow it
+            pytest.fail("except Exception caught LeaseLost")
+
+
+@pytest.mark.parametrize("cls", [c for c in ERRORS if c is not LeaseLost], ids=lambda c: c.__name__)
+def test_every_other_error_is_a_ratchet_error(cls: type) -> None:
+    assert issubclass(cls, RatchetError)
+    assert issubclass(cls, Exception)
+
+
+def test_the_docstring_tree_matches_the_classes() -> None:
+    """Each name in the module docstring's tree derives directly from the name above it."""
+    parents: dict[int, str] = {}
+    drawn: dict[str, str | None] = {}
+    for line in (errors.__doc__ or "").splitlines():
+        match = re.match(r"^(\s*)(?:[│ ]*[├└]── )?([A-Z]\w+)\s", line)
+        if not match or not hasattr(errors, match.group(2)):
+            continue
+        depth = len(line) - len(line.lstrip(" │├└─"))
+        name = match.group(2)
+        drawn[name] = next((parents[d] for d in sorted(parents, reverse=True) if d < depth), None)
+        parents = {d: n for d, n in parents.items() if d < depth} | {depth: name}
+    assert set(drawn) == set(errors.__all__)
+    for name, parent in drawn.items():
+        base = getattr(errors, name).__bases__[0]
+        expected = parent or ("BaseException" if name == "LeaseLost" else "Exception")
+        assert base.__name__ == expected, name
