@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ratchet.errors import NotARatchetDatabase, SchemaTooNew, StoreNotFound
+from ratchet.errors import NotARatchetDatabase, SchemaTooNew, StoreError, StoreNotFound
 from ratchet.store import catalogue, open_store
 from ratchet.store.sqlite import migrate
 
@@ -100,8 +100,10 @@ async def test_another_programs_sqlite_database_is_refused_and_left_untouched(tm
 
 
 async def test_a_missing_directory_is_named(tmp_path: Path) -> None:
-    with pytest.raises(StoreNotFound, match="does not exist"):
-        await open_store(f"sqlite:///{tmp_path}/no/such/dir/r.db")
+    with pytest.raises(StoreError, match="does not exist") as caught:
+        await open_store(f"sqlite:///{tmp_path}/no/such/dir/r.db", create=False)
+    assert not isinstance(caught.value, StoreNotFound)
+    assert not (tmp_path / "no").exists()
 
 
 async def test_a_missing_file_is_not_created_when_create_is_false(tmp_path: Path) -> None:

@@ -107,7 +107,7 @@ class SqliteStore(StateStore):
     def _check_file(self) -> None:
         where = self.path
         if not where.parent.is_dir():
-            raise StoreNotFound(
+            raise StoreError(
                 f"the directory {where.parent} does not exist; create it or choose another path"
             )
         if where.is_dir():
@@ -140,14 +140,15 @@ class SqliteStore(StateStore):
                 f"{self.path} is an SQLite database of something else, not a Ratchet database"
             )
         latest = catalogue.latest_version("sqlite")
-        if tables:
-            found = conn.execute(queries["schema_version"]).fetchone()[0]
-            if found > latest:
-                raise SchemaTooNew(found, latest)
+        found = conn.execute(queries["schema_version"]).fetchone()[0] if tables else 0
+        if found > latest:
+            raise SchemaTooNew(found, latest)
         conn.execute(f"PRAGMA busy_timeout = {int(self.lock_timeout * 1000)}")
-        conn.execute("PRAGMA journal_mode = WAL")
+        if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            conn.execute("PRAGMA journal_mode = WAL")
         conn.execute(f"PRAGMA synchronous = {self.durability.upper()}")
-        migrate(conn)
+        if found < latest:
+            migrate(conn)
         # From here on, waits for the write lock happen in slices (see _begin).
         conn.execute("PRAGMA busy_timeout = 20")
 

@@ -1,0 +1,297 @@
+"""The `ratchet` command line (Typer + Rich).
+
+Every command takes ``--store URL`` (or ``RATCHET_STORE``). Commands that only
+read open the store with ``create=False``, so looking never creates a database.
+Bad input of any kind ends in one line on stderr, ``error: <what to do>``, and
+exit code 2 (`main` is the one place that turns errors into that line).
+
+To add a command: write an ``async def`` that does the work with
+`open_store_for`, and a Typer function that parses options and calls
+`run_async` on it. Rendering lives in `ratchet.cli_render`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+from collections.abc import AsyncIterator, Coroutine
+from importlib.metadata import PackageNotFoundError, version
+from typing import Annotated, Any, TypeVar, cast
+
+import typer
+
+from . import cli_render as render
+from .errors import InputError, StoreError, StoreNotFound, TaskNotFound
+from .model import Event, Operation, OpStatus, Task, TaskStatus, WaitReason
+from .store import DEFAULT_STORE_URL, StateStore, StoreOps, open_store
+
+__all__ = ["app", "main"]
+
+T = TypeVar("T")
+
+FOLLOW_POLL_SECONDS = 0.2
+SHOW_EVENT_COUNT = 10
+
+app = typer.Typer(
+    name="ratchet",
+    invoke_without_command=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+StoreOption = Annotated[
+    str,
+    typer.Option(
+        "--store",
+        envvar="RATCHET_STORE",
+        metavar="URL",
+        help="Where Ratchet keeps its state: sqlite:///PATH, sqlite:////ABS/PATH or memory://.",
+    ),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+
+
+# --------------------------------------------------------------------------- plumbing
+
+
+def run_async(work: Coroutine[Any, Any, T]) -> T:
+    """Run a command's coroutine to its end."""
+    return asyncio.run(work)
+
+
+@contextlib.asynccontextmanager
+async def open_store_for(url: str, *, create: bool) -> AsyncIterator[StateStore]:
+    """Open the store at `url` for one command and close it afterwards.
+
+    Raises:
+        StoreNotFound: `create` is False and the database does not exist.
+    """
+    store = await open_store(url, create=create)
+    try:
+        yield store
+    finally:
+        await store.close()
+
+
+@contextlib.asynccontextmanager
+async def _open_for_task(url: str, task_id: str) -> AsyncIterator[StateStore]:
+    """Open the store read-only to look at one task; no database means no such task."""
+    try:
+        store = await open_store(url, create=False)
+    except StoreNotFound:
+        raise TaskNotFound(task_id) from None
+    try:
+        yield store
+    finally:
+        await store.close()
+
+
+def _ratchet_version() -> str:
+    try:
+        return version("ratchet")
+    except PackageNotFoundError:  # running from a source tree that was never installed
+        return "unknown"
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"ratchet {_ratchet_version()}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    ctx: typer.Context,
+    show_version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Ratchet: a durable runtime for LLM agents. Progress only moves forward."""
+    if ctx.invoked_subcommand is None:
+        typer.echo(ctx.get_help())
+
+
+def parse_status(text: str) -> TaskStatus:
+    """Return the task status `text` names.
+
+    Raises:
+        InputError: `text` names no status.
+    """
+    try:
+        return TaskStatus(text.strip().lower())
+    except ValueError:
+        names = ", ".join(status.value for status in TaskStatus)
+        raise InputError(f"unknown status {text!r}; use one of {names}") from None
+
+
+# --------------------------------------------------------------------------- tasks
+
+
+@app.command("tasks")
+def tasks_command(
+    store: StoreOption = DEFAULT_STORE_URL,
+    status: Annotated[
+        str | None,
+        typer.Option(
+            "--status",
+            metavar="STATUS",
+            help="Only tasks with this status: queued, running, waiting, completed, failed "
+            "or cancelled.",
+        ),
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """List tasks, oldest first."""
+    wanted = parse_status(status) if status is not None else None
+    tasks = run_async(_list_tasks(store, wanted))
+    if as_json:
+        render.print_json([task.model_dump(mode="json") for task in tasks])
+    else:
+        render.print_tasks(tasks, store_url=store, status=wanted)
+
+
+async def _list_tasks(url: str, status: TaskStatus | None) -> list[Task]:
+    try:
+        async with open_store_for(url, create=False) as store:
+            return await store.list_tasks(status)
+    except StoreNotFound:
+        return []  # nothing was ever stored there: an empty listing, not an error
+
+
+# --------------------------------------------------------------------------- show
+
+
+@app.command("show")
+def show_command(
+    task_id: Annotated[str, typer.Argument(metavar="TASK", help="The task's id.")],
+    store: StoreOption = DEFAULT_STORE_URL,
+    as_json: JsonOption = False,
+) -> None:
+    """Show one task: its status, steps, pending approvals and latest events."""
+    view = run_async(_load_task_view(store, task_id))
+    if as_json:
+        render.print_json(view.to_json())
+    else:
+        render.print_task_view(view)
+
+
+async def _load_task_view(url: str, task_id: str) -> render.TaskView:
+    async with _open_for_task(url, task_id) as store, store.reading() as tx:
+        task = await tx.get_task(task_id)
+        return render.TaskView(
+            task=task,
+            steps=await tx.list_steps(task_id),
+            pending_approvals=await pending_approvals(tx, task),
+            events=await tx.last_events(task_id, SHOW_EVENT_COUNT),
+        )
+
+
+async def pending_approvals(tx: StoreOps, task: Task) -> list[Operation]:
+    """Return the operations waiting for a person's approval.
+
+    For now: when the task waits on approval, the journal's operations that
+    were started and have no result yet. A later version reads durable
+    approval records instead; callers need not change.
+    """
+    if task.waiting_on is not WaitReason.APPROVAL:
+        return []
+    return [op for op in await tx.list_ops(task.id) if op.status is OpStatus.STARTED]
+
+
+# --------------------------------------------------------------------------- events
+
+
+@app.command("events")
+def events_command(
+    task_id: Annotated[str, typer.Argument(metavar="TASK", help="The task's id.")],
+    store: StoreOption = DEFAULT_STORE_URL,
+    follow: Annotated[
+        bool,
+        typer.Option("--follow", "-f", help="Keep printing new events until the task ends."),
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Print a task's events, oldest first (one JSON object per line with --json)."""
+    printer = render.print_event_json if as_json else render.print_event
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C ends following; not an error
+        run_async(_print_events(store, task_id, follow=follow, printer=printer))
+
+
+async def _print_events(
+    url: str, task_id: str, *, follow: bool, printer: render.EventPrinter
+) -> None:
+    async with _open_for_task(url, task_id) as store:
+        last_seq = 0
+        while True:
+            # One read for both, so a task seen ended has all its events seen too
+            # (a status change and its event commit together).
+            async with store.reading() as tx:
+                task = await tx.get_task(task_id)
+                events: list[Event] = await tx.list_events(task_id, after_seq=last_seq)
+            for event in events:
+                printer(event)
+            if events:
+                last_seq = events[-1].seq
+                render.flush()
+            if not follow or task.status.is_terminal:
+                return
+            await asyncio.sleep(FOLLOW_POLL_SECONDS)
+
+
+# --------------------------------------------------------------------------- migrate
+
+
+@app.command("migrate")
+def migrate_command(store: StoreOption = DEFAULT_STORE_URL) -> None:
+    """Create the database if needed and bring its schema to this version of Ratchet."""
+    schema_version = run_async(_migrate(store))
+    render.console.print(f"{store}: schema version {schema_version}", highlight=False)
+
+
+async def _migrate(url: str) -> int:
+    async with open_store_for(url, create=True) as store:  # opening migrates
+        return await store.schema_version()
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def _fail(message: str) -> int:
+    one_line = " ".join(message.split())
+    print(f"error: {one_line}", file=sys.stderr)
+    return 2
+
+
+# Newer Typer runs on its own copy of click, older Typer on click itself; either
+# way Typer's BadParameter derives from that click's UsageError and ClickException.
+_UsageError = cast("type[Exception]", typer.BadParameter.__mro__[1])
+_ClickException = cast("type[Exception]", typer.BadParameter.__mro__[2])
+
+
+def _usage_message(exc: Any) -> str:
+    hint = f"; see `{exc.ctx.command_path} --help`" if exc.ctx else ""
+    return f"{exc.format_message().rstrip('.')}{hint}"
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the CLI; exits with 0, 2 for bad input, or 130 on Ctrl-C."""
+    command = typer.main.get_command(app)
+    try:
+        outcome = command.main(argv, prog_name="ratchet", standalone_mode=False)
+    except _UsageError as exc:
+        outcome = _fail(_usage_message(exc))
+    except _ClickException as exc:
+        outcome = _fail(cast(Any, exc).format_message())
+    except typer.Abort:
+        outcome = 130
+    except (InputError, StoreError) as exc:
+        outcome = _fail(exc.message)
+    sys.exit(outcome if isinstance(outcome, int) else 0)
+
+
+if __name__ == "__main__":
+    main()
