@@ -9,9 +9,17 @@ Each error's docstring is its default message. The tree::
     │   ├── StepNotFound             the task has no step with that index
     │   ├── SessionNotFound          no session with that id
     │   ├── ArtifactNotFound         no artifact with that id
-    │   └── CheckpointNotFound       no checkpoint with that number
+    │   ├── CheckpointNotFound       no checkpoint with that number
+    │   ├── WorkflowNotFound         a task's workflow reference names nothing importable
+    │   └── CannotResume             the task can't be resumed now (held, ended, stale)
     ├── InvalidTransition            a status change the status machine forbids
     ├── StatePatchError              a StatePatch that cannot apply to the state
+    ├── NonDeterminismError          a resumed workflow asked for a different call than it journaled
+    ├── OperationFailed              a journaled call failed for good (after its retries)
+    ├── NonRetryableError            raised by a tool: fail now, do not retry
+    ├── TaskStopped                  the task ended in failure for a stated limit
+    │   ├── BudgetExceeded           a budget limit was reached
+    │   └── DeadlineExceeded         the task's deadline, a step or tool timeout passed
     └── StoreError                   the store cannot do what was asked
         ├── StoreNotFound            the database does not exist (and was not to be created)
         ├── NotARatchetDatabase      the file is not a database Ratchet wrote
@@ -30,6 +38,14 @@ from __future__ import annotations
 
 __all__ = [
     "ArtifactNotFound",
+    "BudgetExceeded",
+    "CannotResume",
+    "DeadlineExceeded",
+    "NonDeterminismError",
+    "NonRetryableError",
+    "OperationFailed",
+    "TaskStopped",
+    "WorkflowNotFound",
     "CheckpointNotFound",
     "ConflictError",
     "DuplicateRecord",
@@ -109,12 +125,61 @@ class CheckpointNotFound(InputError):
     """No checkpoint has that number for the task."""
 
 
+class WorkflowNotFound(InputError):
+    """The task's workflow cannot be found; import its module where the worker runs."""
+
+
+class CannotResume(InputError):
+    """The task cannot be resumed now."""
+
+
 class InvalidTransition(RatchetError):
     """That status change is not allowed."""
 
 
 class StatePatchError(RatchetError):
     """The state patch does not apply to the current state."""
+
+
+class NonDeterminismError(RatchetError):
+    """The resumed workflow asked for a different call than the journal recorded at that point."""
+
+    def __init__(self, task_id: str, seq: int, recorded: str, requested: str) -> None:
+        super().__init__(
+            f"task {task_id}: operation {seq} was journaled as {recorded!r} but the workflow "
+            f"now asks for {requested!r}; the workflow code changed or is not deterministic"
+        )
+        self.task_id = task_id
+        self.seq = seq
+        self.recorded = recorded
+        self.requested = requested
+
+
+class OperationFailed(RatchetError):
+    """A journaled call failed for good."""
+
+    def __init__(self, name: str, seq: int, error_type: str, error: str) -> None:
+        super().__init__(f"{name} (operation {seq}) failed: {error_type}: {error}")
+        self.name = name
+        self.seq = seq
+        self.error_type = error_type
+        self.error = error
+
+
+class NonRetryableError(RatchetError):
+    """The call failed in a way that trying again cannot fix."""
+
+
+class TaskStopped(RatchetError):
+    """The task was stopped by one of its limits."""
+
+
+class BudgetExceeded(TaskStopped):
+    """The task used up its budget."""
+
+
+class DeadlineExceeded(TaskStopped):
+    """The task ran past its deadline."""
 
 
 class StoreError(RatchetError):

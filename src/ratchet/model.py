@@ -102,7 +102,9 @@ _TASK_MOVES: dict[TaskStatus, frozenset[TaskStatus]] = {
     TaskStatus.RUNNING: frozenset(
         {TaskStatus.WAITING, TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.CANCELLED}
     ),
-    TaskStatus.WAITING: frozenset({TaskStatus.RUNNING, TaskStatus.FAILED, TaskStatus.CANCELLED}),
+    TaskStatus.WAITING: frozenset(
+        {TaskStatus.RUNNING, TaskStatus.WAITING, TaskStatus.FAILED, TaskStatus.CANCELLED}
+    ),
     TaskStatus.COMPLETED: frozenset(),
     TaskStatus.FAILED: frozenset(),
     TaskStatus.CANCELLED: frozenset(),
@@ -135,8 +137,13 @@ class Task(Record):
     deadline: dt.datetime | None = None
     budget: Budget = Field(default_factory=Budget)
     workspace: str | None = None
+    workflow: str | None = None
+    model: str | None = None
+    state: AgentState = Field(default_factory=lambda: AgentState())
+    forked_from: str | None = None
     created_at: dt.datetime = Field(default_factory=utcnow)
     updated_at: dt.datetime = Field(default_factory=utcnow)
+    started_at: dt.datetime | None = None
 
     def model_post_init(self, __context: Any) -> None:
         if (self.status is TaskStatus.WAITING) != (self.waiting_on is not None):
@@ -257,6 +264,7 @@ class OpKind(StrEnum):
     CLOCK = "clock"
     UUID = "uuid"
     SLEEP = "sleep"
+    STATE = "state"
 
 
 class OpStatus(StrEnum):
@@ -266,7 +274,13 @@ class OpStatus(StrEnum):
 
 
 class Operation(Record):
-    """One journaled call, keyed by ``(task_id, seq)``."""
+    """One journaled call, keyed by ``(task_id, seq)``.
+
+    A ``failed`` operation with ``next_attempt_at`` set is waiting to be tried
+    again (attempt ``attempt + 1`` at that time); without it, it failed for good.
+    ``meta`` holds what the call reported besides its output (token usage, the
+    scripted model's ordinal).
+    """
 
     task_id: NonEmpty
     seq: int = Field(ge=0)
@@ -278,12 +292,19 @@ class Operation(Record):
     input: JsonValue = None
     output: JsonValue = None
     error: str | None = None
+    error_type: str | None = None
+    next_attempt_at: dt.datetime | None = None
+    meta: dict[str, JsonValue] = Field(default_factory=dict)
     started_at: dt.datetime = Field(default_factory=utcnow)
     finished_at: dt.datetime | None = None
 
     @property
     def is_finished(self) -> bool:
         return self.status is not OpStatus.STARTED
+
+    @property
+    def retry_pending(self) -> bool:
+        return self.status is OpStatus.FAILED and self.next_attempt_at is not None
 
 
 class Message(Record):
@@ -521,3 +542,6 @@ class Lease(Record):
 
     def is_live(self, now: dt.datetime | None = None) -> bool:
         return not self.released and self.expires_at > (now or utcnow())
+
+
+Task.model_rebuild()

@@ -1,10 +1,16 @@
-"""Policies a task runs under: budgets now; retry, deadline and checkpoint policies join here."""
+"""Policies a task runs under: retries, budgets, checkpoints, and durations as people write them."""
 
 from __future__ import annotations
 
+import random
+import re
+from enum import StrEnum
+
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["Budget"]
+from .errors import InputError, NonRetryableError
+
+__all__ = ["Budget", "CheckpointPolicy", "CheckpointStrategy", "RetryPolicy", "parse_duration"]
 
 
 class Budget(BaseModel):
@@ -26,3 +32,88 @@ class Budget(BaseModel):
     max_llm_tokens: int | None = Field(default=None, ge=1)
     max_cost: float | None = Field(default=None, gt=0)
     max_artifact_bytes_in_context: int = Field(default=8000, ge=1)
+
+
+class RetryPolicy(BaseModel):
+    """How a failed call is tried again; the field names are Temporal's.
+
+    The wait before attempt ``n + 1`` is ``initial_interval *
+    backoff_coefficient ** (n - 1)``, capped at ``maximum_interval`` (100 x the
+    initial interval when not given), stretched to a provider's Retry-After
+    when that is longer, and spread by up to ``jitter`` of itself.
+    ``maximum_attempts`` counts the first attempt; 0 means no limit. Unlike
+    Temporal's default (no limit), Ratchet's default is 3: a tool with side
+    effects should not be hammered forever.
+
+    Errors whose class (or a base class) is named in
+    ``non_retryable_error_types``, and `NonRetryableError`, fail at once.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    initial_interval: float = Field(default=1.0, gt=0)
+    backoff_coefficient: float = Field(default=2.0, ge=1)
+    maximum_interval: float | None = Field(default=None, gt=0)
+    maximum_attempts: int = Field(default=3, ge=0)
+    non_retryable_error_types: tuple[str, ...] = ()
+    jitter: float = Field(default=0.0, ge=0, le=1)
+
+    def delay(self, failed_attempt: int, *, retry_after: float | None = None) -> float:
+        """Seconds to wait after attempt `failed_attempt` (from 1) failed."""
+        cap = self.maximum_interval or self.initial_interval * 100
+        wait = min(self.initial_interval * self.backoff_coefficient ** (failed_attempt - 1), cap)
+        if retry_after is not None:
+            wait = max(wait, retry_after)
+        if self.jitter:
+            wait += wait * self.jitter * random.random()
+        return wait
+
+    def allows_another(self, failed_attempt: int) -> bool:
+        return self.maximum_attempts == 0 or failed_attempt < self.maximum_attempts
+
+    def is_retryable(self, error: BaseException) -> bool:
+        if isinstance(error, NonRetryableError) or getattr(error, "retryable", True) is False:
+            return False
+        names = {cls.__name__ for cls in type(error).__mro__}
+        return not names.intersection(self.non_retryable_error_types)
+
+
+class CheckpointStrategy(StrEnum):
+    EVERY_STEP = "every_step"
+    EVERY_ITERATION = "every_iteration"
+    ON_STATE_CHANGE = "on_state_change"
+
+
+class CheckpointPolicy(BaseModel):
+    """When a workflow writes checkpoints, and which ones `resume` trusts.
+
+    Attributes:
+        strategy: ``every_step`` (when a step ends; the default),
+            ``every_iteration`` (also before each model call after the first),
+            or ``on_state_change`` (also when a StatePatch is applied).
+        max_age: seconds; resuming a task whose newest checkpoint is older is
+            refused (the world may have moved on), unless forced.
+        keep: rotation keeps this many checkpoints per task (None: all).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    strategy: CheckpointStrategy = CheckpointStrategy.EVERY_STEP
+    max_age: float | None = Field(default=None, gt=0)
+    keep: int | None = Field(default=None, ge=1)
+
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)?\s*$")
+_UNIT_SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, None: 1}
+
+
+def parse_duration(text: str) -> float:
+    """Seconds in a duration written as ``90``, ``1.5s``, ``10m``, ``2h``, ``7d`` or ``1w``.
+
+    Raises:
+        InputError: the text is not such a duration.
+    """
+    match = _DURATION.match(text)
+    if not match:
+        raise InputError(f"{text!r} is not a duration; write e.g. 30s, 10m, 2h or 7d")
+    return float(match[1]) * _UNIT_SECONDS[match[2]]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import re
 import sqlite3
 from pathlib import Path
 
@@ -14,12 +13,24 @@ from ratchet.store import catalogue, open_store
 from ratchet.store.sqlite import migrate
 
 
-def _schema_of(path: Path) -> list[tuple[str, str, str]]:
+def _schema_of(path: Path) -> dict[str, object]:
+    """The schema as structure (columns, keys, indexes), not as the text that made it."""
     with sqlite3.connect(path) as conn:
-        found = conn.execute(
-            "SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY type, name"
-        ).fetchall()
-    return [(kind, name, re.sub(r"\s+", " ", sql).strip()) for kind, name, sql in found]
+        names = [
+            (kind, name)
+            for kind, name in conn.execute(
+                "SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name"
+            )
+        ]
+        shape: dict[str, object] = {"objects": names}
+        for kind, name in names:
+            if kind == "table":
+                shape[name] = conn.execute(f"PRAGMA table_info({name})").fetchall()
+                shape[f"{name} indexes"] = [
+                    (unique, conn.execute(f"PRAGMA index_info({index})").fetchall())
+                    for _, index, unique, *_ in conn.execute(f"PRAGMA index_list({name})")
+                ]
+    return shape
 
 
 def _fresh(path: Path, *, fresh_from_schema: bool) -> Path:
@@ -35,7 +46,7 @@ def test_fresh_schema_equals_migrated_schema(tmp_path: Path) -> None:
     from_schema = _schema_of(_fresh(tmp_path / "schema.db", fresh_from_schema=True))
     from_migrations = _schema_of(_fresh(tmp_path / "migrated.db", fresh_from_schema=False))
     assert from_schema == from_migrations
-    assert {name for kind, name, _ in from_schema if kind == "table"} >= {
+    assert {name for kind, name in from_schema["objects"] if kind == "table"} >= {
         "tasks", "steps", "operations", "messages", "events", "artifacts",
         "triggers", "checkpoints", "sessions", "leases", "lease_claims",
         "ratchet_schema_version",

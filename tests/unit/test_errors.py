@@ -19,6 +19,14 @@ WITH_ARGUMENTS: dict[type[BaseException], tuple[tuple, dict[str, object]]] = {
     errors.SessionNotFound: (("s9",), {"session_id": "s9"}),
     errors.ArtifactNotFound: (("a9",), {"artifact_id": "a9"}),
     errors.SchemaTooNew: ((7, 3), {"found": 7, "supported": 3}),
+    errors.NonDeterminismError: (
+        ("t9", 12, "charge_card", "send_email"),
+        {"task_id": "t9", "seq": 12, "recorded": "charge_card", "requested": "send_email"},
+    ),
+    errors.OperationFailed: (
+        ("charge_card", 12, "TimeoutError", "no answer"),
+        {"name": "charge_card", "seq": 12, "error_type": "TimeoutError", "error": "no answer"},
+    ),
 }
 
 

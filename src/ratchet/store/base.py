@@ -112,6 +112,17 @@ class StoreOps(abc.ABC):
             InvalidTransition: the stored status cannot move to the new one.
         """
 
+    @abc.abstractmethod
+    async def list_orphaned_tasks(
+        self, *, limit: int = 10, now: dt.datetime | None = None
+    ) -> list[Task]:
+        """Return up to `limit` tasks that should run but that nothing will wake, oldest first.
+
+        Those queued, running, or waiting on a timer, that no live lease holds
+        (none, expired or released) and that have no queued trigger: the tasks
+        of a worker that died. Tasks waiting on a person are never returned.
+        """
+
     # ------------------------------------------------------------------ steps
 
     @abc.abstractmethod
@@ -372,6 +383,7 @@ class StoreOps(abc.ABC):
 _READ_OPS = (
     "get_task",
     "list_tasks",
+    "list_orphaned_tasks",
     "list_steps",
     "get_op",
     "list_ops",

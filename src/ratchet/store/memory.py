@@ -36,6 +36,7 @@ from ..model import (
     Task,
     TaskStatus,
     Trigger,
+    WaitReason,
     check_step_move,
     check_task_move,
     utcnow,
@@ -178,6 +179,21 @@ class _MemoryOps(StoreOps):
         self._set(self.tasks, task.id, task.to_json())
         return task
 
+    async def list_orphaned_tasks(
+        self, *, limit: int = 10, now: dt.datetime | None = None
+    ) -> list[Task]:
+        now = now or utcnow()
+        woken = {Trigger.from_json(text).task_id for text in self.triggers.values()}
+        found = []
+        for task in await self.list_tasks():
+            lease = await self.get_lease(task.id)
+            if (
+                task.status in (TaskStatus.QUEUED, TaskStatus.RUNNING)
+                or task.waiting_on is WaitReason.TIMER
+            ) and (lease is None or not lease.is_live(now)) and task.id not in woken:
+                found.append(task)
+        return found[:limit]
+
     # ------------------------------------------------------------------ steps
 
     async def replace_steps(self, task_id: str, steps: Sequence[Step]) -> None:
@@ -210,7 +226,10 @@ class _MemoryOps(StoreOps):
     async def record_op_started(self, op: Operation) -> Operation:
         rows = self._check_not_succeeded(op)
         op = op.model_copy(
-            update={"status": OpStatus.STARTED, "output": None, "error": None, "finished_at": None}
+            update={
+                "status": OpStatus.STARTED, "output": None, "error": None, "error_type": None,
+                "finished_at": None, "next_attempt_at": None,
+            }
         )
         self._set(rows, op.seq, op.to_json())
         return op
@@ -229,6 +248,9 @@ class _MemoryOps(StoreOps):
                     "status": op.status,
                     "output": op.output,
                     "error": op.error,
+                    "error_type": op.error_type,
+                    "next_attempt_at": op.next_attempt_at,
+                    "meta": op.meta,
                     "finished_at": op.finished_at,
                 }
             )

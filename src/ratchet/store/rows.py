@@ -38,9 +38,12 @@ def _load(text: str | None) -> Any:
     return None if text is None else json.loads(text)
 
 
+def _maybe_micros(value: dt.datetime | None) -> int | None:
+    return None if value is None else to_micros(value)
+
+
 def op_outcome_params(op: Operation) -> dict[str, Any]:
     """The parameters that finishing a recorded operation changes."""
-    finished = op.finished_at
     return {
         "task_id": op.task_id,
         "seq": op.seq,
@@ -48,7 +51,10 @@ def op_outcome_params(op: Operation) -> dict[str, Any]:
         "status": str(op.status),
         "output": _dump(op.output),
         "error": op.error,
-        "finished_at": to_micros(finished) if finished is not None else None,
+        "error_type": op.error_type,
+        "finished_at": _maybe_micros(op.finished_at),
+        "next_attempt_at": _maybe_micros(op.next_attempt_at),
+        "meta": _encode(op.meta),
     }
 
 
@@ -65,12 +71,16 @@ def op_params(op: Operation) -> dict[str, Any]:
         "output": _dump(op.output),
         "error": op.error,
         "started_at": to_micros(op.started_at),
-        "finished_at": None if op.finished_at is None else to_micros(op.finished_at),
+        "finished_at": _maybe_micros(op.finished_at),
+        "error_type": op.error_type,
+        "next_attempt_at": _maybe_micros(op.next_attempt_at),
+        "meta": _encode(op.meta),
     }
 
 
 def op_from_row(row: Sequence[Any]) -> Operation:
-    (task_id, seq, kind, name, attempt, key, status, input_, output, error, started, finished) = row
+    (task_id, seq, kind, name, attempt, key, status, input_, output, error, started, finished,
+     error_type, next_attempt_at, meta) = row
     return Operation(
         task_id=task_id,
         seq=seq,
@@ -84,6 +94,9 @@ def op_from_row(row: Sequence[Any]) -> Operation:
         error=error,
         started_at=from_micros(started),
         finished_at=None if finished is None else from_micros(finished),
+        error_type=error_type,
+        next_attempt_at=None if next_attempt_at is None else from_micros(next_attempt_at),
+        meta=json.loads(meta),
     )
 
 

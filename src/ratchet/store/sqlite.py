@@ -63,6 +63,10 @@ __all__ = ["SqliteStore", "migrate"]
 _HEADER = b"SQLite format 3\x00"
 _NO_LIMIT = -1
 _WHOLE = 1 << 62
+_INTENT_RESET = {
+    "status": OpStatus.STARTED, "output": None, "error": None, "error_type": None,
+    "finished_at": None, "next_attempt_at": None,
+}
 _TO_END = 2**31 - 1  # substr() overflows on larger lengths
 
 
@@ -342,6 +346,12 @@ class _SqliteOps(StoreOps):
         self._run("update_task", _task_params(task))
         return task
 
+    async def list_orphaned_tasks(
+        self, *, limit: int = 10, now: dt.datetime | None = None
+    ) -> list[Task]:
+        params = {"now": rows.to_micros(now or utcnow()), "limit": limit}
+        return [Task.from_json(record) for (record,) in self._run("list_orphaned_tasks", params)]
+
     # ------------------------------------------------------------------ steps
 
     async def replace_steps(self, task_id: str, steps: Sequence[Step]) -> None:
@@ -367,9 +377,7 @@ class _SqliteOps(StoreOps):
 
     async def record_op_started(self, op: Operation) -> Operation:
         if op.is_finished or op.output is not None or op.error is not None or op.finished_at:
-            op = op.model_copy(
-                update={"status": OpStatus.STARTED, "output": None, "error": None, "finished_at": None}
-            )
+            op = op.model_copy(update=_INTENT_RESET)
         if self._run("record_op_started", rows.op_params(op)).rowcount == 0:
             raise DuplicateRecord(f"operation {op.seq} of task {op.task_id} already succeeded")
         return op
@@ -620,6 +628,7 @@ def _task_params(task: Task) -> dict[str, Any]:
     return {
         "id": task.id,
         "status": str(task.status),
+        "waiting_on": None if task.waiting_on is None else str(task.waiting_on),
         "created_at": rows.to_micros(task.created_at),
         "record": task.to_json(),
     }

@@ -20,8 +20,8 @@ SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'
 SELECT token, released FROM leases WHERE task_id = :task_id
 
 -- name: insert_task
-INSERT INTO tasks (id, status, created_at, record)
-VALUES (:id, :status, :created_at, :record)
+INSERT INTO tasks (id, status, waiting_on, created_at, record)
+VALUES (:id, :status, :waiting_on, :created_at, :record)
 
 -- name: get_task
 SELECT record FROM tasks WHERE id = :id
@@ -33,7 +33,16 @@ SELECT record FROM tasks ORDER BY created_at, rowid LIMIT :limit
 SELECT record FROM tasks WHERE status = :status ORDER BY created_at, rowid LIMIT :limit
 
 -- name: update_task
-UPDATE tasks SET status = :status, record = :record WHERE id = :id
+UPDATE tasks SET status = :status, waiting_on = :waiting_on, record = :record WHERE id = :id
+
+-- name: list_orphaned_tasks
+SELECT t.record FROM tasks t
+LEFT JOIN leases l ON l.task_id = t.id
+WHERE (t.status IN ('queued', 'running') OR (t.status = 'waiting' AND t.waiting_on = 'timer'))
+  AND (l.task_id IS NULL OR l.released = 1 OR l.expires_at <= :now)
+  AND NOT EXISTS (SELECT 1 FROM triggers g WHERE g.task_id = t.id)
+ORDER BY t.created_at, t.rowid
+LIMIT :limit
 
 -- name: delete_steps
 DELETE FROM steps WHERE task_id = :task_id
@@ -52,35 +61,40 @@ SELECT record FROM steps WHERE task_id = :task_id ORDER BY idx
 
 -- name: record_op_started
 INSERT INTO operations (task_id, seq, kind, name, attempt, idempotency_key, status,
-                        input, output, error, started_at, finished_at)
+                        input, output, error, started_at, finished_at, error_type,
+                        next_attempt_at, meta)
 VALUES (:task_id, :seq, :kind, :name, :attempt, :idempotency_key, 'started',
-        :input, NULL, NULL, :started_at, NULL)
+        :input, NULL, NULL, :started_at, NULL, NULL, NULL, :meta)
 ON CONFLICT (task_id, seq) DO UPDATE SET
     kind = excluded.kind, name = excluded.name, attempt = excluded.attempt,
     idempotency_key = excluded.idempotency_key, status = 'started', input = excluded.input,
-    output = NULL, error = NULL, started_at = excluded.started_at, finished_at = NULL
+    output = NULL, error = NULL, started_at = excluded.started_at, finished_at = NULL,
+    error_type = NULL, next_attempt_at = NULL, meta = excluded.meta
 WHERE operations.status <> 'succeeded'
 
 -- name: finish_op
 UPDATE operations SET attempt = :attempt, status = :status, output = :output, error = :error,
-                      finished_at = :finished_at
+                      finished_at = :finished_at, error_type = :error_type,
+                      next_attempt_at = :next_attempt_at, meta = :meta
 WHERE task_id = :task_id AND seq = :seq AND status <> 'succeeded'
 
 -- name: insert_finished_op
 INSERT INTO operations (task_id, seq, kind, name, attempt, idempotency_key, status,
-                        input, output, error, started_at, finished_at)
+                        input, output, error, started_at, finished_at, error_type,
+                        next_attempt_at, meta)
 VALUES (:task_id, :seq, :kind, :name, :attempt, :idempotency_key, :status,
-        :input, :output, :error, :started_at, :finished_at)
+        :input, :output, :error, :started_at, :finished_at, :error_type,
+        :next_attempt_at, :meta)
 ON CONFLICT (task_id, seq) DO NOTHING
 
 -- name: get_op
 SELECT task_id, seq, kind, name, attempt, idempotency_key, status, input, output, error,
-       started_at, finished_at
+       started_at, finished_at, error_type, next_attempt_at, meta
 FROM operations WHERE task_id = :task_id AND seq = :seq
 
 -- name: list_ops
 SELECT task_id, seq, kind, name, attempt, idempotency_key, status, input, output, error,
-       started_at, finished_at
+       started_at, finished_at, error_type, next_attempt_at, meta
 FROM operations WHERE task_id = :task_id AND seq > :after_seq ORDER BY seq
 
 -- name: next_message_seq

@@ -5,7 +5,8 @@ CREATE TABLE tasks (
     id          TEXT PRIMARY KEY,
     status      TEXT NOT NULL,
     created_at  INTEGER NOT NULL,
-    record      TEXT NOT NULL
+    record      TEXT NOT NULL,
+    waiting_on  TEXT
 );
 CREATE INDEX tasks_by_status ON tasks (status, created_at);
 
@@ -30,6 +31,9 @@ CREATE TABLE operations (
     error            TEXT,
     started_at       INTEGER NOT NULL,
     finished_at      INTEGER,
+    error_type       TEXT,
+    next_attempt_at  INTEGER,
+    meta             TEXT NOT NULL DEFAULT '{}',
     PRIMARY KEY (task_id, seq)
 );
 

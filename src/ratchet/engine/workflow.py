@@ -1,0 +1,119 @@
+"""Workflows: async functions that run inside a durable context.
+
+``@ratchet.workflow`` marks ``async def fn(ctx, **inputs)``. A task records the
+workflow by reference, ``"package.module:function"`` or
+``"/path/to/file.py:function"``, so any worker with the same code can load it
+and resume the task; no registry is involved.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import sys
+from collections.abc import Awaitable, Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from ..errors import WorkflowNotFound
+from ..policy import CheckpointPolicy, RetryPolicy
+from ..tools import Tool
+
+__all__ = ["Workflow", "load_module", "load_workflow", "workflow"]
+
+_FILE_MODULE_PREFIX = "ratchet_file_"
+
+
+class Workflow:
+    """A workflow function with the tools it may call and its policies."""
+
+    def __init__(
+        self,
+        fn: Callable[..., Awaitable[Any]],
+        *,
+        name: str | None = None,
+        tools: Iterable[Tool] = (),
+        retry: RetryPolicy | None = None,
+        checkpoint: CheckpointPolicy | None = None,
+    ) -> None:
+        self.fn = fn
+        self.name = name or fn.__name__
+        self.tools = {t.name: t for t in tools}
+        self.retry = retry or RetryPolicy()
+        self.checkpoint = checkpoint or CheckpointPolicy()
+
+    def __repr__(self) -> str:
+        return f"<Workflow {self.reference}>"
+
+    @property
+    def reference(self) -> str:
+        """Where a worker finds this workflow: ``module:qualname`` or ``file.py:qualname``."""
+        module = sys.modules.get(self.fn.__module__)
+        qualname = self.fn.__qualname__
+        if module is not None and getattr(module, "__file__", None) and (
+            module.__name__ == "__main__" or module.__name__.startswith(_FILE_MODULE_PREFIX)
+        ):
+            return f"{Path(module.__file__).resolve()}:{qualname}"
+        return f"{self.fn.__module__}:{qualname}"
+
+
+def workflow(
+    fn: Callable[..., Awaitable[Any]] | None = None,
+    *,
+    name: str | None = None,
+    tools: Iterable[Tool] = (),
+    retry: RetryPolicy | None = None,
+    checkpoint: CheckpointPolicy | None = None,
+) -> Any:
+    """Mark ``async def fn(ctx, **inputs)`` as a durable workflow; bare or with options."""
+    if fn is None:
+        return lambda f: Workflow(f, name=name, tools=tools, retry=retry, checkpoint=checkpoint)
+    return Workflow(fn, name=name, tools=tools, retry=retry, checkpoint=checkpoint)
+
+
+def load_module(source: str) -> Any:
+    """Import a module by dotted name, or load a ``.py`` file by path (once per path)."""
+    if source.endswith(".py"):
+        path = Path(source).resolve()
+        if not path.is_file():
+            raise WorkflowNotFound(f"no Python file at {path}")
+        name = _FILE_MODULE_PREFIX + hashlib.sha1(str(path).encode()).hexdigest()[:12]
+        if name in sys.modules:
+            return sys.modules[name]
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[name]
+            raise
+        return module
+    try:
+        return importlib.import_module(source)
+    except ImportError as exc:
+        raise WorkflowNotFound(f"cannot import {source!r}: {exc}") from exc
+
+
+def load_workflow(reference: str) -> Workflow:
+    """Find the workflow a task's reference names.
+
+    Raises:
+        WorkflowNotFound: the module or the name in it does not exist, or is
+            not a workflow.
+    """
+    source, sep, qualname = reference.rpartition(":")
+    if not sep or not source or not qualname:
+        raise WorkflowNotFound(
+            f"workflow reference {reference!r} is not 'module:function' or 'file.py:function'"
+        )
+    found: Any = load_module(source)
+    for part in qualname.split("."):
+        found = getattr(found, part, None)
+        if found is None:
+            raise WorkflowNotFound(f"{source} has no {qualname!r}")
+    if not isinstance(found, Workflow):
+        raise WorkflowNotFound(f"{reference} is not a @ratchet.workflow")
+    return found

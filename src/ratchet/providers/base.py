@@ -1,0 +1,165 @@
+"""What the loop asks a model, what it gets back, and what every provider implements.
+
+A provider turns a `ModelRequest` into a `ModelResponse` or raises `ModelError`.
+It knows nothing of the journal, retries or budgets: those are middleware
+(DESIGN section 5) that wrap `ModelProvider.complete`.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Protocol, Self, runtime_checkable
+
+from pydantic import Field, JsonValue
+
+from ratchet.errors import RatchetError
+from ratchet.model import Record
+
+__all__ = [
+    "ModelError",
+    "ModelProvider",
+    "ModelRequest",
+    "ModelResponse",
+    "Purpose",
+    "ToolCall",
+    "Usage",
+    "is_retryable_status",
+]
+
+
+class Purpose(StrEnum):
+    """Why the loop asks the model; requests are counted per purpose (DESIGN section 6)."""
+
+    PLAN = "plan"
+    ACT = "act"
+    VERIFY = "verify"
+    REPLAN = "replan"
+    SUMMARIZE = "summarize"
+
+
+class ToolCall(Record):
+    """One tool call the model asks for."""
+
+    id: str
+    name: str = Field(min_length=1)
+    arguments: dict[str, JsonValue] = Field(default_factory=dict)
+
+
+class Usage(Record):
+    """What one model answer cost."""
+
+    prompt_tokens: int = Field(default=0, ge=0)
+    completion_tokens: int = Field(default=0, ge=0)
+    cost: float = Field(default=0.0, ge=0.0)
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+class ModelRequest(Record):
+    """One request to a model: OpenAI-style messages and tool schemas."""
+
+    purpose: Purpose
+    messages: list[dict[str, JsonValue]] = Field(default_factory=list)
+    tools: list[dict[str, JsonValue]] = Field(default_factory=list)
+    json_output: bool = False
+
+
+class ModelResponse(Record):
+    """A model's answer: text or a JSON value, and/or tool calls.
+
+    ``ordinal`` is the request's index within its purpose, when the provider
+    knows it (the scripted model always sets it).
+    """
+
+    content: JsonValue = None
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+    ordinal: int | None = Field(default=None, ge=0)
+
+
+@runtime_checkable
+class ModelProvider(Protocol):
+    """A model the loop can call."""
+
+    name: str
+
+    async def complete(self, request: ModelRequest, *, ordinal: int) -> ModelResponse:
+        """Answer `request`.
+
+        Args:
+            request: what to ask.
+            ordinal: the index of this request among all requests of its
+                purpose for the task, retries included, counting from 0. The
+                engine computes it from the journal; a replayed request never
+                reaches the provider. Only the scripted model uses it.
+
+        Raises:
+            ModelError: the provider failed; ``retryable`` says whether to try again.
+        """
+        ...
+
+
+def is_retryable_status(status: int | None) -> bool:
+    """Whether a provider failure with this HTTP status is worth another attempt.
+
+    ``None`` means no HTTP answer came at all (a timeout, a dropped
+    connection): retryable. So are 408 (request timeout), 429 (rate limit) and
+    every 5xx. Any other 4xx (bad request, auth, not found, context too long)
+    fails the same way every time.
+    """
+    return status is None or status in (408, 429) or status >= 500
+
+
+class ModelError(RatchetError):
+    """The model provider failed to answer.
+
+    Attributes:
+        status: the HTTP status the provider answered, or None if none came.
+        retry_after: seconds the provider asked to wait before the next try.
+        retryable: whether another attempt may succeed.
+    """
+
+    def __init__(
+        self,
+        message: str | None = None,
+        *,
+        status: int | None = None,
+        retry_after: float | None = None,
+        retryable: bool = False,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.retry_after = retry_after
+        self.retryable = retryable
+
+    @classmethod
+    def from_status(
+        cls, status: int | None, message: str | None = None, retry_after: float | None = None
+    ) -> Self:
+        """A `ModelError` for a failed HTTP exchange, retryable per `is_retryable_status`.
+
+        Args:
+            status: the HTTP status, or None for a timeout or connection failure.
+            message: what went wrong; defaults to naming the status.
+            retry_after: the provider's Retry-After, in seconds.
+        """
+        if message is None:
+            message = (
+                f"the model provider answered HTTP {status}"
+                if status is not None
+                else "the model provider did not answer (timeout or connection failure)"
+            )
+        return cls(
+            message,
+            status=status,
+            retry_after=retry_after,
+            retryable=is_retryable_status(status),
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}({self.message!r}, status={self.status!r}, "
+            f"retry_after={self.retry_after!r}, retryable={self.retryable!r})"
+        )

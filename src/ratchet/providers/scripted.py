@@ -1,0 +1,210 @@
+"""A deterministic model for tests and demos, read from a JSON script (DESIGN section 8).
+
+The script maps each purpose to a list of entries. The request with ordinal
+``k`` for purpose ``p`` takes entry ``k`` of list ``p``: the ordinal comes from
+the journal, not from a counter in memory, so a resumed task (or a fresh
+`ScriptedModel` on the same file) continues the script exactly where it stopped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, JsonValue, ValidationError, model_validator
+
+from ratchet.errors import InputError
+from ratchet.model import Record
+
+from .base import ModelError, ModelRequest, ModelResponse, Purpose, ToolCall, Usage
+
+__all__ = ["ScriptedModel"]
+
+_PURPOSES = ", ".join(Purpose)
+
+
+class ScriptedToolCall(Record):
+    name: str = Field(min_length=1)
+    arguments: dict[str, JsonValue] = Field(default_factory=dict)
+    id: str | None = None
+
+
+class ScriptedError(Record):
+    status: int | None = None
+    retry_after: float | None = Field(default=None, ge=0)
+    message: str | None = None
+
+
+class ScriptEntry(Record):
+    """One scripted answer: content and/or tool calls, or an error."""
+
+    content: JsonValue = None
+    tool_calls: list[ScriptedToolCall] = Field(default_factory=list)
+    error: ScriptedError | None = None
+    delay: float = Field(default=0.0, ge=0)
+    usage: Usage | None = None
+
+    @model_validator(mode="after")
+    def _one_kind_of_answer(self) -> ScriptEntry:
+        given = self.model_fields_set
+        if "error" in given and given & {"content", "tool_calls", "usage"}:
+            raise ValueError("an error entry carries only 'error' and 'delay'")
+        if not given & {"content", "tool_calls", "error"}:
+            raise ValueError("an entry needs 'content', 'tool_calls' or 'error'")
+        return self
+
+
+class Script(Record):
+    """A whole script file: one list of entries per purpose."""
+
+    plan: list[ScriptEntry] = Field(default_factory=list)
+    act: list[ScriptEntry] = Field(default_factory=list)
+    verify: list[ScriptEntry] = Field(default_factory=list)
+    replan: list[ScriptEntry] = Field(default_factory=list)
+    summarize: list[ScriptEntry] = Field(default_factory=list)
+
+    def entries(self, purpose: Purpose) -> list[ScriptEntry]:
+        return getattr(self, purpose.value)
+
+
+class ScriptedModel:
+    """A `ModelProvider` that answers from a JSON script, keyed by purpose and ordinal.
+
+    Args:
+        path: the script file; a relative path resolves against the current
+            directory, once, here.
+
+    Raises:
+        InputError: the file is missing, unreadable, not JSON, or not a valid script.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.name = f"scripted:{path}"
+        self.path = Path(path).resolve()
+        self.script = _load_script(self.path)
+
+    def __repr__(self) -> str:
+        return f"ScriptedModel({str(self.path)!r})"
+
+    async def complete(self, request: ModelRequest, *, ordinal: int) -> ModelResponse:
+        """Answer with entry `ordinal` of the script's list for the request's purpose.
+
+        Raises:
+            ModelError: the entry is an error entry, or the plan/replan list is exhausted.
+        """
+        if ordinal < 0:
+            raise ValueError(f"ordinal must be 0 or more, not {ordinal}")
+        entries = self.script.entries(request.purpose)
+        if ordinal >= len(entries):
+            return self._exhausted(request, ordinal, len(entries))
+        entry = entries[ordinal]
+        if entry.delay:
+            await asyncio.sleep(entry.delay)
+        if entry.error is not None:
+            raise ModelError.from_status(
+                entry.error.status,
+                entry.error.message
+                or f"scripted error at {request.purpose} entry {ordinal} of {self.path.name}",
+                entry.error.retry_after,
+            )
+        calls = [
+            ToolCall(
+                id=call.id or f"call_{ordinal}_{index}", name=call.name, arguments=call.arguments
+            )
+            for index, call in enumerate(entry.tool_calls)
+        ]
+        return _respond(request, ordinal, entry.content, calls, entry.usage)
+
+    def _exhausted(self, request: ModelRequest, ordinal: int, length: int) -> ModelResponse:
+        match request.purpose:
+            case Purpose.ACT:
+                content: JsonValue = "done"
+            case Purpose.VERIFY:
+                content = {"passed": True, "reason": "script exhausted"}
+            case Purpose.SUMMARIZE:
+                content = f"Summary of {len(request.messages)} earlier messages."
+            case _:
+                raise ModelError(
+                    f"scripted model {self.path.name}: no {request.purpose} entry for "
+                    f"ordinal {ordinal} (the script has {length})",
+                    status=None,
+                    retryable=False,
+                )
+        return _respond(request, ordinal, content, [], None)
+
+
+def _respond(
+    request: ModelRequest,
+    ordinal: int,
+    content: JsonValue,
+    calls: list[ToolCall],
+    usage: Usage | None,
+) -> ModelResponse:
+    if usage is None:
+        answer: JsonValue = {
+            "content": content,
+            "tool_calls": [call.model_dump() for call in calls],
+        }
+        usage = Usage(
+            prompt_tokens=sum(_text_length(m.get("content")) for m in request.messages) // 4,
+            completion_tokens=_text_length(answer) // 4,
+        )
+    return ModelResponse(content=content, tool_calls=calls, usage=usage, ordinal=ordinal)
+
+
+def _text_length(value: JsonValue) -> int:
+    """The length of a value as it would travel: a string as is, anything else as JSON."""
+    if value is None:
+        return 0
+    if isinstance(value, str):
+        return len(value)
+    return len(json.dumps(value, sort_keys=True, separators=(",", ":")))
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def _load_script(path: Path) -> Script:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"scripted model: no script file at {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"scripted model: cannot read {path}: {exc}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"scripted model: {path} is not valid JSON: {exc.msg} "
+            f"(line {exc.lineno}, column {exc.colno})"
+        ) from None
+    if not isinstance(data, dict):
+        raise InputError(
+            f"scripted model: {path} must hold a JSON object mapping {_PURPOSES} to lists of entries"
+        )
+    try:
+        return Script.model_validate(data)
+    except ValidationError as exc:
+        raise InputError(f"scripted model: {path}: {_describe(exc)}") from None
+
+
+def _describe(exc: ValidationError) -> str:
+    """The first problem of a validation error, in one line a person can act on."""
+    errors = exc.errors()
+    first = errors[0]
+    more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
+    loc = first["loc"]
+    if first["type"] == "extra_forbidden" and len(loc) == 1:
+        return f"unknown purpose {loc[0]!r}; the known purposes are {_PURPOSES}{more}"
+    message = first["msg"].removeprefix("Value error, ")
+    return f"{_where(loc)}: {message}{more}"
+
+
+def _where(loc: tuple[Any, ...]) -> str:
+    """``('act', 1, 'tool_calls', 0, 'name')`` -> ``act[1].tool_calls[0].name``."""
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text

@@ -1,0 +1,209 @@
+"""Tools: plain functions a workflow or a model calls through the journal.
+
+``@ratchet.tool`` turns a function into a `Tool`. Its arguments are validated
+with a pydantic model built from the type hints; a parameter annotated
+`ToolContext` receives the call's context (and its idempotency key) and is
+hidden from the model. Declaring how the tool behaves under a crash is what
+makes resuming safe:
+
+- ``risk="read_only"`` or ``idempotent=True``: running it twice is harmless;
+  only its result is journaled, and a call caught in flight simply runs again.
+- a `ToolContext` parameter: the tool passes ``ctx.idempotency_key`` to the
+  outside system, so a call caught in flight runs again with the same key.
+- ``reconcile=fn``: ``fn(ctx)`` looks at the outside world and says whether the
+  call caught in flight happened (`Reconciled`).
+- none of these: a call caught in flight waits for a person
+  (``waiting(in_doubt)``, settled by ``ratchet resolve``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, get_type_hints
+
+from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError, create_model
+from pydantic_core import to_jsonable_python
+
+from .errors import NonRetryableError
+from .model import RiskLevel
+from .policy import RetryPolicy
+
+__all__ = ["Reconciled", "Tool", "ToolContext", "tool"]
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """What a tool knows about the call it serves.
+
+    Attributes:
+        task_id: the task making the call.
+        seq: the call's place in the task's journal.
+        attempt: 1 for the first try, 2 for the first retry ...
+        idempotency_key: ``"{task_id}:{seq}"``, the same on every attempt and
+            every resume; pass it to the outside system.
+        step: the index of the task's current step, if any.
+        workspace: the task's own directory.
+        emit: ``await ctx.emit(message, **data)`` records a progress event.
+    """
+
+    task_id: str
+    seq: int
+    attempt: int
+    idempotency_key: str
+    step: int | None = None
+    workspace: Path | None = None
+    emit: Callable[..., Awaitable[None]] = field(default=lambda *a, **k: _nothing(), repr=False)
+
+
+async def _nothing() -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class Reconciled:
+    """A reconcile hook's verdict on a call caught in flight.
+
+    Build it with `Reconciled.done(result)` (it happened; this is its result),
+    `Reconciled.run_again()` (it did not happen; run it) or
+    `Reconciled.ask_person()` (can't tell; wait for ``ratchet resolve``).
+    """
+
+    verdict: str
+    result: JsonValue = None
+
+    @classmethod
+    def done(cls, result: JsonValue = None) -> Reconciled:
+        return cls("done", result)
+
+    @classmethod
+    def run_again(cls) -> Reconciled:
+        return cls("run_again")
+
+    @classmethod
+    def ask_person(cls) -> Reconciled:
+        return cls("ask_person")
+
+
+class Tool:
+    """A callable the journal wraps; build one with `tool`."""
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        risk: RiskLevel | str = RiskLevel.WRITE_LOCAL,
+        idempotent: bool = False,
+        retry: RetryPolicy | None = None,
+        timeout: float | None = None,
+        reconcile: Callable[[ToolContext], Any] | None = None,
+    ) -> None:
+        self.fn = fn
+        self.name = name or fn.__name__
+        self.risk = RiskLevel(risk)
+        self.idempotent = idempotent
+        self.retry = retry
+        self.timeout = timeout
+        self.reconcile = reconcile
+        self.description = inspect.cleandoc(fn.__doc__ or "").split("\n\n")[0]
+        self.context_param, self.arguments = _arguments_model(fn, self.name)
+
+    def __repr__(self) -> str:
+        return f"<Tool {self.name} risk={self.risk} idempotent={self.idempotent}>"
+
+    @property
+    def takes_key(self) -> bool:
+        """Whether the tool receives its idempotency key (through a `ToolContext`)."""
+        return self.context_param is not None
+
+    @property
+    def safe_to_repeat(self) -> bool:
+        """Whether running it again after a crash is harmless (no intent row needed)."""
+        return self.idempotent or self.risk is RiskLevel.READ_ONLY
+
+    def schema(self) -> dict[str, Any]:
+        """The tool as a model sees it: name, description, JSON schema of its arguments."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "parameters": self.arguments.model_json_schema(),
+        }
+
+    def validate(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Check arguments against the tool's signature.
+
+        Raises:
+            NonRetryableError: the arguments do not fit; the message says why.
+        """
+        try:
+            parsed = self.arguments.model_validate(args)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
+                for e in exc.errors()
+            )
+            raise NonRetryableError(f"bad arguments for {self.name}: {problems}") from None
+        return {name: getattr(parsed, name) for name in type(parsed).model_fields}
+
+    async def invoke(self, args: dict[str, Any], context: ToolContext) -> JsonValue:
+        """Run the tool once and return its result as JSON-ready data."""
+        kwargs = self.validate(args)
+        if self.context_param is not None:
+            kwargs[self.context_param] = context
+        if inspect.iscoroutinefunction(self.fn):
+            result = await self.fn(**kwargs)
+        else:
+            result = await asyncio.to_thread(self.fn, **kwargs)
+        return to_jsonable_python(result)
+
+
+def _arguments_model(fn: Callable[..., Any], name: str) -> tuple[str | None, type[BaseModel]]:
+    hints = get_type_hints(fn)
+    context_param = None
+    fields: dict[str, Any] = {}
+    for param in inspect.signature(fn).parameters.values():
+        annotation = hints.get(param.name, Any)
+        if annotation is ToolContext:
+            context_param = param.name
+            continue
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            raise TypeError(f"tool {name}: *args and **kwargs can't be described to a model")
+        default = ... if param.default is param.empty else param.default
+        fields[param.name] = (annotation, default)
+    model = create_model(
+        f"{name}_arguments", __config__=ConfigDict(extra="forbid"), **fields
+    )
+    return context_param, model
+
+
+def tool(
+    fn: Callable[..., Any] | None = None,
+    *,
+    name: str | None = None,
+    risk: RiskLevel | str = RiskLevel.WRITE_LOCAL,
+    idempotent: bool = False,
+    retry: RetryPolicy | None = None,
+    timeout: float | None = None,
+    reconcile: Callable[[ToolContext], Any] | None = None,
+) -> Any:
+    """Make a function a `Tool`; use bare (``@tool``) or with options (``@tool(risk=...)``).
+
+    Args:
+        name: the name models and the journal use (default: the function's).
+        risk: ``read_only``, ``write_local`` (default) or ``external_action``.
+        idempotent: running it twice has the effect of running it once.
+        retry: how failures are retried (default: the workflow's policy).
+        timeout: seconds one attempt may take; a timeout counts as a failure.
+        reconcile: ``fn(ctx) -> Reconciled`` deciding about a call caught in flight.
+    """
+    options = dict(
+        name=name, risk=risk, idempotent=idempotent, retry=retry, timeout=timeout,
+        reconcile=reconcile,
+    )
+    if fn is None:
+        return lambda f: Tool(f, **options)
+    return Tool(fn, **options)
