@@ -8,11 +8,18 @@ where it stopped.
 from importlib.metadata import PackageNotFoundError as _PackageNotFoundError
 from importlib.metadata import version as _version
 
+from .engine import Call, Context, Middleware, Worker, WorkerIdentity, Workflow, workflow
 from .errors import (
+    BudgetExceeded,
+    CannotResume,
     ConflictError,
+    DeadlineExceeded,
     InputError,
     InvalidTransition,
     LeaseLost,
+    NonDeterminismError,
+    NonRetryableError,
+    OperationFailed,
     RatchetError,
     StoreError,
     TaskNotFound,
@@ -35,8 +42,10 @@ from .model import (
     Trigger,
     WaitReason,
 )
-from .policy import Budget
+from .policy import Budget, CheckpointPolicy, CheckpointStrategy, RetryPolicy
+from .runtime import Runtime
 from .store import DEFAULT_STORE_URL, StateStore, open_store
+from .tools import Reconciled, Tool, ToolContext, tool
 
 try:
     __version__ = _version("ratchet")
@@ -48,17 +57,31 @@ __all__ = [
     "AgentState",
     "Artifact",
     "Budget",
+    "BudgetExceeded",
+    "Call",
+    "CannotResume",
     "Checkpoint",
+    "CheckpointPolicy",
+    "CheckpointStrategy",
     "ConflictError",
+    "Context",
+    "DeadlineExceeded",
     "Event",
     "InputError",
     "InvalidTransition",
     "Lease",
     "LeaseLost",
     "Message",
+    "Middleware",
+    "NonDeterminismError",
+    "NonRetryableError",
     "Operation",
+    "OperationFailed",
     "Plan",
     "RatchetError",
+    "Reconciled",
+    "RetryPolicy",
+    "Runtime",
     "Session",
     "StatePatch",
     "StateStore",
@@ -68,8 +91,15 @@ __all__ = [
     "Task",
     "TaskNotFound",
     "TaskStatus",
+    "Tool",
+    "ToolContext",
     "Trigger",
     "WaitReason",
+    "Worker",
+    "WorkerIdentity",
+    "Workflow",
     "__version__",
     "open_store",
+    "tool",
+    "workflow",
 ]

@@ -36,8 +36,10 @@ class Workflow:
         tools: Iterable[Tool] = (),
         retry: RetryPolicy | None = None,
         checkpoint: CheckpointPolicy | None = None,
+        middleware: Iterable[Any] = (),
     ) -> None:
         self.fn = fn
+        self.middleware = list(middleware)
         self.name = name or fn.__name__
         self.tools = {t.name: t for t in tools}
         self.retry = retry or RetryPolicy()
@@ -65,11 +67,21 @@ def workflow(
     tools: Iterable[Tool] = (),
     retry: RetryPolicy | None = None,
     checkpoint: CheckpointPolicy | None = None,
+    middleware: Iterable[Any] = (),
 ) -> Any:
-    """Mark ``async def fn(ctx, **inputs)`` as a durable workflow; bare or with options."""
+    """Mark ``async def fn(ctx, **inputs)`` as a durable workflow; bare or with options.
+
+    Args:
+        name: a name for people (default: the function's).
+        tools: the `Tool` objects ``ctx.call_tool`` may call.
+        retry: the retry policy of calls whose tool sets none.
+        checkpoint: when checkpoints are written and which resume trusts.
+        middleware: extra middleware around model and tool calls.
+    """
+    options = dict(name=name, tools=tools, retry=retry, checkpoint=checkpoint, middleware=middleware)
     if fn is None:
-        return lambda f: Workflow(f, name=name, tools=tools, retry=retry, checkpoint=checkpoint)
-    return Workflow(fn, name=name, tools=tools, retry=retry, checkpoint=checkpoint)
+        return lambda f: Workflow(f, **options)
+    return Workflow(fn, **options)
 
 
 def load_module(source: str) -> Any:

@@ -1,0 +1,23 @@
+"""The durable engine: context, middleware, journal, runner and worker."""
+
+from .calls import Call, TaskSuspended
+from .context import Context
+from .middleware import Middleware, compose, default_chain
+from .runner import WorkerIdentity, run_task
+from .worker import Worker
+from .workflow import Workflow, load_workflow, workflow
+
+__all__ = [
+    "Call",
+    "Context",
+    "Middleware",
+    "TaskSuspended",
+    "Worker",
+    "WorkerIdentity",
+    "Workflow",
+    "compose",
+    "default_chain",
+    "load_workflow",
+    "run_task",
+    "workflow",
+]

@@ -1,0 +1,74 @@
+"""A task's spending against its budget and deadline, checked at every operation boundary."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from ..errors import BudgetExceeded, DeadlineExceeded
+from ..model import Task, utcnow
+
+__all__ = ["BudgetTracker", "PRESSURE_AT"]
+
+PRESSURE_AT = 0.8
+
+
+class BudgetTracker:
+    """Counts tokens, cost and steps (replayed calls count too), and enforces the limits.
+
+    `on_pressure` is awaited once, the first time any limit is 80 % used.
+    """
+
+    def __init__(self, task: Task, on_pressure: Callable[[str], Awaitable[None]]) -> None:
+        self.task = task
+        self.budget = task.budget
+        self.llm_tokens = 0
+        self.cost = 0.0
+        self.steps = 0
+        self._on_pressure = on_pressure
+        self._pressure_reported = "budget_pressure" in task.state.risk_flags
+
+    def count_usage(self, usage: Any) -> None:
+        if isinstance(usage, dict):
+            self.llm_tokens += int(usage.get("prompt_tokens", 0))
+            self.llm_tokens += int(usage.get("completion_tokens", 0))
+            self.cost += float(usage.get("cost", 0.0))
+
+    def count_step(self) -> None:
+        self.steps += 1
+
+    def _figures(self, now: dt.datetime) -> list[tuple[str, float, float | None, str]]:
+        started = self.task.started_at or now
+        return [
+            ("max_steps", self.steps, self.budget.max_steps, ""),
+            ("max_llm_tokens", self.llm_tokens, self.budget.max_llm_tokens, " tokens"),
+            ("max_cost", self.cost, self.budget.max_cost, ""),
+            ("max_wall_time", (now - started).total_seconds(), self.budget.max_wall_time, " s"),
+        ]
+
+    async def check(self) -> None:
+        """Raise when a limit is reached; report pressure at 80 %.
+
+        Raises:
+            DeadlineExceeded: the task's deadline has passed.
+            BudgetExceeded: a limit is used up (for steps: more steps were
+                started than allowed), naming the limit and the figure.
+        """
+        now = utcnow()
+        deadline = self.task.deadline
+        if deadline is not None and now >= deadline:
+            raise DeadlineExceeded(
+                f"deadline exceeded (the task's deadline was {deadline:%Y-%m-%d %H:%M:%S} UTC)"
+            )
+        pressed = None
+        for name, used, limit, unit in self._figures(now):
+            if limit is None:
+                continue
+            if used > limit if name == "max_steps" else used >= limit:
+                raise BudgetExceeded(f"budget exceeded ({name}: {used:g}{unit} of {limit:g}{unit})")
+            if used >= PRESSURE_AT * limit and pressed is None:
+                pressed = f"{name}: {used:g}{unit} of {limit:g}{unit}"
+        if pressed is not None and not self._pressure_reported:
+            self._pressure_reported = True
+            await self._on_pressure(pressed)

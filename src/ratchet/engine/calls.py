@@ -1,0 +1,110 @@
+"""One journaled call on its way through the middleware chain, and how a task pauses."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from pydantic import JsonValue
+
+from ..model import Event, OpKind, Operation, WaitReason
+from ..policy import RetryPolicy
+from ..tools import Tool
+
+if TYPE_CHECKING:
+    from ..providers import ModelRequest
+    from .context import Context
+
+__all__ = ["Call", "TaskSuspended"]
+
+
+class TaskSuspended(BaseException):
+    """The task waits (on a person or a timer); the workflow unwinds and the worker lets go.
+
+    A BaseException, like cancellation: user code's ``except Exception`` must
+    not stop a task from pausing. The waiting state is already committed
+    when it is raised.
+    """
+
+    def __init__(self, reason: WaitReason, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+
+
+@dataclass
+class Call:
+    """A model or tool call, as each middleware sees it.
+
+    Attributes:
+        kind, name, seq, input: what the journal records.
+        attempt: the attempt about to run (from 1); set from the journal on resume.
+        not_before: the next attempt may not start before this time.
+        recorded: what the journal held at this seq when the call began.
+        replayed: the result came from the journal; nothing ran.
+        meta: what the call reports besides its output (usage, ordinal).
+        ordinal_base: for a model call, how many requests of its purpose the
+            task made before this call (the scripted model's ordinal is
+            ``ordinal_base + attempt - 1``).
+    """
+
+    context: Context
+    kind: OpKind
+    name: str
+    seq: int
+    input: JsonValue
+    retry: RetryPolicy
+    tool: Tool | None = None
+    request: ModelRequest | None = None
+    timeout: float | None = None
+    attempt: int = 1
+    ordinal_base: int = 0
+    not_before: dt.datetime | None = None
+    recorded: Operation | None = None
+    replayed: bool = False
+    meta: dict[str, JsonValue] = field(default_factory=dict)
+    _events: list[Event] = field(default_factory=list)
+    _on_outcome: list[Callable[[Operation], Event | None]] = field(default_factory=list)
+
+    @property
+    def task_id(self) -> str:
+        return self.context.task_id
+
+    @property
+    def idempotency_key(self) -> str:
+        return f"{self.context.task_id}:{self.seq}"
+
+    @property
+    def needs_intent(self) -> bool:
+        """A tool with side effects commits its intent before it runs (DESIGN 3.1)."""
+        return self.tool is not None and not self.tool.safe_to_repeat
+
+    def stage_event(self, event: Event) -> None:
+        """Commit `event` with this call's next journal write."""
+        self._events.append(event)
+
+    def on_outcome(self, report: Callable[[Operation], Event | None]) -> None:
+        """Commit ``report(op)`` with the call's final record."""
+        self._on_outcome.append(report)
+
+    def take_events(self, outcome: Operation | None = None) -> list[Event]:
+        events, self._events = self._events, []
+        if outcome is not None:
+            events += [e for report in self._on_outcome if (e := report(outcome)) is not None]
+        return events
+
+    def describe(self, limit: int = 80) -> str:
+        """``name(arg=value, ...)``, cut to `limit` characters."""
+        if isinstance(self.input, dict) and self.kind is OpKind.TOOL:
+            args = ", ".join(f"{k}={v!r}" for k, v in self.input.items())
+            text = f"{self.name}({args})"
+        else:
+            text = self.name
+        return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def error_text(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+

@@ -1,0 +1,427 @@
+"""The durable context a workflow runs in.
+
+Its nondeterministic entry points are exactly ``call_model``, ``call_tool``
+(and ``call_tools`` for parallel calls), ``now``, ``uuid`` and ``sleep``. Each
+takes the next ``seq`` in program order; on resume, the workflow runs again
+from the top and every seq with a recorded result returns it instead of acting
+(replay), until the first seq without one, which runs live (DESIGN 3.2).
+Workflow code must therefore be deterministic apart from these calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import uuid as uuid_module
+from collections import defaultdict
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import JsonValue
+
+from ..errors import DeadlineExceeded, InputError, LeaseLost, NonDeterminismError, OperationFailed
+from ..model import (
+    AgentState,
+    Checkpoint,
+    Event,
+    Lease,
+    Operation,
+    OpKind,
+    OpStatus,
+    Severity,
+    StatePatch,
+    Step,
+    StepStatus,
+    Task,
+    TaskStatus,
+    Trigger,
+    WaitReason,
+    utcnow,
+)
+from ..policy import CheckpointStrategy
+from ..store import StateStore
+from ..tools import ToolContext
+from .budget import BudgetTracker
+from .calls import Call, TaskSuspended
+from .faults import crash_point
+from .journal import Journal
+from .middleware import Middleware, compose, default_chain, perform
+from .workflow import Workflow
+
+__all__ = ["Context"]
+
+INLINE_WAIT_LIMIT = 30.0  # a retry due later than this frees the worker (a timer trigger)
+
+
+class Context:
+    """What a workflow function receives as ``ctx``."""
+
+    def __init__(
+        self,
+        *,
+        store: StateStore,
+        task: Task,
+        lease: Lease,
+        workflow: Workflow,
+        recorded: Iterable[Operation],
+        steps: Iterable[Step],
+        approval_hook: Callable[[Call], Awaitable[None]] | None = None,
+        middleware: Sequence[Middleware] = (),
+    ) -> None:
+        self.store = store
+        self.task = task
+        self.lease = lease
+        self.workflow = workflow
+        self.journal = Journal(store, lease, recorded)
+        self.approval_hook = approval_hook
+        self.state = AgentState(goal=task.goal, budget=task.budget)
+        self.budget = BudgetTracker(task, self._report_pressure)
+        self._steps = {step.index: step for step in steps}
+        self._next_seq = 0
+        self._step_count = 0
+        self._current_step: int | None = None
+        self._model_attempts: dict[str, int] = defaultdict(int)
+        self._model_calls = 0
+        self._chain = compose(default_chain([*workflow.middleware, *middleware]), perform)
+        self._model: Any = None
+
+    # ------------------------------------------------------------------ identity
+
+    @property
+    def task_id(self) -> str:
+        return self.task.id
+
+    @property
+    def replaying(self) -> bool:
+        """Whether the journal still holds results ahead of the workflow's position."""
+        return self._next_seq <= self.journal.last_recorded_seq
+
+    @property
+    def workspace(self) -> Path | None:
+        return Path(self.task.workspace) if self.task.workspace else None
+
+    @property
+    def model(self) -> Any:
+        if self._model is None:
+            if not self.task.model:
+                raise InputError(f"task {self.task_id} has no model; give one with --model")
+            from ..providers import resolve_model
+
+            self._model = resolve_model(self.task.model)
+        return self._model
+
+    def _take_seq(self, count: int = 1) -> int:
+        seq = self._next_seq
+        self._next_seq += count
+        return seq
+
+    def tool_context(self, call: Call) -> ToolContext:
+        return ToolContext(
+            task_id=self.task_id,
+            seq=call.seq,
+            attempt=call.attempt,
+            idempotency_key=call.idempotency_key,
+            step=self._current_step,
+            workspace=self.workspace,
+            emit=self.emit,
+        )
+
+    # ------------------------------------------------------------------ model and tools
+
+    async def call_model(self, request: Any) -> Any:
+        """Ask the task's model; returns a `ModelResponse` (journaled; replayed on resume)."""
+        from ..providers import ModelRequest, ModelResponse
+
+        request = ModelRequest.model_validate(request)
+        if self._model_calls and self.workflow.checkpoint.strategy is CheckpointStrategy.EVERY_ITERATION:
+            await self.checkpoint()
+        self._model_calls += 1
+        purpose = str(request.purpose)
+        call = Call(
+            context=self,
+            kind=OpKind.MODEL,
+            name=f"model:{purpose}",
+            seq=self._take_seq(),
+            input=request.model_dump(mode="json"),
+            retry=self.workflow.retry,
+            request=request,
+            ordinal_base=self._model_attempts[purpose],
+        )
+        try:
+            output = await self._chain(call)
+        except OperationFailed:
+            self._model_attempts[purpose] = call.ordinal_base + call.attempt
+            raise
+        self._model_attempts[purpose] = call.ordinal_base + call.attempt
+        return ModelResponse.model_validate(output)
+
+    def _tool_call(self, name: str, args: dict[str, Any] | None, seq: int) -> Call:
+        tool = self.workflow.tools.get(name)
+        if tool is None:
+            known = ", ".join(sorted(self.workflow.tools)) or "none"
+            raise InputError(f"workflow {self.workflow.name} has no tool {name!r} (it has: {known})")
+        return Call(
+            context=self,
+            kind=OpKind.TOOL,
+            name=name,
+            seq=seq,
+            input=dict(args or {}),
+            retry=tool.retry or self.workflow.retry,
+            tool=tool,
+            timeout=tool.timeout,
+        )
+
+    async def call_tool(self, name: str, args: dict[str, Any] | None = None) -> JsonValue:
+        """Run a tool of the workflow through the journal; returns its result.
+
+        Raises:
+            OperationFailed: the tool failed for good (after its retries).
+        """
+        return await self._chain(self._tool_call(name, args, self._take_seq()))
+
+    async def call_tools(
+        self, calls: Sequence[tuple[str, dict[str, Any] | None]]
+    ) -> list[JsonValue | OperationFailed]:
+        """Run several tools at once; seqs follow their order in `calls`, not completion order.
+
+        Returns each call's result, or the `OperationFailed` it ended with,
+        in the order of `calls`.
+        """
+        base = self._take_seq(len(calls))
+        prepared = [self._tool_call(name, args, base + i) for i, (name, args) in enumerate(calls)]
+        outcomes = await asyncio.gather(*(self._chain(c) for c in prepared), return_exceptions=True)
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException) and not isinstance(outcome, OperationFailed):
+                raise outcome
+        return list(outcomes)
+
+    # ------------------------------------------------------------------ recorded values
+
+    async def _record_value(
+        self, kind: OpKind, name: str, make: Callable[[], JsonValue], *, input: JsonValue = None
+    ) -> tuple[int, JsonValue, bool]:
+        seq = self._take_seq()
+        recorded = self.journal.lookup(seq)
+        if recorded is not None:
+            if recorded.name != name or recorded.kind is not kind:
+                raise NonDeterminismError(self.task_id, seq, f"{recorded.kind} {recorded.name}", f"{kind} {name}")
+            return seq, recorded.output, True
+        op = Operation(
+            task_id=self.task_id,
+            seq=seq,
+            kind=kind,
+            name=name,
+            idempotency_key=f"{self.task_id}:{seq}",
+            status=OpStatus.SUCCEEDED,
+            input=input,
+            output=make(),
+            finished_at=utcnow(),
+        )
+        await self.store.record_op_finished(op, fence=self.lease)
+        self.journal.recorded[seq] = op
+        return seq, op.output, False
+
+    async def now(self) -> dt.datetime:
+        """The current time, the same on every replay."""
+        _, value, _ = await self._record_value(OpKind.CLOCK, "now", lambda: utcnow().isoformat())
+        return dt.datetime.fromisoformat(str(value))
+
+    async def uuid(self) -> str:
+        """A random UUID (hex), the same on every replay."""
+        _, value, _ = await self._record_value(OpKind.UUID, "uuid", lambda: uuid_module.uuid4().hex)
+        return str(value)
+
+    async def sleep(self, seconds: float) -> None:
+        """Wait durably: a timer trigger wakes the task; no process waits meanwhile."""
+        seq, value, _ = await self._record_value(
+            OpKind.SLEEP,
+            "sleep",
+            lambda: {"wake_at": (utcnow() + dt.timedelta(seconds=seconds)).isoformat()},
+            input={"seconds": seconds},
+        )
+        wake_at = dt.datetime.fromisoformat(str(value["wake_at"]))  # type: ignore[index]
+        if utcnow() < wake_at:
+            await self.suspend(
+                WaitReason.TIMER,
+                f"sleeping until {wake_at:%Y-%m-%d %H:%M:%S} UTC",
+                trigger=Trigger(
+                    kind="wake", task_id=self.task_id, fire_at=wake_at,
+                    dedupe_key=f"{self.task_id}:wake:{seq}",
+                ),
+                crash_at="during_sleep",
+            )
+
+    async def wait_until(self, when: dt.datetime, call: Call) -> None:
+        """Hold `call` until `when`: in place when soon, else as a timer trigger that frees the worker."""
+        remaining = (when - utcnow()).total_seconds()
+        if remaining <= 0:
+            return
+        if remaining <= INLINE_WAIT_LIMIT:
+            await asyncio.sleep(remaining)
+            return
+        await self.suspend(
+            WaitReason.TIMER,
+            f"{call.name} (operation {call.seq}) waits until {when:%H:%M:%S} UTC for attempt {call.attempt}",
+            trigger=Trigger(
+                kind="wake", task_id=self.task_id, fire_at=when,
+                dedupe_key=f"{self.task_id}:retry:{call.seq}:{call.attempt}",
+            ),
+        )
+
+    # ------------------------------------------------------------------ state and steps
+
+    async def apply_patch(self, patch: StatePatch | dict[str, Any]) -> AgentState:
+        """Change the agent state; journaled, so a resume rebuilds the same state."""
+        patch = StatePatch.model_validate(patch)
+        seq = self._take_seq()
+        recorded = self.journal.lookup(seq)
+        if recorded is not None:
+            if recorded.kind is not OpKind.STATE:
+                raise NonDeterminismError(self.task_id, seq, f"{recorded.kind} {recorded.name}", "state apply_patch")
+            self.state = StatePatch.model_validate(recorded.input).apply(self.state)
+            return self.state
+        new_state = patch.apply(self.state)
+        op = Operation(
+            task_id=self.task_id, seq=seq, kind=OpKind.STATE, name="apply_patch",
+            idempotency_key=f"{self.task_id}:{seq}", status=OpStatus.SUCCEEDED,
+            input=patch.model_dump(mode="json"), finished_at=utcnow(),
+        )
+        task = self.task.model_copy(update={"state": new_state, "updated_at": utcnow()})
+        ops = ", ".join(o.op for o in patch.ops)
+        async with self.store.transaction(fence=self.lease) as tx:
+            await tx.record_op_finished(op)
+            await tx.update_task(task)
+            await tx.append_event(
+                Event(task_id=self.task_id, kind="state", message=f"state changed: {ops}",
+                      data={"seq": seq, "patch": op.input})
+            )
+        self.journal.recorded[seq] = op
+        self.state, self.task = new_state, task
+        if self.workflow.checkpoint.strategy is CheckpointStrategy.ON_STATE_CHANGE:
+            await self.checkpoint()
+        return self.state
+
+    @contextlib.asynccontextmanager
+    async def step(
+        self, name: str, *, description: str = "", timeout: float | None = None
+    ) -> AsyncIterator[Step]:
+        """Run the block as the task's next step; a resume skips the writes of finished steps."""
+        index = self._step_count
+        self._step_count += 1
+        self.budget.count_step()
+        stored = self._steps.get(index)
+        if stored is not None and stored.status is StepStatus.COMPLETED:
+            yield stored
+            return
+        if stored is None:
+            await self.budget.check()
+            stored = Step(task_id=self.task_id, index=index, name=name, description=description,
+                          status=StepStatus.CURRENT, attempts=1)
+            self._steps[index] = stored
+            async with self.store.transaction(fence=self.lease) as tx:
+                await tx.replace_steps(self.task_id, [self._steps[i] for i in sorted(self._steps)])
+                await tx.append_event(Event(task_id=self.task_id, kind="step_started",
+                                            message=f"step {index} started: {name}",
+                                            display_message=f"Step {index + 1}: {name}"))
+        self._current_step = index
+        try:
+            if timeout is None:
+                yield stored
+            else:
+                try:
+                    async with asyncio.timeout(timeout):
+                        yield stored
+                except TimeoutError as error:
+                    raise DeadlineExceeded(f"step {index} ({name}) timed out after {timeout:g} s") from error
+        except (TaskSuspended, LeaseLost, asyncio.CancelledError, GeneratorExit):
+            raise
+        except BaseException as error:
+            await self._end_step(index, StepStatus.FAILED, f"{type(error).__name__}: {error}")
+            raise
+        else:
+            await self._end_step(index, StepStatus.COMPLETED, None)
+        finally:
+            self._current_step = None
+
+    async def _end_step(self, index: int, status: StepStatus, failure: str | None) -> None:
+        step = self._steps[index].transition(status, failure_message=failure)
+        self._steps[index] = step
+        severity = Severity.INFO if status is StepStatus.COMPLETED else Severity.ERROR
+        async with self.store.transaction(fence=self.lease) as tx:
+            await tx.update_step(step)
+            await tx.append_event(Event(task_id=self.task_id, kind=f"step_{status}", severity=severity,
+                                        message=f"step {index} {status}: {step.name}"
+                                        + (f" ({failure})" if failure else "")))
+            if status is StepStatus.COMPLETED:
+                await self._write_checkpoint(tx)
+
+    # ------------------------------------------------------------------ checkpoints, events, waiting
+
+    async def checkpoint(self) -> Checkpoint | None:
+        """Write a checkpoint of the current position (not while replaying: it exists already)."""
+        if self.replaying:
+            return None
+        async with self.store.transaction(fence=self.lease) as tx:
+            return await self._write_checkpoint(tx)
+
+    async def _write_checkpoint(self, tx: Any) -> Checkpoint:
+        checkpoint = await tx.put_checkpoint(
+            Checkpoint(
+                task_id=self.task_id,
+                last_seq=self._next_seq - 1,
+                task=self.task,
+                steps=[self._steps[i] for i in sorted(self._steps)],
+                state=self.state,
+            )
+        )
+        if self.workflow.checkpoint.keep is not None:
+            await tx.rotate_checkpoints(keep=self.workflow.checkpoint.keep, task_id=self.task_id)
+        return checkpoint
+
+    async def emit(
+        self, message: str, *, kind: str = "note", severity: Severity = Severity.INFO,
+        data: dict[str, JsonValue] | None = None,
+    ) -> None:
+        """Record a progress event (skipped while replaying: it was recorded the first time)."""
+        if self.replaying:
+            return
+        await self.store.append_event(
+            Event(task_id=self.task_id, kind=kind, severity=severity, message=message, data=data or {}),
+            fence=self.lease,
+        )
+
+    async def _report_pressure(self, figure: str) -> None:
+        self.state = self.state.model_copy(update={"risk_flags": [*self.state.risk_flags, "budget_pressure"]})
+        if self.replaying:
+            return
+        task = self.task.model_copy(update={"state": self.state})
+        async with self.store.transaction(fence=self.lease) as tx:
+            await tx.update_task(task)
+            await tx.append_event(Event(task_id=self.task_id, kind="budget_pressure", severity=Severity.WARNING,
+                                        message=f"budget pressure: {figure} used (80 % or more)"))
+        self.task = task
+
+    async def suspend(
+        self,
+        reason: WaitReason,
+        message: str,
+        *,
+        data: dict[str, JsonValue] | None = None,
+        trigger: Trigger | None = None,
+        crash_at: str | None = None,
+    ) -> None:
+        """Commit that the task waits (and its wake-up trigger), then unwind the workflow."""
+        task = self.task.transition(TaskStatus.WAITING, waiting_on=reason)
+        async with self.store.transaction(fence=self.lease) as tx:
+            if trigger is not None:
+                await tx.put_trigger(trigger)
+            await tx.update_task(task)
+            await tx.append_event(Event(task_id=self.task_id, kind="waiting", message=message,
+                                        display_message=f"waiting ({reason}): {message}",
+                                        data={"reason": str(reason), **(data or {})}))
+        self.task = task
+        if crash_at is not None:
+            crash_point(crash_at)
+        raise TaskSuspended(reason, message)

@@ -1,0 +1,101 @@
+"""The task's journal as the engine sees it: what was recorded, and writing what happens.
+
+Every write goes through the store fenced by the worker's lease, and carries
+the events staged for it, so a call's record and the events that report it
+commit together (DESIGN 3.1, 3.5, 3.6).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from pydantic import JsonValue
+
+from ..model import Event, Lease, Operation, OpStatus, utcnow
+from ..store import StateStore
+from .faults import crash_point
+
+if TYPE_CHECKING:
+    from .calls import Call
+
+__all__ = ["Journal"]
+
+
+class Journal:
+    """The recorded operations of one task, and the writer of new ones."""
+
+    def __init__(self, store: StateStore, lease: Lease, recorded: Iterable[Operation]) -> None:
+        self.store = store
+        self.lease = lease
+        self.recorded = {op.seq: op for op in recorded}
+        self.last_recorded_seq = max(self.recorded, default=-1)
+
+    def lookup(self, seq: int) -> Operation | None:
+        return self.recorded.get(seq)
+
+    def _operation(self, call: Call, status: OpStatus, **fields: object) -> Operation:
+        return Operation(
+            task_id=call.task_id,
+            seq=call.seq,
+            kind=call.kind,
+            name=call.name,
+            attempt=call.attempt,
+            idempotency_key=call.idempotency_key,
+            status=status,
+            input=call.input,
+            meta=call.meta,
+            **fields,
+        )
+
+    async def record_intent(self, call: Call) -> None:
+        """Commit that the call is about to run (before its effect)."""
+        op = self._operation(call, OpStatus.STARTED)
+        async with self.store.transaction(fence=self.lease) as tx:
+            await tx.record_op_started(op)
+            await _append(tx, call.take_events())
+        self.recorded[call.seq] = op
+        crash_point("after_intent_commit")
+
+    async def record_retry(self, call: Call, error: BaseException, next_attempt_at: dt.datetime) -> None:
+        """Commit a failed attempt and when the next one is due."""
+        op = self._operation(
+            call,
+            OpStatus.FAILED,
+            error=str(error) or type(error).__name__,
+            error_type=type(error).__name__,
+            next_attempt_at=next_attempt_at,
+            finished_at=utcnow(),
+        )
+        async with self.store.transaction(fence=self.lease) as tx:
+            await tx.record_op_finished(op)
+            await _append(tx, call.take_events())
+        self.recorded[call.seq] = op
+
+    async def record_outcome(
+        self, call: Call, *, output: JsonValue = None, error: BaseException | None = None
+    ) -> Operation:
+        """Commit the call's final result, or its final failure."""
+        if error is None:
+            op = self._operation(call, OpStatus.SUCCEEDED, output=output, finished_at=utcnow())
+        else:
+            op = self._operation(
+                call,
+                OpStatus.FAILED,
+                error=str(error) or type(error).__name__,
+                error_type=type(error).__name__,
+                finished_at=utcnow(),
+            )
+        crash_point("before_result_commit")
+        async with self.store.transaction(fence=self.lease) as tx:
+            await tx.record_op_finished(op)
+            await _append(tx, call.take_events(op))
+        self.recorded[call.seq] = op
+        crash_point("after_result_commit")
+        return op
+
+
+async def _append(tx: object, events: list[Event]) -> None:
+    for event in events:
+        await tx.append_event(event)  # type: ignore[attr-defined]

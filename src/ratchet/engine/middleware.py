@@ -1,0 +1,292 @@
+"""What happens around every model and tool call, one small class per concern.
+
+The chain, from the outside in (DESIGN 5)::
+
+    events -> budget -> approval -> journal -> retry -> the call
+
+is built in one place, `default_chain`. A middleware is any object with
+``async def __call__(self, call, proceed)`` that returns what ``await
+proceed(call)`` returns (or raises); add your own (caching, redaction) by
+passing ``middleware=[...]`` to the workflow's context, and it runs just
+inside the events layer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Protocol
+
+from pydantic import JsonValue
+
+from ..errors import DeadlineExceeded, LeaseLost, NonDeterminismError, OperationFailed, TaskStopped
+from ..model import Event, Operation, OpKind, OpStatus, Severity, WaitReason, utcnow
+from ..tools import Reconciled
+from .calls import Call, TaskSuspended, error_text
+from .faults import crash_point
+
+__all__ = [
+    "ApprovalMiddleware",
+    "BudgetMiddleware",
+    "EventsMiddleware",
+    "JournalMiddleware",
+    "Middleware",
+    "RetryMiddleware",
+    "compose",
+    "default_chain",
+    "perform",
+]
+
+Proceed = Callable[[Call], Awaitable[JsonValue]]
+
+# Control flow that passes through every layer untouched: nothing is recorded for it.
+_PASS_THROUGH = (TaskSuspended, LeaseLost, asyncio.CancelledError)
+
+
+class Middleware(Protocol):
+    async def __call__(self, call: Call, proceed: Proceed) -> JsonValue: ...
+
+
+def compose(chain: Sequence[Middleware], terminal: Proceed) -> Proceed:
+    """Wrap `terminal` in `chain`, the first middleware outermost."""
+    run = terminal
+    for layer in reversed(chain):
+        run = _bind(layer, run)
+    return run
+
+
+def _bind(layer: Middleware, inner: Proceed) -> Proceed:
+    async def run(call: Call) -> JsonValue:
+        return await layer(call, inner)
+
+    return run
+
+
+def default_chain(extra: Sequence[Middleware] = ()) -> list[Middleware]:
+    """The standard chain, with `extra` middleware just inside the events layer."""
+    return [
+        EventsMiddleware(),
+        *extra,
+        BudgetMiddleware(),
+        ApprovalMiddleware(),
+        JournalMiddleware(),
+        RetryMiddleware(),
+    ]
+
+
+def _will_replay(call: Call) -> bool:
+    recorded = call.context.journal.lookup(call.seq)
+    return recorded is not None and recorded.is_finished and not recorded.retry_pending
+
+
+class EventsMiddleware:
+    """Reports each live call and its outcome as events, committed with the journal's writes."""
+
+    async def __call__(self, call: Call, proceed: Proceed) -> JsonValue:
+        if _will_replay(call):
+            return await proceed(call)
+        what = "tool" if call.kind is OpKind.TOOL else "model"
+        call.stage_event(
+            Event(
+                task_id=call.task_id,
+                kind=f"{what}_call",
+                message=f"{what} call {call.seq}: {call.describe()}",
+                display_message=f"-> {call.describe()}",
+                data={"seq": call.seq, "name": call.name},
+            )
+        )
+        call.on_outcome(lambda op: _outcome_event(call, op))
+        return await proceed(call)
+
+
+def _outcome_event(call: Call, op: Operation) -> Event:
+    if op.status is OpStatus.SUCCEEDED:
+        return Event(
+            task_id=call.task_id,
+            kind=f"{op.kind}_result",
+            message=f"{op.kind} call {op.seq} ({op.name}) succeeded on attempt {op.attempt}",
+            display_message=f"<- {op.name} ok",
+            data={"seq": op.seq, "name": op.name, "attempt": op.attempt},
+        )
+    return Event(
+        task_id=call.task_id,
+        kind=f"{op.kind}_failed",
+        severity=Severity.ERROR,
+        message=f"{op.kind} call {op.seq} ({op.name}) failed: {op.error_type}: {op.error}",
+        display_message=f"<- {op.name} failed: {op.error}",
+        data={"seq": op.seq, "name": op.name, "attempt": op.attempt, "error_type": op.error_type},
+    )
+
+
+class BudgetMiddleware:
+    """Checks the task's limits before each live call and counts what each call used."""
+
+    async def __call__(self, call: Call, proceed: Proceed) -> JsonValue:
+        budget = call.context.budget
+        live = not _will_replay(call)
+        if live:
+            await budget.check()
+        output = await proceed(call)
+        if call.kind is OpKind.MODEL:
+            budget.count_usage(call.meta.get("usage"))
+        if live:
+            await budget.check()
+        return output
+
+
+class ApprovalMiddleware:
+    """Asks the context's approval hook about each live tool call (people in the loop).
+
+    The hook returns to let the call run or raises `TaskSuspended` after
+    committing a ``waiting(approval)`` state; with no hook, every call runs.
+    """
+
+    async def __call__(self, call: Call, proceed: Proceed) -> JsonValue:
+        hook = call.context.approval_hook
+        if hook is not None and call.kind is OpKind.TOOL and not _will_replay(call):
+            await hook(call)
+        return await proceed(call)
+
+
+class JournalMiddleware:
+    """Replays recorded results, settles calls caught in flight, and records outcomes."""
+
+    async def __call__(self, call: Call, proceed: Proceed) -> JsonValue:
+        recorded = call.context.journal.lookup(call.seq)
+        if recorded is not None:
+            replayed = await self._resume(call, recorded)
+            if replayed is not _LIVE:
+                return replayed
+        try:
+            output = await proceed(call)
+        except _PASS_THROUGH:
+            raise
+        except TaskStopped as stopped:
+            await call.context.journal.record_outcome(call, error=stopped)
+            raise
+        except Exception as error:
+            op = await call.context.journal.record_outcome(call, error=error)
+            raise OperationFailed(call.name, call.seq, op.error_type or "", op.error or "") from error
+        await call.context.journal.record_outcome(call, output=output)
+        return output
+
+    async def _resume(self, call: Call, recorded: Operation) -> Any:
+        if recorded.name != call.name or recorded.kind is not call.kind:
+            raise NonDeterminismError(
+                call.task_id, call.seq, f"{recorded.kind} {recorded.name}", f"{call.kind} {call.name}"
+            )
+        call.recorded = recorded
+        call.meta = dict(recorded.meta)
+        if recorded.status is OpStatus.SUCCEEDED:
+            call.replayed, call.attempt = True, recorded.attempt
+            return recorded.output
+        if recorded.retry_pending:
+            call.attempt, call.not_before = recorded.attempt + 1, recorded.next_attempt_at
+            return _LIVE
+        if recorded.status is OpStatus.FAILED:
+            call.replayed, call.attempt = True, recorded.attempt
+            raise OperationFailed(
+                recorded.name, recorded.seq, recorded.error_type or "", recorded.error or ""
+            )
+        return await self._settle_in_doubt(call, recorded)
+
+    async def _settle_in_doubt(self, call: Call, recorded: Operation) -> Any:
+        tool = call.tool
+        context = call.context
+        if call.kind is not OpKind.TOOL or tool is None:
+            call.attempt = recorded.attempt
+            return _LIVE
+        call.attempt = recorded.attempt + 1
+        if tool.safe_to_repeat or tool.takes_key:
+            await context.emit(
+                f"{tool.name} (operation {call.seq}) was in flight when the worker stopped; "
+                f"running it again with idempotency key {call.idempotency_key}",
+                kind="in_doubt_rerun",
+                data={"seq": call.seq},
+            )
+            return _LIVE
+        if tool.reconcile is not None:
+            verdict = tool.reconcile(context.tool_context(call))
+            if asyncio.iscoroutine(verdict):
+                verdict = await verdict
+            if not isinstance(verdict, Reconciled):
+                raise TypeError(f"reconcile of {tool.name} must return a Reconciled, not {verdict!r}")
+            if verdict.verdict == "done":
+                call.attempt = recorded.attempt
+                await context.journal.record_outcome(call, output=verdict.result)
+                return verdict.result
+            if verdict.verdict == "run_again":
+                return _LIVE
+        await context.suspend(
+            WaitReason.IN_DOUBT,
+            f"{call.describe()} (operation {call.seq}) was in flight when the worker stopped and "
+            f"may or may not have happened; settle it with `ratchet resolve {call.task_id} "
+            f"--op {call.seq} --retry|--skip|--result JSON`",
+            data={"seq": call.seq, "tool": call.name, "arguments": call.input},
+        )
+
+
+_LIVE = object()  # _resume's answer when the call must run live
+
+
+class RetryMiddleware:
+    """Runs the call, retrying per its policy; each failed attempt and its next time are committed."""
+
+    async def __call__(self, call: Call, proceed: Proceed) -> JsonValue:
+        context = call.context
+        while True:
+            if call.not_before is not None:
+                await context.wait_until(call.not_before, call)
+            if call.needs_intent:
+                await context.journal.record_intent(call)
+            try:
+                if call.timeout is None:
+                    return await proceed(call)
+                async with asyncio.timeout(call.timeout):
+                    return await proceed(call)
+            except _PASS_THROUGH:
+                raise
+            except TaskStopped:
+                raise
+            except TimeoutError as error:
+                if call.timeout is None:
+                    raise
+                raise DeadlineExceeded(
+                    f"{call.kind} {call.name} (operation {call.seq}) timed out after {call.timeout:g} s"
+                ) from error
+            except Exception as error:
+                if not call.retry.is_retryable(error) or not call.retry.allows_another(call.attempt):
+                    raise
+                delay = call.retry.delay(call.attempt, retry_after=getattr(error, "retry_after", None))
+                call.not_before = utcnow() + dt.timedelta(seconds=delay)
+                call.stage_event(
+                    Event(
+                        task_id=call.task_id,
+                        kind="retry",
+                        severity=Severity.WARNING,
+                        message=(
+                            f"{call.name} (operation {call.seq}) attempt {call.attempt} failed: "
+                            f"{error_text(error)}; attempt {call.attempt + 1} in {delay:.3g} s"
+                        ),
+                        data={"seq": call.seq, "attempt": call.attempt, "delay": delay},
+                    )
+                )
+                await context.journal.record_retry(call, error, call.not_before)
+                call.attempt += 1
+                crash_point("during_backoff")
+
+
+async def perform(call: Call) -> JsonValue:
+    """The real call at the end of the chain: the model provider or the tool."""
+    context = call.context
+    if call.kind is OpKind.MODEL:
+        assert call.request is not None
+        ordinal = call.ordinal_base + call.attempt - 1
+        call.meta["ordinal"] = ordinal
+        crash_point("during_model_call")
+        response = await context.model.complete(call.request, ordinal=ordinal)
+        call.meta["usage"] = response.usage.model_dump()
+        return response.model_dump(mode="json")
+    assert call.tool is not None
+    return await call.tool.invoke(dict(call.input or {}), context.tool_context(call))

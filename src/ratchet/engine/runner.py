@@ -1,0 +1,198 @@
+"""Running one task under a lease: claim, heartbeat, replay and run, record how it ended."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import socket
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic_core import PydanticSerializationError, to_jsonable_python
+
+from ..errors import CannotResume, DeadlineExceeded, LeaseLost, OperationFailed, TaskStopped
+from ..model import Event, Lease, Severity, Task, TaskStatus, utcnow
+from ..store import StateStore
+from .calls import Call, TaskSuspended
+from .context import Context
+from .workflow import Workflow, load_workflow
+
+__all__ = ["WorkerIdentity", "run_task"]
+
+DEFAULT_LEASE_TTL = 30.0
+
+
+@dataclass(frozen=True)
+class WorkerIdentity:
+    """Who holds a lease: a name, and the host and process behind it."""
+
+    name: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
+    host: str = field(default_factory=socket.gethostname)
+    pid: int = field(default_factory=os.getpid)
+
+
+async def run_task(
+    store: StateStore,
+    task_id: str,
+    *,
+    worker: WorkerIdentity | None = None,
+    lease_ttl: float = DEFAULT_LEASE_TTL,
+    take_over: bool = False,
+    load: Callable[[str], Workflow] = load_workflow,
+    approval_hook: Callable[[Call], Awaitable[None]] | None = None,
+) -> Task:
+    """Claim the task, run its workflow until it ends or waits, and let it go.
+
+    Returns the task as it was left. A task that ended, or waits on a person,
+    is returned untouched.
+
+    Raises:
+        CannotResume: another live worker holds the task.
+        LeaseLost: another worker took the task over while this one ran it.
+    """
+    worker = worker or WorkerIdentity()
+    lease = await store.claim_lease(
+        task_id, worker.name, lease_ttl, host=worker.host, pid=worker.pid, take_over=take_over
+    )
+    if lease is None:
+        held = await store.get_lease(task_id)
+        raise CannotResume(_held_message(task_id, held))
+    beat = _Heartbeat(store, lease, lease_ttl, asyncio.current_task())
+    try:
+        async with beat:
+            return await _run_leased(store, task_id, lease, load, approval_hook)
+    except asyncio.CancelledError:
+        if beat.lost is not None:
+            raise beat.lost from None
+        raise
+    finally:
+        with contextlib.suppress(LeaseLost):
+            await store.release_lease(lease)
+
+
+def _held_message(task_id: str, lease: Lease | None) -> str:
+    if lease is None:
+        return f"task {task_id} could not be claimed; try again"
+    return (
+        f"task {task_id} is held by worker {lease.owner} (pid {lease.pid} on {lease.host or '?'}) "
+        f"until {lease.expires_at:%Y-%m-%d %H:%M:%S} UTC; stop that worker or wait for its lease to expire"
+    )
+
+
+class _Heartbeat:
+    """Renews the lease every third of its time to live; cancels the run if the lease is lost."""
+
+    def __init__(self, store: StateStore, lease: Lease, ttl: float, run: asyncio.Task[Any] | None) -> None:
+        self.store, self.lease, self.ttl, self.run = store, lease, ttl, run
+        self.lost: LeaseLost | None = None
+        self._beat: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> _Heartbeat:
+        self._beat = asyncio.create_task(self._renew())
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        assert self._beat is not None
+        self._beat.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._beat
+
+    async def _renew(self) -> None:
+        while True:
+            await asyncio.sleep(self.ttl / 3)
+            try:
+                self.lease = await self.store.renew_lease(self.lease, self.ttl)
+            except LeaseLost as lost:
+                self.lost = lost
+                if self.run is not None:
+                    self.run.cancel()
+                return
+            except Exception:  # a store hiccup: the next beat tries again
+                continue
+
+
+async def _run_leased(
+    store: StateStore,
+    task_id: str,
+    lease: Lease,
+    load: Callable[[str], Workflow],
+    approval_hook: Callable[[Call], Awaitable[None]] | None,
+) -> Task:
+    task = await store.get_task(task_id)
+    if task.status.is_terminal or (task.waiting_on is not None and task.waiting_on.needs_person):
+        return task
+    if not task.workflow:
+        raise CannotResume(f"task {task_id} names no workflow to run")
+    workflow = load(task.workflow)
+    resumed = task.started_at is not None
+    running = task if task.status is TaskStatus.RUNNING else task.transition(
+        TaskStatus.RUNNING, started_at=task.started_at or utcnow()
+    )
+    async with store.transaction(fence=lease) as tx:
+        await tx.update_task(running)
+        await tx.append_event(
+            Event(
+                task_id=task_id,
+                kind="task_resumed" if resumed else "task_started",
+                message=f"task {'resumed' if resumed else 'started'} by {lease.owner}",
+                display_message=f"{'Resumed' if resumed else 'Started'} {running.name}",
+                data={"worker": lease.owner, "token": lease.token},
+            )
+        )
+        recorded = await tx.list_ops(task_id)
+        steps = await tx.list_steps(task_id)
+    context = Context(
+        store=store, task=running, lease=lease, workflow=workflow, recorded=recorded, steps=steps,
+        approval_hook=approval_hook,
+    )
+    try:
+        result = await _within_deadline(context, workflow.fn(context, **running.inputs_params))
+    except TaskSuspended:
+        return context.task
+    except (LeaseLost, asyncio.CancelledError):
+        raise
+    except (TaskStopped, OperationFailed) as error:
+        return await _finish(context, TaskStatus.FAILED, error=str(error))
+    except Exception as error:
+        return await _finish(context, TaskStatus.FAILED, error=f"{type(error).__name__}: {error}")
+    return await _finish(context, TaskStatus.COMPLETED, result=result)
+
+
+async def _within_deadline(context: Context, work: Awaitable[Any]) -> Any:
+    deadline = context.task.deadline
+    if deadline is None:
+        return await work
+    remaining = (deadline - utcnow()).total_seconds()
+    try:
+        async with asyncio.timeout(max(remaining, 0)) as scope:
+            return await work
+    except TimeoutError as error:
+        if scope.expired():
+            raise DeadlineExceeded(
+                f"deadline exceeded (the task's deadline was {deadline:%Y-%m-%d %H:%M:%S} UTC)"
+            ) from error
+        raise
+
+
+async def _finish(
+    context: Context, status: TaskStatus, *, result: Any = None, error: str | None = None
+) -> Task:
+    try:
+        result = to_jsonable_python(result)
+    except PydanticSerializationError as problem:
+        status, result, error = TaskStatus.FAILED, None, f"the workflow returned a non-JSON value: {problem}"
+    task = context.task.transition(status, result=result, error=error)
+    if status is TaskStatus.COMPLETED:
+        event = Event(task_id=task.id, kind="task_completed", message="task completed",
+                      display_message=f"Completed {task.name}", data={"result": result})
+    else:
+        event = Event(task_id=task.id, kind="task_failed", severity=Severity.ERROR,
+                      message=f"task failed: {error}", display_message=f"Failed: {error}")
+    async with context.store.transaction(fence=context.lease) as tx:
+        await tx.update_task(task)
+        await tx.delete_triggers(task.id)
+        await tx.append_event(event)
+    context.task = task
+    return task

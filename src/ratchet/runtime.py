@@ -1,0 +1,293 @@
+"""`Runtime`: the Python API over a store: submit, run, resume, wait, resolve, fork, gc."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import uuid
+from typing import Any
+
+from pydantic import JsonValue
+
+from .engine.runner import DEFAULT_LEASE_TTL, WorkerIdentity, run_task
+from .engine.workflow import Workflow, load_workflow
+from .errors import CannotResume, InputError
+from .model import (
+    Event,
+    Lease,
+    Operation,
+    OpStatus,
+    Task,
+    TaskStatus,
+    Trigger,
+    WaitReason,
+    utcnow,
+)
+from .policy import Budget
+from .store import DEFAULT_STORE_URL, StateStore, open_store
+
+__all__ = ["Runtime"]
+
+_UNSET: Any = object()
+
+
+class Runtime:
+    """Ratchet for Python programs; use as ``async with Runtime(url) as rt:``.
+
+    Args:
+        store: a store URL, or an open `StateStore` (then the caller closes it).
+        identity: who this process is when it holds leases.
+        lease_ttl: seconds a lease lasts without a heartbeat.
+    """
+
+    def __init__(
+        self,
+        store: str | StateStore = DEFAULT_STORE_URL,
+        *,
+        identity: WorkerIdentity | None = None,
+        lease_ttl: float = DEFAULT_LEASE_TTL,
+    ) -> None:
+        self._url = store if isinstance(store, str) else None
+        self._store = None if isinstance(store, str) else store
+        self.identity = identity or WorkerIdentity()
+        self.lease_ttl = lease_ttl
+
+    async def __aenter__(self) -> Runtime:
+        if self._store is None:
+            assert self._url is not None
+            self._store = await open_store(self._url)
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        if self._url is not None and self._store is not None:
+            await self._store.close()
+            self._store = None
+
+    @property
+    def store(self) -> StateStore:
+        if self._store is None:
+            raise RuntimeError("use the Runtime inside `async with`")
+        return self._store
+
+    # ------------------------------------------------------------------ starting work
+
+    async def submit(
+        self,
+        workflow: Workflow | str,
+        inputs: dict[str, JsonValue] | None = None,
+        *,
+        name: str | None = None,
+        instruction: str = "",
+        model: str | None = None,
+        deadline: float | dt.datetime | None = None,
+        budget: Budget | None = None,
+        task_id: str | None = None,
+    ) -> str:
+        """Create a task for `workflow` and queue it for a worker; return its id.
+
+        Args:
+            deadline: an absolute time, or seconds from now; kept as an absolute time.
+        """
+        reference = workflow.reference if isinstance(workflow, Workflow) else workflow
+        found = workflow if isinstance(workflow, Workflow) else load_workflow(reference)
+        name = name or found.name
+        if isinstance(deadline, (int, float)):
+            deadline = utcnow() + dt.timedelta(seconds=deadline)
+        task = Task(
+            id=task_id or f"{_slug(name)}-{uuid.uuid4().hex[:8]}",
+            name=name,
+            instruction=instruction,
+            agent=found.name,
+            workflow=reference,
+            model=model,
+            inputs_params=inputs or {},
+            deadline=deadline,
+            budget=budget or Budget(),
+        )
+        async with self.store.transaction() as tx:
+            await tx.create_task(task)
+            await tx.put_trigger(Trigger(kind="start", task_id=task.id, dedupe_key=f"{task.id}:start"))
+            await tx.append_event(
+                Event(task_id=task.id, kind="task_created", message=f"task created: {name}",
+                      display_message=f"Created {name}", data={"workflow": reference})
+            )
+        return task.id
+
+    async def run(self, workflow: Workflow | str, inputs: dict[str, JsonValue] | None = None, **options: Any) -> Task:
+        """Submit a task and run it here until it ends or waits."""
+        return await self.resume(await self.submit(workflow, inputs, **options))
+
+    async def resume(self, task_id: str, *, force: bool = False) -> Task:
+        """Run a task here from where its journal stopped, until it ends or waits.
+
+        Takes over a task whose lease expired or was released, or whose holder
+        was a process on this host that no longer exists.
+
+        Raises:
+            CannotResume: the task ended, waits on a person, is held by a
+                live worker, or (unless `force`) its newest checkpoint is
+                older than its workflow allows.
+        """
+        task = await self.store.get_task(task_id)
+        if task.status.is_terminal:
+            raise CannotResume(f"task {task_id} is already {task.status}; there is nothing to resume")
+        if task.waiting_on is not None and task.waiting_on.needs_person:
+            raise CannotResume(_waiting_message(task))
+        lease = await self.store.get_lease(task_id)
+        take_over = lease is not None and lease.is_live() and _holder_is_gone(lease)
+        if not force:
+            await self._validate_checkpoint(task)
+        return await run_task(
+            self.store, task_id, worker=self.identity, lease_ttl=self.lease_ttl, take_over=take_over
+        )
+
+    async def _validate_checkpoint(self, task: Task) -> None:
+        if not task.workflow:
+            return
+        max_age = load_workflow(task.workflow).checkpoint.max_age
+        latest = await self.store.latest_checkpoint(task.id)
+        if max_age is None or latest is None:
+            return
+        age = (utcnow() - latest.created_at).total_seconds()
+        if age > max_age:
+            raise CannotResume(
+                f"task {task.id}: its newest checkpoint is {age:.0f} s old, more than the "
+                f"{max_age:g} s its workflow trusts; check the world has not moved on, then resume with --force"
+            )
+
+    async def wait(self, task_id: str, *, timeout: float | None = None, poll: float = 0.2) -> Task:
+        """Wait until the task ends or waits on a person; return it then."""
+        import asyncio
+
+        async def settled() -> Task:
+            while True:
+                task = await self.store.get_task(task_id)
+                if task.status.is_terminal or (task.waiting_on is not None and task.waiting_on.needs_person):
+                    return task
+                await asyncio.sleep(poll)
+
+        return await asyncio.wait_for(settled(), timeout)
+
+    # ------------------------------------------------------------------ people
+
+    async def resolve(
+        self, task_id: str, seq: int, *, retry: bool = False, skip: bool = False, result: Any = _UNSET
+    ) -> Task:
+        """Settle an operation that was in flight when its worker died (``waiting(in_doubt)``).
+
+        Exactly one of: `retry` (run it again), `skip` (treat it as done,
+        with no result), `result` (treat it as done with this result). The
+        task is then queued for a worker (or ``resume``).
+
+        Raises:
+            InputError: the task does not wait on that operation, or the
+                choice is not exactly one.
+        """
+        if sum((retry, skip, result is not _UNSET)) != 1:
+            raise InputError("choose exactly one of --retry, --skip or --result JSON")
+        task = await self.store.get_task(task_id)
+        if task.waiting_on is not WaitReason.IN_DOUBT:
+            raise InputError(f"task {task_id} is {task.status_text}, not waiting on an in-doubt operation")
+        op = await self.store.get_op(task_id, seq)
+        if op is None or op.status is not OpStatus.STARTED:
+            raise InputError(
+                f"operation {seq} of task {task_id} is not in doubt"
+                + ("" if op is None else f" (it is {op.status})")
+            )
+        settled, how = _settlement(op, retry=retry, skip=skip, result=result)
+        queued = task.transition(TaskStatus.WAITING, waiting_on=WaitReason.TIMER)
+        async with self.store.transaction() as tx:
+            await tx.record_op_finished(settled)
+            await tx.update_task(queued)
+            await tx.put_trigger(Trigger(kind="wake", task_id=task_id, dedupe_key=f"{task_id}:resolved:{seq}"))
+            await tx.append_event(
+                Event(task_id=task_id, kind="resolved", message=f"operation {seq} ({op.name}) resolved: {how}",
+                      data={"seq": seq, "how": how})
+            )
+        return queued
+
+    # ------------------------------------------------------------------ time travel and upkeep
+
+    async def fork(self, task_id: str, checkpoint: int) -> str:
+        """Start a new task from one of a task's checkpoints; the original is not touched.
+
+        The new task gets the original's journal up to the checkpoint, so it
+        replays that far and runs live from there.
+        """
+        saved = await self.store.get_checkpoint(task_id, checkpoint)
+        original = await self.store.get_task(task_id)
+        new_id = f"{task_id}-fork{checkpoint}-{uuid.uuid4().hex[:6]}"
+        now = utcnow()
+        forked = original.model_copy(
+            update={
+                "id": new_id, "status": TaskStatus.QUEUED, "waiting_on": None, "result": None,
+                "error": None, "state": saved.state, "forked_from": task_id, "created_at": now,
+                "updated_at": now, "started_at": None,
+            }
+        )
+        ops = [op for op in await self.store.list_ops(task_id) if op.seq <= saved.last_seq]
+        async with self.store.transaction() as tx:
+            await tx.create_task(Task.model_validate(forked.model_dump()))
+            await tx.replace_steps(new_id, [s.model_copy(update={"task_id": new_id}) for s in saved.steps])
+            for op in ops:
+                copy = op.model_copy(update={"task_id": new_id})
+                if op.status is OpStatus.STARTED:
+                    await tx.record_op_started(copy)
+                else:
+                    await tx.record_op_finished(copy)
+            await tx.put_trigger(Trigger(kind="start", task_id=new_id, dedupe_key=f"{new_id}:start"))
+            await tx.append_event(
+                Event(task_id=new_id, kind="task_forked",
+                      message=f"forked from task {task_id} at checkpoint {checkpoint} (operation {saved.last_seq})",
+                      data={"from": task_id, "checkpoint": checkpoint, "last_seq": saved.last_seq})
+            )
+        return new_id
+
+    async def gc(self, *, keep: int | None = None, older_than: float | None = None) -> int:
+        """Rotate checkpoints of every task; return how many were deleted (a task's newest stays)."""
+        return await self.store.rotate_checkpoints(
+            keep=keep, older_than=None if older_than is None else dt.timedelta(seconds=older_than)
+        )
+
+
+def _slug(name: str) -> str:
+    cleaned = "".join(c if c.isalnum() or c in "-_" else "-" for c in name.lower()).strip("-")
+    return cleaned[:40] or "task"
+
+
+def _waiting_message(task: Task) -> str:
+    what = {
+        WaitReason.APPROVAL: "an approval (`ratchet approve` or `ratchet deny`)",
+        WaitReason.INPUT: "an answer (`ratchet answer`)",
+        WaitReason.IN_DOUBT: "a person to settle an in-doubt operation (`ratchet resolve`; see `ratchet show`)",
+    }[task.waiting_on]  # type: ignore[index]
+    return f"task {task.id} is waiting for {what}; it does not resume by itself"
+
+
+def _holder_is_gone(lease: Lease) -> bool:
+    """Whether the lease's holder was a process on this host that no longer exists."""
+    import socket
+
+    if lease.host != socket.gethostname() or lease.pid <= 0:
+        return False
+    try:
+        os.kill(lease.pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+def _settlement(op: Operation, *, retry: bool, skip: bool, result: Any) -> tuple[Operation, str]:
+    now = utcnow()
+    if retry:
+        return op.model_copy(update={
+            "status": OpStatus.FAILED, "error": "in doubt; a person chose to run it again",
+            "error_type": "InDoubt", "next_attempt_at": now, "finished_at": now,
+        }), "run it again"
+    output = None if skip else result
+    return op.model_copy(update={
+        "status": OpStatus.SUCCEEDED, "output": output, "finished_at": now,
+        "meta": {**op.meta, "resolved": "skip" if skip else "result"},
+    }), "skipped" if skip else "given a result"
