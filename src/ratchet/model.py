@@ -280,6 +280,10 @@ class Operation(Record):
     again (attempt ``attempt + 1`` at that time); without it, it failed for good.
     ``meta`` holds what the call reported besides its output (token usage, the
     scripted model's ordinal).
+
+    ``input``, ``output`` and ``meta`` hold JSON values; they are checked when
+    stored (encoded as JSON), not on every construction: the journal builds
+    two of these per call on its hottest path.
     """
 
     task_id: NonEmpty
@@ -289,12 +293,12 @@ class Operation(Record):
     attempt: int = Field(default=1, ge=1)
     idempotency_key: str
     status: OpStatus = OpStatus.STARTED
-    input: JsonValue = None
-    output: JsonValue = None
+    input: Any = None
+    output: Any = None
     error: str | None = None
     error_type: str | None = None
     next_attempt_at: dt.datetime | None = None
-    meta: dict[str, JsonValue] = Field(default_factory=dict)
+    meta: dict[str, Any] = Field(default_factory=dict)
     started_at: dt.datetime = Field(default_factory=utcnow)
     finished_at: dt.datetime | None = None
 

@@ -22,7 +22,10 @@ def _schema_of(path: Path) -> dict[str, object]:
                 "SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name"
             )
         ]
-        shape: dict[str, object] = {"objects": names}
+        shape: dict[str, object] = {
+            "objects": names,
+            "without rowid": sorted(row[1] for row in conn.execute("PRAGMA table_list") if row[4]),
+        }
         for kind, name in names:
             if kind == "table":
                 shape[name] = conn.execute(f"PRAGMA table_info({name})").fetchall()

@@ -34,7 +34,7 @@ CRASH_POINTS = (
 _passes: dict[str, int] = {}
 
 
-def _armed() -> tuple[str, int] | None:
+def _read_armed() -> tuple[str, int] | None:
     spec = os.environ.get("RATCHET_CRASH_AT")
     if not spec:
         return None
@@ -44,9 +44,13 @@ def _armed() -> tuple[str, int] | None:
     return name, int(count or 1)
 
 
+# Read once: a worker's environment does not change while it runs.
+_armed = _read_armed()
+
+
 def crash_point(name: str) -> None:
     """Kill this process with SIGKILL if RATCHET_CRASH_AT arms `name` for this pass."""
-    armed = _armed()
+    armed = _armed
     if armed is None or armed[0] != name:
         return
     _passes[name] = _passes.get(name, 0) + 1

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import functools
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
 from pydantic import JsonValue
 
 from ..errors import DeadlineExceeded, LeaseLost, NonDeterminismError, OperationFailed, TaskStopped
-from ..model import Event, Operation, OpKind, OpStatus, Severity, WaitReason, utcnow
+from ..model import Event, Operation, OpKind, OpStatus, RiskLevel, Severity, WaitReason, utcnow
 from ..tools import Reconciled
 from .calls import Call, TaskSuspended, error_text
 from .faults import crash_point
@@ -52,14 +53,7 @@ def compose(chain: Sequence[Middleware], terminal: Proceed) -> Proceed:
     """Wrap `terminal` in `chain`, the first middleware outermost."""
     run = terminal
     for layer in reversed(chain):
-        run = _bind(layer, run)
-    return run
-
-
-def _bind(layer: Middleware, inner: Proceed) -> Proceed:
-    async def run(call: Call) -> JsonValue:
-        return await layer(call, inner)
-
+        run = functools.partial(layer.__call__, proceed=run)
     return run
 
 
@@ -81,46 +75,78 @@ def _will_replay(call: Call) -> bool:
 
 
 class EventsMiddleware:
-    """Reports each live call and its outcome as events, committed with the journal's writes."""
+    """Reports calls as events, committed with the journal's writes (never a commit of its own).
+
+    The journal already records every call, so not every call becomes an
+    event too: model answers, failures, retries and calls of
+    ``external_action`` tools do (what people follow); a successful
+    ``read_only`` or ``write_local`` tool call shows in the journal only.
+    ``EventsMiddleware(every_call=True)`` reports every call.
+    """
+
+    def __init__(self, *, every_call: bool = False) -> None:
+        self.every_call = every_call
 
     async def __call__(self, call: Call, proceed: Proceed) -> JsonValue:
         if _will_replay(call):
             return await proceed(call)
-        what = "tool" if call.kind is OpKind.TOOL else "model"
-        call.stage_event(
-            Event(
-                task_id=call.task_id,
-                kind=f"{what}_call",
-                message=f"{what} call {call.seq}: {call.describe()}",
-                display_message=f"-> {call.describe()}",
-                data={"seq": call.seq, "name": call.name},
-            )
+        noteworthy = self.every_call or call.kind is OpKind.MODEL or (
+            call.tool is not None and call.tool.risk is RiskLevel.EXTERNAL_ACTION
         )
-        call.on_outcome(lambda op: _outcome_event(call, op))
+        if noteworthy and call.kind is OpKind.TOOL:
+            described = call.describe()
+            call.stage_event(
+                Event(
+                    task_id=call.task_id,
+                    kind="tool_call",
+                    message=f"tool call {call.seq}: {described}",
+                    display_message=f"-> {described}",
+                    data={"seq": call.seq, "name": call.name},
+                )
+            )
+        call.on_outcome(lambda op: _outcome_event(call, op, noteworthy))
         return await proceed(call)
 
 
-def _outcome_event(call: Call, op: Operation) -> Event:
-    if op.status is OpStatus.SUCCEEDED:
+def _outcome_event(call: Call, op: Operation, noteworthy: bool) -> Event | None:
+    data: dict[str, JsonValue] = {"seq": op.seq, "name": op.name, "attempt": op.attempt}
+    if op.status is not OpStatus.SUCCEEDED:
         return Event(
             task_id=call.task_id,
-            kind=f"{op.kind}_result",
-            message=f"{op.kind} call {op.seq} ({op.name}) succeeded on attempt {op.attempt}",
-            display_message=f"<- {op.name} ok",
-            data={"seq": op.seq, "name": op.name, "attempt": op.attempt},
+            kind=f"{op.kind}_failed",
+            severity=Severity.ERROR,
+            message=f"{op.kind} call {op.seq} ({op.name}) failed: {op.error_type}: {op.error}",
+            display_message=f"<- {op.name} failed: {op.error}",
+            data={**data, "error_type": op.error_type},
+        )
+    if not noteworthy:
+        return None
+    if op.kind is OpKind.MODEL:
+        answer = op.output if isinstance(op.output, dict) else {}
+        calls = len(answer.get("tool_calls") or [])
+        said = f"{calls} tool call(s)" if calls else "an answer"
+        return Event(
+            task_id=call.task_id,
+            kind="model_result",
+            message=f"model call {op.seq} ({op.name}, attempt {op.attempt}) returned {said}",
+            display_message=f"<- model: {said}",
+            data={**data, "usage": op.meta.get("usage")},
         )
     return Event(
         task_id=call.task_id,
-        kind=f"{op.kind}_failed",
-        severity=Severity.ERROR,
-        message=f"{op.kind} call {op.seq} ({op.name}) failed: {op.error_type}: {op.error}",
-        display_message=f"<- {op.name} failed: {op.error}",
-        data={"seq": op.seq, "name": op.name, "attempt": op.attempt, "error_type": op.error_type},
+        kind="tool_result",
+        message=f"tool call {op.seq} ({op.name}) succeeded on attempt {op.attempt}",
+        display_message=f"<- {op.name} ok",
+        data=data,
     )
 
 
 class BudgetMiddleware:
-    """Checks the task's limits before each live call and counts what each call used."""
+    """Checks the task's limits before each live call (and after a model call, which spends tokens).
+
+    Counts what each call used, replayed calls included, so a resumed task
+    sees the budget as it was.
+    """
 
     async def __call__(self, call: Call, proceed: Proceed) -> JsonValue:
         budget = call.context.budget
@@ -130,8 +156,8 @@ class BudgetMiddleware:
         output = await proceed(call)
         if call.kind is OpKind.MODEL:
             budget.count_usage(call.meta.get("usage"))
-        if live:
-            await budget.check()
+            if live:
+                await budget.check()
         return output
 
 

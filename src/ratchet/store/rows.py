@@ -54,7 +54,7 @@ def op_outcome_params(op: Operation) -> dict[str, Any]:
         "error_type": op.error_type,
         "finished_at": _maybe_micros(op.finished_at),
         "next_attempt_at": _maybe_micros(op.next_attempt_at),
-        "meta": _encode(op.meta),
+        "meta": _encode(op.meta) if op.meta else "{}",
     }
 
 
@@ -74,7 +74,7 @@ def op_params(op: Operation) -> dict[str, Any]:
         "finished_at": _maybe_micros(op.finished_at),
         "error_type": op.error_type,
         "next_attempt_at": _maybe_micros(op.next_attempt_at),
-        "meta": _encode(op.meta),
+        "meta": _encode(op.meta) if op.meta else "{}",
     }
 
 

@@ -16,7 +16,7 @@ CREATE TABLE steps (
     status      TEXT NOT NULL,
     record      TEXT NOT NULL,
     PRIMARY KEY (task_id, idx)
-);
+) WITHOUT ROWID;
 
 CREATE TABLE operations (
     task_id          TEXT NOT NULL,
@@ -35,14 +35,14 @@ CREATE TABLE operations (
     next_attempt_at  INTEGER,
     meta             TEXT NOT NULL DEFAULT '{}',
     PRIMARY KEY (task_id, seq)
-);
+) WITHOUT ROWID;
 
 CREATE TABLE messages (
     thread_id   TEXT NOT NULL,
     seq         INTEGER NOT NULL,
     record      TEXT NOT NULL,
     PRIMARY KEY (thread_id, seq)
-);
+) WITHOUT ROWID;
 
 CREATE TABLE events (
     task_id          TEXT NOT NULL,
@@ -54,7 +54,7 @@ CREATE TABLE events (
     display_message  TEXT,
     data             TEXT NOT NULL,
     PRIMARY KEY (task_id, seq)
-);
+) WITHOUT ROWID;
 
 CREATE TABLE artifacts (
     id          TEXT PRIMARY KEY,
@@ -86,7 +86,7 @@ CREATE TABLE checkpoints (
     created_at  INTEGER NOT NULL,
     record      TEXT NOT NULL,
     PRIMARY KEY (task_id, number)
-);
+) WITHOUT ROWID;
 
 CREATE TABLE sessions (
     id          TEXT PRIMARY KEY,
@@ -113,4 +113,4 @@ CREATE TABLE lease_claims (
     pid         INTEGER NOT NULL,
     expires_at  INTEGER NOT NULL,
     PRIMARY KEY (task_id, token)
-);
+) WITHOUT ROWID;

@@ -1,6 +1,7 @@
 -- The first schema: tasks, steps, the journal, messages, events, artifacts,
 -- triggers, checkpoints, sessions and leases. Times are integer microseconds
--- since the Unix epoch (UTC); records kept whole are JSON text.
+-- since the Unix epoch (UTC); records kept whole are JSON text. Tables keyed by
+-- (owner, number) are WITHOUT ROWID: one B-tree, so an append writes fewer pages.
 
 CREATE TABLE tasks (
     id          TEXT PRIMARY KEY,
@@ -16,7 +17,7 @@ CREATE TABLE steps (
     status      TEXT NOT NULL,
     record      TEXT NOT NULL,
     PRIMARY KEY (task_id, idx)
-);
+) WITHOUT ROWID;
 
 CREATE TABLE operations (
     task_id          TEXT NOT NULL,
@@ -32,14 +33,14 @@ CREATE TABLE operations (
     started_at       INTEGER NOT NULL,
     finished_at      INTEGER,
     PRIMARY KEY (task_id, seq)
-);
+) WITHOUT ROWID;
 
 CREATE TABLE messages (
     thread_id   TEXT NOT NULL,
     seq         INTEGER NOT NULL,
     record      TEXT NOT NULL,
     PRIMARY KEY (thread_id, seq)
-);
+) WITHOUT ROWID;
 
 CREATE TABLE events (
     task_id          TEXT NOT NULL,
@@ -51,7 +52,7 @@ CREATE TABLE events (
     display_message  TEXT,
     data             TEXT NOT NULL,
     PRIMARY KEY (task_id, seq)
-);
+) WITHOUT ROWID;
 
 CREATE TABLE artifacts (
     id          TEXT PRIMARY KEY,
@@ -83,7 +84,7 @@ CREATE TABLE checkpoints (
     created_at  INTEGER NOT NULL,
     record      TEXT NOT NULL,
     PRIMARY KEY (task_id, number)
-);
+) WITHOUT ROWID;
 
 CREATE TABLE sessions (
     id          TEXT PRIMARY KEY,
@@ -110,4 +111,4 @@ CREATE TABLE lease_claims (
     pid         INTEGER NOT NULL,
     expires_at  INTEGER NOT NULL,
     PRIMARY KEY (task_id, token)
-);
+) WITHOUT ROWID;
