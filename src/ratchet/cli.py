@@ -5,9 +5,14 @@ read open the store with ``create=False``, so looking never creates a database.
 Bad input of any kind ends in one line on stderr, ``error: <what to do>``, and
 exit code 2 (`main` is the one place that turns errors into that line).
 
+This module builds the app, holds the read-only commands (tasks, show, events,
+migrate) and registers the others: `ratchet.cli_run` (resume, worker, the
+commands that run tasks here) and `ratchet.cli_admin` (resolve, fork, gc).
+
 To add a command: write an ``async def`` that does the work with
 `open_store_for`, and a Typer function that parses options and calls
-`run_async` on it. Rendering lives in `ratchet.cli_render`.
+`run_async` on it; register it below. Shared plumbing is in
+`ratchet.cli_common`, rendering in `ratchet.cli_render`.
 """
 
 from __future__ import annotations
@@ -15,20 +20,28 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
-from collections.abc import AsyncIterator, Coroutine
 from importlib.metadata import PackageNotFoundError, version
-from typing import Annotated, Any, TypeVar, cast
+from typing import Annotated, Any, cast
 
 import typer
 
+from . import cli_admin, cli_run
 from . import cli_render as render
-from .errors import InputError, StoreError, StoreNotFound, TaskNotFound
-from .model import Event, Operation, OpStatus, Task, TaskStatus, WaitReason
-from .store import DEFAULT_STORE_URL, StateStore, StoreOps, open_store
+from .cli_common import (
+    JsonOption,
+    StoreOption,
+    TaskArgument,
+    in_doubt_ops,
+    open_for_task,
+    open_store_for,
+    pending_approvals,
+    run_async,
+)
+from .errors import InputError, StoreError, StoreNotFound
+from .model import Event, Task, TaskStatus
+from .store import DEFAULT_STORE_URL
 
 __all__ = ["app", "main"]
-
-T = TypeVar("T")
 
 FOLLOW_POLL_SECONDS = 0.2
 SHOW_EVENT_COUNT = 10
@@ -40,51 +53,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-StoreOption = Annotated[
-    str,
-    typer.Option(
-        "--store",
-        envvar="RATCHET_STORE",
-        metavar="URL",
-        help="Where Ratchet keeps its state: sqlite:///PATH, sqlite:////ABS/PATH or memory://.",
-    ),
-]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 
-
-# --------------------------------------------------------------------------- plumbing
-
-
-def run_async(work: Coroutine[Any, Any, T]) -> T:
-    """Run a command's coroutine to its end."""
-    return asyncio.run(work)
-
-
-@contextlib.asynccontextmanager
-async def open_store_for(url: str, *, create: bool) -> AsyncIterator[StateStore]:
-    """Open the store at `url` for one command and close it afterwards.
-
-    Raises:
-        StoreNotFound: `create` is False and the database does not exist.
-    """
-    store = await open_store(url, create=create)
-    try:
-        yield store
-    finally:
-        await store.close()
-
-
-@contextlib.asynccontextmanager
-async def _open_for_task(url: str, task_id: str) -> AsyncIterator[StateStore]:
-    """Open the store read-only to look at one task; no database means no such task."""
-    try:
-        store = await open_store(url, create=False)
-    except StoreNotFound:
-        raise TaskNotFound(task_id) from None
-    try:
-        yield store
-    finally:
-        await store.close()
+# --------------------------------------------------------------------------- the root command
 
 
 def _ratchet_version() -> str:
@@ -167,39 +137,28 @@ async def _list_tasks(url: str, status: TaskStatus | None) -> list[Task]:
 
 @app.command("show")
 def show_command(
-    task_id: Annotated[str, typer.Argument(metavar="TASK", help="The task's id.")],
+    task_id: TaskArgument,
     store: StoreOption = DEFAULT_STORE_URL,
     as_json: JsonOption = False,
 ) -> None:
-    """Show one task: its status, steps, pending approvals and latest events."""
+    """Show one task: its status, steps, what it waits on and its latest events."""
     view = run_async(_load_task_view(store, task_id))
     if as_json:
         render.print_json(view.to_json())
     else:
-        render.print_task_view(view)
+        render.print_task_view(view, store_url=store)
 
 
 async def _load_task_view(url: str, task_id: str) -> render.TaskView:
-    async with _open_for_task(url, task_id) as store, store.reading() as tx:
+    async with open_for_task(url, task_id) as store, store.reading() as tx:
         task = await tx.get_task(task_id)
         return render.TaskView(
             task=task,
             steps=await tx.list_steps(task_id),
             pending_approvals=await pending_approvals(tx, task),
+            in_doubt=await in_doubt_ops(tx, task),
             events=await tx.last_events(task_id, SHOW_EVENT_COUNT),
         )
-
-
-async def pending_approvals(tx: StoreOps, task: Task) -> list[Operation]:
-    """Return the operations waiting for a person's approval.
-
-    For now: when the task waits on approval, the journal's operations that
-    were started and have no result yet. A later version reads durable
-    approval records instead; callers need not change.
-    """
-    if task.waiting_on is not WaitReason.APPROVAL:
-        return []
-    return [op for op in await tx.list_ops(task.id) if op.status is OpStatus.STARTED]
 
 
 # --------------------------------------------------------------------------- events
@@ -207,7 +166,7 @@ async def pending_approvals(tx: StoreOps, task: Task) -> list[Operation]:
 
 @app.command("events")
 def events_command(
-    task_id: Annotated[str, typer.Argument(metavar="TASK", help="The task's id.")],
+    task_id: TaskArgument,
     store: StoreOption = DEFAULT_STORE_URL,
     follow: Annotated[
         bool,
@@ -224,7 +183,7 @@ def events_command(
 async def _print_events(
     url: str, task_id: str, *, follow: bool, printer: render.EventPrinter
 ) -> None:
-    async with _open_for_task(url, task_id) as store:
+    async with open_for_task(url, task_id) as store:
         last_seq = 0
         while True:
             # One read for both, so a task seen ended has all its events seen too
@@ -257,6 +216,15 @@ async def _migrate(url: str) -> int:
         return await store.schema_version()
 
 
+# --------------------------------------------------------------------------- the others
+
+app.command("resume")(cli_run.resume_command)
+app.command("worker")(cli_run.worker_command)
+app.command("resolve")(cli_admin.resolve_command)
+app.command("fork")(cli_admin.fork_command)
+app.command("gc")(cli_admin.gc_command)
+
+
 # --------------------------------------------------------------------------- entry point
 
 
@@ -278,7 +246,11 @@ def _usage_message(exc: Any) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run the CLI; exits with 0, 2 for bad input, or 130 on Ctrl-C."""
+    """Run the CLI and exit with the command's code (docs/cli.md lists them).
+
+    0 is success, 2 bad input (one ``error:`` line on stderr), 130 Ctrl-C;
+    `ratchet resume` adds 1 (the task failed), 3 and 4 (it waits).
+    """
     command = typer.main.get_command(app)
     try:
         outcome = command.main(argv, prog_name="ratchet", standalone_mode=False)

@@ -1,12 +1,13 @@
 """How the CLI shows records: Rich tables and panels for people, JSON for programs.
 
-Nothing here touches a store; `ratchet.cli` loads the records and hands them over.
+Nothing here touches a store; the command modules load the records and hand them over.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import shlex
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,17 +19,23 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from .model import Event, Operation, Severity, Step, StepStatus, Task, TaskStatus
+from .model import Event, Operation, Severity, Step, StepStatus, Task, TaskStatus, WaitReason
+from .store import DEFAULT_STORE_URL
 
 __all__ = [
     "EventPrinter",
+    "Outcome",
     "TaskView",
+    "command",
     "console",
     "flush",
     "format_time",
     "print_event",
     "print_event_json",
     "print_json",
+    "print_line",
+    "print_outcome",
+    "print_outcome_json",
     "print_task_view",
     "print_tasks",
 ]
@@ -68,6 +75,7 @@ class TaskView:
     task: Task
     steps: list[Step]
     pending_approvals: list[Operation]
+    in_doubt: list[Operation]
     events: list[Event]
 
     def to_json(self) -> dict[str, Any]:
@@ -76,6 +84,27 @@ class TaskView:
             "steps": [step.model_dump(mode="json") for step in self.steps],
             "events": [event.model_dump(mode="json") for event in self.events],
             "pending_approvals": [op.model_dump(mode="json") for op in self.pending_approvals],
+            "in_doubt": [op.model_dump(mode="json") for op in self.in_doubt],
+        }
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a run (`ratchet resume`) left a task, and what it waits on if it waits."""
+
+    task: Task
+    in_doubt: list[Operation]
+    pending_approvals: list[Operation]
+    wakes_at: dt.datetime | None
+
+    def to_json(self) -> dict[str, Any]:
+        task = self.task
+        return {
+            "task_id": task.id,
+            "status": str(task.status),
+            "waiting_on": None if task.waiting_on is None else str(task.waiting_on),
+            "result": task.result,
+            "error": task.error,
         }
 
 
@@ -94,6 +123,21 @@ def flush() -> None:
 
 def print_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+
+
+def print_line(text: str | Text) -> None:
+    """One line as written: no markup, never wrapped (commands in it stay pasteable)."""
+    console.print(text, markup=False, soft_wrap=True)
+
+
+def command(name: str, *args: str, store_url: str) -> str:
+    """A `ratchet` command line to paste; it names the store unless that is the default.
+
+    ``--store`` comes right after the command's name, so a caller may append
+    more options to the line.
+    """
+    store = ["--store", store_url] if store_url != DEFAULT_STORE_URL else []
+    return shlex.join(["ratchet", name, *store, *args])
 
 
 def _status_text(task: Task) -> Text:
@@ -126,11 +170,13 @@ def print_tasks(tasks: list[Task], *, store_url: str, status: TaskStatus | None)
 # --------------------------------------------------------------------------- show
 
 
-def print_task_view(view: TaskView) -> None:
+def print_task_view(view: TaskView, *, store_url: str) -> None:
     console.print(_task_panel(view.task))
     console.print(_steps_table(view.steps) if view.steps else Text("Steps: none planned yet."))
     if view.pending_approvals:
         console.print(_approvals_table(view.pending_approvals))
+    if view.in_doubt:
+        _print_in_doubt(view.task, view.in_doubt, store_url=store_url)
     if view.events:
         console.print(Text(f"Latest events ({len(view.events)}):", style="bold"))
         for event in view.events:
@@ -182,6 +228,84 @@ def _approvals_table(ops: list[Operation]) -> Table:
     for op in ops:
         table.add_row(str(op.seq), op.kind, op.name, json.dumps(op.input))
     return table
+
+
+def _print_in_doubt(task: Task, ops: list[Operation], *, store_url: str) -> None:
+    if not ops:  # the journal moved on since the task was read
+        print_line(f"Its calls in doubt: `{command('show', task.id, store_url=store_url)}`.")
+        return
+    table = Table(title="In doubt: in flight when its worker stopped", title_justify="left")
+    for header in ("seq", "tool", "arguments", "attempt", "started"):
+        table.add_column(header, overflow="fold")
+    for op in ops:
+        table.add_row(
+            str(op.seq), op.name, json.dumps(op.input), str(op.attempt), format_time(op.started_at)
+        )
+    console.print(table)
+    print_line(
+        "Each may or may not have happened; nobody knows. Look at the outside system, then settle it:"
+    )
+    choices = (
+        ("--retry", "it did not happen: run it again"),
+        ("--skip", "it happened: go on, with no result"),
+        ("--result JSON", "it happened: go on, with this JSON as its result"),
+    )
+    lines = [
+        (
+            f"{command('resolve', task.id, '--op', str(op.seq), store_url=store_url)} {choice}",
+            meaning,
+        )
+        for op in ops
+        for choice, meaning in choices
+    ]
+    width = max(len(line) for line, _ in lines)
+    for line, meaning in lines:
+        print_line(f"  {line:<{width}}  # {meaning}")
+    print_line(
+        f"Then continue it with `{command('resume', task.id, store_url=store_url)}` "
+        "(or a running `ratchet worker` picks it up)."
+    )
+
+
+# --------------------------------------------------------------------------- resume
+
+
+def print_outcome(outcome: Outcome, *, store_url: str) -> None:
+    """Say how the run left the task and, when it waits, on what and what settles it."""
+    task = outcome.task
+    title = Text(f"task {task.id} ")
+    title.append(_status_text(task))
+    print_line(title)
+    if task.result is not None:
+        print_line(f"result: {json.dumps(task.result, ensure_ascii=False)}")
+    if task.error:
+        print_line(Text(f"error: {task.error}", style="red"))
+        print_line(f"What happened: `{command('events', task.id, store_url=store_url)}`")
+    if task.waiting_on is WaitReason.IN_DOUBT:
+        _print_in_doubt(task, outcome.in_doubt, store_url=store_url)
+    elif task.waiting_on is WaitReason.APPROVAL:
+        for op in outcome.pending_approvals:
+            print_line(
+                f"waits for approval of operation {op.seq}: {op.name} {json.dumps(op.input)}"
+            )
+        print_line(
+            f"It waits for a person: `{command('show', task.id, store_url=store_url)}` shows the call."
+        )
+    elif task.waiting_on is WaitReason.INPUT:
+        print_line(
+            f"It waits for an answer: `{command('show', task.id, store_url=store_url)}` shows the question."
+        )
+    elif not task.status.is_terminal:
+        when = f"at {format_time(outcome.wakes_at)}" if outcome.wakes_at else "later"
+        print_line(
+            f"It continues {when}: a running `ratchet worker` picks it up then, "
+            f"or run `{command('resume', task.id, store_url=store_url)}` after that."
+        )
+
+
+def print_outcome_json(outcome: Outcome) -> None:
+    """The outcome as one JSON object on one line."""
+    sys.stdout.write(json.dumps(outcome.to_json(), ensure_ascii=False) + "\n")
 
 
 # --------------------------------------------------------------------------- events

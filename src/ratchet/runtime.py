@@ -82,11 +82,15 @@ class Runtime:
         deadline: float | dt.datetime | None = None,
         budget: Budget | None = None,
         task_id: str | None = None,
+        queue: bool = True,
     ) -> str:
         """Create a task for `workflow` and queue it for a worker; return its id.
 
         Args:
             deadline: an absolute time, or seconds from now; kept as an absolute time.
+            queue: put a start trigger for workers. Without it the task is
+                created for this process to run; if this process dies first,
+                workers still find it (a queued task nothing will wake).
         """
         reference = workflow.reference if isinstance(workflow, Workflow) else workflow
         found = workflow if isinstance(workflow, Workflow) else load_workflow(reference)
@@ -106,7 +110,8 @@ class Runtime:
         )
         async with self.store.transaction() as tx:
             await tx.create_task(task)
-            await tx.put_trigger(Trigger(kind="start", task_id=task.id, dedupe_key=f"{task.id}:start"))
+            if queue:
+                await tx.put_trigger(Trigger(kind="start", task_id=task.id, dedupe_key=f"{task.id}:start"))
             await tx.append_event(
                 Event(task_id=task.id, kind="task_created", message=f"task created: {name}",
                       display_message=f"Created {name}", data={"workflow": reference})
@@ -114,8 +119,17 @@ class Runtime:
         return task.id
 
     async def run(self, workflow: Workflow | str, inputs: dict[str, JsonValue] | None = None, **options: Any) -> Task:
-        """Submit a task and run it here until it ends or waits."""
-        return await self.resume(await self.submit(workflow, inputs, **options))
+        """Create a task and run it here until it ends or waits.
+
+        If a worker on the same store adopts the task first, this waits for it instead.
+        """
+        task_id = await self.submit(workflow, inputs, queue=False, **options)
+        try:
+            return await self.resume(task_id)
+        except CannotResume:
+            if (await self.store.get_lease(task_id)) is None:
+                raise
+            return await self.wait(task_id)
 
     async def resume(self, task_id: str, *, force: bool = False) -> Task:
         """Run a task here from where its journal stopped, until it ends or waits.

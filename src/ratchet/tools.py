@@ -197,7 +197,8 @@ def tool(
         risk: ``read_only``, ``write_local`` (default) or ``external_action``.
         idempotent: running it twice has the effect of running it once.
         retry: how failures are retried (default: the workflow's policy).
-        timeout: seconds one attempt may take; a timeout counts as a failure.
+        timeout: seconds one attempt may take; past it the call is cancelled and the
+            task fails (not retried: a call cut off may have half happened).
         reconcile: ``fn(ctx) -> Reconciled`` deciding about a call caught in flight.
     """
     options = dict(

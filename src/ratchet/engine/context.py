@@ -76,7 +76,10 @@ class Context:
         self.workflow = workflow
         self.journal = Journal(store, lease, recorded)
         self.approval_hook = approval_hook
-        self.state = AgentState(goal=task.goal, budget=task.budget)
+        # Journaled patches rebuild the state on replay; the budget's flag is not journaled
+        # (when it is set depends on the clock), so it is carried over from the task.
+        carried = [f for f in task.state.risk_flags if f == "budget_pressure"]
+        self.state = AgentState(goal=task.goal, budget=task.budget, risk_flags=carried)
         self.budget = BudgetTracker(task, self._report_pressure)
         self._steps = {step.index: step for step in steps}
         self._next_seq = 0
@@ -312,8 +315,8 @@ class Context:
         self._step_count += 1
         self.budget.count_step()
         stored = self._steps.get(index)
-        if stored is not None and stored.status is StepStatus.COMPLETED:
-            yield stored
+        if stored is not None and stored.status.is_terminal:
+            yield stored  # it ended before: its calls replay, its record stays as it is
             return
         if stored is None:
             await self.budget.check()
@@ -335,9 +338,7 @@ class Context:
                         yield stored
                 except TimeoutError as error:
                     raise DeadlineExceeded(f"step {index} ({name}) timed out after {timeout:g} s") from error
-        except (TaskSuspended, LeaseLost, asyncio.CancelledError, GeneratorExit):
-            raise
-        except BaseException as error:
+        except Exception as error:
             await self._end_step(index, StepStatus.FAILED, f"{type(error).__name__}: {error}")
             raise
         else:

@@ -142,7 +142,7 @@ def _outcome_event(call: Call, op: Operation, noteworthy: bool) -> Event | None:
 
 
 class BudgetMiddleware:
-    """Checks the task's limits before each live call (and after a model call, which spends tokens).
+    """Checks the task's limits before and after each live call.
 
     Counts what each call used, replayed calls included, so a resumed task
     sees the budget as it was.
@@ -156,8 +156,8 @@ class BudgetMiddleware:
         output = await proceed(call)
         if call.kind is OpKind.MODEL:
             budget.count_usage(call.meta.get("usage"))
-            if live:
-                await budget.check()
+        if live:
+            await budget.check()
         return output
 
 
@@ -225,11 +225,14 @@ class JournalMiddleware:
             return _LIVE
         call.attempt = recorded.attempt + 1
         if tool.safe_to_repeat or tool.takes_key:
-            await context.emit(
-                f"{tool.name} (operation {call.seq}) was in flight when the worker stopped; "
-                f"running it again with idempotency key {call.idempotency_key}",
-                kind="in_doubt_rerun",
-                data={"seq": call.seq},
+            call.stage_event(
+                Event(
+                    task_id=call.task_id,
+                    kind="in_doubt_rerun",
+                    message=f"{tool.name} (operation {call.seq}) was in flight when the worker "
+                    f"stopped; running it again with idempotency key {call.idempotency_key}",
+                    data={"seq": call.seq},
+                )
             )
             return _LIVE
         if tool.reconcile is not None:

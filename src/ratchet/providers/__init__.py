@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from ratchet.errors import InputError
 
+from .anthropic import AnthropicModel
 from .base import (
     ModelError,
     ModelProvider,
@@ -16,6 +17,7 @@ from .base import (
     Usage,
     is_retryable_status,
 )
+from .openai_compat import OpenAIModel
 from .scripted import ScriptedModel
 
 __all__ = [
@@ -45,9 +47,9 @@ def _arrives_later(provider: str) -> Callable[[str], ModelProvider]:
 # Each provider's factory takes the part after "provider:".
 _PROVIDERS: dict[str, Callable[[str], ModelProvider]] = {
     "scripted": ScriptedModel,
-    "openai": _arrives_later("openai"),
-    "ollama": _arrives_later("ollama"),
-    "anthropic": _arrives_later("anthropic"),
+    "openai": OpenAIModel,
+    "ollama": OpenAIModel.ollama,
+    "anthropic": AnthropicModel,
 }
 
 

@@ -1,0 +1,204 @@
+"""Anthropic's Messages API (DESIGN section 8).
+
+``anthropic:MODEL`` (e.g. ``anthropic:claude-sonnet-4-5``). The official
+``anthropic`` SDK does the HTTP, imported on first use and with its own
+retries off, as for `OpenAIModel`. Ratchet's requests are OpenAI-shaped, so
+this module converts them:
+
+- system messages become the ``system`` parameter;
+- an assistant message's tool calls become ``tool_use`` blocks;
+- tool messages become ``tool_result`` blocks of a user message;
+- consecutive messages of one role are merged into one (the API alternates roles);
+- tool schemas become ``{"name", "description", "input_schema"}``.
+
+The Messages API has no JSON mode: a ``json_output`` request asks for one JSON
+object in the system prompt, and the answer is parsed as for OpenAI.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from pydantic import JsonValue
+
+from .base import ModelError, ModelRequest, ModelResponse, ToolCall, Usage
+from .openai_compat import (
+    JSON_INSTRUCTION,
+    ChatMessage,
+    connection_error,
+    decode_arguments,
+    decode_json_answer,
+    http_error,
+    make_tool_call,
+    message_text,
+    one_line,
+    parse_messages,
+    parse_tools,
+)
+
+if TYPE_CHECKING:
+    import anthropic
+    from anthropic.types import Message
+
+__all__ = ["AnthropicModel"]
+
+ANTHROPIC_BASE_URL = "https://api.anthropic.com"
+
+
+class AnthropicModel:
+    """A `ModelProvider` for Anthropic's Messages API.
+
+    Constructing one does no I/O; the SDK client is built on the first request.
+
+    Args:
+        model: the model name (``claude-sonnet-4-5``).
+        api_key: by default ``ANTHROPIC_API_KEY``; without either, the SDK's
+            other credential sources (``ANTHROPIC_AUTH_TOKEN``, profiles) apply.
+        base_url: the server root (no ``/v1``); by default
+            ``ANTHROPIC_BASE_URL``, else Anthropic's.
+        timeout: seconds one HTTP exchange may take; a timeout is a retryable
+            failure.
+        max_tokens: the most tokens one answer may take (the API requires a limit).
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float = 60,
+        max_tokens: int = 4096,
+    ) -> None:
+        self.model = model
+        self.name = f"anthropic:{model}"
+        self.api_key = api_key or os.environ.get("ANTHROPIC_API_KEY") or None
+        self.base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or ANTHROPIC_BASE_URL
+        self.timeout = timeout
+        self.max_tokens = max_tokens
+        self._client: anthropic.AsyncAnthropic | None = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
+
+    def __repr__(self) -> str:
+        return f"AnthropicModel({self.model!r}, base_url={self.base_url!r})"
+
+    async def complete(self, request: ModelRequest, *, ordinal: int) -> ModelResponse:
+        """Ask ``/v1/messages`` for one answer to `request`.
+
+        Raises:
+            ModelError: the API failed (``retryable`` per the HTTP status, 529
+                "overloaded" included, or True when no answer came), or
+                answered something unusable (malformed JSON: not retryable).
+        """
+        import anthropic
+
+        arguments = self._arguments(request)
+        try:
+            message = await self._sdk_client().messages.create(**arguments)
+        except anthropic.APIStatusError as exc:
+            raise http_error(
+                self.name, exc.status_code, exc.body, exc.message, exc.response.headers
+            ) from exc
+        except anthropic.APITimeoutError as exc:
+            raise ModelError.from_status(
+                None, f"{self.name}: no answer from {self.base_url} within {self.timeout:g} s"
+            ) from exc
+        except anthropic.APIConnectionError as exc:
+            raise connection_error(self.name, self.base_url, exc) from exc
+        except anthropic.AnthropicError as exc:
+            raise ModelError(f"{self.name}: {one_line(str(exc))}", retryable=False) from exc
+        return self._response(request, message, ordinal)
+
+    def _sdk_client(self) -> anthropic.AsyncAnthropic:
+        # As for OpenAIModel: one HTTP client per event loop.
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop:
+            import anthropic
+
+            self._client = anthropic.AsyncAnthropic(
+                api_key=self.api_key, base_url=self.base_url, timeout=self.timeout, max_retries=0
+            )
+            self._client_loop = loop
+        return self._client
+
+    def _arguments(self, request: ModelRequest) -> dict[str, Any]:
+        messages = parse_messages(self.name, request)
+        system = [message_text(m.content) for m in messages if m.role == "system"]
+        if request.json_output:
+            system.append(JSON_INSTRUCTION)
+        arguments: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "messages": _turns(m for m in messages if m.role != "system"),
+        }
+        if any(system):
+            arguments["system"] = "\n\n".join(text for text in system if text)
+        if request.tools:
+            arguments["tools"] = [
+                {
+                    "name": spec.name,
+                    "description": spec.description,
+                    "input_schema": spec.parameters,
+                }
+                for spec in parse_tools(self.name, request)
+            ]
+        return arguments
+
+    def _response(self, request: ModelRequest, message: Message, ordinal: int) -> ModelResponse:
+        texts: list[str] = []
+        calls: list[ToolCall] = []
+        for block in message.content:
+            if block.type == "text":
+                texts.append(block.text)
+            elif block.type == "tool_use":
+                arguments = decode_arguments(self.name, block.name, block.input)
+                calls.append(make_tool_call(self.name, block.id, block.name, arguments))
+        text = "".join(texts)
+        content: JsonValue = text or None
+        if request.json_output and (text or not calls):
+            content = decode_json_answer(
+                self.name, request, text, truncated=message.stop_reason == "max_tokens"
+            )
+        usage = message.usage
+        prompt_tokens = (
+            usage.input_tokens
+            + (getattr(usage, "cache_creation_input_tokens", None) or 0)
+            + (getattr(usage, "cache_read_input_tokens", None) or 0)
+        )
+        return ModelResponse(
+            content=content,
+            tool_calls=calls,
+            usage=Usage(prompt_tokens=prompt_tokens, completion_tokens=usage.output_tokens),
+            ordinal=ordinal,
+        )
+
+
+def _turns(messages: Iterable[ChatMessage]) -> list[dict[str, Any]]:
+    """Non-system chat messages as Anthropic turns: user and assistant, alternating."""
+    turns: list[dict[str, Any]] = []
+    for message in messages:
+        role = "assistant" if message.role == "assistant" else "user"
+        blocks = _blocks(message)
+        if not blocks:
+            continue
+        if turns and turns[-1]["role"] == role:
+            turns[-1]["content"].extend(blocks)
+        else:
+            turns.append({"role": role, "content": blocks})
+    return turns
+
+
+def _blocks(message: ChatMessage) -> list[dict[str, Any]]:
+    text = message_text(message.content)
+    if message.role == "tool":
+        return [{"type": "tool_result", "tool_use_id": message.tool_call_id, "content": text}]
+    # The API refuses empty text blocks.
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+    blocks.extend(
+        {"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments}
+        for call in message.tool_calls
+    )
+    return blocks
