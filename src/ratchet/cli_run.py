@@ -317,7 +317,7 @@ async def _work(
     until_idle: bool,
 ) -> None:
     async with open_store_for(url, create=True) as store:
-        worker = _ReportingWorker(
+        worker = Worker(
             store,
             identity=identity,
             concurrency=concurrency,
@@ -348,27 +348,3 @@ def _stop_on(signum: signal.Signals, stop: asyncio.Event) -> None:
             "%s: stopping; the tasks in hand are cancelled and their leases released", signum.name
         )
     stop.set()
-
-
-class _ReportingWorker(Worker):
-    """A `Worker` that logs each task it takes and how it left it.
-
-    The engine's worker logs only trouble; a person watching `ratchet worker`
-    wants to see work come and go too.
-    """
-
-    async def _run_one(self, task_id: str) -> None:
-        log.info("task %s: taken", task_id)
-        try:
-            await super()._run_one(task_id)
-        except asyncio.CancelledError:
-            log.info("task %s: stopped here; its lease is released for another worker", task_id)
-            raise
-        try:
-            task = await self.store.get_task(task_id)
-        except RatchetError as error:
-            log.warning("task %s: cannot read how it was left: %s", task_id, error)
-            return
-        log.info(
-            "task %s: %s%s", task_id, task.status_text, f" ({task.error})" if task.error else ""
-        )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import os
 import uuid
 from typing import Any
 
@@ -14,7 +13,6 @@ from .engine.workflow import Workflow, load_workflow
 from .errors import CannotResume, InputError
 from .model import (
     Event,
-    Lease,
     Operation,
     OpStatus,
     Task,
@@ -147,13 +145,9 @@ class Runtime:
             raise CannotResume(f"task {task_id} is already {task.status}; there is nothing to resume")
         if task.waiting_on is not None and task.waiting_on.needs_person:
             raise CannotResume(_waiting_message(task))
-        lease = await self.store.get_lease(task_id)
-        take_over = lease is not None and lease.is_live() and _holder_is_gone(lease)
         if not force:
             await self._validate_checkpoint(task)
-        return await run_task(
-            self.store, task_id, worker=self.identity, lease_ttl=self.lease_ttl, take_over=take_over
-        )
+        return await run_task(self.store, task_id, worker=self.identity, lease_ttl=self.lease_ttl)
 
     async def _validate_checkpoint(self, task: Task) -> None:
         if not task.workflow:
@@ -199,18 +193,20 @@ class Runtime:
         """
         if sum((retry, skip, result is not _UNSET)) != 1:
             raise InputError("choose exactly one of --retry, --skip or --result JSON")
-        task = await self.store.get_task(task_id)
-        if task.waiting_on is not WaitReason.IN_DOUBT:
-            raise InputError(f"task {task_id} is {task.status_text}, not waiting on an in-doubt operation")
-        op = await self.store.get_op(task_id, seq)
-        if op is None or op.status is not OpStatus.STARTED:
-            raise InputError(
-                f"operation {seq} of task {task_id} is not in doubt"
-                + ("" if op is None else f" (it is {op.status})")
-            )
-        settled, how = _settlement(op, retry=retry, skip=skip, result=result)
-        queued = task.transition(TaskStatus.WAITING, waiting_on=WaitReason.TIMER)
         async with self.store.transaction() as tx:
+            task = await tx.get_task(task_id)
+            if task.waiting_on is not WaitReason.IN_DOUBT:
+                raise InputError(
+                    f"task {task_id} is {task.status_text}, not waiting on an in-doubt operation"
+                )
+            op = await tx.get_op(task_id, seq)
+            if op is None or op.status is not OpStatus.STARTED:
+                raise InputError(
+                    f"operation {seq} of task {task_id} is not in doubt"
+                    + ("" if op is None else f" (it is {op.status})")
+                )
+            settled, how = _settlement(op, retry=retry, skip=skip, result=result)
+            queued = task.transition(TaskStatus.WAITING, waiting_on=WaitReason.TIMER)
             await tx.record_op_finished(settled)
             await tx.update_task(queued)
             await tx.put_trigger(Trigger(kind="wake", task_id=task_id, dedupe_key=f"{task_id}:resolved:{seq}"))
@@ -226,7 +222,9 @@ class Runtime:
         """Start a new task from one of a task's checkpoints; the original is not touched.
 
         The new task gets the original's journal up to the checkpoint, so it
-        replays that far and runs live from there.
+        replays that far and runs live from there. It keeps the original's
+        budget but not its deadline (an absolute time, likely past) nor its
+        workspace.
         """
         saved = await self.store.get_checkpoint(task_id, checkpoint)
         original = await self.store.get_task(task_id)
@@ -236,7 +234,7 @@ class Runtime:
             update={
                 "id": new_id, "status": TaskStatus.QUEUED, "waiting_on": None, "result": None,
                 "error": None, "state": saved.state, "forked_from": task_id, "created_at": now,
-                "updated_at": now, "started_at": None,
+                "updated_at": now, "started_at": None, "workspace": None, "deadline": None,
             }
         )
         ops = [op for op in await self.store.list_ops(task_id) if op.seq <= saved.last_seq]
@@ -271,26 +269,14 @@ def _slug(name: str) -> str:
 
 def _waiting_message(task: Task) -> str:
     what = {
-        WaitReason.APPROVAL: "an approval (`ratchet approve` or `ratchet deny`)",
-        WaitReason.INPUT: "an answer (`ratchet answer`)",
-        WaitReason.IN_DOUBT: "a person to settle an in-doubt operation (`ratchet resolve`; see `ratchet show`)",
+        WaitReason.APPROVAL: "an approval",
+        WaitReason.INPUT: "an answer",
+        WaitReason.IN_DOUBT: "a person to settle an in-doubt operation (`ratchet resolve`)",
     }[task.waiting_on]  # type: ignore[index]
-    return f"task {task.id} is waiting for {what}; it does not resume by itself"
-
-
-def _holder_is_gone(lease: Lease) -> bool:
-    """Whether the lease's holder was a process on this host that no longer exists."""
-    import socket
-
-    if lease.host != socket.gethostname() or lease.pid <= 0:
-        return False
-    try:
-        os.kill(lease.pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
+    return (
+        f"task {task.id} is waiting for {what}; it does not resume by itself "
+        f"(`ratchet show {task.id}` tells what it waits on)"
+    )
 
 
 def _settlement(op: Operation, *, retry: bool, skip: bool, result: Any) -> tuple[Operation, str]:

@@ -45,6 +45,20 @@ def ratchet_env(**extra: str) -> dict[str, str]:
     return env
 
 
+def assert_one_line_error(done: subprocess.CompletedProcess[str], *expected: str) -> str:
+    """Check the shape every bad-input failure has; return the error line."""
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert "Traceback" not in done.stdout + done.stderr
+    assert done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    [line] = lines
+    assert line.startswith("error: ")
+    for text in expected:
+        assert text in line
+    return line
+
+
 def ratchet_runner(cwd: Path) -> RunRatchet:
     """Return a function that runs `ratchet ARGS...` in `cwd` and returns the finished process."""
 

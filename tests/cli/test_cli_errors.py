@@ -5,27 +5,12 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import sqlite3
-import subprocess
 from pathlib import Path
 
 import pytest
-from cli_support import PopulatedStore, RunRatchet
+from cli_support import PopulatedStore, RunRatchet, assert_one_line_error
 
 REPO_README = Path(__file__).resolve().parents[2] / "README.md"
-
-
-def assert_one_line_error(done: subprocess.CompletedProcess[str], *expected: str) -> str:
-    """Check the shape every bad-input failure has; return the error line."""
-    assert done.returncode == 2, (done.stdout, done.stderr)
-    assert "Traceback" not in done.stdout + done.stderr
-    assert done.stdout == ""
-    lines = done.stderr.splitlines()
-    assert len(lines) == 1, done.stderr
-    [line] = lines
-    assert line.startswith("error: ")
-    for text in expected:
-        assert text in line
-    return line
 
 
 def _tree(root: Path) -> list[Path]:

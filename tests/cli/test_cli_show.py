@@ -60,7 +60,7 @@ def test_show_json_is_one_object_with_every_part(
 
     assert done.returncode == 0, done.stderr
     shown = json.loads(done.stdout)
-    assert set(shown) == {"task", "steps", "events", "pending_approvals"}
+    assert set(shown) == {"task", "steps", "events", "pending_approvals", "in_doubt"}
     assert shown["task"] == task.model_dump(mode="json")
     assert [(s["index"], s["name"], s["status"]) for s in shown["steps"]] == [
         (0, "build image", "completed"),

@@ -59,7 +59,8 @@ async def test_resuming_before_the_wake_time_suspends_again_without_a_second_tri
     again = await Runtime(store).resume(task.id)
 
     assert (again.status, again.waiting_on) == (TaskStatus.WAITING, WaitReason.TIMER)
-    assert wakes(await store.list_triggers(task.id)) == [wake]
+    [again_wake] = wakes(await store.list_triggers(task.id))
+    assert (again_wake.fire_at, again_wake.dedupe_key) == (wake.fire_at, wake.dedupe_key)
     assert len(entries(ledger, "before")) == 1
     assert entries(ledger, "after") == []
 

@@ -19,7 +19,7 @@ from .calls import Call, TaskSuspended
 from .context import Context
 from .workflow import Workflow, load_workflow
 
-__all__ = ["WorkerIdentity", "run_task"]
+__all__ = ["WorkerIdentity", "holder_is_gone", "run_task"]
 
 DEFAULT_LEASE_TTL = 30.0
 
@@ -46,7 +46,8 @@ async def run_task(
     """Claim the task, run its workflow until it ends or waits, and let it go.
 
     Returns the task as it was left. A task that ended, or waits on a person,
-    is returned untouched.
+    is returned untouched. A task whose lease is held by a process of this
+    host that no longer exists is taken over at once.
 
     Raises:
         CannotResume: another live worker holds the task.
@@ -58,7 +59,13 @@ async def run_task(
     )
     if lease is None:
         held = await store.get_lease(task_id)
-        raise CannotResume(_held_message(task_id, held))
+        if held is None or not holder_is_gone(held):
+            raise CannotResume(_held_message(task_id, held))
+        # The holder was a process on this host that no longer exists: no need to wait out its lease.
+        lease = await store.claim_lease(
+            task_id, worker.name, lease_ttl, host=worker.host, pid=worker.pid, take_over=True
+        )
+        assert lease is not None
     beat = _Heartbeat(store, lease, lease_ttl, asyncio.current_task())
     try:
         async with beat:
@@ -70,6 +77,19 @@ async def run_task(
     finally:
         with contextlib.suppress(LeaseLost):
             await store.release_lease(lease)
+
+
+def holder_is_gone(lease: Lease) -> bool:
+    """Whether the lease's holder was a process on this host that no longer exists."""
+    if lease.host != socket.gethostname() or lease.pid <= 0 or lease.pid == os.getpid():
+        return False
+    try:
+        os.kill(lease.pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # it exists, under another user
+        return False
+    return False
 
 
 def _held_message(task_id: str, lease: Lease | None) -> str:
@@ -132,6 +152,8 @@ async def _run_leased(
     )
     async with store.transaction(fence=lease) as tx:
         await tx.update_task(running)
+        # This run answers every queued wake-up; a pause re-queues its own.
+        await tx.delete_triggers(task_id)
         await tx.append_event(
             Event(
                 task_id=task_id,

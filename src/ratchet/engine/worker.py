@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Callable
 
 from ..errors import CannotResume, LeaseLost, RatchetError
@@ -22,8 +23,13 @@ class Worker:
 
     Each round it takes due triggers (a task to start, a timer that fired)
     and tasks whose worker died (no live lease, nothing queued to wake them),
-    never a task waiting on a person.
+    never a task waiting on a person. A task this worker cannot run (its
+    workflow does not load here, say) is set aside for a while, longer each
+    time, so one bad task neither spins the worker nor starves the others.
     """
+
+    SET_ASIDE_FIRST = 5.0
+    SET_ASIDE_MAX = 300.0
 
     def __init__(
         self,
@@ -44,6 +50,7 @@ class Worker:
         self.poll_interval = poll_interval
         self.load = load
         self._running: dict[str, asyncio.Task[None]] = {}
+        self._set_aside: dict[str, tuple[float, float]] = {}  # task id -> (until, last pause)
 
     async def run(self, stop: asyncio.Event | None = None, *, until_idle: bool = False) -> None:
         """Work until `stop` is set (or, with `until_idle`, until there is nothing to do)."""
@@ -71,13 +78,16 @@ class Worker:
                     started += 1
         free = self.concurrency - len(self._running)
         if free > 0:
-            for task in await self.store.list_orphaned_tasks(limit=free):
-                if self._start(task.id):
+            now = time.monotonic()
+            aside = {task_id for task_id, (until, _) in self._set_aside.items() if until > now}
+            for task in await self.store.list_orphaned_tasks(limit=free + len(aside)):
+                if task.id not in aside and started < free and self._start(task.id):
                     started += 1
         return started
 
     def _start(self, task_id: str) -> bool:
-        if task_id in self._running:
+        until, _ = self._set_aside.get(task_id, (0.0, 0.0))
+        if task_id in self._running or until > time.monotonic():
             return False
         runner = asyncio.create_task(self._run_one(task_id), name=f"ratchet:{task_id}")
         self._running[task_id] = runner
@@ -85,13 +95,27 @@ class Worker:
         return True
 
     async def _run_one(self, task_id: str) -> None:
+        log.info("task %s: taken", task_id)
         try:
-            await run_task(
+            task = await run_task(
                 self.store, task_id, worker=self.identity, lease_ttl=self.lease_ttl, load=self.load
             )
+        except asyncio.CancelledError:
+            log.info("task %s: stopped here; its lease is released for another worker", task_id)
+            raise
         except (CannotResume, LeaseLost) as gone:
-            log.info("left task %s: %s", task_id, gone)
+            log.info("task %s: left to another worker: %s", task_id, gone)
         except RatchetError as error:
-            log.error("task %s: %s", task_id, error)
-        except Exception:
+            self._put_aside(task_id, str(error))
+        except Exception as error:
             log.exception("task %s: unexpected error", task_id)
+            self._put_aside(task_id, f"{type(error).__name__}: {error}")
+        else:
+            self._set_aside.pop(task_id, None)
+            log.info("task %s: %s%s", task_id, task.status_text, f" ({task.error})" if task.error else "")
+
+    def _put_aside(self, task_id: str, why: str) -> None:
+        _, last = self._set_aside.get(task_id, (0.0, 0.0))
+        pause = min(last * 2 or self.SET_ASIDE_FIRST, self.SET_ASIDE_MAX)
+        self._set_aside[task_id] = (time.monotonic() + pause, pause)
+        log.error("task %s: cannot run here (%s); trying again in %g s", task_id, why, pause)

@@ -99,14 +99,14 @@ def load_module(source: str) -> Any:
         sys.modules[name] = module
         try:
             spec.loader.exec_module(module)
-        except BaseException:
+        except Exception as exc:
             del sys.modules[name]
-            raise
+            raise WorkflowNotFound(f"cannot load {path}: {type(exc).__name__}: {exc}") from exc
         return module
     try:
         return importlib.import_module(source)
-    except ImportError as exc:
-        raise WorkflowNotFound(f"cannot import {source!r}: {exc}") from exc
+    except Exception as exc:
+        raise WorkflowNotFound(f"cannot import {source!r}: {type(exc).__name__}: {exc}") from exc
 
 
 def load_workflow(reference: str) -> Workflow:

@@ -34,16 +34,6 @@ __all__ = [
 ]
 
 
-def _arrives_later(provider: str) -> Callable[[str], ModelProvider]:
-    def refuse(name: str) -> ModelProvider:
-        raise InputError(
-            f"the {provider} provider arrives in a later version of Ratchet; "
-            "use scripted:PATH for now"
-        )
-
-    return refuse
-
-
 # Each provider's factory takes the part after "provider:".
 _PROVIDERS: dict[str, Callable[[str], ModelProvider]] = {
     "scripted": ScriptedModel,

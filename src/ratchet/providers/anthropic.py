@@ -118,10 +118,16 @@ class AnthropicModel:
         if self._client is None or self._client_loop is not loop:
             import anthropic
 
-            self._client = anthropic.AsyncAnthropic(
+            client = anthropic.AsyncAnthropic(
                 api_key=self.api_key, base_url=self.base_url, timeout=self.timeout, max_retries=0
             )
-            self._client_loop = loop
+            # Without credentials the SDK raises a bare TypeError at the request.
+            if not (client.api_key or client.auth_token or getattr(client, "credentials", None)):
+                raise ModelError(
+                    f"{self.name}: no Anthropic credentials; set ANTHROPIC_API_KEY",
+                    retryable=False,
+                )
+            self._client, self._client_loop = client, loop
         return self._client
 
     def _arguments(self, request: ModelRequest) -> dict[str, Any]:

@@ -85,6 +85,8 @@ class OpenAIModel:
         self.timeout = timeout
         self._client: openai.AsyncOpenAI | None = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
+        # Cleared when the server refuses ``response_format`` (LM Studio does).
+        self._json_mode = True
 
     @classmethod
     def ollama(cls, model: str) -> OpenAIModel:
@@ -112,7 +114,7 @@ class OpenAIModel:
 
         arguments = self._arguments(request)
         try:
-            completion = await self._sdk_client().chat.completions.create(**arguments)
+            completion = await self._create(arguments)
         except openai.APIStatusError as exc:
             raise http_error(
                 self.name, exc.status_code, exc.body, exc.message, exc.response.headers
@@ -126,6 +128,23 @@ class OpenAIModel:
         except openai.OpenAIError as exc:
             raise ModelError(f"{self.name}: {one_line(str(exc))}", retryable=False) from exc
         return self._response(request, completion, ordinal)
+
+    async def _create(self, arguments: dict[str, Any]) -> ChatCompletion:
+        import openai
+
+        client = self._sdk_client()
+        try:
+            completion: ChatCompletion = await client.chat.completions.create(**arguments)
+            return completion
+        except openai.BadRequestError as exc:
+            refused = "response_format" in error_detail(exc.body, exc.message)
+            if "response_format" not in arguments or not refused:
+                raise
+        # The server has no JSON mode; the instruction in the prompt still asks for JSON.
+        self._json_mode = False
+        arguments = {key: value for key, value in arguments.items() if key != "response_format"}
+        completion = await client.chat.completions.create(**arguments)
+        return completion
 
     def _sdk_client(self) -> openai.AsyncOpenAI:
         # An HTTP client's pooled connections belong to the event loop that
@@ -160,7 +179,7 @@ class OpenAIModel:
                 }
                 for spec in parse_tools(self.name, request)
             ]
-        if request.json_output:
+        if request.json_output and self._json_mode:
             arguments["response_format"] = {"type": "json_object"}
         return arguments
 
@@ -264,6 +283,10 @@ def _flat_call(call: Any) -> Any:
     return {"id": call.get("id"), "name": function.get("name"), "arguments": arguments or {}}
 
 
+def _no_parameters() -> dict[str, JsonValue]:
+    return {"type": "object", "properties": {}}
+
+
 class ToolSpec(BaseModel):
     """A tool as `ratchet.Tool.schema` describes it to a model."""
 
@@ -271,9 +294,7 @@ class ToolSpec(BaseModel):
 
     name: str = Field(min_length=1)
     description: str = ""
-    parameters: dict[str, JsonValue] = Field(
-        default_factory=lambda: {"type": "object", "properties": {}}
-    )
+    parameters: dict[str, JsonValue] = Field(default_factory=_no_parameters)
 
     @field_validator("description", mode="before")
     @classmethod

@@ -1,0 +1,77 @@
+"""Workflows the CLI tests run; tasks refer to them by this file's path.
+
+Loaded by path (``/abs/.../flows.py:name``) in the test process and in the
+`ratchet` subprocesses alike, so it imports nothing from the tests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import ratchet
+
+
+@ratchet.tool(risk="read_only")
+def shout(text: str) -> str:
+    """Return the text in capitals."""
+    return text.upper()
+
+
+@ratchet.tool(risk="external_action")
+def send_email(to: str, subject: str) -> dict[str, str]:
+    """Send an email: neither idempotent nor keyed, so a crash mid-call leaves it in doubt."""
+    return {"sent_to": to, "subject": subject}
+
+
+@ratchet.tool(idempotent=True)
+async def linger(marker: str, seconds: float) -> str:
+    """Touch `marker` (so a test knows the call began), then take `seconds`."""
+    Path(marker).touch()
+    await asyncio.sleep(seconds)
+    return "lingered"
+
+
+@ratchet.workflow(tools=[shout])
+async def greet(ctx: ratchet.Context, who: str) -> dict[str, str]:
+    """One step, one read-only tool."""
+    async with ctx.step("greet"):
+        loud = await ctx.call_tool("shout", {"text": f"hello {who}"})
+    return {"greeting": str(loud)}
+
+
+@ratchet.workflow(tools=[shout])
+async def three_steps(ctx: ratchet.Context) -> list[str]:
+    """Three steps, so three checkpoints to rotate or fork from."""
+    said = []
+    for word in ("one", "two", "three"):
+        async with ctx.step(word):
+            said.append(str(await ctx.call_tool("shout", {"text": word})))
+    return said
+
+
+@ratchet.workflow(tools=[send_email])
+async def notify(ctx: ratchet.Context, to: str) -> dict[str, object]:
+    """Sends one email; the tool call is what the in-doubt tests leave in flight."""
+    async with ctx.step("send"):
+        sent = await ctx.call_tool("send_email", {"to": to, "subject": "deployed"})
+    return {"email": sent}
+
+
+@ratchet.workflow
+async def breaks(ctx: ratchet.Context) -> None:
+    """Fails at once."""
+    raise ValueError("the disk is full")
+
+
+@ratchet.workflow
+async def naps(ctx: ratchet.Context) -> str:
+    """Sleeps durably for an hour: waits on a timer."""
+    await ctx.sleep(3600)
+    return "rested"
+
+
+@ratchet.workflow(tools=[linger])
+async def lingers(ctx: ratchet.Context, marker: str, seconds: float) -> str:
+    """Holds its worker inside one long tool call."""
+    return str(await ctx.call_tool("linger", {"marker": marker, "seconds": seconds}))

@@ -1,0 +1,104 @@
+"""`ratchet worker`, run as a real program."""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+
+import pytest
+from cli_support import RunRatchet, assert_one_line_error
+from task_support import FLOWS, start_ratchet, stop_with, submit, wait_for_file, with_store
+
+from ratchet.model import TaskStatus
+
+
+@pytest.fixture
+def url(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'ratchet.db'}"
+
+
+def test_until_idle_runs_every_queued_task_then_stops(run_ratchet: RunRatchet, url: str) -> None:
+    first = submit(url, "greet", who="ann")
+    second = submit(url, "three_steps")
+
+    done = run_ratchet(
+        "worker",
+        "--until-idle",
+        "--poll",
+        "0.05",
+        "--name",
+        "w1",
+        "--concurrency",
+        "2",
+        "--workflows",
+        str(FLOWS),
+        "--store",
+        url,
+    )
+
+    assert done.returncode == 0, done.stderr
+    [started] = done.stdout.splitlines()
+    assert "w1" in started and url in started and "concurrency 2" in started
+    for task_id in (first, second):
+        task = with_store(url, lambda store, task_id=task_id: store.get_task(task_id))
+        assert task.status is TaskStatus.COMPLETED
+        assert f"task {task_id}: taken" in done.stderr
+        assert f"task {task_id}: completed" in done.stderr
+    assert "INFO ratchet.worker" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_stops_the_worker_and_frees_its_tasks(
+    tmp_path: Path, url: str, signum: signal.Signals
+) -> None:
+    marker = tmp_path / "lingering"
+    task_id = submit(url, "lingers", marker=str(marker), seconds=60)
+    worker = start_ratchet(tmp_path, "worker", "--poll", "0.05", "--store", url)
+    wait_for_file(marker, worker)
+
+    out, err = stop_with(worker, signum)
+
+    assert worker.returncode == 0, (out, err)
+    assert "Traceback" not in out + err
+    assert f"{signum.name}: stopping" in err
+    lease = with_store(url, lambda store: store.get_lease(task_id))
+    assert lease is not None and not lease.is_live()
+    # left for the next worker, not failed
+    assert with_store(url, lambda store: store.get_task(task_id)).status is TaskStatus.RUNNING
+
+
+def test_a_worker_with_nothing_to_do_stops_at_once_when_idle(
+    run_ratchet: RunRatchet, url: str
+) -> None:
+    done = run_ratchet("worker", "--until-idle", "--store", url)
+
+    assert done.returncode == 0, done.stderr
+    assert "stops when no work is left" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("no_such_module_here", ["no_such_module_here"]),
+        ("missing.py", ["no Python file", "missing.py"]),
+        ("broken.py", ["broken.py", "RuntimeError: half-written"]),
+    ],
+)
+def test_workflows_that_cannot_be_imported(
+    run_ratchet: RunRatchet, tmp_path: Path, url: str, source: str, expected: list[str]
+) -> None:
+    (tmp_path / "broken.py").write_text('raise RuntimeError("half-written")\n')
+
+    done = run_ratchet("worker", "--workflows", source, "--until-idle", "--store", url)
+
+    assert_one_line_error(done, *expected)
+
+
+@pytest.mark.parametrize(
+    "option", [["--concurrency", "0"], ["--poll", "0"], ["--lease-ttl", "0.5"]]
+)
+def test_bad_worker_options(run_ratchet: RunRatchet, url: str, option: list[str]) -> None:
+    done = run_ratchet("worker", *option, "--until-idle", "--store", url)
+
+    assert_one_line_error(done, option[0], "--help")

@@ -1,0 +1,122 @@
+"""A real HTTP server on loopback that answers POSTs with scripted replies.
+
+Each test queues the replies it wants (`LoopbackServer.answer`); the server
+records every request it receives (`LoopbackServer.received`) so the test can
+check what the provider sent. It runs in a thread of its own, so the provider
+under test talks to it over a real socket, exactly as to a model server.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One scripted answer: a JSON body (or raw text), a status, headers, a delay."""
+
+    body: Any = None
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+
+
+@dataclass(frozen=True)
+class Received:
+    """One request the server received."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+class LoopbackServer:
+    """A ThreadingHTTPServer on 127.0.0.1 and a free port, answering from a queue."""
+
+    def __init__(self) -> None:
+        self.replies: deque[Reply] = deque()
+        self.received: list[Received] = []
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._httpd.daemon_threads = True
+        # A short poll interval: shutdown() waits up to one interval.
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+
+    @property
+    def port(self) -> int:
+        return self._httpd.server_address[1]
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def answer(self, *replies: Reply) -> None:
+        self.replies.extend(replies)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join(timeout=5)
+
+    @property
+    def last(self) -> Received:
+        assert self.received, "the server received no request"
+        return self.received[-1]
+
+
+def _handler_for(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length)
+            server.received.append(
+                Received(
+                    method="POST",
+                    path=self.path,
+                    headers={name.lower(): value for name, value in self.headers.items()},
+                    body=json.loads(raw) if raw else None,
+                )
+            )
+            reply = (
+                server.replies.popleft()
+                if server.replies
+                else Reply({"error": {"message": "no scripted reply left"}}, status=500)
+            )
+            if reply.delay:
+                time.sleep(reply.delay)
+            payload = reply.body if isinstance(reply.body, str) else json.dumps(reply.body)
+            data = payload.encode()
+            try:
+                self.send_response(reply.status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for name, value in reply.headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up waiting (the timeout test)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    return Handler
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
