@@ -111,6 +111,7 @@ class Tool:
         self.reconcile = reconcile
         self.description = inspect.cleandoc(fn.__doc__ or "").split("\n\n")[0]
         self.context_param, self.arguments = _arguments_model(fn, self.name)
+        self._is_async = inspect.iscoroutinefunction(fn)
 
     def __repr__(self) -> str:
         return f"<Tool {self.name} risk={self.risk} idempotent={self.idempotent}>"
@@ -154,7 +155,7 @@ class Tool:
         kwargs = self.validate(args)
         if self.context_param is not None:
             kwargs[self.context_param] = context
-        if inspect.iscoroutinefunction(self.fn):
+        if self._is_async:
             result = await self.fn(**kwargs)
         else:
             result = await asyncio.to_thread(self.fn, **kwargs)

@@ -28,6 +28,11 @@ class BudgetTracker:
         self.steps = 0
         self._on_pressure = on_pressure
         self._pressure_reported = "budget_pressure" in task.state.risk_flags
+        budget = self.budget
+        self._limited = task.deadline is not None or any(
+            limit is not None
+            for limit in (budget.max_steps, budget.max_llm_tokens, budget.max_cost, budget.max_wall_time)
+        )
 
     def count_usage(self, usage: Any) -> None:
         if isinstance(usage, dict):
@@ -55,6 +60,8 @@ class BudgetTracker:
             BudgetExceeded: a limit is used up (for steps: more steps were
                 started than allowed), naming the limit and the figure.
         """
+        if not self._limited:
+            return
         now = utcnow()
         deadline = self.task.deadline
         if deadline is not None and now >= deadline:

@@ -34,7 +34,7 @@ class TaskSuspended(BaseException):
         self.message = message
 
 
-@dataclass
+@dataclass(slots=True)
 class Call:
     """A model or tool call, as each middleware sees it.
 
@@ -43,6 +43,7 @@ class Call:
         attempt: the attempt about to run (from 1); set from the journal on resume.
         not_before: the next attempt may not start before this time.
         recorded: what the journal held at this seq when the call began.
+        intent: the intent row this process wrote for the current attempt.
         replayed: the result came from the journal; nothing ran.
         meta: what the call reports besides its output (usage, ordinal).
         ordinal_base: for a model call, how many requests of its purpose the
@@ -63,6 +64,7 @@ class Call:
     ordinal_base: int = 0
     not_before: dt.datetime | None = None
     recorded: Operation | None = None
+    intent: Operation | None = None
     replayed: bool = False
     meta: dict[str, JsonValue] = field(default_factory=dict)
     _events: list[Event] = field(default_factory=list)

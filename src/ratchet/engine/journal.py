@@ -51,7 +51,7 @@ class Journal:
 
     async def record_intent(self, call: Call) -> None:
         """Commit that the call is about to run (before its effect)."""
-        op = self._operation(call, OpStatus.STARTED)
+        op = call.intent = self._operation(call, OpStatus.STARTED)
         async with self.store.transaction(fence=self.lease) as tx:
             await tx.record_op_started(op)
             await _append(tx, call.take_events())
@@ -77,7 +77,12 @@ class Journal:
         self, call: Call, *, output: JsonValue = None, error: BaseException | None = None
     ) -> Operation:
         """Commit the call's final result, or its final failure."""
-        if error is None:
+        if error is None and call.intent is not None and call.intent.attempt == call.attempt:
+            # The intent of this very attempt, completed: a copy, not a second validation.
+            op = call.intent.model_copy(
+                update={"status": OpStatus.SUCCEEDED, "output": output, "finished_at": utcnow()}
+            )
+        elif error is None:
             op = self._operation(call, OpStatus.SUCCEEDED, output=output, finished_at=utcnow())
         else:
             op = self._operation(
