@@ -8,6 +8,7 @@ where it stopped.
 from importlib.metadata import PackageNotFoundError as _PackageNotFoundError
 from importlib.metadata import version as _version
 
+from .agent import Agent
 from .engine import Call, Context, Middleware, Worker, WorkerIdentity, Workflow, workflow
 from .errors import (
     BudgetExceeded,
@@ -54,6 +55,7 @@ except _PackageNotFoundError:  # running from a source tree that was never insta
 
 __all__ = [
     "DEFAULT_STORE_URL",
+    "Agent",
     "AgentState",
     "Artifact",
     "Budget",

@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import JsonValue
 
+from .agent import AGENT_WORKFLOW, Agent, workspace_for
 from .engine.runner import DEFAULT_LEASE_TTL, WorkerIdentity, run_task
 from .engine.workflow import Workflow, load_workflow
 from .errors import CannotResume, InputError
@@ -15,6 +16,7 @@ from .model import (
     Event,
     Operation,
     OpStatus,
+    StepStatus,
     Task,
     TaskStatus,
     Trigger,
@@ -71,7 +73,7 @@ class Runtime:
 
     async def submit(
         self,
-        workflow: Workflow | str,
+        workflow: Workflow | Agent | str,
         inputs: dict[str, JsonValue] | None = None,
         *,
         name: str | None = None,
@@ -82,7 +84,10 @@ class Runtime:
         task_id: str | None = None,
         queue: bool = True,
     ) -> str:
-        """Create a task for `workflow` and queue it for a worker; return its id.
+        """Create a task for `workflow` (or an `Agent`) and queue it for a worker; return its id.
+
+        For an `Agent`, the task runs the planning agent on `instruction`
+        with the agent's model, tools and budget, in its own workspace.
 
         Args:
             deadline: an absolute time, or seconds from now; kept as an absolute time.
@@ -90,21 +95,33 @@ class Runtime:
                 created for this process to run; if this process dies first,
                 workers still find it (a queued task nothing will wake).
         """
+        workspace = None
+        if isinstance(workflow, Agent):
+            agent = workflow
+            workflow = AGENT_WORKFLOW
+            inputs = {**(inputs or {}), "agent": agent.spec.model_dump(mode="json")}
+            model = model or agent.model
+            budget = budget or agent.budget
+            name = name or agent.name
         reference = workflow.reference if isinstance(workflow, Workflow) else workflow
         found = workflow if isinstance(workflow, Workflow) else load_workflow(reference)
         name = name or found.name
         if isinstance(deadline, (int, float)):
             deadline = utcnow() + dt.timedelta(seconds=deadline)
+        task_id = task_id or f"{_slug(name)}-{uuid.uuid4().hex[:8]}"
+        if reference == AGENT_WORKFLOW:
+            workspace = str(workspace_for(task_id))
         task = Task(
-            id=task_id or f"{_slug(name)}-{uuid.uuid4().hex[:8]}",
+            id=task_id,
             name=name,
             instruction=instruction,
-            agent=found.name,
+            agent=str((inputs or {}).get("agent", {}).get("name", found.name)) if reference == AGENT_WORKFLOW else found.name,
             workflow=reference,
             model=model,
             inputs_params=inputs or {},
             deadline=deadline,
             budget=budget or Budget(),
+            workspace=workspace,
         )
         async with self.store.transaction() as tx:
             await tx.create_task(task)
@@ -116,7 +133,7 @@ class Runtime:
             )
         return task.id
 
-    async def run(self, workflow: Workflow | str, inputs: dict[str, JsonValue] | None = None, **options: Any) -> Task:
+    async def run(self, workflow: Workflow | Agent | str, inputs: dict[str, JsonValue] | None = None, **options: Any) -> Task:
         """Create a task and run it here until it ends or waits.
 
         If a worker on the same store adopts the task first, this waits for it instead.
@@ -175,6 +192,41 @@ class Runtime:
                 await asyncio.sleep(poll)
 
         return await asyncio.wait_for(settled(), timeout)
+
+    async def cancel(self, task_id: str, *, reason: str = "cancelled by a person") -> Task:
+        """Cancel a task that has not ended; a worker running it stops at its next write.
+
+        The lease is taken over (its token grows), so the worker that held
+        the task finds its lease lost and stops without writing; then the
+        task, its open steps and its queued triggers are cancelled together.
+
+        Raises:
+            CannotResume: the task already ended.
+        """
+        task = await self.store.get_task(task_id)
+        if task.status.is_terminal:
+            raise CannotResume(f"task {task_id} is already {task.status}; it cannot be cancelled")
+        lease = await self.store.claim_lease(
+            task_id, f"cancel:{self.identity.name}", self.lease_ttl,
+            host=self.identity.host, pid=self.identity.pid, take_over=True,
+        )
+        assert lease is not None
+        try:
+            async with self.store.transaction(fence=lease) as tx:
+                task = await tx.get_task(task_id)
+                if task.status.is_terminal:
+                    raise CannotResume(f"task {task_id} is already {task.status}; it cannot be cancelled")
+                cancelled = task.transition(TaskStatus.CANCELLED, error=reason)
+                steps = [s.transition(StepStatus.CANCELLED) if not s.status.is_terminal else s
+                         for s in await tx.list_steps(task_id)]
+                await tx.replace_steps(task_id, steps)
+                await tx.update_task(cancelled)
+                await tx.delete_triggers(task_id)
+                await tx.append_event(Event(task_id=task_id, kind="task_cancelled", message=f"task cancelled: {reason}",
+                                            display_message=f"Cancelled: {reason}"))
+        finally:
+            await self.store.release_lease(lease)
+        return cancelled
 
     # ------------------------------------------------------------------ people
 

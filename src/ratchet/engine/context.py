@@ -71,6 +71,7 @@ class Context:
         middleware: Sequence[Middleware] = (),
     ) -> None:
         self.store = store
+        self.tools = {**workflow.tools, **{t.name: t for t in workflow.tools_for(task, store)}}
         self.task = task
         self.lease = lease
         self.workflow = workflow
@@ -161,9 +162,9 @@ class Context:
         return ModelResponse.model_validate(output)
 
     def _tool_call(self, name: str, args: dict[str, Any] | None, seq: int) -> Call:
-        tool = self.workflow.tools.get(name)
+        tool = self.tools.get(name)
         if tool is None:
-            known = ", ".join(sorted(self.workflow.tools)) or "none"
+            known = ", ".join(sorted(self.tools)) or "none"
             raise InputError(f"workflow {self.workflow.name} has no tool {name!r} (it has: {known})")
         return Call(
             context=self,
@@ -360,20 +361,25 @@ class Context:
 
     # ------------------------------------------------------------------ checkpoints, events, waiting
 
-    async def checkpoint(self) -> Checkpoint | None:
-        """Write a checkpoint of the current position (not while replaying: it exists already)."""
+    async def checkpoint(self, *, steps: Sequence[Step] | None = None) -> Checkpoint | None:
+        """Write a checkpoint of the current position (not while replaying: it exists already).
+
+        Args:
+            steps: the task's steps, for a workflow that keeps its own (the
+                agent's plan); by default those of ``ctx.step``.
+        """
         if self.replaying:
             return None
         async with self.store.transaction(fence=self.lease) as tx:
-            return await self._write_checkpoint(tx)
+            return await self._write_checkpoint(tx, steps)
 
-    async def _write_checkpoint(self, tx: Any) -> Checkpoint:
+    async def _write_checkpoint(self, tx: Any, steps: Sequence[Step] | None = None) -> Checkpoint:
         checkpoint = await tx.put_checkpoint(
             Checkpoint(
                 task_id=self.task_id,
                 last_seq=self._next_seq - 1,
                 task=self.task,
-                steps=[self._steps[i] for i in sorted(self._steps)],
+                steps=list(steps) if steps is not None else [self._steps[i] for i in sorted(self._steps)],
                 state=self.state,
             )
         )

@@ -37,9 +37,11 @@ class Workflow:
         retry: RetryPolicy | None = None,
         checkpoint: CheckpointPolicy | None = None,
         middleware: Iterable[Any] = (),
+        tools_for: Callable[[Any, Any], Iterable[Tool]] | None = None,
     ) -> None:
         self.fn = fn
         self.middleware = list(middleware)
+        self._tools_for = tools_for
         self.name = name or fn.__name__
         self.tools = {t.name: t for t in tools}
         self.retry = retry or RetryPolicy()
@@ -47,6 +49,10 @@ class Workflow:
 
     def __repr__(self) -> str:
         return f"<Workflow {self.reference}>"
+
+    def tools_for(self, task: Any, store: Any) -> list[Tool]:
+        """The tools a task of this workflow may call beyond the fixed ones (e.g. an agent's)."""
+        return list(self._tools_for(task, store)) if self._tools_for is not None else []
 
     @property
     def reference(self) -> str:

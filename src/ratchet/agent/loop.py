@@ -1,0 +1,351 @@
+"""The agent: plan, then act and verify step by step, retry or replan; a durable workflow.
+
+Everything the loop decides follows from journaled model answers and tool
+results, so a resumed task rebuilds the same plan, steps and messages by
+replay. Step records, messages and events are written only once the loop is
+past the journal's end (``ctx.replaying`` is false): a resume never writes
+them twice.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..engine.context import Context
+from ..engine.workflow import Workflow
+from ..errors import DuplicateRecord, OperationFailed, TaskStopped
+from ..model import Artifact, Event, Message, Plan, PlanStep, Severity, Step, StepStatus, Task
+from ..providers import ModelResponse
+from . import prompts
+from .builtin_tools import builtin_tools
+from .spec import AgentSpec, load_tools
+
+__all__ = ["AGENT_WORKFLOW", "agent_loop", "workspace_for"]
+
+MAX_PLAN_REPAIRS = 2
+MAX_REPLANS = 2
+
+
+class PlanningFailed(TaskStopped):
+    """The planner gave no valid plan."""
+
+
+class StepFailed(TaskStopped):
+    """A step could not be done."""
+
+
+def workspace_for(task_id: str) -> Path:
+    """``$RATCHET_HOME/workspaces/<task id>`` (RATCHET_HOME defaults to ./.ratchet), absolute."""
+    home = Path(os.environ.get("RATCHET_HOME", ".ratchet"))
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", task_id).lstrip(".") or "task"
+    return (home / "workspaces" / safe).resolve()
+
+
+def _tools_for(task: Task, store: Any) -> list[Any]:
+    spec = AgentSpec.model_validate(task.inputs_params.get("agent") or {})
+    workspace = Path(task.workspace) if task.workspace else workspace_for(task.id)
+    return [*load_tools(spec.tool_sources), *builtin_tools(workspace, store, allow_shell=spec.allow_shell)]
+
+
+class _Run:
+    """One run of the loop over one task: its steps, its messages, its writes."""
+
+    def __init__(self, ctx: Context, spec: AgentSpec) -> None:
+        self.ctx = ctx
+        self.spec = spec
+        self.steps: list[Step] = []
+        self.schemas = [t.schema() for t in ctx.tools.values()] + [prompts.UPDATE_STATE_SCHEMA]
+
+    # ------------------------------------------------------------------ writes (live only)
+
+    async def record(self, kind: str, message: str, *, severity: Severity = Severity.INFO,
+                     data: dict[str, Any] | None = None, task_update: dict[str, Any] | None = None) -> None:
+        ctx = self.ctx
+        if task_update:
+            ctx.task = ctx.task.model_copy(update=task_update)
+        if ctx.replaying:
+            return
+        async with ctx.store.transaction(fence=ctx.lease) as tx:
+            await tx.replace_steps(ctx.task_id, self.steps)
+            if task_update:
+                await tx.update_task(ctx.task)
+            await tx.append_event(Event(task_id=ctx.task_id, kind=kind, severity=severity,
+                                        message=message, display_message=message, data=data or {}))
+
+    async def keep_messages(self, messages: list[dict[str, Any]]) -> None:
+        if self.ctx.replaying or not messages:
+            return
+        await self.ctx.store.append_messages(
+            [Message(thread_id=self.ctx.task_id, **_message_fields(m)) for m in messages],
+            fence=self.ctx.lease,
+        )
+
+    # ------------------------------------------------------------------ plan
+
+    async def plan(self) -> Plan:
+        ctx, spec = self.ctx, self.spec
+        tools = ", ".join(sorted(ctx.tools)) or "none"
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": prompts.PLAN.format(instructions=spec.instructions, tools=tools)},
+            {"role": "user", "content": ctx.task.instruction},
+        ]
+        problem = ""
+        for _ in range(1 + MAX_PLAN_REPAIRS):
+            try:
+                answer = await ctx.call_model({"purpose": "plan", "messages": messages, "json_output": True})
+                return Plan.model_validate(_json_object(answer.content))
+            except (ValidationError, ValueError, OperationFailed) as error:
+                problem = _short(error)
+                messages = [*messages, {"role": "user", "content": prompts.REPAIR.format(error=problem)}]
+                await self.record("plan_invalid", f"the plan was not valid: {problem}", severity=Severity.WARNING)
+        self.steps = [Step(task_id=ctx.task_id, index=0, name="Plan the task", description="Planning failed",
+                           status=StepStatus.FAILED, failure_message=problem)]
+        await self.record("plan_failed", f"planning failed after {MAX_PLAN_REPAIRS} repairs: {problem}",
+                          severity=Severity.ERROR)
+        raise PlanningFailed(f"planning failed after {MAX_PLAN_REPAIRS} repairs: {problem}")
+
+    def _steps_from(self, planned: list[PlanStep], start: int) -> list[Step]:
+        return [
+            Step(task_id=self.ctx.task_id, index=start + i, name=p.step_name, description=p.description,
+                 action_instruction=p.action_instruction, validation_instruction=p.validation_instruction)
+            for i, p in enumerate(planned)
+        ]
+
+    async def adopt(self, plan: Plan) -> None:
+        self.steps = self._steps_from(plan.steps, 0)
+        self.steps[0] = self.steps[0].transition(StepStatus.CURRENT)
+        await self.ctx.apply_patch({"ops": [{"op": "replace_plan", "plan": [s.name for s in self.steps]}]})
+        await self.record(
+            "plan", f"planned {len(self.steps)} steps: " + "; ".join(s.name for s in self.steps),
+            task_update={"goal": plan.goal, "context": plan.context,
+                         "inputs_params": {**self.ctx.task.inputs_params, **plan.inputs_params}},
+        )
+
+    # ------------------------------------------------------------------ act
+
+    async def act(self, step: Step, feedback: str) -> str:
+        ctx, spec = self.ctx, self.spec
+        system = prompts.ACT.format(
+            instructions=spec.instructions, goal=ctx.task.goal or ctx.task.instruction,
+            number=step.index + 1, total=len(self.steps), name=step.name, description=step.description,
+            state=prompts.state_slice(ctx.state, ctx.task.budget.max_artifact_bytes_in_context),
+        )
+        user = step.action_instruction or step.description or step.name
+        if feedback:
+            user += f"\n\nAn earlier attempt at this step did not pass its check: {feedback}"
+        messages: list[dict[str, Any]] = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        await self.keep_messages(messages)
+        for _ in range(spec.max_turns_per_step):
+            messages = await self.compact(messages)
+            answer = await ctx.call_model({"purpose": "act", "messages": messages, "tools": self.schemas})
+            said = _assistant(answer)
+            replies = await self.run_tool_calls(answer)
+            messages += [said, *replies]
+            await self.keep_messages([said, *replies])
+            if not answer.tool_calls:
+                return answer.content if isinstance(answer.content, str) else json.dumps(answer.content)
+        raise StepFailed(f"step {step.index + 1} ({step.name}) used its {spec.max_turns_per_step} turns without finishing")
+
+    async def run_tool_calls(self, answer: ModelResponse) -> list[dict[str, Any]]:
+        ctx = self.ctx
+        replies: dict[str, str] = {}
+        real = []
+        for call in answer.tool_calls:
+            if call.name == "update_state":
+                replies[call.id] = await self.update_state(call.arguments)
+            elif call.name not in ctx.tools:
+                replies[call.id] = f"error: there is no tool named {call.name!r}; the tools are: {', '.join(sorted(ctx.tools))}"
+            else:
+                real.append(call)
+        outcomes = await ctx.call_tools([(c.name, c.arguments) for c in real])
+        for call, outcome in zip(real, outcomes, strict=True):
+            if isinstance(outcome, OperationFailed):
+                replies[call.id] = f"error: {outcome.error_type}: {outcome.error}"
+            else:
+                replies[call.id] = await self.fit(call.name, outcome)
+        return [{"role": "tool", "tool_call_id": c.id, "name": c.name, "content": replies[c.id]}
+                for c in answer.tool_calls]
+
+    async def update_state(self, arguments: dict[str, Any]) -> str:
+        try:
+            await self.ctx.apply_patch(arguments)
+        except (ValidationError, ValueError) as error:
+            return f"error: the state patch is not valid: {_short(error)}"
+        except Exception as error:  # StatePatchError: the patch does not apply
+            return f"error: {error}"
+        return "state updated"
+
+    async def fit(self, tool_name: str, output: Any) -> str:
+        """The tool output as the prompt carries it: whole, or as an artifact's summary and id."""
+        ctx = self.ctx
+        text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+        limit = ctx.task.budget.max_artifact_bytes_in_context
+        body = text.encode("utf-8")
+        if len(body) <= limit:
+            return text
+        artifact = Artifact(id=f"{ctx.task_id}-artifact-{len(ctx.state.artifacts) + 1}", task_id=ctx.task_id,
+                            type=f"tool_result.{tool_name}", summary=text[:200].replace("\n", " "), bytes=len(body))
+        if not ctx.replaying:
+            try:
+                await ctx.store.put_artifact(artifact, body, fence=ctx.lease)
+            except DuplicateRecord:
+                pass
+        await ctx.apply_patch({"ops": [{"op": "add_artifact", "artifact": artifact.ref.model_dump()}]})
+        return (f"[the output of {tool_name} is {len(body)} bytes, kept as artifact {artifact.id}; "
+                f"it begins: {artifact.summary!r}; read more with read_artifact]")
+
+    async def compact(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Summarize older turns (a journaled call) when the history passes its budget."""
+        keep = self.spec.keep_recent_messages
+        if _tokens(messages) <= self.spec.history_token_budget or len(messages) <= keep + 2:
+            return messages
+        cut = len(messages) - keep
+        while cut > 2 and messages[cut].get("role") == "tool":
+            cut -= 1  # never split a tool result from the call that asked for it
+        older = messages[2:cut]
+        if not older:
+            return messages
+        answer = await self.ctx.call_model({"purpose": "summarize", "messages": [
+            {"role": "system", "content": prompts.SUMMARIZE},
+            {"role": "user", "content": json.dumps(older, ensure_ascii=False)},
+        ]})
+        summary = {"role": "user", "content": f"Summary of the earlier turns of this step: {answer.content}"}
+        await self.record("compacted", f"summarized {len(older)} earlier messages of the history")
+        return [*messages[:2], summary, *messages[cut:]]
+
+    # ------------------------------------------------------------------ verify and replan
+
+    async def verify(self, step: Step, report: str) -> tuple[bool, str]:
+        if not step.validation_instruction:
+            return True, "the step has no check"
+        answer = await self.ctx.call_model({"purpose": "verify", "json_output": True, "messages": [
+            {"role": "system", "content": prompts.VERIFY},
+            {"role": "user", "content": f"Step: {step.name}: {step.description}\n"
+                                        f"Check: {step.validation_instruction}\nThe agent's report: {report}"},
+        ]})
+        try:
+            verdict = _json_object(answer.content)
+            return bool(verdict["passed"]), str(verdict.get("reason", ""))
+        except (ValueError, KeyError, TypeError) as error:
+            return False, f"the check gave no verdict ({_short(error)})"
+
+    async def replan(self, failed: Step, reason: str) -> list[Step] | None:
+        done = [s for s in self.steps if s.status is StepStatus.COMPLETED]
+        try:
+            answer = await self.ctx.call_model({"purpose": "replan", "json_output": True, "messages": [
+                {"role": "system", "content": prompts.REPLAN.format(
+                    done="; ".join(s.name for s in done) or "none", failed=failed.name, reason=reason)},
+                {"role": "user", "content": self.ctx.task.instruction},
+            ]})
+            planned = Plan.model_validate({"steps": _json_object(answer.content).get("steps")}).steps
+        except (ValidationError, ValueError, OperationFailed, AttributeError) as error:
+            await self.record("replan_rejected", f"the new plan was not valid ({_short(error)}); the plan stays as it was",
+                              severity=Severity.WARNING)
+            return None
+        return self._steps_from(planned, len(done))
+
+    # ------------------------------------------------------------------ the loop
+
+    async def run(self) -> str:
+        await self.adopt(await self.plan())
+        report, replans, feedback = "", 0, ""
+        index = 0
+        while index < len(self.steps):
+            step = self.steps[index]
+            self.ctx.budget.count_step()
+            await self.ctx.budget.check()
+            await self.record("step_started", f"step {index + 1}: {step.name}", data={"index": index})
+            report = await self.act(step, feedback)
+            passed, reason = await self.verify(step, report)
+            if passed:
+                self.steps[index] = step.transition(StepStatus.COMPLETED)
+                feedback = ""
+                index += 1
+                if index < len(self.steps):
+                    self.steps[index] = self.steps[index].transition(StepStatus.CURRENT)
+                await self.record("step_completed", f"step {step.index + 1} done: {step.name}",
+                                  data={"index": step.index, "report": report[:500]})
+                await self.ctx.checkpoint(steps=self.steps)
+                continue
+            if step.attempts + 1 < self.spec.max_step_attempts:
+                self.steps[index] = step.model_copy(update={"attempts": step.attempts + 1})
+                feedback = reason
+                await self.record("step_retry", f"step {index + 1} did not pass its check ({reason}); trying it again",
+                                  severity=Severity.WARNING)
+                continue
+            new_steps = await self.replan(step, reason) if replans < MAX_REPLANS else None
+            if new_steps:
+                replans += 1
+                kept = [s for s in self.steps if s.status is StepStatus.COMPLETED]
+                new_steps[0] = new_steps[0].transition(StepStatus.CURRENT)
+                self.steps = kept + new_steps
+                feedback = ""
+                await self.ctx.apply_patch({"ops": [{"op": "replace_plan", "plan": [s.name for s in self.steps]}]})
+                await self.record("replanned", f"replanned after step {index + 1} failed ({reason}): "
+                                  + "; ".join(s.name for s in new_steps), severity=Severity.WARNING)
+                continue
+            self.steps[index] = step.transition(StepStatus.FAILED, failure_message=reason)
+            for later in range(index + 1, len(self.steps)):
+                self.steps[later] = self.steps[later].transition(StepStatus.CANCELLED)
+            await self.record("step_failed", f"step {index + 1} failed: {step.name}: {reason}", severity=Severity.ERROR)
+            raise StepFailed(f"step {index + 1} ({step.name}) failed: {reason}")
+        return report
+
+
+async def agent_loop(ctx: Context, agent: dict[str, Any] | None = None, **_: Any) -> str:
+    """Plan the task's instruction into steps and carry them out (DESIGN 6)."""
+    spec = AgentSpec.model_validate(agent or {})
+    workspace = Path(ctx.task.workspace) if ctx.task.workspace else workspace_for(ctx.task_id)
+    workspace.mkdir(parents=True, exist_ok=True)
+    report = await _Run(ctx, spec).run()
+    shutil.rmtree(workspace, ignore_errors=True)  # kept on failure, for people to look at
+    return report
+
+
+agent_loop = Workflow(agent_loop, name="agent", tools_for=_tools_for)  # type: ignore[assignment]
+AGENT_WORKFLOW = "ratchet.agent.loop:agent_loop"
+
+
+def _json_object(content: Any) -> dict[str, Any]:
+    if isinstance(content, dict):
+        return content
+    if isinstance(content, str):
+        text = content.strip()
+        if text.startswith("```"):
+            text = text.strip("`").removeprefix("json").strip()
+        value = json.loads(text)
+        if isinstance(value, dict):
+            return value
+    raise ValueError(f"expected a JSON object, got {str(content)[:80]!r}")
+
+
+def _short(error: BaseException) -> str:
+    if isinstance(error, ValidationError):
+        return "; ".join(f"{'.'.join(map(str, e['loc'])) or 'plan'}: {e['msg']}" for e in error.errors()[:3])
+    return str(error).splitlines()[0][:300] if str(error) else type(error).__name__
+
+
+def _assistant(answer: ModelResponse) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": answer.content if isinstance(answer.content, str)
+                               else (json.dumps(answer.content) if answer.content is not None else None)}
+    if answer.tool_calls:
+        message["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
+            for c in answer.tool_calls
+        ]
+    return message
+
+
+def _message_fields(message: dict[str, Any]) -> dict[str, Any]:
+    return {key: message[key] for key in ("role", "content", "tool_calls", "tool_call_id", "name") if message.get(key) is not None}
+
+
+def _tokens(messages: list[dict[str, Any]]) -> int:
+    return sum(len(json.dumps(m, ensure_ascii=False)) for m in messages) // 4

@@ -1,0 +1,72 @@
+"""What the agent says to its model, purpose by purpose."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..model import AgentState, Step
+
+PLAN = """You are the planner of an agent. {instructions}
+Break the user's instruction into a short list of concrete steps the agent can carry out
+with its tools ({tools}). Answer with one JSON object only:
+{{"goal": "...", "inputs_params": {{}}, "context": "...",
+  "steps": [{{"step_name": "...", "description": "...", "action_instruction": "...",
+             "validation_instruction": "how to check the step worked, or empty"}}]}}"""
+
+REPAIR = """That plan is not valid: {error}
+Answer again with one JSON object of the same shape, with at least one step."""
+
+ACT = """You are an agent carrying out one step of a plan. {instructions}
+Goal: {goal}
+Current step {number} of {total}: {name}: {description}
+{state}Use the tools to do the step; when it is done, answer with a short report and no tool calls.
+To record facts or questions in your working memory, call update_state with a StatePatch."""
+
+VERIFY = """You check whether a step of a plan was done. Answer with one JSON object only:
+{"passed": true or false, "reason": "..."}"""
+
+REPLAN = """You are the planner of an agent. A step failed and the remaining plan must change.
+Completed steps (kept as they are): {done}
+The step that failed: {failed} ({reason})
+Answer with one JSON object only: {{"steps": [ ...the new remaining steps, same shape as before... ]}}"""
+
+SUMMARIZE = """Summarize the conversation below for the agent that continues it: what was done,
+what was found, what is left. Be brief and keep every fact the next steps need."""
+
+UPDATE_STATE_SCHEMA: dict[str, Any] = {
+    "name": "update_state",
+    "description": "Change the agent's working memory (facts, open questions, risk flags) with a StatePatch.",
+    "parameters": {
+        "type": "object",
+        "properties": {"ops": {"type": "array", "items": {"type": "object"}}},
+        "required": ["ops"],
+    },
+}
+
+
+def state_slice(state: AgentState, max_bytes: int) -> str:
+    """The part of the working memory a step's prompt carries: questions, artifacts, newest facts."""
+    lines = []
+    if state.open_questions:
+        lines.append("Open questions: " + "; ".join(state.open_questions))
+    for artifact in state.artifacts:
+        lines.append(
+            f"Artifact {artifact.artifact_id} ({artifact.type}, {artifact.bytes} bytes): "
+            f"{artifact.summary} (read it with read_artifact)"
+        )
+    used = sum(len(line) for line in lines)
+    facts = []
+    for fact in reversed(state.known_facts):
+        text = f"- {fact.key}: {json.dumps(fact.value)}"
+        if used + len(text) > max_bytes:
+            break
+        facts.append(text)
+        used += len(text)
+    if facts:
+        lines.append("Known facts (newest first):\n" + "\n".join(facts))
+    return "".join(line + "\n" for line in lines)
+
+
+def step_line(step: Step) -> str:
+    return f"{step.index + 1}. {step.name} [{step.status}]"

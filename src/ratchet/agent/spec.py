@@ -1,0 +1,103 @@
+"""`Agent`: what a task needs to rebuild its agent on any worker."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from ..engine.workflow import load_module
+from ..errors import InputError
+from ..model import Constraints, Record
+from ..policy import Budget
+from ..tools import Tool
+
+__all__ = ["Agent", "AgentSpec", "load_tools", "tool_source"]
+
+
+class AgentSpec(Record):
+    """The agent as a task records it (``task.inputs_params["agent"]``): plain data, no code."""
+
+    name: str = "agent"
+    instructions: str = ""
+    tool_sources: list[str] = Field(default_factory=list)
+    constraints: Constraints = Field(default_factory=Constraints)
+    allow_shell: bool = False
+    max_step_attempts: int = Field(default=2, ge=1)
+    max_turns_per_step: int = Field(default=12, ge=1)
+    history_token_budget: int = Field(default=6000, ge=200)
+    keep_recent_messages: int = Field(default=6, ge=2)
+
+
+class Agent:
+    """An agent: a model, its tools, its instructions, its constraints and budget.
+
+    Args:
+        name: a name for people.
+        instructions: what the agent is and how it works, for every prompt.
+        tools: `Tool` objects; each must live in an importable module or a
+            ``.py`` file, so that any worker can load it again.
+        model: ``provider:name``, e.g. ``openai:gpt-4o-mini`` or ``scripted:demo.json``.
+        constraints: which risk levels need a person (DESIGN 4).
+        budget: the task's limits.
+    """
+
+    def __init__(
+        self,
+        name: str = "agent",
+        instructions: str = "",
+        tools: Iterable[Tool] = (),
+        model: str | None = None,
+        constraints: Constraints | None = None,
+        budget: Budget | None = None,
+        *,
+        tool_sources: Sequence[str] = (),
+        allow_shell: bool = False,
+    ) -> None:
+        self.tools = list(tools)
+        sources = list(dict.fromkeys([*tool_sources, *(tool_source(t) for t in self.tools)]))
+        self.spec = AgentSpec(
+            name=name,
+            instructions=instructions,
+            tool_sources=sources,
+            constraints=constraints or Constraints(),
+            allow_shell=allow_shell,
+        )
+        self.model = model
+        self.budget = budget or Budget()
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+
+def tool_source(tool: Tool) -> str:
+    """Where a worker finds a tool again: its module's name, or its file's path."""
+    module = sys.modules.get(tool.fn.__module__)
+    file = getattr(module, "__file__", None)
+    if module is None or (module.__name__ in ("__main__",) or module.__name__.startswith("ratchet_file_")):
+        if not file:
+            raise InputError(f"tool {tool.name} lives in no file a worker could load")
+        return str(Path(file).resolve())
+    return module.__name__
+
+
+def load_tools(sources: Iterable[str]) -> list[Tool]:
+    """Every `Tool` defined at the top level of each source (a module name or a .py file).
+
+    Raises:
+        InputError: a source does not load, or two tools share a name.
+    """
+    found: dict[str, Tool] = {}
+    for source in sources:
+        module: Any = load_module(source)
+        for value in vars(module).values():
+            if isinstance(value, Tool):
+                other = found.get(value.name)
+                if other is not None and other is not value:
+                    raise InputError(f"two tools are named {value.name!r} (one in {source})")
+                found[value.name] = value
+    return list(found.values())
