@@ -25,7 +25,7 @@ from typing import Annotated, Any, cast
 
 import typer
 
-from . import cli_admin, cli_run
+from . import cli_admin, cli_agent, cli_run
 from . import cli_render as render
 from .cli_common import (
     JsonOption,
@@ -37,6 +37,7 @@ from .cli_common import (
     pending_approvals,
     run_async,
 )
+from .demo.command import demo_command
 from .errors import InputError, StoreError, StoreNotFound
 from .model import Event, Task, TaskStatus
 from .store import DEFAULT_STORE_URL
@@ -218,11 +219,14 @@ async def _migrate(url: str) -> int:
 
 # --------------------------------------------------------------------------- the others
 
+app.command("run")(cli_agent.run_command)
+app.command("cancel")(cli_agent.cancel_command)
 app.command("resume")(cli_run.resume_command)
 app.command("worker")(cli_run.worker_command)
 app.command("resolve")(cli_admin.resolve_command)
 app.command("fork")(cli_admin.fork_command)
 app.command("gc")(cli_admin.gc_command)
+app.command("demo")(demo_command)
 
 
 # --------------------------------------------------------------------------- entry point

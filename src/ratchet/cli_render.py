@@ -13,18 +13,29 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from rich.console import Console
+from rich.console import Console, Group, RenderableType
 from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from .model import Event, Operation, Severity, Step, StepStatus, Task, TaskStatus, WaitReason
+from .model import (
+    Event,
+    Operation,
+    OpStatus,
+    Severity,
+    Step,
+    StepStatus,
+    Task,
+    TaskStatus,
+    WaitReason,
+)
 from .store import DEFAULT_STORE_URL
 
 __all__ = [
     "EventPrinter",
     "Outcome",
+    "RunProgress",
     "TaskView",
     "command",
     "console",
@@ -36,8 +47,13 @@ __all__ = [
     "print_line",
     "print_outcome",
     "print_outcome_json",
+    "print_run_json",
     "print_task_view",
     "print_tasks",
+    "print_tool_call",
+    "run_panel",
+    "tool_call_text",
+    "usage_text",
 ]
 
 console = Console(highlight=False, soft_wrap=False)
@@ -322,3 +338,131 @@ def print_event(event: Event) -> None:
 
 def print_event_json(event: Event) -> None:
     sys.stdout.write(event.model_dump_json() + "\n")
+
+
+# --------------------------------------------------------------------------- run (the agent)
+
+RUN_TOOL_CALLS_SHOWN = 5
+
+_STEP_MARKS = {
+    StepStatus.PENDING: "·",
+    StepStatus.CURRENT: "▶",
+    StepStatus.COMPLETED: "✓",
+    StepStatus.FAILED: "✗",
+    StepStatus.SKIPPED: "-",
+    StepStatus.CANCELLED: "-",
+}
+
+
+@dataclass(frozen=True)
+class RunProgress:
+    """What `ratchet run` shows of its task, all read from the store.
+
+    Attributes:
+        tool_calls: every tool call the journal holds, by seq (also those no
+            event reports: a successful read-only or write-local call).
+        llm_tokens: prompt plus completion tokens of the model calls so far.
+        last_event: the newest event, for a one-line "what just happened".
+    """
+
+    task: Task
+    steps: list[Step]
+    tool_calls: list[Operation]
+    llm_tokens: int
+    last_event: Event | None
+
+    @property
+    def steps_done(self) -> int:
+        return sum(step.status is StepStatus.COMPLETED for step in self.steps)
+
+    def to_json(self) -> dict[str, Any]:
+        task = self.task
+        return {
+            "task_id": task.id,
+            "status": str(task.status),
+            "result": task.result,
+            "error": task.error,
+            "steps": [{"name": step.name, "status": str(step.status)} for step in self.steps],
+            "usage": {"llm_tokens": self.llm_tokens, "steps": self.steps_done},
+        }
+
+
+def tool_call_text(op: Operation, limit: int = 80) -> str:
+    """``name(arg='value', ...)``, cut to `limit` characters."""
+    arguments = op.input if isinstance(op.input, dict) else {}
+    args = ", ".join(f"{k}={v!r}" for k, v in arguments.items())
+    text = f"{op.name}({args})"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _tool_call_state(op: Operation) -> Text:
+    if op.status is OpStatus.SUCCEEDED:
+        return Text("ok", style="green")
+    if op.retry_pending:
+        return Text(f"attempt {op.attempt} failed ({op.error}); retrying", style="yellow")
+    if op.status is OpStatus.FAILED:
+        return Text(f"failed: {op.error}", style="red")
+    return Text("running...", style="blue")
+
+
+def usage_text(progress: RunProgress) -> str:
+    """Tokens, steps and tool calls used so far, against the task's budget and deadline."""
+    task, budget = progress.task, progress.task.budget
+    tokens = f"{progress.llm_tokens:,} LLM tokens"
+    if budget.max_llm_tokens is not None:
+        tokens += f" of {budget.max_llm_tokens:,}"
+    steps = f"{progress.steps_done} of {len(progress.steps)} steps done"
+    if budget.max_steps is not None:
+        steps += f" (at most {budget.max_steps} may start)"
+    calls = len(progress.tool_calls)
+    parts = [tokens, steps, f"{calls} tool call{'' if calls == 1 else 's'}"]
+    if task.deadline is not None:
+        parts.append(f"deadline {format_time(task.deadline)}")
+    return " · ".join(parts)
+
+
+def run_panel(progress: RunProgress) -> RenderableType:
+    """The live view of a running task: its plan, its latest tool calls, what it used."""
+    task = progress.task
+    title = Text(f"{task.name} ({task.id}) ")
+    title.append(_status_text(task))
+    parts: list[RenderableType] = []
+    if progress.steps:
+        plan = Table.grid(padding=(0, 1))
+        for step in progress.steps:
+            note = step.failure_message or (f"attempt {step.attempts + 1}" if step.attempts else "")
+            plan.add_row(
+                Text(_STEP_MARKS[step.status], style=_STEP_STYLES[step.status]),
+                Text(f"{step.index + 1}.", style="dim"),
+                Text(step.name, style="bold" if step.status is StepStatus.CURRENT else ""),
+                Text(note, style="dim"),
+            )
+        parts.append(plan)
+    else:
+        parts.append(Text("planning...", style="dim"))
+    if progress.tool_calls:
+        calls = Table.grid(padding=(0, 1))
+        for op in progress.tool_calls[-RUN_TOOL_CALLS_SHOWN:]:
+            calls.add_row(Text(f"#{op.seq}", style="dim"), tool_call_text(op), _tool_call_state(op))
+        parts += [Text(""), Text("tool calls", style="bold"), calls]
+    parts += [Text(""), Text(usage_text(progress), style="dim")]
+    if progress.last_event is not None:
+        event = progress.last_event
+        last = event.display_message or event.message
+        parts.append(Text(f"last: {last}", overflow="ellipsis", no_wrap=True))
+    return Panel(Group(*parts), title=title, title_align="left")
+
+
+def print_tool_call(op: Operation) -> None:
+    """A tool call from the journal as one progress line, in the shape of `print_event`'s."""
+    line = Text(" " * 7)
+    line.append(f"{format_time(op.finished_at or op.started_at)}  ")
+    line.append(f"{'tool':<7}  ")
+    line.append(f"#{op.seq} {tool_call_text(op)}: ")
+    line.append(_tool_call_state(op))
+    console.print(line, soft_wrap=True)
+
+
+def print_run_json(progress: RunProgress) -> None:
+    """How `ratchet run` left its task, as one JSON object on one line."""
+    sys.stdout.write(json.dumps(progress.to_json(), ensure_ascii=False) + "\n")

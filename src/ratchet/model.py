@@ -121,7 +121,12 @@ def check_task_move(task_id: str, old: TaskStatus, new: TaskStatus) -> None:
 
 
 class Task(Record):
-    """One piece of work. Its steps are kept as separate `Step` records."""
+    """One piece of work. Its steps are kept as separate `Step` records.
+
+    ``write_mark`` is the engine's bookkeeping: the journal position (and
+    count within it) of the last progress write (events, steps, messages,
+    checkpoints) a run made, so that a resume does not make it again.
+    """
 
     id: NonEmpty
     name: NonEmpty
@@ -141,6 +146,7 @@ class Task(Record):
     model: str | None = None
     state: AgentState = Field(default_factory=lambda: AgentState())
     forked_from: str | None = None
+    write_mark: tuple[int, int] | None = None
     created_at: dt.datetime = Field(default_factory=utcnow)
     updated_at: dt.datetime = Field(default_factory=utcnow)
     started_at: dt.datetime | None = None

@@ -287,6 +287,7 @@ class Runtime:
                 "id": new_id, "status": TaskStatus.QUEUED, "waiting_on": None, "result": None,
                 "error": None, "state": saved.state, "forked_from": task_id, "created_at": now,
                 "updated_at": now, "started_at": None, "workspace": None, "deadline": None,
+                "write_mark": None,
             }
         )
         ops = [op for op in await self.store.list_ops(task_id) if op.seq <= saved.last_seq]

@@ -2,9 +2,8 @@
 
 Everything the loop decides follows from journaled model answers and tool
 results, so a resumed task rebuilds the same plan, steps and messages by
-replay. Step records, messages and events are written only once the loop is
-past the journal's end (``ctx.replaying`` is false): a resume never writes
-them twice.
+replay. Step records, messages, events and checkpoints go through
+``ctx.progress``, which makes each once: a resume never writes them twice.
 """
 
 from __future__ import annotations
@@ -70,22 +69,25 @@ class _Run:
         ctx = self.ctx
         if task_update:
             ctx.task = ctx.task.model_copy(update=task_update)
-        if ctx.replaying:
-            return
-        async with ctx.store.transaction(fence=ctx.lease) as tx:
-            await tx.replace_steps(ctx.task_id, self.steps)
-            if task_update:
-                await tx.update_task(ctx.task)
-            await tx.append_event(Event(task_id=ctx.task_id, kind=kind, severity=severity,
-                                        message=message, display_message=message, data=data or {}))
+        steps = list(self.steps)
+        event = Event(task_id=ctx.task_id, kind=kind, severity=severity, message=message,
+                      display_message=message, data=data or {})
+
+        async def write(tx: Any) -> None:
+            await tx.replace_steps(ctx.task_id, steps)
+            await tx.append_event(event)
+
+        await ctx.progress(write)
 
     async def keep_messages(self, messages: list[dict[str, Any]]) -> None:
-        if self.ctx.replaying or not messages:
+        if not messages:
             return
-        await self.ctx.store.append_messages(
-            [Message(thread_id=self.ctx.task_id, **_message_fields(m)) for m in messages],
-            fence=self.ctx.lease,
-        )
+        thread = [Message(thread_id=self.ctx.task_id, **_message_fields(m)) for m in messages]
+
+        async def write(tx: Any) -> None:
+            await tx.append_messages(thread)
+
+        await self.ctx.progress(write)
 
     # ------------------------------------------------------------------ plan
 

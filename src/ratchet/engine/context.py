@@ -90,6 +90,8 @@ class Context:
         self._model_calls = 0
         self._chain = compose(default_chain([*workflow.middleware, *middleware]), perform)
         self._model: Any = None
+        self._written = task.write_mark or (-1, 0)
+        self._write_at = (-1, 0)
 
     # ------------------------------------------------------------------ identity
 
@@ -101,6 +103,27 @@ class Context:
     def replaying(self) -> bool:
         """Whether the journal still holds results ahead of the workflow's position."""
         return self._next_seq <= self.journal.last_recorded_seq
+
+    async def progress(self, write: Callable[[Any], Awaitable[None]]) -> bool:
+        """Make a progress write (events, steps, messages, checkpoints) once, not again on resume.
+
+        Such writes are not journaled calls, so replay alone can't tell
+        whether one made after the journal's last entry already happened. Each
+        is counted by its journal position; the count of the last one made
+        is committed with it (``task.write_mark``), and a resume skips those
+        counted before. Returns whether `write` ran; it gets the transaction.
+        """
+        position = self._next_seq
+        count = self._write_at[1] + 1 if self._write_at[0] == position else 1
+        self._write_at = (position, count)
+        if self.replaying or self._write_at <= self._written:
+            return False
+        async with self.store.transaction(fence=self.lease) as tx:
+            await write(tx)
+            self.task = self.task.model_copy(update={"write_mark": self._write_at})
+            await tx.update_task(self.task)
+        self._written = self._write_at
+        return True
 
     @property
     def workspace(self) -> Path | None:
@@ -368,10 +391,13 @@ class Context:
             steps: the task's steps, for a workflow that keeps its own (the
                 agent's plan); by default those of ``ctx.step``.
         """
-        if self.replaying:
-            return None
-        async with self.store.transaction(fence=self.lease) as tx:
-            return await self._write_checkpoint(tx, steps)
+        written: list[Checkpoint] = []
+
+        async def write(tx: Any) -> None:
+            written.append(await self._write_checkpoint(tx, steps))
+
+        await self.progress(write)
+        return written[0] if written else None
 
     async def _write_checkpoint(self, tx: Any, steps: Sequence[Step] | None = None) -> Checkpoint:
         checkpoint = await tx.put_checkpoint(
@@ -391,24 +417,23 @@ class Context:
         self, message: str, *, kind: str = "note", severity: Severity = Severity.INFO,
         data: dict[str, JsonValue] | None = None,
     ) -> None:
-        """Record a progress event (skipped while replaying: it was recorded the first time)."""
-        if self.replaying:
-            return
-        await self.store.append_event(
-            Event(task_id=self.task_id, kind=kind, severity=severity, message=message, data=data or {}),
-            fence=self.lease,
-        )
+        """Record a progress event, once (a resume does not record it again)."""
+        event = Event(task_id=self.task_id, kind=kind, severity=severity, message=message, data=data or {})
+
+        async def write(tx: Any) -> None:
+            await tx.append_event(event)
+
+        await self.progress(write)
 
     async def _report_pressure(self, figure: str) -> None:
         self.state = self.state.model_copy(update={"risk_flags": [*self.state.risk_flags, "budget_pressure"]})
-        if self.replaying:
-            return
-        task = self.task.model_copy(update={"state": self.state})
-        async with self.store.transaction(fence=self.lease) as tx:
-            await tx.update_task(task)
+        self.task = self.task.model_copy(update={"state": self.state})
+
+        async def write(tx: Any) -> None:
             await tx.append_event(Event(task_id=self.task_id, kind="budget_pressure", severity=Severity.WARNING,
                                         message=f"budget pressure: {figure} used (80 % or more)"))
-        self.task = task
+
+        await self.progress(write)
 
     async def suspend(
         self,

@@ -1,0 +1,9 @@
+"""`ratchet demo`: the deploy case study, a crash in the middle, and every effect exactly once.
+
+- `tools`: five deploy tools (check, build, push, apply, verify) that write to a ledger;
+- `ledger`: that ledger, a SQLite file standing for the registry and the cluster;
+- ``deploy_script.json``: the scripted model's answers (DESIGN 8);
+- `orchestration`: the story, with real worker processes and a real SIGKILL;
+- `findings`: what the store and the ledger prove; `report`: what is printed;
+- `command`: the Typer command `ratchet.cli` registers.
+"""

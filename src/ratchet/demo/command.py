@@ -1,0 +1,106 @@
+"""`ratchet demo`: the command that tells the deploy story (see `ratchet.demo.orchestration`)."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.text import Text
+
+from ..cli_common import run_async
+from ..cli_render import console, print_line
+from ..errors import InputError
+from ..store import store_from_url
+from ..store.sqlite import SqliteStore
+from .orchestration import SCRIPT_NAME, DemoFailed, DemoPaths, run_demo
+
+__all__ = ["demo_command"]
+
+EXIT_FAILED = 1
+LEDGER_NAME = "ledger.db"
+
+
+def demo_command(
+    store: Annotated[
+        str | None,
+        typer.Option(
+            "--store",
+            metavar="URL",
+            help="A SQLite store for the demo (sqlite:///PATH); its ledger and script go beside it, "
+            "and nothing is removed. Default: a new temporary directory.",
+        ),
+    ] = None,
+    keep: Annotated[
+        bool, typer.Option("--keep", help="Keep the temporary directory to look at afterwards.")
+    ] = False,
+) -> None:
+    """Deploy a service with a scripted agent, kill its worker mid-deploy, resume: every effect once.
+
+    Needs no API key and no network. Exit code: 0 when every effect happened
+    exactly once, 1 when anything went wrong (the output says what), 2 bad input.
+    RATCHET_STORE is not read: the demo never writes to your store unless --store names it.
+    """
+    paths, temporary = _demo_paths(store)
+    kept = keep or not temporary
+    try:
+        task_id = run_async(run_demo(paths))
+    except DemoFailed as failure:
+        console.print(Text(f"demo failed: {failure}", style="bold red"), soft_wrap=True)
+        _point_to(paths, None)  # kept even without --keep: what went wrong is in there
+        raise typer.Exit(EXIT_FAILED) from None
+    except Exception as error:  # noqa: BLE001 -- the demo's promise: say what broke, exit 1
+        console.print(Text(f"demo failed: {type(error).__name__}: {error}", style="bold red"),
+                      soft_wrap=True)
+        _point_to(paths, None)
+        raise typer.Exit(EXIT_FAILED) from None
+    except KeyboardInterrupt:
+        _clean_up(paths, kept)
+        raise typer.Exit(130) from None
+    if kept:
+        _point_to(paths, task_id)
+    else:
+        _clean_up(paths, kept)
+
+
+def _demo_paths(url: str | None) -> tuple[DemoPaths, bool]:
+    """Where the demo's files go, and whether that directory is a temporary one of its own.
+
+    Raises:
+        InputError: `url` is not a SQLite store URL.
+    """
+    if url is None:
+        directory = Path(tempfile.mkdtemp(prefix="ratchet-demo-")).resolve()
+        database, query = directory / "demo.db", ""
+        temporary = True
+    else:
+        store = store_from_url(url)
+        if not isinstance(store, SqliteStore):
+            raise InputError(
+                f"ratchet demo needs a SQLite store (sqlite:///PATH), not {url!r}: "
+                "its workers are other processes, which must reach the same file"
+            )
+        database, query = store.path.resolve(), url.partition("?")[2]
+        directory = database.parent
+        directory.mkdir(parents=True, exist_ok=True)
+        temporary = False
+    store_url = f"sqlite:///{database}" + (f"?{query}" if query else "")
+    paths = DemoPaths(directory=directory, store_url=store_url, ledger=directory / LEDGER_NAME,
+                      script=directory / SCRIPT_NAME)
+    return paths, temporary
+
+
+def _point_to(paths: DemoPaths, task_id: str | None) -> None:
+    store = f"--store {paths.store_url}"
+    look = (f"`ratchet show {task_id} {store}`, `ratchet events {task_id} {store}`"
+            if task_id else f"`ratchet tasks {store}`")
+    print_line(f"The demo's files stay in {paths.directory}. Look around with {look}, "
+               f"or `sqlite3 {paths.ledger} 'select * from effects'`.")
+
+
+def _clean_up(paths: DemoPaths, kept: bool) -> None:
+    if not kept:
+        shutil.rmtree(paths.directory, ignore_errors=True)
+        print_line(f"Removed {paths.directory} (run with --keep to look at it afterwards).")
