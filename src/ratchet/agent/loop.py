@@ -8,6 +8,7 @@ replay. Step records, messages, events and checkpoints go through
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -44,13 +45,18 @@ def workspace_for(task_id: str) -> Path:
     """``$RATCHET_HOME/workspaces/<task id>`` (RATCHET_HOME defaults to ./.ratchet), absolute."""
     home = Path(os.environ.get("RATCHET_HOME", ".ratchet"))
     safe = re.sub(r"[^A-Za-z0-9._-]", "_", task_id).lstrip(".") or "task"
+    if safe != task_id:  # two ids that clean up alike must not share a directory
+        safe += "-" + hashlib.sha1(task_id.encode()).hexdigest()[:8]
     return (home / "workspaces" / safe).resolve()
 
 
 def _tools_for(task: Task, store: Any) -> list[Any]:
     spec = AgentSpec.model_validate(task.inputs_params.get("agent") or {})
     workspace = Path(task.workspace) if task.workspace else workspace_for(task.id)
-    return [*load_tools(spec.tool_sources), *builtin_tools(workspace, store, allow_shell=spec.allow_shell)]
+    tools = load_tools(spec.tool_sources)
+    if spec.tool_names is not None:
+        tools = [t for t in tools if t.name in spec.tool_names]
+    return [*tools, *builtin_tools(workspace, store, allow_shell=spec.allow_shell)]
 
 
 class _Run:
@@ -100,12 +106,14 @@ class _Run:
         ]
         problem = ""
         for _ in range(1 + MAX_PLAN_REPAIRS):
+            answer = None
             try:
                 answer = await ctx.call_model({"purpose": "plan", "messages": messages, "json_output": True})
                 return Plan.model_validate(_json_object(answer.content))
             except (ValidationError, ValueError, OperationFailed) as error:
                 problem = _short(error)
-                messages = [*messages, {"role": "user", "content": prompts.REPAIR.format(error=problem)}]
+                said = [] if answer is None else [_assistant(answer)]
+                messages = [*messages, *said, {"role": "user", "content": prompts.REPAIR.format(error=problem)}]
                 await self.record("plan_invalid", f"the plan was not valid: {problem}", severity=Severity.WARNING)
         self.steps = [Step(task_id=ctx.task_id, index=0, name="Plan the task", description="Planning failed",
                            status=StepStatus.FAILED, failure_message=problem)]
@@ -121,13 +129,15 @@ class _Run:
         ]
 
     async def adopt(self, plan: Plan) -> None:
+        self.ctx.state = self.ctx.state.model_copy(update={"goal": plan.goal})
         self.steps = self._steps_from(plan.steps, 0)
-        self.steps[0] = self.steps[0].transition(StepStatus.CURRENT)
+        self.steps[0] = self.steps[0].transition(StepStatus.CURRENT, attempts=1)
         await self.ctx.apply_patch({"ops": [{"op": "replace_plan", "plan": [s.name for s in self.steps]}]})
         await self.record(
             "plan", f"planned {len(self.steps)} steps: " + "; ".join(s.name for s in self.steps),
+            # The task's own inputs win: a plan never rewrites the recorded agent.
             task_update={"goal": plan.goal, "context": plan.context,
-                         "inputs_params": {**self.ctx.task.inputs_params, **plan.inputs_params}},
+                         "inputs_params": {**plan.inputs_params, **self.ctx.task.inputs_params}},
         )
 
     # ------------------------------------------------------------------ act
@@ -191,6 +201,8 @@ class _Run:
         limit = ctx.task.budget.max_artifact_bytes_in_context
         body = text.encode("utf-8")
         if len(body) <= limit:
+            return text
+        if tool_name == "read_artifact":  # the slice the model asked for, not another artifact
             return text
         artifact = Artifact(id=f"{ctx.task_id}-artifact-{len(ctx.state.artifacts) + 1}", task_id=ctx.task_id,
                             type=f"tool_result.{tool_name}", summary=text[:200].replace("\n", " "), bytes=len(body))
@@ -271,12 +283,12 @@ class _Run:
                 feedback = ""
                 index += 1
                 if index < len(self.steps):
-                    self.steps[index] = self.steps[index].transition(StepStatus.CURRENT)
+                    self.steps[index] = self.steps[index].transition(StepStatus.CURRENT, attempts=1)
                 await self.record("step_completed", f"step {step.index + 1} done: {step.name}",
                                   data={"index": step.index, "report": report[:500]})
                 await self.ctx.checkpoint(steps=self.steps)
                 continue
-            if step.attempts + 1 < self.spec.max_step_attempts:
+            if step.attempts < self.spec.max_step_attempts:
                 self.steps[index] = step.model_copy(update={"attempts": step.attempts + 1})
                 feedback = reason
                 await self.record("step_retry", f"step {index + 1} did not pass its check ({reason}); trying it again",
@@ -286,7 +298,7 @@ class _Run:
             if new_steps:
                 replans += 1
                 kept = [s for s in self.steps if s.status is StepStatus.COMPLETED]
-                new_steps[0] = new_steps[0].transition(StepStatus.CURRENT)
+                new_steps[0] = new_steps[0].transition(StepStatus.CURRENT, attempts=1)
                 self.steps = kept + new_steps
                 feedback = ""
                 await self.ctx.apply_patch({"ops": [{"op": "replace_plan", "plan": [s.name for s in self.steps]}]})
@@ -306,6 +318,7 @@ async def agent_loop(ctx: Context, agent: dict[str, Any] | None = None, **_: Any
     spec = AgentSpec.model_validate(agent or {})
     workspace = Path(ctx.task.workspace) if ctx.task.workspace else workspace_for(ctx.task_id)
     workspace.mkdir(parents=True, exist_ok=True)
+    ctx.state = ctx.state.model_copy(update={"constraints": spec.constraints})
     report = await _Run(ctx, spec).run()
     shutil.rmtree(workspace, ignore_errors=True)  # kept on failure, for people to look at
     return report

@@ -24,6 +24,7 @@ class AgentSpec(Record):
     name: str = "agent"
     instructions: str = ""
     tool_sources: list[str] = Field(default_factory=list)
+    tool_names: list[str] | None = None
     constraints: Constraints = Field(default_factory=Constraints)
     allow_shell: bool = False
     max_step_attempts: int = Field(default=2, ge=1)
@@ -43,6 +44,10 @@ class Agent:
         model: ``provider:name``, e.g. ``openai:gpt-4o-mini`` or ``scripted:demo.json``.
         constraints: which risk levels need a person (DESIGN 4).
         budget: the task's limits.
+        tool_sources: modules or ``.py`` files whose every tool the agent offers.
+        allow_shell: offer the built-in ``run_shell`` tool.
+        settings: other `AgentSpec` fields (``max_step_attempts``,
+            ``max_turns_per_step``, ``history_token_budget``, ``keep_recent_messages``).
     """
 
     def __init__(
@@ -56,6 +61,7 @@ class Agent:
         *,
         tool_sources: Sequence[str] = (),
         allow_shell: bool = False,
+        **settings: Any,
     ) -> None:
         self.tools = list(tools)
         sources = list(dict.fromkeys([*tool_sources, *(tool_source(t) for t in self.tools)]))
@@ -63,8 +69,11 @@ class Agent:
             name=name,
             instructions=instructions,
             tool_sources=sources,
+            # Given tools alone, the agent offers just those, not their modules' others.
+            tool_names=None if tool_sources else [t.name for t in self.tools],
             constraints=constraints or Constraints(),
             allow_shell=allow_shell,
+            **settings,
         )
         self.model = model
         self.budget = budget or Budget()
@@ -75,8 +84,18 @@ class Agent:
 
 
 def tool_source(tool: Tool) -> str:
-    """Where a worker finds a tool again: its module's name, or its file's path."""
+    """Where a worker finds a tool again: its module's name, or its file's path.
+
+    Raises:
+        InputError: the tool is not a top-level name of its module, so no
+            worker could load it again.
+    """
     module = sys.modules.get(tool.fn.__module__)
+    if module is None or not any(value is tool for value in vars(module).values()):
+        raise InputError(
+            f"tool {tool.name} is not defined at the top level of a module; "
+            "a worker could not load it again"
+        )
     file = getattr(module, "__file__", None)
     if module is None or (module.__name__ in ("__main__",) or module.__name__.startswith("ratchet_file_")):
         if not file:

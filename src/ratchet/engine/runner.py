@@ -13,7 +13,7 @@ from typing import Any
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from ..errors import CannotResume, DeadlineExceeded, LeaseLost, OperationFailed, TaskStopped
-from ..model import Event, Lease, Severity, Task, TaskStatus, utcnow
+from ..model import Event, Lease, Severity, StepStatus, Task, TaskStatus, utcnow
 from ..store import StateStore
 from .calls import Call, TaskSuspended
 from .context import Context
@@ -215,6 +215,26 @@ async def _finish(
     async with context.store.transaction(fence=context.lease) as tx:
         await tx.update_task(task)
         await tx.delete_triggers(task.id)
+        if status is TaskStatus.FAILED:
+            await _close_open_steps(tx, task.id, error)
         await tx.append_event(event)
     context.task = task
     return task
+
+
+async def _close_open_steps(tx: Any, task_id: str, error: str | None) -> None:
+    """A failed task leaves no step open: the current one failed with it, the rest are cancelled."""
+    steps = await tx.list_steps(task_id)
+    if all(step.status.is_terminal for step in steps):
+        return
+    closed = [
+        step.transition(StepStatus.FAILED, failure_message=error) if step.status is StepStatus.CURRENT
+        else step.transition(StepStatus.CANCELLED) if step.status is StepStatus.PENDING
+        else step
+        for step in steps
+    ]
+    await tx.replace_steps(task_id, closed)
+    for before, after in zip(steps, closed, strict=True):
+        if before.status is StepStatus.CURRENT:
+            await tx.append_event(Event(task_id=task_id, kind="step_failed", severity=Severity.ERROR,
+                                        message=f"step {before.index + 1} failed: {before.name}: {error}"))

@@ -1,0 +1,102 @@
+"""The agent against a real OpenAI-compatible server on loopback (``openai:MODEL`` + OPENAI_BASE_URL)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from ratchet import Runtime, StepStatus, TaskStatus
+from ratchet.store import StateStore
+
+from ..crash.flows import Ledger
+from ..providers.loopback import LoopbackServer, Reply
+from .support import event_kinds, events_of, make_agent, model_ops, run_agent
+
+PLAN = {
+    "goal": "X is fast again",
+    "steps": [{"step_name": "look at X", "description": "read X's status",
+               "action_instruction": "call check_status for X", "validation_instruction": "the status was read"}],
+}
+
+
+def completion(content: str | None = None, tool_calls: list[dict[str, Any]] | None = None) -> Reply:
+    """A chat-completions answer as OpenAI's API writes it."""
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if tool_calls:
+        message["tool_calls"] = tool_calls
+    return Reply({
+        "id": "chatcmpl-1", "object": "chat.completion", "created": 1_700_000_000, "model": "some-model",
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if tool_calls else "stop"}],
+        "usage": {"prompt_tokens": 20, "completion_tokens": 10, "total_tokens": 30},
+    })
+
+
+def tool_call(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
+
+
+ACT_AND_VERIFY = (
+    completion(None, [tool_call("call_a", "check_status", {"service": "X"})]),
+    completion("X is degraded"),
+    completion(json.dumps({"passed": True, "reason": "status read"})),
+)
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[LoopbackServer]:
+    running = LoopbackServer()
+    running.start()
+    for name in ("OPENAI_API_KEY", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "OPENAI_CUSTOM_HEADERS"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("OPENAI_BASE_URL", running.url + "/v1")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+async def test_an_agent_task_completes_against_an_openai_compatible_server(
+    store: StateStore, server: LoopbackServer, ledger: Ledger
+) -> None:
+    server.answer(completion(json.dumps(PLAN)), *ACT_AND_VERIFY)
+    task = await run_agent(Runtime(store), make_agent("openai:some-model"))
+
+    assert task.status is TaskStatus.COMPLETED, task.error
+    assert task.result == "X is degraded"
+    assert [(s.name, s.status) for s in await store.list_steps(task.id)] == [("look at X", StepStatus.COMPLETED)]
+    assert ledger.invocations() == {("check_status", "X"): 1}
+    assert [r.path for r in server.received] == ["/v1/chat/completions"] * 4
+    plan_request, first_act, second_act, verify = (r.body for r in server.received)
+    assert plan_request["model"] == "some-model"
+    assert plan_request["response_format"] == {"type": "json_object"}
+    assert {t["function"]["name"] for t in first_act["tools"]} >= {"check_status", "update_state", "read_artifact"}
+    assert second_act["messages"][-2]["tool_calls"][0]["id"] == "call_a"
+    assert second_act["messages"][-1] == {
+        "role": "tool", "tool_call_id": "call_a", "content": json.dumps({"service": "X", "status": "degraded"}),
+    }
+    assert verify["response_format"] == {"type": "json_object"}
+    acts = await model_ops(store, task.id, "act")
+    assert [op.meta["usage"]["prompt_tokens"] for op in acts] == [20, 20]
+
+
+async def test_a_malformed_json_plan_is_repaired_once_and_the_task_completes(
+    store: StateStore, server: LoopbackServer
+) -> None:
+    server.answer(completion('{"goal": "X is fast again", "steps": [{"step_name": '), completion(json.dumps(PLAN)),
+                  *ACT_AND_VERIFY)
+    task = await run_agent(Runtime(store), make_agent("openai:some-model"))
+
+    assert task.status is TaskStatus.COMPLETED, task.error
+    first, second = await model_ops(store, task.id, "plan")
+    assert first.status == "failed" and "malformed JSON" in (first.error or "")
+    assert second.status == "succeeded"
+    (invalid,) = await events_of(store, task.id, "plan_invalid")
+    assert "malformed JSON" in invalid.message
+    assert "plan_failed" not in await event_kinds(store, task.id)
+    repair = server.received[1].body["messages"][-1]
+    assert repair["role"] == "user" and "malformed JSON" in repair["content"]
+    assert len(server.received) == 5
