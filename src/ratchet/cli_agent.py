@@ -30,9 +30,15 @@ from rich.live import Live
 from . import cli_render as render
 from .agent import Agent, load_tools
 from .agent.builtin_tools import builtin_tools
-from .cli_common import StoreOption, TaskArgument, open_for_task, open_store_for, run_async
+from .cli_common import (
+    StoreOption,
+    TaskArgument,
+    load_outcome,
+    open_for_task,
+    open_store_for,
+    run_async,
+)
 from .cli_run import EXIT_INTERRUPTED, EXIT_TERMINATED, exit_code
-from .cli_run import _outcome as load_outcome  # shared with resume; belongs in cli_common
 from .errors import CannotResume, InputError, LeaseLost, StoreError
 from .model import Event, Lease, Operation, OpKind, Step, StepStatus, Task, TaskStatus
 from .policy import Budget, parse_duration
@@ -198,6 +204,10 @@ def run_command(
     """
     if not instruction.strip():
         raise InputError("the instruction is empty; say what the agent should do")
+    if detach and store.partition(":")[0].strip().lower() == "memory":
+        raise InputError(
+            "--detach with a memory:// store would lose the task at once; use sqlite:///PATH"
+        )
     agent = build_agent(
         model=model,
         tool_files=tools or [],

@@ -14,8 +14,9 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
+from . import cli_render as render
 from .errors import StoreNotFound, TaskNotFound
-from .model import Operation, OpKind, OpStatus, Task, WaitReason
+from .model import Operation, OpKind, OpStatus, Task, WaitReason, utcnow
 from .store import StateStore, StoreOps, open_store
 
 __all__ = [
@@ -101,3 +102,22 @@ async def in_doubt_ops(tx: StoreOps, task: Task) -> list[Operation]:
         for op in await tx.list_ops(task.id)
         if op.status is OpStatus.STARTED and op.kind is OpKind.TOOL
     ]
+
+
+async def load_outcome(store: StateStore, task: Task) -> render.Outcome:
+    """How a task was left, with what it waits on, for the outcome view."""
+    wakes_at = None
+    if task.waiting_on is WaitReason.TIMER:
+        now = utcnow()  # a trigger already due is a start the run here made moot
+        times = [
+            trigger.fire_at
+            for trigger in await store.list_triggers(task.id)
+            if trigger.fire_at > now
+        ]
+        wakes_at = min(times, default=None)
+    return render.Outcome(
+        task=task,
+        in_doubt=await in_doubt_ops(store, task),
+        pending_approvals=await pending_approvals(store, task),
+        wakes_at=wakes_at,
+    )

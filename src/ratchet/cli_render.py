@@ -430,7 +430,7 @@ def run_panel(progress: RunProgress) -> RenderableType:
     if progress.steps:
         plan = Table.grid(padding=(0, 1))
         for step in progress.steps:
-            note = step.failure_message or (f"attempt {step.attempts + 1}" if step.attempts else "")
+            note = step.failure_message or (f"attempt {step.attempts}" if step.attempts > 1 else "")
             plan.add_row(
                 Text(_STEP_MARKS[step.status], style=_STEP_STYLES[step.status]),
                 Text(f"{step.index + 1}.", style="dim"),

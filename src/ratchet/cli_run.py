@@ -23,16 +23,16 @@ from .cli_common import (
     StoreOption,
     TaskArgument,
     in_doubt_ops,
+    load_outcome,
     open_for_task,
     open_store_for,
-    pending_approvals,
     run_async,
 )
 from .engine.runner import DEFAULT_LEASE_TTL, WorkerIdentity
 from .engine.worker import Worker
 from .engine.workflow import load_module
 from .errors import CannotResume, InputError, LeaseLost, RatchetError
-from .model import Task, TaskStatus, WaitReason, utcnow
+from .model import Task, TaskStatus
 from .runtime import Runtime
 from .store import DEFAULT_STORE_URL, StateStore
 
@@ -170,7 +170,7 @@ async def _resume(
                     await following
         if progress:
             await tail.print_new()
-        return await _outcome(store, task)
+        return await load_outcome(store, task)
 
 
 async def _refuse_in_doubt(store: StateStore, task_id: str, url: str) -> None:
@@ -186,24 +186,6 @@ async def _refuse_in_doubt(store: StateStore, task_id: str, url: str) -> None:
         f"task {task_id} is {task.status_text}: operation {op.seq} ({op.name}) may or may not "
         f"have happened; settle it first with `{settle} --retry|--skip|--result JSON` "
         f"(`{show}` shows the call)"
-    )
-
-
-async def _outcome(store: StateStore, task: Task) -> render.Outcome:
-    wakes_at = None
-    if task.waiting_on is WaitReason.TIMER:
-        now = utcnow()  # a trigger already due is a start the run here made moot
-        times = [
-            trigger.fire_at
-            for trigger in await store.list_triggers(task.id)
-            if trigger.fire_at > now
-        ]
-        wakes_at = min(times, default=None)
-    return render.Outcome(
-        task=task,
-        in_doubt=await in_doubt_ops(store, task),
-        pending_approvals=await pending_approvals(store, task),
-        wakes_at=wakes_at,
     )
 
 

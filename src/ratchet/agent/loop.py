@@ -20,12 +20,12 @@ from pydantic import ValidationError
 
 from ..engine.context import Context
 from ..engine.workflow import Workflow
-from ..errors import DuplicateRecord, OperationFailed, TaskStopped
+from ..errors import DuplicateRecord, InputError, OperationFailed, TaskStopped
 from ..model import Artifact, Event, Message, Plan, PlanStep, Severity, Step, StepStatus, Task
 from ..providers import ModelResponse
 from . import prompts
 from .builtin_tools import builtin_tools
-from .spec import AgentSpec, load_tools
+from .spec import BUILTIN_TOOL_NAMES, AgentSpec, load_tools
 
 __all__ = ["AGENT_WORKFLOW", "agent_loop", "workspace_for"]
 
@@ -56,6 +56,9 @@ def _tools_for(task: Task, store: Any) -> list[Any]:
     tools = load_tools(spec.tool_sources)
     if spec.tool_names is not None:
         tools = [t for t in tools if t.name in spec.tool_names]
+    taken = sorted(BUILTIN_TOOL_NAMES.intersection(t.name for t in tools))
+    if taken:
+        raise InputError(f"tool name {taken[0]!r} is a built-in tool's; give the tool another name")
     return [*tools, *builtin_tools(workspace, store, allow_shell=spec.allow_shell)]
 
 

@@ -15,7 +15,11 @@ from ..model import Constraints, Record
 from ..policy import Budget
 from ..tools import Tool
 
-__all__ = ["Agent", "AgentSpec", "load_tools", "tool_source"]
+__all__ = ["BUILTIN_TOOL_NAMES", "Agent", "AgentSpec", "load_tools", "tool_source"]
+
+BUILTIN_TOOL_NAMES = frozenset(
+    {"list_files", "read_file", "write_file", "read_artifact", "run_shell", "update_state"}
+)
 
 
 class AgentSpec(Record):
@@ -64,7 +68,13 @@ class Agent:
         **settings: Any,
     ) -> None:
         self.tools = list(tools)
-        sources = list(dict.fromkeys([*tool_sources, *(tool_source(t) for t in self.tools)]))
+        taken = sorted(BUILTIN_TOOL_NAMES.intersection(t.name for t in self.tools))
+        if taken:
+            raise InputError(f"tool name {taken[0]!r} is a built-in tool's; give the tool another name")
+        sources = [_absolute(s) for s in tool_sources]
+        sources = list(dict.fromkeys([*sources, *(tool_source(t) for t in self.tools)]))
+        if model and model.startswith("scripted:"):
+            model = "scripted:" + str(Path(model.removeprefix("scripted:")).resolve())
         self.spec = AgentSpec(
             name=name,
             instructions=instructions,
@@ -102,6 +112,11 @@ def tool_source(tool: Tool) -> str:
             raise InputError(f"tool {tool.name} lives in no file a worker could load")
         return str(Path(file).resolve())
     return module.__name__
+
+
+def _absolute(source: str) -> str:
+    """A ``.py`` source as an absolute path, so a worker elsewhere finds it; modules as given."""
+    return str(Path(source).resolve()) if source.endswith(".py") else source
 
 
 def load_tools(sources: Iterable[str]) -> list[Tool]:

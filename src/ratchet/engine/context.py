@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from ..errors import DeadlineExceeded, InputError, LeaseLost, NonDeterminismError, OperationFailed
+from ..errors import DeadlineExceeded, InputError, NonDeterminismError, OperationFailed
 from ..model import (
     AgentState,
     Checkpoint,

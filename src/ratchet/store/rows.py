@@ -11,7 +11,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ..model import Artifact, Event, Lease, Operation, Trigger
+from ..model import Artifact, Event, Lease, Operation, Step, Task, Trigger
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _MICROSECOND = dt.timedelta(microseconds=1)
@@ -183,3 +183,22 @@ def lease_from_row(row: Sequence[Any]) -> Lease:
         task_id=task_id, owner=owner, token=token, expires_at=from_micros(expires_at),
         host=host, pid=pid, released=bool(released),
     )
+
+
+def task_params(task: Task) -> dict[str, Any]:
+    return {
+        "id": task.id,
+        "status": str(task.status),
+        "waiting_on": None if task.waiting_on is None else str(task.waiting_on),
+        "created_at": to_micros(task.created_at),
+        "record": task.to_json(),
+    }
+
+
+def step_params(step: Step) -> dict[str, Any]:
+    return {
+        "task_id": step.task_id,
+        "idx": step.index,
+        "status": str(step.status),
+        "record": step.to_json(),
+    }

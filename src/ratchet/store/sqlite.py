@@ -57,6 +57,7 @@ from ..model import (
 )
 from . import catalogue, rows
 from .base import StateStore, StoreOps, TransactionGate, checkpoints_to_drop
+from .sqlite_schema import migrate
 
 __all__ = ["SqliteStore", "migrate"]
 
@@ -253,51 +254,6 @@ class _Transaction:
             store._gate.leave()
 
 
-def migrate(conn: sqlite3.Connection, *, fresh_from_schema: bool = True) -> int:
-    """Bring the database on `conn` to the latest schema version; return that version.
-
-    A database with no schema yet is made from ``schema.sql`` in one go
-    (or, with ``fresh_from_schema=False``, by running every migration: the
-    two must give the same schema). Runs in one ``BEGIN IMMEDIATE``
-    transaction, so processes opening one file at once migrate it once.
-    """
-    queries = catalogue.queries("sqlite")
-    latest = catalogue.latest_version("sqlite")
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        conn.execute(queries["create_version_table"])
-        found = conn.execute(queries["schema_version"]).fetchone()[0]
-        if found > latest:
-            raise SchemaTooNew(found, latest)
-        if found == 0 and fresh_from_schema:
-            _run_script(conn, catalogue.schema("sqlite"))
-        else:
-            for migration in catalogue.migrations("sqlite")[found:]:
-                _run_script(conn, migration.sql)
-        applied_at = rows.to_micros(utcnow())
-        for version in range(found + 1, latest + 1):
-            conn.execute(queries["record_version"], {"version": version, "applied_at": applied_at})
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    return latest
-
-
-def _run_script(conn: sqlite3.Connection, script: str) -> None:
-    """Run each statement of `script` inside the open transaction (executescript would commit)."""
-    statement = ""
-    for line in script.splitlines(keepends=True):
-        if not statement and (not line.strip() or line.lstrip().startswith("--")):
-            continue
-        statement += line
-        if sqlite3.complete_statement(statement):
-            conn.execute(statement)
-            statement = ""
-    if statement.strip():
-        raise ValueError(f"incomplete SQL statement in a schema script: {statement[:80]!r}")
-
-
 class _SqliteOps(StoreOps):
     """The operations, run on a connection inside a transaction the caller opened."""
 
@@ -319,7 +275,7 @@ class _SqliteOps(StoreOps):
 
     async def create_task(self, task: Task) -> Task:
         try:
-            self._run("insert_task", _task_params(task))
+            self._run("insert_task", rows.task_params(task))
         except sqlite3.IntegrityError as exc:
             raise DuplicateRecord(f"a task with id {task.id!r} already exists") from exc
         return task
@@ -343,7 +299,7 @@ class _SqliteOps(StoreOps):
     async def update_task(self, task: Task) -> Task:
         stored = await self.get_task(task.id)
         check_task_move(task.id, stored.status, task.status)
-        self._run("update_task", _task_params(task))
+        self._run("update_task", rows.task_params(task))
         return task
 
     async def list_orphaned_tasks(
@@ -360,14 +316,14 @@ class _SqliteOps(StoreOps):
         for step in steps:
             if step.task_id != task_id:
                 raise ValueError(f"{step.label} does not belong to task {task_id}")
-            self._run("insert_step", _step_params(step))
+            self._run("insert_step", rows.step_params(step))
 
     async def update_step(self, step: Step) -> Step:
         row = self._run("get_step_status", {"task_id": step.task_id, "idx": step.index}).fetchone()
         if row is None:
             raise StepNotFound(step.task_id, step.index)
         check_step_move(step.label, StepStatus(row[0]), step.status)
-        self._run("update_step", _step_params(step))
+        self._run("update_step", rows.step_params(step))
         return step
 
     async def list_steps(self, task_id: str) -> list[Step]:
@@ -622,22 +578,3 @@ class _SqliteOps(StoreOps):
 
     async def lease_history(self, task_id: str) -> list[Lease]:
         return [rows.lease_from_row(row) for row in self._run("lease_history", {"task_id": task_id})]
-
-
-def _task_params(task: Task) -> dict[str, Any]:
-    return {
-        "id": task.id,
-        "status": str(task.status),
-        "waiting_on": None if task.waiting_on is None else str(task.waiting_on),
-        "created_at": rows.to_micros(task.created_at),
-        "record": task.to_json(),
-    }
-
-
-def _step_params(step: Step) -> dict[str, Any]:
-    return {
-        "task_id": step.task_id,
-        "idx": step.index,
-        "status": str(step.status),
-        "record": step.to_json(),
-    }
