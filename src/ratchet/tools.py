@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, create_model
 from pydantic_core import to_jsonable_python
 
 from .errors import NonRetryableError
@@ -162,8 +163,35 @@ class Tool:
         return to_jsonable_python(result)
 
 
+_ARG_LINE = re.compile(r"^(\w+)(?:\s*\([^)]*\))?:\s*(.*)$")
+
+
+def _described_arguments(doc: str | None) -> dict[str, str]:
+    """The ``Args:`` section of a Google-style docstring, as {name: description}."""
+    lines = (doc or "").expandtabs().splitlines()
+    starts = [i for i, line in enumerate(lines) if line.strip() in ("Args:", "Arguments:", "Parameters:")]
+    if not starts:
+        return {}
+    described: dict[str, str] = {}
+    indent, current = None, None
+    for line in lines[starts[0] + 1 :]:
+        if not line.strip():
+            continue
+        depth = len(line) - len(line.lstrip())
+        if depth == 0:
+            break  # the next section
+        match = _ARG_LINE.match(line.strip())
+        if match and depth == (indent if indent is not None else depth):
+            indent, current = depth, match[1]
+            described[current] = match[2].strip()
+        elif current is not None:
+            described[current] += " " + line.strip()
+    return described
+
+
 def _arguments_model(fn: Callable[..., Any], name: str) -> tuple[str | None, type[BaseModel]]:
     hints = get_type_hints(fn)
+    descriptions = _described_arguments(inspect.getdoc(fn))
     context_param = None
     fields: dict[str, Any] = {}
     for param in inspect.signature(fn).parameters.values():
@@ -174,7 +202,7 @@ def _arguments_model(fn: Callable[..., Any], name: str) -> tuple[str | None, typ
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise TypeError(f"tool {name}: *args and **kwargs can't be described to a model")
         default = ... if param.default is param.empty else param.default
-        fields[param.name] = (annotation, default)
+        fields[param.name] = (annotation, Field(default, description=descriptions.get(param.name)))
     model = create_model(
         f"{name}_arguments", __config__=ConfigDict(extra="forbid"), **fields
     )
