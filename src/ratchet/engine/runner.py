@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import os
 import socket
+from pathlib import Path
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -89,7 +90,16 @@ def holder_is_gone(lease: Lease) -> bool:
         return True
     except PermissionError:  # it exists, under another user
         return False
-    return False
+    return _is_zombie(lease.pid)
+
+
+def _is_zombie(pid: int) -> bool:
+    """A killed process whose parent has not reaped it yet still answers signal 0; it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[:1] == ["Z"]
 
 
 def _held_message(task_id: str, lease: Lease | None) -> str:
