@@ -6,10 +6,8 @@ import asyncio
 import json
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
-import pytest
 from cli_support import LineReader, PopulatedStore, RunRatchet, ratchet_command, ratchet_env
 
 from ratchet.model import Event, Severity, Task, TaskStatus
@@ -150,7 +148,6 @@ def test_follow_json_prints_each_new_event_as_one_object(
     assert events[-1].message == "all done"
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child is POSIX-only")
 def test_ctrl_c_stops_following_quietly(populated_store: PopulatedStore, tmp_path: Path) -> None:
     task = populated_store.tasks.running
     follower = _start_follower(populated_store, task, tmp_path)

@@ -7,10 +7,8 @@ import errno
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
-import pytest
 from cli_support import ratchet_command, ratchet_env
 from rich.console import Console
 from test_cli_run import TOOLS, acts, script
@@ -91,7 +89,6 @@ def test_the_json_counts_completed_steps() -> None:
     assert "1 of 3 steps done" in usage_text(progress())
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
 def test_on_a_terminal_run_draws_a_live_panel(tmp_path: Path) -> None:
     (tmp_path / "tools.py").write_text(TOOLS)
     model = script(tmp_path, act=[*acts("a"), *acts("b")])
