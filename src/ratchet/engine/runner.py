@@ -244,7 +244,7 @@ async def _close_open_steps(tx: Any, task_id: str, error: str | None) -> None:
         for step in steps
     ]
     await tx.replace_steps(task_id, closed)
-    for before, after in zip(steps, closed, strict=True):
-        if before.status is StepStatus.CURRENT:
+    for step in steps:
+        if step.status is StepStatus.CURRENT:
             await tx.append_event(Event(task_id=task_id, kind="step_failed", severity=Severity.ERROR,
-                                        message=f"step {before.index + 1} failed: {before.name}: {error}"))
+                                        message=f"step {step.index + 1} failed: {step.name}: {error}"))
