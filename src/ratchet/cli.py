@@ -7,7 +7,8 @@ exit code 2 (`main` is the one place that turns errors into that line).
 
 This module builds the app, holds the read-only commands (tasks, show, events,
 migrate) and registers the others: `ratchet.cli_run` (resume, worker, the
-commands that run tasks here) and `ratchet.cli_admin` (resolve, fork, gc).
+commands that run tasks here), `ratchet.cli_admin` (resolve, fork, gc) and
+`ratchet.cli_people` (approve, deny, answer).
 
 To add a command: write an ``async def`` that does the work with
 `open_store_for`, and a Typer function that parses options and calls
@@ -25,14 +26,16 @@ from typing import Annotated, Any, cast
 
 import typer
 
-from . import cli_admin, cli_agent, cli_run
+from . import cli_admin, cli_agent, cli_people, cli_run
 from . import cli_render as render
+from .cli_chat import chat_command, sessions_command
 from .cli_common import (
     JsonOption,
     StoreOption,
     TaskArgument,
     in_doubt_ops,
     open_for_task,
+    open_question,
     open_store_for,
     pending_approvals,
     run_async,
@@ -157,6 +160,7 @@ async def _load_task_view(url: str, task_id: str) -> render.TaskView:
             task=task,
             steps=await tx.list_steps(task_id),
             pending_approvals=await pending_approvals(tx, task),
+            question=await open_question(tx, task),
             in_doubt=await in_doubt_ops(tx, task),
             events=await tx.last_events(task_id, SHOW_EVENT_COUNT),
         )
@@ -224,9 +228,14 @@ app.command("cancel")(cli_agent.cancel_command)
 app.command("resume")(cli_run.resume_command)
 app.command("worker")(cli_run.worker_command)
 app.command("resolve")(cli_admin.resolve_command)
+app.command("approve")(cli_people.approve_command)
+app.command("deny")(cli_people.deny_command)
+app.command("answer")(cli_people.answer_command)
 app.command("fork")(cli_admin.fork_command)
 app.command("gc")(cli_admin.gc_command)
 app.command("demo")(demo_command)
+app.command("chat")(chat_command)
+app.command("sessions")(sessions_command)
 
 
 # --------------------------------------------------------------------------- entry point

@@ -16,7 +16,8 @@ import typer
 
 from . import cli_render as render
 from .errors import StoreNotFound, TaskNotFound
-from .model import Operation, OpKind, OpStatus, Task, WaitReason, utcnow
+from .engine.people import pending_question, question_text
+from .model import Approval, Operation, OpKind, OpStatus, Task, WaitReason, utcnow
 from .store import StateStore, StoreOps, open_store
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "TaskArgument",
     "in_doubt_ops",
     "open_for_task",
+    "open_question",
     "open_store_for",
     "pending_approvals",
     "run_async",
@@ -77,16 +79,19 @@ async def open_for_task(url: str, task_id: str) -> AsyncIterator[StateStore]:
         await store.close()
 
 
-async def pending_approvals(tx: StoreOps, task: Task) -> list[Operation]:
-    """Return the operations waiting for a person's approval.
-
-    For now: when the task waits on approval, the journal's operations that
-    were started and have no result yet. A later version reads durable
-    approval records instead; callers need not change.
-    """
+async def pending_approvals(tx: StoreOps, task: Task) -> list[Approval]:
+    """Return the tool calls waiting for a person's approval (``ratchet approve`` / ``deny``)."""
     if task.waiting_on is not WaitReason.APPROVAL:
         return []
-    return [op for op in await tx.list_ops(task.id) if op.status is OpStatus.STARTED]
+    return await tx.list_approvals(task.id, pending_only=True)
+
+
+async def open_question(tx: StoreOps, task: Task) -> str | None:
+    """Return the question a task waiting for input asks (``ratchet answer``), or None."""
+    if task.waiting_on is not WaitReason.INPUT:
+        return None
+    asked = await pending_question(tx, task.id)
+    return None if asked is None else question_text(asked)
 
 
 async def in_doubt_ops(tx: StoreOps, task: Task) -> list[Operation]:
@@ -119,5 +124,6 @@ async def load_outcome(store: StateStore, task: Task) -> render.Outcome:
         task=task,
         in_doubt=await in_doubt_ops(store, task),
         pending_approvals=await pending_approvals(store, task),
+        question=await open_question(store, task),
         wakes_at=wakes_at,
     )

@@ -20,6 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .model import (
+    Approval,
     Event,
     Operation,
     OpStatus,
@@ -90,7 +91,8 @@ class TaskView:
 
     task: Task
     steps: list[Step]
-    pending_approvals: list[Operation]
+    pending_approvals: list[Approval]
+    question: str | None
     in_doubt: list[Operation]
     events: list[Event]
 
@@ -99,7 +101,8 @@ class TaskView:
             "task": self.task.model_dump(mode="json"),
             "steps": [step.model_dump(mode="json") for step in self.steps],
             "events": [event.model_dump(mode="json") for event in self.events],
-            "pending_approvals": [op.model_dump(mode="json") for op in self.pending_approvals],
+            "pending_approvals": [a.model_dump(mode="json") for a in self.pending_approvals],
+            "question": self.question,
             "in_doubt": [op.model_dump(mode="json") for op in self.in_doubt],
         }
 
@@ -110,7 +113,8 @@ class Outcome:
 
     task: Task
     in_doubt: list[Operation]
-    pending_approvals: list[Operation]
+    pending_approvals: list[Approval]
+    question: str | None
     wakes_at: dt.datetime | None
 
     def to_json(self) -> dict[str, Any]:
@@ -190,7 +194,9 @@ def print_task_view(view: TaskView, *, store_url: str) -> None:
     console.print(_task_panel(view.task))
     console.print(_steps_table(view.steps) if view.steps else Text("Steps: none planned yet."))
     if view.pending_approvals:
-        console.print(_approvals_table(view.pending_approvals))
+        _print_approvals(view.task, view.pending_approvals, store_url=store_url)
+    if view.question is not None:
+        _print_question(view.task, view.question, store_url=store_url)
     if view.in_doubt:
         _print_in_doubt(view.task, view.in_doubt, store_url=store_url)
     if view.events:
@@ -237,13 +243,24 @@ def _steps_table(steps: list[Step]) -> Table:
     return table
 
 
-def _approvals_table(ops: list[Operation]) -> Table:
+def _print_approvals(task: Task, approvals: list[Approval], *, store_url: str) -> None:
     table = Table(title="Waiting for approval", title_justify="left")
-    for header in ("seq", "kind", "name", "input"):
+    for header in ("seq", "tool", "arguments", "step", "why"):
         table.add_column(header, overflow="fold")
-    for op in ops:
-        table.add_row(str(op.seq), op.kind, op.name, json.dumps(op.input))
-    return table
+    for approval in approvals:
+        table.add_row(
+            str(approval.seq), approval.tool, json.dumps(approval.arguments, ensure_ascii=False),
+            "-" if approval.step is None else str(approval.step + 1), approval.why,
+        )
+    console.print(table)
+    print_line(f"Approve it: `{command('approve', task.id, store_url=store_url)}` "
+               "(add --edit-args JSON to change its arguments)")
+    print_line(f"Deny it:    `{command('deny', task.id, '--reason', 'TEXT', store_url=store_url)}`")
+
+
+def _print_question(task: Task, question: str, *, store_url: str) -> None:
+    print_line(Text(f"Waiting for an answer: {question}", style="bold"))
+    print_line(f"Answer it: `{command('answer', task.id, 'TEXT', store_url=store_url)}`")
 
 
 def _print_in_doubt(task: Task, ops: list[Operation], *, store_url: str) -> None:
@@ -300,16 +317,20 @@ def print_outcome(outcome: Outcome, *, store_url: str) -> None:
     if task.waiting_on is WaitReason.IN_DOUBT:
         _print_in_doubt(task, outcome.in_doubt, store_url=store_url)
     elif task.waiting_on is WaitReason.APPROVAL:
-        for op in outcome.pending_approvals:
+        for approval in outcome.pending_approvals:
             print_line(
-                f"waits for approval of operation {op.seq}: {op.name} {json.dumps(op.input)}"
+                f"waits for approval of operation {approval.seq}: {approval.tool} "
+                f"{json.dumps(approval.arguments, ensure_ascii=False)} ({approval.why})"
             )
         print_line(
-            f"It waits for a person: `{command('show', task.id, store_url=store_url)}` shows the call."
+            f"It waits for a person: `{command('approve', task.id, store_url=store_url)}` or "
+            f"`{command('deny', task.id, '--reason', 'TEXT', store_url=store_url)}`."
         )
     elif task.waiting_on is WaitReason.INPUT:
+        if outcome.question is not None:
+            print_line(f"waits for an answer to: {outcome.question}")
         print_line(
-            f"It waits for an answer: `{command('show', task.id, store_url=store_url)}` shows the question."
+            f"It waits for an answer: `{command('answer', task.id, 'TEXT', store_url=store_url)}`."
         )
     elif not task.status.is_terminal:
         when = f"at {format_time(outcome.wakes_at)}" if outcome.wakes_at else "later"

@@ -17,6 +17,7 @@ Each error's docstring is its default message. The tree::
     ├── NonDeterminismError          a resumed workflow asked for a different call than it journaled
     ├── OperationFailed              a journaled call failed for good (after its retries)
     ├── NonRetryableError            raised by a tool: fail now, do not retry
+    │   └── ApprovalDenied           a person denied the call (or its approval timed out)
     ├── TaskStopped                  the task ended in failure for a stated limit
     │   ├── BudgetExceeded           a budget limit was reached
     │   └── DeadlineExceeded         the task's deadline, a step or tool timeout passed
@@ -37,6 +38,7 @@ writing for that task at once (DESIGN 3.5).
 from __future__ import annotations
 
 __all__ = [
+    "ApprovalDenied",
     "ArtifactNotFound",
     "BudgetExceeded",
     "CannotResume",
@@ -168,6 +170,10 @@ class OperationFailed(RatchetError):
 
 class NonRetryableError(RatchetError):
     """The call failed in a way that trying again cannot fix."""
+
+
+class ApprovalDenied(NonRetryableError):
+    """A person denied the call; it did not run."""
 
 
 class TaskStopped(RatchetError):

@@ -18,6 +18,8 @@ from .policy import Budget
 
 __all__ = [
     "AgentState",
+    "Approval",
+    "ApprovalStatus",
     "Artifact",
     "ArtifactRef",
     "Checkpoint",
@@ -150,6 +152,7 @@ class Task(Record):
     created_at: dt.datetime = Field(default_factory=utcnow)
     updated_at: dt.datetime = Field(default_factory=utcnow)
     started_at: dt.datetime | None = None
+    approval_timeout: float | None = Field(default=None, gt=0)
 
     def model_post_init(self, __context: Any) -> None:
         if (self.status is TaskStatus.WAITING) != (self.waiting_on is not None):
@@ -271,6 +274,7 @@ class OpKind(StrEnum):
     UUID = "uuid"
     SLEEP = "sleep"
     STATE = "state"
+    QUESTION = "question"
 
 
 class OpStatus(StrEnum):
@@ -494,6 +498,32 @@ class Event(Record):
     message: str
     display_message: str | None = None
     data: dict[str, JsonValue] = Field(default_factory=dict)
+
+
+class ApprovalStatus(StrEnum):
+    PENDING = "pending"
+    APPROVED = "approved"
+    DENIED = "denied"
+
+
+class Approval(Record):
+    """A person's decision on one tool call, keyed like the journal by ``(task_id, seq)``.
+
+    ``arguments`` are the call's as the model gave them; ``edited_arguments``,
+    when a person changed them, are what the tool runs with.
+    """
+
+    task_id: NonEmpty
+    seq: int = Field(ge=0)
+    tool: NonEmpty
+    arguments: JsonValue = None
+    step: int | None = None
+    why: str = ""
+    status: ApprovalStatus = ApprovalStatus.PENDING
+    edited_arguments: dict[str, JsonValue] | None = None
+    reason: str | None = None
+    requested_at: dt.datetime = Field(default_factory=utcnow)
+    decided_at: dt.datetime | None = None
 
 
 class Trigger(Record):

@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import JsonValue
 
 from .agent import AGENT_WORKFLOW, Agent, workspace_for
+from .engine.people import answer_question, describe_wait, pending_question, settle_approval
 from .engine.runner import DEFAULT_LEASE_TTL, WorkerIdentity, run_task
 from .engine.workflow import Workflow, load_workflow
 from .errors import CannotResume, InputError
@@ -24,6 +25,7 @@ from .model import (
     utcnow,
 )
 from .policy import Budget
+from .sessions import SessionHandle
 from .store import DEFAULT_STORE_URL, StateStore, open_store
 
 __all__ = ["Runtime"]
@@ -38,6 +40,9 @@ class Runtime:
         store: a store URL, or an open `StateStore` (then the caller closes it).
         identity: who this process is when it holds leases.
         lease_ttl: seconds a lease lasts without a heartbeat.
+        approval_timeout: seconds a tool call of the tasks submitted here
+            waits for a person's approval before it is denied (default:
+            no limit); `submit` can set it per task.
     """
 
     def __init__(
@@ -46,11 +51,13 @@ class Runtime:
         *,
         identity: WorkerIdentity | None = None,
         lease_ttl: float = DEFAULT_LEASE_TTL,
+        approval_timeout: float | None = None,
     ) -> None:
         self._url = store if isinstance(store, str) else None
         self._store = None if isinstance(store, str) else store
         self.identity = identity or WorkerIdentity()
         self.lease_ttl = lease_ttl
+        self.approval_timeout = approval_timeout
 
     async def __aenter__(self) -> Runtime:
         if self._store is None:
@@ -83,6 +90,7 @@ class Runtime:
         budget: Budget | None = None,
         task_id: str | None = None,
         queue: bool = True,
+        approval_timeout: float | None = _UNSET,
     ) -> str:
         """Create a task for `workflow` (or an `Agent`) and queue it for a worker; return its id.
 
@@ -94,7 +102,11 @@ class Runtime:
             queue: put a start trigger for workers. Without it the task is
                 created for this process to run; if this process dies first,
                 workers still find it (a queued task nothing will wake).
+            approval_timeout: seconds a call waits for approval before it is
+                denied; None for no limit (default: the Runtime's).
         """
+        if approval_timeout is _UNSET:
+            approval_timeout = self.approval_timeout
         workspace = None
         if isinstance(workflow, Agent):
             agent = workflow
@@ -122,6 +134,7 @@ class Runtime:
             deadline=deadline,
             budget=budget or Budget(),
             workspace=workspace,
+            approval_timeout=approval_timeout,
         )
         async with self.store.transaction() as tx:
             await tx.create_task(task)
@@ -161,7 +174,7 @@ class Runtime:
         if task.status.is_terminal:
             raise CannotResume(f"task {task_id} is already {task.status}; there is nothing to resume")
         if task.waiting_on is not None and task.waiting_on.needs_person:
-            raise CannotResume(_waiting_message(task))
+            raise CannotResume(await self._waiting_message(task))
         if not force:
             await self._validate_checkpoint(task)
         return await run_task(self.store, task_id, worker=self.identity, lease_ttl=self.lease_ttl)
@@ -268,6 +281,50 @@ class Runtime:
             )
         return queued
 
+    async def approve(self, task_id: str, *, edit_args: dict[str, JsonValue] | None = None) -> Task:
+        """Approve the tool call a task waits for (``waiting(approval)``); it then runs.
+
+        Args:
+            edit_args: run the call with these arguments instead of the model's.
+
+        Raises:
+            InputError: the task does not wait for an approval.
+        """
+        if edit_args is not None and not isinstance(edit_args, dict):
+            raise InputError("the edited arguments must be a JSON object, e.g. {\"to\": \"ops@example.com\"}")
+        await settle_approval(self.store, task_id, approve=True, edit_args=edit_args)
+        return await self.store.get_task(task_id)
+
+    async def deny(self, task_id: str, reason: str) -> Task:
+        """Deny the tool call a task waits for; the call fails as denied and the task goes on.
+
+        Raises:
+            InputError: the task does not wait for an approval, or no reason is given.
+        """
+        if not reason.strip():
+            raise InputError("say why the call is denied (--reason TEXT); the agent is told")
+        await settle_approval(self.store, task_id, approve=False, reason=reason)
+        return await self.store.get_task(task_id)
+
+    async def answer(self, task_id: str, text: str) -> Task:
+        """Answer the question a task waits on (``waiting(input)``); it goes on with the answer.
+
+        Raises:
+            InputError: the task does not wait for an answer.
+        """
+        await answer_question(self.store, task_id, text)
+        return await self.store.get_task(task_id)
+
+    async def _waiting_message(self, task: Task) -> str:
+        async with self.store.reading() as tx:
+            what = describe_wait(
+                task, await tx.list_approvals(task.id, pending_only=True), await pending_question(tx, task.id)
+            )
+        return (
+            f"task {task.id} is waiting for {what}; it does not resume by itself "
+            f"(`ratchet show {task.id}` tells what it waits on)"
+        )
+
     # ------------------------------------------------------------------ time travel and upkeep
 
     async def fork(self, task_id: str, checkpoint: int) -> str:
@@ -314,22 +371,14 @@ class Runtime:
             keep=keep, older_than=None if older_than is None else dt.timedelta(seconds=older_than)
         )
 
+    def session(self, session_id: str) -> SessionHandle:
+        """Return a handle on the session `session_id`: its state, changes to it, chat turns."""
+        return SessionHandle(self, session_id)
+
 
 def _slug(name: str) -> str:
     cleaned = "".join(c if c.isalnum() or c in "-_" else "-" for c in name.lower()).strip("-")
     return cleaned[:40] or "task"
-
-
-def _waiting_message(task: Task) -> str:
-    what = {
-        WaitReason.APPROVAL: "an approval",
-        WaitReason.INPUT: "an answer",
-        WaitReason.IN_DOUBT: "a person to settle an in-doubt operation (`ratchet resolve`)",
-    }[task.waiting_on]  # type: ignore[index]
-    return (
-        f"task {task.id} is waiting for {what}; it does not resume by itself "
-        f"(`ratchet show {task.id}` tells what it waits on)"
-    )
 
 
 def _settlement(op: Operation, *, retry: bool, skip: bool, result: Any) -> tuple[Operation, str]:

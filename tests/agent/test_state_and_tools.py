@@ -8,6 +8,7 @@ from typing import Any
 
 import ratchet
 from ratchet import Agent, InputError, Runtime, TaskStatus
+from ratchet.model import Constraints, HumanInTheLoop
 from ratchet.store import StateStore
 
 from . import tools as agent_tools
@@ -92,7 +93,11 @@ async def test_run_shell_is_offered_only_when_the_agent_allows_a_shell(
         "act": [calls(("run_shell", {"command": "pwd"})), say("counted")],
     }
     denied = await run_agent(Runtime(store), make_agent(script(entries)))
-    allowed = await run_agent(Runtime(store), make_agent(script(entries), allow_shell=True))
+    # run_shell is an external_action; this agent runs unattended (approvals: tests/engine/test_approvals.py).
+    unattended = Constraints(human_in_the_loop=HumanInTheLoop(required_for_risk_levels=[]))
+    allowed = await run_agent(
+        Runtime(store), make_agent(script(entries), allow_shell=True, constraints=unattended)
+    )
 
     assert denied.status is allowed.status is TaskStatus.COMPLETED
     denied_act, denied_reply = await model_ops(store, denied.id, "act")
@@ -177,7 +182,8 @@ async def test_the_model_is_offered_the_tools_the_agent_was_given_not_their_whol
 
     (act,) = await model_ops(store, task.id, "act")
     offered = {t["name"] for t in act.input["tools"]}
-    assert offered == {"check_status", "list_files", "read_file", "write_file", "read_artifact", "update_state"}
+    assert offered == {"check_status", "list_files", "read_file", "write_file", "read_artifact", "update_state",
+                       "ask_user"}
 
 
 async def test_the_plans_inputs_params_cannot_replace_the_recorded_agent(

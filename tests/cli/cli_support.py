@@ -17,9 +17,8 @@ from pathlib import Path
 from typing import IO
 
 from ratchet.model import (
+    Approval,
     Event,
-    Operation,
-    OpKind,
     Severity,
     Step,
     StepStatus,
@@ -144,15 +143,9 @@ async def _populate(url: str) -> Tasks:
                     display_message=f"progress {number}" if number % 2 else None,
                 )
             )
-        await store.record_op_started(
-            Operation(
-                task_id=tasks.waiting.id,
-                seq=0,
-                kind=OpKind.TOOL,
-                name="send_email",
-                idempotency_key=f"{tasks.waiting.id}:0",
-                input={"to": "ops@example.com"},
-            )
+        await store.request_approval(
+            Approval(task_id=tasks.waiting.id, seq=0, tool="send_email", arguments={"to": "ops@example.com"},
+                     why="send_email is an external_action tool")
         )
         await store.append_event(
             Event(task_id=tasks.waiting.id, kind="approval", message="send_email needs approval")

@@ -10,6 +10,9 @@ import asyncio
 from pathlib import Path
 
 import ratchet
+from ratchet.model import Constraints, HumanInTheLoop
+
+UNATTENDED = Constraints(human_in_the_loop=HumanInTheLoop(required_for_risk_levels=[]))
 
 
 @ratchet.tool(risk="read_only")
@@ -52,7 +55,11 @@ async def three_steps(ctx: ratchet.Context) -> list[str]:
 
 @ratchet.workflow(tools=[send_email])
 async def notify(ctx: ratchet.Context, to: str) -> dict[str, object]:
-    """Sends one email; the tool call is what the in-doubt tests leave in flight."""
+    """Sends one email; the tool call is what the in-doubt tests leave in flight.
+
+    It runs unattended: no risk level waits for a person's approval.
+    """
+    ctx.state = ctx.state.model_copy(update={"constraints": UNATTENDED})
     async with ctx.step("send"):
         sent = await ctx.call_tool("send_email", {"to": to, "subject": "deployed"})
     return {"email": sent}
@@ -75,3 +82,27 @@ async def naps(ctx: ratchet.Context) -> str:
 async def lingers(ctx: ratchet.Context, marker: str, seconds: float) -> str:
     """Holds its worker inside one long tool call."""
     return str(await ctx.call_tool("linger", {"marker": marker, "seconds": seconds}))
+
+
+@ratchet.tool(risk="external_action")
+def post(channel: str, text: str, ledger: str) -> dict[str, str]:
+    """Post to a channel (an external effect, so it waits for approval); appends to `ledger`."""
+    with Path(ledger).open("a") as out:
+        out.write(f"{channel}: {text}\n")
+    return {"posted_to": channel}
+
+
+@ratchet.workflow(tools=[post])
+async def announce(ctx: ratchet.Context, channel: str, ledger: str) -> dict[str, object]:
+    """Posts one announcement; a denied post is reported in the result."""
+    async with ctx.step("announce"):
+        try:
+            return dict(await ctx.call_tool("post", {"channel": channel, "text": "deployed", "ledger": ledger}))
+        except ratchet.OperationFailed as failed:
+            return {"not_posted": failed.error}
+
+
+@ratchet.workflow
+async def asks_region(ctx: ratchet.Context) -> str:
+    """Asks a person one question and returns the answer."""
+    return await ctx.ask_user("Which region?")

@@ -60,7 +60,7 @@ def test_show_json_is_one_object_with_every_part(
 
     assert done.returncode == 0, done.stderr
     shown = json.loads(done.stdout)
-    assert set(shown) == {"task", "steps", "events", "pending_approvals", "in_doubt"}
+    assert set(shown) == {"task", "steps", "events", "pending_approvals", "question", "in_doubt"}
     assert shown["task"] == task.model_dump(mode="json")
     assert [(s["index"], s["name"], s["status"]) for s in shown["steps"]] == [
         (0, "build image", "completed"),
@@ -83,6 +83,6 @@ def test_show_json_of_a_task_waiting_for_approval(
     assert shown["task"]["waiting_on"] == "approval"
     assert shown["steps"] == []
     [approval] = shown["pending_approvals"]
-    assert (approval["seq"], approval["name"], approval["status"]) == (0, "send_email", "started")
-    assert approval["input"] == {"to": "ops@example.com"}
+    assert (approval["seq"], approval["tool"], approval["status"]) == (0, "send_email", "pending")
+    assert approval["arguments"] == {"to": "ops@example.com"}
     assert [event["message"] for event in shown["events"]] == ["send_email needs approval"]

@@ -69,7 +69,9 @@ class _Run:
         self.ctx = ctx
         self.spec = spec
         self.steps: list[Step] = []
-        self.schemas = [t.schema() for t in ctx.tools.values()] + [prompts.UPDATE_STATE_SCHEMA]
+        self.schemas = [t.schema() for t in ctx.tools.values()] + [
+            prompts.UPDATE_STATE_SCHEMA, prompts.ASK_USER_SCHEMA,
+        ]
 
     # ------------------------------------------------------------------ writes (live only)
 
@@ -175,6 +177,8 @@ class _Run:
         for call in answer.tool_calls:
             if call.name == "update_state":
                 replies[call.id] = await self.update_state(call.arguments)
+            elif call.name == "ask_user":
+                replies[call.id] = await self.ask_user(call.arguments)
             elif call.name not in ctx.tools:
                 replies[call.id] = f"error: there is no tool named {call.name!r}; the tools are: {', '.join(sorted(ctx.tools))}"
             else:
@@ -196,6 +200,12 @@ class _Run:
         except Exception as error:  # StatePatchError: the patch does not apply
             return f"error: {error}"
         return "state updated"
+
+    async def ask_user(self, arguments: dict[str, Any]) -> str:
+        question = arguments.get("question")
+        if not isinstance(question, str) or not question.strip():
+            return "error: ask_user needs a question: {\"question\": \"...\"}"
+        return await self.ctx.ask_user(question.strip())
 
     async def fit(self, tool_name: str, output: Any) -> str:
         """The tool output as the prompt carries it: whole, or as an artifact's summary and id."""
@@ -279,6 +289,7 @@ class _Run:
             self.ctx.budget.count_step()
             await self.ctx.budget.check()
             await self.record("step_started", f"step {index + 1}: {step.name}", data={"index": index})
+            self.ctx.current_step = index
             report = await self.act(step, feedback)
             passed, reason = await self.verify(step, report)
             if passed:

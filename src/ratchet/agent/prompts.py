@@ -21,7 +21,8 @@ ACT = """You are an agent carrying out one step of a plan. {instructions}
 Goal: {goal}
 Current step {number} of {total}: {name}: {description}
 {state}Use the tools to do the step; when it is done, answer with a short report and no tool calls.
-To record facts or questions in your working memory, call update_state with a StatePatch."""
+To record facts or questions in your working memory, call update_state with a StatePatch.
+When only a person can tell you something you need, call ask_user with your question."""
 
 VERIFY = """You check whether a step of a plan was done. Answer with one JSON object only:
 {"passed": true or false, "reason": "..."}"""
@@ -41,6 +42,17 @@ UPDATE_STATE_SCHEMA: dict[str, Any] = {
         "type": "object",
         "properties": {"ops": {"type": "array", "items": {"type": "object"}}},
         "required": ["ops"],
+    },
+}
+
+ASK_USER_SCHEMA: dict[str, Any] = {
+    "name": "ask_user",
+    "description": "Ask the person you work for a question; the answer comes back as the result "
+    "(it may take a while: the task waits for it).",
+    "parameters": {
+        "type": "object",
+        "properties": {"question": {"type": "string", "description": "The question, on its own."}},
+        "required": ["question"],
     },
 }
 

@@ -18,7 +18,7 @@ from ..tools import Tool
 __all__ = ["BUILTIN_TOOL_NAMES", "Agent", "AgentSpec", "load_tools", "tool_source"]
 
 BUILTIN_TOOL_NAMES = frozenset(
-    {"list_files", "read_file", "write_file", "read_artifact", "run_shell", "update_state"}
+    {"list_files", "read_file", "write_file", "read_artifact", "run_shell", "update_state", "ask_user"}
 )
 
 

@@ -139,6 +139,15 @@ class Context:
             self._model = resolve_model(self.task.model)
         return self._model
 
+    @property
+    def current_step(self) -> int | None:
+        """The index of the step running now (set by ``ctx.step``, or by a loop that keeps its own)."""
+        return self._current_step
+
+    @current_step.setter
+    def current_step(self, index: int | None) -> None:
+        self._current_step = index
+
     def _take_seq(self, count: int = 1) -> int:
         seq = self._next_seq
         self._next_seq += count
@@ -296,6 +305,37 @@ class Context:
                 dedupe_key=f"{self.task_id}:retry:{call.seq}:{call.attempt}",
             ),
         )
+
+    async def ask_user(self, question: str) -> str:
+        """Ask a person; the task waits (``waiting(input)``) until ``ratchet answer`` gives the answer.
+
+        The question joins ``state.open_questions`` and is asked once: a
+        resume before the answer waits again, one after it returns the
+        recorded answer; the question is then resolved.
+        """
+        await self.apply_patch({"ops": [{"op": "add_open_questions", "questions": [question]}]})
+        seq = self._take_seq()
+        asked = self.journal.lookup(seq)
+        if asked is not None and asked.kind is not OpKind.QUESTION:
+            raise NonDeterminismError(self.task_id, seq, f"{asked.kind} {asked.name}", "question ask_user")
+        if asked is None:
+            asked = Operation(
+                task_id=self.task_id, seq=seq, kind=OpKind.QUESTION, name="ask_user",
+                idempotency_key=f"{self.task_id}:{seq}", status=OpStatus.STARTED,
+                input={"question": question},
+            )
+            await self.store.record_op_started(asked, fence=self.lease)
+            self.journal.recorded[seq] = asked
+        if asked.status is not OpStatus.SUCCEEDED:
+            await self.suspend(
+                WaitReason.INPUT,
+                f"a question for a person: {question} (answer it with `ratchet answer {self.task_id} TEXT`)",
+                data={"seq": seq, "question": question},
+            )
+        answer = str(asked.output)
+        if question in self.state.open_questions:
+            await self.apply_patch({"ops": [{"op": "resolve_question", "question": question, "answer": answer}]})
+        return answer
 
     # ------------------------------------------------------------------ state and steps
 

@@ -18,6 +18,7 @@ from ..model import Event, Lease, Severity, StepStatus, Task, TaskStatus, utcnow
 from ..store import StateStore
 from .calls import Call, TaskSuspended
 from .context import Context
+from .people import require_approval
 from .workflow import Workflow, load_workflow
 
 __all__ = ["WorkerIdentity", "holder_is_gone", "run_task"]
@@ -42,13 +43,15 @@ async def run_task(
     lease_ttl: float = DEFAULT_LEASE_TTL,
     take_over: bool = False,
     load: Callable[[str], Workflow] = load_workflow,
-    approval_hook: Callable[[Call], Awaitable[None]] | None = None,
+    approval_hook: Callable[[Call], Awaitable[None]] | None = require_approval,
 ) -> Task:
     """Claim the task, run its workflow until it ends or waits, and let it go.
 
     Returns the task as it was left. A task that ended, or waits on a person,
     is returned untouched. A task whose lease is held by a process of this
-    host that no longer exists is taken over at once.
+    host that no longer exists is taken over at once. Tool calls whose risk
+    level the task's constraints list wait for a person (`approval_hook`;
+    None lets every call run).
 
     Raises:
         CannotResume: another live worker holds the task.

@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from ..errors import CannotResume, LeaseLost, RatchetError
 from ..store import StateStore
+from .people import APPROVAL_TIMEOUT_TRIGGER, expire_approval
 from .runner import DEFAULT_LEASE_TTL, WorkerIdentity, run_task
 from .workflow import Workflow, load_workflow
 
@@ -23,7 +24,8 @@ class Worker:
 
     Each round it takes due triggers (a task to start, a timer that fired)
     and tasks whose worker died (no live lease, nothing queued to wake them),
-    never a task waiting on a person. A task this worker cannot run (its
+    never a task waiting on a person (an approval timeout that fires denies
+    the call first, then the task goes on). A task this worker cannot run (its
     workflow does not load here, say) is set aside for a while, longer each
     time, so one bad task neither spins the worker nor starves the others.
     """
@@ -74,6 +76,8 @@ class Worker:
         free = self.concurrency - len(self._running)
         if free > 0:
             for trigger in await self.store.claim_due_triggers(limit=free):
+                if trigger.kind == APPROVAL_TIMEOUT_TRIGGER and await expire_approval(self.store, trigger):
+                    log.info("task %s: approval timed out; the call is denied", trigger.task_id)
                 if trigger.task_id is not None and self._start(trigger.task_id):
                     started += 1
         free = self.concurrency - len(self._running)

@@ -27,6 +27,7 @@ from typing import Any
 
 from ..errors import ConflictError, SessionNotFound, StoreError
 from ..model import (
+    Approval,
     Artifact,
     Checkpoint,
     Event,
@@ -306,6 +307,35 @@ class StoreOps(abc.ABC):
         ``now - older_than``. The newest checkpoint of a task is always kept.
         """
 
+    # ------------------------------------------------------------------ approvals
+
+    @abc.abstractmethod
+    async def request_approval(self, approval: Approval) -> Approval:
+        """Record that a call waits for a person's decision; return the stored record.
+
+        Asking again for the same ``(task_id, seq)`` changes nothing: the
+        stored record (pending or decided) is returned.
+        """
+
+    @abc.abstractmethod
+    async def get_approval(self, task_id: str, seq: int) -> Approval | None:
+        """Return the approval record of the task's call at `seq`, or None."""
+
+    @abc.abstractmethod
+    async def decide_approval(self, approval: Approval) -> Approval:
+        """Write a person's decision over the pending record of ``(task_id, seq)``.
+
+        Raises:
+            ConflictError: there is no pending approval at that key (none
+                was asked for, or it was decided already).
+        """
+
+    @abc.abstractmethod
+    async def list_approvals(
+        self, task_id: str | None = None, *, pending_only: bool = False
+    ) -> list[Approval]:
+        """Return approvals (of one task when given; only pending ones if asked), oldest first."""
+
     # ------------------------------------------------------------------ sessions
 
     @abc.abstractmethod
@@ -397,6 +427,8 @@ _READ_OPS = (
     "get_checkpoint",
     "latest_checkpoint",
     "list_checkpoints",
+    "get_approval",
+    "list_approvals",
     "get_session",
     "list_sessions",
     "get_lease",

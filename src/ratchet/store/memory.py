@@ -24,6 +24,8 @@ from ..errors import (
     TaskNotFound,
 )
 from ..model import (
+    Approval,
+    ApprovalStatus,
     Artifact,
     Checkpoint,
     Event,
@@ -117,6 +119,7 @@ class _MemoryOps(StoreOps):
         self.triggers: dict[int, str] = {}
         self.checkpoints: dict[str, dict[int, str]] = {}
         self.sessions: dict[str, str] = {}
+        self.approvals: dict[tuple[str, int], str] = {}
         self.leases: dict[str, str] = {}
         self.lease_claims: dict[str, dict[int, str]] = {}
         self.next_trigger_id = itertools.count(1)
@@ -406,6 +409,39 @@ class _MemoryOps(StoreOps):
         for task, number in doomed:
             self._delete(self.checkpoints[task], number)
         return len(doomed)
+
+    # ------------------------------------------------------------------ approvals
+
+    async def request_approval(self, approval: Approval) -> Approval:
+        key = (approval.task_id, approval.seq)
+        if key not in self.approvals:
+            self._set(self.approvals, key, approval.to_json())
+        return Approval.from_json(self.approvals[key])
+
+    async def get_approval(self, task_id: str, seq: int) -> Approval | None:
+        found = self.approvals.get((task_id, seq))
+        return None if found is None else Approval.from_json(found)
+
+    async def decide_approval(self, approval: Approval) -> Approval:
+        stored = await self.get_approval(approval.task_id, approval.seq)
+        if stored is None or stored.status is not ApprovalStatus.PENDING:
+            raise ConflictError(
+                f"task {approval.task_id} has no pending approval for operation {approval.seq}"
+            )
+        self._set(self.approvals, (approval.task_id, approval.seq), approval.to_json())
+        return approval
+
+    async def list_approvals(
+        self, task_id: str | None = None, *, pending_only: bool = False
+    ) -> list[Approval]:
+        found = [
+            Approval.from_json(text)
+            for (owner, _), text in self.approvals.items()
+            if task_id is None or owner == task_id
+        ]
+        if pending_only:
+            found = [a for a in found if a.status is ApprovalStatus.PENDING]
+        return sorted(found, key=lambda a: (a.requested_at, a.task_id, a.seq))
 
     # ------------------------------------------------------------------ sessions
 

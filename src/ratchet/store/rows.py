@@ -11,7 +11,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ..model import Artifact, Event, Lease, Operation, Step, Task, Trigger
+from ..model import Approval, Artifact, Event, Lease, Operation, Step, Task, Trigger
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _MICROSECOND = dt.timedelta(microseconds=1)
@@ -201,4 +201,14 @@ def step_params(step: Step) -> dict[str, Any]:
         "idx": step.index,
         "status": str(step.status),
         "record": step.to_json(),
+    }
+
+
+def approval_params(approval: Approval) -> dict[str, Any]:
+    return {
+        "task_id": approval.task_id,
+        "seq": approval.seq,
+        "status": str(approval.status),
+        "requested_at": to_micros(approval.requested_at),
+        "record": approval.to_json(),
     }

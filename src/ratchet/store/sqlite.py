@@ -38,6 +38,8 @@ from ..errors import (
     TaskNotFound,
 )
 from ..model import (
+    Approval,
+    ApprovalStatus,
     Artifact,
     Checkpoint,
     Event,
@@ -500,6 +502,31 @@ class _SqliteOps(StoreOps):
         for task, number in doomed:
             self._run("delete_checkpoint", {"task_id": task, "number": number})
         return len(doomed)
+
+    # ------------------------------------------------------------------ approvals
+
+    async def request_approval(self, approval: Approval) -> Approval:
+        self._run("insert_approval", rows.approval_params(approval))
+        stored = await self.get_approval(approval.task_id, approval.seq)
+        assert stored is not None
+        return stored
+
+    async def get_approval(self, task_id: str, seq: int) -> Approval | None:
+        row = self._run("get_approval", {"task_id": task_id, "seq": seq}).fetchone()
+        return None if row is None else Approval.from_json(row[0])
+
+    async def decide_approval(self, approval: Approval) -> Approval:
+        if self._run("update_approval", rows.approval_params(approval)).rowcount == 0:
+            raise ConflictError(
+                f"task {approval.task_id} has no pending approval for operation {approval.seq}"
+            )
+        return approval
+
+    async def list_approvals(
+        self, task_id: str | None = None, *, pending_only: bool = False
+    ) -> list[Approval]:
+        params = {"task_id": task_id, "status": str(ApprovalStatus.PENDING) if pending_only else None}
+        return [Approval.from_json(r) for (r,) in self._run("list_approvals", params)]
 
     # ------------------------------------------------------------------ sessions
 

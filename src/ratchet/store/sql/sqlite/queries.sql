@@ -228,3 +228,20 @@ UPDATE leases SET released = 1 WHERE task_id = :task_id AND token = :token AND r
 -- name: lease_history
 SELECT task_id, owner, token, expires_at, host, pid, 0 FROM lease_claims
 WHERE task_id = :task_id ORDER BY token
+
+-- name: insert_approval
+INSERT INTO approvals (task_id, seq, status, requested_at, record)
+VALUES (:task_id, :seq, :status, :requested_at, :record)
+ON CONFLICT (task_id, seq) DO NOTHING
+
+-- name: get_approval
+SELECT record FROM approvals WHERE task_id = :task_id AND seq = :seq
+
+-- name: update_approval
+UPDATE approvals SET status = :status, record = :record
+WHERE task_id = :task_id AND seq = :seq AND status = 'pending'
+
+-- name: list_approvals
+SELECT record FROM approvals
+WHERE (:task_id IS NULL OR task_id = :task_id) AND (:status IS NULL OR status = :status)
+ORDER BY requested_at, task_id, seq

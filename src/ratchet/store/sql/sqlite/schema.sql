@@ -114,3 +114,13 @@ CREATE TABLE lease_claims (
     expires_at  INTEGER NOT NULL,
     PRIMARY KEY (task_id, token)
 ) WITHOUT ROWID;
+
+CREATE TABLE approvals (
+    task_id       TEXT NOT NULL,
+    seq           INTEGER NOT NULL,
+    status        TEXT NOT NULL,
+    requested_at  INTEGER NOT NULL,
+    record        TEXT NOT NULL,
+    PRIMARY KEY (task_id, seq)
+) WITHOUT ROWID;
+CREATE INDEX approvals_by_status ON approvals (status, requested_at);

@@ -1,0 +1,9 @@
+"""The task-list assistant: a chat whose turns are durable tasks over one session.
+
+- `tasklist`: the list kept in ``session_state`` and the changes made to it,
+  each applied once per idempotency key.
+- `tools`: the tools the model calls, bound to a store and a session.
+- `turn`: the prompt and the ``chat_turn`` workflow (one user message).
+- `client`: starting turns, the session a plain ``ratchet chat`` resumes.
+- `terminal`: the interactive loop behind ``ratchet chat``.
+"""

@@ -1,0 +1,125 @@
+"""The interactive loop behind ``ratchet chat``: read a line, run it as a turn, show the list.
+
+Each turn runs in its own event loop (``asyncio.run``) so that the prompt is a
+plain blocking ``input()``: Ctrl-D or ``exit``/``quit`` at the prompt leave
+cleanly; Ctrl-C during a turn cancels the run here (its lease is released,
+its journal kept) and tells how to finish it with ``ratchet resume``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+
+from .. import cli_render as render
+from ..errors import InputError
+from ..model import Task, TaskStatus
+from ..providers import resolve_model
+from ..runtime import Runtime
+from ..store import open_store
+from . import client, tasklist
+
+__all__ = ["EXIT_WORDS", "chat_loop", "tasks_table"]
+
+EXIT_WORDS = frozenset({"exit", "quit"})
+EXIT_INTERRUPTED = 130
+
+
+def tasks_table(session_id: str, tasks: list[dict[str, Any]]) -> Table:
+    """The task list as a Rich table."""
+    table = Table(title=f"Tasks in session {session_id}", title_justify="left")
+    table.add_column("#", justify="right")
+    table.add_column("task")
+    table.add_column("done", justify="right")
+    for number, task in enumerate(tasks, 1):
+        table.add_row(str(number), str(task["description"]), f"{task['completion']}%")
+    if not tasks:
+        table.add_row("", Text("(no tasks yet)", style="dim"), "")
+    return table
+
+
+async def _open_session(url: str, session: str | None, model: str) -> tuple[str, list[dict[str, Any]]]:
+    store = await open_store(url)
+    try:
+        session_id = session or await client.last_chat(store) or client.DEFAULT_SESSION
+        if session_id.startswith(client.INTERNAL_PREFIX):
+            raise InputError(f"session ids starting with {client.INTERNAL_PREFIX!r} are Ratchet's own; choose another")
+        state = await Runtime(store).session(session_id).state()
+        if "{turn}" not in model:  # a per-turn model is checked at each turn, where its error is shown
+            resolve_model(model)
+        await client.remember_last_chat(store, session_id)
+        return session_id, tasklist.tasks_of(state)
+    finally:
+        await store.close()
+
+
+async def _start(url: str, session_id: str, model: str) -> tuple[str, str]:
+    store = await open_store(url)
+    try:
+        return await client.start_turn(store, session_id, model)
+    finally:
+        await store.close()
+
+
+async def _turn(url: str, session_id: str, message: str, *, model: str, turn_model: str,
+                task_id: str, max_model_calls: int) -> tuple[Task, list[dict[str, Any]]]:
+    async with Runtime(url) as runtime:
+        task = await client.run_turn(runtime, session_id, message, model=model, max_model_calls=max_model_calls,
+                                     task_id=task_id, turn_model=turn_model)
+        return task, await runtime.session(session_id).tasks()
+
+
+def _show_turn(task: Task) -> None:
+    result: dict[str, Any] = task.result if isinstance(task.result, dict) else {}
+    for action in result.get("actions", []):
+        args = ", ".join(f"{k}={v!r}" for k, v in dict(action.get("arguments") or {}).items())
+        render.console.print(Text(f"  · {action['tool']}({args}) -> {action['result']}", style="dim"),
+                             soft_wrap=True)
+    if task.status is TaskStatus.COMPLETED:
+        render.console.print(Text("assistant: ", style="bold cyan") + Text(str(result.get("answer", ""))),
+                             soft_wrap=True)
+    else:
+        render.print_line(f"the turn did not finish ({task.status_text}): {task.error or ''} [task {task.id}]")
+
+
+def chat_loop(url: str, session: str | None, model: str, *, max_model_calls: int,
+              read: Callable[[str], str] = input) -> int:
+    """Chat until the user leaves; return the exit code (0, or 130 after a Ctrl-C)."""
+    session_id, tasks = asyncio.run(_open_session(url, session, model))
+    render.print_line(f"Chat session {session_id!r}. Type what to do with your tasks; "
+                      "'exit', 'quit' or Ctrl-D leaves.")
+    render.console.print(tasks_table(session_id, tasks))
+    while True:
+        try:
+            line = read("you> ").strip()
+        except EOFError:
+            render.print_line("")
+            break
+        except KeyboardInterrupt:
+            render.print_line("")
+            return EXIT_INTERRUPTED
+        if not line:
+            continue
+        if line.lower() in EXIT_WORDS:
+            break
+        try:
+            task_id, turn_model = asyncio.run(_start(url, session_id, model))
+        except InputError as error:
+            render.print_line(f"error: {error.message}")
+            continue
+        try:
+            task, tasks = asyncio.run(_turn(url, session_id, line, model=model, turn_model=turn_model,
+                                            task_id=task_id, max_model_calls=max_model_calls))
+        except KeyboardInterrupt:
+            render.print_line("")
+            render.print_line(f"Interrupted. The turn is kept as task {task_id}; finish it with: "
+                              + render.command("resume", task_id, store_url=url))
+            return EXIT_INTERRUPTED
+        _show_turn(task)
+        render.console.print(tasks_table(session_id, tasks))
+    render.print_line(f"Bye. Your tasks are kept in session {session_id!r}.")
+    return 0

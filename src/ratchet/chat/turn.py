@@ -1,0 +1,101 @@
+"""One chat turn: the prompt, and the ``chat_turn`` workflow that answers one user message.
+
+A turn is a durable task. It reads the session (a journaled read-only call,
+so a resumed turn rebuilds the very same prompt), asks the model with the
+task-list tools, runs the tools it calls, and asks again until the model
+answers without tool calls (at most ``max_model_calls`` times). The exchange
+is then kept in the session's history, which the next turns' prompts carry.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from ..engine.context import Context
+from ..engine.workflow import Workflow
+from ..errors import OperationFailed, TaskStopped
+from ..providers import ModelResponse
+from ..store import StateStore
+from ..tools import Tool
+from . import tasklist
+from .tools import MODEL_TOOL_NAMES, session_tools
+
+__all__ = ["CHAT_TURN_WORKFLOW", "DEFAULT_MAX_MODEL_CALLS", "HISTORY_IN_PROMPT", "chat_turn", "prompt"]
+
+DEFAULT_MAX_MODEL_CALLS = 8
+HISTORY_IN_PROMPT = 6
+CHAT_TURN_WORKFLOW = "ratchet.chat.turn:chat_turn"
+
+SYSTEM = """You are a task manager assistant. You keep the user's list of tasks; each task has a
+description and a completion rate in percent.
+The user can add a task, update how far a task is done, remove a task, and list the tasks.
+Make every change with your tools (add_task, update_task, remove_task, list_tasks); tasks are
+numbered from 1 as in the list below. When you are done, answer the user briefly.
+
+Current tasks:
+{tasks}"""
+
+
+def prompt(tasks: list[dict[str, Any]], history: list[dict[str, Any]], message: str) -> list[dict[str, Any]]:
+    """The messages of a turn's first model request: the list, the recent exchanges, the message."""
+    messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM.format(tasks=tasklist.describe(tasks))}]
+    for exchange in history[-HISTORY_IN_PROMPT:]:
+        messages.append({"role": "user", "content": exchange["user"]})
+        messages.append({"role": "assistant", "content": exchange["assistant"]})
+    messages.append({"role": "user", "content": message})
+    return messages
+
+
+def _assistant(answer: ModelResponse) -> dict[str, Any]:
+    said: dict[str, Any] = {"role": "assistant", "content": _text(answer.content)}
+    if answer.tool_calls:
+        said["tool_calls"] = [call.model_dump(mode="json") for call in answer.tool_calls]
+    return said
+
+
+def _text(content: Any) -> str:
+    if content is None:
+        return ""
+    return content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+
+
+def _tools_for(task: Any, store: StateStore) -> list[Tool]:
+    return session_tools(store, str(task.inputs_params["session"]))
+
+
+def _chat_workflow(fn: Callable[..., Awaitable[Any]]) -> Any:
+    # A Workflow built by hand (the decorator has no tools_for); the task records it
+    # as module:qualname, so the module-level name must be the Workflow itself.
+    return Workflow(fn, name="chat turn", tools_for=_tools_for)
+
+
+@_chat_workflow
+async def chat_turn(
+    ctx: Context, session: str, message: str, max_model_calls: int = DEFAULT_MAX_MODEL_CALLS
+) -> dict[str, Any]:
+    """Answer one user message of the chat on `session` (see the module's docstring)."""
+    loaded = await ctx.call_tool("load_session")
+    assert isinstance(loaded, dict)
+    messages = prompt(list(loaded["tasks"]), list(loaded["history"]), message)  # type: ignore[arg-type]
+    schemas = [ctx.tools[name].schema() for name in MODEL_TOOL_NAMES]
+    actions: list[dict[str, Any]] = []
+    for _ in range(max_model_calls):
+        answer = await ctx.call_model({"purpose": "act", "messages": messages, "tools": schemas})
+        messages.append(_assistant(answer))
+        if not answer.tool_calls:
+            text = _text(answer.content)
+            await ctx.call_tool("record_exchange", {"user": message, "assistant": text})
+            return {"session": session, "answer": text, "actions": actions}
+        known = [call for call in answer.tool_calls if call.name in MODEL_TOOL_NAMES]
+        outcomes = iter(await ctx.call_tools([(call.name, call.arguments) for call in known]))
+        for call in answer.tool_calls:
+            if call.name not in MODEL_TOOL_NAMES:
+                reply = f"error: there is no tool {call.name!r}; the tools are {', '.join(MODEL_TOOL_NAMES)}"
+            else:
+                outcome = next(outcomes)
+                reply = (f"error: {outcome.error}" if isinstance(outcome, OperationFailed) else _text(outcome))
+            actions.append({"tool": call.name, "arguments": call.arguments, "result": reply})
+            messages.append({"role": "tool", "tool_call_id": call.id, "name": call.name, "content": reply})
+    raise TaskStopped(f"the assistant made {max_model_calls} model calls without answering; ask again more simply")

@@ -1,0 +1,97 @@
+"""`ratchet approve`, `ratchet deny` and `ratchet answer`: a person settles what a task waits for.
+
+Each writes the decision durably and queues the task; a running `ratchet
+worker` (or `ratchet resume TASK`) then carries it on.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+import typer
+
+from . import cli_render as render
+from .cli_common import StoreOption, TaskArgument, open_for_task, run_async
+from .errors import InputError
+from .runtime import Runtime
+from .store import DEFAULT_STORE_URL
+
+__all__ = ["answer_command", "approve_command", "deny_command"]
+
+
+def approve_command(
+    task_id: TaskArgument,
+    edit_args: Annotated[
+        str | None,
+        typer.Option(
+            "--edit-args",
+            metavar="JSON",
+            help="Run the call with these arguments (a JSON object) instead of the model's.",
+        ),
+    ] = None,
+    store: StoreOption = DEFAULT_STORE_URL,
+) -> None:
+    """Approve the tool call a task waits for (waiting(approval)); it then runs."""
+    edited = None if edit_args is None else _json_object(edit_args)
+    approval = run_async(_settle(store, task_id, lambda rt: rt.approve(task_id, edit_args=edited)))
+    shown = json.dumps(edited if edited is not None else approval.arguments, ensure_ascii=False)
+    render.print_line(f"approved {approval.tool} {shown} (operation {approval.seq}) of task {task_id}.")
+    _say_how_to_continue(task_id, store)
+
+
+def deny_command(
+    task_id: TaskArgument,
+    reason: Annotated[
+        str,
+        typer.Option("--reason", metavar="TEXT", help="Why; the agent is told, so it can adapt."),
+    ],
+    store: StoreOption = DEFAULT_STORE_URL,
+) -> None:
+    """Deny the tool call a task waits for; the call does not run and the agent is told why."""
+    approval = run_async(_settle(store, task_id, lambda rt: rt.deny(task_id, reason)))
+    render.print_line(f"denied {approval.tool} (operation {approval.seq}) of task {task_id}: {reason}")
+    _say_how_to_continue(task_id, store)
+
+
+def answer_command(
+    task_id: TaskArgument,
+    text: Annotated[str, typer.Argument(metavar="TEXT", help="The answer to the task's question.")],
+    store: StoreOption = DEFAULT_STORE_URL,
+) -> None:
+    """Answer the question a task waits on (waiting(input)); it goes on with the answer."""
+    run_async(_answer(store, task_id, text))
+    render.print_line(f"answered the question of task {task_id}.")
+    _say_how_to_continue(task_id, store)
+
+
+async def _settle(url: str, task_id: str, decide: Any) -> Any:
+    """Make the decision; return the approval as it was shown (tool, arguments, seq)."""
+    async with open_for_task(url, task_id) as store:
+        pending = await store.list_approvals(task_id, pending_only=True)
+        await decide(Runtime(store))
+        return pending[0]  # the one decided (the decision succeeded, so there was one)
+
+
+async def _answer(url: str, task_id: str, text: str) -> None:
+    async with open_for_task(url, task_id) as store:
+        await Runtime(store).answer(task_id, text)
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InputError(
+            f"--edit-args is not JSON ({error}); quote it for the shell, e.g. --edit-args '{{\"to\": \"ops@example.com\"}}'"
+        ) from None
+    if not isinstance(value, dict):
+        raise InputError("--edit-args must be a JSON object of the tool's arguments, e.g. '{\"to\": \"ops@example.com\"}'")
+    return value
+
+
+def _say_how_to_continue(task_id: str, store_url: str) -> None:
+    render.print_line(
+        f"Continue the task with `{render.command('resume', task_id, store_url=store_url)}`, "
+        "or a running `ratchet worker` picks it up."
+    )

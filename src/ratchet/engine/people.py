@@ -1,0 +1,238 @@
+"""People in the loop: approvals of risky tool calls, and questions (DESIGN 4).
+
+A tool call whose risk level the task's constraints list
+(``state.constraints.human_in_the_loop.required_for_risk_levels``) waits for a
+person: `require_approval`, the default approval hook, records a pending
+`Approval` keyed like the journal by ``(task_id, seq)`` and suspends the task
+``waiting(approval)``. A person settles it (`settle_approval`); the task is
+then queued like any timer wake-up, and the call runs (with edited arguments
+if given) or fails as denied, recorded in the journal. A replayed call never
+asks again, and a decision, once written, holds across every restart.
+
+Questions (``ctx.ask_user``) are journal operations of kind ``question``:
+started when asked, finished by `answer_question` with the person's answer.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import TYPE_CHECKING
+
+from pydantic import JsonValue
+
+from ..errors import ApprovalDenied, InputError, OperationFailed
+from ..model import (
+    Approval,
+    ApprovalStatus,
+    Event,
+    Operation,
+    OpKind,
+    OpStatus,
+    Severity,
+    Task,
+    TaskStatus,
+    Trigger,
+    WaitReason,
+    utcnow,
+)
+
+if TYPE_CHECKING:
+    from ..store import StateStore, StoreOps
+    from .calls import Call
+
+__all__ = [
+    "APPROVAL_TIMEOUT_TRIGGER",
+    "answer_question",
+    "describe_wait",
+    "expire_approval",
+    "pending_question",
+    "question_text",
+    "require_approval",
+    "settle_approval",
+]
+
+APPROVAL_TIMEOUT_TRIGGER = "approval_timeout"
+
+
+# --------------------------------------------------------------------------- approvals
+
+
+async def require_approval(call: Call) -> None:
+    """The approval hook: let the call run, or wait for a person, or fail it as denied.
+
+    Raises:
+        TaskSuspended: no decision yet; the task now waits ``waiting(approval)``.
+        OperationFailed: a person denied the call (recorded as its outcome).
+    """
+    ctx, tool = call.context, call.tool
+    required = ctx.state.constraints.human_in_the_loop.required_for_risk_levels
+    if tool is None or tool.risk not in required:
+        return
+    approval = await ctx.store.get_approval(ctx.task_id, call.seq)
+    if approval is None or approval.status is ApprovalStatus.PENDING:
+        await _wait_for_approval(call, approval, [str(level) for level in required])
+        return  # not reached: waiting unwinds the workflow
+    if approval.status is ApprovalStatus.DENIED:
+        denied = ApprovalDenied(f"denied by a person: {approval.reason or 'no reason given'}")
+        op = await ctx.journal.record_outcome(call, error=denied)
+        raise OperationFailed(call.name, call.seq, op.error_type or "", op.error or "") from denied
+    if approval.edited_arguments is not None:
+        call.input = dict(approval.edited_arguments)
+
+
+async def _wait_for_approval(call: Call, approval: Approval | None, required: list[str]) -> None:
+    ctx = call.context
+    assert call.tool is not None
+    if approval is None:
+        why = (
+            f"{call.name} is an {call.tool.risk} tool, and the task's constraints need a "
+            f"person's approval for {', '.join(required)}"
+        )
+        approval = await ctx.store.request_approval(
+            Approval(task_id=ctx.task_id, seq=call.seq, tool=call.name, arguments=call.input,
+                     step=ctx.current_step, why=why),
+            fence=ctx.lease,
+        )
+    trigger = None
+    if ctx.task.approval_timeout is not None:
+        trigger = Trigger(
+            kind=APPROVAL_TIMEOUT_TRIGGER, task_id=ctx.task_id, payload={"seq": call.seq},
+            fire_at=approval.requested_at + dt.timedelta(seconds=ctx.task.approval_timeout),
+            dedupe_key=f"{ctx.task_id}:{APPROVAL_TIMEOUT_TRIGGER}:{call.seq}",
+        )
+    await ctx.suspend(
+        WaitReason.APPROVAL,
+        f"{call.describe()} (operation {call.seq}) waits for a person's approval: {approval.why}; "
+        f"settle it with `ratchet approve {ctx.task_id}` or `ratchet deny {ctx.task_id} --reason TEXT`",
+        data={"seq": call.seq, "tool": call.name, "arguments": call.input, "step": approval.step},
+        trigger=trigger,
+    )
+
+
+async def settle_approval(
+    store: StateStore,
+    task_id: str,
+    *,
+    approve: bool,
+    edit_args: dict[str, JsonValue] | None = None,
+    reason: str | None = None,
+) -> Approval:
+    """A person's decision on the call a task waits for; the task is queued to go on.
+
+    Raises:
+        InputError: the task does not wait for an approval.
+    """
+    async with store.transaction() as tx:
+        task = await tx.get_task(task_id)
+        pending = await tx.list_approvals(task_id, pending_only=True)
+        if task.waiting_on is not WaitReason.APPROVAL or not pending:
+            raise InputError(f"task {task_id} is {task.status_text}, not waiting for an approval")
+        approval = pending[0]  # the oldest first; parallel calls can wait together
+        if approve:
+            edited = "" if edit_args is None else f" with arguments {edit_args}"
+            message = f"a person approved {approval.tool} (operation {approval.seq}){edited}"
+        else:
+            message = f"a person denied {approval.tool} (operation {approval.seq}): {reason}"
+        return await _decide(
+            tx, task, approval, approve=approve, edit_args=edit_args, reason=reason,
+            event=Event(task_id=task_id, kind="approved" if approve else "denied", message=message,
+                        display_message=message, data={"seq": approval.seq, "tool": approval.tool}),
+        )
+
+
+async def expire_approval(store: StateStore, trigger: Trigger) -> Approval | None:
+    """Deny the approval an ``approval_timeout`` trigger names, if it is still pending.
+
+    Returns the denied approval, or None when a person decided first.
+    """
+    seq = trigger.payload.get("seq")
+    if trigger.task_id is None or not isinstance(seq, int):
+        return None
+    async with store.transaction() as tx:
+        task = await tx.get_task(trigger.task_id)
+        approval = await tx.get_approval(trigger.task_id, seq)
+        if (task.waiting_on is not WaitReason.APPROVAL or approval is None
+                or approval.status is not ApprovalStatus.PENDING):
+            return None
+        reason = f"approval timed out after {task.approval_timeout or 0:g} s"
+        return await _decide(
+            tx, task, approval, approve=False, reason=reason,
+            event=Event(task_id=task.id, kind="approval_timed_out", severity=Severity.WARNING,
+                        message=f"{approval.tool} (operation {seq}) was denied: {reason}",
+                        display_message=f"approval timed out: {approval.tool} denied",
+                        data={"seq": seq, "tool": approval.tool}),
+        )
+
+
+async def _decide(
+    tx: StoreOps, task: Task, approval: Approval, *, approve: bool, event: Event,
+    edit_args: dict[str, JsonValue] | None = None, reason: str | None = None,
+) -> Approval:
+    decided = await tx.decide_approval(approval.model_copy(update={
+        "status": ApprovalStatus.APPROVED if approve else ApprovalStatus.DENIED,
+        "edited_arguments": edit_args if approve else None,
+        "reason": reason,
+        "decided_at": utcnow(),
+    }))
+    await _wake(tx, task, f"{task.id}:approval:{approval.seq}", event)
+    return decided
+
+
+async def _wake(tx: StoreOps, task: Task, dedupe_key: str, event: Event) -> None:
+    """Queue a task a person let go on, as `Runtime.resolve` does: waiting(timer) and a wake trigger."""
+    await tx.update_task(task.transition(TaskStatus.WAITING, waiting_on=WaitReason.TIMER))
+    await tx.delete_triggers(task.id)  # an approval timeout no longer applies
+    await tx.put_trigger(Trigger(kind="wake", task_id=task.id, dedupe_key=dedupe_key))
+    await tx.append_event(event)
+
+
+# --------------------------------------------------------------------------- questions
+
+
+async def pending_question(tx: StoreOps, task_id: str) -> Operation | None:
+    """The task's question that has no answer yet, or None."""
+    asked = [op for op in await tx.list_ops(task_id)
+             if op.kind is OpKind.QUESTION and op.status is OpStatus.STARTED]
+    return asked[-1] if asked else None
+
+
+def question_text(op: Operation) -> str:
+    return str(op.input.get("question", "")) if isinstance(op.input, dict) else ""
+
+
+async def answer_question(store: StateStore, task_id: str, text: str) -> Operation:
+    """Record a person's answer to the task's question, durably; the task is queued to go on.
+
+    Raises:
+        InputError: the task does not wait for an answer.
+    """
+    async with store.transaction() as tx:
+        task = await tx.get_task(task_id)
+        asked = await pending_question(tx, task_id)
+        if task.waiting_on is not WaitReason.INPUT or asked is None:
+            raise InputError(f"task {task_id} is {task.status_text}, not waiting for an answer")
+        answered = asked.model_copy(update={
+            "status": OpStatus.SUCCEEDED, "output": text, "finished_at": utcnow(),
+            "meta": {**asked.meta, "answered_by": "a person"},
+        })
+        await tx.record_op_finished(answered)
+        message = f"a person answered {question_text(asked)!r}: {text}"
+        await _wake(tx, task, f"{task_id}:answer:{asked.seq}",
+                    Event(task_id=task_id, kind="answered", message=message, display_message=message,
+                          data={"seq": asked.seq}))
+    return answered
+
+
+def describe_wait(task: Task, approvals: list[Approval], question: Operation | None) -> str:
+    """What a task waiting on a person waits for, and the command that settles it."""
+    if task.waiting_on is WaitReason.APPROVAL and approvals:
+        a = approvals[0]
+        return (f"an approval of {a.tool} {json.dumps(a.arguments, ensure_ascii=False)} (operation {a.seq}): "
+                f"`ratchet approve {task.id}` or `ratchet deny {task.id} --reason TEXT`")
+    if task.waiting_on is WaitReason.INPUT and question is not None:
+        return f"an answer to {question_text(question)!r}: `ratchet answer {task.id} TEXT`"
+    if task.waiting_on is WaitReason.IN_DOUBT:
+        return "a person to settle an in-doubt operation (`ratchet resolve`)"
+    return "a person"
+

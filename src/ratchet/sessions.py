@@ -1,0 +1,78 @@
+"""Sessions for Python programs: ``Runtime.session(id)`` returns a `SessionHandle`.
+
+A session is a long-lived conversation with a persistent ``session_state``
+(a JSON object). Every change goes through `StateStore.update_session_state`,
+which re-reads and re-applies the change when another writer got in first
+(optimistic concurrency), so two writers at once never lose either's change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from .errors import SessionNotFound
+from .model import Session, Task
+
+if TYPE_CHECKING:
+    from .runtime import Runtime
+
+__all__ = ["SessionHandle"]
+
+StateChange = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+class SessionHandle:
+    """One session of a runtime's store; cheap to make, holds no connection of its own.
+
+    Args:
+        runtime: the open `Runtime` whose store keeps the session.
+        session_id: the session's id; a session that was never written reads as empty.
+    """
+
+    def __init__(self, runtime: Runtime, session_id: str) -> None:
+        self._runtime = runtime
+        self.id = session_id
+
+    def __repr__(self) -> str:
+        return f"<SessionHandle {self.id!r}>"
+
+    async def record(self) -> Session | None:
+        """Return the stored session (state, version, times), or None if it was never written."""
+        try:
+            return await self._runtime.store.get_session(self.id)
+        except SessionNotFound:
+            return None
+
+    async def state(self) -> dict[str, Any]:
+        """Return the session's state (empty for a session never written)."""
+        found = await self.record()
+        return {} if found is None else dict(found.state)
+
+    async def update(self, change: StateChange) -> dict[str, Any]:
+        """Apply ``change(state) -> new state`` and return the new state.
+
+        `change` gets a copy of the current state; it may run more than once
+        (again on a fresh copy when another writer got in first), so it must
+        have no effect besides returning the new state.
+
+        Raises:
+            ConflictError: the session kept changing under it (after many tries).
+        """
+        return dict((await self._runtime.store.update_session_state(self.id, change)).state)
+
+    async def tasks(self) -> list[dict[str, Any]]:
+        """Return the chat assistant's task list kept in this session (empty if none)."""
+        from .chat.tasklist import tasks_of
+
+        return tasks_of(await self.state())
+
+    async def chat(self, message: str, *, model: str, max_model_calls: int | None = None) -> Task:
+        """Run one chat turn of the task-list assistant on this session, as a durable task.
+
+        Returns the turn's task once it ends; its result holds the answer
+        (``task.result["answer"]``) and the tool calls made.
+        """
+        from .chat.client import run_turn
+
+        return await run_turn(self._runtime, self.id, message, model=model, max_model_calls=max_model_calls)

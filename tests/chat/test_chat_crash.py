@@ -1,0 +1,81 @@
+"""A chat process killed during a turn: `ratchet resume` finishes the turn, each tool applied once."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+from pathlib import Path
+
+from ratchet.errors import SessionNotFound, StoreError
+from ratchet.store import open_store
+
+from .support import (
+    ratchet,
+    start_ratchet,
+    stored_session,
+    tool_call,
+    write_turn_script,
+)
+
+
+async def turn_task_id(url: str) -> str:
+    store = await open_store(url, create=False)
+    try:
+        [task] = await store.list_tasks()
+        return task.id
+    finally:
+        await store.close()
+
+
+async def wait_for_tasks(url: str, count: int, timeout: float = 30.0) -> None:
+    async def count_reached() -> None:
+        while True:
+            try:
+                if len((await stored_session(url, "s")).state.get("tasks", [])) >= count:
+                    return
+            except (SessionNotFound, StoreError):  # not created or not written yet
+                pass
+            await asyncio.sleep(0.05)
+
+    await asyncio.wait_for(count_reached(), timeout)
+
+
+async def test_sigkill_during_a_turn_then_resume(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'chat.db'}"
+    write_turn_script(tmp_path / "add.json", [tool_call("add_task", description="buy milk")], "Added.", delay=2.0)
+    chat = start_ratchet("chat", "--session", "s", "--model", "scripted:add.json", "--store", url, cwd=tmp_path)
+    assert chat.stdin is not None
+    chat.stdin.write("add buy milk\n")
+    chat.stdin.flush()
+    await wait_for_tasks(url, 1)  # the tool ran; the model's answer is on its way (2 s)
+    chat.send_signal(signal.SIGKILL)
+    chat.wait(timeout=10)
+
+    task_id = await turn_task_id(url)
+    resumed = ratchet("resume", task_id, "--json", "--store", url, cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    state = (await stored_session(url, "s")).state
+    assert state["tasks"] == [{"description": "buy milk", "completion": 0}]
+    assert [h["assistant"] for h in state["history"]] == ["Added."]
+    assert len([a for a in state["applied"] if a["result"].startswith("Added task")]) == 1
+
+
+async def test_killed_after_the_change_before_its_result_was_journaled(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'chat.db'}"
+    write_turn_script(tmp_path / "add.json", [tool_call("add_task", description="buy milk")], "Added.")
+    # Results journaled in a turn: the read of the session, the model's answer, then add_task's.
+    killed = ratchet("chat", "--session", "s", "--model", "scripted:add.json", "--store", url, cwd=tmp_path,
+                     stdin="add buy milk\n", RATCHET_CRASH_AT="before_result_commit@3")
+    assert killed.returncode == -signal.SIGKILL
+    assert (await stored_session(url, "s")).state["tasks"] == [{"description": "buy milk", "completion": 0}]
+
+    task_id = await turn_task_id(url)
+    resumed = ratchet("resume", task_id, "--json", "--store", url, cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert json.loads(resumed.stdout)["result"]["answer"] == "Added."
+    state = (await stored_session(url, "s")).state
+    assert state["tasks"] == [{"description": "buy milk", "completion": 0}]  # run again with its key: once
+    again = ratchet("chat", "--session", "s", "--model", "scripted:add.json", "--store", url, cwd=tmp_path,
+                    stdin="exit\n")
+    assert "│ 1 │ buy milk │   0% │" in again.stdout
