@@ -38,7 +38,7 @@ from .cli_common import (
     open_store_for,
     run_async,
 )
-from .cli_run import EXIT_INTERRUPTED, EXIT_TERMINATED, exit_code
+from .cli_run import EXIT_INTERRUPTED, EXIT_TERMINATED, exit_code, say_stopped
 from .errors import CannotResume, InputError, LeaseLost, StoreError
 from .model import Event, Lease, Operation, OpKind, Step, StepStatus, Task, TaskStatus
 from .policy import Budget, parse_duration
@@ -248,12 +248,7 @@ def _say_stopped(how: str, task_id: str | None, store_url: str) -> None:
     if task_id is None:
         print(f"{how}: stopped before the task was created; nothing was stored", file=sys.stderr)
         return
-    again = render.command("resume", task_id, store_url=store_url)
-    print(
-        f"{how}: task {task_id} stopped where it was and its lease is released; "
-        f"continue it with `{again}` (or a running `ratchet worker` picks it up)",
-        file=sys.stderr,
-    )
+    say_stopped(how, task_id, store_url)
 
 
 async def _run(

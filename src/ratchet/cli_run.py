@@ -117,10 +117,10 @@ def resume_command(
             _resume(store, task_id, force=force, lease_ttl=lease_ttl, progress=progress)
         )
     except KeyboardInterrupt:
-        _say_stopped("interrupted", task_id, store)
+        say_stopped("interrupted", task_id, store)
         raise typer.Exit(EXIT_INTERRUPTED) from None
     except asyncio.CancelledError:  # SIGTERM (see _resume)
-        _say_stopped("terminated", task_id, store)
+        say_stopped("terminated", task_id, store)
         raise typer.Exit(EXIT_TERMINATED) from None
     if as_json:
         render.print_outcome_json(outcome)
@@ -129,7 +129,8 @@ def resume_command(
     raise typer.Exit(exit_code(outcome.task))
 
 
-def _say_stopped(how: str, task_id: str, store_url: str) -> None:
+def say_stopped(how: str, task_id: str, store_url: str) -> None:
+    """Tell, on stderr, that the task stopped resumable, and how to continue it."""
     again = render.command("resume", task_id, store_url=store_url)
     print(
         f"{how}: task {task_id} stopped where it was and its lease is released; "
