@@ -129,7 +129,7 @@ def _outcome_event(call: Call, op: Operation, noteworthy: bool) -> Event | None:
             task_id=call.task_id,
             kind="model_result",
             message=f"model call {op.seq} ({op.name}, attempt {op.attempt}) returned {said}",
-            display_message=f"<- model: {said}",
+            display_message=f"<- model ({op.name.removeprefix('model:')}): {said}",
             data={**data, "usage": op.meta.get("usage")},
         )
     return Event(
