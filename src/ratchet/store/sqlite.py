@@ -29,12 +29,9 @@ from ..errors import (
     ConflictError,
     DuplicateRecord,
     LeaseLost,
-    NotARatchetDatabase,
-    SchemaTooNew,
     SessionNotFound,
     StoreError,
     StepNotFound,
-    StoreNotFound,
     TaskNotFound,
 )
 from ..model import (
@@ -59,11 +56,10 @@ from ..model import (
 )
 from . import catalogue, rows
 from .base import StateStore, StoreOps, TransactionGate, checkpoints_to_drop
-from .sqlite_schema import migrate
+from .sqlite_schema import check_file, migrate, prepare
 
 __all__ = ["SqliteStore", "migrate"]
 
-_HEADER = b"SQLite format 3\x00"
 _NO_LIMIT = -1
 _WHOLE = 1 << 62
 _INTENT_RESET = {
@@ -98,66 +94,18 @@ class SqliteStore(StateStore):
     # ------------------------------------------------------------------ opening
 
     async def open(self) -> None:
-        self._check_file()
+        check_file(self.path, create=self.create)
         try:
             conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open {self.path}: {exc}") from exc
         try:
-            self._prepare(conn)
+            prepare(conn, self.path, durability=self.durability, lock_timeout=self.lock_timeout)
         except BaseException:
             conn.close()
             raise
         self._conn = conn
         self._ops = _SqliteOps(conn)
-
-    def _check_file(self) -> None:
-        where = self.path
-        if not where.parent.is_dir():
-            raise StoreError(
-                f"the directory {where.parent} does not exist; create it or choose another path"
-            )
-        if where.is_dir():
-            raise NotARatchetDatabase(f"{where} is a directory, not a database file")
-        if not where.exists():
-            if not self.create:
-                raise StoreNotFound(
-                    f"no Ratchet database at {where}; `ratchet migrate --store sqlite:///{where}` "
-                    "creates one"
-                )
-            return
-        with where.open("rb") as file:
-            header = file.read(len(_HEADER))
-        if header and header != _HEADER:
-            raise NotARatchetDatabase(
-                f"{where} is not a Ratchet database (not an SQLite file); "
-                "point --store at a Ratchet database"
-            )
-        if not header and not self.create:
-            raise NotARatchetDatabase(f"{where} is an empty file, not a Ratchet database")
-
-    def _prepare(self, conn: sqlite3.Connection) -> None:
-        queries = catalogue.queries("sqlite")
-        try:
-            tables = {name for (name,) in conn.execute(queries["list_tables"])}
-        except sqlite3.DatabaseError as exc:
-            raise NotARatchetDatabase(f"{self.path} is not a Ratchet database ({exc})") from exc
-        if tables and "ratchet_schema_version" not in tables:
-            raise NotARatchetDatabase(
-                f"{self.path} is an SQLite database of something else, not a Ratchet database"
-            )
-        latest = catalogue.latest_version("sqlite")
-        found = conn.execute(queries["schema_version"]).fetchone()[0] if tables else 0
-        if found > latest:
-            raise SchemaTooNew(found, latest)
-        conn.execute(f"PRAGMA busy_timeout = {int(self.lock_timeout * 1000)}")
-        if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-            conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute(f"PRAGMA synchronous = {self.durability.upper()}")
-        if found < latest:
-            migrate(conn)
-        # From here on, waits for the write lock happen in slices (see _begin).
-        conn.execute("PRAGMA busy_timeout = 20")
 
     async def close(self) -> None:
         if self._conn is not None:

@@ -1,14 +1,72 @@
-"""The SQLite schema: bringing a database to the current version."""
+"""Getting an SQLite file ready: refusing what is not ours, pragmas, migrations."""
 
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
-from ..errors import SchemaTooNew
+from ..errors import NotARatchetDatabase, SchemaTooNew, StoreError, StoreNotFound
 from ..model import utcnow
 from . import catalogue, rows
 
-__all__ = ["migrate"]
+__all__ = ["check_file", "migrate", "prepare"]
+
+_HEADER = b"SQLite format 3\x00"
+
+
+def check_file(where: Path, *, create: bool) -> None:
+    """Refuse, before SQLite touches it, a path that is not (and may not become) a Ratchet database.
+
+    Raises:
+        StoreError: the directory does not exist.
+        StoreNotFound: no file, and `create` is false.
+        NotARatchetDatabase: a directory, a file that is not SQLite, or an
+            empty file that may not be created into.
+    """
+    if not where.parent.is_dir():
+        raise StoreError(f"the directory {where.parent} does not exist; create it or choose another path")
+    if where.is_dir():
+        raise NotARatchetDatabase(f"{where} is a directory, not a database file")
+    if not where.exists():
+        if not create:
+            raise StoreNotFound(
+                f"no Ratchet database at {where}; `ratchet migrate --store sqlite:///{where}` creates one"
+            )
+        return
+    with where.open("rb") as file:
+        header = file.read(len(_HEADER))
+    if header and header != _HEADER:
+        raise NotARatchetDatabase(
+            f"{where} is not a Ratchet database (not an SQLite file); point --store at a Ratchet database"
+        )
+    if not header and not create:
+        raise NotARatchetDatabase(f"{where} is an empty file, not a Ratchet database")
+
+
+def prepare(conn: sqlite3.Connection, where: Path, *, durability: str, lock_timeout: float) -> None:
+    """Check the schema is Ratchet's and not newer, set the pragmas, migrate if behind.
+
+    Nothing is written to a database that is not Ratchet's or is too new.
+    """
+    queries = catalogue.queries("sqlite")
+    try:
+        tables = {name for (name,) in conn.execute(queries["list_tables"])}
+    except sqlite3.DatabaseError as exc:
+        raise NotARatchetDatabase(f"{where} is not a Ratchet database ({exc})") from exc
+    if tables and "ratchet_schema_version" not in tables:
+        raise NotARatchetDatabase(f"{where} is an SQLite database of something else, not a Ratchet database")
+    latest = catalogue.latest_version("sqlite")
+    found = conn.execute(queries["schema_version"]).fetchone()[0] if tables else 0
+    if found > latest:
+        raise SchemaTooNew(found, latest)
+    conn.execute(f"PRAGMA busy_timeout = {int(lock_timeout * 1000)}")
+    if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+        conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute(f"PRAGMA synchronous = {durability.upper()}")
+    if found < latest:
+        migrate(conn)
+    # From here on, waits for the write lock happen in slices (SqliteStore._begin).
+    conn.execute("PRAGMA busy_timeout = 20")
 
 
 def migrate(conn: sqlite3.Connection, *, fresh_from_schema: bool = True) -> int:
