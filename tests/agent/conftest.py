@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from ratchet.runtime import Runtime
-from ratchet.store import StateStore, open_store
+from ratchet.store import StateStore
 
 from ..crash.flows import Ledger
-from ..store.conftest import STORE_URLS
+from ..stores import STORE_URLS, opened
 from .tools import CRASH_VARIABLE, LEDGER_VARIABLE
 
 
@@ -42,21 +42,8 @@ def store_url(tmp_path: Path) -> str:
 
 @pytest.fixture
 async def store(store_url: str) -> AsyncIterator[StateStore]:
-    opened = await open_store(store_url)
-    try:
-        yield opened
-    finally:
-        await opened.close()
-
-
-@pytest.fixture(params=sorted(STORE_URLS))
-async def each_store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[StateStore]:
-    """Every kind of store, for the tests that must hold on each."""
-    opened = await open_store(STORE_URLS[request.param](tmp_path))
-    try:
-        yield opened
-    finally:
-        await opened.close()
+    async with opened(store_url) as store:
+        yield store
 
 
 @pytest.fixture

@@ -3,25 +3,20 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ratchet.runtime import Runtime
-from ratchet.store import StateStore, open_store
-
-from ..store.conftest import STORE_URLS
+from ratchet.store import StateStore
 
 
-@pytest.fixture(params=sorted(STORE_URLS))
-async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[StateStore]:
-    opened = await open_store(STORE_URLS[request.param](tmp_path))
-    try:
-        yield opened
-    finally:
-        await opened.close()
+
+@pytest.fixture
+def store(each_store: StateStore) -> StateStore:
+    return each_store
 
 
 @pytest.fixture

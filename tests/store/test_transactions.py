@@ -11,7 +11,7 @@ from ratchet.model import Lease, Task, TaskStatus
 from ratchet.store import StateStore, open_store
 
 from ..builders import make_event, make_op, make_task
-from .conftest import STORE_URLS
+from ..stores import STORE_URLS
 
 
 class Boom(Exception):
