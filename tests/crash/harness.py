@@ -110,8 +110,8 @@ class Snapshot:
 
 
 @dataclass(frozen=True)
-class Run:
-    """One task of `order_flow`, with its store and ledger under `root`."""
+class Place:
+    """A directory holding one crash run's store and ledger."""
 
     root: Path
 
@@ -122,6 +122,11 @@ class Run:
     @property
     def ledger(self) -> Ledger:
         return Ledger(self.root / "ledger.db")
+
+
+@dataclass(frozen=True)
+class Run(Place):
+    """One task of `order_flow`, with its store and ledger under `root`."""
 
     @property
     def task_id(self) -> str:

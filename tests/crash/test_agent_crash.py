@@ -33,11 +33,11 @@ from ratchet.model import OpStatus
 from ratchet.store import open_store
 
 from ..agent import tools as agent_tools
-from .flows import Ledger
 from .harness import (
     EXIT_COMPLETED,
     KILLED,
     REPO,
+    Place,
     assert_no_duplicate_effects,
     finish_worker,
     worker_command,
@@ -90,16 +90,8 @@ class Outcome:
 
 
 @dataclass(frozen=True)
-class AgentRun:
-    root: Path
-
-    @property
-    def store_url(self) -> str:
-        return "sqlite:///" + str(self.root / "ratchet.db")
-
-    @property
-    def ledger(self) -> Ledger:
-        return Ledger(self.root / "ledger.db")
+class AgentRun(Place):
+    """One planned agent task, with its store and ledger under `root`."""
 
     @property
     def home(self) -> Path:
