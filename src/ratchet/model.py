@@ -570,7 +570,11 @@ class Session(Record):
 
 
 class Lease(Record):
-    """A worker's claim on a task. ``token`` only grows, one step per claim."""
+    """A worker's claim on a task. ``token`` only grows, one step per claim.
+
+    ``granted_at`` is when the claim was made; ``took_over`` says it was made
+    over a lease that was still live (its holder was known to be gone).
+    """
 
     task_id: NonEmpty
     owner: NonEmpty
@@ -579,6 +583,8 @@ class Lease(Record):
     host: str = ""
     pid: int = 0
     released: bool = False
+    granted_at: dt.datetime | None = None
+    took_over: bool = False
 
     def is_live(self, now: dt.datetime | None = None) -> bool:
         return not self.released and self.expires_at > (now or utcnow())

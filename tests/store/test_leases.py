@@ -108,14 +108,23 @@ async def test_leases_of_tasks_are_independent(store: StateStore, task: Task) ->
     assert theirs.token == 1
 
 
-async def test_history_lists_every_claim_as_granted(store: StateStore, task: Task) -> None:
+async def test_history_shows_each_claim_from_grant_to_end(store: StateStore, task: Task) -> None:
     first = await _claim(store, task, "w1", 0)
     await store.renew_lease(first, 100, now=at(10))
-    await store.release_lease(first)
+    await store.release_lease(first, now=at(11))
     second = await _claim(store, task, "w2", 11)
-    third = await _claim(store, task, "w3", 12, take_over=True)
-    fourth = await _claim(store, task, "w4", 12 + TTL + 1)
+    await store.renew_lease(second, TTL, now=at(12))
+    third = await _claim(store, task, "w3", 20, take_over=True)
+    fourth = await _claim(store, task, "w4", 20 + TTL + 1)
 
     history = await store.lease_history(task.id)
-    assert history == [first, second, third, fourth]
     assert [lease.token for lease in history] == [1, 2, 3, 4]
+    assert [lease.owner for lease in history] == ["w1", "w2", "w3", "w4"]
+    assert [lease.granted_at for lease in history] == [at(0), at(11), at(20), at(20 + TTL + 1)]
+    # The first ended when it was released; the second lived to its last renewal's expiry.
+    assert [lease.expires_at for lease in history[:2]] == [at(11), at(12 + TTL)]
+    assert [lease.released for lease in history] == [True, False, False, False]
+    # Only the third was granted over a live lease.
+    assert [lease.took_over for lease in history] == [False, False, True, False]
+    assert history[2:] == [third, fourth]
+    assert (second.granted_at, second.took_over) == (at(11), False)

@@ -11,20 +11,48 @@ from ..builders import at, make_task, make_trigger
 
 
 async def test_put_trigger_assigns_distinct_ids(store: StateStore, task: Task) -> None:
-    first = await store.put_trigger(make_trigger(task_id=task.id, payload={"n": 1}))
-    second = await store.put_trigger(make_trigger(task_id=task.id, payload={"n": 2}))
+    first = await store.put_trigger(make_trigger(task_id=task.id, kind="start", payload={"n": 1}))
+    second = await store.put_trigger(make_trigger(task_id=task.id, kind="wake", payload={"n": 2}))
     assert first.id > 0 and second.id > 0 and first.id != second.id
-    assert first == make_trigger(task_id=task.id, payload={"n": 1}, id=first.id)
+    assert first == make_trigger(task_id=task.id, kind="start", payload={"n": 1}, id=first.id)
     assert await store.list_triggers(task.id) == [first, second]
 
 
-async def test_queued_dedupe_key_returns_the_queued_trigger(store: StateStore, task: Task) -> None:
-    queued = await store.put_trigger(make_trigger(task_id=task.id, dedupe_key="start:t1"))
+async def test_triggers_of_one_task_and_kind_coalesce_to_the_earliest(store: StateStore, task: Task) -> None:
+    queued = await store.put_trigger(make_trigger(at(60), task_id=task.id, kind="wake", priority=5, payload={"n": 1}))
+    later = await store.put_trigger(make_trigger(at(90), task_id=task.id, kind="wake", priority=1, payload={"n": 2}))
+    assert later == queued.model_copy(update={"priority": 1})
+    sooner = await store.put_trigger(make_trigger(at(30), task_id=task.id, kind="wake", priority=9, dedupe_key="x"))
+    assert sooner == queued.model_copy(update={"fire_at": at(30), "priority": 1})
+    assert await store.list_triggers() == [sooner]
+    assert await store.claim_due_triggers(now=at(30)) == [sooner]
+    assert await store.list_triggers() == []
+
+
+async def test_triggers_of_other_tasks_or_kinds_do_not_coalesce(store: StateStore, task: Task) -> None:
+    other = await store.create_task(make_task("t2"))
+    puts = [(task.id, "wake"), (task.id, "start"), (other.id, "wake")]
+    stored = [await store.put_trigger(make_trigger(task_id=t, kind=k)) for t, k in puts]
+    assert len({trigger.id for trigger in stored}) == 3
+    assert len(await store.list_triggers()) == 3
+
+
+async def test_queued_dedupe_key_returns_the_queued_trigger(store: StateStore) -> None:
+    queued = await store.put_trigger(make_trigger(kind="schedule", dedupe_key="start:t1"))
     again = await store.put_trigger(
-        make_trigger(at(60), task_id=task.id, dedupe_key="start:t1", payload={"late": True})
+        make_trigger(at(-60), kind="schedule", dedupe_key="start:t1", payload={"late": True})
     )
     assert again == queued
     assert await store.list_triggers() == [queued]
+
+
+async def test_next_due_at_is_the_earliest_fire_time(store: StateStore, task: Task) -> None:
+    assert await store.next_due_at() is None
+    await store.put_trigger(make_trigger(at(50), kind="a"))
+    await store.put_trigger(make_trigger(at(20), task_id=task.id, kind="b"))
+    assert await store.next_due_at() == at(20)
+    await store.claim_due_triggers(now=at(20))
+    assert await store.next_due_at() == at(50)
 
 
 async def test_dedupe_key_is_free_again_once_claimed(store: StateStore, task: Task) -> None:
@@ -38,7 +66,7 @@ async def test_dedupe_key_is_free_again_once_claimed(store: StateStore, task: Ta
 async def test_claim_order_is_fire_at_then_priority_then_id(store: StateStore, task: Task) -> None:
     def put(name: str, seconds: float, priority: int):
         return store.put_trigger(
-            make_trigger(at(seconds), priority=priority, task_id=task.id, payload={"name": name})
+            make_trigger(at(seconds), priority=priority, task_id=task.id, kind=name, payload={"name": name})
         )
 
     await put("late", 2, 0)
@@ -88,8 +116,8 @@ async def test_list_triggers_of_a_task_in_claim_order(store: StateStore, task: T
 
 async def test_delete_triggers_of_a_task(store: StateStore, task: Task) -> None:
     other = await store.create_task(make_task("t2"))
-    for seconds in range(3):
-        await store.put_trigger(make_trigger(at(seconds), task_id=task.id))
+    for seconds, kind in enumerate(["start", "wake", "retry"]):
+        await store.put_trigger(make_trigger(at(seconds), task_id=task.id, kind=kind))
     theirs = await store.put_trigger(make_trigger(at(0), task_id=other.id))
     assert await store.delete_triggers(task.id) == 3
     assert await store.list_triggers() == [theirs]

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import abc
 import asyncio
+import contextlib
 import copy
 import datetime as dt
 from contextvars import ContextVar
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
@@ -39,9 +40,18 @@ from ..model import (
     Task,
     TaskStatus,
     Trigger,
+    utcnow,
 )
 
-__all__ = ["StateStore", "StoreOps", "TransactionGate"]
+__all__ = ["TRIGGERS", "ChangeFeed", "StateStore", "StoreOps", "TransactionGate", "events_topic"]
+
+TRIGGERS = "triggers"
+"""The change-feed topic of new work: a trigger was queued or a lease released."""
+
+
+def events_topic(task_id: str) -> str:
+    """The change-feed topic of a task's events."""
+    return f"events:{task_id}"
 
 _HOLDING: ContextVar[frozenset[int]] = ContextVar("ratchet_open_transactions", default=frozenset())
 
@@ -70,6 +80,39 @@ class TransactionGate:
     def leave(self) -> None:
         _HOLDING.set(_HOLDING.get() - {id(self)})
         self._lock.release()
+
+
+class ChangeFeed:
+    """Wakes a waiter when something it watches may have changed (see `StateStore.changes`).
+
+    A change published between two waits is not lost: the next `wait`
+    returns at once.
+    """
+
+    def __init__(self, topics: Iterable[str], poll: float | None) -> None:
+        self.topics = frozenset(topics)
+        self.poll = poll
+        self._changed = asyncio.Event()
+
+    def notify(self) -> None:
+        self._changed.set()
+
+    async def wait(self, timeout: float) -> bool:
+        """Wait for a change, at most `timeout` seconds; return whether one was published.
+
+        On a store that cannot publish other processes' changes (SQLite),
+        the wait also ends after the store's poll interval, so the caller
+        looks again.
+        """
+        if self.poll is not None:
+            timeout = min(timeout, self.poll)
+        try:
+            async with asyncio.timeout(max(timeout, 0)):
+                await self._changed.wait()
+        except TimeoutError:
+            return False
+        self._changed.clear()
+        return True
 
 
 class StoreOps(abc.ABC):
@@ -246,11 +289,19 @@ class StoreOps(abc.ABC):
 
     @abc.abstractmethod
     async def put_trigger(self, trigger: Trigger) -> Trigger:
-        """Queue a trigger and return it with its id.
+        """Queue a trigger and return it as stored.
 
-        A trigger whose ``dedupe_key`` is already queued is not added again:
-        the queued one is returned instead.
+        Triggers of one task coalesce: a task has at most one queued trigger
+        of each kind. Putting another merges into the queued one, which keeps
+        its id, payload and dedupe key and fires at the earlier of the two
+        times, with the lower priority number of the two. A trigger of no
+        task whose ``dedupe_key`` is already queued is not added again: the
+        queued one is returned unchanged.
         """
+
+    @abc.abstractmethod
+    async def next_due_at(self) -> dt.datetime | None:
+        """Return when the earliest queued trigger fires, or None when the queue is empty."""
 
     @abc.abstractmethod
     async def claim_due_triggers(
@@ -394,8 +445,8 @@ class StoreOps(abc.ABC):
         """
 
     @abc.abstractmethod
-    async def release_lease(self, lease: Lease) -> None:
-        """Give the task up; it can be claimed at once.
+    async def release_lease(self, lease: Lease, *, now: dt.datetime | None = None) -> None:
+        """Give the task up at `now`; it can be claimed at once.
 
         Raises:
             LeaseLost: the lease was already released or replaced.
@@ -407,7 +458,40 @@ class StoreOps(abc.ABC):
 
     @abc.abstractmethod
     async def lease_history(self, task_id: str) -> list[Lease]:
-        """Return every claim made on the task, by token, as first granted."""
+        """Return every claim made on the task, by token.
+
+        Each claim runs from ``granted_at`` to ``expires_at``: its last
+        renewal's expiry or, once ``released``, the time it was released.
+        ``took_over`` marks a claim made over a lease that was still live.
+        """
+
+    async def claim_tasks(
+        self,
+        owner: str,
+        ttl: float,
+        *,
+        host: str = "",
+        pid: int = 0,
+        limit: int = 10,
+        skip: Collection[str] = (),
+        now: dt.datetime | None = None,
+    ) -> list[Lease]:
+        """Claim up to `limit` orphaned tasks (see `list_orphaned_tasks`) for `owner`, leaving out `skip`.
+
+        Returns the leases granted. Two claimers running at once never get
+        the same task.
+        """
+        now = now or utcnow()
+        leases: list[Lease] = []
+        for task in await self.list_orphaned_tasks(limit=limit + len(skip), now=now):
+            if len(leases) == limit:
+                break
+            if task.id in skip:
+                continue
+            lease = await self.claim_lease(task.id, owner, ttl, host=host, pid=pid, now=now)
+            if lease is not None:
+                leases.append(lease)
+        return leases
 
 
 _READ_OPS = (
@@ -424,6 +508,7 @@ _READ_OPS = (
     "read_artifact",
     "list_artifacts",
     "list_triggers",
+    "next_due_at",
     "get_checkpoint",
     "latest_checkpoint",
     "list_checkpoints",
@@ -434,8 +519,9 @@ _READ_OPS = (
     "get_lease",
     "lease_history",
 )
-_WRITE_OPS = tuple(
-    name for name in sorted(StoreOps.__abstractmethods__) if name not in _READ_OPS
+_WRITE_OPS = (
+    *(name for name in sorted(StoreOps.__abstractmethods__) if name not in _READ_OPS),
+    "claim_tasks",
 )
 
 
@@ -447,6 +533,38 @@ class StateStore(StoreOps):
     """
 
     url: str
+
+    change_poll: float | None = 0.2
+    """How often a change feed looks again: None when the store publishes every writer's changes."""
+
+    @contextlib.asynccontextmanager
+    async def changes(self, *topics: str) -> AsyncIterator[ChangeFeed]:
+        """Watch topics (`TRIGGERS`, ``events_topic(task_id)``) for the block.
+
+        The feed hears of changes committed after it opened: look at the
+        store after opening it, then wait.
+        """
+        feeds: set[ChangeFeed] = self.__dict__.setdefault("_feeds", set())
+        if not feeds:
+            await self._start_listening()
+        feed = ChangeFeed(topics, self.change_poll)
+        feeds.add(feed)
+        try:
+            yield feed
+        finally:
+            feeds.discard(feed)
+
+    def publish(self, topics: Iterable[str]) -> None:
+        """Wake this process's feeds that watch any of `topics` (``"*"`` wakes them all)."""
+        topics = set(topics)
+        if not topics:
+            return
+        for feed in self.__dict__.get("_feeds", ()):
+            if "*" in topics or feed.topics & topics:
+                feed.notify()
+
+    async def _start_listening(self) -> None:
+        """Start hearing other processes' changes, if the store can (called for the first feed)."""
 
     @abc.abstractmethod
     async def open(self) -> None:

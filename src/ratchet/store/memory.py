@@ -43,7 +43,7 @@ from ..model import (
     check_task_move,
     utcnow,
 )
-from .base import StateStore, StoreOps, TransactionGate, checkpoints_to_drop
+from .base import TRIGGERS, StateStore, StoreOps, TransactionGate, checkpoints_to_drop, events_topic
 
 __all__ = ["MemoryStore"]
 
@@ -52,6 +52,8 @@ _MISSING = object()
 
 class MemoryStore(StateStore):
     """The store of the ``memory://`` URL; its data lives as long as the object."""
+
+    change_poll = None  # every writer is in this process, and publishes what it commits
 
     def __init__(self) -> None:
         self.url = "memory://"
@@ -99,17 +101,21 @@ class _Transaction:
 
     async def __aexit__(self, exc_type: type | None, exc: BaseException | None, tb: Any) -> None:
         ops = self._store._ops
+        touched, ops.touched = ops.touched, set()
         try:
             if exc_type is not None:
                 ops.roll_back()
+                touched = set()
         finally:
             ops.undo.clear()
             self._store._gate.leave()
+        self._store.publish(touched)
 
 
 class _MemoryOps(StoreOps):
     def __init__(self) -> None:
         self.undo: list[tuple[dict[Any, Any], Any, Any]] = []
+        self.touched: set[str] = set()
         self.tasks: dict[str, str] = {}
         self.steps: dict[str, dict[int, str]] = {}
         self.ops: dict[str, dict[int, str]] = {}
@@ -295,6 +301,7 @@ class _MemoryOps(StoreOps):
         rows = self._rows(self.events, event.task_id)
         event = event.model_copy(update={"seq": len(rows) + 1})
         self._set(rows, event.seq, event.to_json())
+        self.touched.add(events_topic(event.task_id))
         return event
 
     async def list_events(
@@ -343,13 +350,26 @@ class _MemoryOps(StoreOps):
         return sorted(found, key=lambda t: (t.fire_at, t.priority, t.id))
 
     async def put_trigger(self, trigger: Trigger) -> Trigger:
-        if trigger.dedupe_key is not None:
-            for queued in self._queued():
-                if queued.dedupe_key == trigger.dedupe_key:
-                    return queued
+        for queued in self._queued():
+            if trigger.task_id is not None:
+                if (queued.task_id, queued.kind) == (trigger.task_id, trigger.kind):
+                    merged = queued.model_copy(update={
+                        "fire_at": min(queued.fire_at, trigger.fire_at),
+                        "priority": min(queued.priority, trigger.priority),
+                    })
+                    self._set(self.triggers, merged.id, merged.to_json())
+                    self.touched.add(TRIGGERS)
+                    return merged
+            elif queued.task_id is None and trigger.dedupe_key is not None and queued.dedupe_key == trigger.dedupe_key:
+                return queued
         trigger = trigger.model_copy(update={"id": next(self.next_trigger_id)})
         self._set(self.triggers, trigger.id, trigger.to_json())
+        self.touched.add(TRIGGERS)
         return trigger
+
+    async def next_due_at(self) -> dt.datetime | None:
+        queued = self._queued()
+        return queued[0].fire_at if queued else None
 
     async def claim_due_triggers(
         self, *, limit: int = 10, now: dt.datetime | None = None
@@ -481,7 +501,8 @@ class _MemoryOps(StoreOps):
     ) -> Lease | None:
         now = now or utcnow()
         current = await self.get_lease(task_id)
-        if current is not None and current.is_live(now) and not take_over:
+        live = current is not None and current.is_live(now)
+        if live and not take_over:
             return None
         lease = Lease(
             task_id=task_id,
@@ -490,10 +511,15 @@ class _MemoryOps(StoreOps):
             expires_at=now + dt.timedelta(seconds=ttl),
             host=host,
             pid=pid,
+            granted_at=now,
+            took_over=live,
         )
         self._set(self.leases, task_id, lease.to_json())
         self._set(self._rows(self.lease_claims, task_id), lease.token, lease.to_json())
         return lease
+
+    def _update_claim(self, lease: Lease) -> None:
+        self._set(self._rows(self.lease_claims, lease.task_id), lease.token, lease.to_json())
 
     def _current(self, lease: Lease) -> Lease:
         try:
@@ -512,11 +538,16 @@ class _MemoryOps(StoreOps):
             update={"expires_at": (now or utcnow()) + dt.timedelta(seconds=ttl)}
         )
         self._set(self.leases, lease.task_id, renewed.to_json())
+        self._update_claim(renewed)
         return renewed
 
-    async def release_lease(self, lease: Lease) -> None:
+    async def release_lease(self, lease: Lease, *, now: dt.datetime | None = None) -> None:
         current = self._current(lease)
-        self._set(self.leases, lease.task_id, current.model_copy(update={"released": True}).to_json())
+        released = current.model_copy(update={"released": True})
+        self._set(self.leases, lease.task_id, released.to_json())
+        ended = min(released.expires_at, now or utcnow())
+        self._update_claim(released.model_copy(update={"expires_at": ended}))
+        self.touched.add(TRIGGERS)
 
     async def get_lease(self, task_id: str) -> Lease | None:
         text = self.leases.get(task_id)

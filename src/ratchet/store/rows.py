@@ -174,14 +174,18 @@ def lease_params(lease: Lease) -> dict[str, Any]:
         "expires_at": to_micros(lease.expires_at),
         "host": lease.host,
         "pid": lease.pid,
+        "granted_at": _maybe_micros(lease.granted_at),
+        "took_over": lease.took_over,
     }
 
 
 def lease_from_row(row: Sequence[Any]) -> Lease:
-    task_id, owner, token, expires_at, host, pid, released = row
+    """A lease from ``task_id, owner, token, expires_at, host, pid, released, granted_at, took_over``."""
+    task_id, owner, token, expires_at, host, pid, released, granted_at, took_over = row
     return Lease(
         task_id=task_id, owner=owner, token=token, expires_at=from_micros(expires_at),
         host=host, pid=pid, released=bool(released),
+        granted_at=None if granted_at is None else from_micros(granted_at), took_over=bool(took_over),
     )
 
 

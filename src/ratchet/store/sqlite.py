@@ -55,7 +55,7 @@ from ..model import (
     utcnow,
 )
 from . import catalogue, rows
-from .base import StateStore, StoreOps, TransactionGate, checkpoints_to_drop
+from .base import TRIGGERS, StateStore, StoreOps, TransactionGate, checkpoints_to_drop, events_topic
 from .sqlite_schema import check_file, migrate, prepare
 
 __all__ = ["SqliteStore", "migrate"]
@@ -189,6 +189,8 @@ class _Transaction:
     async def __aexit__(self, exc_type: type | None, exc: BaseException | None, tb: Any) -> None:
         store = self._store
         conn = store._connection()
+        assert store._ops is not None
+        touched, store._ops.touched = store._ops.touched, set()
         try:
             if exc_type is None:
                 try:
@@ -202,6 +204,8 @@ class _Transaction:
                     raise StoreError(f"SQLite error on {store.path}: {exc}") from exc
         finally:
             store._gate.leave()
+        if exc_type is None:
+            store.publish(touched)
 
 
 class _SqliteOps(StoreOps):
@@ -210,6 +214,7 @@ class _SqliteOps(StoreOps):
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._c = conn
         self._q = catalogue.queries("sqlite")
+        self.touched: set[str] = set()  # change-feed topics of the open transaction
 
     def _run(self, name: str, params: dict[str, Any] | None = None) -> sqlite3.Cursor:
         return self._c.execute(self._q[name], params or {})
@@ -334,6 +339,7 @@ class _SqliteOps(StoreOps):
 
     async def append_event(self, event: Event) -> Event:
         seq = self._run("append_event", rows.event_params(event)).fetchone()[0]
+        self.touched.add(events_topic(event.task_id))
         return event.model_copy(update={"seq": seq})
 
     async def list_events(
@@ -379,11 +385,19 @@ class _SqliteOps(StoreOps):
     # ------------------------------------------------------------------ triggers
 
     async def put_trigger(self, trigger: Trigger) -> Trigger:
-        row = self._run("insert_trigger", rows.trigger_params(trigger)).fetchone()
+        self.touched.add(TRIGGERS)
+        params = rows.trigger_params(trigger)
+        if trigger.task_id is not None:
+            return rows.trigger_from_row(self._run("put_task_trigger", params).fetchone())
+        row = self._run("insert_trigger", params).fetchone()
         if row is not None:
             return trigger.model_copy(update={"id": row[0]})
         queued = self._run("get_trigger_by_dedupe_key", {"dedupe_key": trigger.dedupe_key})
         return rows.trigger_from_row(queued.fetchone())
+
+    async def next_due_at(self) -> dt.datetime | None:
+        (fire_at,) = self._run("next_due_at").fetchone()
+        return None if fire_at is None else rows.from_micros(fire_at)
 
     async def claim_due_triggers(
         self, *, limit: int = 10, now: dt.datetime | None = None
@@ -518,7 +532,8 @@ class _SqliteOps(StoreOps):
     ) -> Lease | None:
         now = now or utcnow()
         current = await self.get_lease(task_id)
-        if current is not None and current.is_live(now) and not take_over:
+        live = current is not None and current.is_live(now)
+        if live and not take_over:
             return None
         lease = Lease(
             task_id=task_id,
@@ -527,6 +542,8 @@ class _SqliteOps(StoreOps):
             expires_at=now + dt.timedelta(seconds=ttl),
             host=host,
             pid=pid,
+            granted_at=now,
+            took_over=live,
         )
         params = rows.lease_params(lease)
         self._run("put_lease", params)
@@ -539,13 +556,18 @@ class _SqliteOps(StoreOps):
         renewed = lease.model_copy(
             update={"expires_at": (now or utcnow()) + dt.timedelta(seconds=ttl)}
         )
-        if self._run("renew_lease", rows.lease_params(renewed)).rowcount == 0:
+        params = rows.lease_params(renewed)
+        if self._run("renew_lease", params).rowcount == 0:
             raise LeaseLost(f"lease {lease.token} on task {lease.task_id} was released or replaced")
+        self._run("renew_lease_claim", params)
         return renewed
 
-    async def release_lease(self, lease: Lease) -> None:
-        if self._run("release_lease", rows.lease_params(lease)).rowcount == 0:
+    async def release_lease(self, lease: Lease, *, now: dt.datetime | None = None) -> None:
+        params = {**rows.lease_params(lease), "now": rows.to_micros(now or utcnow())}
+        if self._run("release_lease", params).rowcount == 0:
             raise LeaseLost(f"lease {lease.token} on task {lease.task_id} was released or replaced")
+        self._run("release_lease_claim", params)
+        self.touched.add(TRIGGERS)
 
     async def get_lease(self, task_id: str) -> Lease | None:
         row = self._run("get_lease", {"task_id": task_id}).fetchone()

@@ -138,15 +138,26 @@ SELECT substr(content, :offset + 1, :length) FROM artifacts WHERE id = :id
 SELECT id, task_id, type, summary, bytes, created_at FROM artifacts
 WHERE task_id = :task_id ORDER BY created_at, rowid
 
--- name: insert_trigger
+-- name: put_task_trigger
 INSERT INTO triggers (fire_at, priority, task_id, session_id, kind, payload, dedupe_key)
 VALUES (:fire_at, :priority, :task_id, :session_id, :kind, :payload, :dedupe_key)
-ON CONFLICT (dedupe_key) DO NOTHING
+ON CONFLICT (task_id, kind) WHERE task_id IS NOT NULL DO UPDATE SET
+    fire_at = MIN(triggers.fire_at, excluded.fire_at),
+    priority = MIN(triggers.priority, excluded.priority)
+RETURNING id, fire_at, priority, task_id, session_id, kind, payload, dedupe_key
+
+-- name: insert_trigger
+INSERT INTO triggers (fire_at, priority, task_id, session_id, kind, payload, dedupe_key)
+VALUES (:fire_at, :priority, NULL, :session_id, :kind, :payload, :dedupe_key)
+ON CONFLICT (dedupe_key) WHERE task_id IS NULL DO NOTHING
 RETURNING id
 
 -- name: get_trigger_by_dedupe_key
 SELECT id, fire_at, priority, task_id, session_id, kind, payload, dedupe_key
-FROM triggers WHERE dedupe_key = :dedupe_key
+FROM triggers WHERE dedupe_key = :dedupe_key AND task_id IS NULL
+
+-- name: next_due_at
+SELECT MIN(fire_at) FROM triggers
 
 -- name: claim_due_triggers
 DELETE FROM triggers WHERE id IN (
@@ -205,29 +216,38 @@ WHERE id = :id AND version = :expected_version
 SELECT record FROM sessions ORDER BY updated_at DESC, id
 
 -- name: get_lease
-SELECT task_id, owner, token, expires_at, host, pid, released FROM leases WHERE task_id = :task_id
+SELECT task_id, owner, token, expires_at, host, pid, released, granted_at, took_over
+FROM leases WHERE task_id = :task_id
 
 -- name: put_lease
-INSERT INTO leases (task_id, owner, host, pid, token, expires_at, released)
-VALUES (:task_id, :owner, :host, :pid, :token, :expires_at, 0)
+INSERT INTO leases (task_id, owner, host, pid, token, expires_at, released, granted_at, took_over)
+VALUES (:task_id, :owner, :host, :pid, :token, :expires_at, 0, :granted_at, :took_over)
 ON CONFLICT (task_id) DO UPDATE SET
     owner = excluded.owner, host = excluded.host, pid = excluded.pid, token = excluded.token,
-    expires_at = excluded.expires_at, released = 0
+    expires_at = excluded.expires_at, released = 0, granted_at = excluded.granted_at,
+    took_over = excluded.took_over
 
 -- name: record_lease_claim
-INSERT INTO lease_claims (task_id, token, owner, host, pid, expires_at)
-VALUES (:task_id, :token, :owner, :host, :pid, :expires_at)
+INSERT INTO lease_claims (task_id, token, owner, host, pid, expires_at, granted_at, took_over)
+VALUES (:task_id, :token, :owner, :host, :pid, :expires_at, :granted_at, :took_over)
 
 -- name: renew_lease
 UPDATE leases SET expires_at = :expires_at
 WHERE task_id = :task_id AND token = :token AND released = 0
 
+-- name: renew_lease_claim
+UPDATE lease_claims SET expires_at = :expires_at WHERE task_id = :task_id AND token = :token
+
 -- name: release_lease
 UPDATE leases SET released = 1 WHERE task_id = :task_id AND token = :token AND released = 0
 
+-- name: release_lease_claim
+UPDATE lease_claims SET released = 1, expires_at = MIN(expires_at, :now)
+WHERE task_id = :task_id AND token = :token
+
 -- name: lease_history
-SELECT task_id, owner, token, expires_at, host, pid, 0 FROM lease_claims
-WHERE task_id = :task_id ORDER BY token
+SELECT task_id, owner, token, expires_at, host, pid, released, granted_at, took_over
+FROM lease_claims WHERE task_id = :task_id ORDER BY token
 
 -- name: insert_approval
 INSERT INTO approvals (task_id, seq, status, requested_at, record)

@@ -75,10 +75,12 @@ CREATE TABLE triggers (
     session_id  TEXT,
     kind        TEXT NOT NULL,
     payload     TEXT NOT NULL,
-    dedupe_key  TEXT UNIQUE
+    dedupe_key  TEXT
 );
 CREATE INDEX triggers_by_due ON triggers (fire_at, priority, id);
-CREATE INDEX triggers_by_task ON triggers (task_id);
+-- A task has one queued trigger per kind (later ones coalesce into it).
+CREATE UNIQUE INDEX triggers_one_per_task_kind ON triggers (task_id, kind) WHERE task_id IS NOT NULL;
+CREATE UNIQUE INDEX triggers_by_dedupe_key ON triggers (dedupe_key) WHERE task_id IS NULL;
 
 CREATE TABLE checkpoints (
     task_id     TEXT NOT NULL,
@@ -102,7 +104,9 @@ CREATE TABLE leases (
     pid         INTEGER NOT NULL,
     token       INTEGER NOT NULL,
     expires_at  INTEGER NOT NULL,
-    released    INTEGER NOT NULL
+    released    INTEGER NOT NULL,
+    granted_at  INTEGER,
+    took_over   INTEGER NOT NULL DEFAULT 0
 );
 
 CREATE TABLE lease_claims (
@@ -112,6 +116,9 @@ CREATE TABLE lease_claims (
     host        TEXT NOT NULL,
     pid         INTEGER NOT NULL,
     expires_at  INTEGER NOT NULL,
+    granted_at  INTEGER,
+    took_over   INTEGER NOT NULL DEFAULT 0,
+    released    INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (task_id, token)
 ) WITHOUT ROWID;
 

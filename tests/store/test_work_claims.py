@@ -1,0 +1,99 @@
+"""What workers claim: orphaned tasks, in one step with their leases; and the change feed that wakes them."""
+
+from __future__ import annotations
+
+import asyncio
+
+from ratchet.model import Task, TaskStatus, WaitReason
+from ratchet.store import StateStore
+from ratchet.store.base import TRIGGERS, events_topic
+
+from ..builders import at, make_event, make_task, make_trigger
+
+TTL = 30.0
+
+
+async def _tasks(store: StateStore, count: int) -> list[Task]:
+    return [await store.create_task(make_task(f"t{i}")) for i in range(count)]
+
+
+async def test_orphaned_tasks_are_those_nothing_will_wake(store: StateStore) -> None:
+    queued, held, expired, released, triggered, waiting = await _tasks(store, 6)
+    await store.claim_lease(held.id, "w", TTL, now=at(0))
+    await store.claim_lease(expired.id, "w", TTL, now=at(-100))
+    lease = await store.claim_lease(released.id, "w", TTL, now=at(0))
+    assert lease is not None
+    await store.release_lease(lease, now=at(1))
+    await store.put_trigger(make_trigger(at(1000), task_id=triggered.id))
+    running = waiting.transition(TaskStatus.RUNNING)
+    await store.update_task(running)
+    await store.update_task(running.transition(TaskStatus.WAITING, waiting_on=WaitReason.APPROVAL))
+
+    orphans = await store.list_orphaned_tasks(now=at(5))
+    assert [task.id for task in orphans] == [queued.id, expired.id, released.id]
+
+
+async def test_claim_tasks_leases_orphans_oldest_first(store: StateStore) -> None:
+    tasks = await _tasks(store, 5)
+    await store.claim_lease(tasks[1].id, "other", TTL, now=at(0))
+
+    leases = await store.claim_tasks("w1", TTL, host="box", pid=7, limit=3, now=at(1))
+    assert [lease.task_id for lease in leases] == [tasks[0].id, tasks[2].id, tasks[3].id]
+    assert all((lease.owner, lease.host, lease.pid) == ("w1", "box", 7) for lease in leases)
+    assert all(lease.expires_at == at(1 + TTL) and lease.granted_at == at(1) for lease in leases)
+    assert await store.get_lease(tasks[2].id) == leases[1]
+
+    rest = await store.claim_tasks("w2", TTL, now=at(2))
+    assert [lease.task_id for lease in rest] == [tasks[4].id]
+    assert await store.claim_tasks("w3", TTL, now=at(3)) == []
+
+
+async def test_claim_tasks_leaves_out_what_it_is_told_to_skip(store: StateStore) -> None:
+    tasks = await _tasks(store, 3)
+    leases = await store.claim_tasks("w1", TTL, limit=2, skip={tasks[0].id}, now=at(0))
+    assert [lease.task_id for lease in leases] == [tasks[1].id, tasks[2].id]
+
+
+async def test_claimers_at_once_never_get_the_same_task(store: StateStore) -> None:
+    await _tasks(store, 12)
+
+    async def claimer(name: str) -> list[str]:
+        got = []
+        while leases := await store.claim_tasks(name, TTL, limit=2, now=at(0)):
+            got.extend(lease.task_id for lease in leases)
+            await asyncio.sleep(0)
+        return got
+
+    claims = await asyncio.gather(*(claimer(f"w{i}") for i in range(4)))
+    everything = [task_id for got in claims for task_id in got]
+    assert sorted(everything) == sorted(f"t{i}" for i in range(12))
+
+
+async def test_change_feed_hears_committed_triggers_and_events(store: StateStore) -> None:
+    task = await store.create_task(make_task("t1"))
+    async with store.changes(TRIGGERS) as work, store.changes(events_topic(task.id)) as events:
+        await store.put_trigger(make_trigger(task_id=task.id))
+        assert await work.wait(5)
+        await store.append_event(make_event(task.id))
+        assert await events.wait(5)
+
+
+async def test_change_feed_keeps_a_change_made_before_the_wait(store: StateStore) -> None:
+    task = await store.create_task(make_task("t1"))
+    async with store.changes(events_topic(task.id)) as feed:
+        await store.append_event(make_event(task.id))
+        await asyncio.sleep(0.05)
+        assert await feed.wait(5)
+
+
+async def test_change_feed_ignores_rolled_back_writes_and_other_topics(store: StateStore) -> None:
+    task = await store.create_task(make_task("t1"))
+    async with store.changes(events_topic("someone-else")) as feed:
+        await store.append_event(make_event(task.id))
+        try:
+            async with store.transaction() as tx:
+                await tx.append_event(make_event("someone-else"))
+                raise RuntimeError("roll back")
+        except RuntimeError:
+            pass
+        assert not await feed.wait(0.3)
