@@ -26,7 +26,7 @@ from typing import Annotated, Any, cast
 
 import typer
 
-from . import cli_admin, cli_agent, cli_people, cli_run
+from . import cli_admin, cli_agent, cli_people, cli_run, cli_submit
 from . import cli_render as render
 from .cli_chat import chat_command, sessions_command
 from .cli_common import (
@@ -44,10 +44,12 @@ from .demo.command import demo_command
 from .errors import InputError, StoreError, StoreNotFound
 from .model import Event, Task, TaskStatus
 from .store import DEFAULT_STORE_URL
+from .store.base import events_topic
 
 __all__ = ["app", "main"]
 
-FOLLOW_POLL_SECONDS = 0.2
+# The longest wait for news when nothing is heard; SQLite looks every 0.2 s anyway (the store's poll).
+FOLLOW_IDLE_SECONDS = 30.0
 SHOW_EVENT_COUNT = 10
 
 app = typer.Typer(
@@ -188,7 +190,7 @@ def events_command(
 async def _print_events(
     url: str, task_id: str, *, follow: bool, printer: render.EventPrinter
 ) -> None:
-    async with open_for_task(url, task_id) as store:
+    async with open_for_task(url, task_id) as store, store.changes(events_topic(task_id)) as feed:
         last_seq = 0
         while True:
             # One read for both, so a task seen ended has all its events seen too
@@ -203,7 +205,8 @@ async def _print_events(
                 render.flush()
             if not follow or task.status.is_terminal:
                 return
-            await asyncio.sleep(FOLLOW_POLL_SECONDS)
+            # PostgreSQL wakes us on each new event (NOTIFY); SQLite looks again after a short poll.
+            await feed.wait(FOLLOW_IDLE_SECONDS)
 
 
 # --------------------------------------------------------------------------- migrate
@@ -227,6 +230,8 @@ app.command("run")(cli_agent.run_command)
 app.command("cancel")(cli_agent.cancel_command)
 app.command("resume")(cli_run.resume_command)
 app.command("worker")(cli_run.worker_command)
+app.command("submit")(cli_submit.submit_command)
+app.command("schedules")(cli_submit.schedules_command)
 app.command("resolve")(cli_admin.resolve_command)
 app.command("approve")(cli_people.approve_command)
 app.command("deny")(cli_people.deny_command)

@@ -46,7 +46,19 @@ from .providers import ScriptedModel, resolve_model
 from .runtime import Runtime
 from .store import DEFAULT_STORE_URL, StateStore
 
-__all__ = ["build_agent", "cancel_command", "run_command"]
+__all__ = [
+    "AllowShellOption",
+    "DeadlineOption",
+    "InstructionsOption",
+    "MaxStepsOption",
+    "MaxTokensOption",
+    "ModelOption",
+    "ToolsOption",
+    "build_agent",
+    "cancel_command",
+    "deadline_seconds",
+    "run_command",
+]
 
 AGENT_NAME = "agent"
 POLL_SECONDS = 0.2
@@ -113,7 +125,7 @@ def _checked_tools_file(path: str) -> str:
     return str(file)
 
 
-def _deadline_seconds(text: str | None) -> float | None:
+def deadline_seconds(text: str | None) -> float | None:
     if text is None:
         return None
     try:
@@ -128,6 +140,54 @@ def _deadline_seconds(text: str | None) -> float | None:
 # --------------------------------------------------------------------------- run
 
 
+ModelOption = Annotated[
+    str,
+    typer.Option(
+        "--model",
+        "-m",
+        envvar="RATCHET_MODEL",
+        metavar="PROVIDER:NAME",
+        help="openai:NAME, ollama:NAME, anthropic:NAME or scripted:SCRIPT.json.",
+    ),
+]
+ToolsOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--tools",
+        metavar="FILE.py",
+        help="Give the agent every @ratchet.tool of this file; repeat for more.",
+    ),
+]
+InstructionsOption = Annotated[
+    str,
+    typer.Option("--instructions", metavar="TEXT", help="What the agent is and how it works."),
+]
+DeadlineOption = Annotated[
+    str | None,
+    typer.Option(
+        "--deadline",
+        metavar="DURATION",
+        help="Fail the task if not done by then: 90s, 10m, 2h.",
+    ),
+]
+MaxStepsOption = Annotated[
+    int | None,
+    typer.Option("--max-steps", min=1, metavar="N", help="At most N plan steps may start."),
+]
+MaxTokensOption = Annotated[
+    int | None,
+    typer.Option(
+        "--max-tokens",
+        min=1,
+        metavar="N",
+        help="At most N LLM tokens (prompt plus completion).",
+    ),
+]
+AllowShellOption = Annotated[
+    bool, typer.Option("--allow-shell", help="Give the agent a shell in its workspace.")
+]
+
+
 @dataclass
 class _Started:
     """What `run` made before it was stopped: the id of its task, once created."""
@@ -139,52 +199,13 @@ def run_command(
     instruction: Annotated[
         str, typer.Argument(metavar="INSTRUCTION", help="What the agent should do.")
     ],
-    model: Annotated[
-        str,
-        typer.Option(
-            "--model",
-            "-m",
-            envvar="RATCHET_MODEL",
-            metavar="PROVIDER:NAME",
-            help="openai:NAME, ollama:NAME, anthropic:NAME or scripted:SCRIPT.json.",
-        ),
-    ],
-    tools: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--tools",
-            metavar="FILE.py",
-            help="Give the agent every @ratchet.tool of this file; repeat for more.",
-        ),
-    ] = None,
-    instructions: Annotated[
-        str,
-        typer.Option("--instructions", metavar="TEXT", help="What the agent is and how it works."),
-    ] = "",
-    deadline: Annotated[
-        str | None,
-        typer.Option(
-            "--deadline",
-            metavar="DURATION",
-            help="Fail the task if not done by then: 90s, 10m, 2h.",
-        ),
-    ] = None,
-    max_steps: Annotated[
-        int | None,
-        typer.Option("--max-steps", min=1, metavar="N", help="At most N plan steps may start."),
-    ] = None,
-    max_tokens: Annotated[
-        int | None,
-        typer.Option(
-            "--max-tokens",
-            min=1,
-            metavar="N",
-            help="At most N LLM tokens (prompt plus completion).",
-        ),
-    ] = None,
-    allow_shell: Annotated[
-        bool, typer.Option("--allow-shell", help="Give the agent a shell in its workspace.")
-    ] = False,
+    model: ModelOption,
+    tools: ToolsOption = None,
+    instructions: InstructionsOption = "",
+    deadline: DeadlineOption = None,
+    max_steps: MaxStepsOption = None,
+    max_tokens: MaxTokensOption = None,
+    allow_shell: AllowShellOption = False,
     detach: Annotated[
         bool, typer.Option("--detach", "-d", help="Only queue the task and print its id.")
     ] = False,
@@ -216,7 +237,7 @@ def run_command(
         max_tokens=max_tokens,
         allow_shell=allow_shell,
     )
-    seconds = _deadline_seconds(deadline)
+    seconds = deadline_seconds(deadline)
     started = _Started()
     screen = _Screen() if as_json or detach else _screen_for_console()
     try:

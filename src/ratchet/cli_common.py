@@ -40,7 +40,7 @@ StoreOption = Annotated[
         "--store",
         envvar="RATCHET_STORE",
         metavar="URL",
-        help="Where Ratchet keeps its state: sqlite:///PATH, sqlite:////ABS/PATH or memory://.",
+        help="Where Ratchet keeps its state: sqlite:///PATH, sqlite:////ABS/PATH, postgresql://USER@HOST/DB or memory://.",
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]

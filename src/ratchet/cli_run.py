@@ -247,11 +247,23 @@ def worker_command(
         bool,
         typer.Option("--until-idle", help="Stop when no work is left instead of waiting for more."),
     ] = False,
+    grace: Annotated[
+        float,
+        typer.Option(
+            "--grace",
+            min=0.0,
+            metavar="SECONDS",
+            help="On SIGTERM or Ctrl-C, how long running calls may take to finish before they are cancelled.",
+        ),
+    ] = 30.0,
 ) -> None:
     """Run tasks from the store until SIGTERM or Ctrl-C (or, with --until-idle, until none is left).
 
-    On a signal the worker stops taking work, cancels what it runs and
-    releases those tasks' leases, so another worker takes them over at once.
+    On a signal the worker stops taking work; each running task finishes the
+    call it is in (for up to --grace seconds) and stops before its next one,
+    and its lease is released, so another worker resumes it at once. A
+    second signal stops at once: calls in flight are cancelled, and settled
+    when the task resumes. The exit code is 0 either way.
     """
     make_cwd_importable()
     for source in workflows or ():
@@ -266,6 +278,7 @@ def worker_command(
             lease_ttl=lease_ttl,
             poll=poll,
             until_idle=until_idle,
+            grace=grace,
         )
     )
 
@@ -298,6 +311,7 @@ async def _work(
     lease_ttl: float,
     poll: float,
     until_idle: bool,
+    grace: float,
 ) -> None:
     async with open_store_for(url, create=True) as store:
         worker = Worker(
@@ -306,11 +320,14 @@ async def _work(
             concurrency=concurrency,
             lease_ttl=lease_ttl,
             poll_interval=poll,
+            grace=grace,
         )
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
+        working = asyncio.current_task()
+        assert working is not None
         for signum in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(signum, _stop_on, signal.Signals(signum), stop)
+            loop.add_signal_handler(signum, _stop_on, signal.Signals(signum), stop, working)
         ends = "stops when no work is left" if until_idle else "stop it with Ctrl-C or SIGTERM"
         render.print_line(
             f"worker {identity.name} on {url}: concurrency {concurrency}, lease {lease_ttl:g} s, "
@@ -319,15 +336,24 @@ async def _work(
         render.flush()
         try:
             await worker.run(stop, until_idle=until_idle)
+        except asyncio.CancelledError:
+            if not stop.is_set():
+                raise
+            working.uncancel()
         finally:
             for signum in (signal.SIGTERM, signal.SIGINT):
                 loop.remove_signal_handler(signum)
         log.info("worker %s stopped", identity.name)
 
 
-def _stop_on(signum: signal.Signals, stop: asyncio.Event) -> None:
+def _stop_on(signum: signal.Signals, stop: asyncio.Event, working: asyncio.Task[None]) -> None:
     if not stop.is_set():
         log.info(
-            "%s: stopping; the tasks in hand are cancelled and their leases released", signum.name
+            "%s: stopping; running tasks finish their current call, then their leases are released "
+            "(send it again to stop at once)",
+            signum.name,
         )
-    stop.set()
+        stop.set()
+        return
+    log.info("%s again: stopping at once; calls in flight are cancelled", signum.name)
+    working.cancel()

@@ -25,6 +25,7 @@ from .model import (
     utcnow,
 )
 from .policy import Budget
+from .schedules import SCHEDULE_TRIGGER, Schedule, check_cron, new_schedule_id, next_due, schedule_trigger
 from .sessions import SessionHandle
 from .store import DEFAULT_STORE_URL, StateStore, open_store
 
@@ -90,6 +91,7 @@ class Runtime:
         budget: Budget | None = None,
         task_id: str | None = None,
         queue: bool = True,
+        at: dt.datetime | None = None,
         approval_timeout: float | None = _UNSET,
     ) -> str:
         """Create a task for `workflow` (or an `Agent`) and queue it for a worker; return its id.
@@ -102,9 +104,89 @@ class Runtime:
             queue: put a start trigger for workers. Without it the task is
                 created for this process to run; if this process dies first,
                 workers still find it (a queued task nothing will wake).
+            at: when workers may start it (default: now); needs `queue`.
             approval_timeout: seconds a call waits for approval before it is
                 denied; None for no limit (default: the Runtime's).
         """
+        if at is not None and not queue:
+            raise InputError("a task to start later must be queued for a worker")
+        task = self._new_task(
+            workflow, inputs, name=name, instruction=instruction, model=model, deadline=deadline,
+            budget=budget, task_id=task_id, approval_timeout=approval_timeout,
+        )
+        async with self.store.transaction() as tx:
+            await tx.create_task(task)
+            if queue:
+                await tx.put_trigger(Trigger(kind="start", task_id=task.id, fire_at=at or utcnow()))
+            await tx.append_event(
+                Event(task_id=task.id, kind="task_created", message=f"task created: {task.name}",
+                      display_message=f"Created {task.name}", data={"workflow": task.workflow})
+            )
+        return task.id
+
+    async def schedule(
+        self,
+        workflow: Workflow | Agent | str,
+        inputs: dict[str, JsonValue] | None = None,
+        *,
+        every: str,
+        name: str | None = None,
+        instruction: str = "",
+        model: str | None = None,
+        deadline: float | None = None,
+        budget: Budget | None = None,
+        schedule_id: str | None = None,
+        approval_timeout: float | None = _UNSET,
+    ) -> Trigger:
+        """Make a task for `workflow` at every time the cron expression `every` matches (UTC).
+
+        Workers fire each due time once: the task ``<schedule id>-<time>``
+        is created and queued. Returns the schedule's queued trigger (its
+        ``payload["id"]`` is the schedule id, ``fire_at`` the first due time).
+
+        Args:
+            deadline: seconds each task may run, from its creation.
+
+        Raises:
+            InputError: `every` is not a five-field cron expression.
+        """
+        check_cron(every)
+        schedule_id = schedule_id or new_schedule_id()
+        template = self._new_task(
+            workflow, inputs, name=name, instruction=instruction, model=model, deadline=None,
+            budget=budget, task_id=schedule_id, approval_timeout=approval_timeout,
+        )
+        plan = Schedule(id=schedule_id, template=template, cron=every, deadline_seconds=deadline)
+        return await self.store.put_trigger(schedule_trigger(plan, next_due(every, utcnow())))
+
+    async def unschedule(self, schedule_id: str) -> bool:
+        """Stop a schedule: no more tasks are made from it. Returns whether it existed."""
+        for trigger in await self.store.list_triggers():
+            if trigger.kind == SCHEDULE_TRIGGER and trigger.payload.get("id") == schedule_id:
+                return await self.store.delete_trigger(trigger.id)
+        return False
+
+    async def schedules(self) -> list[tuple[Schedule, dt.datetime]]:
+        """Every schedule, with its next due time, soonest first."""
+        return [
+            (Schedule.from_trigger(trigger), trigger.fire_at)
+            for trigger in await self.store.list_triggers()
+            if trigger.kind == SCHEDULE_TRIGGER
+        ]
+
+    def _new_task(
+        self,
+        workflow: Workflow | Agent | str,
+        inputs: dict[str, JsonValue] | None,
+        *,
+        name: str | None,
+        instruction: str,
+        model: str | None,
+        deadline: float | dt.datetime | None,
+        budget: Budget | None,
+        task_id: str | None,
+        approval_timeout: float | None,
+    ) -> Task:
         if approval_timeout is _UNSET:
             approval_timeout = self.approval_timeout
         workspace = None
@@ -123,7 +205,7 @@ class Runtime:
         task_id = task_id or f"{_slug(name)}-{uuid.uuid4().hex[:8]}"
         if reference == AGENT_WORKFLOW:
             workspace = str(workspace_for(task_id))
-        task = Task(
+        return Task(
             id=task_id,
             name=name,
             instruction=instruction,
@@ -136,15 +218,6 @@ class Runtime:
             workspace=workspace,
             approval_timeout=approval_timeout,
         )
-        async with self.store.transaction() as tx:
-            await tx.create_task(task)
-            if queue:
-                await tx.put_trigger(Trigger(kind="start", task_id=task.id, dedupe_key=f"{task.id}:start"))
-            await tx.append_event(
-                Event(task_id=task.id, kind="task_created", message=f"task created: {name}",
-                      display_message=f"Created {name}", data={"workflow": reference})
-            )
-        return task.id
 
     async def run(self, workflow: Workflow | Agent | str, inputs: dict[str, JsonValue] | None = None, **options: Any) -> Task:
         """Create a task and run it here until it ends or waits.

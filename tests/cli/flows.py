@@ -29,8 +29,9 @@ def send_email(to: str, subject: str) -> dict[str, str]:
 
 @ratchet.tool(idempotent=True)
 async def linger(marker: str, seconds: float) -> str:
-    """Touch `marker` (so a test knows the call began), then take `seconds`."""
-    Path(marker).touch()
+    """Add a line to `marker` (so a test knows the call began, and how often), then take `seconds`."""
+    with Path(marker).open("a") as out:
+        out.write("began\n")
     await asyncio.sleep(seconds)
     return "lingered"
 
@@ -82,6 +83,13 @@ async def naps(ctx: ratchet.Context) -> str:
 async def lingers(ctx: ratchet.Context, marker: str, seconds: float) -> str:
     """Holds its worker inside one long tool call."""
     return str(await ctx.call_tool("linger", {"marker": marker, "seconds": seconds}))
+
+
+@ratchet.workflow(tools=[linger, shout])
+async def lingers_then_shouts(ctx: ratchet.Context, marker: str, seconds: float) -> str:
+    """One long tool call, then a quick one: a worker stopping in the first must not start the second."""
+    await ctx.call_tool("linger", {"marker": marker, "seconds": seconds})
+    return str(await ctx.call_tool("shout", {"text": "done"}))
 
 
 @ratchet.tool(risk="external_action")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -49,11 +50,11 @@ def test_until_idle_runs_every_queued_task_then_stops(run_ratchet: RunRatchet, u
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
-def test_a_signal_stops_the_worker_and_frees_its_tasks(
-    tmp_path: Path, url: str, signum: signal.Signals
+def test_a_signal_lets_the_call_in_flight_finish_then_hands_the_task_back(
+    run_ratchet: RunRatchet, tmp_path: Path, url: str, signum: signal.Signals
 ) -> None:
     marker = tmp_path / "lingering"
-    task_id = submit(url, "lingers", marker=str(marker), seconds=60)
+    task_id = submit(url, "lingers_then_shouts", marker=str(marker), seconds=1.5)
     worker = start_ratchet(tmp_path, "worker", "--poll", "0.05", "--store", url)
     wait_for_file(marker, worker)
 
@@ -62,9 +63,41 @@ def test_a_signal_stops_the_worker_and_frees_its_tasks(
     assert worker.returncode == 0, (out, err)
     assert "Traceback" not in out + err
     assert f"{signum.name}: stopping" in err
+    assert f"task {task_id}: handed back" in err
+    # The call in flight finished and was recorded; the next one never started.
+    ops = with_store(url, lambda store: store.list_ops(task_id))
+    assert [(op.name, op.status) for op in ops] == [("linger", "succeeded")]
     lease = with_store(url, lambda store: store.get_lease(task_id))
-    assert lease is not None and not lease.is_live()
-    # left for the next worker, not failed
+    assert lease is not None and lease.released
+    assert with_store(url, lambda store: store.get_task(task_id)).status is TaskStatus.RUNNING
+
+    done = run_ratchet("worker", "--until-idle", "--poll", "0.05", "--store", url)
+
+    assert done.returncode == 0, done.stderr
+    task = with_store(url, lambda store: store.get_task(task_id))
+    assert (task.status, task.result) == (TaskStatus.COMPLETED, "DONE")
+    assert marker.read_text() == "began\n", "the finished call ran again"
+
+
+@pytest.mark.parametrize("how", ["second signal", "grace"])
+def test_a_long_call_is_cancelled_by_a_second_signal_or_after_the_grace(
+    tmp_path: Path, url: str, how: str
+) -> None:
+    marker = tmp_path / "lingering"
+    task_id = submit(url, "lingers", marker=str(marker), seconds=60)
+    worker = start_ratchet(tmp_path, "worker", "--poll", "0.05", "--grace", "0.5" if how == "grace" else "60", "--store", url)
+    wait_for_file(marker, worker)
+
+    if how == "second signal":
+        worker.send_signal(signal.SIGTERM)
+        time.sleep(0.3)  # the first signal is heard; the second must not wait for the call
+    out, err = stop_with(worker, signal.SIGTERM)
+
+    assert worker.returncode == 0, (out, err)
+    assert "Traceback" not in out + err
+    lease = with_store(url, lambda store: store.get_lease(task_id))
+    assert lease is not None and lease.released
+    # left for the next worker, not failed; the cancelled call is settled on resume
     assert with_store(url, lambda store: store.get_task(task_id)).status is TaskStatus.RUNNING
 
 

@@ -122,3 +122,11 @@ async def test_delete_triggers_of_a_task(store: StateStore, task: Task) -> None:
     assert await store.delete_triggers(task.id) == 3
     assert await store.list_triggers() == [theirs]
     assert await store.delete_triggers(task.id) == 0
+
+
+async def test_delete_one_trigger(store: StateStore, task: Task) -> None:
+    doomed = await store.put_trigger(make_trigger(kind="schedule", dedupe_key="s1"))
+    kept = await store.put_trigger(make_trigger(task_id=task.id))
+    assert await store.delete_trigger(doomed.id) is True
+    assert await store.delete_trigger(doomed.id) is False
+    assert await store.list_triggers() == [kept]

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from ..providers import ModelRequest
     from .context import Context
 
-__all__ = ["Call", "TaskSuspended"]
+__all__ = ["Call", "TaskSuspended", "WorkerStopping"]
 
 
 class TaskSuspended(BaseException):
@@ -32,6 +32,14 @@ class TaskSuspended(BaseException):
         super().__init__(message)
         self.reason = reason
         self.message = message
+
+
+class WorkerStopping(BaseException):
+    """The worker is shutting down: the workflow unwinds before its next live call.
+
+    Nothing is recorded for it; the task stays as it is and, its lease
+    released, another worker resumes it from the journal.
+    """
 
 
 @dataclass(slots=True)

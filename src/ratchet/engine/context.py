@@ -44,7 +44,7 @@ from ..policy import CheckpointStrategy
 from ..store import StateStore
 from ..tools import ToolContext
 from .budget import BudgetTracker
-from .calls import Call, TaskSuspended
+from .calls import Call, TaskSuspended, WorkerStopping
 from .faults import crash_point
 from .journal import Journal
 from .middleware import Middleware, compose, default_chain, perform
@@ -69,8 +69,11 @@ class Context:
         steps: Iterable[Step],
         approval_hook: Callable[[Call], Awaitable[None]] | None = None,
         middleware: Sequence[Middleware] = (),
+        stopping: asyncio.Event | None = None,
     ) -> None:
         self.store = store
+        # Set when the worker shuts down: no new live call starts (WorkerStopping instead).
+        self.stopping = stopping
         self.tools = {**workflow.tools, **{t.name: t for t in workflow.tools_for(task, store)}}
         self.task = task
         self.lease = lease
@@ -92,6 +95,15 @@ class Context:
         self._model: Any = None
         self._written = task.write_mark or (-1, 0)
         self._write_at = (-1, 0)
+
+    def stop_here_if_stopping(self, call: Call) -> None:
+        """Raise `WorkerStopping` when the worker shuts down: `call` must not start.
+
+        Raises:
+            WorkerStopping: the worker is stopping.
+        """
+        if self.stopping is not None and self.stopping.is_set():
+            raise WorkerStopping(f"the worker stops before {call.name} (operation {call.seq})")
 
     # ------------------------------------------------------------------ identity
 

@@ -24,7 +24,7 @@ from pydantic import JsonValue
 from ..errors import DeadlineExceeded, LeaseLost, NonDeterminismError, OperationFailed, TaskStopped
 from ..model import Event, Operation, OpKind, OpStatus, RiskLevel, Severity, WaitReason, utcnow
 from ..tools import Reconciled
-from .calls import Call, TaskSuspended, error_text
+from .calls import Call, TaskSuspended, WorkerStopping, error_text
 from .faults import crash_point
 
 __all__ = [
@@ -42,7 +42,7 @@ __all__ = [
 Proceed = Callable[[Call], Awaitable[JsonValue]]
 
 # Control flow that passes through every layer untouched: nothing is recorded for it.
-_PASS_THROUGH = (TaskSuspended, LeaseLost, asyncio.CancelledError)
+_PASS_THROUGH = (TaskSuspended, WorkerStopping, LeaseLost, asyncio.CancelledError)
 
 
 class Middleware(Protocol):
@@ -184,6 +184,7 @@ class JournalMiddleware:
             replayed = await self._resume(call, recorded)
             if replayed is not _LIVE:
                 return replayed
+        call.context.stop_here_if_stopping(call)
         try:
             output = await proceed(call)
         except _PASS_THROUGH:
@@ -267,6 +268,7 @@ class RetryMiddleware:
         while True:
             if call.not_before is not None:
                 await context.wait_until(call.not_before, call)
+                context.stop_here_if_stopping(call)
             if call.needs_intent:
                 await context.journal.record_intent(call)
             try:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import JsonValue
 
-from ..errors import ApprovalDenied, InputError, OperationFailed
+from ..errors import ApprovalDenied, InputError, OperationFailed, TaskNotFound
 from ..model import (
     Approval,
     ApprovalStatus,
@@ -141,28 +141,31 @@ async def settle_approval(
         )
 
 
-async def expire_approval(store: StateStore, trigger: Trigger) -> Approval | None:
+async def expire_approval(tx: StoreOps, trigger: Trigger) -> Approval | None:
     """Deny the approval an ``approval_timeout`` trigger names, if it is still pending.
 
-    Returns the denied approval, or None when a person decided first.
+    Runs in `tx`, the transaction that claimed the trigger. Returns the
+    denied approval, or None when a person decided first.
     """
     seq = trigger.payload.get("seq")
     if trigger.task_id is None or not isinstance(seq, int):
         return None
-    async with store.transaction() as tx:
+    try:
         task = await tx.get_task(trigger.task_id)
-        approval = await tx.get_approval(trigger.task_id, seq)
-        if (task.waiting_on is not WaitReason.APPROVAL or approval is None
-                or approval.status is not ApprovalStatus.PENDING):
-            return None
-        reason = f"approval timed out after {task.approval_timeout or 0:g} s"
-        return await _decide(
-            tx, task, approval, approve=False, reason=reason,
-            event=Event(task_id=task.id, kind="approval_timed_out", severity=Severity.WARNING,
-                        message=f"{approval.tool} (operation {seq}) was denied: {reason}",
-                        display_message=f"approval timed out: {approval.tool} denied",
-                        data={"seq": seq, "tool": approval.tool}),
-        )
+    except TaskNotFound:
+        return None
+    approval = await tx.get_approval(trigger.task_id, seq)
+    if (task.waiting_on is not WaitReason.APPROVAL or approval is None
+            or approval.status is not ApprovalStatus.PENDING):
+        return None
+    reason = f"approval timed out after {task.approval_timeout or 0:g} s"
+    return await _decide(
+        tx, task, approval, approve=False, reason=reason,
+        event=Event(task_id=task.id, kind="approval_timed_out", severity=Severity.WARNING,
+                    message=f"{approval.tool} (operation {seq}) was denied: {reason}",
+                    display_message=f"approval timed out: {approval.tool} denied",
+                    data={"seq": seq, "tool": approval.tool}),
+    )
 
 
 async def _decide(

@@ -16,7 +16,7 @@ from pydantic_core import PydanticSerializationError, to_jsonable_python
 from ..errors import CannotResume, DeadlineExceeded, LeaseLost, OperationFailed, TaskStopped
 from ..model import Event, Lease, Severity, StepStatus, Task, TaskStatus, utcnow
 from ..store import StateStore
-from .calls import Call, TaskSuspended
+from .calls import Call, TaskSuspended, WorkerStopping
 from .context import Context
 from .people import require_approval
 from .workflow import Workflow, load_workflow
@@ -44,6 +44,8 @@ async def run_task(
     take_over: bool = False,
     load: Callable[[str], Workflow] = load_workflow,
     approval_hook: Callable[[Call], Awaitable[None]] | None = require_approval,
+    lease: Lease | None = None,
+    stopping: asyncio.Event | None = None,
 ) -> Task:
     """Claim the task, run its workflow until it ends or waits, and let it go.
 
@@ -51,29 +53,22 @@ async def run_task(
     is returned untouched. A task whose lease is held by a process of this
     host that no longer exists is taken over at once. Tool calls whose risk
     level the task's constraints list wait for a person (`approval_hook`;
-    None lets every call run).
+    None lets every call run). A `lease` already claimed (`claim_tasks`) is
+    used instead of claiming one. When `stopping` is set, the workflow stops
+    before its next live call and the task is returned as it stands, for
+    another worker to resume.
 
     Raises:
         CannotResume: another live worker holds the task.
         LeaseLost: another worker took the task over while this one ran it.
     """
     worker = worker or WorkerIdentity()
-    lease = await store.claim_lease(
-        task_id, worker.name, lease_ttl, host=worker.host, pid=worker.pid, take_over=take_over
-    )
     if lease is None:
-        held = await store.get_lease(task_id)
-        if held is None or not holder_is_gone(held):
-            raise CannotResume(_held_message(task_id, held))
-        # The holder was a process on this host that no longer exists: no need to wait out its lease.
-        lease = await store.claim_lease(
-            task_id, worker.name, lease_ttl, host=worker.host, pid=worker.pid, take_over=True
-        )
-        assert lease is not None
+        lease = await _claim(store, task_id, worker, lease_ttl, take_over)
     beat = _Heartbeat(store, lease, lease_ttl, asyncio.current_task())
     try:
         async with beat:
-            return await _run_leased(store, task_id, lease, load, approval_hook)
+            return await _run_leased(store, task_id, lease, load, approval_hook, stopping)
     except asyncio.CancelledError:
         if beat.lost is not None:
             raise beat.lost from None
@@ -81,6 +76,25 @@ async def run_task(
     finally:
         with contextlib.suppress(LeaseLost):
             await store.release_lease(lease)
+
+
+async def _claim(
+    store: StateStore, task_id: str, worker: WorkerIdentity, lease_ttl: float, take_over: bool
+) -> Lease:
+    lease = await store.claim_lease(
+        task_id, worker.name, lease_ttl, host=worker.host, pid=worker.pid, take_over=take_over
+    )
+    if lease is not None:
+        return lease
+    held = await store.get_lease(task_id)
+    if held is None or not holder_is_gone(held):
+        raise CannotResume(_held_message(task_id, held))
+    # The holder was a process on this host that no longer exists: no need to wait out its lease.
+    lease = await store.claim_lease(
+        task_id, worker.name, lease_ttl, host=worker.host, pid=worker.pid, take_over=True
+    )
+    assert lease is not None
+    return lease
 
 
 def holder_is_gone(lease: Lease) -> bool:
@@ -152,6 +166,7 @@ async def _run_leased(
     lease: Lease,
     load: Callable[[str], Workflow],
     approval_hook: Callable[[Call], Awaitable[None]] | None,
+    stopping: asyncio.Event | None,
 ) -> Task:
     task = await store.get_task(task_id)
     if task.status.is_terminal or (task.waiting_on is not None and task.waiting_on.needs_person):
@@ -180,11 +195,11 @@ async def _run_leased(
         steps = await tx.list_steps(task_id)
     context = Context(
         store=store, task=running, lease=lease, workflow=workflow, recorded=recorded, steps=steps,
-        approval_hook=approval_hook,
+        approval_hook=approval_hook, stopping=stopping,
     )
     try:
         result = await _within_deadline(context, workflow.fn(context, **running.inputs_params))
-    except TaskSuspended:
+    except (TaskSuspended, WorkerStopping):
         return context.task
     except (LeaseLost, asyncio.CancelledError):
         raise

@@ -9,7 +9,9 @@ import time
 from collections.abc import Callable
 
 from ..errors import CannotResume, LeaseLost, RatchetError
+from ..model import Lease, Trigger, utcnow
 from ..store import StateStore
+from ..store.base import TRIGGERS, ChangeFeed
 from .people import APPROVAL_TIMEOUT_TRIGGER, expire_approval
 from .runner import DEFAULT_LEASE_TTL, WorkerIdentity, run_task
 from .workflow import Workflow, load_workflow
@@ -22,12 +24,22 @@ log = logging.getLogger("ratchet.worker")
 class Worker:
     """Runs tasks from one store, up to `concurrency` at once.
 
-    Each round it takes due triggers (a task to start, a timer that fired)
-    and tasks whose worker died (no live lease, nothing queued to wake them),
-    never a task waiting on a person (an approval timeout that fires denies
-    the call first, then the task goes on). A task this worker cannot run (its
-    workflow does not load here, say) is set aside for a while, longer each
-    time, so one bad task neither spins the worker nor starves the others.
+    Each round it takes due triggers (a task to start, a timer that fired, a
+    schedule's due time) and claims tasks whose worker died (no live lease,
+    nothing queued to wake them), never a task waiting on a person (an
+    approval timeout that fires denies the call first, then the task goes
+    on). Between rounds it sleeps until the next trigger is due, new work is
+    published (PostgreSQL's NOTIFY; a short poll on SQLite), a task of its own
+    ends, or it is time to look for tasks whose leases expired.
+
+    A task this worker cannot run (its workflow does not load here, say) is
+    set aside for a while, longer each time, so one bad task neither spins
+    the worker nor starves the others.
+
+    Stopping (`stop` set) is graceful: no new work is taken, each running
+    task finishes the call it is in and stops before its next one, its lease
+    is released, and another worker resumes it. Tasks still running after
+    `grace` seconds are cancelled (their calls are settled on resume).
     """
 
     SET_ASIDE_FIRST = 5.0
@@ -41,6 +53,7 @@ class Worker:
         concurrency: int = 4,
         lease_ttl: float = DEFAULT_LEASE_TTL,
         poll_interval: float = 0.5,
+        grace: float = 30.0,
         load: Callable[[str], Workflow] = load_workflow,
     ) -> None:
         if concurrency < 1:
@@ -50,59 +63,133 @@ class Worker:
         self.concurrency = concurrency
         self.lease_ttl = lease_ttl
         self.poll_interval = poll_interval
+        self.grace = grace
         self.load = load
+        # How often to look for tasks whose holder died: their leases expire unannounced.
+        # A store that cannot publish (SQLite) is looked at on every poll anyway.
+        self.sweep_interval = max(0.5, lease_ttl / 3)
+        if store.change_poll is not None:
+            self.sweep_interval = min(self.sweep_interval, poll_interval)
+        self.stopping = asyncio.Event()
         self._running: dict[str, asyncio.Task[None]] = {}
         self._set_aside: dict[str, tuple[float, float]] = {}  # task id -> (until, last pause)
+        self._next_sweep = 0.0
 
     async def run(self, stop: asyncio.Event | None = None, *, until_idle: bool = False) -> None:
         """Work until `stop` is set (or, with `until_idle`, until there is nothing to do)."""
         stop = stop or asyncio.Event()
         try:
-            while not stop.is_set():
-                started = await self._start_due_work()
-                if until_idle and not started and not self._running:
-                    return
-                waiters = [*self._running.values(), asyncio.ensure_future(stop.wait())]
-                await asyncio.wait(waiters, timeout=self.poll_interval, return_when=asyncio.FIRST_COMPLETED)
-                waiters[-1].cancel()
+            async with self.store.changes(TRIGGERS) as feed:
+                while not stop.is_set():
+                    started, more = await self._start_due_work()
+                    if until_idle and not started and not more and not self._running:
+                        return
+                    if more and len(self._running) < self.concurrency:
+                        continue
+                    await self._sleep(feed, stop)
         finally:
-            for running in self._running.values():
-                running.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.gather(*self._running.values(), return_exceptions=True)
+            await self._stop_running()
 
-    async def _start_due_work(self) -> int:
+    async def _sleep(self, feed: ChangeFeed, stop: asyncio.Event) -> None:
+        timeout = max(0.0, self._next_sweep - time.monotonic())
+        due = await self.store.next_due_at()
+        if due is not None:
+            timeout = min(timeout, max(0.0, (due - utcnow()).total_seconds()))
+        if self.store.change_poll is not None:
+            timeout = min(timeout, self.poll_interval)
+        heard = asyncio.ensure_future(feed.wait(timeout))
+        stopped = asyncio.ensure_future(stop.wait())
+        try:
+            await asyncio.wait(
+                [heard, stopped, *self._running.values()],
+                timeout=timeout + 1,
+                return_when=asyncio.FIRST_COMPLETED,
+            )
+        finally:
+            heard.cancel()
+            stopped.cancel()
+        if heard.done() and not heard.cancelled() and heard.result():
+            self._next_sweep = 0.0  # a lease was released, or work queued: look at once
+
+    async def _stop_running(self) -> None:
+        if not self._running:
+            return
+        self.stopping.set()
+        running = list(self._running.values())
+        log.info("worker %s: stopping; %d task(s) finish their current call", self.identity.name, len(running))
+        try:
+            _, late = await asyncio.wait(running, timeout=self.grace)
+        except asyncio.CancelledError:  # stopped at once (a second signal)
+            late = set(running)
+        for task in late:
+            task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.gather(*running, return_exceptions=True)
+
+    async def _start_due_work(self) -> tuple[int, bool]:
+        """Start what is due; return how many started and whether more may be waiting."""
         started = 0
+        more = False
         free = self.concurrency - len(self._running)
         if free > 0:
-            for trigger in await self.store.claim_due_triggers(limit=free):
-                if trigger.kind == APPROVAL_TIMEOUT_TRIGGER and await expire_approval(self.store, trigger):
-                    log.info("task %s: approval timed out; the call is denied", trigger.task_id)
+            triggers = await self._claim_triggers(free)
+            # A fired schedule queued its task's start: look again at once.
+            more = len(triggers) == free or any(t.task_id is None for t in triggers)
+            for trigger in triggers:
                 if trigger.task_id is not None and self._start(trigger.task_id):
                     started += 1
         free = self.concurrency - len(self._running)
-        if free > 0:
+        if free > 0 and time.monotonic() >= self._next_sweep:
             now = time.monotonic()
             aside = {task_id for task_id, (until, _) in self._set_aside.items() if until > now}
-            for task in await self.store.list_orphaned_tasks(limit=free + len(aside)):
-                if task.id not in aside and started < free and self._start(task.id):
+            leases = await self.store.claim_tasks(
+                self.identity.name, self.lease_ttl, host=self.identity.host, pid=self.identity.pid,
+                limit=free, skip=aside | set(self._running),
+            )
+            for lease in leases:
+                if self._start(lease.task_id, lease):
                     started += 1
-        return started
+            if len(leases) == free:
+                more = True
+            else:
+                self._next_sweep = now + self.sweep_interval
+        return started, more
 
-    def _start(self, task_id: str) -> bool:
+    async def _claim_triggers(self, limit: int) -> list[Trigger]:
+        from ..schedules import SCHEDULE_TRIGGER, fire_schedule
+
+        async with self.store.transaction() as tx:
+            triggers = await tx.claim_due_triggers(limit=limit)
+            for trigger in triggers:
+                if trigger.kind == SCHEDULE_TRIGGER:
+                    made = await fire_schedule(tx, trigger)
+                    if made is not None:
+                        log.info("schedule %s: made task %s", trigger.payload.get("id"), made.id)
+                elif trigger.kind == APPROVAL_TIMEOUT_TRIGGER and await expire_approval(tx, trigger):
+                    log.info("task %s: approval timed out; the call is denied", trigger.task_id)
+        return triggers
+
+    def _start(self, task_id: str, lease: Lease | None = None) -> bool:
         until, _ = self._set_aside.get(task_id, (0.0, 0.0))
-        if task_id in self._running or until > time.monotonic():
+        if task_id in self._running or until > time.monotonic() or self.stopping.is_set():
+            if lease is not None:
+                asyncio.create_task(self._let_go(lease))
             return False
-        runner = asyncio.create_task(self._run_one(task_id), name=f"ratchet:{task_id}")
+        runner = asyncio.create_task(self._run_one(task_id, lease), name=f"ratchet:{task_id}")
         self._running[task_id] = runner
         runner.add_done_callback(lambda _: self._running.pop(task_id, None))
         return True
 
-    async def _run_one(self, task_id: str) -> None:
+    async def _let_go(self, lease: Lease) -> None:
+        with contextlib.suppress(LeaseLost):
+            await self.store.release_lease(lease)
+
+    async def _run_one(self, task_id: str, lease: Lease | None) -> None:
         log.info("task %s: taken", task_id)
         try:
             task = await run_task(
-                self.store, task_id, worker=self.identity, lease_ttl=self.lease_ttl, load=self.load
+                self.store, task_id, worker=self.identity, lease_ttl=self.lease_ttl, load=self.load,
+                lease=lease, stopping=self.stopping,
             )
         except asyncio.CancelledError:
             log.info("task %s: stopped here; its lease is released for another worker", task_id)
@@ -116,7 +203,10 @@ class Worker:
             self._put_aside(task_id, f"{type(error).__name__}: {error}")
         else:
             self._set_aside.pop(task_id, None)
-            log.info("task %s: %s%s", task_id, task.status_text, f" ({task.error})" if task.error else "")
+            if self.stopping.is_set() and not task.status.is_terminal and task.waiting_on is None:
+                log.info("task %s: handed back at a call boundary; another worker resumes it", task_id)
+            else:
+                log.info("task %s: %s%s", task_id, task.status_text, f" ({task.error})" if task.error else "")
 
     def _put_aside(self, task_id: str, why: str) -> None:
         _, last = self._set_aside.get(task_id, (0.0, 0.0))

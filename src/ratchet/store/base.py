@@ -321,6 +321,10 @@ class StoreOps(abc.ABC):
     async def delete_triggers(self, task_id: str) -> int:
         """Remove every queued trigger of the task; return how many."""
 
+    @abc.abstractmethod
+    async def delete_trigger(self, trigger_id: int) -> bool:
+        """Remove one queued trigger; return whether it was queued."""
+
     # ------------------------------------------------------------------ checkpoints
 
     @abc.abstractmethod

@@ -389,6 +389,11 @@ class _MemoryOps(StoreOps):
             self._delete(self.triggers, trigger_id)
         return len(doomed)
 
+    async def delete_trigger(self, trigger_id: int) -> bool:
+        found = trigger_id in self.triggers
+        self._delete(self.triggers, trigger_id)
+        return found
+
     # ------------------------------------------------------------------ checkpoints
 
     async def put_checkpoint(self, checkpoint: Checkpoint) -> Checkpoint:

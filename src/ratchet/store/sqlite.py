@@ -416,6 +416,9 @@ class _SqliteOps(StoreOps):
     async def delete_triggers(self, task_id: str) -> int:
         return self._run("delete_triggers", {"task_id": task_id}).rowcount
 
+    async def delete_trigger(self, trigger_id: int) -> bool:
+        return self._run("delete_trigger", {"id": trigger_id}).rowcount > 0
+
     # ------------------------------------------------------------------ checkpoints
 
     async def put_checkpoint(self, checkpoint: Checkpoint) -> Checkpoint:

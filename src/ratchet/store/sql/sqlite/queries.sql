@@ -176,6 +176,9 @@ FROM triggers WHERE task_id = :task_id ORDER BY fire_at, priority, id
 -- name: delete_triggers
 DELETE FROM triggers WHERE task_id = :task_id
 
+-- name: delete_trigger
+DELETE FROM triggers WHERE id = :id
+
 -- name: next_checkpoint_number
 SELECT COALESCE(MAX(number), 0) + 1 FROM checkpoints WHERE task_id = :task_id
 

@@ -1,0 +1,206 @@
+"""`ratchet submit` and `ratchet schedules`: queue agent tasks for workers, now, later or on a cron.
+
+`submit` builds the agent exactly as `ratchet run` does (the same options,
+checked the same way) but runs nothing: the task is queued for any
+`ratchet worker` on the store, and its id is printed. ``--at`` queues it for
+a later time; ``--every CRON`` makes a schedule instead, which workers turn
+into one task per due time (see `ratchet.schedules`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sys
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from . import cli_render as render
+from .cli_agent import (
+    AllowShellOption,
+    DeadlineOption,
+    InstructionsOption,
+    MaxStepsOption,
+    MaxTokensOption,
+    ModelOption,
+    ToolsOption,
+    build_agent,
+    deadline_seconds,
+)
+from .cli_common import JsonOption, StoreOption, open_store_for, run_async
+from .errors import InputError
+from .model import utcnow
+from .policy import parse_duration
+from .runtime import Runtime
+from .schedules import Schedule, check_cron
+from .store import DEFAULT_STORE_URL
+
+__all__ = ["parse_start_time", "schedules_command", "submit_command"]
+
+
+def parse_start_time(text: str, *, now: dt.datetime | None = None) -> dt.datetime:
+    """A time given on the command line: ISO 8601 (UTC unless it has an offset) or a delay (90s, 10m, 2h).
+
+    Raises:
+        InputError: neither.
+    """
+    now = now or utcnow()
+    try:
+        when = dt.datetime.fromisoformat(text.strip())
+    except ValueError:
+        try:
+            return now + dt.timedelta(seconds=parse_duration(text))
+        except InputError:
+            raise InputError(
+                f"--at: {text!r} is neither a time (2026-12-01T09:00:00Z, UTC unless an offset "
+                "is given) nor a delay (90s, 10m, 2h)"
+            ) from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.UTC)
+    return when.astimezone(dt.UTC)
+
+
+def submit_command(
+    instruction: Annotated[
+        str, typer.Argument(metavar="INSTRUCTION", help="What the agent should do.")
+    ],
+    model: ModelOption,
+    tools: ToolsOption = None,
+    instructions: InstructionsOption = "",
+    deadline: DeadlineOption = None,
+    max_steps: MaxStepsOption = None,
+    max_tokens: MaxTokensOption = None,
+    allow_shell: AllowShellOption = False,
+    at: Annotated[
+        str | None,
+        typer.Option(
+            "--at",
+            metavar="TIME",
+            help="Start no sooner than TIME: 2026-12-01T09:00:00Z (UTC unless an offset is given) or a delay (10m).",
+        ),
+    ] = None,
+    every: Annotated[
+        str | None,
+        typer.Option(
+            "--every",
+            metavar="CRON",
+            help="Make a task at every time the cron expression matches (UTC), e.g. '0 9 * * 1-5'.",
+        ),
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object: the task (or schedule) id and when it starts.")
+    ] = False,
+    store: StoreOption = DEFAULT_STORE_URL,
+) -> None:
+    """Queue INSTRUCTION for the workers (`ratchet worker`) and print the task's id.
+
+    With --every, print the schedule's id instead: each due time makes a
+    task of its own, once, whichever worker fires it. Stop a schedule with
+    `ratchet schedules --delete ID`.
+    """
+    if not instruction.strip():
+        raise InputError("the instruction is empty; say what the agent should do")
+    if at is not None and every is not None:
+        raise InputError("give --at or --every, not both")
+    if store.partition(":")[0].strip().lower() == "memory":
+        raise InputError("a memory:// store would lose the task at once; use sqlite:///PATH or postgresql://...")
+    start = None if at is None else parse_start_time(at)
+    if every is not None:
+        check_cron(every)
+    agent = build_agent(
+        model=model,
+        tool_files=tools or [],
+        instructions=instructions,
+        max_steps=max_steps,
+        max_tokens=max_tokens,
+        allow_shell=allow_shell,
+    )
+    seconds = deadline_seconds(deadline)
+    submitted = run_async(_submit(store, agent, instruction, seconds, start, every))
+    if as_json:
+        sys.stdout.write(json.dumps(submitted) + "\n")
+        return
+    if "schedule" in submitted:
+        print(submitted["schedule"])
+        print(
+            f"scheduled '{every}' (UTC); first due {submitted['next_due']}; workers make one task "
+            f"per due time (`{render.command('schedules', store_url=store)}` lists schedules)",
+            file=sys.stderr,
+        )
+        return
+    print(submitted["task"])
+    print(
+        f"queued to start {'now' if start is None else 'at ' + submitted['starts_at']}: "
+        f"a `ratchet worker --store {store}` runs it; "
+        f"`{render.command('show', submitted['task'], store_url=store)}` shows it",
+        file=sys.stderr,
+    )
+
+
+async def _submit(
+    url: str,
+    agent: Any,
+    instruction: str,
+    deadline: float | None,
+    start: dt.datetime | None,
+    every: str | None,
+) -> dict[str, str]:
+    async with open_store_for(url, create=True) as store:
+        runtime = Runtime(store)
+        if every is not None:
+            trigger = await runtime.schedule(agent, instruction=instruction, deadline=deadline, every=every)
+            return {"schedule": str(trigger.payload["id"]), "next_due": trigger.fire_at.isoformat()}
+        task_id = await runtime.submit(agent, instruction=instruction, deadline=deadline, at=start)
+        return {"task": task_id, "starts_at": (start or utcnow()).isoformat()}
+
+
+def schedules_command(
+    delete: Annotated[
+        str | None,
+        typer.Option("--delete", metavar="ID", help="Stop this schedule: no more tasks are made from it."),
+    ] = None,
+    store: StoreOption = DEFAULT_STORE_URL,
+    as_json: JsonOption = False,
+) -> None:
+    """List the schedules (`ratchet submit --every`), soonest due first; or delete one."""
+    if delete is not None:
+        if not run_async(_delete(store, delete)):
+            raise InputError(f"no schedule {delete!r} in {store}; `ratchet schedules` lists them")
+        render.print_line(f"schedule {delete} deleted; the tasks it made are kept")
+        return
+    found = run_async(_list(store))
+    rows = [_row(schedule, due) for schedule, due in found]
+    if as_json:
+        render.print_json(rows)
+        return
+    if not rows:
+        render.print_line(f"no schedules in {store}")
+        return
+    table = Table()
+    for column in ("schedule", "every", "next due (UTC)", "instruction"):
+        table.add_column(column)
+    for row in rows:
+        table.add_row(row["id"], row["every"], row["next_due"], row["instruction"])
+    render.console.print(table)
+
+
+def _row(schedule: Schedule, due: dt.datetime) -> dict[str, Any]:
+    return {
+        "id": schedule.id,
+        "every": schedule.cron,
+        "next_due": f"{due:%Y-%m-%d %H:%M:%S}",
+        "instruction": schedule.template.instruction,
+        "workflow": schedule.template.workflow,
+    }
+
+
+async def _list(url: str) -> list[tuple[Schedule, dt.datetime]]:
+    async with open_store_for(url, create=False) as store:
+        return sorted(await Runtime(store).schedules(), key=lambda found: found[1])
+
+
+async def _delete(url: str, schedule_id: str) -> bool:
+    async with open_store_for(url, create=False) as store:
+        return await Runtime(store).unschedule(schedule_id)
