@@ -1,4 +1,10 @@
-"""Every kind of store the suites run against; a new store joins by adding its URL here."""
+"""Every kind of store the suites run against; a new store joins by adding its URL here.
+
+Each builder takes the test's ``tmp_path`` and returns the URL of a fresh,
+empty store. PostgreSQL databases live on `POSTGRES`, the session's
+throwaway cluster (`tests.pg`), started by the first test that asks for one;
+`discard` drops a test's database when the test is done with it.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +14,21 @@ from pathlib import Path
 
 from ratchet.store import StateStore, open_store
 
+from .pg import LazyCluster
+
+POSTGRES = LazyCluster()
+
 STORE_URLS: dict[str, Callable[[Path], str]] = {
     "memory": lambda tmp_path: "memory://",
     "sqlite": lambda tmp_path: "sqlite:///" + str(tmp_path / "r.db"),
+    "postgres": lambda tmp_path: POSTGRES.get().create_database(),
 }
+
+
+def discard(url: str) -> None:
+    """Drop the store at `url` if it is a database on the test cluster (files go with tmp_path)."""
+    if url.startswith("postgresql://"):
+        POSTGRES.get().drop_database(url)
 
 
 @contextlib.asynccontextmanager

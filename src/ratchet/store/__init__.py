@@ -1,13 +1,17 @@
-"""Stores, chosen by URL: ``memory://``, ``sqlite:///PATH`` (``sqlite:////abs/path``).
+"""Stores, chosen by URL: ``memory://``, ``sqlite:///PATH`` (``sqlite:////abs/path``),
+``postgresql://USER:PASSWORD@HOST:PORT/DATABASE`` (or ``postgres://``).
 
 ``sqlite:`` URLs take one option, ``?durability=normal|full``: ``normal`` (the
 default) survives a killed process, ``full`` also survives a power loss at the
-cost of a sync per commit (see docs/stores.md).
+cost of a sync per commit (see docs/stores.md). ``postgresql:`` URLs are libpq
+URLs (any libpq option, such as ``?sslmode=require``, passes through) plus one
+option of Ratchet's, ``?pool_size=N``: the most connections the store opens
+at once (default 10).
 """
 
 from __future__ import annotations
 
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, unquote
 
 from ..errors import StoreURLError
 from .base import StateStore, StoreOps
@@ -15,13 +19,15 @@ from .base import StateStore, StoreOps
 __all__ = ["DEFAULT_STORE_URL", "StateStore", "StoreOps", "open_store", "store_from_url"]
 
 DEFAULT_STORE_URL = "sqlite:///./ratchet.db"
+DEFAULT_POOL_SIZE = 10
 
 
 def store_from_url(url: str, *, create: bool = True) -> StateStore:
     """Build the store a URL names, not yet opened.
 
     Args:
-        url: ``memory://`` or ``sqlite:///PATH[?durability=normal|full]``.
+        url: ``memory://``, ``sqlite:///PATH[?durability=normal|full]`` or
+            ``postgresql://...[?pool_size=N]``.
         create: create the database when it does not exist; when False,
             opening a missing database raises `StoreNotFound`.
 
@@ -59,10 +65,54 @@ def store_from_url(url: str, *, create: bool = True) -> StateStore:
             )
         return SqliteStore(path[1:], durability=durability, create=create)
     if scheme in ("postgresql", "postgres"):
-        raise StoreURLError("the PostgreSQL store is not available in this version of Ratchet yet")
+        return _postgres_store(url, create=create)
     raise StoreURLError(
         f"store URL {url!r}: unknown scheme {scheme!r}; use memory://, sqlite:///PATH or postgresql://..."
     )
+
+
+def _postgres_store(url: str, *, create: bool) -> StateStore:
+    """The PostgreSQL store of `url`, its Ratchet options taken out of the libpq URL."""
+    base, _, query = url.partition("?")
+    kept, pool_size = [], DEFAULT_POOL_SIZE
+    for item in filter(None, query.split("&")):
+        key, _, value = item.partition("=")
+        if unquote(key) != "pool_size":
+            kept.append(item)  # left as written: libpq decodes its own options
+            continue
+        try:
+            pool_size = int(unquote(value))
+        except ValueError:
+            pool_size = 0
+        if pool_size < 1:
+            raise StoreURLError(
+                f"store URL {_redacted(url)!r}: pool_size must be a whole number of at least 1"
+            )
+    conninfo = base + ("?" + "&".join(kept) if kept else "")
+    from psycopg import Error
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        params = conninfo_to_dict(conninfo)
+    except Error as exc:
+        raise StoreURLError(
+            f"store URL {_redacted(url)!r} is not a valid PostgreSQL URL: {str(exc).strip()}"
+        ) from None
+    for port in str(params.get("port") or "").split(","):
+        if port and not port.isdigit():
+            raise StoreURLError(f"store URL {_redacted(url)!r}: port {port!r} is not a number")
+    from .postgres import PostgresStore
+
+    return PostgresStore(conninfo, url=url, pool_size=pool_size, create=create)
+
+
+def _redacted(url: str) -> str:
+    """The URL with its password, if any, replaced by ``***``."""
+    scheme, sep, rest = url.partition("://")
+    credentials, at, host = rest.partition("@")
+    if not at or ":" not in credentials or "/" in credentials:
+        return url
+    return f"{scheme}{sep}{credentials.partition(':')[0]}:***@{host}"
 
 
 async def open_store(url: str, *, create: bool = True) -> StateStore:

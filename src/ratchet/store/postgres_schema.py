@@ -1,0 +1,173 @@
+"""Getting a PostgreSQL database ready: connecting, refusing what is not ours, migrations.
+
+Opening checks the schema on a connection of its own before any pool exists,
+so a wrong URL, a server that is down or a database that is missing each give
+one line a person can act on. Migrations run in one transaction that first
+takes an advisory lock (before any DDL: even ``CREATE TABLE IF NOT EXISTS``
+races otherwise), so workers that start at once against an empty database
+migrate it once; the others wait, then find it current.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import re
+from dataclasses import dataclass
+
+import psycopg
+from psycopg.conninfo import conninfo_to_dict
+
+from ..errors import NotARatchetDatabase, SchemaTooNew, StoreError, StoreNotFound
+from ..model import utcnow
+from . import catalogue, rows
+
+__all__ = ["Target", "connect", "connection_error", "migrate", "prepare"]
+
+DIALECT = "postgresql"
+VERSION_TABLE = "ratchet_schema_version"
+_MISSING_DATABASE = re.compile(r'database "[^"]*" does not exist')
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where a connection string points, for messages (never the password)."""
+
+    host: str
+    port: str
+    database: str
+
+    @classmethod
+    def of(cls, conninfo: str) -> Target:
+        params = conninfo_to_dict(conninfo)
+        user = params.get("user") or os.environ.get("PGUSER") or getpass.getuser()
+        host = params.get("host") or params.get("hostaddr") or os.environ.get("PGHOST") or ""
+        return cls(
+            host=host,
+            port=str(params.get("port") or os.environ.get("PGPORT") or "5432"),
+            database=str(params.get("dbname") or os.environ.get("PGDATABASE") or user),
+        )
+
+    @property
+    def server(self) -> str:
+        if not self.host or self.host.startswith("/"):
+            return f"the local socket {self.host or 'directory'} (port {self.port})"
+        return f"{self.host}:{self.port}"
+
+    def __str__(self) -> str:
+        return f"database {self.database!r} on {self.server}"
+
+
+def _reason(exc: psycopg.Error) -> str:
+    """The server's or libpq's own words, on one line, without psycopg's preamble."""
+    text = str(exc).strip()
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    first = lines[0] if lines else type(exc).__name__
+    first = first.rpartition(" failed: ")[2] if " failed: " in first else first
+    return first.removeprefix("FATAL:").strip()
+
+
+def connection_error(target: Target, exc: psycopg.Error) -> StoreError:
+    """The store error for a connection that could not be made (or was lost)."""
+    reason = _reason(exc)
+    if _MISSING_DATABASE.search(reason):
+        return StoreNotFound(
+            f"PostgreSQL database {target.database!r} does not exist on {target.server}; "
+            f"create it with `createdb {target.database}`"
+        )
+    return StoreError(f"cannot connect to PostgreSQL {target}: {reason}")
+
+
+async def connect(conninfo: str, target: Target, **options: object) -> psycopg.AsyncConnection:
+    """Open one autocommit connection, or raise a `StoreError` saying why not."""
+    try:
+        return await psycopg.AsyncConnection.connect(conninfo, autocommit=True, **options)
+    except psycopg.Error as exc:
+        raise connection_error(target, exc) from None
+
+
+async def _one(conn: psycopg.AsyncConnection, name: str, params: dict[str, object] | None = None) -> object:
+    cursor = await conn.execute(catalogue.queries(DIALECT)[name], params)
+    row = await cursor.fetchone()
+    return None if row is None else row[0]
+
+
+async def _found_version(conn: psycopg.AsyncConnection, target: Target) -> int:
+    """The schema version of the database; 0 when it is empty.
+
+    Raises:
+        NotARatchetDatabase: it holds tables, none of them Ratchet's version table.
+    """
+    cursor = await conn.execute(catalogue.queries(DIALECT)["list_tables"])
+    tables = {name for (name,) in await cursor.fetchall()}
+    if not tables:
+        return 0
+    if VERSION_TABLE not in tables:
+        schema = await _one(conn, "current_schema")
+        raise NotARatchetDatabase(
+            f"PostgreSQL {target} holds tables of something else in schema {schema!r}, "
+            "not a Ratchet database; point --store at an empty or a Ratchet database"
+        )
+    return int(await _one(conn, "schema_version"))  # type: ignore[arg-type]
+
+
+async def prepare(conn: psycopg.AsyncConnection, target: Target, *, create: bool) -> None:
+    """Check the schema is Ratchet's and not newer; migrate it if behind.
+
+    Nothing is written to a database that is not Ratchet's or is too new.
+
+    Raises:
+        StoreNotFound: the database is empty and `create` is false.
+    """
+    try:
+        found = await _found_version(conn, target)
+        latest = catalogue.latest_version(DIALECT)
+        if found > latest:
+            raise SchemaTooNew(found, latest)
+        if found == 0 and not create:
+            raise StoreNotFound(
+                f"PostgreSQL {target} has no Ratchet schema yet; "
+                "`ratchet migrate --store URL` creates it"
+            )
+        if found < latest:
+            await migrate(conn, target)
+    except psycopg.Error as exc:
+        raise StoreError(
+            f"PostgreSQL {target}: could not check or migrate the schema: {_reason(exc)}"
+        ) from exc
+
+
+async def migrate(
+    conn: psycopg.AsyncConnection, target: Target, *, fresh_from_schema: bool = True
+) -> int:
+    """Bring the database on `conn` (autocommit) to the latest schema version; return it.
+
+    An empty database is made from ``schema.sql`` in one go (or, with
+    ``fresh_from_schema=False``, by running every migration: the two must give
+    the same schema). Everything happens in one transaction under an advisory
+    lock, so processes migrating one database at once migrate it once.
+    """
+    queries = catalogue.queries(DIALECT)
+    latest = catalogue.latest_version(DIALECT)
+    await conn.execute(queries["begin_write"])
+    try:
+        await conn.execute(queries["lock_migrations"])
+        found = await _found_version(conn, target)
+        if found > latest:
+            raise SchemaTooNew(found, latest)
+        if found < latest:
+            await conn.execute(queries["create_version_table"])
+            if found == 0 and fresh_from_schema:
+                await conn.execute(catalogue.schema(DIALECT))
+            else:
+                for migration in catalogue.migrations(DIALECT)[found:]:
+                    await conn.execute(migration.sql)
+            applied_at = rows.to_micros(utcnow())
+            for version in range(found + 1, latest + 1):
+                await conn.execute(queries["record_version"], {"version": version, "applied_at": applied_at})
+        await conn.execute(queries["commit"])
+    except BaseException:
+        if not conn.closed:
+            await conn.execute(queries["rollback"])
+        raise
+    return latest

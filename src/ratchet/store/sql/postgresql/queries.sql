@@ -1,0 +1,391 @@
+-- Named queries of the PostgreSQL store. Each begins with a line "-- name: NAME".
+-- Parameters are named (%(name)s); times are integer microseconds since the epoch.
+-- Notifications on channel ratchet_changes name what changed ("triggers",
+-- "events:TASK_ID"); they are delivered when the transaction commits.
+
+-- name: begin_write
+BEGIN ISOLATION LEVEL READ COMMITTED
+
+-- name: begin_read
+BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY
+
+-- name: commit
+COMMIT
+
+-- name: rollback
+ROLLBACK
+
+-- name: listen
+LISTEN ratchet_changes
+
+-- name: lock_migrations
+SELECT pg_advisory_xact_lock(7316425586001286601)
+
+-- name: create_version_table
+CREATE TABLE IF NOT EXISTS ratchet_schema_version (
+    version     INTEGER PRIMARY KEY,
+    applied_at  BIGINT NOT NULL
+)
+
+-- name: schema_version
+SELECT COALESCE(MAX(version), 0) FROM ratchet_schema_version
+
+-- name: record_version
+INSERT INTO ratchet_schema_version (version, applied_at) VALUES (%(version)s, %(applied_at)s)
+
+-- name: list_tables
+SELECT table_name FROM information_schema.tables
+WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'
+
+-- name: current_schema
+SELECT current_schema()
+
+-- name: check_lease
+SELECT token, released FROM leases WHERE task_id = %(task_id)s FOR SHARE
+
+-- name: lock_sequence
+SELECT pg_advisory_xact_lock(hashtextextended(%(key)s, 0))
+
+-- name: insert_task
+INSERT INTO tasks (id, status, waiting_on, created_at, record)
+VALUES (%(id)s, %(status)s, %(waiting_on)s, %(created_at)s, %(record)s)
+ON CONFLICT (id) DO NOTHING
+
+-- name: get_task
+SELECT record FROM tasks WHERE id = %(id)s
+
+-- name: lock_task
+SELECT status FROM tasks WHERE id = %(id)s FOR UPDATE
+
+-- name: list_tasks
+SELECT record FROM tasks ORDER BY created_at, position LIMIT %(limit)s
+
+-- name: list_tasks_by_status
+SELECT record FROM tasks WHERE status = %(status)s ORDER BY created_at, position LIMIT %(limit)s
+
+-- name: update_task
+UPDATE tasks SET status = %(status)s, waiting_on = %(waiting_on)s, record = %(record)s
+WHERE id = %(id)s
+
+-- name: list_orphaned_tasks
+SELECT t.record FROM tasks t
+LEFT JOIN leases l ON l.task_id = t.id
+WHERE (t.status IN ('queued', 'running') OR (t.status = 'waiting' AND t.waiting_on = 'timer'))
+  AND (l.task_id IS NULL OR l.released OR l.expires_at <= %(now)s)
+  AND NOT EXISTS (SELECT 1 FROM triggers g WHERE g.task_id = t.id)
+ORDER BY t.created_at, t.position
+LIMIT %(limit)s
+
+-- name: delete_steps
+DELETE FROM steps WHERE task_id = %(task_id)s
+
+-- name: insert_step
+INSERT INTO steps (task_id, idx, status, record)
+VALUES (%(task_id)s, %(idx)s, %(status)s, %(record)s)
+
+-- name: lock_step
+SELECT status FROM steps WHERE task_id = %(task_id)s AND idx = %(idx)s FOR UPDATE
+
+-- name: update_step
+UPDATE steps SET status = %(status)s, record = %(record)s
+WHERE task_id = %(task_id)s AND idx = %(idx)s
+
+-- name: list_steps
+SELECT record FROM steps WHERE task_id = %(task_id)s ORDER BY idx
+
+-- name: record_op_started
+INSERT INTO operations (task_id, seq, kind, name, attempt, idempotency_key, status,
+                        input, output, error, started_at, finished_at, error_type,
+                        next_attempt_at, meta)
+VALUES (%(task_id)s, %(seq)s, %(kind)s, %(name)s, %(attempt)s, %(idempotency_key)s, 'started',
+        %(input)s, NULL, NULL, %(started_at)s, NULL, NULL, NULL, %(meta)s)
+ON CONFLICT (task_id, seq) DO UPDATE SET
+    kind = excluded.kind, name = excluded.name, attempt = excluded.attempt,
+    idempotency_key = excluded.idempotency_key, status = 'started', input = excluded.input,
+    output = NULL, error = NULL, started_at = excluded.started_at, finished_at = NULL,
+    error_type = NULL, next_attempt_at = NULL, meta = excluded.meta
+WHERE operations.status <> 'succeeded'
+
+-- name: finish_op
+UPDATE operations SET attempt = %(attempt)s, status = %(status)s, output = %(output)s,
+                      error = %(error)s, finished_at = %(finished_at)s,
+                      error_type = %(error_type)s, next_attempt_at = %(next_attempt_at)s,
+                      meta = %(meta)s
+WHERE task_id = %(task_id)s AND seq = %(seq)s AND status <> 'succeeded'
+
+-- name: insert_finished_op
+INSERT INTO operations (task_id, seq, kind, name, attempt, idempotency_key, status,
+                        input, output, error, started_at, finished_at, error_type,
+                        next_attempt_at, meta)
+VALUES (%(task_id)s, %(seq)s, %(kind)s, %(name)s, %(attempt)s, %(idempotency_key)s, %(status)s,
+        %(input)s, %(output)s, %(error)s, %(started_at)s, %(finished_at)s, %(error_type)s,
+        %(next_attempt_at)s, %(meta)s)
+ON CONFLICT (task_id, seq) DO NOTHING
+
+-- name: get_op
+SELECT task_id, seq, kind, name, attempt, idempotency_key, status, input, output, error,
+       started_at, finished_at, error_type, next_attempt_at, meta
+FROM operations WHERE task_id = %(task_id)s AND seq = %(seq)s
+
+-- name: list_ops
+SELECT task_id, seq, kind, name, attempt, idempotency_key, status, input, output, error,
+       started_at, finished_at, error_type, next_attempt_at, meta
+FROM operations WHERE task_id = %(task_id)s AND seq > %(after_seq)s ORDER BY seq
+
+-- name: next_message_seq
+SELECT COALESCE(MAX(seq) + 1, 0) FROM messages WHERE thread_id = %(thread_id)s
+
+-- name: insert_message
+INSERT INTO messages (thread_id, seq, record) VALUES (%(thread_id)s, %(seq)s, %(record)s)
+
+-- name: list_messages
+SELECT record FROM messages
+WHERE thread_id = %(thread_id)s AND seq >= %(start)s AND seq < %(end)s ORDER BY seq
+
+-- name: append_event
+WITH added AS (
+    INSERT INTO events (task_id, seq, time, kind, severity, message, display_message, data)
+    VALUES (%(task_id)s,
+            (SELECT COALESCE(MAX(seq), 0) + 1 FROM events WHERE task_id = %(task_id)s),
+            %(time)s, %(kind)s, %(severity)s, %(message)s, %(display_message)s, %(data)s)
+    RETURNING seq
+)
+SELECT seq, pg_notify('ratchet_changes', 'events:' || %(task_id)s) FROM added
+
+-- name: list_events
+SELECT task_id, seq, time, kind, severity, message, display_message, data
+FROM events WHERE task_id = %(task_id)s AND seq > %(after_seq)s ORDER BY seq LIMIT %(limit)s
+
+-- name: last_events
+SELECT * FROM (
+    SELECT task_id, seq, time, kind, severity, message, display_message, data
+    FROM events WHERE task_id = %(task_id)s ORDER BY seq DESC LIMIT %(count)s
+) AS newest ORDER BY seq
+
+-- name: insert_artifact
+INSERT INTO artifacts (id, task_id, type, summary, bytes, created_at, content)
+VALUES (%(id)s, %(task_id)s, %(type)s, %(summary)s, %(bytes)s, %(created_at)s, %(content)s)
+ON CONFLICT (id) DO NOTHING
+
+-- name: get_artifact
+SELECT id, task_id, type, summary, bytes, created_at FROM artifacts WHERE id = %(id)s
+
+-- name: read_artifact
+SELECT substring(content FROM %(offset)s::integer + 1 FOR %(length)s::integer)
+FROM artifacts WHERE id = %(id)s
+
+-- name: list_artifacts
+SELECT id, task_id, type, summary, bytes, created_at FROM artifacts
+WHERE task_id = %(task_id)s ORDER BY created_at, position
+
+-- name: put_task_trigger
+-- A task's trigger of a kind already queued absorbs this one: the earlier time
+-- and the lower priority number win. The notification rides on the last column.
+WITH put AS (
+    INSERT INTO triggers AS g (fire_at, priority, task_id, session_id, kind, payload, dedupe_key)
+    VALUES (%(fire_at)s, %(priority)s, %(task_id)s, %(session_id)s, %(kind)s, %(payload)s,
+            %(dedupe_key)s)
+    ON CONFLICT (task_id, kind) WHERE task_id IS NOT NULL DO UPDATE SET
+        fire_at = LEAST(g.fire_at, excluded.fire_at),
+        priority = LEAST(g.priority, excluded.priority)
+    RETURNING id, fire_at, priority, task_id, session_id, kind, payload, dedupe_key
+)
+SELECT id, fire_at, priority, task_id, session_id, kind, payload, dedupe_key,
+       pg_notify('ratchet_changes', 'triggers')
+FROM put
+
+-- name: insert_trigger
+WITH added AS (
+    INSERT INTO triggers (fire_at, priority, task_id, session_id, kind, payload, dedupe_key)
+    VALUES (%(fire_at)s, %(priority)s, NULL, %(session_id)s, %(kind)s, %(payload)s,
+            %(dedupe_key)s)
+    ON CONFLICT (dedupe_key) WHERE task_id IS NULL DO NOTHING
+    RETURNING id
+)
+SELECT id, pg_notify('ratchet_changes', 'triggers') FROM added
+
+-- name: get_trigger_by_dedupe_key
+SELECT id, fire_at, priority, task_id, session_id, kind, payload, dedupe_key
+FROM triggers WHERE dedupe_key = %(dedupe_key)s AND task_id IS NULL
+
+-- name: next_due_at
+SELECT MIN(fire_at) FROM triggers
+
+-- name: claim_due_triggers
+DELETE FROM triggers WHERE id IN (
+    SELECT id FROM triggers WHERE fire_at <= %(now)s ORDER BY fire_at, priority, id
+    LIMIT %(limit)s FOR UPDATE SKIP LOCKED
+)
+RETURNING id, fire_at, priority, task_id, session_id, kind, payload, dedupe_key
+
+-- name: list_triggers
+SELECT id, fire_at, priority, task_id, session_id, kind, payload, dedupe_key
+FROM triggers ORDER BY fire_at, priority, id
+
+-- name: list_task_triggers
+SELECT id, fire_at, priority, task_id, session_id, kind, payload, dedupe_key
+FROM triggers WHERE task_id = %(task_id)s ORDER BY fire_at, priority, id
+
+-- name: delete_triggers
+DELETE FROM triggers WHERE task_id = %(task_id)s
+
+-- name: delete_trigger
+DELETE FROM triggers WHERE id = %(id)s
+
+-- name: next_checkpoint_number
+SELECT COALESCE(MAX(number), 0) + 1 FROM checkpoints WHERE task_id = %(task_id)s
+
+-- name: insert_checkpoint
+INSERT INTO checkpoints (task_id, number, created_at, record)
+VALUES (%(task_id)s, %(number)s, %(created_at)s, %(record)s)
+
+-- name: get_checkpoint
+SELECT record FROM checkpoints WHERE task_id = %(task_id)s AND number = %(number)s
+
+-- name: latest_checkpoint
+SELECT record FROM checkpoints WHERE task_id = %(task_id)s ORDER BY number DESC LIMIT 1
+
+-- name: list_checkpoints
+SELECT record FROM checkpoints WHERE task_id = %(task_id)s ORDER BY number
+
+-- name: list_checkpoint_ages
+SELECT task_id, number, created_at FROM checkpoints ORDER BY task_id, number DESC
+
+-- name: list_task_checkpoint_ages
+SELECT task_id, number, created_at FROM checkpoints WHERE task_id = %(task_id)s
+ORDER BY number DESC
+
+-- name: delete_checkpoint
+DELETE FROM checkpoints WHERE task_id = %(task_id)s AND number = %(number)s
+
+-- name: get_session
+SELECT record FROM sessions WHERE id = %(id)s
+
+-- name: insert_session
+INSERT INTO sessions (id, version, updated_at, record)
+VALUES (%(id)s, %(version)s, %(updated_at)s, %(record)s)
+ON CONFLICT (id) DO NOTHING
+
+-- name: update_session
+UPDATE sessions SET version = %(version)s, updated_at = %(updated_at)s, record = %(record)s
+WHERE id = %(id)s AND version = %(expected_version)s
+
+-- name: list_sessions
+SELECT record FROM sessions ORDER BY updated_at DESC, id
+
+-- name: get_lease
+SELECT task_id, owner, token, expires_at, host, pid, released, granted_at, took_over
+FROM leases WHERE task_id = %(task_id)s
+
+-- name: claim_lease
+-- Granted when the task has no lease, or its lease was released, expired or
+-- is taken over (took_over says whether it was still live); a concurrent first
+-- claim of the task waits on the key and then finds a live lease. No row comes
+-- back when the claim is refused.
+WITH granted AS (
+    INSERT INTO leases AS l (task_id, owner, host, pid, token, expires_at, released,
+                             granted_at, took_over)
+    VALUES (%(task_id)s, %(owner)s, %(host)s, %(pid)s, 1, %(expires_at)s, FALSE, %(now)s, FALSE)
+    ON CONFLICT (task_id) DO UPDATE SET
+        owner = excluded.owner, host = excluded.host, pid = excluded.pid,
+        token = l.token + 1, expires_at = excluded.expires_at, released = FALSE,
+        granted_at = excluded.granted_at,
+        took_over = NOT l.released AND l.expires_at > excluded.granted_at
+    WHERE l.released OR l.expires_at <= excluded.granted_at OR %(take_over)s
+    RETURNING task_id, owner, token, expires_at, host, pid, released, granted_at, took_over
+), recorded AS (
+    INSERT INTO lease_claims (task_id, token, owner, host, pid, expires_at, granted_at, took_over)
+    SELECT task_id, token, owner, host, pid, expires_at, granted_at, took_over FROM granted
+)
+SELECT task_id, owner, token, expires_at, host, pid, released, granted_at, took_over FROM granted
+
+-- name: claim_tasks
+-- The orphans of list_orphaned_tasks, each task row locked so no other claimer
+-- takes it meanwhile (rows locked already are skipped), leased in the same
+-- statement. A lease row someone holds (a writer it fences, another claim) is
+-- skipped too rather than waited for: waiting while holding task rows could
+-- deadlock with a writer that holds the lease row and wants its task row. A
+-- first lease that appeared since the statement began is left alone.
+WITH candidates AS (
+    SELECT t.id, t.created_at, t.position FROM tasks t
+    LEFT JOIN leases l ON l.task_id = t.id
+    WHERE (t.status IN ('queued', 'running') OR (t.status = 'waiting' AND t.waiting_on = 'timer'))
+      AND (l.task_id IS NULL OR l.released OR l.expires_at <= %(now)s)
+      AND NOT EXISTS (SELECT 1 FROM triggers g WHERE g.task_id = t.id)
+      AND t.id <> ALL(%(skip)s::text[])
+    ORDER BY t.created_at, t.position
+    LIMIT %(limit)s
+    FOR UPDATE OF t SKIP LOCKED
+), lapsed AS (
+    SELECT l.task_id FROM leases l JOIN candidates c ON c.id = l.task_id
+    WHERE l.released OR l.expires_at <= %(now)s
+    FOR UPDATE OF l SKIP LOCKED
+), renewed AS (
+    UPDATE leases AS l SET
+        owner = %(owner)s, host = %(host)s, pid = %(pid)s, token = l.token + 1,
+        expires_at = %(expires_at)s, released = FALSE, granted_at = %(now)s, took_over = FALSE
+    FROM lapsed
+    WHERE l.task_id = lapsed.task_id AND (l.released OR l.expires_at <= %(now)s)
+    RETURNING l.task_id, l.owner, l.token, l.expires_at, l.host, l.pid, l.released,
+              l.granted_at, l.took_over
+), first AS (
+    INSERT INTO leases (task_id, owner, host, pid, token, expires_at, released, granted_at, took_over)
+    SELECT c.id, %(owner)s, %(host)s, %(pid)s, 1, %(expires_at)s, FALSE, %(now)s, FALSE
+    FROM candidates c WHERE NOT EXISTS (SELECT 1 FROM leases l WHERE l.task_id = c.id)
+    ON CONFLICT (task_id) DO NOTHING
+    RETURNING task_id, owner, token, expires_at, host, pid, released, granted_at, took_over
+), granted AS (
+    SELECT * FROM renewed UNION ALL SELECT * FROM first
+), recorded AS (
+    INSERT INTO lease_claims (task_id, token, owner, host, pid, expires_at, granted_at, took_over)
+    SELECT task_id, token, owner, host, pid, expires_at, granted_at, took_over FROM granted
+)
+SELECT g.task_id, g.owner, g.token, g.expires_at, g.host, g.pid, g.released, g.granted_at,
+       g.took_over
+FROM granted g JOIN candidates c ON c.id = g.task_id
+ORDER BY c.created_at, c.position
+
+-- name: renew_lease
+WITH renewed AS (
+    UPDATE leases SET expires_at = %(expires_at)s
+    WHERE task_id = %(task_id)s AND token = %(token)s AND NOT released
+    RETURNING task_id, token
+), claim AS (
+    UPDATE lease_claims c SET expires_at = %(expires_at)s
+    FROM renewed r WHERE c.task_id = r.task_id AND c.token = r.token
+)
+SELECT token FROM renewed
+
+-- name: release_lease
+-- The claim ends now, or when it expired if that was earlier.
+WITH ended AS (
+    UPDATE leases SET released = TRUE
+    WHERE task_id = %(task_id)s AND token = %(token)s AND NOT released
+    RETURNING task_id, token
+), claim AS (
+    UPDATE lease_claims c SET released = TRUE, expires_at = LEAST(c.expires_at, %(now)s)
+    FROM ended e WHERE c.task_id = e.task_id AND c.token = e.token
+)
+SELECT token, pg_notify('ratchet_changes', 'triggers') FROM ended
+
+-- name: lease_history
+SELECT task_id, owner, token, expires_at, host, pid, released, granted_at, took_over
+FROM lease_claims WHERE task_id = %(task_id)s ORDER BY token
+
+-- name: insert_approval
+INSERT INTO approvals (task_id, seq, status, requested_at, record)
+VALUES (%(task_id)s, %(seq)s, %(status)s, %(requested_at)s, %(record)s)
+ON CONFLICT (task_id, seq) DO NOTHING
+
+-- name: get_approval
+SELECT record FROM approvals WHERE task_id = %(task_id)s AND seq = %(seq)s
+
+-- name: update_approval
+UPDATE approvals SET status = %(status)s, record = %(record)s
+WHERE task_id = %(task_id)s AND seq = %(seq)s AND status = 'pending'
+
+-- name: list_approvals
+SELECT record FROM approvals
+WHERE (%(task_id)s::text IS NULL OR task_id = %(task_id)s::text)
+  AND (%(status)s::text IS NULL OR status = %(status)s::text)
+ORDER BY requested_at, task_id, seq

@@ -1,0 +1,137 @@
+-- The current schema, whole. A fresh database is made from this file; older
+-- ones reach the same schema through migrations/ (a test proves both agree).
+-- Times are integer microseconds since the Unix epoch (UTC); records kept
+-- whole are JSON text; "position" numbers rows in insertion order.
+
+CREATE TABLE tasks (
+    id          TEXT PRIMARY KEY,
+    status      TEXT NOT NULL,
+    created_at  BIGINT NOT NULL,
+    record      TEXT NOT NULL,
+    position    BIGINT GENERATED ALWAYS AS IDENTITY,
+    waiting_on  TEXT
+);
+CREATE INDEX tasks_by_status ON tasks (status, created_at);
+
+CREATE TABLE steps (
+    task_id     TEXT NOT NULL,
+    idx         INTEGER NOT NULL,
+    status      TEXT NOT NULL,
+    record      TEXT NOT NULL,
+    PRIMARY KEY (task_id, idx)
+);
+
+CREATE TABLE operations (
+    task_id          TEXT NOT NULL,
+    seq              INTEGER NOT NULL,
+    kind             TEXT NOT NULL,
+    name             TEXT NOT NULL,
+    attempt          INTEGER NOT NULL,
+    idempotency_key  TEXT NOT NULL,
+    status           TEXT NOT NULL,
+    input            TEXT,
+    output           TEXT,
+    error            TEXT,
+    started_at       BIGINT NOT NULL,
+    finished_at      BIGINT,
+    error_type       TEXT,
+    next_attempt_at  BIGINT,
+    meta             TEXT NOT NULL DEFAULT '{}',
+    PRIMARY KEY (task_id, seq)
+);
+
+CREATE TABLE messages (
+    thread_id   TEXT NOT NULL,
+    seq         INTEGER NOT NULL,
+    record      TEXT NOT NULL,
+    PRIMARY KEY (thread_id, seq)
+);
+
+CREATE TABLE events (
+    task_id          TEXT NOT NULL,
+    seq              INTEGER NOT NULL,
+    time             BIGINT NOT NULL,
+    kind             TEXT NOT NULL,
+    severity         TEXT NOT NULL,
+    message          TEXT NOT NULL,
+    display_message  TEXT,
+    data             TEXT NOT NULL,
+    PRIMARY KEY (task_id, seq)
+);
+
+CREATE TABLE artifacts (
+    id          TEXT PRIMARY KEY,
+    task_id     TEXT NOT NULL,
+    type        TEXT NOT NULL,
+    summary     TEXT NOT NULL,
+    bytes       BIGINT NOT NULL,
+    created_at  BIGINT NOT NULL,
+    content     BYTEA NOT NULL,
+    position    BIGINT GENERATED ALWAYS AS IDENTITY
+);
+CREATE INDEX artifacts_by_task ON artifacts (task_id, created_at);
+
+CREATE TABLE triggers (
+    id          BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    fire_at     BIGINT NOT NULL,
+    priority    INTEGER NOT NULL,
+    task_id     TEXT,
+    session_id  TEXT,
+    kind        TEXT NOT NULL,
+    payload     TEXT NOT NULL,
+    dedupe_key  TEXT
+);
+CREATE INDEX triggers_by_due ON triggers (fire_at, priority, id);
+-- A task has one queued trigger per kind (later ones coalesce into it).
+CREATE UNIQUE INDEX triggers_one_per_task_kind ON triggers (task_id, kind) WHERE task_id IS NOT NULL;
+CREATE UNIQUE INDEX triggers_by_dedupe_key ON triggers (dedupe_key) WHERE task_id IS NULL;
+
+CREATE TABLE checkpoints (
+    task_id     TEXT NOT NULL,
+    number      INTEGER NOT NULL,
+    created_at  BIGINT NOT NULL,
+    record      TEXT NOT NULL,
+    PRIMARY KEY (task_id, number)
+);
+
+CREATE TABLE sessions (
+    id          TEXT PRIMARY KEY,
+    version     INTEGER NOT NULL,
+    updated_at  BIGINT NOT NULL,
+    record      TEXT NOT NULL
+);
+
+CREATE TABLE leases (
+    task_id     TEXT PRIMARY KEY,
+    owner       TEXT NOT NULL,
+    host        TEXT NOT NULL,
+    pid         INTEGER NOT NULL,
+    token       BIGINT NOT NULL,
+    expires_at  BIGINT NOT NULL,
+    released    BOOLEAN NOT NULL,
+    granted_at  BIGINT,
+    took_over   BOOLEAN NOT NULL DEFAULT FALSE
+);
+
+CREATE TABLE lease_claims (
+    task_id     TEXT NOT NULL,
+    token       BIGINT NOT NULL,
+    owner       TEXT NOT NULL,
+    host        TEXT NOT NULL,
+    pid         INTEGER NOT NULL,
+    expires_at  BIGINT NOT NULL,
+    granted_at  BIGINT,
+    took_over   BOOLEAN NOT NULL DEFAULT FALSE,
+    released    BOOLEAN NOT NULL DEFAULT FALSE,
+    PRIMARY KEY (task_id, token)
+);
+
+CREATE TABLE approvals (
+    task_id       TEXT NOT NULL,
+    seq           INTEGER NOT NULL,
+    status        TEXT NOT NULL,
+    requested_at  BIGINT NOT NULL,
+    record        TEXT NOT NULL,
+    PRIMARY KEY (task_id, seq)
+);
+CREATE INDEX approvals_by_status ON approvals (status, requested_at);

@@ -1,0 +1,160 @@
+"""A throwaway PostgreSQL cluster for the tests, and a fresh empty database per test.
+
+The cluster starts the first time a test asks for a database (so suites that
+never touch PostgreSQL don't pay for it) and is stopped and removed at the end
+of the session. It runs from the server binaries on PATH or the newest
+``/usr/lib/postgresql/*/bin``; without them, tests that need it fail with the
+command that installs them. PostgreSQL refuses to run as root, so as root the
+server runs as the ``postgres`` user.
+
+Durability is off (``fsync=off``): a test database lives for one test.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+
+__all__ = ["Cluster", "LazyCluster", "find_binaries"]
+
+INSTALL_HINT = "PostgreSQL server binaries (initdb, pg_ctl) not found: run scripts/install-postgresql"
+SERVER_USER = "postgres"
+SETTINGS = (
+    "-c listen_addresses=localhost -c fsync=off -c synchronous_commit=off "
+    "-c full_page_writes=off -c max_connections=400"
+)
+
+
+def find_binaries() -> Path | None:
+    """The directory holding ``initdb`` and ``pg_ctl``: PATH first, else the newest installed version."""
+    initdb, pg_ctl = shutil.which("initdb"), shutil.which("pg_ctl")
+    if initdb and pg_ctl and Path(initdb).parent == Path(pg_ctl).parent:
+        return Path(initdb).parent
+    versions = []
+    for candidate in Path("/usr/lib/postgresql").glob("*/bin"):
+        if (candidate / "initdb").exists() and (candidate / "pg_ctl").exists():
+            with contextlib.suppress(ValueError):
+                versions.append((float(candidate.parent.name), candidate))
+    return max(versions)[1] if versions else None
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("localhost", 0))
+        return probe.getsockname()[1]
+
+
+class Cluster:
+    """A running PostgreSQL server in a temporary directory, reachable on localhost."""
+
+    def __init__(self, binaries: Path) -> None:
+        self.binaries = binaries
+        self.root = Path(tempfile.mkdtemp(prefix="ratchet-pg-"))  # pytest's tmp dirs are 0700 root
+        self.data = self.root / "data"
+        self.port = 0
+        self._names = itertools.count(1)
+        self._lock = threading.Lock()
+        self._as_server_user = os.geteuid() == 0
+        if self._as_server_user:
+            shutil.chown(self.root, SERVER_USER)
+
+    def _run(self, *args: str) -> None:
+        command = [str(self.binaries / args[0]), *args[1:]]
+        if self._as_server_user:
+            command = ["runuser", "-u", SERVER_USER, "--", *command]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        if done.returncode != 0:
+            raise RuntimeError(f"{args[0]} failed ({done.returncode}):\n{done.stdout}{done.stderr}")
+
+    def start(self) -> None:
+        """Create the cluster and start the server on a free port (trying a few in case one is taken)."""
+        self._run("initdb", "-D", str(self.data), "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8")
+        for attempt in range(5):
+            self.port = _free_port()
+            options = f"-p {self.port} -k {self.data} {SETTINGS}"
+            try:
+                log = str(self.root / "server.log")
+                self._run("pg_ctl", "start", "-w", "-D", str(self.data), "-l", log, "-o", options)
+                return
+            except RuntimeError:
+                if attempt == 4:
+                    raise
+
+    def stop(self) -> None:
+        """Stop the server at once and remove its files."""
+        try:
+            if self.port:
+                self._run("pg_ctl", "stop", "-D", str(self.data), "-m", "immediate")
+        finally:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+    def url(self, database: str = "postgres") -> str:
+        return f"postgresql://postgres@localhost:{self.port}/{database}"
+
+    def admin(self) -> psycopg.Connection:
+        """A connection to the ``postgres`` database, for creating and dropping others."""
+        return psycopg.connect(self.url(), autocommit=True)
+
+    def create_database(self) -> str:
+        """Create a fresh, empty database; return its URL."""
+        with self._lock:
+            name = f"t_{next(self._names)}"
+        with self.admin() as conn:
+            conn.execute(f"CREATE DATABASE {name}")
+        return self.url(name)
+
+    def drop_database(self, url: str) -> None:
+        """Drop the database at `url`, closing whatever is still connected to it."""
+        name = url.rsplit("/", 1)[1]
+        with self.admin() as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+    @contextlib.contextmanager
+    def database(self) -> Iterator[str]:
+        """A fresh database for the block, dropped afterwards."""
+        url = self.create_database()
+        try:
+            yield url
+        finally:
+            self.drop_database(url)
+
+
+class LazyCluster:
+    """The session's cluster, started on first use (from any thread) and stopped by `stop`."""
+
+    def __init__(self) -> None:
+        self._cluster: Cluster | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> Cluster:
+        """The running cluster; the first call starts it, or fails the test if PostgreSQL is missing."""
+        with self._lock:
+            if self._cluster is None:
+                binaries = find_binaries()
+                if binaries is None:
+                    pytest.fail(INSTALL_HINT, pytrace=False)
+                cluster = Cluster(binaries)
+                try:
+                    cluster.start()
+                except BaseException:
+                    cluster.stop()
+                    raise
+                self._cluster = cluster
+            return self._cluster
+
+    def stop(self) -> None:
+        with self._lock:
+            if self._cluster is not None:
+                self._cluster.stop()
+                self._cluster = None
