@@ -1,9 +1,10 @@
 """What the crash tests share: a task in its own store, worker processes to start
 and kill, recovery until the task settles, and the checks of DESIGN section 3.
 
-A `Run` is one task of `flows.order_flow` with its own SQLite store and ledger
-under a directory. Workers are real processes (`worker_command`); a kill is a
-SIGKILL, from a crash point inside the worker or from the test.
+A `Run` is one task of `flows.order_flow` with its own store (a SQLite file
+under its directory, or a fresh PostgreSQL database: `Stores`) and its own
+ledger under a directory. Workers are real processes (`worker_command`); a
+kill is a SIGKILL, from a crash point inside the worker or from the test.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from ratchet import Event, Operation, Runtime, StepStatus, TaskStatus, WaitReaso
 from ratchet.model import OpStatus, utcnow
 from ratchet.store import StateStore
 
+from ..stores import STORE_URLS, discard
 from .flows import ORDER, REPEATABLE_TOOLS, SCRIPT, STEP_NAMES, TASK_ID, UNKEYED_TOOL, Ledger, derived_key
 
 REPO = Path(__file__).resolve().parents[2]
@@ -35,6 +37,7 @@ EXIT_COMPLETED, EXIT_WAITS_ON_PERSON, EXIT_WAITS_ON_TIMER = 0, 3, 4  # ``ratchet
 KILLED = -signal.SIGKILL
 WORKER_TIMEOUT = 30.0  # one worker process, start to exit
 MAX_ROUNDS = 4  # unkilled resumes and people's decisions before a task must have completed
+STORE_KINDS = ("sqlite", "postgres")
 
 T = TypeVar("T")
 
@@ -109,15 +112,38 @@ class Snapshot:
         return [op for op in self.ops if op.status is OpStatus.STARTED]
 
 
+class Stores:
+    """Hands each run a fresh store of one kind; as a context manager, removes them at its end.
+
+    A SQLite store is a file under the run's directory; a PostgreSQL store is
+    a new database on the session's test cluster, dropped at the end.
+    """
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self._made: list[str] = []
+
+    def fresh(self, root: Path) -> str:
+        """The URL of a new, empty store for the run kept under `root`."""
+        root.mkdir(parents=True, exist_ok=True)
+        url = STORE_URLS[self.kind](root)
+        self._made.append(url)
+        return url
+
+    def __enter__(self) -> Stores:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        for url in self._made:
+            discard(url)
+
+
 @dataclass(frozen=True)
 class Place:
-    """A directory holding one crash run's store and ledger."""
+    """One crash run's store, and the directory holding its ledger."""
 
     root: Path
-
-    @property
-    def store_url(self) -> str:
-        return "sqlite:///" + str(self.root / "ratchet.db")
+    store_url: str
 
     @property
     def ledger(self) -> Ledger:
@@ -170,10 +196,9 @@ class Run(Place):
         _with_store(self.store_url, settle)
 
 
-def new_run(root: Path, script: Path) -> Run:
-    """Create the run's ledger and submit its task (queued; no worker yet)."""
-    root.mkdir(parents=True, exist_ok=True)
-    run = Run(root)
+def new_run(root: Path, script: Path, stores: Stores) -> Run:
+    """Create the run's store and ledger and submit its task (queued; no worker yet)."""
+    run = Run(root, stores.fresh(root))
     run.ledger.create()
 
     async def submit(store: StateStore) -> None:
@@ -391,8 +416,8 @@ class Reference:
     duration: float
 
 
-def reference_run(root: Path, script: Path) -> Reference:
-    run = new_run(root, script)
+def reference_run(root: Path, script: Path, stores: Stores) -> Reference:
+    run = new_run(root, script, stores)
     started = time.monotonic()
     assert work(run) == EXIT_COMPLETED
     duration = time.monotonic() - started

@@ -1,7 +1,8 @@
 """The planning agent's worker SIGKILLed at crash points and at random moments; fresh workers finish it.
 
 Each run is one agent task (scripted model, the ledger tools of
-`tests.agent.tools`) in its own SQLite store, ledger and RATCHET_HOME. A
+`tests.agent.tools`) in its own store (SQLite or PostgreSQL), ledger and
+RATCHET_HOME. A
 worker is a real ``python -m ratchet resume TASK --store URL`` process. After
 the kill, workers resume the task until it completes; it must end as an
 uninterrupted run did, with no effect twice under one key.
@@ -37,7 +38,9 @@ from .harness import (
     EXIT_COMPLETED,
     KILLED,
     REPO,
+    STORE_KINDS,
     Place,
+    Stores,
     assert_no_duplicate_effects,
     finish_worker,
     worker_command,
@@ -155,10 +158,9 @@ class AgentRun(Place):
             await store.close()
 
 
-def new_agent_run(root: Path, script: Path) -> AgentRun:
-    """The run's ledger, and its task submitted (queued; no worker yet)."""
-    root.mkdir(parents=True, exist_ok=True)
-    run = AgentRun(root)
+def new_agent_run(root: Path, script: Path, stores: Stores) -> AgentRun:
+    """The run's store and ledger, and its task submitted (queued; no worker yet)."""
+    run = AgentRun(root, stores.fresh(root))
     run.ledger.create()
     agent = Agent("ops", "You keep X running.", model=f"scripted:{script}",
                   tools=[agent_tools.check_status, agent_tools.restart_service, agent_tools.deploy])
@@ -208,16 +210,17 @@ class AgentReference:
 
 @pytest.fixture(scope="module")
 def agent_reference(tmp_path_factory: pytest.TempPathFactory, agent_script: Path) -> AgentReference:
-    """One uninterrupted run, by one worker nobody kills."""
-    run = new_agent_run(tmp_path_factory.mktemp("agent-reference"), agent_script)
-    assert finish_worker(run.worker()) == EXIT_COMPLETED
-    outcome = run.outcome()
-    assert outcome.status is TaskStatus.COMPLETED
-    assert outcome.steps == tuple((name, "completed") for name in STEP_NAMES)
-    assert outcome.result == "v2 is live"
-    assert {tool for tool, _ in outcome.effects} == {"restart_service", "deploy"}
-    assert not (run.home / "workspaces" / TASK_ID).exists()
-    return AgentReference(outcome, run.active_seconds())
+    """One uninterrupted run on SQLite, by one worker nobody kills."""
+    with Stores("sqlite") as stores:
+        run = new_agent_run(tmp_path_factory.mktemp("agent-reference"), agent_script, stores)
+        assert finish_worker(run.worker()) == EXIT_COMPLETED
+        outcome = run.outcome()
+        assert outcome.status is TaskStatus.COMPLETED
+        assert outcome.steps == tuple((name, "completed") for name in STEP_NAMES)
+        assert outcome.result == "v2 is live"
+        assert {tool for tool, _ in outcome.effects} == {"restart_service", "deploy"}
+        assert not (run.home / "workspaces" / TASK_ID).exists()
+        return AgentReference(outcome, run.active_seconds())
 
 
 CRASH_POINTS = ("after_intent_commit@2", "before_result_commit@3", "during_model_call@4")
@@ -231,18 +234,22 @@ class Recovered:
     resumes: int
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="module", params=STORE_KINDS)
 def recovered(
-    tmp_path_factory: pytest.TempPathFactory, agent_script: Path, agent_reference: AgentReference
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    agent_script: Path,
+    agent_reference: AgentReference,
 ) -> Iterator[dict[str, Recovered | Exception]]:
-    """Every case killed and recovered once, a few at a time; its tests read the result.
+    """Every case killed and recovered once, a few at a time, on each kind of store; its tests read the result.
 
     The tasks are submitted first, one after the other: submitting sets
     RATCHET_HOME in this process's environment for a moment.
     """
-    root = tmp_path_factory.mktemp("agent-crash")
+    root = tmp_path_factory.mktemp(f"agent-crash-{request.param}")
     cases = CRASH_POINTS + RANDOM_CASES
-    runs = {case: new_agent_run(root / case, agent_script) for case in cases}
+    stores = Stores(request.param)
+    runs = {case: new_agent_run(root / case, agent_script, stores) for case in cases}
 
     def one(case: str) -> Recovered | Exception:
         run = runs[case]
@@ -259,7 +266,7 @@ def recovered(
         except (AssertionError, subprocess.SubprocessError) as error:  # reported by the case's own tests
             return error
 
-    with ThreadPoolExecutor(4) as pool:
+    with stores, ThreadPoolExecutor(4) as pool:
         yield dict(zip(cases, pool.map(one, cases), strict=True))
 
 

@@ -1,5 +1,8 @@
 """A worker killed with SIGKILL at each named crash point; fresh workers finish the task.
 
+Every case runs on SQLite and on PostgreSQL, each run in a store of its own,
+and must end as the uninterrupted reference run (on SQLite) did.
+
 Pass counts (``NAME@N``) are per process and follow `order_flow`'s program
 order in the first worker, which runs up to the durable sleep: intents are
 book_shipment (1), charge_card (2), send_notice's two attempts (3, 4) and
@@ -25,6 +28,7 @@ from .harness import (
     Reference,
     Run,
     Snapshot,
+    Stores,
     assert_all_steps_completed,
     assert_no_duplicate_effects,
     assert_recovered,
@@ -108,8 +112,10 @@ def test_only_the_unkeyed_tool_is_unsafe_to_repeat() -> None:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.spec for case in CASES])
-def test_killed_at_crash_point_recovers(case: CrashCase, reference: Reference, script: Path, tmp_path: Path) -> None:
-    run = new_run(tmp_path, script)
+def test_killed_at_crash_point_recovers(
+    case: CrashCase, stores: Stores, reference: Reference, script: Path, tmp_path: Path
+) -> None:
+    run = new_run(tmp_path, script, stores)
     case.check_kill(run, crash_worker(run, case.spec))
 
     recovery = recover(run)
@@ -119,8 +125,10 @@ def test_killed_at_crash_point_recovers(case: CrashCase, reference: Reference, s
     assert_recovered(run, reference, recovery)
 
 
-def test_in_doubt_call_skipped_by_a_person(reference: Reference, script: Path, tmp_path: Path) -> None:
-    run = new_run(tmp_path, script)
+def test_in_doubt_call_skipped_by_a_person(
+    stores: Stores, reference: Reference, script: Path, tmp_path: Path
+) -> None:
+    run = new_run(tmp_path, script, stores)
     crash_worker(run, "after_intent_commit@5")
 
     recovery = recover(run, decide="skip")
@@ -141,9 +149,9 @@ def test_in_doubt_call_skipped_by_a_person(reference: Reference, script: Path, t
     ("spec", "in_doubt"), [("after_intent_commit@2", False), ("before_result_commit@8", True)]
 )
 def test_running_worker_takes_over_a_killed_workers_task(
-    spec: str, in_doubt: bool, reference: Reference, script: Path, tmp_path: Path
+    spec: str, in_doubt: bool, stores: Stores, reference: Reference, script: Path, tmp_path: Path
 ) -> None:
-    run = new_run(tmp_path, script)
+    run = new_run(tmp_path, script, stores)
     crash_worker(run, spec)
 
     recovery = recover_with_pool_worker(run)

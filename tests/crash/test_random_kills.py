@@ -7,7 +7,8 @@ number of times. A kill that catches the unkeyed
 tool in flight leaves its call in doubt: the resume must stop at
 ``waiting(in_doubt)`` without calling it, and a person settles it from the
 ledger (`harness.recover`). Runs are independent (own store, own ledger), so a
-few go at once.
+few go at once. Every batch runs on SQLite; PostgreSQL runs the first
+`POSTGRES_BATCHES` (its own share of the seeds), keeping the suite's time modest.
 """
 
 from __future__ import annotations
@@ -20,57 +21,87 @@ from pathlib import Path
 
 import pytest
 
-from .harness import EXIT_COMPLETED, KILLED, Recovery, Reference, assert_recovered, new_run, recover, work
+from .harness import (
+    EXIT_COMPLETED,
+    KILLED,
+    Recovery,
+    Reference,
+    Stores,
+    assert_recovered,
+    new_run,
+    recover,
+    work,
+)
 
 SEEDS = 50
 BATCHES = 5
 AT_ONCE = 5  # runs in flight together: workers mostly wait on the scripted delays
 KILL_AGAIN_CHANCE = 0.3
 MAX_KILLS_AGAIN = 2
+POSTGRES_BATCHES = 1
+BATCHES_BY_STORE = [("sqlite", b) for b in range(BATCHES)] + [("postgres", b) for b in range(POSTGRES_BATCHES)]
 
 
-@pytest.fixture(scope="module")
-def window(tmp_path_factory: pytest.TempPathFactory, script: Path, reference: Reference) -> float:
+class Windows:
     """How long a worker takes, start to end, with `AT_ONCE` running: kills are drawn from this.
 
-    Measured on uninterrupted runs under the load the killed runs see (a
-    worker among five is slower than one alone), each checked against the
-    reference.
+    Measured once per kind of store, on uninterrupted runs under the load the
+    killed runs see (a worker among five is slower than one alone), each
+    checked against the reference.
     """
-    root = tmp_path_factory.mktemp("crash-window")
 
-    def uninterrupted(index: int) -> float:
-        run = new_run(root / f"run-{index}", script)
+    def __init__(self, root: Path, script: Path, reference: Reference) -> None:
+        self._root = root
+        self._script = script
+        self._reference = reference
+        self._measured: dict[str, float] = {}
+
+    def of(self, kind: str) -> float:
+        if kind not in self._measured:
+            self._measured[kind] = self._measure(kind)
+        return self._measured[kind]
+
+    def _measure(self, kind: str) -> float:
+        with Stores(kind) as stores, ThreadPoolExecutor(AT_ONCE) as pool:
+            durations = list(pool.map(lambda index: self._uninterrupted(stores, index), range(AT_ONCE)))
+        return sum(durations) / len(durations)
+
+    def _uninterrupted(self, stores: Stores, index: int) -> float:
+        run = new_run(self._root / f"{stores.kind}-{index}", self._script, stores)
         started = time.monotonic()
         assert work(run) == EXIT_COMPLETED
         elapsed = time.monotonic() - started
-        assert_recovered(run, reference, Recovery())
+        assert_recovered(run, self._reference, Recovery())
         return elapsed
 
-    with ThreadPoolExecutor(AT_ONCE) as pool:
-        durations = list(pool.map(uninterrupted, range(AT_ONCE)))
-    return sum(durations) / len(durations)
+
+@pytest.fixture(scope="module")
+def windows(tmp_path_factory: pytest.TempPathFactory, script: Path, reference: Reference) -> Windows:
+    return Windows(tmp_path_factory.mktemp("crash-window"), script, reference)
 
 
-def killed_run(seed: int, root: Path, script: Path, reference: Reference, window: float) -> tuple[bool, Recovery]:
+def killed_run(
+    seed: int, root: Path, script: Path, stores: Stores, reference: Reference, window: float
+) -> tuple[bool, Recovery]:
     """Kill, recover and check one run; return whether the first kill landed, and the recovery."""
     rng = random.Random(seed)
-    run = new_run(root / f"seed-{seed}", script)
+    run = new_run(root / f"seed-{seed}", script, stores)
     landed = work(run, kill_after=rng.uniform(0, window)) == KILLED
     recovery = recover(run, rng=rng, kill_chance=KILL_AGAIN_CHANCE, max_kills=MAX_KILLS_AGAIN, window=window)
     assert_recovered(run, reference, recovery)
     return landed, recovery
 
 
-@pytest.mark.parametrize("batch", range(BATCHES))
+@pytest.mark.parametrize(("stores", "batch"), BATCHES_BY_STORE, indirect=["stores"])
 def test_random_kills_recover(
-    batch: int, reference: Reference, window: float, script: Path, tmp_path: Path
+    stores: Stores, batch: int, reference: Reference, windows: Windows, script: Path, tmp_path: Path
 ) -> None:
     seeds = range(batch, SEEDS, BATCHES)
+    window = windows.of(stores.kind)
 
     def attempt(seed: int) -> tuple[bool, Recovery] | str:
         try:
-            return killed_run(seed, tmp_path, script, reference, window)
+            return killed_run(seed, tmp_path, script, stores, reference, window)
         except AssertionError as failure:
             return f"seed {seed}: {failure}"
         except Exception:
