@@ -67,7 +67,13 @@ class Cluster:
         self._lock = threading.Lock()
         self._as_server_user = os.geteuid() == 0
         if self._as_server_user:
-            shutil.chown(self.root, SERVER_USER)
+            try:
+                shutil.chown(self.root, SERVER_USER)
+            except LookupError:
+                raise RuntimeError(
+                    f"as root, the tests run PostgreSQL as the user {SERVER_USER!r}, and there is none: "
+                    "run scripts/install-postgresql (its package creates the user)"
+                ) from None
 
     def _run(self, *args: str) -> None:
         command = [str(self.binaries / args[0]), *args[1:]]
@@ -131,27 +137,41 @@ class Cluster:
 
 
 class LazyCluster:
-    """The session's cluster, started on first use (from any thread) and stopped by `stop`."""
+    """The session's cluster, started on first use (from any thread) and stopped by `stop`.
+
+    If it cannot start, every test that needs it fails with the same reason
+    (the start is not tried again).
+    """
 
     def __init__(self) -> None:
         self._cluster: Cluster | None = None
+        self._failure: str | None = None
         self._lock = threading.Lock()
 
     def get(self) -> Cluster:
-        """The running cluster; the first call starts it, or fails the test if PostgreSQL is missing."""
+        """The running cluster; the first call starts it. Fails the test if it cannot start."""
         with self._lock:
-            if self._cluster is None:
+            if self._cluster is None and self._failure is None:
+                self._failure = INSTALL_HINT
                 binaries = find_binaries()
-                if binaries is None:
-                    pytest.fail(INSTALL_HINT, pytrace=False)
-                cluster = Cluster(binaries)
-                try:
-                    cluster.start()
-                except BaseException:
-                    cluster.stop()
-                    raise
-                self._cluster = cluster
+                if binaries is not None:
+                    self._cluster, self._failure = self._start(binaries)
+            if self._cluster is None:
+                pytest.fail(self._failure, pytrace=False)
             return self._cluster
+
+    @staticmethod
+    def _start(binaries: Path) -> tuple[Cluster | None, str | None]:
+        try:
+            cluster = Cluster(binaries)
+        except RuntimeError as refused:
+            return None, str(refused)
+        try:
+            cluster.start()
+        except Exception as exc:  # noqa: BLE001 - reported to every test that needs the cluster
+            cluster.stop()
+            return None, f"the test PostgreSQL server did not start: {exc}"
+        return cluster, None
 
     def stop(self) -> None:
         with self._lock:
