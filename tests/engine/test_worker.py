@@ -68,16 +68,19 @@ async def test_resuming_before_the_wake_time_suspends_again_without_a_second_tri
 async def test_the_worker_wakes_a_sleeping_task_when_its_time_comes(
     store: StateStore, rt: Runtime, ledger: str, worker: Worker
 ) -> None:
-    task = await rt.run(f"{FLOWS}:sleeper", {"ledger": ledger, "seconds": 0.5})
-    [wake] = wakes(await store.list_triggers(task.id))
+    task_id = await rt.submit(f"{FLOWS}:sleeper", {"ledger": ledger, "seconds": 0.5})
+    async with asyncio.timeout(5):  # the worker runs it up to its durable sleep
+        while not (found := wakes(await store.list_triggers(task_id))):
+            await asyncio.sleep(0.01)
+    [wake] = found
 
-    done, seen_at = await settled(store, task.id)
+    done, seen_at = await settled(store, task_id)
 
     assert done.status is TaskStatus.COMPLETED
     assert done.result == "woke"
     assert seen_at >= wake.fire_at
     assert [len(entries(ledger, label)) for label in ("before", "after")] == [1, 1]
-    assert await store.list_triggers(task.id) == []
+    assert await store.list_triggers(task_id) == []
 
 
 async def test_the_worker_starts_a_submitted_task(store: StateStore, rt: Runtime, ledger: str) -> None:
@@ -101,13 +104,19 @@ async def test_wait_returns_when_a_worker_finished_the_task(
 
 
 async def test_wait_returns_when_the_task_waits_on_a_person(
-    store: StateStore, rt: Runtime, ledger: str, worker: Worker
+    store: StateStore, rt: Runtime, ledger: str
 ) -> None:
-    task_id = await rt.submit(f"{FLOWS}:first_call", {"ledger": ledger, "tool_name": "reconcile_ask"})
+    task_id = await rt.submit(f"{FLOWS}:first_call", {"ledger": ledger, "tool_name": "reconcile_ask"}, queue=False)
     with pytest.raises(Crash):
         await rt.resume(task_id)
 
-    task = await rt.wait(task_id, timeout=5.0, poll=0.02)
+    stop = asyncio.Event()
+    working = asyncio.create_task(Worker(store, poll_interval=0.05, lease_ttl=5.0).run(stop))
+    try:
+        task = await rt.wait(task_id, timeout=5.0, poll=0.02)
+    finally:
+        stop.set()
+        await asyncio.wait_for(working, 5.0)
 
     assert (task.status, task.waiting_on) == (TaskStatus.WAITING, WaitReason.IN_DOUBT)
     assert len(entries(ledger, "reconcile_ask")) == 1
