@@ -249,3 +249,27 @@ def _wait_for(check, what: str, timeout: float = 60.0) -> None:
             return
         time.sleep(0.1)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_a_worker_outlives_its_database_connections_being_cut(postgres_url: str, tmp_path: Path) -> None:
+    import psycopg
+
+    ledger = tmp_path / "ledger.db"
+    connect(ledger).close()
+    crew = Crew(postgres_url, tmp_path, _environment(ledger, tool_seconds=0.05))
+    name = crew.start()
+    try:
+        [first] = _submit(postgres_url, 1, tmp_path / "home")
+        _wait_for(lambda: _statuses(postgres_url)["completed"] == 1, "the first task")
+        with psycopg.connect(postgres_url, autocommit=True) as admin:
+            cut = admin.execute(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            ).fetchone()
+        assert cut is not None and cut[0] >= 2  # the pool's connection and the listener's
+        [second] = _submit(postgres_url, 1, tmp_path / "home")
+        _wait_for(lambda: _statuses(postgres_url)["completed"] == 2, "the second task, after the cut")
+        assert crew.running[name].poll() is None, crew.log(name)
+    finally:
+        crew.stop_all()
+    assert crew.running[name].returncode == 0, crew.log(name)

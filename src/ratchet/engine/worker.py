@@ -8,7 +8,7 @@ import logging
 import time
 from collections.abc import Callable
 
-from ..errors import CannotResume, LeaseLost, RatchetError
+from ..errors import CannotResume, LeaseLost, RatchetError, StoreError
 from ..model import Lease, Trigger, utcnow
 from ..store import StateStore
 from ..store.base import TRIGGERS, ChangeFeed
@@ -34,7 +34,9 @@ class Worker:
 
     A task this worker cannot run (its workflow does not load here, say) is
     set aside for a while, longer each time, so one bad task neither spins
-    the worker nor starves the others.
+    the worker nor starves the others. A store that fails (a database
+    restart) is tried again after a pause, longer each time; the worker
+    does not exit.
 
     Stopping (`stop` set) is graceful: no new work is taken, each running
     task finishes the call it is in and stops before its next one, its lease
@@ -44,6 +46,8 @@ class Worker:
 
     SET_ASIDE_FIRST = 5.0
     SET_ASIDE_MAX = 300.0
+    STORE_RETRY_FIRST = 0.5
+    STORE_RETRY_MAX = 10.0
 
     def __init__(
         self,
@@ -80,13 +84,24 @@ class Worker:
         stop = stop or asyncio.Event()
         try:
             async with self.store.changes(TRIGGERS) as feed:
+                trouble = 0
                 while not stop.is_set():
-                    started, more = await self._start_due_work()
-                    if until_idle and not started and not more and not self._running:
-                        return
-                    if more and len(self._running) < self.concurrency:
-                        continue
-                    await self._sleep(feed, stop)
+                    try:
+                        started, more = await self._start_due_work()
+                        if until_idle and not started and not more and not self._running:
+                            return
+                        if more and len(self._running) < self.concurrency:
+                            continue
+                        await self._sleep(feed, stop)
+                        trouble = 0
+                    except StoreError as error:  # the database restarted, a deadlock was broken ...
+                        trouble += 1
+                        pause = min(self.STORE_RETRY_FIRST * 2 ** (trouble - 1), self.STORE_RETRY_MAX)
+                        log.warning("worker %s: the store failed (%s); trying again in %g s",
+                                    self.identity.name, error, pause)
+                        with contextlib.suppress(TimeoutError):
+                            async with asyncio.timeout(pause):
+                                await stop.wait()
         finally:
             await self._stop_running()
 

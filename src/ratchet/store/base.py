@@ -549,8 +549,7 @@ class StateStore(StoreOps):
         store after opening it, then wait.
         """
         feeds: set[ChangeFeed] = self.__dict__.setdefault("_feeds", set())
-        if not feeds:
-            await self._start_listening()
+        await self._start_listening(topics)
         feed = ChangeFeed(topics, self.change_poll)
         feeds.add(feed)
         try:
@@ -567,8 +566,8 @@ class StateStore(StoreOps):
             if "*" in topics or feed.topics & topics:
                 feed.notify()
 
-    async def _start_listening(self) -> None:
-        """Start hearing other processes' changes, if the store can (called for the first feed)."""
+    async def _start_listening(self, topics: Iterable[str]) -> None:
+        """Hear other processes' changes on `topics` from now on, if the store can (called as each feed opens)."""
 
     @abc.abstractmethod
     async def open(self) -> None:

@@ -16,6 +16,7 @@ with one line that names the database and never a password.
 from __future__ import annotations
 
 from contextvars import ContextVar
+from collections.abc import Iterable
 from typing import Any
 
 import psycopg
@@ -25,7 +26,7 @@ from ..errors import StoreError
 from ..model import Lease
 from . import catalogue
 from .base import StateStore
-from .postgres_changes import ChangeListener
+from .postgres_changes import ChangeListener, channels_of
 from .postgres_ops import PostgresOps, store_error
 from .postgres_schema import DIALECT, Target, connect, connection_error, prepare
 
@@ -95,11 +96,20 @@ class PostgresStore(StateStore):
         if pool is not None:
             await pool.close()
 
-    async def _start_listening(self) -> None:
+    async def _start_listening(self, topics: Iterable[str]) -> None:
         self._live_pool()
-        if self._listener is None:
-            self._listener = ChangeListener(self.conninfo, self.target, self.publish, self._options)
+        wanted = channels_of(topics)
+        listener = self._listener
+        if listener is not None and wanted <= listener.channels:
+            await listener.start()
+            return
+        if listener is not None:  # a feed on another channel: listen on both from now on
+            wanted |= listener.channels
+            await listener.stop()
+        self._listener = ChangeListener(self.conninfo, self.target, self.publish, self._options, wanted)
         await self._listener.start()
+        if listener is not None:
+            self.publish(["*"])  # what the old listener would have heard while they swapped
 
     async def schema_version(self) -> int:
         async with self.reading() as ops:

@@ -1,9 +1,12 @@
 """The PostgreSQL change feed: ``LISTEN`` on a connection of its own.
 
-Writes notify channel ``ratchet_changes`` inside their transaction (so a
-notification arrives only if, and when, the write commits); the payload is the
-change-feed topic. The listener publishes each payload to this process's
-feeds. When its connection is lost it reconnects with backoff and then wakes
+Writes notify inside their transaction (so a notification arrives only if,
+and when, the write commits): channel ``ratchet_triggers`` for new work,
+``ratchet_events`` for events; the payload is the change-feed topic. A
+listener listens only on the channels its process's feeds need (a worker
+hears no events, an event follower no triggers: each notification costs every
+listening connection some work on the server), and publishes each payload to
+this process's feeds. When its connection is lost it reconnects with backoff and then wakes
 every feed once, since notifications sent in between are gone.
 """
 
@@ -20,7 +23,7 @@ import psycopg
 from . import catalogue
 from .postgres_schema import DIALECT, Target, connect
 
-__all__ = ["ChangeListener"]
+__all__ = ["ChangeListener", "channels_of"]
 
 EVERY_TOPIC = "*"
 _BACKOFF = (0.05, 2.0)  # first and longest pause between reconnection attempts, seconds
@@ -28,6 +31,14 @@ _BACKOFF = (0.05, 2.0)  # first and longest pause between reconnection attempts,
 _KEEPALIVES = {"keepalives": 1, "keepalives_idle": 15, "keepalives_interval": 5, "keepalives_count": 3}
 
 log = logging.getLogger(__name__)
+
+_CHANNELS = {"triggers": "listen_triggers", "events": "listen_events"}
+
+
+def channels_of(topics: Iterable[str]) -> frozenset[str]:
+    """The channels (named by their LISTEN query) that carry `topics`."""
+    kinds = {topic.partition(":")[0] for topic in topics}
+    return frozenset(_CHANNELS[kind] for kind in kinds if kind in _CHANNELS)
 
 
 class ChangeListener:
@@ -38,6 +49,7 @@ class ChangeListener:
         target: where it points, for messages.
         publish: called with the topics heard (``"*"`` after a reconnection).
         options: connection options (such as ``connect_timeout``).
+        channels: the LISTEN queries to run (see `channels_of`).
     """
 
     def __init__(
@@ -46,7 +58,9 @@ class ChangeListener:
         target: Target,
         publish: Callable[[Iterable[str]], None],
         options: dict[str, Any],
+        channels: frozenset[str],
     ) -> None:
+        self.channels = channels
         self._conninfo = conninfo
         self._target = target
         self._publish = publish
@@ -82,7 +96,8 @@ class ChangeListener:
     async def _listen(self) -> psycopg.AsyncConnection:
         conn = await connect(self._conninfo, self._target, **self._options)
         try:
-            await conn.execute(catalogue.queries(DIALECT)["listen"])
+            for channel in sorted(self.channels):
+                await conn.execute(catalogue.queries(DIALECT)[channel])
         except BaseException:
             await conn.close()
             raise

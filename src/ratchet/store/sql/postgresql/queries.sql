@@ -1,7 +1,7 @@
 -- Named queries of the PostgreSQL store. Each begins with a line "-- name: NAME".
 -- Parameters are named (%(name)s); times are integer microseconds since the epoch.
--- Notifications on channel ratchet_changes name what changed ("triggers",
--- "events:TASK_ID"); they are delivered when the transaction commits.
+-- Notifications name what changed: "triggers" on channel ratchet_triggers,
+-- "events:TASK_ID" on ratchet_events; they are delivered when the transaction commits.
 
 -- name: begin_write
 BEGIN ISOLATION LEVEL READ COMMITTED
@@ -15,8 +15,11 @@ COMMIT
 -- name: rollback
 ROLLBACK
 
--- name: listen
-LISTEN ratchet_changes
+-- name: listen_triggers
+LISTEN ratchet_triggers
+
+-- name: listen_events
+LISTEN ratchet_events
 
 -- name: lock_migrations
 SELECT pg_advisory_xact_lock(7316425586001286601)
@@ -150,7 +153,7 @@ WITH added AS (
             %(time)s, %(kind)s, %(severity)s, %(message)s, %(display_message)s, %(data)s)
     RETURNING seq
 )
-SELECT seq, pg_notify('ratchet_changes', 'events:' || %(task_id)s) FROM added
+SELECT seq, pg_notify('ratchet_events', 'events:' || %(task_id)s) FROM added
 
 -- name: list_events
 SELECT task_id, seq, time, kind, severity, message, display_message, data
@@ -191,7 +194,7 @@ WITH put AS (
     RETURNING id, fire_at, priority, task_id, session_id, kind, payload, dedupe_key
 )
 SELECT id, fire_at, priority, task_id, session_id, kind, payload, dedupe_key,
-       pg_notify('ratchet_changes', 'triggers')
+       pg_notify('ratchet_triggers', 'triggers')
 FROM put
 
 -- name: insert_trigger
@@ -202,7 +205,7 @@ WITH added AS (
     ON CONFLICT (dedupe_key) WHERE task_id IS NULL DO NOTHING
     RETURNING id
 )
-SELECT id, pg_notify('ratchet_changes', 'triggers') FROM added
+SELECT id, pg_notify('ratchet_triggers', 'triggers') FROM added
 
 -- name: get_trigger_by_dedupe_key
 SELECT id, fire_at, priority, task_id, session_id, kind, payload, dedupe_key
@@ -366,7 +369,7 @@ WITH ended AS (
     UPDATE lease_claims c SET released = TRUE, expires_at = LEAST(c.expires_at, %(now)s)
     FROM ended e WHERE c.task_id = e.task_id AND c.token = e.token
 )
-SELECT token, pg_notify('ratchet_changes', 'triggers') FROM ended
+SELECT token, pg_notify('ratchet_triggers', 'triggers') FROM ended
 
 -- name: lease_history
 SELECT task_id, owner, token, expires_at, host, pid, released, granted_at, took_over
