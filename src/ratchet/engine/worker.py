@@ -107,9 +107,10 @@ class Worker:
 
     async def _sleep(self, feed: ChangeFeed, stop: asyncio.Event) -> None:
         timeout = max(0.0, self._next_sweep - time.monotonic())
-        due = await self.store.next_due_at()
-        if due is not None:
-            timeout = min(timeout, max(0.0, (due - utcnow()).total_seconds()))
+        if len(self._running) < self.concurrency:  # when full, a task of its own ending wakes it
+            due = await self.store.next_due_at()
+            if due is not None:
+                timeout = min(timeout, max(0.0, (due - utcnow()).total_seconds()))
         if self.store.change_poll is not None:
             timeout = min(timeout, self.poll_interval)
         heard = asyncio.ensure_future(feed.wait(timeout))
