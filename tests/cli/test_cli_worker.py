@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+from collections.abc import Iterator
 import time
 from pathlib import Path
 
@@ -13,9 +14,13 @@ from task_support import FLOWS, start_ratchet, stop_with, submit, wait_for_file,
 from ratchet.model import TaskStatus
 
 
-@pytest.fixture
-def url(tmp_path: Path) -> str:
-    return f"sqlite:///{tmp_path / 'ratchet.db'}"
+@pytest.fixture(params=["sqlite", "postgres"])
+def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A store the worker shares with the test: a SQLite file, or a PostgreSQL database."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'ratchet.db'}"
+        return
+    yield request.getfixturevalue("postgres_url")
 
 
 def test_until_idle_runs_every_queued_task_then_stops(run_ratchet: RunRatchet, url: str) -> None:
