@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import signal
-from collections.abc import Iterator
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
