@@ -19,6 +19,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from ratchet import Runtime, TaskStatus, open_store
 from ratchet.cli_agent import build_agent
 from ratchet.model import Lease, OpKind
@@ -33,7 +35,7 @@ TASKS = 200
 WORKERS = 3
 LEASE_TTL = 2.0
 TIME_LIMIT = 180.0  # the whole run, kills included; it takes a fraction of this
-KILL_EVERY = (2.0, 4.0)  # seconds between kills, drawn at random
+KILL_EVERY = (1.0, 2.5)  # seconds between kills, drawn at random
 MAX_KILLS = 12
 
 
@@ -151,11 +153,20 @@ def _ledger(path: Path) -> tuple[Counter[str], dict[str, set[str]], Counter[str]
     return effects, keys_by_task, starts
 
 
-def test_workers_killed_again_and_again_finish_every_task_once(postgres_url: str, tmp_path: Path) -> None:
+@pytest.fixture(params=["postgres", "sqlite"])
+def shared_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The store the workers share: PostgreSQL (many machines) or a SQLite file (one machine)."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'ratchet.db'}"
+    return str(request.getfixturevalue("postgres_url"))
+
+
+def test_workers_killed_again_and_again_finish_every_task_once(shared_url: str, tmp_path: Path) -> None:
+    postgres_url = shared_url  # the name the checks below use, whichever store it is
     ledger = tmp_path / "ledger.db"
     connect(ledger).close()
     task_ids = _submit(postgres_url, TASKS, tmp_path / "home")
-    crew = Crew(postgres_url, tmp_path, _environment(ledger, tool_seconds=0.05))
+    crew = Crew(postgres_url, tmp_path, _environment(ledger, tool_seconds=0.1))
     for _ in range(WORKERS):
         crew.start()
     rng = random.Random(7)
