@@ -49,6 +49,7 @@ from .store import DEFAULT_STORE_URL, StateStore
 __all__ = [
     "AllowShellOption",
     "DeadlineOption",
+    "InstructionArgument",
     "InstructionsOption",
     "MaxStepsOption",
     "MaxTokensOption",
@@ -140,6 +141,9 @@ def deadline_seconds(text: str | None) -> float | None:
 # --------------------------------------------------------------------------- run
 
 
+InstructionArgument = Annotated[
+    str, typer.Argument(metavar="INSTRUCTION", help="What the agent should do.")
+]
 ModelOption = Annotated[
     str,
     typer.Option(
@@ -196,9 +200,7 @@ class _Started:
 
 
 def run_command(
-    instruction: Annotated[
-        str, typer.Argument(metavar="INSTRUCTION", help="What the agent should do.")
-    ],
+    instruction: InstructionArgument,
     model: ModelOption,
     tools: ToolsOption = None,
     instructions: InstructionsOption = "",

@@ -18,9 +18,11 @@ import typer
 from rich.table import Table
 
 from . import cli_render as render
+from .agent import Agent
 from .cli_agent import (
     AllowShellOption,
     DeadlineOption,
+    InstructionArgument,
     InstructionsOption,
     MaxStepsOption,
     MaxTokensOption,
@@ -63,9 +65,7 @@ def parse_start_time(text: str, *, now: dt.datetime | None = None) -> dt.datetim
 
 
 def submit_command(
-    instruction: Annotated[
-        str, typer.Argument(metavar="INSTRUCTION", help="What the agent should do.")
-    ],
+    instruction: InstructionArgument,
     model: ModelOption,
     tools: ToolsOption = None,
     instructions: InstructionsOption = "",
@@ -141,7 +141,7 @@ def submit_command(
 
 async def _submit(
     url: str,
-    agent: Any,
+    agent: Agent,
     instruction: str,
     deadline: float | None,
     start: dt.datetime | None,

@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from ..errors import CannotResume, LeaseLost, RatchetError, StoreError
 from ..model import Lease, Trigger, utcnow
+from ..schedules import SCHEDULE_TRIGGER, fire_schedule
 from ..store import StateStore
 from ..store.base import TRIGGERS, ChangeFeed
 from .people import APPROVAL_TIMEOUT_TRIGGER, expire_approval
@@ -172,8 +173,6 @@ class Worker:
         return started, more
 
     async def _claim_triggers(self, limit: int) -> list[Trigger]:
-        from ..schedules import SCHEDULE_TRIGGER, fire_schedule
-
         async with self.store.transaction() as tx:
             triggers = await tx.claim_due_triggers(limit=limit)
             for trigger in triggers:
