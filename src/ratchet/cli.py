@@ -43,7 +43,7 @@ from .cli_common import (
 from .demo.command import demo_command
 from .errors import InputError, StoreError, StoreNotFound
 from .model import Event, Task, TaskStatus
-from .store import DEFAULT_STORE_URL
+from .store import DEFAULT_STORE_URL, redact_url
 from .store.base import events_topic
 
 __all__ = ["app", "main"]
@@ -216,7 +216,7 @@ async def _print_events(
 def migrate_command(store: StoreOption = DEFAULT_STORE_URL) -> None:
     """Create the database if needed and bring its schema to this version of Ratchet."""
     schema_version = run_async(_migrate(store))
-    render.console.print(f"{store}: schema version {schema_version}", highlight=False)
+    render.console.print(f"{redact_url(store)}: schema version {schema_version}", highlight=False)
 
 
 async def _migrate(url: str) -> int:

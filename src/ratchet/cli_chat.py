@@ -15,7 +15,7 @@ from .chat.turn import DEFAULT_MAX_MODEL_CALLS
 from .cli_common import JsonOption, StoreOption, open_store_for, run_async
 from .errors import StoreNotFound
 from .model import Session
-from .store import DEFAULT_STORE_URL
+from .store import DEFAULT_STORE_URL, redact_url
 
 __all__ = ["chat_command", "sessions_command"]
 
@@ -68,7 +68,7 @@ def sessions_command(store: StoreOption = DEFAULT_STORE_URL, as_json: JsonOption
         render.print_json([_session_row(s) for s in sessions])
         return
     if not sessions:
-        render.print_line(f"no sessions in {store}")
+        render.print_line(f"no sessions in {redact_url(store)}")
         return
     table = Table()
     for column in ("session", "updated", "tasks", "turns", "version"):

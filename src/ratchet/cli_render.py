@@ -31,7 +31,7 @@ from .model import (
     TaskStatus,
     WaitReason,
 )
-from .store import DEFAULT_STORE_URL
+from .store import DEFAULT_STORE_URL, redact_url
 
 __all__ = [
     "EventPrinter",
@@ -156,7 +156,7 @@ def command(name: str, *args: str, store_url: str) -> str:
     ``--store`` comes right after the command's name, so a caller may append
     more options to the line.
     """
-    store = ["--store", store_url] if store_url != DEFAULT_STORE_URL else []
+    store = ["--store", redact_url(store_url)] if store_url != DEFAULT_STORE_URL else []
     return shlex.join(["ratchet", name, *store, *args])
 
 
@@ -170,7 +170,7 @@ def _status_text(task: Task) -> Text:
 def print_tasks(tasks: list[Task], *, store_url: str, status: TaskStatus | None) -> None:
     if not tasks:
         what = f"No {status} tasks" if status else "No tasks yet"
-        console.print(f"{what} in {escape(store_url)}.")
+        console.print(f"{what} in {escape(redact_url(store_url))}.")
         return
     table = Table()
     for header in ("id", "name", "status", "agent", "created", "updated"):

@@ -34,7 +34,7 @@ from .engine.workflow import load_module
 from .errors import CannotResume, InputError, LeaseLost, RatchetError
 from .model import Task, TaskStatus
 from .runtime import Runtime
-from .store import DEFAULT_STORE_URL, StateStore
+from .store import DEFAULT_STORE_URL, StateStore, redact_url
 
 __all__ = ["EXIT_CODES", "exit_code", "resume_command", "worker_command"]
 
@@ -329,9 +329,10 @@ async def _work(
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, _stop_on, signal.Signals(signum), stop, working)
         ends = "stops when no work is left" if until_idle else "stop it with Ctrl-C or SIGTERM"
+        wakes = "woken when work is queued" if store.change_poll is None else f"polling every {poll:g} s"
         render.print_line(
-            f"worker {identity.name} on {url}: concurrency {concurrency}, lease {lease_ttl:g} s, "
-            f"polling every {poll:g} s; {ends}"
+            f"worker {identity.name} on {redact_url(url)}: concurrency {concurrency}, lease {lease_ttl:g} s, "
+            f"{wakes}; {ends}"
         )
         render.flush()
         try:

@@ -37,7 +37,7 @@ from .model import utcnow
 from .policy import parse_duration
 from .runtime import Runtime
 from .schedules import Schedule, check_cron
-from .store import DEFAULT_STORE_URL
+from .store import DEFAULT_STORE_URL, redact_url
 
 __all__ = ["parse_start_time", "schedules_command", "submit_command"]
 
@@ -133,7 +133,7 @@ def submit_command(
     print(submitted["task"])
     print(
         f"queued to start {'now' if start is None else 'at ' + submitted['starts_at']}: "
-        f"a `ratchet worker --store {store}` runs it; "
+        f"a `{render.command('worker', store_url=store)}` runs it; "
         f"`{render.command('show', submitted['task'], store_url=store)}` shows it",
         file=sys.stderr,
     )
@@ -167,7 +167,7 @@ def schedules_command(
     """List the schedules (`ratchet submit --every`), soonest due first; or delete one."""
     if delete is not None:
         if not run_async(_delete(store, delete)):
-            raise InputError(f"no schedule {delete!r} in {store}; `ratchet schedules` lists them")
+            raise InputError(f"no schedule {delete!r} in {redact_url(store)}; `ratchet schedules` lists them")
         render.print_line(f"schedule {delete} deleted; the tasks it made are kept")
         return
     found = run_async(_list(store))
@@ -176,7 +176,7 @@ def schedules_command(
         render.print_json(rows)
         return
     if not rows:
-        render.print_line(f"no schedules in {store}")
+        render.print_line(f"no schedules in {redact_url(store)}")
         return
     table = Table()
     for column in ("schedule", "every", "next due (UTC)", "instruction"):

@@ -140,3 +140,13 @@ def test_bad_worker_options(run_ratchet: RunRatchet, url: str, option: list[str]
     done = run_ratchet("worker", *option, "--until-idle", "--store", url)
 
     assert_one_line_error(done, option[0], "--help")
+
+
+def test_a_password_in_the_store_url_is_never_printed(run_ratchet: RunRatchet, postgres_url: str) -> None:
+    with_password = postgres_url.replace("postgres@", "postgres:s3cret@", 1)  # the test cluster trusts local users
+    assert with_password != postgres_url
+    for args in (["migrate"], ["tasks"], ["schedules"], ["worker", "--until-idle"]):
+        done = run_ratchet(*args, "--store", with_password)
+        assert done.returncode == 0, done.stderr
+        assert "s3cret" not in done.stdout + done.stderr
+        assert "postgres:***@" in done.stdout + done.stderr

@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, unquote
 from ..errors import StoreURLError
 from .base import StateStore, StoreOps
 
-__all__ = ["DEFAULT_STORE_URL", "StateStore", "StoreOps", "open_store", "store_from_url"]
+__all__ = ["DEFAULT_STORE_URL", "StateStore", "StoreOps", "open_store", "redact_url", "store_from_url"]
 
 DEFAULT_STORE_URL = "sqlite:///./ratchet.db"
 DEFAULT_POOL_SIZE = 10
@@ -86,7 +86,7 @@ def _postgres_store(url: str, *, create: bool) -> StateStore:
             pool_size = 0
         if pool_size < 1:
             raise StoreURLError(
-                f"store URL {_redacted(url)!r}: pool_size must be a whole number of at least 1"
+                f"store URL {redact_url(url)!r}: pool_size must be a whole number of at least 1"
             )
     conninfo = base + ("?" + "&".join(kept) if kept else "")
     from psycopg import Error
@@ -96,18 +96,18 @@ def _postgres_store(url: str, *, create: bool) -> StateStore:
         params = conninfo_to_dict(conninfo)
     except Error as exc:
         raise StoreURLError(
-            f"store URL {_redacted(url)!r} is not a valid PostgreSQL URL: {str(exc).strip()}"
+            f"store URL {redact_url(url)!r} is not a valid PostgreSQL URL: {str(exc).strip()}"
         ) from None
     for port in str(params.get("port") or "").split(","):
         if port and not port.isdigit():
-            raise StoreURLError(f"store URL {_redacted(url)!r}: port {port!r} is not a number")
+            raise StoreURLError(f"store URL {redact_url(url)!r}: port {port!r} is not a number")
     from .postgres import PostgresStore
 
     return PostgresStore(conninfo, url=url, pool_size=pool_size, create=create)
 
 
-def _redacted(url: str) -> str:
-    """The URL with its password, if any, replaced by ``***``."""
+def redact_url(url: str) -> str:
+    """The URL with its password, if any, replaced by ``***``: how a URL is shown to people."""
     scheme, sep, rest = url.partition("://")
     credentials, at, host = rest.partition("@")
     if not at or ":" not in credentials or "/" in credentials:
