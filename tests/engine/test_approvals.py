@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from ratchet import CannotResume, InputError, Runtime, Worker
+from ratchet.engine.people import expire_approval
 from ratchet.model import ApprovalStatus, OpStatus, TaskStatus, WaitReason
 from ratchet.store import StateStore, open_store
 
@@ -147,6 +148,30 @@ async def test_a_decision_before_the_timeout_stands(store: StateStore, ledger: s
 
     assert (await store.get_task(task_id)).result == [{"sent_to": "ops@example.com"}]
     assert len(sends(ledger)) == 1
+
+
+async def test_a_decision_racing_the_timeout_waits_for_it_and_is_refused(store: StateStore, ledger: str) -> None:
+    rt = Runtime(store, approval_timeout=0.2)
+    task_id = await _waiting(rt, ledger)
+    await asyncio.sleep(0.3)
+    claimed = asyncio.Event()
+
+    async def worker_claims_the_timeout() -> None:
+        async with store.transaction() as tx:  # as a worker's claim does: the trigger, then the rest
+            [trigger] = await tx.claim_due_triggers()
+            claimed.set()
+            await asyncio.sleep(0.3)  # the person decides meanwhile
+            assert await expire_approval(tx, trigger) is not None
+
+    claiming = asyncio.create_task(worker_claims_the_timeout())
+    await claimed.wait()
+    with pytest.raises(InputError, match="not waiting for an approval"):
+        await asyncio.wait_for(rt.approve(task_id), 10)  # waits for the claim; no deadlock
+    await claiming
+
+    approval = await store.get_approval(task_id, 0)
+    assert approval is not None and approval.status is ApprovalStatus.DENIED
+    assert [t.kind for t in await store.list_triggers(task_id)] == ["wake"]
 
 
 # --------------------------------------------------------------------------- real processes

@@ -124,6 +124,9 @@ async def settle_approval(
         InputError: the task does not wait for an approval.
     """
     async with store.transaction() as tx:
+        # Triggers first, as a worker claiming the approval timeout locks them first: the two
+        # wait for each other instead of deadlocking (a decision made meanwhile is then seen).
+        await tx.delete_triggers(task_id)
         task = await tx.get_task(task_id)
         pending = await tx.list_approvals(task_id, pending_only=True)
         if task.waiting_on is not WaitReason.APPROVAL or not pending:
