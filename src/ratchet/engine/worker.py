@@ -166,6 +166,9 @@ class Worker:
             for lease in leases:
                 if self._start(lease.task_id, lease):
                     started += 1
+                else:  # claimed, but this worker is stopping meanwhile: give it back at once
+                    with contextlib.suppress(LeaseLost):
+                        await self.store.release_lease(lease)
             if len(leases) == free:
                 more = True
             else:
@@ -187,17 +190,11 @@ class Worker:
     def _start(self, task_id: str, lease: Lease | None = None) -> bool:
         until, _ = self._set_aside.get(task_id, (0.0, 0.0))
         if task_id in self._running or until > time.monotonic() or self.stopping.is_set():
-            if lease is not None:
-                asyncio.create_task(self._let_go(lease))
             return False
         runner = asyncio.create_task(self._run_one(task_id, lease), name=f"ratchet:{task_id}")
         self._running[task_id] = runner
         runner.add_done_callback(lambda _: self._running.pop(task_id, None))
         return True
-
-    async def _let_go(self, lease: Lease) -> None:
-        with contextlib.suppress(LeaseLost):
-            await self.store.release_lease(lease)
 
     async def _run_one(self, task_id: str, lease: Lease | None) -> None:
         log.info("task %s: taken", task_id)

@@ -14,7 +14,8 @@ from __future__ import annotations
 from urllib.parse import parse_qs, unquote
 
 from ..errors import StoreURLError
-from .base import StateStore, StoreOps
+from .base import StateStore
+from .ops import StoreOps
 
 __all__ = ["DEFAULT_STORE_URL", "StateStore", "StoreOps", "open_store", "redact_url", "store_from_url"]
 

@@ -43,7 +43,14 @@ from ..model import (
     check_task_move,
     utcnow,
 )
-from .base import TRIGGERS, StateStore, StoreOps, TransactionGate, checkpoints_to_drop, events_topic
+from .base import (
+    TRIGGERS,
+    StateStore,
+    TransactionGate,
+    checkpoints_to_drop,
+    events_topic,
+)
+from .ops import StoreOps
 
 __all__ = ["MemoryStore"]
 

@@ -15,8 +15,8 @@ with one line that names the database and never a password.
 
 from __future__ import annotations
 
-from contextvars import ContextVar
 from collections.abc import Iterable
+from contextvars import ContextVar
 from typing import Any
 
 import psycopg

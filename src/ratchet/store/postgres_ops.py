@@ -48,7 +48,8 @@ from ..model import (
     utcnow,
 )
 from . import catalogue, rows
-from .base import StoreOps, checkpoints_to_drop
+from .base import checkpoints_to_drop
+from .ops import StoreOps
 from .postgres_schema import DIALECT, Target, connection_error
 
 __all__ = ["PostgresOps", "store_error"]

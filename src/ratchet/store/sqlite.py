@@ -30,8 +30,8 @@ from ..errors import (
     DuplicateRecord,
     LeaseLost,
     SessionNotFound,
-    StoreError,
     StepNotFound,
+    StoreError,
     TaskNotFound,
 )
 from ..model import (
@@ -55,7 +55,14 @@ from ..model import (
     utcnow,
 )
 from . import catalogue, rows
-from .base import TRIGGERS, StateStore, StoreOps, TransactionGate, checkpoints_to_drop, events_topic
+from .base import (
+    TRIGGERS,
+    StateStore,
+    TransactionGate,
+    checkpoints_to_drop,
+    events_topic,
+)
+from .ops import StoreOps
 from .sqlite_schema import check_file, migrate, prepare
 
 __all__ = ["SqliteStore", "migrate"]

@@ -1,0 +1,414 @@
+"""`StoreOps`: the operations every store has, with the behaviour each must show.
+
+Written once here; `StateStore` (base.py) runs each in a transaction of its
+own, and ``store.transaction()`` hands out a `StoreOps` bound to one
+transaction. The behaviour suite in tests/store holds every store to these
+docstrings.
+"""
+
+from __future__ import annotations
+
+import abc
+import datetime as dt
+from collections.abc import Collection, Sequence
+
+from ..model import (
+    Approval,
+    Artifact,
+    Checkpoint,
+    Event,
+    Lease,
+    Message,
+    Operation,
+    Session,
+    Step,
+    Task,
+    TaskStatus,
+    Trigger,
+    utcnow,
+)
+
+__all__ = ["StoreOps"]
+
+
+class StoreOps(abc.ABC):
+    """The operations of a store; every store implements them with the same behaviour."""
+
+    # ------------------------------------------------------------------ tasks
+
+    @abc.abstractmethod
+    async def create_task(self, task: Task) -> Task:
+        """Insert a new task.
+
+        Raises:
+            DuplicateRecord: a task with that id exists.
+        """
+
+    @abc.abstractmethod
+    async def get_task(self, task_id: str) -> Task:
+        """Return the task.
+
+        Raises:
+            TaskNotFound: no task has that id.
+        """
+
+    @abc.abstractmethod
+    async def list_tasks(
+        self, status: TaskStatus | None = None, *, limit: int | None = None
+    ) -> list[Task]:
+        """Return tasks, oldest first, only those with `status` when given."""
+
+    @abc.abstractmethod
+    async def update_task(self, task: Task) -> Task:
+        """Write the task record over the stored one and return it as stored.
+
+        The move from the stored status to ``task.status`` must be allowed by
+        the status machine (staying in the same status is allowed unless the
+        stored status is terminal), so a stale writer cannot revive an ended
+        task.
+
+        Raises:
+            TaskNotFound: no task has that id.
+            InvalidTransition: the stored status cannot move to the new one.
+        """
+
+    @abc.abstractmethod
+    async def list_orphaned_tasks(
+        self, *, limit: int = 10, now: dt.datetime | None = None
+    ) -> list[Task]:
+        """Return up to `limit` tasks that should run but that nothing will wake, oldest first.
+
+        Those queued, running, or waiting on a timer, that no live lease holds
+        (none, expired or released) and that have no queued trigger: the tasks
+        of a worker that died. Tasks waiting on a person are never returned.
+        """
+
+    # ------------------------------------------------------------------ steps
+
+    @abc.abstractmethod
+    async def replace_steps(self, task_id: str, steps: Sequence[Step]) -> None:
+        """Make `steps` the task's whole step list (steps not in it are removed).
+
+        Raises:
+            TaskNotFound: no task has that id.
+        """
+
+    @abc.abstractmethod
+    async def update_step(self, step: Step) -> Step:
+        """Write one step over the stored step with the same index.
+
+        Raises:
+            StepNotFound: the task has no step with that index.
+            InvalidTransition: the stored status cannot move to the new one.
+        """
+
+    @abc.abstractmethod
+    async def list_steps(self, task_id: str) -> list[Step]:
+        """Return the task's steps in index order (empty for an unknown task)."""
+
+    # ------------------------------------------------------------------ journal
+
+    @abc.abstractmethod
+    async def record_op_started(self, op: Operation) -> Operation:
+        """Commit the intent of an operation (status ``started``).
+
+        Starting the same ``(task_id, seq)`` again (a new attempt) overwrites
+        the unfinished or failed row.
+
+        Raises:
+            DuplicateRecord: that operation already succeeded.
+        """
+
+    @abc.abstractmethod
+    async def record_op_finished(self, op: Operation) -> Operation:
+        """Commit an operation's outcome (``succeeded`` or ``failed``); return `op`.
+
+        Over a recorded intent, only the outcome changes (attempt, status,
+        output, error, finished_at; ``finished_at`` defaults to now). With no
+        intent recorded, the whole row is inserted (read-only and idempotent
+        tools commit their result alone).
+
+        Raises:
+            DuplicateRecord: that operation already succeeded.
+            ValueError: ``op.status`` is ``started``.
+        """
+
+    @abc.abstractmethod
+    async def get_op(self, task_id: str, seq: int) -> Operation | None:
+        """Return the operation at ``(task_id, seq)``, or None."""
+
+    @abc.abstractmethod
+    async def list_ops(self, task_id: str, *, after_seq: int = -1) -> list[Operation]:
+        """Return the task's operations with seq greater than `after_seq`, by seq."""
+
+    # ------------------------------------------------------------------ messages
+
+    @abc.abstractmethod
+    async def append_messages(self, messages: Sequence[Message]) -> list[Message]:
+        """Append messages to their threads; each gets the next seq of its thread (from 0)."""
+
+    @abc.abstractmethod
+    async def list_messages(
+        self, thread_id: str, *, start: int = 0, end: int | None = None
+    ) -> list[Message]:
+        """Return the thread's messages with ``start <= seq < end``, by seq."""
+
+    # ------------------------------------------------------------------ events
+
+    @abc.abstractmethod
+    async def append_event(self, event: Event) -> Event:
+        """Append an event; it gets the next seq of its task (from 1) and is returned."""
+
+    @abc.abstractmethod
+    async def list_events(
+        self, task_id: str, *, after_seq: int = 0, limit: int | None = None
+    ) -> list[Event]:
+        """Return the task's events with seq greater than `after_seq`, oldest first."""
+
+    @abc.abstractmethod
+    async def last_events(self, task_id: str, count: int) -> list[Event]:
+        """Return the task's newest `count` events, oldest first."""
+
+    # ------------------------------------------------------------------ artifacts
+
+    @abc.abstractmethod
+    async def put_artifact(self, artifact: Artifact, content: bytes) -> Artifact:
+        """Store an artifact and its body; ``bytes`` is set to ``len(content)``.
+
+        Raises:
+            DuplicateRecord: an artifact with that id exists.
+        """
+
+    @abc.abstractmethod
+    async def get_artifact(self, artifact_id: str) -> Artifact:
+        """Return the artifact's record.
+
+        Raises:
+            ArtifactNotFound: no artifact has that id.
+        """
+
+    @abc.abstractmethod
+    async def read_artifact(
+        self, artifact_id: str, *, offset: int = 0, length: int | None = None
+    ) -> bytes:
+        """Return ``length`` bytes of the body from ``offset`` (to the end when None).
+
+        Raises:
+            ArtifactNotFound: no artifact has that id.
+        """
+
+    @abc.abstractmethod
+    async def list_artifacts(self, task_id: str) -> list[Artifact]:
+        """Return the task's artifacts, oldest first."""
+
+    # ------------------------------------------------------------------ triggers
+
+    @abc.abstractmethod
+    async def put_trigger(self, trigger: Trigger) -> Trigger:
+        """Queue a trigger and return it as stored.
+
+        Triggers of one task coalesce: a task has at most one queued trigger
+        of each kind. Putting another merges into the queued one, which keeps
+        its id, payload and dedupe key and fires at the earlier of the two
+        times, with the lower priority number of the two. A trigger of no
+        task whose ``dedupe_key`` is already queued is not added again: the
+        queued one is returned unchanged.
+        """
+
+    @abc.abstractmethod
+    async def next_due_at(self) -> dt.datetime | None:
+        """Return when the earliest queued trigger fires, or None when the queue is empty."""
+
+    @abc.abstractmethod
+    async def claim_due_triggers(
+        self, *, limit: int = 10, now: dt.datetime | None = None
+    ) -> list[Trigger]:
+        """Take up to `limit` triggers due at `now` off the queue and return them.
+
+        Ordered by ``fire_at``, then ``priority`` (lower first), then id. Two
+        claimers running at once never receive the same trigger.
+        """
+
+    @abc.abstractmethod
+    async def list_triggers(self, task_id: str | None = None) -> list[Trigger]:
+        """Return the queued triggers (of one task when given), in claim order."""
+
+    @abc.abstractmethod
+    async def delete_triggers(self, task_id: str) -> int:
+        """Remove every queued trigger of the task; return how many."""
+
+    @abc.abstractmethod
+    async def delete_trigger(self, trigger_id: int) -> bool:
+        """Remove one queued trigger; return whether it was queued."""
+
+    # ------------------------------------------------------------------ checkpoints
+
+    @abc.abstractmethod
+    async def put_checkpoint(self, checkpoint: Checkpoint) -> Checkpoint:
+        """Store a checkpoint; it gets the task's next number (from 1) and is returned."""
+
+    @abc.abstractmethod
+    async def get_checkpoint(self, task_id: str, number: int) -> Checkpoint:
+        """Return one checkpoint.
+
+        Raises:
+            CheckpointNotFound: the task has no checkpoint with that number.
+        """
+
+    @abc.abstractmethod
+    async def latest_checkpoint(self, task_id: str) -> Checkpoint | None:
+        """Return the task's newest checkpoint, or None."""
+
+    @abc.abstractmethod
+    async def list_checkpoints(self, task_id: str) -> list[Checkpoint]:
+        """Return the task's checkpoints, oldest first."""
+
+    @abc.abstractmethod
+    async def rotate_checkpoints(
+        self,
+        *,
+        keep: int | None = None,
+        older_than: dt.timedelta | None = None,
+        task_id: str | None = None,
+        now: dt.datetime | None = None,
+    ) -> int:
+        """Delete old checkpoints (of one task, or of all); return how many.
+
+        Per task, keeps the newest `keep` and drops those created before
+        ``now - older_than``. The newest checkpoint of a task is always kept.
+        """
+
+    # ------------------------------------------------------------------ approvals
+
+    @abc.abstractmethod
+    async def request_approval(self, approval: Approval) -> Approval:
+        """Record that a call waits for a person's decision; return the stored record.
+
+        Asking again for the same ``(task_id, seq)`` changes nothing: the
+        stored record (pending or decided) is returned.
+        """
+
+    @abc.abstractmethod
+    async def get_approval(self, task_id: str, seq: int) -> Approval | None:
+        """Return the approval record of the task's call at `seq`, or None."""
+
+    @abc.abstractmethod
+    async def decide_approval(self, approval: Approval) -> Approval:
+        """Write a person's decision over the pending record of ``(task_id, seq)``.
+
+        Raises:
+            ConflictError: there is no pending approval at that key (none
+                was asked for, or it was decided already).
+        """
+
+    @abc.abstractmethod
+    async def list_approvals(
+        self, task_id: str | None = None, *, pending_only: bool = False
+    ) -> list[Approval]:
+        """Return approvals (of one task when given; only pending ones if asked), oldest first."""
+
+    # ------------------------------------------------------------------ sessions
+
+    @abc.abstractmethod
+    async def get_session(self, session_id: str) -> Session:
+        """Return the session.
+
+        Raises:
+            SessionNotFound: no session has that id.
+        """
+
+    @abc.abstractmethod
+    async def put_session(self, session: Session) -> Session:
+        """Write the session if nobody wrote it since it was read.
+
+        ``session.version`` must equal the stored version (0 for a new
+        session); the stored session gets ``version + 1`` and is returned.
+
+        Raises:
+            ConflictError: another writer changed the session first.
+        """
+
+    @abc.abstractmethod
+    async def list_sessions(self) -> list[Session]:
+        """Return every session, most recently updated first."""
+
+    # ------------------------------------------------------------------ leases
+
+    @abc.abstractmethod
+    async def claim_lease(
+        self,
+        task_id: str,
+        owner: str,
+        ttl: float,
+        *,
+        host: str = "",
+        pid: int = 0,
+        take_over: bool = False,
+        now: dt.datetime | None = None,
+    ) -> Lease | None:
+        """Claim the task for `owner` for `ttl` seconds.
+
+        Succeeds when nobody holds the task, its lease expired or was released,
+        or `take_over` is set; the new lease's token is one more than any token
+        the task had before. Returns None when another live lease holds it.
+        Every claim is kept in the task's lease history.
+        """
+
+    @abc.abstractmethod
+    async def renew_lease(
+        self, lease: Lease, ttl: float, *, now: dt.datetime | None = None
+    ) -> Lease:
+        """Extend the lease to ``now + ttl``.
+
+        Raises:
+            LeaseLost: the lease was released or another claim replaced it.
+        """
+
+    @abc.abstractmethod
+    async def release_lease(self, lease: Lease, *, now: dt.datetime | None = None) -> None:
+        """Give the task up at `now`; it can be claimed at once.
+
+        Raises:
+            LeaseLost: the lease was already released or replaced.
+        """
+
+    @abc.abstractmethod
+    async def get_lease(self, task_id: str) -> Lease | None:
+        """Return the task's current lease (live, expired or released), or None."""
+
+    @abc.abstractmethod
+    async def lease_history(self, task_id: str) -> list[Lease]:
+        """Return every claim made on the task, by token.
+
+        Each claim runs from ``granted_at`` to ``expires_at``: its last
+        renewal's expiry or, once ``released``, the time it was released.
+        ``took_over`` marks a claim made over a lease that was still live.
+        """
+
+    async def claim_tasks(
+        self,
+        owner: str,
+        ttl: float,
+        *,
+        host: str = "",
+        pid: int = 0,
+        limit: int = 10,
+        skip: Collection[str] = (),
+        now: dt.datetime | None = None,
+    ) -> list[Lease]:
+        """Claim up to `limit` orphaned tasks (see `list_orphaned_tasks`) for `owner`, leaving out `skip`.
+
+        Returns the leases granted. Two claimers running at once never get
+        the same task.
+        """
+        now = now or utcnow()
+        leases: list[Lease] = []
+        for task in await self.list_orphaned_tasks(limit=limit + len(skip), now=now):
+            if len(leases) == limit:
+                break
+            if task.id in skip:
+                continue
+            lease = await self.claim_lease(task.id, owner, ttl, host=host, pid=pid, now=now)
+            if lease is not None:
+                leases.append(lease)
+        return leases
