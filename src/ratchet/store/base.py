@@ -1,10 +1,10 @@
-"""The `StateStore` protocol: every record Ratchet keeps goes through it.
+"""`StateStore`: a store opened from a URL, every operation in a transaction.
 
-A store is opened from a URL (`open_store`). Its operations are defined once,
-on `StoreOps` (ops.py); a store runs each one in a transaction of its own, and
-``store.transaction()`` hands out a `StoreOps` bound to one transaction so that
-several writes (a state change and the event that reports it) commit together
-or not at all::
+A store is opened from a URL (`open_store`). Its operations are declared once,
+on `StoreOps` (ops.py); the store runs each one in a transaction of its own,
+and ``store.transaction()`` hands out a `StoreOps` bound to one transaction so
+that several writes (a state change and the event that reports it) commit
+together or not at all::
 
     async with store.transaction(fence=lease) as tx:
         await tx.update_task(task.transition(TaskStatus.COMPLETED))
@@ -12,132 +12,51 @@ or not at all::
 
 `fence` carries the writer's lease: the transaction raises `LeaseLost` before
 writing anything if that lease is no longer the task's current one.
+
+Every store shares one `Transaction` (transaction.py); a store supplies only
+`StateStore._begin`, which starts a transaction of its kind and says how to
+end it.
 """
 
 from __future__ import annotations
 
 import abc
-import asyncio
 import contextlib
 import copy
 import datetime as dt
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
-from contextlib import AbstractAsyncContextManager
-from contextvars import ContextVar
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterable, Sequence
+from typing import Any, TypeVar
 
-from ..errors import ConflictError, SessionNotFound, StoreError
-from ..model import Lease, Session
-from .ops import StoreOps
-
-__all__ = ["TRIGGERS", "ChangeFeed", "StateStore", "TransactionGate", "checkpoints_to_drop", "events_topic"]
-
-TRIGGERS = "triggers"
-"""The change-feed topic of new work: a trigger was queued or a lease released."""
-
-
-def events_topic(task_id: str) -> str:
-    """The change-feed topic of a task's events."""
-    return f"events:{task_id}"
-
-_HOLDING: ContextVar[frozenset[int]] = ContextVar("ratchet_open_transactions", default=frozenset())
-
-
-class TransactionGate:
-    """Lets one transaction at a time through a store's connection.
-
-    Entering a store's transaction from inside one of its own (calling
-    ``store.x()`` where ``tx.x()`` was meant) would wait forever for the
-    lock; the gate raises a clear error instead.
-    """
-
-    def __init__(self) -> None:
-        self._lock = asyncio.Lock()
-
-    async def enter(self) -> None:
-        holding = _HOLDING.get()
-        if id(self) in holding:
-            raise StoreError(
-                "the store was called inside one of its own transactions; "
-                "call the transaction's object (tx) instead"
-            )
-        await self._lock.acquire()
-        _HOLDING.set(holding | {id(self)})
-
-    def leave(self) -> None:
-        _HOLDING.set(_HOLDING.get() - {id(self)})
-        self._lock.release()
-
-
-class ChangeFeed:
-    """Wakes a waiter when something it watches may have changed (see `StateStore.changes`).
-
-    A change published between two waits is not lost: the next `wait`
-    returns at once.
-    """
-
-    def __init__(self, topics: Iterable[str], poll: float | None) -> None:
-        self.topics = frozenset(topics)
-        self.poll = poll
-        self._changed = asyncio.Event()
-
-    def notify(self) -> None:
-        self._changed.set()
-
-    async def wait(self, timeout: float) -> bool:
-        """Wait for a change, at most `timeout` seconds; return whether one was published.
-
-        On a store that cannot publish other processes' changes (SQLite),
-        the wait also ends after the store's poll interval, so the caller
-        looks again.
-        """
-        if self.poll is not None:
-            timeout = min(timeout, self.poll)
-        try:
-            async with asyncio.timeout(max(timeout, 0)):
-                await self._changed.wait()
-        except TimeoutError:
-            return False
-        self._changed.clear()
-        return True
-
-
-_READ_OPS = (
-    "get_task",
-    "list_tasks",
-    "list_orphaned_tasks",
-    "list_steps",
-    "get_op",
-    "list_ops",
-    "list_messages",
-    "list_events",
-    "last_events",
-    "get_artifact",
-    "read_artifact",
-    "list_artifacts",
-    "list_triggers",
-    "next_due_at",
-    "get_checkpoint",
-    "latest_checkpoint",
-    "list_checkpoints",
-    "get_approval",
-    "list_approvals",
-    "get_session",
-    "list_sessions",
-    "get_lease",
-    "lease_history",
+from ..errors import ConflictError, SessionNotFound
+from ..model import (
+    Approval,
+    Artifact,
+    Checkpoint,
+    Event,
+    Lease,
+    Message,
+    Operation,
+    Session,
+    Step,
+    Task,
+    TaskStatus,
+    Trigger,
 )
-_WRITE_OPS = (
-    *(name for name in sorted(StoreOps.__abstractmethods__) if name not in _READ_OPS),
-    "claim_tasks",
-)
+from .changes import TRIGGERS, ChangeFeed, events_topic
+from .ops import StoreOps, checkpoints_to_drop
+from .transaction import Opened, Transaction, TransactionGate
+
+__all__ = ["TRIGGERS", "ChangeFeed", "StateStore", "checkpoints_to_drop", "events_topic"]
+
+_R = TypeVar("_R")
 
 
 class StateStore(StoreOps):
-    """A store opened from a URL. Each operation runs in a transaction of its own.
+    """A store opened from a URL: the `StoreOps` operations, each in a transaction of its own.
 
     Write operations take a keyword ``fence=lease``: the write is refused with
-    `LeaseLost` when that lease is no longer the task's current one.
+    `LeaseLost` when that lease is no longer the task's current one. What each
+    operation does is documented on `StoreOps`.
     """
 
     url: str
@@ -145,33 +64,14 @@ class StateStore(StoreOps):
     change_poll: float | None = 0.2
     """How often a change feed looks again: None when the store publishes every writer's changes."""
 
-    @contextlib.asynccontextmanager
-    async def changes(self, *topics: str) -> AsyncIterator[ChangeFeed]:
-        """Watch topics (`TRIGGERS`, ``events_topic(task_id)``) for the block.
+    exclusive: bool = True
+    """Whether the store's transactions take turns (one connection) rather than run at once (a pool)."""
 
-        The feed hears of changes committed after it opened: look at the
-        store after opening it, then wait.
-        """
-        feeds: set[ChangeFeed] = self.__dict__.setdefault("_feeds", set())
-        await self._start_listening(topics)
-        feed = ChangeFeed(topics, self.change_poll)
-        feeds.add(feed)
-        try:
-            yield feed
-        finally:
-            feeds.discard(feed)
+    def __init__(self) -> None:
+        self._gate = TransactionGate(exclusive=self.exclusive)
+        self._feeds: set[ChangeFeed] = set()
 
-    def publish(self, topics: Iterable[str]) -> None:
-        """Wake this process's feeds that watch any of `topics` (``"*"`` wakes them all)."""
-        topics = set(topics)
-        if not topics:
-            return
-        for feed in self.__dict__.get("_feeds", ()):
-            if "*" in topics or feed.topics & topics:
-                feed.notify()
-
-    async def _start_listening(self, topics: Iterable[str]) -> None:
-        """Hear other processes' changes on `topics` from now on, if the store can (called as each feed opens)."""
+    # ------------------------------------------------------------------ lifecycle
 
     @abc.abstractmethod
     async def open(self) -> None:
@@ -188,8 +88,16 @@ class StateStore(StoreOps):
     async def close(self) -> None:
         """Release connections; the store can't be used afterwards."""
 
-    @abc.abstractmethod
-    def transaction(self, *, fence: Lease | None = None) -> AbstractAsyncContextManager[StoreOps]:
+    async def __aenter__(self) -> StateStore:
+        await self.open()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    # ------------------------------------------------------------------ transactions
+
+    def transaction(self, *, fence: Lease | None = None) -> Transaction:
         """Return a context manager giving operations that commit together.
 
         Everything done through it commits when the block ends and is rolled
@@ -198,14 +106,54 @@ class StateStore(StoreOps):
         Raises:
             LeaseLost: on entry, when `fence` is not the task's current lease.
         """
+        return Transaction(self, write=True, fence=fence)
 
-    @abc.abstractmethod
-    def reading(self) -> AbstractAsyncContextManager[StoreOps]:
+    def reading(self) -> Transaction:
         """Return a context manager giving operations for a consistent read."""
+        return Transaction(self, write=False, fence=None)
 
     @abc.abstractmethod
-    async def schema_version(self) -> int:
-        """Return the schema version the database is at (0 for the memory store, which has none)."""
+    async def _begin(self, *, write: bool) -> Opened:
+        """Start a transaction (for writing, or a consistent read); called inside the gate."""
+
+    async def _read(self, op: Callable[[StoreOps], Awaitable[_R]]) -> _R:
+        async with self.reading() as tx:
+            return await op(tx)
+
+    async def _write(self, fence: Lease | None, op: Callable[[StoreOps], Awaitable[_R]]) -> _R:
+        async with self.transaction(fence=fence) as tx:
+            return await op(tx)
+
+    # ------------------------------------------------------------------ change feeds
+
+    @contextlib.asynccontextmanager
+    async def changes(self, *topics: str) -> AsyncIterator[ChangeFeed]:
+        """Watch topics (`TRIGGERS`, ``events_topic(task_id)``) for the block.
+
+        The feed hears of changes committed after it opened: look at the
+        store after opening it, then wait.
+        """
+        await self._start_listening(topics)
+        feed = ChangeFeed(topics, self.change_poll)
+        self._feeds.add(feed)
+        try:
+            yield feed
+        finally:
+            self._feeds.discard(feed)
+
+    def publish(self, topics: Iterable[str]) -> None:
+        """Wake this process's feeds that watch any of `topics` (``"*"`` wakes them all)."""
+        topics = set(topics)
+        if not topics:
+            return
+        for feed in self._feeds:
+            if "*" in topics or feed.topics & topics:
+                feed.notify()
+
+    async def _start_listening(self, topics: Iterable[str]) -> None:
+        """Hear other processes' changes on `topics` from now on, if the store can (called as each feed opens)."""
+
+    # ------------------------------------------------------------------ sessions
 
     async def update_session_state(
         self,
@@ -235,60 +183,198 @@ class StateStore(StoreOps):
                 continue
         raise ConflictError(f"session {session_id!r} kept changing; gave up after {attempts} tries")
 
-    async def __aenter__(self) -> StateStore:
-        await self.open()
-        return self
+    # ------------------------------------------------------------------ the operations, one transaction each
 
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
+    async def schema_version(self) -> int:
+        return await self._read(lambda tx: tx.schema_version())
 
+    async def check_fence(self, lease: Lease) -> None:
+        return await self._read(lambda tx: tx.check_fence(lease))
 
-def _delegate(name: str, writes: bool) -> Callable[..., Awaitable[Any]]:
-    if writes:
+    async def create_task(self, task: Task, *, fence: Lease | None = None) -> Task:
+        return await self._write(fence, lambda tx: tx.create_task(task))
 
-        async def op(self: StateStore, *args: Any, fence: Lease | None = None, **kwargs: Any) -> Any:
-            async with self.transaction(fence=fence) as tx:
-                return await getattr(tx, name)(*args, **kwargs)
+    async def get_task(self, task_id: str) -> Task:
+        return await self._read(lambda tx: tx.get_task(task_id))
 
-    else:
+    async def list_tasks(self, status: TaskStatus | None = None, *, limit: int | None = None) -> list[Task]:
+        return await self._read(lambda tx: tx.list_tasks(status, limit=limit))
 
-        async def op(self: StateStore, *args: Any, **kwargs: Any) -> Any:
-            async with self.reading() as tx:
-                return await getattr(tx, name)(*args, **kwargs)
+    async def update_task(self, task: Task, *, fence: Lease | None = None) -> Task:
+        return await self._write(fence, lambda tx: tx.update_task(task))
 
-    op.__name__ = op.__qualname__ = name
-    op.__doc__ = getattr(StoreOps, name).__doc__
-    return op
+    async def list_orphaned_tasks(self, *, limit: int = 10, now: dt.datetime | None = None) -> list[Task]:
+        return await self._read(lambda tx: tx.list_orphaned_tasks(limit=limit, now=now))
 
+    async def replace_steps(
+        self, task_id: str, steps: Sequence[Step], *, fence: Lease | None = None
+    ) -> None:
+        return await self._write(fence, lambda tx: tx.replace_steps(task_id, steps))
 
-for _name in (*_READ_OPS, *_WRITE_OPS):
-    setattr(StateStore, _name, _delegate(_name, _name in _WRITE_OPS))
-abc.update_abstractmethods(StateStore)
+    async def update_step(self, step: Step, *, fence: Lease | None = None) -> Step:
+        return await self._write(fence, lambda tx: tx.update_step(step))
 
+    async def list_steps(self, task_id: str) -> list[Step]:
+        return await self._read(lambda tx: tx.list_steps(task_id))
 
-def checkpoints_to_drop(
-    ages: Sequence[tuple[str, int, dt.datetime]],
-    *,
-    keep: int | None,
-    older_than: dt.timedelta | None,
-    now: dt.datetime,
-) -> list[tuple[str, int]]:
-    """Pick the checkpoints rotation deletes, from ``(task_id, number, created_at)`` rows.
+    async def record_op_started(self, op: Operation, *, fence: Lease | None = None) -> Operation:
+        return await self._write(fence, lambda tx: tx.record_op_started(op))
 
-    Per task, the newest is always kept; of the others, those past `keep`
-    (counting from the newest) and those created before ``now - older_than``
-    are dropped.
-    """
-    by_task: dict[str, list[tuple[int, dt.datetime]]] = {}
-    for task_id, number, created_at in ages:
-        by_task.setdefault(task_id, []).append((number, created_at))
-    cutoff = None if older_than is None else now - older_than
-    doomed = []
-    for task_id, rows in by_task.items():
-        rows.sort(reverse=True)
-        for rank, (number, created_at) in enumerate(rows):
-            too_many = keep is not None and rank >= keep
-            too_old = cutoff is not None and created_at < cutoff
-            if rank > 0 and (too_many or too_old):
-                doomed.append((task_id, number))
-    return doomed
+    async def record_op_finished(self, op: Operation, *, fence: Lease | None = None) -> Operation:
+        return await self._write(fence, lambda tx: tx.record_op_finished(op))
+
+    async def get_op(self, task_id: str, seq: int) -> Operation | None:
+        return await self._read(lambda tx: tx.get_op(task_id, seq))
+
+    async def list_ops(self, task_id: str, *, after_seq: int = -1) -> list[Operation]:
+        return await self._read(lambda tx: tx.list_ops(task_id, after_seq=after_seq))
+
+    async def append_messages(
+        self, messages: Sequence[Message], *, fence: Lease | None = None
+    ) -> list[Message]:
+        return await self._write(fence, lambda tx: tx.append_messages(messages))
+
+    async def list_messages(self, thread_id: str, *, start: int = 0, end: int | None = None) -> list[Message]:
+        return await self._read(lambda tx: tx.list_messages(thread_id, start=start, end=end))
+
+    async def append_event(self, event: Event, *, fence: Lease | None = None) -> Event:
+        return await self._write(fence, lambda tx: tx.append_event(event))
+
+    async def list_events(
+        self, task_id: str, *, after_seq: int = 0, limit: int | None = None
+    ) -> list[Event]:
+        return await self._read(lambda tx: tx.list_events(task_id, after_seq=after_seq, limit=limit))
+
+    async def last_events(self, task_id: str, count: int) -> list[Event]:
+        return await self._read(lambda tx: tx.last_events(task_id, count))
+
+    async def put_artifact(
+        self, artifact: Artifact, content: bytes, *, fence: Lease | None = None
+    ) -> Artifact:
+        return await self._write(fence, lambda tx: tx.put_artifact(artifact, content))
+
+    async def get_artifact(self, artifact_id: str) -> Artifact:
+        return await self._read(lambda tx: tx.get_artifact(artifact_id))
+
+    async def read_artifact(self, artifact_id: str, *, offset: int = 0, length: int | None = None) -> bytes:
+        return await self._read(lambda tx: tx.read_artifact(artifact_id, offset=offset, length=length))
+
+    async def list_artifacts(self, task_id: str) -> list[Artifact]:
+        return await self._read(lambda tx: tx.list_artifacts(task_id))
+
+    async def put_trigger(self, trigger: Trigger, *, fence: Lease | None = None) -> Trigger:
+        return await self._write(fence, lambda tx: tx.put_trigger(trigger))
+
+    async def next_due_at(self) -> dt.datetime | None:
+        return await self._read(lambda tx: tx.next_due_at())
+
+    async def claim_due_triggers(
+        self, *, limit: int = 10, now: dt.datetime | None = None, fence: Lease | None = None
+    ) -> list[Trigger]:
+        return await self._write(fence, lambda tx: tx.claim_due_triggers(limit=limit, now=now))
+
+    async def list_triggers(self, task_id: str | None = None) -> list[Trigger]:
+        return await self._read(lambda tx: tx.list_triggers(task_id))
+
+    async def delete_triggers(self, task_id: str, *, fence: Lease | None = None) -> int:
+        return await self._write(fence, lambda tx: tx.delete_triggers(task_id))
+
+    async def delete_trigger(self, trigger_id: int, *, fence: Lease | None = None) -> bool:
+        return await self._write(fence, lambda tx: tx.delete_trigger(trigger_id))
+
+    async def put_checkpoint(self, checkpoint: Checkpoint, *, fence: Lease | None = None) -> Checkpoint:
+        return await self._write(fence, lambda tx: tx.put_checkpoint(checkpoint))
+
+    async def get_checkpoint(self, task_id: str, number: int) -> Checkpoint:
+        return await self._read(lambda tx: tx.get_checkpoint(task_id, number))
+
+    async def latest_checkpoint(self, task_id: str) -> Checkpoint | None:
+        return await self._read(lambda tx: tx.latest_checkpoint(task_id))
+
+    async def list_checkpoints(self, task_id: str) -> list[Checkpoint]:
+        return await self._read(lambda tx: tx.list_checkpoints(task_id))
+
+    async def rotate_checkpoints(
+        self,
+        *,
+        keep: int | None = None,
+        older_than: dt.timedelta | None = None,
+        task_id: str | None = None,
+        now: dt.datetime | None = None,
+        fence: Lease | None = None,
+    ) -> int:
+        return await self._write(
+            fence,
+            lambda tx: tx.rotate_checkpoints(keep=keep, older_than=older_than, task_id=task_id, now=now),
+        )
+
+    async def request_approval(self, approval: Approval, *, fence: Lease | None = None) -> Approval:
+        return await self._write(fence, lambda tx: tx.request_approval(approval))
+
+    async def get_approval(self, task_id: str, seq: int) -> Approval | None:
+        return await self._read(lambda tx: tx.get_approval(task_id, seq))
+
+    async def decide_approval(self, approval: Approval, *, fence: Lease | None = None) -> Approval:
+        return await self._write(fence, lambda tx: tx.decide_approval(approval))
+
+    async def list_approvals(self, task_id: str | None = None, *, pending_only: bool = False) -> list[Approval]:
+        return await self._read(lambda tx: tx.list_approvals(task_id, pending_only=pending_only))
+
+    async def get_session(self, session_id: str) -> Session:
+        return await self._read(lambda tx: tx.get_session(session_id))
+
+    async def put_session(self, session: Session, *, fence: Lease | None = None) -> Session:
+        return await self._write(fence, lambda tx: tx.put_session(session))
+
+    async def list_sessions(self) -> list[Session]:
+        return await self._read(lambda tx: tx.list_sessions())
+
+    async def claim_lease(
+        self,
+        task_id: str,
+        owner: str,
+        ttl: float,
+        *,
+        host: str = "",
+        pid: int = 0,
+        take_over: bool = False,
+        now: dt.datetime | None = None,
+        fence: Lease | None = None,
+    ) -> Lease | None:
+        return await self._write(
+            fence,
+            lambda tx: tx.claim_lease(task_id, owner, ttl, host=host, pid=pid, take_over=take_over, now=now),
+        )
+
+    async def renew_lease(
+        self, lease: Lease, ttl: float, *, now: dt.datetime | None = None, fence: Lease | None = None
+    ) -> Lease:
+        return await self._write(fence, lambda tx: tx.renew_lease(lease, ttl, now=now))
+
+    async def release_lease(
+        self, lease: Lease, *, now: dt.datetime | None = None, fence: Lease | None = None
+    ) -> None:
+        return await self._write(fence, lambda tx: tx.release_lease(lease, now=now))
+
+    async def get_lease(self, task_id: str) -> Lease | None:
+        return await self._read(lambda tx: tx.get_lease(task_id))
+
+    async def lease_history(self, task_id: str) -> list[Lease]:
+        return await self._read(lambda tx: tx.lease_history(task_id))
+
+    async def claim_tasks(
+        self,
+        owner: str,
+        ttl: float,
+        *,
+        host: str = "",
+        pid: int = 0,
+        limit: int = 10,
+        skip: Collection[str] = (),
+        now: dt.datetime | None = None,
+        fence: Lease | None = None,
+    ) -> list[Lease]:
+        return await self._write(
+            fence,
+            lambda tx: tx.claim_tasks(owner, ttl, host=host, pid=pid, limit=limit, skip=skip, now=now),
+        )

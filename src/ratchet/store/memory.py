@@ -1,15 +1,15 @@
 """The in-memory store: the reference behaviour, for tests and throwaway runs.
 
 Records are kept as JSON text, as the SQL stores keep them, so nothing a
-caller holds aliases what the store holds. A transaction keeps an undo log
-and replays it backwards on rollback.
+caller holds aliases what the store holds. Transactions take turns; each keeps
+an undo log and replays it backwards on rollback.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import itertools
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from ..errors import (
@@ -43,14 +43,9 @@ from ..model import (
     check_task_move,
     utcnow,
 )
-from .base import (
-    TRIGGERS,
-    StateStore,
-    TransactionGate,
-    checkpoints_to_drop,
-    events_topic,
-)
-from .ops import StoreOps
+from .base import StateStore
+from .changes import TRIGGERS, events_topic
+from .ops import StoreOps, checkpoints_to_drop
 
 __all__ = ["MemoryStore"]
 
@@ -63,8 +58,8 @@ class MemoryStore(StateStore):
     change_poll = None  # every writer is in this process, and publishes what it commits
 
     def __init__(self) -> None:
+        super().__init__()
         self.url = "memory://"
-        self._gate = TransactionGate()
         self._closed = False
         self._ops = _MemoryOps()
 
@@ -75,51 +70,35 @@ class MemoryStore(StateStore):
         """Refuse further use, as the other stores do; the data goes with the object."""
         self._closed = True
 
-    async def schema_version(self) -> int:
-        return 0
-
-    def transaction(self, *, fence: Lease | None = None) -> _Transaction:
-        return _Transaction(self, fence=fence)
-
-    def reading(self) -> _Transaction:
-        return _Transaction(self, fence=None)
-
-
-class _Transaction:
-    __slots__ = ("_store", "_fence")
-
-    def __init__(self, store: MemoryStore, *, fence: Lease | None) -> None:
-        self._store = store
-        self._fence = fence
-
-    async def __aenter__(self) -> _MemoryOps:
-        if self._store._closed:
+    async def _begin(self, *, write: bool) -> _MemoryTransaction:
+        if self._closed:
             raise StoreError("the store memory:// is closed")
-        await self._store._gate.enter()
-        ops = self._store._ops
-        ops.undo.clear()
-        if self._fence is not None:
-            try:
-                ops.check_fence(self._fence)
-            except BaseException:
-                self._store._gate.leave()
-                raise
-        return ops
+        self._ops.undo.clear()
+        self._ops.touched = set()
+        return _MemoryTransaction(self._ops)
 
-    async def __aexit__(self, exc_type: type | None, exc: BaseException | None, tb: Any) -> None:
-        ops = self._store._ops
-        touched, ops.touched = ops.touched, set()
-        try:
-            if exc_type is not None:
-                ops.roll_back()
-                touched = set()
-        finally:
-            ops.undo.clear()
-            self._store._gate.leave()
-        self._store.publish(touched)
+
+class _MemoryTransaction:
+    """The open transaction: the store's operations, whose undo log it keeps or plays back."""
+
+    __slots__ = ("ops",)
+
+    def __init__(self, ops: _MemoryOps) -> None:
+        self.ops = ops
+
+    @property
+    def touched(self) -> set[str]:
+        return self.ops.touched
+
+    async def end(self, *, commit: bool) -> None:
+        if not commit:
+            self.ops.roll_back()
+        self.ops.undo.clear()
 
 
 class _MemoryOps(StoreOps):
+    """The tables, as dicts of JSON text, and the operations on them."""
+
     def __init__(self) -> None:
         self.undo: list[tuple[dict[Any, Any], Any, Any]] = []
         self.touched: set[str] = set()
@@ -160,10 +139,16 @@ class _MemoryOps(StoreOps):
             else:
                 table[key] = old
 
-    def check_fence(self, lease: Lease) -> None:
+    async def schema_version(self) -> int:
+        return 0
+
+    def _is_current(self, lease: Lease) -> bool:
         current = self.leases.get(lease.task_id)
         stored = None if current is None else Lease.from_json(current)
-        if stored is None or stored.token != lease.token or stored.released:
+        return stored is not None and stored.token == lease.token and not stored.released
+
+    async def check_fence(self, lease: Lease) -> None:
+        if not self._is_current(lease):
             raise LeaseLost(
                 f"lease {lease.token} of {lease.owner} on task {lease.task_id} is no longer current"
             )
@@ -534,12 +519,8 @@ class _MemoryOps(StoreOps):
         self._set(self._rows(self.lease_claims, lease.task_id), lease.token, lease.to_json())
 
     def _current(self, lease: Lease) -> Lease:
-        try:
-            self.check_fence(lease)
-        except LeaseLost:
-            raise LeaseLost(
-                f"lease {lease.token} on task {lease.task_id} was released or replaced"
-            ) from None
+        if not self._is_current(lease):
+            raise LeaseLost(f"lease {lease.token} on task {lease.task_id} was released or replaced")
         return Lease.from_json(self.leases[lease.task_id])
 
     async def renew_lease(
@@ -568,3 +549,26 @@ class _MemoryOps(StoreOps):
     async def lease_history(self, task_id: str) -> list[Lease]:
         rows = self.lease_claims.get(task_id, {})
         return [Lease.from_json(rows[token]) for token in sorted(rows)]
+
+    async def claim_tasks(
+        self,
+        owner: str,
+        ttl: float,
+        *,
+        host: str = "",
+        pid: int = 0,
+        limit: int = 10,
+        skip: Collection[str] = (),
+        now: dt.datetime | None = None,
+    ) -> list[Lease]:
+        now = now or utcnow()
+        leases: list[Lease] = []
+        for task in await self.list_orphaned_tasks(limit=limit + len(skip), now=now):
+            if len(leases) == limit:
+                break
+            if task.id in skip:
+                continue
+            lease = await self.claim_lease(task.id, owner, ttl, host=host, pid=pid, now=now)
+            if lease is not None:
+                leases.append(lease)
+        return leases

@@ -1,9 +1,11 @@
 """`StoreOps`: the operations every store has, with the behaviour each must show.
 
-Written once here; `StateStore` (base.py) runs each in a transaction of its
-own, and ``store.transaction()`` hands out a `StoreOps` bound to one
-transaction. The behaviour suite in tests/store holds every store to these
-docstrings.
+Declared once here with the behaviour each must show; the memory store
+(memory.py) implements them as the reference, and `SqlOps` (sql.py) implements
+them once for every SQL database. `StateStore` (base.py) runs each in a
+transaction of its own, and ``store.transaction()`` hands out a `StoreOps`
+bound to one transaction. The behaviour suite in tests/store holds every store
+to these docstrings.
 """
 
 from __future__ import annotations
@@ -25,10 +27,9 @@ from ..model import (
     Task,
     TaskStatus,
     Trigger,
-    utcnow,
 )
 
-__all__ = ["StoreOps"]
+__all__ = ["StoreOps", "checkpoints_to_drop"]
 
 
 class StoreOps(abc.ABC):
@@ -385,6 +386,7 @@ class StoreOps(abc.ABC):
         ``took_over`` marks a claim made over a lease that was still live.
         """
 
+    @abc.abstractmethod
     async def claim_tasks(
         self,
         owner: str,
@@ -398,17 +400,49 @@ class StoreOps(abc.ABC):
     ) -> list[Lease]:
         """Claim up to `limit` orphaned tasks (see `list_orphaned_tasks`) for `owner`, leaving out `skip`.
 
-        Returns the leases granted. Two claimers running at once never get
-        the same task.
+        Returns the leases granted, oldest task first; each is kept in its
+        task's lease history. Two claimers running at once never get the
+        same task.
         """
-        now = now or utcnow()
-        leases: list[Lease] = []
-        for task in await self.list_orphaned_tasks(limit=limit + len(skip), now=now):
-            if len(leases) == limit:
-                break
-            if task.id in skip:
-                continue
-            lease = await self.claim_lease(task.id, owner, ttl, host=host, pid=pid, now=now)
-            if lease is not None:
-                leases.append(lease)
-        return leases
+
+    # ------------------------------------------------------------------ the store itself
+
+    @abc.abstractmethod
+    async def check_fence(self, lease: Lease) -> None:
+        """Make sure `lease` is its task's current lease, and keep it so until the transaction ends.
+
+        Raises:
+            LeaseLost: the lease was released or another claim replaced it.
+        """
+
+    @abc.abstractmethod
+    async def schema_version(self) -> int:
+        """Return the schema version the database is at (0 for the memory store, which has none)."""
+
+
+def checkpoints_to_drop(
+    ages: Sequence[tuple[str, int, dt.datetime]],
+    *,
+    keep: int | None,
+    older_than: dt.timedelta | None,
+    now: dt.datetime,
+) -> list[tuple[str, int]]:
+    """Pick the checkpoints `StoreOps.rotate_checkpoints` deletes, from ``(task_id, number, created_at)`` rows.
+
+    Per task, the newest is always kept; of the others, those past `keep`
+    (counting from the newest) and those created before ``now - older_than``
+    are dropped.
+    """
+    by_task: dict[str, list[tuple[int, dt.datetime]]] = {}
+    for task_id, number, created_at in ages:
+        by_task.setdefault(task_id, []).append((number, created_at))
+    cutoff = None if older_than is None else now - older_than
+    doomed = []
+    for task_id, rows in by_task.items():
+        rows.sort(reverse=True)
+        for rank, (number, created_at) in enumerate(rows):
+            too_many = keep is not None and rank >= keep
+            too_old = cutoff is not None and created_at < cutoff
+            if rank > 0 and (too_many or too_old):
+                doomed.append((task_id, number))
+    return doomed

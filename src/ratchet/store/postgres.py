@@ -9,34 +9,31 @@ are allocated under a transaction-scoped advisory lock of that owner; work is
 claimed with ``FOR UPDATE SKIP LOCKED``. Reads run in a REPEATABLE READ,
 read-only transaction, so several reads see one moment.
 
-Driver errors become `StoreError` at one boundary (`postgres_ops.store_error`),
-with one line that names the database and never a password.
+Driver errors become `StoreError` at one boundary (`store_error`), with one
+line that names the database and never a password.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from contextvars import ContextVar
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
-from ..errors import StoreError
-from ..model import Lease
+from ..errors import DuplicateRecord, StoreError
 from . import catalogue
-from .base import StateStore
+from .driver import Driver, Params, Row
 from .postgres_changes import ChangeListener, channels_of
-from .postgres_ops import PostgresOps, store_error
 from .postgres_schema import DIALECT, Target, connect, connection_error, prepare
+from .sql_store import SqlStore
 
-__all__ = ["PostgresStore"]
+__all__ = ["PostgresStore", "store_error"]
 
-_OPEN: ContextVar[frozenset[int]] = ContextVar("ratchet_open_pg_transactions", default=frozenset())
 _CONNECT_TIMEOUT = 10  # seconds, unless the URL says otherwise
 
 
-class PostgresStore(StateStore):
+class PostgresStore(SqlStore):
     """The store of a ``postgresql://`` URL.
 
     Args:
@@ -48,12 +45,14 @@ class PostgresStore(StateStore):
     """
 
     change_poll = None  # every writer's commits reach the feeds through LISTEN/NOTIFY
+    exclusive = False  # each transaction has a pooled connection of its own
 
     def __init__(
         self, conninfo: str, *, url: str | None = None, pool_size: int = 10, create: bool = True
     ) -> None:
         if pool_size < 1:
             raise ValueError(f"pool_size must be at least 1, not {pool_size}")
+        super().__init__()
         self.conninfo = conninfo
         self.url = url or conninfo
         self.pool_size = pool_size
@@ -111,95 +110,96 @@ class PostgresStore(StateStore):
         if listener is not None:
             self.publish(["*"])  # what the old listener would have heard while they swapped
 
-    async def schema_version(self) -> int:
-        async with self.reading() as ops:
-            return await ops.schema_version()
-
     def _live_pool(self) -> AsyncConnectionPool:
         if self._pool is None:
             raise StoreError(f"the store for PostgreSQL {self.target} is not open")
         return self._pool
 
-    # ------------------------------------------------------------------ transactions
+    # ------------------------------------------------------------------ connections
 
-    def transaction(self, *, fence: Lease | None = None) -> _Transaction:
-        return _Transaction(self, write=True, fence=fence)
-
-    def reading(self) -> _Transaction:
-        return _Transaction(self, write=False, fence=None)
-
-
-class _Transaction:
-    """``async with``: one transaction on a pooled connection, committed on success."""
-
-    __slots__ = ("_conn", "_fence", "_store", "_write")
-
-    def __init__(self, store: PostgresStore, *, write: bool, fence: Lease | None) -> None:
-        self._store = store
-        self._write = write
-        self._fence = fence
-        self._conn: psycopg.AsyncConnection | None = None
-
-    async def __aenter__(self) -> PostgresOps:
-        store = self._store
-        pool = store._live_pool()
-        holding = _OPEN.get()
-        if id(store) in holding:
-            raise StoreError(
-                "the store was called inside one of its own transactions; "
-                "call the transaction's object (tx) instead"
-            )
+    async def _connect(self) -> PostgresDriver:
+        pool = self._live_pool()
         try:
-            self._conn = await pool.getconn()
+            conn = await pool.getconn()
         except psycopg.Error as exc:
-            raise _pool_error(store, exc) from None
-        _OPEN.set(holding | {id(store)})
-        ops = PostgresOps(self._conn, store.target)
+            raise self._pool_error(exc) from None
+        return PostgresDriver(conn, self.target)
+
+    async def _disconnect(self, driver: Driver) -> None:
+        assert isinstance(driver, PostgresDriver)
+        if self._pool is not None:
+            await self._pool.putconn(driver.conn)  # the pool replaces a broken connection
+        else:
+            await driver.conn.close()
+
+    def _pool_error(self, exc: psycopg.Error) -> StoreError:
+        if self._pool is None:
+            return StoreError(f"the store for PostgreSQL {self.target} is not open")
+        if type(exc).__name__ == "PoolTimeout":
+            return StoreError(
+                f"no connection to PostgreSQL {self.target} came free in time "
+                f"(pool_size={self.pool_size}); raise ?pool_size= or check the server"
+            )
+        return connection_error(self.target, exc)
+
+
+def store_error(target: Target, exc: psycopg.Error, conn: psycopg.AsyncConnection[Any]) -> StoreError:
+    """The store error for a driver error met on `conn`: the one place they are translated."""
+    if isinstance(exc, psycopg.errors.UniqueViolation):
+        return DuplicateRecord(f"PostgreSQL {target}: {exc.diag.message_primary or exc}")
+    if conn.closed:
+        return connection_error(target, exc)
+    lines = str(exc).strip().splitlines()
+    message = exc.diag.message_primary or (lines[0] if lines else type(exc).__name__)
+    return StoreError(f"PostgreSQL {target}: {message}")
+
+
+class PostgresDriver(Driver):
+    """One pooled connection, for one transaction."""
+
+    def __init__(self, conn: psycopg.AsyncConnection[Any], target: Target) -> None:
+        self.conn = conn
+        self.target = target
+        self._q = catalogue.queries(DIALECT)
+
+    async def _run(self, name: str, params: Params | None) -> psycopg.AsyncCursor[Any]:
         try:
-            await ops.run("begin_write" if self._write else "begin_read")
-            if self._fence is not None:
-                await ops.check_fence(self._fence)
-        except BaseException:
-            await self._end(commit=False)
-            raise
-        return ops
+            return await self.conn.execute(self._q[name], params)
+        except psycopg.Error as exc:
+            raise store_error(self.target, exc, self.conn) from exc
 
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object
-    ) -> None:
-        await self._end(commit=exc_type is None)
+    async def execute(self, name: str, params: Params | None = None) -> int:
+        return (await self._run(name, params)).rowcount
 
-    async def _end(self, *, commit: bool) -> None:
-        store, conn = self._store, self._conn
-        assert conn is not None
-        queries = catalogue.queries(DIALECT)
+    async def execute_many(self, name: str, params: Sequence[Params]) -> None:
+        if not params:
+            return
         try:
-            if commit:
-                try:
-                    await conn.execute(queries["commit"])
-                except psycopg.Error as exc:
-                    raise store_error(store.target, exc, conn) from exc
-            elif not conn.closed:
-                try:
-                    await conn.execute(queries["rollback"])
-                except psycopg.Error:
-                    await conn.close()  # the pool replaces a broken connection
-        finally:
-            self._conn = None
-            _OPEN.set(_OPEN.get() - {id(store)})
-            pool = store._pool
-            if pool is not None:
-                await pool.putconn(conn)
-            else:
-                await conn.close()
+            async with self.conn.cursor() as cursor:
+                await cursor.executemany(self._q[name], params)
+        except psycopg.Error as exc:
+            raise store_error(self.target, exc, self.conn) from exc
 
+    async def one(self, name: str, params: Params | None = None) -> Row | None:
+        row: Row | None = await (await self._run(name, params)).fetchone()
+        return row
 
-def _pool_error(store: PostgresStore, exc: psycopg.Error) -> StoreError:
-    if store._pool is None:
-        return StoreError(f"the store for PostgreSQL {store.target} is not open")
-    if type(exc).__name__ == "PoolTimeout":
-        return StoreError(
-            f"no connection to PostgreSQL {store.target} came free in time "
-            f"(pool_size={store.pool_size}); raise ?pool_size= or check the server"
-        )
-    return connection_error(store.target, exc)
+    async def all(self, name: str, params: Params | None = None) -> list[Row]:
+        return await (await self._run(name, params)).fetchall()
+
+    async def lock(self, key: str) -> None:
+        await self._run("lock_sequence", {"key": key})
+
+    async def begin(self, *, write: bool) -> None:
+        await self._run("begin_write" if write else "begin_read", None)
+
+    async def commit(self) -> None:
+        await self._run("commit", None)
+
+    async def rollback(self) -> None:
+        if self.conn.closed:
+            return
+        try:
+            await self.conn.execute(self._q["rollback"])
+        except psycopg.Error:
+            await self.conn.close()  # the pool replaces a broken connection

@@ -2,6 +2,8 @@
 -- Parameters are named (%(name)s); times are integer microseconds since the epoch.
 -- Notifications name what changed: "triggers" on channel ratchet_triggers,
 -- "events:TASK_ID" on ratchet_events; they are delivered when the transaction commits.
+-- The SQLite catalogue has a query of every name used by the store's
+-- operations (store/sql.py), doing the same in its own dialect.
 
 -- name: begin_write
 BEGIN ISOLATION LEVEL READ COMMITTED
@@ -183,7 +185,7 @@ WHERE task_id = %(task_id)s ORDER BY created_at, position
 
 -- name: put_task_trigger
 -- A task's trigger of a kind already queued absorbs this one: the earlier time
--- and the lower priority number win. The notification rides on the last column.
+-- and the lower priority number win.
 WITH put AS (
     INSERT INTO triggers AS g (fire_at, priority, task_id, session_id, kind, payload, dedupe_key)
     VALUES (%(fire_at)s, %(priority)s, %(task_id)s, %(session_id)s, %(kind)s, %(payload)s,
@@ -193,9 +195,7 @@ WITH put AS (
         priority = LEAST(g.priority, excluded.priority)
     RETURNING id, fire_at, priority, task_id, session_id, kind, payload, dedupe_key
 )
-SELECT id, fire_at, priority, task_id, session_id, kind, payload, dedupe_key,
-       pg_notify('ratchet_triggers', 'triggers')
-FROM put
+SELECT put.* FROM put, LATERAL (SELECT pg_notify('ratchet_triggers', 'triggers')) AS notified
 
 -- name: insert_trigger
 WITH added AS (
@@ -296,9 +296,6 @@ WITH granted AS (
         took_over = NOT l.released AND l.expires_at > excluded.granted_at
     WHERE l.released OR l.expires_at <= excluded.granted_at OR %(take_over)s
     RETURNING task_id, owner, token, expires_at, host, pid, released, granted_at, took_over
-), recorded AS (
-    INSERT INTO lease_claims (task_id, token, owner, host, pid, expires_at, granted_at, took_over)
-    SELECT task_id, token, owner, host, pid, expires_at, granted_at, took_over FROM granted
 )
 SELECT task_id, owner, token, expires_at, host, pid, released, granted_at, took_over FROM granted
 
@@ -308,14 +305,15 @@ SELECT task_id, owner, token, expires_at, host, pid, released, granted_at, took_
 -- statement. A lease row someone holds (a writer it fences, another claim) is
 -- skipped too rather than waited for: waiting while holding task rows could
 -- deadlock with a writer that holds the lease row and wants its task row. A
--- first lease that appeared since the statement began is left alone.
+-- first lease that appeared since the statement began is left alone. Each row
+-- is the lease, then the task's place in line (created_at, position).
 WITH candidates AS (
     SELECT t.id, t.created_at, t.position FROM tasks t
     LEFT JOIN leases l ON l.task_id = t.id
     WHERE (t.status IN ('queued', 'running') OR (t.status = 'waiting' AND t.waiting_on = 'timer'))
       AND (l.task_id IS NULL OR l.released OR l.expires_at <= %(now)s)
       AND NOT EXISTS (SELECT 1 FROM triggers g WHERE g.task_id = t.id)
-      AND t.id <> ALL(%(skip)s::text[])
+      AND t.id NOT IN (SELECT jsonb_array_elements_text(%(skip)s::jsonb))
     ORDER BY t.created_at, t.position
     LIMIT %(limit)s
     FOR UPDATE OF t SKIP LOCKED
@@ -339,37 +337,37 @@ WITH candidates AS (
     RETURNING task_id, owner, token, expires_at, host, pid, released, granted_at, took_over
 ), granted AS (
     SELECT * FROM renewed UNION ALL SELECT * FROM first
-), recorded AS (
-    INSERT INTO lease_claims (task_id, token, owner, host, pid, expires_at, granted_at, took_over)
-    SELECT task_id, token, owner, host, pid, expires_at, granted_at, took_over FROM granted
 )
 SELECT g.task_id, g.owner, g.token, g.expires_at, g.host, g.pid, g.released, g.granted_at,
-       g.took_over
+       g.took_over, c.created_at, c.position
 FROM granted g JOIN candidates c ON c.id = g.task_id
 ORDER BY c.created_at, c.position
 
+-- name: record_lease_claim
+INSERT INTO lease_claims (task_id, token, owner, host, pid, expires_at, granted_at, took_over)
+VALUES (%(task_id)s, %(token)s, %(owner)s, %(host)s, %(pid)s, %(expires_at)s, %(granted_at)s,
+        %(took_over)s)
+
 -- name: renew_lease
-WITH renewed AS (
-    UPDATE leases SET expires_at = %(expires_at)s
-    WHERE task_id = %(task_id)s AND token = %(token)s AND NOT released
-    RETURNING task_id, token
-), claim AS (
-    UPDATE lease_claims c SET expires_at = %(expires_at)s
-    FROM renewed r WHERE c.task_id = r.task_id AND c.token = r.token
-)
-SELECT token FROM renewed
+UPDATE leases SET expires_at = %(expires_at)s
+WHERE task_id = %(task_id)s AND token = %(token)s AND NOT released
+
+-- name: renew_lease_claim
+UPDATE lease_claims SET expires_at = %(expires_at)s
+WHERE task_id = %(task_id)s AND token = %(token)s
 
 -- name: release_lease
--- The claim ends now, or when it expired if that was earlier.
 WITH ended AS (
     UPDATE leases SET released = TRUE
     WHERE task_id = %(task_id)s AND token = %(token)s AND NOT released
-    RETURNING task_id, token
-), claim AS (
-    UPDATE lease_claims c SET released = TRUE, expires_at = LEAST(c.expires_at, %(now)s)
-    FROM ended e WHERE c.task_id = e.task_id AND c.token = e.token
+    RETURNING token
 )
 SELECT token, pg_notify('ratchet_triggers', 'triggers') FROM ended
+
+-- name: release_lease_claim
+-- The claim ends now, or when it expired if that was earlier.
+UPDATE lease_claims SET released = TRUE, expires_at = LEAST(expires_at, %(now)s)
+WHERE task_id = %(task_id)s AND token = %(token)s
 
 -- name: lease_history
 SELECT task_id, owner, token, expires_at, host, pid, released, granted_at, took_over

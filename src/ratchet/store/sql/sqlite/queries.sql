@@ -1,5 +1,19 @@
 -- Named queries of the SQLite store. Each begins with a line "-- name: NAME".
 -- Parameters are named (:name); times are integer microseconds since the epoch.
+-- The PostgreSQL catalogue has a query of every name used by the store's
+-- operations (store/sql.py), doing the same in its own dialect.
+
+-- name: begin_write
+BEGIN IMMEDIATE
+
+-- name: begin_read
+BEGIN
+
+-- name: commit
+COMMIT
+
+-- name: rollback
+ROLLBACK
 
 -- name: create_version_table
 CREATE TABLE IF NOT EXISTS ratchet_schema_version (
@@ -22,15 +36,19 @@ SELECT token, released FROM leases WHERE task_id = :task_id
 -- name: insert_task
 INSERT INTO tasks (id, status, waiting_on, created_at, record)
 VALUES (:id, :status, :waiting_on, :created_at, :record)
+ON CONFLICT (id) DO NOTHING
 
 -- name: get_task
 SELECT record FROM tasks WHERE id = :id
 
+-- name: lock_task
+SELECT status FROM tasks WHERE id = :id
+
 -- name: list_tasks
-SELECT record FROM tasks ORDER BY created_at, rowid LIMIT :limit
+SELECT record FROM tasks ORDER BY created_at, rowid LIMIT COALESCE(:limit, -1)
 
 -- name: list_tasks_by_status
-SELECT record FROM tasks WHERE status = :status ORDER BY created_at, rowid LIMIT :limit
+SELECT record FROM tasks WHERE status = :status ORDER BY created_at, rowid LIMIT COALESCE(:limit, -1)
 
 -- name: update_task
 UPDATE tasks SET status = :status, waiting_on = :waiting_on, record = :record WHERE id = :id
@@ -50,7 +68,7 @@ DELETE FROM steps WHERE task_id = :task_id
 -- name: insert_step
 INSERT INTO steps (task_id, idx, status, record) VALUES (:task_id, :idx, :status, :record)
 
--- name: get_step_status
+-- name: lock_step
 SELECT status FROM steps WHERE task_id = :task_id AND idx = :idx
 
 -- name: update_step
@@ -116,7 +134,7 @@ RETURNING seq
 
 -- name: list_events
 SELECT task_id, seq, time, kind, severity, message, display_message, data
-FROM events WHERE task_id = :task_id AND seq > :after_seq ORDER BY seq LIMIT :limit
+FROM events WHERE task_id = :task_id AND seq > :after_seq ORDER BY seq LIMIT COALESCE(:limit, -1)
 
 -- name: last_events
 SELECT * FROM (
@@ -127,6 +145,7 @@ SELECT * FROM (
 -- name: insert_artifact
 INSERT INTO artifacts (id, task_id, type, summary, bytes, created_at, content)
 VALUES (:id, :task_id, :type, :summary, :bytes, :created_at, :content)
+ON CONFLICT (id) DO NOTHING
 
 -- name: get_artifact
 SELECT id, task_id, type, summary, bytes, created_at FROM artifacts WHERE id = :id
@@ -222,13 +241,42 @@ SELECT record FROM sessions ORDER BY updated_at DESC, id
 SELECT task_id, owner, token, expires_at, host, pid, released, granted_at, took_over
 FROM leases WHERE task_id = :task_id
 
--- name: put_lease
-INSERT INTO leases (task_id, owner, host, pid, token, expires_at, released, granted_at, took_over)
-VALUES (:task_id, :owner, :host, :pid, :token, :expires_at, 0, :granted_at, :took_over)
+-- name: claim_lease
+-- Granted when the task has no lease, or its lease was released, expired or
+-- is taken over (took_over says whether it was still live). No row comes back
+-- when the claim is refused.
+INSERT INTO leases AS l (task_id, owner, host, pid, token, expires_at, released, granted_at,
+                         took_over)
+VALUES (:task_id, :owner, :host, :pid, 1, :expires_at, 0, :now, 0)
+ON CONFLICT (task_id) DO UPDATE SET
+    owner = excluded.owner, host = excluded.host, pid = excluded.pid, token = l.token + 1,
+    expires_at = excluded.expires_at, released = 0, granted_at = excluded.granted_at,
+    took_over = NOT l.released AND l.expires_at > excluded.granted_at
+WHERE l.released OR l.expires_at <= excluded.granted_at OR :take_over
+RETURNING task_id, owner, token, expires_at, host, pid, released, granted_at, took_over
+
+-- name: claim_tasks
+-- The orphans of list_orphaned_tasks (but those in the JSON array :skip),
+-- leased in one statement. Each row is the lease, then the task's place in
+-- line (created_at, rowid): RETURNING gives rows in no set order.
+INSERT INTO leases AS l (task_id, owner, host, pid, token, expires_at, released, granted_at,
+                         took_over)
+SELECT t.id, :owner, :host, :pid, COALESCE(old.token, 0) + 1, :expires_at, 0, :now, 0
+FROM tasks t
+LEFT JOIN leases old ON old.task_id = t.id
+WHERE (t.status IN ('queued', 'running') OR (t.status = 'waiting' AND t.waiting_on = 'timer'))
+  AND (old.task_id IS NULL OR old.released = 1 OR old.expires_at <= :now)
+  AND NOT EXISTS (SELECT 1 FROM triggers g WHERE g.task_id = t.id)
+  AND t.id NOT IN (SELECT value FROM json_each(:skip))
+ORDER BY t.created_at, t.rowid
+LIMIT :limit
 ON CONFLICT (task_id) DO UPDATE SET
     owner = excluded.owner, host = excluded.host, pid = excluded.pid, token = excluded.token,
     expires_at = excluded.expires_at, released = 0, granted_at = excluded.granted_at,
-    took_over = excluded.took_over
+    took_over = 0
+RETURNING task_id, owner, token, expires_at, host, pid, released, granted_at, took_over,
+          (SELECT t.created_at FROM tasks t WHERE t.id = task_id),
+          (SELECT t.rowid FROM tasks t WHERE t.id = task_id)
 
 -- name: record_lease_claim
 INSERT INTO lease_claims (task_id, token, owner, host, pid, expires_at, granted_at, took_over)

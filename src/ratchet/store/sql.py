@@ -1,20 +1,19 @@
-"""The PostgreSQL store's operations, run on one connection inside an open transaction.
+"""`SqlOps`: every store operation, written once for every SQL database.
 
-`PostgresStore` (postgres.py) opens the transaction and hands these out. What
-each write locks: a task's row while its status moves (``FOR UPDATE``); an
-advisory lock per owner while numbering its events, messages or checkpoints;
-the claim statements lock as they go (``ON CONFLICT`` on the lease's key,
-``FOR UPDATE ... SKIP LOCKED`` on triggers and orphaned tasks). Every driver
-error becomes a `StoreError` in `PostgresOps.run`.
+Each operation runs named queries through a `Driver` (driver.py); the two
+dialects differ only in the text of those queries (sql/sqlite/queries.sql,
+sql/postgresql/queries.sql), never here. What each write locks is said by
+its queries: on PostgreSQL a task's row while its status moves
+(``lock_task``: ``FOR UPDATE``), the lease row of a fenced transaction
+(``check_lease``: ``FOR SHARE``), a per-owner lock while numbering rows
+(`Driver.lock`); SQLite's ``BEGIN IMMEDIATE`` holds the whole file instead.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Collection, Sequence
-from typing import Any
-
-import psycopg
 
 from ..errors import (
     ArtifactNotFound,
@@ -24,7 +23,6 @@ from ..errors import (
     LeaseLost,
     SessionNotFound,
     StepNotFound,
-    StoreError,
     TaskNotFound,
 )
 from ..model import (
@@ -47,87 +45,62 @@ from ..model import (
     check_task_move,
     utcnow,
 )
-from . import catalogue, rows
-from .base import checkpoints_to_drop
-from .ops import StoreOps
-from .postgres_schema import DIALECT, Target, connection_error
+from . import rows
+from .changes import TRIGGERS, events_topic
+from .driver import Driver
+from .ops import StoreOps, checkpoints_to_drop
 
-__all__ = ["PostgresOps", "store_error"]
+__all__ = ["SqlOps"]
 
 _INTENT_RESET = {
     "status": OpStatus.STARTED, "output": None, "error": None, "error_type": None,
     "finished_at": None, "next_attempt_at": None,
 }
-_INT4_MAX = 2**31 - 1  # substring() and message seqs take integers
+_INT4_MAX = 2**31 - 1  # substring offsets and message seqs are 32-bit integers
+_LEASE_COLUMNS = 9  # claim_tasks rows: a lease, then the claimed task's place in line
 
 
-def store_error(target: Target, exc: psycopg.Error, conn: psycopg.AsyncConnection) -> StoreError:
-    """The store error for a driver error met on `conn`: the one place they are translated."""
-    if isinstance(exc, psycopg.errors.UniqueViolation):
-        return DuplicateRecord(f"PostgreSQL {target}: {exc.diag.message_primary or exc}")
-    if conn.closed:
-        return connection_error(target, exc)
-    lines = str(exc).strip().splitlines()
-    message = exc.diag.message_primary or (lines[0] if lines else type(exc).__name__)
-    return StoreError(f"PostgreSQL {target}: {message}")
+class SqlOps(StoreOps):
+    """The operations, run through a driver inside a transaction the caller opened."""
 
-
-class PostgresOps(StoreOps):
-    """The operations, run on a connection inside a transaction the caller opened."""
-
-    def __init__(self, conn: psycopg.AsyncConnection, target: Target) -> None:
-        self._c = conn
-        self._target = target
-        self._q = catalogue.queries(DIALECT)
-
-    async def run(self, name: str, params: dict[str, Any] | None = None) -> psycopg.AsyncCursor[Any]:
-        """Execute the named query.
-
-        Raises:
-            StoreError: the driver's error, translated (`DuplicateRecord` for a
-                unique key, a connection error naming the server).
-        """
-        try:
-            return await self._c.execute(self._q[name], params)
-        except psycopg.Error as exc:
-            raise store_error(self._target, exc, self._c) from exc
-
-    async def _one(self, name: str, params: dict[str, Any] | None = None) -> Any:
-        """The first row of the named query, or None."""
-        return await (await self.run(name, params)).fetchone()
-
-    async def _all(self, name: str, params: dict[str, Any] | None = None) -> list[Any]:
-        return await (await self.run(name, params)).fetchall()
-
-    async def _lock(self, kind: str, owner: str) -> None:
-        """Serialize, until commit, the transactions that number `owner`'s `kind` rows."""
-        await self.run("lock_sequence", {"key": f"ratchet:{kind}:{owner}"})
+    def __init__(self, driver: Driver) -> None:
+        self._d = driver
+        self.touched: set[str] = set()  # change-feed topics the transaction's writes touched
 
     async def schema_version(self) -> int:
-        return (await self._one("schema_version"))[0]
+        row = await self._d.one("schema_version")
+        assert row is not None
+        return int(row[0])
 
     async def check_fence(self, lease: Lease) -> None:
-        row = await self._one("check_lease", {"task_id": lease.task_id})
+        row = await self._d.one("check_lease", {"task_id": lease.task_id})
         if row is None or row[0] != lease.token or row[1]:
             raise LeaseLost(
                 f"lease {lease.token} of {lease.owner} on task {lease.task_id} is no longer current"
             )
 
+    async def _next_number(self, kind: str, query: str, owner: str, params: dict[str, object]) -> int:
+        """The next number of `owner`'s `kind` rows, held for this transaction until it commits."""
+        await self._d.lock(f"ratchet:{kind}:{owner}")
+        row = await self._d.one(query, params)
+        assert row is not None
+        return int(row[0])
+
     # ------------------------------------------------------------------ tasks
 
     async def create_task(self, task: Task) -> Task:
-        if (await self.run("insert_task", rows.task_params(task))).rowcount == 0:
+        if await self._d.execute("insert_task", rows.task_params(task)) == 0:
             raise DuplicateRecord(f"a task with id {task.id!r} already exists")
         return task
 
     async def get_task(self, task_id: str) -> Task:
-        row = await self._one("get_task", {"id": task_id})
+        row = await self._d.one("get_task", {"id": task_id})
         if row is None:
             raise TaskNotFound(task_id)
         return Task.from_json(row[0])
 
     async def _lock_task(self, task_id: str) -> TaskStatus:
-        row = await self._one("lock_task", {"id": task_id})
+        row = await self._d.one("lock_task", {"id": task_id})
         if row is None:
             raise TaskNotFound(task_id)
         return TaskStatus(row[0])
@@ -136,22 +109,21 @@ class PostgresOps(StoreOps):
         self, status: TaskStatus | None = None, *, limit: int | None = None
     ) -> list[Task]:
         if status is None:
-            found = await self._all("list_tasks", {"limit": limit})
+            found = await self._d.all("list_tasks", {"limit": limit})
         else:
-            params = {"status": str(TaskStatus(status)), "limit": limit}
-            found = await self._all("list_tasks_by_status", params)
+            found = await self._d.all("list_tasks_by_status", {"status": str(TaskStatus(status)), "limit": limit})
         return [Task.from_json(record) for (record,) in found]
 
     async def update_task(self, task: Task) -> Task:
         check_task_move(task.id, await self._lock_task(task.id), task.status)
-        await self.run("update_task", rows.task_params(task))
+        await self._d.execute("update_task", rows.task_params(task))
         return task
 
     async def list_orphaned_tasks(
         self, *, limit: int = 10, now: dt.datetime | None = None
     ) -> list[Task]:
         params = {"now": rows.to_micros(now or utcnow()), "limit": limit}
-        return [Task.from_json(record) for (record,) in await self._all("list_orphaned_tasks", params)]
+        return [Task.from_json(record) for (record,) in await self._d.all("list_orphaned_tasks", params)]
 
     # ------------------------------------------------------------------ steps
 
@@ -160,27 +132,26 @@ class PostgresOps(StoreOps):
         for step in steps:
             if step.task_id != task_id:
                 raise ValueError(f"{step.label} does not belong to task {task_id}")
-        await self.run("delete_steps", {"task_id": task_id})
-        for step in steps:
-            await self.run("insert_step", rows.step_params(step))
+        await self._d.execute("delete_steps", {"task_id": task_id})
+        await self._d.execute_many("insert_step", [rows.step_params(step) for step in steps])
 
     async def update_step(self, step: Step) -> Step:
-        row = await self._one("lock_step", {"task_id": step.task_id, "idx": step.index})
+        row = await self._d.one("lock_step", {"task_id": step.task_id, "idx": step.index})
         if row is None:
             raise StepNotFound(step.task_id, step.index)
         check_step_move(step.label, StepStatus(row[0]), step.status)
-        await self.run("update_step", rows.step_params(step))
+        await self._d.execute("update_step", rows.step_params(step))
         return step
 
     async def list_steps(self, task_id: str) -> list[Step]:
-        return [Step.from_json(r) for (r,) in await self._all("list_steps", {"task_id": task_id})]
+        return [Step.from_json(r) for (r,) in await self._d.all("list_steps", {"task_id": task_id})]
 
     # ------------------------------------------------------------------ journal
 
     async def record_op_started(self, op: Operation) -> Operation:
         if op.is_finished or op.output is not None or op.error is not None or op.finished_at:
             op = op.model_copy(update=_INTENT_RESET)
-        if (await self.run("record_op_started", rows.op_params(op))).rowcount == 0:
+        if await self._d.execute("record_op_started", rows.op_params(op)) == 0:
             raise DuplicateRecord(f"operation {op.seq} of task {op.task_id} already succeeded")
         return op
 
@@ -191,21 +162,21 @@ class PostgresOps(StoreOps):
             op = op.model_copy(update={"finished_at": utcnow()})
         outcome = rows.op_outcome_params(op)
         written = (
-            (await self.run("finish_op", outcome)).rowcount
-            or (await self.run("insert_finished_op", rows.op_params(op))).rowcount
+            await self._d.execute("finish_op", outcome)
+            or await self._d.execute("insert_finished_op", rows.op_params(op))
             # The insert finds a row when another writer recorded the intent meanwhile.
-            or (await self.run("finish_op", outcome)).rowcount
+            or await self._d.execute("finish_op", outcome)
         )
         if not written:
             raise DuplicateRecord(f"operation {op.seq} of task {op.task_id} already succeeded")
         return op
 
     async def get_op(self, task_id: str, seq: int) -> Operation | None:
-        row = await self._one("get_op", {"task_id": task_id, "seq": seq})
+        row = await self._d.one("get_op", {"task_id": task_id, "seq": seq})
         return None if row is None else rows.op_from_row(row)
 
     async def list_ops(self, task_id: str, *, after_seq: int = -1) -> list[Operation]:
-        found = await self._all("list_ops", {"task_id": task_id, "after_seq": after_seq})
+        found = await self._d.all("list_ops", {"task_id": task_id, "after_seq": after_seq})
         return [rows.op_from_row(row) for row in found]
 
     # ------------------------------------------------------------------ messages
@@ -216,15 +187,15 @@ class PostgresOps(StoreOps):
         for message in messages:
             thread = message.thread_id
             if thread not in next_seq:
-                await self._lock("messages", thread)
-                next_seq[thread] = (await self._one("next_message_seq", {"thread_id": thread}))[0]
+                params = {"thread_id": thread}
+                next_seq[thread] = await self._next_number("messages", "next_message_seq", thread, params)
             message = message.model_copy(update={"seq": next_seq[thread]})
             next_seq[thread] += 1
-            await self.run(
-                "insert_message",
-                {"thread_id": thread, "seq": message.seq, "record": message.to_json()},
-            )
             stored.append(message)
+        await self._d.execute_many(
+            "insert_message",
+            [{"thread_id": m.thread_id, "seq": m.seq, "record": m.to_json()} for m in stored],
+        )
         return stored
 
     async def list_messages(
@@ -232,34 +203,36 @@ class PostgresOps(StoreOps):
     ) -> list[Message]:
         end = _INT4_MAX if end is None else min(end, _INT4_MAX)
         params = {"thread_id": thread_id, "start": start, "end": end}
-        return [Message.from_json(r) for (r,) in await self._all("list_messages", params)]
+        return [Message.from_json(r) for (r,) in await self._d.all("list_messages", params)]
 
     # ------------------------------------------------------------------ events
 
     async def append_event(self, event: Event) -> Event:
-        await self._lock("events", event.task_id)
-        seq = (await self._one("append_event", rows.event_params(event)))[0]
-        return event.model_copy(update={"seq": seq})
+        await self._d.lock(f"ratchet:events:{event.task_id}")
+        row = await self._d.one("append_event", rows.event_params(event))
+        assert row is not None
+        self.touched.add(events_topic(event.task_id))
+        return event.model_copy(update={"seq": row[0]})
 
     async def list_events(
         self, task_id: str, *, after_seq: int = 0, limit: int | None = None
     ) -> list[Event]:
         params = {"task_id": task_id, "after_seq": after_seq, "limit": limit}
-        return [rows.event_from_row(row) for row in await self._all("list_events", params)]
+        return [rows.event_from_row(row) for row in await self._d.all("list_events", params)]
 
     async def last_events(self, task_id: str, count: int) -> list[Event]:
-        found = await self._all("last_events", {"task_id": task_id, "count": count})
+        found = await self._d.all("last_events", {"task_id": task_id, "count": count})
         return [rows.event_from_row(row) for row in found]
 
     # ------------------------------------------------------------------ artifacts
 
     async def put_artifact(self, artifact: Artifact, content: bytes) -> Artifact:
-        if (await self.run("insert_artifact", rows.artifact_params(artifact, content))).rowcount == 0:
+        if await self._d.execute("insert_artifact", rows.artifact_params(artifact, content)) == 0:
             raise DuplicateRecord(f"an artifact with id {artifact.id!r} already exists")
         return artifact.model_copy(update={"bytes": len(content)})
 
     async def get_artifact(self, artifact_id: str) -> Artifact:
-        row = await self._one("get_artifact", {"id": artifact_id})
+        row = await self._d.one("get_artifact", {"id": artifact_id})
         if row is None:
             raise ArtifactNotFound(artifact_id)
         return rows.artifact_from_row(row)
@@ -274,60 +247,63 @@ class PostgresOps(StoreOps):
             "offset": min(offset, _INT4_MAX - 1),
             "length": _INT4_MAX if length is None else min(length, _INT4_MAX),
         }
-        row = await self._one("read_artifact", params)
+        row = await self._d.one("read_artifact", params)
         if row is None:
             raise ArtifactNotFound(artifact_id)
         return bytes(row[0] or b"")
 
     async def list_artifacts(self, task_id: str) -> list[Artifact]:
-        found = await self._all("list_artifacts", {"task_id": task_id})
+        found = await self._d.all("list_artifacts", {"task_id": task_id})
         return [rows.artifact_from_row(row) for row in found]
 
     # ------------------------------------------------------------------ triggers
 
     async def put_trigger(self, trigger: Trigger) -> Trigger:
         params = rows.trigger_params(trigger)
+        self.touched.add(TRIGGERS)
         if trigger.task_id is not None:
-            stored = await self._one("put_task_trigger", params)
-            return rows.trigger_from_row(stored[:-1])  # the last column is the notification
-        row = await self._one("insert_trigger", params)
+            stored = await self._d.one("put_task_trigger", params)
+            assert stored is not None
+            return rows.trigger_from_row(stored)
+        row = await self._d.one("insert_trigger", params)
         if row is not None:
             return trigger.model_copy(update={"id": row[0]})
-        queued = await self._one("get_trigger_by_dedupe_key", {"dedupe_key": trigger.dedupe_key})
+        queued = await self._d.one("get_trigger_by_dedupe_key", {"dedupe_key": trigger.dedupe_key})
+        assert queued is not None
         return rows.trigger_from_row(queued)
 
     async def next_due_at(self) -> dt.datetime | None:
-        (fire_at,) = await self._one("next_due_at")
-        return None if fire_at is None else rows.from_micros(fire_at)
+        row = await self._d.one("next_due_at")
+        return None if row is None or row[0] is None else rows.from_micros(row[0])
 
     async def claim_due_triggers(
         self, *, limit: int = 10, now: dt.datetime | None = None
     ) -> list[Trigger]:
         params = {"now": rows.to_micros(now or utcnow()), "limit": limit}
-        claimed = [rows.trigger_from_row(row) for row in await self._all("claim_due_triggers", params)]
+        claimed = [rows.trigger_from_row(row) for row in await self._d.all("claim_due_triggers", params)]
         return sorted(claimed, key=lambda t: (t.fire_at, t.priority, t.id))
 
     async def list_triggers(self, task_id: str | None = None) -> list[Trigger]:
         if task_id is None:
-            found = await self._all("list_triggers")
+            found = await self._d.all("list_triggers")
         else:
-            found = await self._all("list_task_triggers", {"task_id": task_id})
+            found = await self._d.all("list_task_triggers", {"task_id": task_id})
         return [rows.trigger_from_row(row) for row in found]
 
     async def delete_triggers(self, task_id: str) -> int:
-        return (await self.run("delete_triggers", {"task_id": task_id})).rowcount
+        return await self._d.execute("delete_triggers", {"task_id": task_id})
 
     async def delete_trigger(self, trigger_id: int) -> bool:
-        return (await self.run("delete_trigger", {"id": trigger_id})).rowcount > 0
+        return await self._d.execute("delete_trigger", {"id": trigger_id}) > 0
 
     # ------------------------------------------------------------------ checkpoints
 
     async def put_checkpoint(self, checkpoint: Checkpoint) -> Checkpoint:
         task_id = checkpoint.task_id
-        await self._lock("checkpoints", task_id)
-        number = (await self._one("next_checkpoint_number", {"task_id": task_id}))[0]
+        params = {"task_id": task_id}
+        number = await self._next_number("checkpoints", "next_checkpoint_number", task_id, params)
         checkpoint = checkpoint.model_copy(update={"number": number})
-        await self.run(
+        await self._d.execute(
             "insert_checkpoint",
             {
                 "task_id": task_id,
@@ -339,17 +315,17 @@ class PostgresOps(StoreOps):
         return checkpoint
 
     async def get_checkpoint(self, task_id: str, number: int) -> Checkpoint:
-        row = await self._one("get_checkpoint", {"task_id": task_id, "number": number})
+        row = await self._d.one("get_checkpoint", {"task_id": task_id, "number": number})
         if row is None:
             raise CheckpointNotFound(f"task {task_id} has no checkpoint {number}")
         return Checkpoint.from_json(row[0])
 
     async def latest_checkpoint(self, task_id: str) -> Checkpoint | None:
-        row = await self._one("latest_checkpoint", {"task_id": task_id})
+        row = await self._d.one("latest_checkpoint", {"task_id": task_id})
         return None if row is None else Checkpoint.from_json(row[0])
 
     async def list_checkpoints(self, task_id: str) -> list[Checkpoint]:
-        found = await self._all("list_checkpoints", {"task_id": task_id})
+        found = await self._d.all("list_checkpoints", {"task_id": task_id})
         return [Checkpoint.from_json(r) for (r,) in found]
 
     async def rotate_checkpoints(
@@ -361,29 +337,30 @@ class PostgresOps(StoreOps):
         now: dt.datetime | None = None,
     ) -> int:
         if task_id is None:
-            found = await self._all("list_checkpoint_ages")
+            found = await self._d.all("list_checkpoint_ages")
         else:
-            found = await self._all("list_task_checkpoint_ages", {"task_id": task_id})
+            found = await self._d.all("list_task_checkpoint_ages", {"task_id": task_id})
         ages = [(t, n, rows.from_micros(c)) for t, n, c in found]
         doomed = checkpoints_to_drop(ages, keep=keep, older_than=older_than, now=now or utcnow())
-        for task, number in doomed:
-            await self.run("delete_checkpoint", {"task_id": task, "number": number})
+        await self._d.execute_many(
+            "delete_checkpoint", [{"task_id": task, "number": number} for task, number in doomed]
+        )
         return len(doomed)
 
     # ------------------------------------------------------------------ approvals
 
     async def request_approval(self, approval: Approval) -> Approval:
-        await self.run("insert_approval", rows.approval_params(approval))
+        await self._d.execute("insert_approval", rows.approval_params(approval))
         stored = await self.get_approval(approval.task_id, approval.seq)
         assert stored is not None
         return stored
 
     async def get_approval(self, task_id: str, seq: int) -> Approval | None:
-        row = await self._one("get_approval", {"task_id": task_id, "seq": seq})
+        row = await self._d.one("get_approval", {"task_id": task_id, "seq": seq})
         return None if row is None else Approval.from_json(row[0])
 
     async def decide_approval(self, approval: Approval) -> Approval:
-        if (await self.run("update_approval", rows.approval_params(approval))).rowcount == 0:
+        if await self._d.execute("update_approval", rows.approval_params(approval)) == 0:
             raise ConflictError(
                 f"task {approval.task_id} has no pending approval for operation {approval.seq}"
             )
@@ -393,12 +370,12 @@ class PostgresOps(StoreOps):
         self, task_id: str | None = None, *, pending_only: bool = False
     ) -> list[Approval]:
         params = {"task_id": task_id, "status": str(ApprovalStatus.PENDING) if pending_only else None}
-        return [Approval.from_json(r) for (r,) in await self._all("list_approvals", params)]
+        return [Approval.from_json(r) for (r,) in await self._d.all("list_approvals", params)]
 
     # ------------------------------------------------------------------ sessions
 
     async def get_session(self, session_id: str) -> Session:
-        row = await self._one("get_session", {"id": session_id})
+        row = await self._d.one("get_session", {"id": session_id})
         if row is None:
             raise SessionNotFound(session_id)
         return Session.from_json(row[0])
@@ -413,14 +390,14 @@ class PostgresOps(StoreOps):
             "record": stored.to_json(),
         }
         query = "insert_session" if session.version == 0 else "update_session"
-        if (await self.run(query, params)).rowcount == 0:
+        if await self._d.execute(query, params) == 0:
             raise ConflictError(
                 f"session {session.id!r} changed since version {session.version} was read"
             )
         return stored
 
     async def list_sessions(self) -> list[Session]:
-        return [Session.from_json(r) for (r,) in await self._all("list_sessions")]
+        return [Session.from_json(r) for (r,) in await self._d.all("list_sessions")]
 
     # ------------------------------------------------------------------ leases
 
@@ -445,30 +422,12 @@ class PostgresOps(StoreOps):
             "now": rows.to_micros(now),
             "take_over": take_over,
         }
-        row = await self._one("claim_lease", params)
-        return None if row is None else rows.lease_from_row(row)
-
-    async def renew_lease(
-        self, lease: Lease, ttl: float, *, now: dt.datetime | None = None
-    ) -> Lease:
-        renewed = lease.model_copy(
-            update={"expires_at": (now or utcnow()) + dt.timedelta(seconds=ttl)}
-        )
-        if await self._one("renew_lease", rows.lease_params(renewed)) is None:
-            raise LeaseLost(f"lease {lease.token} on task {lease.task_id} was released or replaced")
-        return renewed
-
-    async def release_lease(self, lease: Lease, *, now: dt.datetime | None = None) -> None:
-        params = {**rows.lease_params(lease), "now": rows.to_micros(now or utcnow())}
-        if await self._one("release_lease", params) is None:
-            raise LeaseLost(f"lease {lease.token} on task {lease.task_id} was released or replaced")
-
-    async def get_lease(self, task_id: str) -> Lease | None:
-        row = await self._one("get_lease", {"task_id": task_id})
-        return None if row is None else rows.lease_from_row(row)
-
-    async def lease_history(self, task_id: str) -> list[Lease]:
-        return [rows.lease_from_row(row) for row in await self._all("lease_history", {"task_id": task_id})]
+        row = await self._d.one("claim_lease", params)
+        if row is None:
+            return None
+        lease = rows.lease_from_row(row)
+        await self._d.execute("record_lease_claim", rows.lease_params(lease))
+        return lease
 
     async def claim_tasks(
         self,
@@ -489,6 +448,37 @@ class PostgresOps(StoreOps):
             "expires_at": rows.to_micros(now + dt.timedelta(seconds=ttl)),
             "now": rows.to_micros(now),
             "limit": limit,
-            "skip": list(skip),
+            "skip": json.dumps(sorted(skip)),
         }
-        return [rows.lease_from_row(row) for row in await self._all("claim_tasks", params)]
+        # Each row is a lease and then where its task stands in line (created_at,
+        # position): a database may return the rows of a write in any order.
+        found = sorted(await self._d.all("claim_tasks", params), key=lambda row: tuple(row[_LEASE_COLUMNS:]))
+        leases = [rows.lease_from_row(row[:_LEASE_COLUMNS]) for row in found]
+        await self._d.execute_many("record_lease_claim", [rows.lease_params(lease) for lease in leases])
+        return leases
+
+    async def renew_lease(
+        self, lease: Lease, ttl: float, *, now: dt.datetime | None = None
+    ) -> Lease:
+        renewed = lease.model_copy(
+            update={"expires_at": (now or utcnow()) + dt.timedelta(seconds=ttl)}
+        )
+        params = rows.lease_params(renewed)
+        if await self._d.execute("renew_lease", params) == 0:
+            raise LeaseLost(f"lease {lease.token} on task {lease.task_id} was released or replaced")
+        await self._d.execute("renew_lease_claim", params)
+        return renewed
+
+    async def release_lease(self, lease: Lease, *, now: dt.datetime | None = None) -> None:
+        params = {**rows.lease_params(lease), "now": rows.to_micros(now or utcnow())}
+        if await self._d.execute("release_lease", params) == 0:
+            raise LeaseLost(f"lease {lease.token} on task {lease.task_id} was released or replaced")
+        await self._d.execute("release_lease_claim", params)
+        self.touched.add(TRIGGERS)
+
+    async def get_lease(self, task_id: str) -> Lease | None:
+        row = await self._d.one("get_lease", {"task_id": task_id})
+        return None if row is None else rows.lease_from_row(row)
+
+    async def lease_history(self, task_id: str) -> list[Lease]:
+        return [rows.lease_from_row(row) for row in await self._d.all("lease_history", {"task_id": task_id})]

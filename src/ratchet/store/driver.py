@@ -1,0 +1,67 @@
+"""The driver: one connection to an SQL database, running its dialect's named queries.
+
+`SqlOps` (sql.py) writes every store operation once, in terms of a driver;
+each SQL store (sqlite.py, postgres.py) is a driver plus how it connects.
+A driver knows nothing of tasks or leases: it runs the query of a name from
+its dialect's catalogue (sql/<dialect>/queries.sql) with named parameters,
+and turns every error of its database library into a `StoreError` (a unique
+key broken becomes `DuplicateRecord`), so nothing above it sees the library.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = ["Driver", "Params", "Row"]
+
+Row = Sequence[Any]
+"""One row of a query's result, its columns in the order the query names them."""
+
+Params = Mapping[str, Any]
+"""A query's named parameters; a dialect's query may leave some unused."""
+
+
+class Driver(abc.ABC):
+    """One connection, in one transaction at a time."""
+
+    # ------------------------------------------------------------------ queries
+
+    @abc.abstractmethod
+    async def execute(self, name: str, params: Params | None = None) -> int:
+        """Run the named query; return how many rows it changed."""
+
+    @abc.abstractmethod
+    async def execute_many(self, name: str, params: Sequence[Params]) -> None:
+        """Run the named query once per parameter set."""
+
+    @abc.abstractmethod
+    async def one(self, name: str, params: Params | None = None) -> Row | None:
+        """Run the named query; return its first row, or None."""
+
+    @abc.abstractmethod
+    async def all(self, name: str, params: Params | None = None) -> list[Row]:
+        """Run the named query; return every row."""
+
+    @abc.abstractmethod
+    async def lock(self, key: str) -> None:
+        """Hold, until the transaction ends, a lock that other transactions taking `key` wait for.
+
+        Rows numbered per owner (a task's events, a thread's messages) take
+        the next number under it, so two writers never pick the same one.
+        """
+
+    # ------------------------------------------------------------------ transactions
+
+    @abc.abstractmethod
+    async def begin(self, *, write: bool) -> None:
+        """Start a transaction: for writing, or for a consistent read."""
+
+    @abc.abstractmethod
+    async def commit(self) -> None:
+        """Commit the transaction (after a failed commit, nothing of it is kept)."""
+
+    @abc.abstractmethod
+    async def rollback(self) -> None:
+        """Roll the transaction back; never raises for a connection that is already lost."""

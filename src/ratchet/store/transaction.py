@@ -1,0 +1,119 @@
+"""The one transaction class every store shares, and the gate in front of it.
+
+`Transaction` refuses a transaction opened inside another of the same store,
+checks the writer's fence, commits or rolls back, and publishes the change-feed
+topics a committed transaction touched. What differs between stores (how a
+transaction begins and ends) sits behind `Transactional._begin` and `Opened`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from contextvars import ContextVar
+from typing import Protocol
+
+from ..errors import StoreError
+from ..model import Lease
+from .ops import StoreOps
+
+__all__ = ["Opened", "Transaction", "TransactionGate", "Transactional"]
+
+_HOLDING: ContextVar[frozenset[int]] = ContextVar("ratchet_open_transactions", default=frozenset())
+
+
+class TransactionGate:
+    """Refuses a store's transaction opened inside another of its own, and lets one through at a time.
+
+    Entering a store's transaction from inside one of its own (calling
+    ``store.x()`` where ``tx.x()`` was meant) would wait forever for the
+    connection the outer one holds; the gate raises a clear error instead.
+    A store on one connection (SQLite, memory) is `exclusive`: its
+    transactions take turns. A pooled store lets them run at once.
+    """
+
+    def __init__(self, *, exclusive: bool) -> None:
+        self._lock = asyncio.Lock() if exclusive else None
+
+    async def enter(self) -> None:
+        holding = _HOLDING.get()
+        if id(self) in holding:
+            raise StoreError(
+                "the store was called inside one of its own transactions; "
+                "call the transaction's object (tx) instead"
+            )
+        if self._lock is not None:
+            await self._lock.acquire()
+        _HOLDING.set(holding | {id(self)})
+
+    def leave(self) -> None:
+        _HOLDING.set(_HOLDING.get() - {id(self)})
+        if self._lock is not None:
+            self._lock.release()
+
+
+class Opened(Protocol):
+    """A transaction a store began: the operations bound to it, and how to end it."""
+
+    @property
+    def ops(self) -> StoreOps: ...
+
+    @property
+    def touched(self) -> set[str]:
+        """The change-feed topics its writes touched."""
+        ...
+
+    async def end(self, *, commit: bool) -> None:
+        """Commit (or roll back) and give back what the transaction held."""
+        ...
+
+
+class Transactional(Protocol):
+    """What `Transaction` needs of a store."""
+
+    _gate: TransactionGate
+
+    async def _begin(self, *, write: bool) -> Opened: ...
+
+    def publish(self, topics: Iterable[str]) -> None: ...
+
+
+class Transaction:
+    """``async with``: one transaction of a store, committed when the block ends, rolled back when it raises."""
+
+    __slots__ = ("_fence", "_opened", "_store", "_write")
+
+    def __init__(self, store: Transactional, *, write: bool, fence: Lease | None) -> None:
+        self._store = store
+        self._write = write
+        self._fence = fence
+        self._opened: Opened | None = None
+
+    async def __aenter__(self) -> StoreOps:
+        gate = self._store._gate
+        await gate.enter()
+        try:
+            opened = self._opened = await self._store._begin(write=self._write)
+        except BaseException:
+            gate.leave()
+            raise
+        if self._fence is not None:
+            try:
+                await opened.ops.check_fence(self._fence)
+            except BaseException:
+                await self._end(commit=False)
+                raise
+        return opened.ops
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: object, tb: object) -> None:
+        await self._end(commit=exc_type is None)
+
+    async def _end(self, *, commit: bool) -> None:
+        opened, self._opened = self._opened, None
+        assert opened is not None
+        try:
+            await opened.end(commit=commit)
+        finally:
+            self._store._gate.leave()
+        if commit:
+            self._store.publish(opened.touched)
