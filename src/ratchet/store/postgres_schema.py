@@ -14,6 +14,7 @@ import getpass
 import os
 import re
 from dataclasses import dataclass
+from typing import Any
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
@@ -43,7 +44,7 @@ class Target:
         user = params.get("user") or os.environ.get("PGUSER") or getpass.getuser()
         host = params.get("host") or params.get("hostaddr") or os.environ.get("PGHOST") or ""
         return cls(
-            host=host,
+            host=str(host),
             port=str(params.get("port") or os.environ.get("PGPORT") or "5432"),
             database=str(params.get("dbname") or os.environ.get("PGDATABASE") or user),
         )
@@ -78,7 +79,7 @@ def connection_error(target: Target, exc: psycopg.Error) -> StoreError:
     return StoreError(f"cannot connect to PostgreSQL {target}: {reason}")
 
 
-async def connect(conninfo: str, target: Target, **options: object) -> psycopg.AsyncConnection:
+async def connect(conninfo: str, target: Target, **options: Any) -> psycopg.AsyncConnection[Any]:
     """Open one autocommit connection, or raise a `StoreError` saying why not."""
     try:
         return await psycopg.AsyncConnection.connect(conninfo, autocommit=True, **options)
@@ -86,13 +87,13 @@ async def connect(conninfo: str, target: Target, **options: object) -> psycopg.A
         raise connection_error(target, exc) from None
 
 
-async def _one(conn: psycopg.AsyncConnection, name: str, params: dict[str, object] | None = None) -> object:
+async def _one(conn: psycopg.AsyncConnection[Any], name: str, params: dict[str, object] | None = None) -> Any:
     cursor = await conn.execute(catalogue.queries(DIALECT)[name], params)
     row = await cursor.fetchone()
     return None if row is None else row[0]
 
 
-async def _found_version(conn: psycopg.AsyncConnection, target: Target) -> int:
+async def _found_version(conn: psycopg.AsyncConnection[Any], target: Target) -> int:
     """The schema version of the database; 0 when it is empty.
 
     Raises:
@@ -108,10 +109,10 @@ async def _found_version(conn: psycopg.AsyncConnection, target: Target) -> int:
             f"PostgreSQL {target} holds tables of something else in schema {schema!r}, "
             "not a Ratchet database; point --store at an empty or a Ratchet database"
         )
-    return int(await _one(conn, "schema_version"))  # type: ignore[arg-type]
+    return int(await _one(conn, "schema_version"))
 
 
-async def prepare(conn: psycopg.AsyncConnection, target: Target, *, create: bool) -> None:
+async def prepare(conn: psycopg.AsyncConnection[Any], target: Target, *, create: bool) -> None:
     """Check the schema is Ratchet's and not newer; migrate it if behind.
 
     Nothing is written to a database that is not Ratchet's or is too new.
@@ -138,7 +139,7 @@ async def prepare(conn: psycopg.AsyncConnection, target: Target, *, create: bool
 
 
 async def migrate(
-    conn: psycopg.AsyncConnection, target: Target, *, fresh_from_schema: bool = True
+    conn: psycopg.AsyncConnection[Any], target: Target, *, fresh_from_schema: bool = True
 ) -> int:
     """Bring the database on `conn` (autocommit) to the latest schema version; return it.
 

@@ -47,7 +47,7 @@ from ..model import (
 )
 from . import rows
 from .changes import TRIGGERS, events_topic
-from .driver import Driver
+from .driver import Driver, Params
 from .ops import StoreOps, checkpoints_to_drop
 
 __all__ = ["SqlOps"]
@@ -79,7 +79,7 @@ class SqlOps(StoreOps):
                 f"lease {lease.token} of {lease.owner} on task {lease.task_id} is no longer current"
             )
 
-    async def _next_number(self, kind: str, query: str, owner: str, params: dict[str, object]) -> int:
+    async def _next_number(self, kind: str, query: str, owner: str, params: Params) -> int:
         """The next number of `owner`'s `kind` rows, held for this transaction until it commits."""
         await self._d.lock(f"ratchet:{kind}:{owner}")
         row = await self._d.one(query, params)
