@@ -445,8 +445,8 @@ class Runtime:
         )
 
     def session(self, session_id: str) -> SessionHandle:
-        """Return a handle on the session `session_id`: its state, changes to it, chat turns."""
-        return SessionHandle(self, session_id)
+        """Return a handle on the session `session_id`: its state and changes to it."""
+        return SessionHandle(self.store, session_id)
 
 
 def _slug(name: str) -> str:
