@@ -33,9 +33,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_SESSION",
-    "ChatClient",
     "INTERNAL_PREFIX",
     "LAST_CHAT_SESSION",
+    "ChatClient",
     "last_chat",
     "model_for_turn",
     "remember_last_chat",
