@@ -6,14 +6,20 @@ import asyncio
 import contextlib
 import os
 import socket
-from pathlib import Path
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
-from ..errors import CannotResume, DeadlineExceeded, LeaseLost, OperationFailed, TaskStopped
+from ..errors import (
+    CannotResume,
+    DeadlineExceeded,
+    LeaseLost,
+    OperationFailed,
+    TaskStopped,
+)
 from ..model import Event, Lease, Severity, StepStatus, Task, TaskStatus, utcnow
 from ..store import StateStore
 from .calls import TaskSuspended, WorkerStopping
