@@ -150,6 +150,38 @@ def test_ratchet_has_no_import_cycle() -> None:
     assert not found, "import cycles among ratchet's modules:\n" + "\n".join(f"  {line}" for line in found)
 
 
+# What each lower layer must never import (prefixes: "ratchet.cli" covers the CLI's modules too).
+_APPS = ("ratchet.agent", "ratchet.chat", "ratchet.cli", "ratchet.demo", "ratchet.runtime")
+BELOW = {
+    "ratchet.workspace": ("ratchet.",),
+    "ratchet.store": ("ratchet.engine", "ratchet.providers", "ratchet.sessions", "ratchet.schedules", *_APPS),
+    "ratchet.providers": ("ratchet.engine", "ratchet.store", "ratchet.sessions", *_APPS),
+    "ratchet.schedules": ("ratchet.engine", *_APPS),
+    "ratchet.sessions": ("ratchet.engine", *_APPS),
+    "ratchet.engine": _APPS,
+}
+PROVIDERS = ("ratchet.providers.anthropic", "ratchet.providers.openai_compat", "ratchet.providers.scripted")
+
+
+def test_lower_layers_import_no_higher_one() -> None:
+    wrong = [
+        f"{module} imports {imported}"
+        for module, imported_modules in sorted(import_graph(SRC).items())
+        for imported in sorted(imported_modules)
+        for layer, above in BELOW.items()
+        if module.startswith(layer) and imported.startswith(above)
+        and imported not in {"ratchet.errors", "ratchet.model"}
+    ]
+    assert not wrong, "a layer imports one above it:\n" + "\n".join(f"  {line}" for line in wrong)
+
+
+def test_no_provider_imports_another_provider() -> None:
+    graph = import_graph(SRC)
+    assert {module: sorted(graph[module] & set(PROVIDERS)) for module in PROVIDERS} == {
+        module: [] for module in PROVIDERS
+    }
+
+
 def _write(root: Path, files: dict[str, str]) -> Path:
     for name, text in files.items():
         path = root / name

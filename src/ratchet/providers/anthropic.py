@@ -24,20 +24,18 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import JsonValue
 
-from .base import ModelError, ModelRequest, ModelResponse, ToolCall, Usage
-from .openai_compat import (
+from ._http import connection_error, http_error, one_line
+from ._wire import (
     JSON_INSTRUCTION,
     ChatMessage,
-    connection_error,
     decode_arguments,
     decode_json_answer,
-    http_error,
     make_tool_call,
     message_text,
-    one_line,
     parse_messages,
     parse_tools,
 )
+from .base import ModelError, ModelRequest, ModelResponse, ToolCall, Usage
 
 if TYPE_CHECKING:
     import anthropic
