@@ -35,7 +35,7 @@ from ._wire import (
     parse_messages,
     parse_tools,
 )
-from .base import ModelError, ModelRequest, ModelResponse, ToolCall, Usage
+from .base import ModelError, ModelRequest, ModelResponse, ToolCall, Usage, require_library
 
 if TYPE_CHECKING:
     import anthropic
@@ -50,6 +50,8 @@ class AnthropicModel:
     """A `ModelProvider` for Anthropic's Messages API.
 
     Constructing one does no I/O; the SDK client is built on the first request.
+    Without the ``anthropic`` SDK installed it raises `MissingExtra`, which names
+    the ``[anthropic]`` extra.
 
     Args:
         model: the model name (``claude-sonnet-4-5``).
@@ -71,6 +73,9 @@ class AnthropicModel:
         timeout: float = 60,
         max_tokens: int = 4096,
     ) -> None:
+        require_library(
+            "anthropic", feature="the anthropic: provider", library="the Anthropic SDK", extra="anthropic"
+        )
         self.model = model
         self.name = f"anthropic:{model}"
         self.api_key = api_key or os.environ.get("ANTHROPIC_API_KEY") or None

@@ -35,7 +35,7 @@ from ._wire import (
     parse_tools,
     with_json_instruction,
 )
-from .base import ModelError, ModelRequest, ModelResponse, ToolCall, Usage
+from .base import ModelError, ModelRequest, ModelResponse, ToolCall, Usage, require_library
 
 if TYPE_CHECKING:
     import openai
@@ -53,6 +53,8 @@ class OpenAIModel:
     """A `ModelProvider` for a server speaking OpenAI's chat-completions API.
 
     Constructing one does no I/O; the SDK client is built on the first request.
+    Without the ``openai`` SDK installed it raises `MissingExtra`, which names
+    the ``[openai]`` extra.
 
     Args:
         model: the model name the server knows (``gpt-4o-mini``, ``llama3.1``).
@@ -74,6 +76,7 @@ class OpenAIModel:
         timeout: float = 60,
         provider: str = "openai",
     ) -> None:
+        require_library("openai", feature=f"the {provider}: provider", library="the OpenAI SDK", extra="openai")
         self.model = model
         self.name = f"{provider}:{model}"
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL
