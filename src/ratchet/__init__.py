@@ -8,6 +8,7 @@ where it stopped.
 from importlib.metadata import PackageNotFoundError as _PackageNotFoundError
 from importlib.metadata import version as _version
 
+from ._distribution import DISTRIBUTION as _DISTRIBUTION
 from .agent import Agent
 from .engine import Call, Context, Middleware, Worker, WorkerIdentity, Workflow, workflow
 from .errors import (
@@ -49,7 +50,7 @@ from .store import DEFAULT_STORE_URL, StateStore, open_store
 from .tools import Reconciled, Tool, ToolContext, tool
 
 try:
-    __version__ = _version("ratchet")
+    __version__ = _version(_DISTRIBUTION)
 except _PackageNotFoundError:  # running from a source tree that was never installed
     __version__ = "0+unknown"
 

@@ -28,6 +28,7 @@ import typer
 
 from . import cli_admin, cli_agent, cli_people, cli_run, cli_submit
 from . import cli_render as render
+from ._distribution import DISTRIBUTION
 from .cli_chat import chat_command, sessions_command
 from .cli_common import (
     JsonOption,
@@ -65,7 +66,7 @@ app = typer.Typer(
 
 def _ratchet_version() -> str:
     try:
-        return version("ratchet")
+        return version(DISTRIBUTION)
     except PackageNotFoundError:  # running from a source tree that was never installed
         return "unknown"
 

@@ -5,6 +5,7 @@ Each error's docstring is its default message. The tree::
     RatchetError                     root of every Ratchet error
     ├── InputError                   bad input a person can fix (CLI exit code 2)
     │   ├── StoreURLError            a store URL that names no usable store
+    │   ├── MissingExtra             a model or store whose library (an extra) is not installed
     │   ├── TaskNotFound             no task with that id
     │   ├── StepNotFound             the task has no step with that index
     │   ├── SessionNotFound          no session with that id
@@ -37,6 +38,8 @@ writing for that task at once (DESIGN 3.5).
 
 from __future__ import annotations
 
+from ._distribution import DISTRIBUTION
+
 __all__ = [
     "ApprovalDenied",
     "ArtifactNotFound",
@@ -54,6 +57,7 @@ __all__ = [
     "InputError",
     "InvalidTransition",
     "LeaseLost",
+    "MissingExtra",
     "NotARatchetDatabase",
     "RatchetError",
     "SchemaTooNew",
@@ -88,6 +92,22 @@ class InputError(RatchetError):
 
 class StoreURLError(InputError):
     """The store URL is not valid; use memory://, sqlite:///PATH or postgresql://..."""
+
+
+class MissingExtra(InputError):
+    """That needs a library that is not installed: install Ratchet with the extra that brings it.
+
+    Args:
+        feature: what was asked for, as the user wrote it ("the anthropic: provider").
+        library: what it needs ("the Anthropic SDK").
+        extra: the extra of Ratchet's distribution that installs it ("anthropic").
+    """
+
+    def __init__(self, feature: str, library: str, extra: str) -> None:
+        super().__init__(f"{feature} needs {library}: pip install '{DISTRIBUTION}[{extra}]'")
+        self.feature = feature
+        self.library = library
+        self.extra = extra
 
 
 class TaskNotFound(InputError):

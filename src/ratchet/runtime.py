@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from .agent import AGENT_WORKFLOW, Agent, workspace_for
+from .agent import AGENT_WORKFLOW, Agent
 from .engine.people import answer_question, describe_wait, pending_question, settle_approval
 from .engine.runner import DEFAULT_LEASE_TTL, WorkerIdentity, run_task
 from .engine.workflow import Workflow, load_workflow
@@ -28,6 +28,7 @@ from .policy import Budget
 from .schedules import SCHEDULE_TRIGGER, Schedule, check_cron, new_schedule_id, next_due, schedule_trigger
 from .sessions import SessionHandle
 from .store import DEFAULT_STORE_URL, StateStore, open_store
+from .workspace import workspace_for
 
 __all__ = ["Runtime"]
 
@@ -445,8 +446,8 @@ class Runtime:
         )
 
     def session(self, session_id: str) -> SessionHandle:
-        """Return a handle on the session `session_id`: its state, changes to it, chat turns."""
-        return SessionHandle(self, session_id)
+        """Return a handle on the session `session_id`: its state and changes to it."""
+        return SessionHandle(self.store, session_id)
 
 
 def _slug(name: str) -> str:

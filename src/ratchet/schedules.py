@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict
 from .errors import InputError, TaskNotFound
 from .model import Event, Task, Trigger, utcnow
 from .store import StoreOps
+from .workspace import workspace_for
 
 __all__ = [
     "SCHEDULE_TRIGGER",
@@ -98,8 +99,6 @@ async def fire_schedule(tx: StoreOps, trigger: Trigger) -> Task | None:
     Runs in the transaction that claimed `trigger`. Returns the new task,
     or None when that due time's task exists already.
     """
-    from .agent import workspace_for
-
     schedule = Schedule.from_trigger(trigger)
     due = trigger.fire_at
     task_id = task_id_for(schedule.id, due)

@@ -9,13 +9,11 @@ which re-reads and re-applies the change when another writer got in first
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .errors import SessionNotFound
-from .model import Session, Task
-
-if TYPE_CHECKING:
-    from .runtime import Runtime
+from .model import Session
+from .store import StateStore
 
 __all__ = ["SessionHandle"]
 
@@ -23,15 +21,15 @@ StateChange = Callable[[dict[str, Any]], dict[str, Any]]
 
 
 class SessionHandle:
-    """One session of a runtime's store; cheap to make, holds no connection of its own.
+    """One session of a store; cheap to make, holds no connection of its own.
 
     Args:
-        runtime: the open `Runtime` whose store keeps the session.
+        store: the open store that keeps the session.
         session_id: the session's id; a session that was never written reads as empty.
     """
 
-    def __init__(self, runtime: Runtime, session_id: str) -> None:
-        self._runtime = runtime
+    def __init__(self, store: StateStore, session_id: str) -> None:
+        self._store = store
         self.id = session_id
 
     def __repr__(self) -> str:
@@ -40,7 +38,7 @@ class SessionHandle:
     async def record(self) -> Session | None:
         """Return the stored session (state, version, times), or None if it was never written."""
         try:
-            return await self._runtime.store.get_session(self.id)
+            return await self._store.get_session(self.id)
         except SessionNotFound:
             return None
 
@@ -59,20 +57,4 @@ class SessionHandle:
         Raises:
             ConflictError: the session kept changing under it (after many tries).
         """
-        return dict((await self._runtime.store.update_session_state(self.id, change)).state)
-
-    async def tasks(self) -> list[dict[str, Any]]:
-        """Return the chat assistant's task list kept in this session (empty if none)."""
-        from .chat.tasklist import tasks_of
-
-        return tasks_of(await self.state())
-
-    async def chat(self, message: str, *, model: str, max_model_calls: int | None = None) -> Task:
-        """Run one chat turn of the task-list assistant on this session, as a durable task.
-
-        Returns the turn's task once it ends; its result holds the answer
-        (``task.result["answer"]``) and the tool calls made.
-        """
-        from .chat.client import run_turn
-
-        return await run_turn(self._runtime, self.id, message, model=model, max_model_calls=max_model_calls)
+        return dict((await self._store.update_session_state(self.id, change)).state)

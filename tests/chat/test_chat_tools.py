@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ratchet import Runtime, ToolContext
-from ratchet.chat import tasklist
+from ratchet.chat import ChatClient, tasklist
 from ratchet.chat.tools import session_tools
 from ratchet.store import StateStore, open_store
 
@@ -76,6 +76,6 @@ async def test_runtime_session_handle(store: StateStore) -> None:
         assert await handle.update(lambda s: {**s, "tasks": [{"description": "x", "completion": 5}]}) == {
             "tasks": [{"description": "x", "completion": 5}]
         }
-        assert await handle.tasks() == [{"description": "x", "completion": 5}]
+        assert await ChatClient(runtime, "notes").tasks() == [{"description": "x", "completion": 5}]
         record = await handle.record()
         assert record is not None and record.version == 1

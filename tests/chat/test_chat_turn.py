@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from ratchet import Runtime, TaskStatus
+from ratchet.chat import ChatClient
 from ratchet.model import OpKind
 
 from .support import tool_call, write_turn_script
@@ -19,7 +20,7 @@ async def test_odd_calls_are_answered_to_the_model_and_the_list_is_in_the_prompt
     ], "Done what I could.")
     async with Runtime("memory://") as runtime:
         await runtime.session("s").update(lambda s: {**s, "tasks": [{"description": "old", "completion": 30}]})
-        task = await runtime.session("s").chat("do things", model=f"scripted:{script}")
+        task = await ChatClient(runtime, "s").chat("do things", model=f"scripted:{script}")
         assert task.status is TaskStatus.COMPLETED
         replies = [a["result"] for a in task.result["actions"]]
         assert replies[0].startswith("error: bad arguments for update_task: index:")
@@ -38,17 +39,17 @@ async def test_a_turn_that_never_answers_fails_clearly_and_keeps_its_changes(tmp
     script.write_text(json.dumps({"act": [{"tool_calls": [tool_call("add_task", description=f"t{n}")]}
                                           for n in range(5)]}))
     async with Runtime("memory://") as runtime:
-        task = await runtime.session("s").chat("loop", model=f"scripted:{script}", max_model_calls=3)
+        task = await ChatClient(runtime, "s").chat("loop", model=f"scripted:{script}", max_model_calls=3)
         assert task.status is TaskStatus.FAILED
         assert "made 3 model calls without answering" in (task.error or "")
-        assert [t["description"] for t in await runtime.session("s").tasks()] == ["t0", "t1", "t2"]
+        assert [t["description"] for t in await ChatClient(runtime, "s").tasks()] == ["t0", "t1", "t2"]
 
 
 async def test_the_next_turn_sees_the_last_exchanges(tmp_path: Path) -> None:
     hello = write_turn_script(tmp_path / "hi.json", [tool_call("list_tasks")], "Your list is empty.")
     async with Runtime("memory://") as runtime:
-        await runtime.session("s").chat("hello", model=f"scripted:{hello}")
-        task = await runtime.session("s").chat("and now?", model=f"scripted:{hello}")
+        await ChatClient(runtime, "s").chat("hello", model=f"scripted:{hello}")
+        task = await ChatClient(runtime, "s").chat("and now?", model=f"scripted:{hello}")
         first = next(op for op in await runtime.store.list_ops(task.id) if op.kind is OpKind.MODEL)
         said = [(m["role"], m["content"]) for m in first.input["messages"][1:]]
         assert said == [("user", "hello"), ("assistant", "Your list is empty."), ("user", "and now?")]

@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 
 from ratchet import Runtime, TaskStatus, ToolContext
+from ratchet.chat import ChatClient
 from ratchet.chat.tools import session_tools
 from ratchet.store import open_store
 
@@ -18,8 +19,8 @@ async def test_two_turns_at_once_keep_both_tasks(tmp_path: Path) -> None:
     report = write_turn_script(tmp_path / "report.json", [tool_call("add_task", description="write report")], "Added.")
     async with Runtime(url) as first, Runtime(url) as second:
         done = await asyncio.gather(
-            first.session("s").chat("add milk", model=f"scripted:{milk}"),
-            second.session("s").chat("add report", model=f"scripted:{report}"),
+            ChatClient(first, "s").chat("add milk", model=f"scripted:{milk}"),
+            ChatClient(second, "s").chat("add report", model=f"scripted:{report}"),
         )
         assert [task.status for task in done] == [TaskStatus.COMPLETED, TaskStatus.COMPLETED]
         assert [task.result["answer"] for task in done] == ["Added.", "Added."]

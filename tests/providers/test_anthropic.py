@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from ratchet.providers import ModelError, ModelRequest, Purpose, ToolCall, Usage, resolve_model
+from ratchet.providers._wire import JSON_INSTRUCTION
 from ratchet.providers.anthropic import AnthropicModel
-from ratchet.providers.openai_compat import JSON_INSTRUCTION
 
 from .loopback import LoopbackServer, Reply, closed_port
 

@@ -17,13 +17,9 @@ from ratchet.providers import (
     Usage,
     resolve_model,
 )
-from ratchet.providers.openai_compat import (
-    JSON_INSTRUCTION,
-    OLLAMA_BASE_URL,
-    PLACEHOLDER_API_KEY,
-    OpenAIModel,
-    retry_after_seconds,
-)
+from ratchet.providers._http import retry_after_seconds
+from ratchet.providers._wire import JSON_INSTRUCTION
+from ratchet.providers.openai_compat import OLLAMA_BASE_URL, PLACEHOLDER_API_KEY, OpenAIModel
 
 from .loopback import LoopbackServer, Reply, closed_port
 

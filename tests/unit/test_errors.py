@@ -12,13 +12,17 @@ from ratchet.errors import LeaseLost, RatchetError
 
 ERRORS: list[type[BaseException]] = [getattr(errors, name) for name in errors.__all__]
 
-# Errors that name what was not found (or what is too new) and so need arguments.
+# Errors that name what was not found (or what is too new, or missing) and so need arguments.
 WITH_ARGUMENTS: dict[type[BaseException], tuple[tuple, dict[str, object]]] = {
     errors.TaskNotFound: (("t9",), {"task_id": "t9"}),
     errors.StepNotFound: (("t9", 4), {"task_id": "t9", "index": 4}),
     errors.SessionNotFound: (("s9",), {"session_id": "s9"}),
     errors.ArtifactNotFound: (("a9",), {"artifact_id": "a9"}),
     errors.SchemaTooNew: ((7, 3), {"found": 7, "supported": 3}),
+    errors.MissingExtra: (
+        ("the anthropic: provider", "the Anthropic SDK", "anthropic"),
+        {"feature": "the anthropic: provider", "library": "the Anthropic SDK", "extra": "anthropic"},
+    ),
     errors.NonDeterminismError: (
         ("t9", 12, "charge_card", "send_email"),
         {"task_id": "t9", "seq": 12, "recorded": "charge_card", "requested": "send_email"},

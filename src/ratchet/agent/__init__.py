@@ -1,6 +1,7 @@
 """The agent: a planner and a step loop on the durable engine (DESIGN 6)."""
 
-from .loop import AGENT_WORKFLOW, agent_loop, workspace_for
+from ..workspace import workspace_for
+from .loop import AGENT_WORKFLOW, agent_loop
 from .spec import Agent, AgentSpec, load_tools
 
 __all__ = ["AGENT_WORKFLOW", "Agent", "AgentSpec", "agent_loop", "load_tools", "workspace_for"]

@@ -8,10 +8,7 @@ replay. Step records, messages, events and checkpoints go through
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -23,11 +20,12 @@ from ..engine.workflow import Workflow
 from ..errors import DuplicateRecord, InputError, OperationFailed, TaskStopped
 from ..model import Artifact, Event, Message, Plan, PlanStep, Severity, Step, StepStatus, Task
 from ..providers import ModelResponse
+from ..workspace import workspace_for
 from . import prompts
 from .builtin_tools import builtin_tools
 from .spec import BUILTIN_TOOL_NAMES, AgentSpec, load_tools
 
-__all__ = ["AGENT_WORKFLOW", "agent_loop", "workspace_for"]
+__all__ = ["AGENT_WORKFLOW", "agent_loop"]
 
 MAX_PLAN_REPAIRS = 2
 MAX_REPLANS = 2
@@ -39,15 +37,6 @@ class PlanningFailed(TaskStopped):
 
 class StepFailed(TaskStopped):
     """A step could not be done."""
-
-
-def workspace_for(task_id: str) -> Path:
-    """``$RATCHET_HOME/workspaces/<task id>`` (RATCHET_HOME defaults to ./.ratchet), absolute."""
-    home = Path(os.environ.get("RATCHET_HOME", ".ratchet"))
-    safe = re.sub(r"[^A-Za-z0-9._-]", "_", task_id).lstrip(".") or "task"
-    if safe != task_id:  # two ids that clean up alike must not share a directory
-        safe += "-" + hashlib.sha1(task_id.encode()).hexdigest()[:8]
-    return (home / "workspaces" / safe).resolve()
 
 
 def _tools_for(task: Task, store: Any) -> list[Any]:

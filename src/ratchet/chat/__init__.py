@@ -4,6 +4,11 @@
   each applied once per idempotency key.
 - `tools`: the tools the model calls, bound to a store and a session.
 - `turn`: the prompt and the ``chat_turn`` workflow (one user message).
-- `client`: starting turns, the session a plain ``ratchet chat`` resumes.
+- `client`: `ChatClient` (the assistant for Python programs), starting turns,
+  the session a plain ``ratchet chat`` resumes.
 - `terminal`: the interactive loop behind ``ratchet chat``.
 """
+
+from .client import ChatClient
+
+__all__ = ["ChatClient"]

@@ -1,4 +1,5 @@
-"""Starting chat turns, and which session a plain ``ratchet chat`` resumes.
+"""The task-list assistant for Python programs (`ChatClient`), starting turns, and which
+session a plain ``ratchet chat`` resumes.
 
 Each user message becomes one task of the ``chat_turn`` workflow, run here
 with `Runtime.run`. The session counts its turns (``turns`` in its state);
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import JsonValue
 
@@ -23,15 +24,18 @@ from ..errors import InputError, SessionNotFound
 from ..model import Task
 from ..providers import resolve_model
 from ..store import StateStore
+from .tasklist import tasks_of
 from .turn import CHAT_TURN_WORKFLOW, DEFAULT_MAX_MODEL_CALLS
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
+    from ..sessions import SessionHandle
 
 __all__ = [
     "DEFAULT_SESSION",
     "INTERNAL_PREFIX",
     "LAST_CHAT_SESSION",
+    "ChatClient",
     "last_chat",
     "model_for_turn",
     "remember_last_chat",
@@ -107,3 +111,34 @@ async def run_turn(
         CHAT_TURN_WORKFLOW, inputs, name=f"chat turn on {session_id}", instruction=message,
         model=turn_model, task_id=task_id,
     )
+
+
+class ChatClient:
+    """The task-list assistant on one session of a runtime's store.
+
+    Args:
+        runtime: the open `Runtime` that runs the turns and keeps the session.
+        session_id: the session; a session that was never written starts empty.
+    """
+
+    def __init__(self, runtime: Runtime, session_id: str) -> None:
+        self.runtime = runtime
+        self.session: SessionHandle = runtime.session(session_id)
+
+    def __repr__(self) -> str:
+        return f"<ChatClient {self.session.id!r}>"
+
+    async def tasks(self) -> list[dict[str, Any]]:
+        """Return the task list kept in the session (empty if none)."""
+        return tasks_of(await self.session.state())
+
+    async def chat(self, message: str, *, model: str, max_model_calls: int | None = None) -> Task:
+        """Run one turn on the session, as a durable task, until it ends.
+
+        Returns the turn's task; its result holds the answer
+        (``task.result["answer"]``) and the tool calls made.
+
+        Raises:
+            InputError: the model string names no usable model.
+        """
+        return await run_turn(self.runtime, self.session.id, message, model=model, max_model_calls=max_model_calls)

@@ -70,7 +70,7 @@ async def _turn(url: str, session_id: str, message: str, *, model: str, turn_mod
     async with Runtime(url) as runtime:
         task = await client.run_turn(runtime, session_id, message, model=model, max_model_calls=max_model_calls,
                                      task_id=task_id, turn_model=turn_model)
-        return task, await runtime.session(session_id).tasks()
+        return task, await client.ChatClient(runtime, session_id).tasks()
 
 
 def _show_turn(task: Task) -> None:

@@ -1,6 +1,6 @@
 """The durable engine: context, middleware, journal, runner and worker."""
 
-from .calls import Call, TaskSuspended
+from .calls import Call, CallContext, TaskSuspended
 from .context import Context
 from .middleware import Middleware, compose, default_chain
 from .runner import WorkerIdentity, run_task
@@ -9,6 +9,7 @@ from .workflow import Workflow, load_workflow, workflow
 
 __all__ = [
     "Call",
+    "CallContext",
     "Context",
     "Middleware",
     "TaskSuspended",

@@ -1,23 +1,28 @@
-"""One journaled call on its way through the middleware chain, and how a task pauses."""
+"""One journaled call on its way through the middleware chain, and how a task pauses.
+
+A middleware sees a `Call`: the call itself (kind, name, seq, input, the tool
+or model request) and, as ``call.context``, the few things of the task's
+context a middleware may use (`CallContext`), not the whole workflow context.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn, Protocol
 
 from pydantic import JsonValue
 
-from ..model import Event, OpKind, Operation, WaitReason
+from ..model import Event, Operation, OpKind, Task, Trigger, WaitReason
 from ..policy import RetryPolicy
-from ..tools import Tool
+from ..tools import Tool, ToolContext
+from .budget import BudgetTracker
 
-if TYPE_CHECKING:
-    from ..providers import ModelRequest
-    from .context import Context
+if TYPE_CHECKING:  # the providers are imported when a task first calls its model
+    from ..providers import ModelProvider, ModelRequest
 
-__all__ = ["Call", "TaskSuspended", "WorkerStopping"]
+__all__ = ["Call", "CallContext", "CallJournal", "TaskSuspended", "WorkerStopping"]
 
 
 class TaskSuspended(BaseException):
@@ -42,11 +47,82 @@ class WorkerStopping(BaseException):
     """
 
 
+class CallJournal(Protocol):
+    """The task's journal as a middleware uses it: what was recorded, and recording a call."""
+
+    def lookup(self, seq: int) -> Operation | None:
+        """The operation recorded at `seq`, or None."""
+        ...
+
+    async def record_intent(self, call: Call) -> None:
+        """Commit that the call is about to run (before its effect)."""
+        ...
+
+    async def record_retry(self, call: Call, error: BaseException, next_attempt_at: dt.datetime) -> None:
+        """Commit a failed attempt and when the next one is due."""
+        ...
+
+    async def record_outcome(
+        self, call: Call, *, output: JsonValue = None, error: BaseException | None = None
+    ) -> Operation:
+        """Commit the call's final result, or its final failure."""
+        ...
+
+
+class CallContext(Protocol):
+    """What a middleware may use of the context its call runs in (`Context` implements it)."""
+
+    @property
+    def task(self) -> Task:
+        """The task the call belongs to, as it stands (read it; never change it)."""
+        ...
+
+    @property
+    def journal(self) -> CallJournal: ...
+
+    @property
+    def budget(self) -> BudgetTracker: ...
+
+    @property
+    def model(self) -> ModelProvider:
+        """The task's model."""
+        ...
+
+    def tool_context(self, call: Call) -> ToolContext:
+        """What the call's tool receives as ``ctx``."""
+        ...
+
+    async def approve(self, call: Call) -> None:
+        """Let a live tool call run, or wait for a person's approval (raises `TaskSuspended`)."""
+        ...
+
+    def stop_here_if_stopping(self, call: Call) -> None:
+        """Raise `WorkerStopping` when the worker shuts down: `call` must not start."""
+        ...
+
+    async def wait_until(self, when: dt.datetime, call: Call) -> None:
+        """Hold `call` until `when`, in place or as a timer that frees the worker."""
+        ...
+
+    async def suspend(
+        self,
+        reason: WaitReason,
+        message: str,
+        *,
+        data: dict[str, JsonValue] | None = None,
+        trigger: Trigger | None = None,
+        crash_at: str | None = None,
+    ) -> NoReturn:
+        """Commit that the task waits (and its wake-up trigger), then raise `TaskSuspended`."""
+        ...
+
+
 @dataclass(slots=True)
 class Call:
     """A model or tool call, as each middleware sees it.
 
     Attributes:
+        context: what the call may use of the task's context.
         kind, name, seq, input: what the journal records.
         attempt: the attempt about to run (from 1); set from the journal on resume.
         not_before: the next attempt may not start before this time.
@@ -59,7 +135,7 @@ class Call:
             ``ordinal_base + attempt - 1``).
     """
 
-    context: Context
+    context: CallContext
     kind: OpKind
     name: str
     seq: int
@@ -80,11 +156,11 @@ class Call:
 
     @property
     def task_id(self) -> str:
-        return self.context.task_id
+        return self.context.task.id
 
     @property
     def idempotency_key(self) -> str:
-        return f"{self.context.task_id}:{self.seq}"
+        return f"{self.task_id}:{self.seq}"
 
     @property
     def needs_intent(self) -> bool:

@@ -17,7 +17,7 @@ import uuid as uuid_module
 from collections import defaultdict
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from pydantic import JsonValue
 
@@ -50,7 +50,13 @@ from .journal import Journal
 from .middleware import Middleware, compose, default_chain, perform
 from .workflow import Workflow
 
-__all__ = ["Context"]
+if TYPE_CHECKING:
+    from ..providers import ModelProvider
+
+__all__ = ["ApprovalHook", "Context"]
+
+# Decides on a live tool call: returns to let it run, or makes the task wait for a person.
+ApprovalHook = Callable[["Context", Call], Awaitable[None]]
 
 INLINE_WAIT_LIMIT = 30.0  # a retry due later than this frees the worker (a timer trigger)
 
@@ -67,7 +73,7 @@ class Context:
         workflow: Workflow,
         recorded: Iterable[Operation],
         steps: Iterable[Step],
-        approval_hook: Callable[[Call], Awaitable[None]] | None = None,
+        approval_hook: ApprovalHook | None = None,
         middleware: Sequence[Middleware] = (),
         stopping: asyncio.Event | None = None,
     ) -> None:
@@ -79,7 +85,7 @@ class Context:
         self.lease = lease
         self.workflow = workflow
         self.journal = Journal(store, lease, recorded)
-        self.approval_hook = approval_hook
+        self._approval_hook = approval_hook
         # Journaled patches rebuild the state on replay; the budget's flag is not journaled
         # (when it is set depends on the clock), so it is carried over from the task.
         carried = [f for f in task.state.risk_flags if f == "budget_pressure"]
@@ -92,9 +98,17 @@ class Context:
         self._model_attempts: dict[str, int] = defaultdict(int)
         self._model_calls = 0
         self._chain = compose(default_chain([*workflow.middleware, *middleware]), perform)
-        self._model: Any = None
+        self._model: ModelProvider | None = None
         self._written = task.write_mark or (-1, 0)
         self._write_at = (-1, 0)
+
+    async def approve(self, call: Call) -> None:
+        """Let a live tool call run, or wait for a person's approval (the approval hook decides).
+
+        Without a hook, every call runs.
+        """
+        if self._approval_hook is not None:
+            await self._approval_hook(self, call)
 
     def stop_here_if_stopping(self, call: Call) -> None:
         """Raise `WorkerStopping` when the worker shuts down: `call` must not start.
@@ -142,7 +156,7 @@ class Context:
         return Path(self.task.workspace) if self.task.workspace else None
 
     @property
-    def model(self) -> Any:
+    def model(self) -> ModelProvider:
         if self._model is None:
             if not self.task.model:
                 raise InputError(f"task {self.task_id} has no model; give one with --model")
@@ -495,7 +509,7 @@ class Context:
         data: dict[str, JsonValue] | None = None,
         trigger: Trigger | None = None,
         crash_at: str | None = None,
-    ) -> None:
+    ) -> NoReturn:
         """Commit that the task waits (and its wake-up trigger), then unwind the workflow."""
         task = self.task.transition(TaskStatus.WAITING, waiting_on=reason)
         async with self.store.transaction(fence=self.lease) as tx:

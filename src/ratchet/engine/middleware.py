@@ -162,16 +162,15 @@ class BudgetMiddleware:
 
 
 class ApprovalMiddleware:
-    """Asks the context's approval hook about each live tool call (people in the loop).
+    """Asks the context to approve each live tool call (people in the loop).
 
-    The hook returns to let the call run or raises `TaskSuspended` after
-    committing a ``waiting(approval)`` state; with no hook, every call runs.
+    ``context.approve`` returns to let the call run or raises `TaskSuspended`
+    after committing a ``waiting(approval)`` state.
     """
 
     async def __call__(self, call: Call, proceed: Proceed) -> JsonValue:
-        hook = call.context.approval_hook
-        if hook is not None and call.kind is OpKind.TOOL and not _will_replay(call):
-            await hook(call)
+        if call.kind is OpKind.TOOL and not _will_replay(call):
+            await call.context.approve(call)
         return await proceed(call)
 
 

@@ -40,6 +40,7 @@ from ..model import (
 if TYPE_CHECKING:
     from ..store import StateStore, StoreOps
     from .calls import Call
+    from .context import Context
 
 __all__ = [
     "APPROVAL_TIMEOUT_TRIGGER",
@@ -58,20 +59,20 @@ APPROVAL_TIMEOUT_TRIGGER = "approval_timeout"
 # --------------------------------------------------------------------------- approvals
 
 
-async def require_approval(call: Call) -> None:
+async def require_approval(ctx: Context, call: Call) -> None:
     """The approval hook: let the call run, or wait for a person, or fail it as denied.
 
     Raises:
         TaskSuspended: no decision yet; the task now waits ``waiting(approval)``.
         OperationFailed: a person denied the call (recorded as its outcome).
     """
-    ctx, tool = call.context, call.tool
+    tool = call.tool
     required = ctx.state.constraints.human_in_the_loop.required_for_risk_levels
     if tool is None or tool.risk not in required:
         return
     approval = await ctx.store.get_approval(ctx.task_id, call.seq)
     if approval is None or approval.status is ApprovalStatus.PENDING:
-        await _wait_for_approval(call, approval, [str(level) for level in required])
+        await _wait_for_approval(ctx, call, approval, [str(level) for level in required])
         return  # not reached: waiting unwinds the workflow
     if approval.status is ApprovalStatus.DENIED:
         denied = ApprovalDenied(f"denied by a person: {approval.reason or 'no reason given'}")
@@ -81,8 +82,7 @@ async def require_approval(call: Call) -> None:
         call.input = dict(approval.edited_arguments)
 
 
-async def _wait_for_approval(call: Call, approval: Approval | None, required: list[str]) -> None:
-    ctx = call.context
+async def _wait_for_approval(ctx: Context, call: Call, approval: Approval | None, required: list[str]) -> None:
     assert call.tool is not None
     if approval is None:
         why = (

@@ -6,18 +6,24 @@ import asyncio
 import contextlib
 import os
 import socket
-from pathlib import Path
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
-from ..errors import CannotResume, DeadlineExceeded, LeaseLost, OperationFailed, TaskStopped
+from ..errors import (
+    CannotResume,
+    DeadlineExceeded,
+    LeaseLost,
+    OperationFailed,
+    TaskStopped,
+)
 from ..model import Event, Lease, Severity, StepStatus, Task, TaskStatus, utcnow
 from ..store import StateStore
-from .calls import Call, TaskSuspended, WorkerStopping
-from .context import Context
+from .calls import TaskSuspended, WorkerStopping
+from .context import ApprovalHook, Context
 from .people import require_approval
 from .workflow import Workflow, load_workflow
 
@@ -43,7 +49,7 @@ async def run_task(
     lease_ttl: float = DEFAULT_LEASE_TTL,
     take_over: bool = False,
     load: Callable[[str], Workflow] = load_workflow,
-    approval_hook: Callable[[Call], Awaitable[None]] | None = require_approval,
+    approval_hook: ApprovalHook | None = require_approval,
     lease: Lease | None = None,
     stopping: asyncio.Event | None = None,
 ) -> Task:
@@ -165,7 +171,7 @@ async def _run_leased(
     task_id: str,
     lease: Lease,
     load: Callable[[str], Workflow],
-    approval_hook: Callable[[Call], Awaitable[None]] | None,
+    approval_hook: ApprovalHook | None,
     stopping: asyncio.Event | None,
 ) -> Task:
     task = await store.get_task(task_id)

@@ -24,20 +24,18 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import JsonValue
 
-from .base import ModelError, ModelRequest, ModelResponse, ToolCall, Usage
-from .openai_compat import (
+from ._http import connection_error, http_error, one_line
+from ._wire import (
     JSON_INSTRUCTION,
     ChatMessage,
-    connection_error,
     decode_arguments,
     decode_json_answer,
-    http_error,
     make_tool_call,
     message_text,
-    one_line,
     parse_messages,
     parse_tools,
 )
+from .base import ModelError, ModelRequest, ModelResponse, ToolCall, Usage, require_library
 
 if TYPE_CHECKING:
     import anthropic
@@ -52,6 +50,8 @@ class AnthropicModel:
     """A `ModelProvider` for Anthropic's Messages API.
 
     Constructing one does no I/O; the SDK client is built on the first request.
+    Without the ``anthropic`` SDK installed it raises `MissingExtra`, which names
+    the ``[anthropic]`` extra.
 
     Args:
         model: the model name (``claude-sonnet-4-5``).
@@ -73,6 +73,9 @@ class AnthropicModel:
         timeout: float = 60,
         max_tokens: int = 4096,
     ) -> None:
+        require_library(
+            "anthropic", feature="the anthropic: provider", library="the Anthropic SDK", extra="anthropic"
+        )
         self.model = model
         self.name = f"anthropic:{model}"
         self.api_key = api_key or os.environ.get("ANTHROPIC_API_KEY") or None

@@ -7,12 +7,13 @@ It knows nothing of the journal, retries or budgets: those are middleware
 
 from __future__ import annotations
 
+import importlib.util
 from enum import StrEnum
 from typing import Protocol, Self, runtime_checkable
 
 from pydantic import Field, JsonValue
 
-from ratchet.errors import RatchetError
+from ratchet.errors import MissingExtra, RatchetError
 from ratchet.model import Record
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "ToolCall",
     "Usage",
     "is_retryable_status",
+    "require_library",
 ]
 
 
@@ -99,6 +101,24 @@ class ModelProvider(Protocol):
             ModelError: the provider failed; ``retryable`` says whether to try again.
         """
         ...
+
+
+def require_library(module: str, *, feature: str, library: str, extra: str) -> None:
+    """Check that `module` can be imported, without importing it (an SDK takes most of a second).
+
+    Args:
+        module: the import name (``anthropic``).
+        feature, library, extra: for the message (see `MissingExtra`).
+
+    Raises:
+        MissingExtra: it cannot be imported; the message names the extra that installs it.
+    """
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a package that fails to load, or a module blocked in sys.modules
+        found = False
+    if not found:
+        raise MissingExtra(feature, library, extra)
 
 
 def is_retryable_status(status: int | None) -> bool:

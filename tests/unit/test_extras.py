@@ -1,0 +1,93 @@
+"""The core install needs no extra: the model SDKs and psycopg are loaded only when asked for.
+
+Nothing is uninstalled: each program runs in a child Python whose
+``sitecustomize`` refuses to import the extras' libraries, as if they were
+missing (the test environment has them all).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXTRA_LIBRARIES = ("anthropic", "openai", "psycopg", "psycopg_pool")
+
+BLOCKER = f"""
+import sys
+
+class _Missing:
+    # Answers every import of the extras' libraries as a library that is not installed.
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in {EXTRA_LIBRARIES!r}:
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+        return None
+
+sys.meta_path.insert(0, _Missing())
+"""
+
+
+def _python(args: list[str], cwd: Path, *, without_extras: bool) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    env.pop("RATCHET_STORE", None)
+    if without_extras:
+        blocker = cwd / "blocker"
+        blocker.mkdir(exist_ok=True)
+        (blocker / "sitecustomize.py").write_text(BLOCKER)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(blocker), env.get("PYTHONPATH")]))
+    return subprocess.run(
+        [sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_the_blocker_hides_the_libraries(tmp_path: Path) -> None:
+    done = _python(["-c", "import anthropic"], tmp_path, without_extras=True)
+    assert done.returncode == 1
+    assert "ModuleNotFoundError: No module named 'anthropic'" in done.stderr
+
+
+def test_import_ratchet_and_the_cli_help_load_no_extra(tmp_path: Path) -> None:
+    program = (
+        "import sys, ratchet, ratchet.cli\n"
+        "try:\n"
+        "    ratchet.cli.main(['--help'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        f"print(sorted(m for m in sys.modules if m.partition('.')[0] in {EXTRA_LIBRARIES!r}))\n"
+    )
+    done = _python(["-c", program], tmp_path, without_extras=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "[]"
+
+
+@pytest.mark.parametrize(
+    ("model", "line"),
+    [
+        (
+            "anthropic:claude-3-5-haiku-latest",
+            "error: the anthropic: provider needs the Anthropic SDK: pip install 'ratchet-runtime[anthropic]'",
+        ),
+        (
+            "openai:gpt-4o-mini",
+            "error: the openai: provider needs the OpenAI SDK: pip install 'ratchet-runtime[openai]'",
+        ),
+        (
+            "ollama:llama3.1",
+            "error: the ollama: provider needs the OpenAI SDK: pip install 'ratchet-runtime[openai]'",
+        ),
+    ],
+)
+def test_a_model_whose_sdk_is_missing_names_the_extra(tmp_path: Path, model: str, line: str) -> None:
+    done = _python(
+        ["-m", "ratchet", "run", "x", "--model", model, "--store", "memory://"], tmp_path, without_extras=True
+    )
+    assert (done.returncode, done.stderr, done.stdout) == (2, line + "\n", "")
+
+
+def test_the_demo_runs_without_any_extra(tmp_path: Path) -> None:
+    done = _python(["-m", "ratchet", "demo"], tmp_path, without_extras=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "every effect exactly once" in done.stdout

@@ -1,0 +1,220 @@
+"""Layers point down only: no import cycle among Ratchet's modules, type-only imports included.
+
+The graph is read from the source with `ast`, so it sees every import: at
+module level, under ``if TYPE_CHECKING:``, and inside functions. Its edges:
+
+- ``import a.b`` imports the module ``a.b`` (a package: its ``__init__``);
+- ``from a import b`` imports ``a.b`` when ``b`` is a submodule, else ``a``;
+- relative imports are resolved against the importing module's package.
+
+A module does not count as importing the packages above it (Python runs their
+``__init__`` first, but uses nothing of them), so a package ``__init__`` that
+re-exports its own submodules makes a cycle only if one of them imports the
+package back: a real cycle.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+from pathlib import Path
+
+import ratchet
+
+SRC = Path(ratchet.__file__).parent
+
+
+def module_names(root: Path) -> dict[str, Path]:
+    """Every module under the package directory `root`, by dotted name (packages by their own)."""
+    found = {}
+    for path in sorted(root.rglob("*.py")):
+        parts = path.relative_to(root.parent).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        found[".".join(parts)] = path
+    return found
+
+
+def _imported(node: ast.Import | ast.ImportFrom, module: str, is_package: bool) -> Iterable[str]:
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    if node.level:
+        package = module.split(".") if is_package else module.split(".")[:-1]
+        base = package[: len(package) - node.level + 1]
+        target = ".".join([*base, *([node.module] if node.module else [])])
+    else:
+        target = node.module or ""
+    return [target, *(f"{target}.{alias.name}" for alias in node.names)]
+
+
+def import_graph(root: Path) -> dict[str, set[str]]:
+    """Module -> the modules of the same tree it imports, anywhere in its source."""
+    modules = module_names(root)
+    graph: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        is_package = path.name == "__init__.py"
+        edges: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if not isinstance(node, ast.Import | ast.ImportFrom):
+                continue
+            names = list(_imported(node, module, is_package))
+            submodules = [name for name in names[1:] if name in modules]
+            if isinstance(node, ast.ImportFrom) and len(submodules) < len(node.names):
+                submodules.append(names[0])  # some name is an attribute of the package itself
+            elif isinstance(node, ast.Import):
+                submodules = [name for name in names if name in modules]
+            edges.update(name for name in submodules if name in modules and name != module)
+        graph[module] = edges
+    return graph
+
+
+def tangles(graph: dict[str, set[str]]) -> list[set[str]]:
+    """The groups of two or more modules that all import each other, directly or not."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[set[str]] = []
+
+    def visit(start: str) -> None:
+        # Tarjan's algorithm, iterative: a deep import chain must not hit the recursion limit.
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                group = set()
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.add(member)
+                    if member == node:
+                        break
+                if len(group) > 1:
+                    groups.append(group)
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return groups
+
+
+def find_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """One cycle (``[a, b, ..., a]``) per tangle of modules, if any."""
+    return [_cycle_in(graph, group) for group in tangles(graph)]
+
+
+def _cycle_in(graph: dict[str, set[str]], group: set[str]) -> list[str]:
+    """A shortest cycle through the group's first module (breadth-first, inside the group)."""
+    start = min(group)
+    came_from: dict[str, str] = {}
+    frontier = [start]
+    while frontier:
+        following = []
+        for node in frontier:
+            for child in sorted(graph[node] & group):
+                if child == start:
+                    path = [node]
+                    while path[-1] != start:
+                        path.append(came_from[path[-1]])
+                    return [*reversed(path), start]
+                if child not in came_from:
+                    came_from[child] = node
+                    following.append(child)
+        frontier = following
+    raise AssertionError(f"no cycle in the group {sorted(group)}")
+
+
+def test_ratchet_has_no_import_cycle() -> None:
+    graph = import_graph(SRC)
+    found = []
+    for group in tangles(graph):
+        cycle = _cycle_in(graph, group)
+        others = sorted(group - set(cycle))
+        found.append(" -> ".join(cycle) + (f" (tangled with: {', '.join(others)})" if others else ""))
+    assert not found, "import cycles among ratchet's modules:\n" + "\n".join(f"  {line}" for line in found)
+
+
+# What each lower layer must never import (prefixes: "ratchet.cli" covers the CLI's modules too).
+_APPS = ("ratchet.agent", "ratchet.chat", "ratchet.cli", "ratchet.demo", "ratchet.runtime")
+BELOW = {
+    "ratchet.workspace": ("ratchet.",),
+    "ratchet.store": ("ratchet.engine", "ratchet.providers", "ratchet.sessions", "ratchet.schedules", *_APPS),
+    "ratchet.providers": ("ratchet.engine", "ratchet.store", "ratchet.sessions", *_APPS),
+    "ratchet.schedules": ("ratchet.engine", *_APPS),
+    "ratchet.sessions": ("ratchet.engine", *_APPS),
+    "ratchet.engine": _APPS,
+}
+PROVIDERS = ("ratchet.providers.anthropic", "ratchet.providers.openai_compat", "ratchet.providers.scripted")
+
+
+def test_lower_layers_import_no_higher_one() -> None:
+    wrong = [
+        f"{module} imports {imported}"
+        for module, imported_modules in sorted(import_graph(SRC).items())
+        for imported in sorted(imported_modules)
+        for layer, above in BELOW.items()
+        if module.startswith(layer) and imported.startswith(above)
+        and imported not in {"ratchet.errors", "ratchet.model"}
+    ]
+    assert not wrong, "a layer imports one above it:\n" + "\n".join(f"  {line}" for line in wrong)
+
+
+def test_no_provider_imports_another_provider() -> None:
+    graph = import_graph(SRC)
+    assert {module: sorted(graph[module] & set(PROVIDERS)) for module in PROVIDERS} == {
+        module: [] for module in PROVIDERS
+    }
+
+
+def _write(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root / "pkg"
+
+
+def test_a_package_reexporting_its_submodules_is_no_cycle(tmp_path: Path) -> None:
+    root = _write(tmp_path, {
+        "pkg/__init__.py": "from .low import thing\nfrom .high import other\n",
+        "pkg/low.py": "thing = 1\n",
+        "pkg/high.py": "from .low import thing\nfrom pkg import low\nother = thing\n",
+    })
+    graph = import_graph(root)
+    assert graph == {"pkg": {"pkg.low", "pkg.high"}, "pkg.low": set(), "pkg.high": {"pkg.low"}}
+    assert find_cycles(graph) == []
+
+
+def test_finds_type_only_and_function_level_cycles(tmp_path: Path) -> None:
+    root = _write(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/sub/__init__.py": "from .a import A\n",
+        "pkg/sub/a.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..b import B\nA = 1\n",
+        "pkg/b.py": "def f():\n    import pkg.c\nB = 2\n",
+        "pkg/c.py": "from .sub import A\n",
+    })
+    assert find_cycles(import_graph(root)) == [["pkg.b", "pkg.c", "pkg.sub", "pkg.sub.a", "pkg.b"]]
+
+
+def test_a_submodule_importing_its_package_back_is_a_cycle(tmp_path: Path) -> None:
+    root = _write(tmp_path, {
+        "pkg/__init__.py": "from .mod import f\nX = 1\n",
+        "pkg/mod.py": "def f():\n    from . import X\n    return X\n",
+    })
+    assert find_cycles(import_graph(root)) == [["pkg", "pkg.mod", "pkg"]]
