@@ -91,3 +91,11 @@ def test_the_demo_runs_without_any_extra(tmp_path: Path) -> None:
     done = _python(["-m", "ratchet", "demo"], tmp_path, without_extras=True)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "every effect exactly once" in done.stdout
+
+
+def test_a_postgresql_store_without_psycopg_names_the_extra(tmp_path: Path) -> None:
+    done = _python(
+        ["-m", "ratchet", "tasks", "--store", "postgresql://localhost/ratchet"], tmp_path, without_extras=True
+    )
+    line = "error: a postgresql:// store needs psycopg: pip install 'ratchet-runtime[postgres]'"
+    assert (done.returncode, done.stderr, done.stdout) == (2, line + "\n", "")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from urllib.parse import parse_qs, unquote
 
-from ..errors import StoreURLError
+from ..errors import MissingExtra, StoreURLError
 from .base import StateStore
 from .ops import StoreOps
 
@@ -90,8 +90,11 @@ def _postgres_store(url: str, *, create: bool) -> StateStore:
                 f"store URL {redact_url(url)!r}: pool_size must be a whole number of at least 1"
             )
     conninfo = base + ("?" + "&".join(kept) if kept else "")
-    from psycopg import Error
-    from psycopg.conninfo import conninfo_to_dict
+    try:
+        from psycopg import Error
+        from psycopg.conninfo import conninfo_to_dict
+    except ImportError as exc:
+        raise MissingExtra("a postgresql:// store", "psycopg", "postgres") from exc
 
     try:
         params = conninfo_to_dict(conninfo)
