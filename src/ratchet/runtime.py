@@ -210,7 +210,7 @@ class Runtime:
             id=task_id,
             name=name,
             instruction=instruction,
-            agent=str((inputs or {}).get("agent", {}).get("name", found.name)) if reference == AGENT_WORKFLOW else found.name,
+            agent=_agent_name(inputs, found.name) if reference == AGENT_WORKFLOW else found.name,
             workflow=reference,
             model=model,
             inputs_params=inputs or {},
@@ -448,6 +448,12 @@ class Runtime:
     def session(self, session_id: str) -> SessionHandle:
         """Return a handle on the session `session_id`: its state and changes to it."""
         return SessionHandle(self.store, session_id)
+
+
+def _agent_name(inputs: dict[str, JsonValue] | None, default: str) -> str:
+    """The name in an agent task's inputs (its spec, under ``agent``)."""
+    spec = (inputs or {}).get("agent")
+    return str(spec.get("name", default)) if isinstance(spec, dict) else default
 
 
 def _slug(name: str) -> str:

@@ -73,7 +73,7 @@ def check_cron(cron: str) -> str:
 def next_due(cron: str, after: dt.datetime) -> dt.datetime:
     """The first time `cron` matches strictly after `after` (UTC)."""
     try:
-        found = croniter(cron, after.astimezone(dt.UTC)).get_next(dt.datetime)
+        found: dt.datetime = croniter(cron, after.astimezone(dt.UTC)).get_next(dt.datetime)
     except CroniterBadCronError as error:
         raise InputError(f"{cron!r} is not a cron expression: {error}") from None
     return found.astimezone(dt.UTC)

@@ -24,7 +24,7 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, get_type_hints
+from typing import Any, get_type_hints, overload
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, create_model
 from pydantic_core import to_jsonable_python
@@ -160,7 +160,8 @@ class Tool:
             result = await self.fn(**kwargs)
         else:
             result = await asyncio.to_thread(self.fn, **kwargs)
-        return to_jsonable_python(result)
+        jsonable: JsonValue = to_jsonable_python(result)
+        return jsonable
 
 
 _ARG_LINE = re.compile(r"^(\w+)(?:\s*\([^)]*\))?:\s*(.*)$")
@@ -209,8 +210,12 @@ def _arguments_model(fn: Callable[..., Any], name: str) -> tuple[str | None, typ
     return context_param, model
 
 
+@overload
+def tool(fn: Callable[..., Any], /) -> Tool: ...
+
+
+@overload
 def tool(
-    fn: Callable[..., Any] | None = None,
     *,
     name: str | None = None,
     risk: RiskLevel | str = RiskLevel.WRITE_LOCAL,
@@ -218,7 +223,20 @@ def tool(
     retry: RetryPolicy | None = None,
     timeout: float | None = None,
     reconcile: Callable[[ToolContext], Any] | None = None,
-) -> Any:
+) -> Callable[[Callable[..., Any]], Tool]: ...
+
+
+def tool(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    risk: RiskLevel | str = RiskLevel.WRITE_LOCAL,
+    idempotent: bool = False,
+    retry: RetryPolicy | None = None,
+    timeout: float | None = None,
+    reconcile: Callable[[ToolContext], Any] | None = None,
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a function a `Tool`; use bare (``@tool``) or with options (``@tool(risk=...)``).
 
     Args:
@@ -230,10 +248,11 @@ def tool(
             task fails (not retried: a call cut off may have half happened).
         reconcile: ``fn(ctx) -> Reconciled`` deciding about a call caught in flight.
     """
-    options = dict(
-        name=name, risk=risk, idempotent=idempotent, retry=retry, timeout=timeout,
-        reconcile=reconcile,
-    )
-    if fn is None:
-        return lambda f: Tool(f, **options)
-    return Tool(fn, **options)
+
+    def make(f: Callable[..., Any]) -> Tool:
+        return Tool(
+            f, name=name, risk=risk, idempotent=idempotent, retry=retry, timeout=timeout,
+            reconcile=reconcile,
+        )
+
+    return make if fn is None else make(fn)

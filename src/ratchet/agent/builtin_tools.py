@@ -8,6 +8,7 @@ from typing import Any
 
 from ..errors import NonRetryableError
 from ..model import RiskLevel
+from ..store import StateStore
 from ..tools import Tool, tool
 
 __all__ = ["builtin_tools", "inside"]
@@ -28,7 +29,7 @@ def inside(workspace: Path, path: str) -> Path:
     return target
 
 
-def builtin_tools(workspace: Path, store: Any, *, allow_shell: bool) -> list[Tool]:
+def builtin_tools(workspace: Path, store: StateStore, *, allow_shell: bool) -> list[Tool]:
     """The built-in tools of one task, bound to its workspace and store."""
 
     @tool(name="list_files", risk=RiskLevel.READ_ONLY)

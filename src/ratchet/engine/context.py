@@ -41,7 +41,7 @@ from ..model import (
     utcnow,
 )
 from ..policy import CheckpointStrategy
-from ..store import StateStore
+from ..store import StateStore, StoreOps
 from ..tools import ToolContext
 from .budget import BudgetTracker
 from .calls import Call, TaskSuspended, WorkerStopping
@@ -130,7 +130,7 @@ class Context:
         """Whether the journal still holds results ahead of the workflow's position."""
         return self._next_seq <= self.journal.last_recorded_seq
 
-    async def progress(self, write: Callable[[Any], Awaitable[None]]) -> bool:
+    async def progress(self, write: Callable[[StoreOps], Awaitable[None]]) -> bool:
         """Make a progress write (events, steps, messages, checkpoints) once, not again on resume.
 
         Such writes are not journaled calls, so replay alone can't tell
@@ -254,10 +254,12 @@ class Context:
         base = self._take_seq(len(calls))
         prepared = [self._tool_call(name, args, base + i) for i, (name, args) in enumerate(calls)]
         outcomes = await asyncio.gather(*(self._chain(c) for c in prepared), return_exceptions=True)
+        results: list[JsonValue | OperationFailed] = []
         for outcome in outcomes:
             if isinstance(outcome, BaseException) and not isinstance(outcome, OperationFailed):
                 raise outcome
-        return list(outcomes)
+            results.append(outcome)
+        return results
 
     # ------------------------------------------------------------------ recorded values
 
@@ -303,7 +305,8 @@ class Context:
             lambda: {"wake_at": (utcnow() + dt.timedelta(seconds=seconds)).isoformat()},
             input={"seconds": seconds},
         )
-        wake_at = dt.datetime.fromisoformat(str(value["wake_at"]))  # type: ignore[index]
+        assert isinstance(value, dict)
+        wake_at = dt.datetime.fromisoformat(str(value["wake_at"]))
         if utcnow() < wake_at:
             await self.suspend(
                 WaitReason.TIMER,
@@ -459,13 +462,13 @@ class Context:
         """
         written: list[Checkpoint] = []
 
-        async def write(tx: Any) -> None:
+        async def write(tx: StoreOps) -> None:
             written.append(await self._write_checkpoint(tx, steps))
 
         await self.progress(write)
         return written[0] if written else None
 
-    async def _write_checkpoint(self, tx: Any, steps: Sequence[Step] | None = None) -> Checkpoint:
+    async def _write_checkpoint(self, tx: StoreOps, steps: Sequence[Step] | None = None) -> Checkpoint:
         checkpoint = await tx.put_checkpoint(
             Checkpoint(
                 task_id=self.task_id,
@@ -486,7 +489,7 @@ class Context:
         """Record a progress event, once (a resume does not record it again)."""
         event = Event(task_id=self.task_id, kind=kind, severity=severity, message=message, data=data or {})
 
-        async def write(tx: Any) -> None:
+        async def write(tx: StoreOps) -> None:
             await tx.append_event(event)
 
         await self.progress(write)
@@ -495,7 +498,7 @@ class Context:
         self.state = self.state.model_copy(update={"risk_flags": [*self.state.risk_flags, "budget_pressure"]})
         self.task = self.task.model_copy(update={"state": self.state})
 
-        async def write(tx: Any) -> None:
+        async def write(tx: StoreOps) -> None:
             await tx.append_event(Event(task_id=self.task_id, kind="budget_pressure", severity=Severity.WARNING,
                                         message=f"budget pressure: {figure} used (80 % or more)"))
 

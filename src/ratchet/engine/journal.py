@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import JsonValue
 
@@ -35,7 +35,7 @@ class Journal:
     def lookup(self, seq: int) -> Operation | None:
         return self.recorded.get(seq)
 
-    def _operation(self, call: Call, status: OpStatus, **fields: object) -> Operation:
+    def _operation(self, call: Call, status: OpStatus, **fields: Any) -> Operation:
         return Operation(
             task_id=call.task_id,
             seq=call.seq,

@@ -181,7 +181,7 @@ class JournalMiddleware:
         recorded = call.context.journal.lookup(call.seq)
         if recorded is not None:
             replayed = await self._resume(call, recorded)
-            if replayed is not _LIVE:
+            if not isinstance(replayed, _Live):
                 return replayed
         call.context.stop_here_if_stopping(call)
         try:
@@ -197,7 +197,7 @@ class JournalMiddleware:
         await call.context.journal.record_outcome(call, output=output)
         return output
 
-    async def _resume(self, call: Call, recorded: Operation) -> Any:
+    async def _resume(self, call: Call, recorded: Operation) -> JsonValue | _Live:
         if recorded.name != call.name or recorded.kind is not call.kind:
             raise NonDeterminismError(
                 call.task_id, call.seq, f"{recorded.kind} {recorded.name}", f"{call.kind} {call.name}"
@@ -206,7 +206,8 @@ class JournalMiddleware:
         call.meta = dict(recorded.meta)
         if recorded.status is OpStatus.SUCCEEDED:
             call.replayed, call.attempt = True, recorded.attempt
-            return recorded.output
+            output: JsonValue = recorded.output  # stored as JSON, read back as JSON
+            return output
         if recorded.retry_pending:
             call.attempt, call.not_before = recorded.attempt + 1, recorded.next_attempt_at
             return _LIVE
@@ -217,7 +218,7 @@ class JournalMiddleware:
             )
         return await self._settle_in_doubt(call, recorded)
 
-    async def _settle_in_doubt(self, call: Call, recorded: Operation) -> Any:
+    async def _settle_in_doubt(self, call: Call, recorded: Operation) -> JsonValue | _Live:
         tool = call.tool
         context = call.context
         if call.kind is not OpKind.TOOL or tool is None:
@@ -256,7 +257,11 @@ class JournalMiddleware:
         )
 
 
-_LIVE = object()  # _resume's answer when the call must run live
+class _Live:
+    """`JournalMiddleware._resume`'s answer when the call must run live."""
+
+
+_LIVE = _Live()
 
 
 class RetryMiddleware:
@@ -317,6 +322,9 @@ async def perform(call: Call) -> JsonValue:
         crash_point("during_model_call")
         response = await context.model.complete(call.request, ordinal=ordinal)
         call.meta["usage"] = response.usage.model_dump()
-        return response.model_dump(mode="json")
+        answer: JsonValue = response.model_dump(mode="json")
+        return answer
     assert call.tool is not None
-    return await call.tool.invoke(dict(call.input or {}), context.tool_context(call))
+    arguments = call.input or {}
+    assert isinstance(arguments, dict)
+    return await call.tool.invoke(dict(arguments), context.tool_context(call))

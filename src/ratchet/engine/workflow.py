@@ -14,7 +14,7 @@ import importlib.util
 import sys
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from ..errors import WorkflowNotFound
 from ..policy import CheckpointPolicy, RetryPolicy
@@ -59,22 +59,39 @@ class Workflow:
         """Where a worker finds this workflow: ``module:qualname`` or ``file.py:qualname``."""
         module = sys.modules.get(self.fn.__module__)
         qualname = self.fn.__qualname__
-        if module is not None and getattr(module, "__file__", None) and (
+        path = getattr(module, "__file__", None)
+        if module is not None and path and (
             module.__name__ == "__main__" or module.__name__.startswith(_FILE_MODULE_PREFIX)
         ):
-            return f"{Path(module.__file__).resolve()}:{qualname}"
+            return f"{Path(path).resolve()}:{qualname}"
         return f"{self.fn.__module__}:{qualname}"
 
 
+@overload
+def workflow(fn: Callable[..., Awaitable[Any]], /) -> Workflow: ...
+
+
+@overload
 def workflow(
-    fn: Callable[..., Awaitable[Any]] | None = None,
     *,
     name: str | None = None,
     tools: Iterable[Tool] = (),
     retry: RetryPolicy | None = None,
     checkpoint: CheckpointPolicy | None = None,
     middleware: Iterable[Any] = (),
-) -> Any:
+) -> Callable[[Callable[..., Awaitable[Any]]], Workflow]: ...
+
+
+def workflow(
+    fn: Callable[..., Awaitable[Any]] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    tools: Iterable[Tool] = (),
+    retry: RetryPolicy | None = None,
+    checkpoint: CheckpointPolicy | None = None,
+    middleware: Iterable[Any] = (),
+) -> Workflow | Callable[[Callable[..., Awaitable[Any]]], Workflow]:
     """Mark ``async def fn(ctx, **inputs)`` as a durable workflow; bare or with options.
 
     Args:
@@ -84,10 +101,11 @@ def workflow(
         checkpoint: when checkpoints are written and which resume trusts.
         middleware: extra middleware around model and tool calls.
     """
-    options = dict(name=name, tools=tools, retry=retry, checkpoint=checkpoint, middleware=middleware)
-    if fn is None:
-        return lambda f: Workflow(f, **options)
-    return Workflow(fn, **options)
+
+    def make(f: Callable[..., Awaitable[Any]]) -> Workflow:
+        return Workflow(f, name=name, tools=tools, retry=retry, checkpoint=checkpoint, middleware=middleware)
+
+    return make if fn is None else make(fn)
 
 
 def load_module(source: str) -> Any:

@@ -66,7 +66,8 @@ class Script(Record):
     summarize: list[ScriptEntry] = Field(default_factory=list)
 
     def entries(self, purpose: Purpose) -> list[ScriptEntry]:
-        return getattr(self, purpose.value)
+        entries: list[ScriptEntry] = getattr(self, purpose.value)
+        return entries
 
 
 class ScriptedModel:
