@@ -9,7 +9,7 @@ from ratchet import Agent, Budget, Runtime, Task
 from ratchet.model import Event, Operation
 from ratchet.store import StateStore
 
-from . import tools as agent_tools
+from ..helpers import agent_tools
 
 # No agent test may hang: every run is bounded by this many seconds.
 GUARD = 20.0

@@ -11,7 +11,7 @@ import pytest
 from ratchet import Runtime, StepStatus, TaskStatus
 from ratchet.store import StateStore
 
-from ..crash.flows import Ledger
+from ..helpers.ledger import Ledger
 from .support import (
     calls,
     event_kinds,
@@ -119,7 +119,7 @@ async def _second_act_input(store: StateStore, task_id: str) -> list[dict[str, A
 
 
 async def test_an_unknown_tool_is_fed_back_and_the_model_recovers(
-    store: StateStore, script: Callable[[dict[str, Any]], str], ledger: Ledger
+    store: StateStore, script: Callable[[dict[str, Any]], str], tools_ledger: Ledger
 ) -> None:
     agent = make_agent(script({
         "plan": [plan("look at X")],
@@ -133,11 +133,11 @@ async def test_an_unknown_tool_is_fed_back_and_the_model_recovers(
     assert reply["role"] == "tool" and reply["name"] == "check_health"
     assert "no tool named 'check_health'" in reply["content"] and "check_status" in reply["content"]
     assert "check_health" not in {op.name for op in await store.list_ops(task.id)}
-    assert ledger.invocations() == {("check_status", "X"): 1}
+    assert tools_ledger.invocations() == {("check_status", "X"): 1}
 
 
 async def test_arguments_that_do_not_fit_the_schema_are_fed_back_and_the_model_recovers(
-    store: StateStore, script: Callable[[dict[str, Any]], str], ledger: Ledger
+    store: StateStore, script: Callable[[dict[str, Any]], str], tools_ledger: Ledger
 ) -> None:
     agent = make_agent(script({
         "plan": [plan("look at X")],
@@ -152,7 +152,7 @@ async def test_arguments_that_do_not_fit_the_schema_are_fed_back_and_the_model_r
     assert "bad arguments for check_status" in reply["content"] and "service" in reply["content"]
     bad = next(op for op in await store.list_ops(task.id) if op.name == "check_status")
     assert bad.status == "failed" and bad.attempt == 1  # not retried: it would fail the same way
-    assert ledger.invocations() == {("check_status", "X"): 1}
+    assert tools_ledger.invocations() == {("check_status", "X"): 1}
 
 
 async def test_a_tool_error_is_fed_back_and_the_model_recovers(

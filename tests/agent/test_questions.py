@@ -14,7 +14,7 @@ from ratchet import CannotResume, InputError, Runtime
 from ratchet.model import OpKind, OpStatus, TaskStatus, WaitReason
 from ratchet.store import StateStore, open_store
 
-from ..engine.people_flows import asks
+from ..helpers.people_flows import asks
 from .support import calls, make_agent, model_ops, plan, run_agent, say
 
 REPO = Path(__file__).resolve().parents[2]

@@ -11,7 +11,7 @@ from ratchet import Agent, InputError, Runtime, TaskStatus
 from ratchet.model import Constraints, HumanInTheLoop
 from ratchet.store import StateStore
 
-from . import tools as agent_tools
+from ..helpers import agent_tools
 from .support import (
     INSTRUCTIONS,
     calls,
@@ -120,7 +120,7 @@ async def test_the_task_records_the_agent_so_any_worker_can_rebuild_it(
     assert task.budget.max_steps == 5
     recorded = task.inputs_params["agent"]
     assert recorded["name"] == "ops" and recorded["instructions"] == INSTRUCTIONS
-    assert recorded["tool_sources"] == ["tests.agent.tools"]
+    assert recorded["tool_sources"] == ["tests.helpers.agent_tools"]
     assert not recorded["allow_shell"]
 
 

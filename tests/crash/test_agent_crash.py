@@ -1,7 +1,7 @@
 """The planning agent's worker SIGKILLed at crash points and at random moments; fresh workers finish it.
 
 Each run is one agent task (scripted model, the ledger tools of
-`tests.agent.tools`) in its own store (SQLite or PostgreSQL), ledger and
+`tests.helpers.agent_tools`) in its own store (SQLite or PostgreSQL), ledger and
 RATCHET_HOME. A
 worker is a real ``python -m ratchet resume TASK --store URL`` process. After
 the kill, workers resume the task until it completes; it must end as an
@@ -33,7 +33,7 @@ from ratchet import Agent, Runtime, TaskStatus
 from ratchet.model import OpStatus
 from ratchet.store import open_store
 
-from ..agent import tools as agent_tools
+from ..helpers import agent_tools
 from .harness import (
     EXIT_COMPLETED,
     KILLED,

@@ -13,7 +13,7 @@ from ratchet.model import OpKind, OpStatus, TaskStatus, WaitReason
 from ratchet.runtime import Runtime
 from ratchet.store import StateStore
 
-from ..builders import make_op
+from ..helpers.builders import make_op
 from .flows import FLOWS, Crash, entries
 from .support import leave_in_flight
 

@@ -13,7 +13,7 @@ from ratchet.model import Event, TaskStatus, Trigger, WaitReason, utcnow
 from ratchet.runtime import Runtime
 from ratchet.store import StateStore
 
-from ..builders import make_task
+from ..helpers.builders import make_task
 from .flows import FLOWS, Crash, entries
 
 

@@ -12,7 +12,7 @@ from ratchet.providers import ModelError, ModelRequest, Purpose, ToolCall, Usage
 from ratchet.providers.anthropic import AnthropicModel
 from ratchet.providers.openai_compat import JSON_INSTRUCTION
 
-from .loopback import LoopbackServer, Reply, closed_port
+from ..helpers.loopback import LoopbackServer, Reply, closed_port
 
 CHECK_STATUS = {
     "name": "check_status",

@@ -25,7 +25,7 @@ from ratchet.providers.openai_compat import (
     retry_after_seconds,
 )
 
-from .loopback import LoopbackServer, Reply, closed_port
+from ..helpers.loopback import LoopbackServer, Reply, closed_port
 
 SYSTEM = {"role": "system", "content": "You operate services."}
 ACT = ModelRequest(
