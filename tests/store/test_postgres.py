@@ -32,9 +32,9 @@ from ratchet.store.base import TRIGGERS, events_topic
 from ratchet.store.postgres import PostgresStore
 from ratchet.store.postgres_schema import Target, migrate
 
-from ..builders import make_event, make_task
 from ..cli.cli_support import ratchet_command, ratchet_env
-from ..pg import Cluster
+from ..helpers.builders import make_event, make_task
+from ..helpers.pg import Cluster
 
 LATEST = catalogue.latest_version("postgresql")
 PROCESSES = 10
