@@ -95,14 +95,16 @@ def _environment(ledger: Path, tool_seconds: float) -> dict[str, str]:
 
 
 def _submit(url: str, count: int, home: Path) -> list[str]:
-    os.environ["RATCHET_HOME"] = str(home)
-    agent = build_agent(model=f"scripted:{SCRIPT}", tool_files=[str(TOOLS)])
+    """Submit `count` tasks; RATCHET_HOME is `home` while they are created (it fixes their workspaces)."""
 
     async def submit() -> list[str]:
         async with Runtime(url) as rt:
             return [await rt.submit(agent, instruction=f"record build and ship, #{i}") for i in range(count)]
 
-    return asyncio.run(submit())
+    with pytest.MonkeyPatch.context() as patch:  # not left behind for the tests that run after
+        patch.setenv("RATCHET_HOME", str(home))
+        agent = build_agent(model=f"scripted:{SCRIPT}", tool_files=[str(TOOLS)])
+        return asyncio.run(submit())
 
 
 def _statuses(url: str) -> Counter[str]:
