@@ -12,17 +12,8 @@ from ratchet import Runtime, StepStatus, TaskStatus
 from ratchet.store import StateStore
 
 from ..helpers.ledger import Ledger
-from .support import (
-    calls,
-    event_kinds,
-    events_of,
-    make_agent,
-    model_ops,
-    plan,
-    run_agent,
-    say,
-    verdict,
-)
+from ..helpers.scripts import calls, plan, say, verdict
+from .support import event_kinds, events_of, make_agent, model_ops, run_agent
 
 # --------------------------------------------------------------------------- the plan
 

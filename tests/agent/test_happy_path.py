@@ -11,18 +11,8 @@ from ratchet import Runtime, StepStatus, TaskStatus
 from ratchet.store import StateStore
 
 from ..helpers.ledger import Ledger
-from .support import (
-    INSTRUCTION,
-    calls,
-    event_kinds,
-    is_subsequence,
-    make_agent,
-    model_ops,
-    plan,
-    run_agent,
-    say,
-    verdict,
-)
+from ..helpers.scripts import calls, plan, say, verdict
+from .support import INSTRUCTION, event_kinds, is_subsequence, make_agent, model_ops, run_agent
 
 SCRIPT: dict[str, Any] = {
     "plan": [plan("look at X", "restart X")],

@@ -17,16 +17,8 @@ from ratchet.store import StateStore, open_store
 
 from ..helpers.agent_tools import CRASH_VARIABLE, SimulatedCrash
 from ..helpers.ledger import Ledger
-from .support import (
-    GUARD,
-    INSTRUCTION,
-    calls,
-    make_agent,
-    model_ops,
-    plan,
-    say,
-    verdict,
-)
+from ..helpers.scripts import calls, plan, say, verdict
+from .support import GUARD, INSTRUCTION, make_agent, model_ops
 
 SCRIPT: dict[str, Any] = {
     "plan": [plan("look at X", "ship v2")],

@@ -12,17 +12,8 @@ from ratchet.model import Constraints, HumanInTheLoop
 from ratchet.store import StateStore
 
 from ..helpers import agent_tools
-from .support import (
-    INSTRUCTIONS,
-    calls,
-    events_of,
-    make_agent,
-    model_ops,
-    plan,
-    run_agent,
-    say,
-    verdict,
-)
+from ..helpers.scripts import calls, plan, say, verdict
+from .support import INSTRUCTIONS, events_of, make_agent, model_ops, run_agent
 
 FACTS = {"ops": [{"op": "append_facts", "facts": [{"key": "x_status", "value": "degraded"}]},
                  {"op": "add_open_questions", "questions": ["why is X slow?"]}]}

@@ -34,6 +34,7 @@ from ratchet.model import OpStatus
 from ratchet.store import open_store
 
 from ..helpers import agent_tools
+from ..helpers.scripts import calls, plan_step, say, verdict
 from .harness import (
     EXIT_COMPLETED,
     KILLED,
@@ -51,28 +52,19 @@ RANDOM_SEEDS = range(5)
 MAX_RESUMES = 4
 
 
-def _step(name: str) -> dict[str, str]:
-    return {"step_name": name, "description": name, "action_instruction": f"do: {name}",
-            "validation_instruction": f"check: {name}"}
-
-
-def _calls(name: str, **arguments: Any) -> dict[str, Any]:
-    return {"tool_calls": [{"name": name, "arguments": arguments}]}
-
-
-SCRIPT: dict[str, Any] = {
-    "plan": [{"content": {"goal": "X runs v2", "steps": [_step("restart X"), _step("look at X"), _step("ship v2")]}}],
-    "act": [
-        _calls("restart_service", service="X"),
-        {"content": "X restarted", "delay": 0.15},
-        _calls("check_status", service="X"),
-        {"content": "X is degraded"},
-        {**_calls("deploy", version="v2"), "delay": 0.15},
-        {"content": "v2 is live"},
-    ],
-    "verify": [{"content": {"passed": True, "reason": "ok"}}] * 3,
-}
 STEP_NAMES = ("restart X", "look at X", "ship v2")
+SCRIPT: dict[str, Any] = {
+    "plan": [{"content": {"goal": "X runs v2", "steps": [plan_step(name) for name in STEP_NAMES]}}],
+    "act": [
+        calls(("restart_service", {"service": "X"})),
+        {**say("X restarted"), "delay": 0.15},
+        calls(("check_status", {"service": "X"})),
+        say("X is degraded"),
+        {**calls(("deploy", {"version": "v2"})), "delay": 0.15},
+        say("v2 is live"),
+    ],
+    "verify": [verdict(True)] * 3,
+}
 
 
 # --------------------------------------------------------------------------- one run
