@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from ratchet import Runtime, StepStatus, TaskStatus
+from ratchet import Runtime, StepStatus, Task, TaskStatus
 from ratchet.store import StateStore
 
 from ..helpers.ledger import Ledger
@@ -183,14 +183,19 @@ async def test_a_path_outside_the_workspace_is_refused_and_fed_back(
     assert not (tmp_path / "home" / "outside.txt").exists()
 
 
-async def test_an_act_that_never_stops_calling_tools_fails_its_step_after_max_turns(
-    store: StateStore, script: Callable[[dict[str, Any]], str]
-) -> None:
+async def _run_out_of_turns(store: StateStore, script: Callable[[dict[str, Any]], str]) -> Task:
+    """A task whose first step asks for tool calls turn after turn, with 3 turns allowed a step."""
     agent = make_agent(script({
         "plan": [plan("look at X", "restart X")],
         "act": [calls(("check_status", {"service": "X"}))] * 50,
     }), max_turns_per_step=3)
-    task = await run_agent(Runtime(store), agent)
+    return await run_agent(Runtime(store), agent)
+
+
+async def test_an_act_that_never_stops_calling_tools_fails_its_step_after_max_turns(
+    store: StateStore, script: Callable[[dict[str, Any]], str]
+) -> None:
+    task = await _run_out_of_turns(store, script)
 
     assert task.status is TaskStatus.FAILED
     assert "3 turns" in (task.error or ""), task.error
@@ -201,11 +206,7 @@ async def test_an_act_that_never_stops_calling_tools_fails_its_step_after_max_tu
 async def test_a_step_out_of_turns_is_recorded_as_failed(
     store: StateStore, script: Callable[[dict[str, Any]], str]
 ) -> None:
-    agent = make_agent(script({
-        "plan": [plan("look at X", "restart X")],
-        "act": [calls(("check_status", {"service": "X"}))] * 50,
-    }), max_turns_per_step=3)
-    task = await run_agent(Runtime(store), agent)
+    task = await _run_out_of_turns(store, script)
 
     steps = await store.list_steps(task.id)
     assert [s.status for s in steps] == [StepStatus.FAILED, StepStatus.CANCELLED]
