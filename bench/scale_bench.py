@@ -1,6 +1,6 @@
 """How Ratchet scales on PostgreSQL: worker processes, the cost of a journaled call, event latency.
 
-Starts a throwaway PostgreSQL cluster (``tests/pg.py``: the server binaries on
+Starts a throwaway PostgreSQL cluster (``tests/helpers/pg.py``: the server binaries on
 PATH or the newest /usr/lib/postgresql/*/bin, run as the ``postgres`` user
 when root, with the tests' settings: fsync, synchronous_commit and
 full_page_writes off, so no commit waits for the disk) and measures:
@@ -58,7 +58,7 @@ from ratchet.store.base import events_topic
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # for the tests' throwaway cluster
-from tests.pg import Cluster, find_binaries
+from tests.helpers.pg import Cluster, find_binaries
 
 LEASE_TTL = 30
 WORKER_TIME_LIMIT = 240.0  # seconds per configuration before the bench gives up
@@ -391,7 +391,7 @@ def _facts(cluster: Cluster) -> list[str]:
         (f"{os.cpu_count()} cpus ({_cpu_model()}), shared by the workers, the server and this process; "
          f"load average {os.getloadavg()[0]:.2f} at the start"),
         (f"server: {', '.join(f'{name}={value}' for name, value in shown.items())}"
-         " (tests/pg.py's throwaway settings: no commit waits for the disk)"),
+         " (tests/helpers/pg.py's throwaway settings: no commit waits for the disk)"),
     ]
 
 

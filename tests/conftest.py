@@ -1,16 +1,26 @@
-"""Fixtures every suite shares."""
+"""Fixtures every suite shares: stores, a Runtime over one, scripts for the scripted model, ledgers.
+
+`store` is every kind of store in turn; a suite that runs on one kind only
+overrides `store_kind` (the agent tests keep theirs in SQLite), and
+`each_store` still gives every kind to the tests there that want them all.
+"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+import json
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from ratchet.runtime import Runtime
 from ratchet.store import StateStore
 
-from .pg import Cluster
-from .stores import POSTGRES, STORE_URLS, discard, opened
+from .helpers.agent_tools import LEDGER_VARIABLE
+from .helpers.ledger import Ledger
+from .helpers.pg import Cluster
+from .helpers.stores import POSTGRES, STORE_URLS, discard, opened
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -21,14 +31,71 @@ def _stop_postgres_at_the_end() -> Iterator[None]:
 
 
 @pytest.fixture(params=sorted(STORE_URLS))
+def store_kind(request: pytest.FixtureRequest) -> str:
+    """The kind of store `store` is: every kind in turn, unless a suite narrows it."""
+    return str(request.param)
+
+
+@pytest.fixture
+def store_url(store_kind: str, tmp_path: Path) -> Iterator[str]:
+    """The URL of a fresh, empty store of `store_kind`, discarded after the test."""
+    url = STORE_URLS[store_kind](tmp_path)
+    try:
+        yield url
+    finally:
+        discard(url)
+
+
+@pytest.fixture
+async def store(store_url: str) -> AsyncIterator[StateStore]:
+    """The store at `store_url`, open for the test."""
+    async with opened(store_url) as store:
+        yield store
+
+
+@pytest.fixture(params=sorted(STORE_URLS))
 async def each_store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[StateStore]:
-    """Every kind of store in turn, open, for tests that must hold on each."""
+    """Every kind of store in turn, open, whatever kind the suite's `store` is."""
     url = STORE_URLS[request.param](tmp_path)
     try:
         async with opened(url) as store:
             yield store
     finally:
         discard(url)
+
+
+@pytest.fixture
+def rt(store: StateStore) -> Runtime:
+    return Runtime(store)
+
+
+@pytest.fixture
+def script(tmp_path: Path) -> Callable[[dict[str, Any]], str]:
+    """Write a scripted-model script; return the model string that names it."""
+
+    def write(content: dict[str, Any]) -> str:
+        path = tmp_path / f"script{len(list(tmp_path.glob('script*.json')))}.json"
+        path.write_text(json.dumps(content), encoding="utf-8")
+        return f"scripted:{path}"
+
+    return write
+
+
+@pytest.fixture
+def ledger(tmp_path: Path) -> str:
+    """The path of a JSON-lines ledger the tools of `tests.engine.flows` and `tests.helpers.people_flows`
+    append to (the file is created by the first entry)."""
+    return str(tmp_path / "ledger.jsonl")
+
+
+@pytest.fixture
+def tools_ledger(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Ledger:
+    """The `Ledger` the tools of `tests.helpers.agent_tools` act on, named by the environment
+    (workers inherit it)."""
+    book = Ledger(tmp_path / "ledger.db")
+    book.create()
+    monkeypatch.setenv(LEDGER_VARIABLE, book.path)
+    return book
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Builders of scripted answers and readers of what an agent task left in its store."""
+"""The agent tests' agent, how they run it, and readers of what an agent task left in its store."""
 
 from __future__ import annotations
 
@@ -9,43 +9,13 @@ from ratchet import Agent, Budget, Runtime, Task
 from ratchet.model import Event, Operation
 from ratchet.store import StateStore
 
-from . import tools as agent_tools
+from ..helpers import agent_tools
 
 # No agent test may hang: every run is bounded by this many seconds.
 GUARD = 20.0
 
 INSTRUCTIONS = "You keep the services of a small shop running."
 INSTRUCTION = "Service X is slow: find out why and fix it."
-
-
-def plan_step(name: str, check: str | None = None) -> dict[str, str]:
-    """A step as the planner writes it; `check` defaults to one, "" means none."""
-    return {
-        "step_name": name,
-        "description": f"{name} (description)",
-        "action_instruction": f"do: {name}",
-        "validation_instruction": f"check: {name}" if check is None else check,
-    }
-
-
-def plan(*names: str, goal: str = "X is fast again", check: str | None = None) -> dict[str, Any]:
-    """A plan entry of a script with one step per name."""
-    return {"content": {"goal": goal, "context": "a slow service",
-                        "steps": [plan_step(name, check) for name in names]}}
-
-
-def calls(*pairs: tuple[str, dict[str, Any]]) -> dict[str, Any]:
-    """An act entry asking for tool calls."""
-    return {"tool_calls": [{"name": name, "arguments": arguments} for name, arguments in pairs]}
-
-
-def say(text: str) -> dict[str, Any]:
-    """An act entry that answers without tool calls (the step's report)."""
-    return {"content": text}
-
-
-def verdict(passed: bool, reason: str = "") -> dict[str, Any]:
-    return {"content": {"passed": passed, "reason": reason or ("ok" if passed else "not done")}}
 
 
 def make_agent(model: str, *, budget: Budget | None = None, tools: tuple[Any, ...] | None = None,

@@ -8,7 +8,8 @@ from typing import Any
 from ratchet import Budget, Runtime, TaskStatus
 from ratchet.store import StateStore
 
-from .support import calls, make_agent, model_ops, plan, run_agent, say, verdict
+from ..helpers.scripts import calls, plan, say, verdict
+from .support import make_agent, model_ops, run_agent
 
 LIMIT = 1000
 LOG_SIZE = 5000

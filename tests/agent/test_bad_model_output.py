@@ -8,21 +8,12 @@ from typing import Any
 
 import pytest
 
-from ratchet import Runtime, StepStatus, TaskStatus
+from ratchet import Runtime, StepStatus, Task, TaskStatus
 from ratchet.store import StateStore
 
-from ..crash.flows import Ledger
-from .support import (
-    calls,
-    event_kinds,
-    events_of,
-    make_agent,
-    model_ops,
-    plan,
-    run_agent,
-    say,
-    verdict,
-)
+from ..helpers.ledger import Ledger
+from ..helpers.scripts import calls, plan, say, verdict
+from .support import event_kinds, events_of, make_agent, model_ops, run_agent
 
 # --------------------------------------------------------------------------- the plan
 
@@ -119,7 +110,7 @@ async def _second_act_input(store: StateStore, task_id: str) -> list[dict[str, A
 
 
 async def test_an_unknown_tool_is_fed_back_and_the_model_recovers(
-    store: StateStore, script: Callable[[dict[str, Any]], str], ledger: Ledger
+    store: StateStore, script: Callable[[dict[str, Any]], str], tools_ledger: Ledger
 ) -> None:
     agent = make_agent(script({
         "plan": [plan("look at X")],
@@ -133,11 +124,11 @@ async def test_an_unknown_tool_is_fed_back_and_the_model_recovers(
     assert reply["role"] == "tool" and reply["name"] == "check_health"
     assert "no tool named 'check_health'" in reply["content"] and "check_status" in reply["content"]
     assert "check_health" not in {op.name for op in await store.list_ops(task.id)}
-    assert ledger.invocations() == {("check_status", "X"): 1}
+    assert tools_ledger.invocations() == {("check_status", "X"): 1}
 
 
 async def test_arguments_that_do_not_fit_the_schema_are_fed_back_and_the_model_recovers(
-    store: StateStore, script: Callable[[dict[str, Any]], str], ledger: Ledger
+    store: StateStore, script: Callable[[dict[str, Any]], str], tools_ledger: Ledger
 ) -> None:
     agent = make_agent(script({
         "plan": [plan("look at X")],
@@ -152,7 +143,7 @@ async def test_arguments_that_do_not_fit_the_schema_are_fed_back_and_the_model_r
     assert "bad arguments for check_status" in reply["content"] and "service" in reply["content"]
     bad = next(op for op in await store.list_ops(task.id) if op.name == "check_status")
     assert bad.status == "failed" and bad.attempt == 1  # not retried: it would fail the same way
-    assert ledger.invocations() == {("check_status", "X"): 1}
+    assert tools_ledger.invocations() == {("check_status", "X"): 1}
 
 
 async def test_a_tool_error_is_fed_back_and_the_model_recovers(
@@ -192,14 +183,19 @@ async def test_a_path_outside_the_workspace_is_refused_and_fed_back(
     assert not (tmp_path / "home" / "outside.txt").exists()
 
 
-async def test_an_act_that_never_stops_calling_tools_fails_its_step_after_max_turns(
-    store: StateStore, script: Callable[[dict[str, Any]], str]
-) -> None:
+async def _run_out_of_turns(store: StateStore, script: Callable[[dict[str, Any]], str]) -> Task:
+    """A task whose first step asks for tool calls turn after turn, with 3 turns allowed a step."""
     agent = make_agent(script({
         "plan": [plan("look at X", "restart X")],
         "act": [calls(("check_status", {"service": "X"}))] * 50,
     }), max_turns_per_step=3)
-    task = await run_agent(Runtime(store), agent)
+    return await run_agent(Runtime(store), agent)
+
+
+async def test_an_act_that_never_stops_calling_tools_fails_its_step_after_max_turns(
+    store: StateStore, script: Callable[[dict[str, Any]], str]
+) -> None:
+    task = await _run_out_of_turns(store, script)
 
     assert task.status is TaskStatus.FAILED
     assert "3 turns" in (task.error or ""), task.error
@@ -210,11 +206,7 @@ async def test_an_act_that_never_stops_calling_tools_fails_its_step_after_max_tu
 async def test_a_step_out_of_turns_is_recorded_as_failed(
     store: StateStore, script: Callable[[dict[str, Any]], str]
 ) -> None:
-    agent = make_agent(script({
-        "plan": [plan("look at X", "restart X")],
-        "act": [calls(("check_status", {"service": "X"}))] * 50,
-    }), max_turns_per_step=3)
-    task = await run_agent(Runtime(store), agent)
+    task = await _run_out_of_turns(store, script)
 
     steps = await store.list_steps(task.id)
     assert [s.status for s in steps] == [StepStatus.FAILED, StepStatus.CANCELLED]

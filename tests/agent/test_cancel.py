@@ -11,16 +11,8 @@ import pytest
 from ratchet import CannotResume, LeaseLost, Runtime, StepStatus, TaskStatus
 from ratchet.store import StateStore
 
-from .support import (
-    GUARD,
-    INSTRUCTION,
-    event_kinds,
-    make_agent,
-    model_ops,
-    plan,
-    say,
-    verdict,
-)
+from ..helpers.scripts import plan, say, verdict
+from .support import GUARD, INSTRUCTION, event_kinds, make_agent, model_ops
 
 
 async def test_a_queued_agent_task_is_cancelled_and_cannot_be_resumed(

@@ -9,16 +9,8 @@ from typing import Any
 from ratchet import Runtime, TaskStatus
 from ratchet.store import StateStore
 
-from .support import (
-    calls,
-    events_of,
-    make_agent,
-    model_ops,
-    plan,
-    run_agent,
-    say,
-    verdict,
-)
+from ..helpers.scripts import calls, plan, say, verdict
+from .support import events_of, make_agent, model_ops, run_agent
 
 TURNS = 6
 

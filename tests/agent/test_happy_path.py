@@ -10,19 +10,9 @@ from typing import Any
 from ratchet import Runtime, StepStatus, TaskStatus
 from ratchet.store import StateStore
 
-from ..crash.flows import Ledger
-from .support import (
-    INSTRUCTION,
-    calls,
-    event_kinds,
-    is_subsequence,
-    make_agent,
-    model_ops,
-    plan,
-    run_agent,
-    say,
-    verdict,
-)
+from ..helpers.ledger import Ledger
+from ..helpers.scripts import calls, plan, say, verdict
+from .support import INSTRUCTION, event_kinds, is_subsequence, make_agent, model_ops, run_agent
 
 SCRIPT: dict[str, Any] = {
     "plan": [plan("look at X", "restart X")],
@@ -37,7 +27,7 @@ SCRIPT: dict[str, Any] = {
 
 
 async def test_a_planned_task_runs_every_step_and_completes(
-    each_store: StateStore, script: Callable[[dict[str, Any]], str], ledger: Ledger
+    each_store: StateStore, script: Callable[[dict[str, Any]], str], tools_ledger: Ledger
 ) -> None:
     task = await run_agent(Runtime(each_store), make_agent(script(SCRIPT)))
 
@@ -52,8 +42,10 @@ async def test_a_planned_task_runs_every_step_and_completes(
     assert [s.validation_instruction for s in steps] == ["check: look at X", "check: restart X"]
     assert task.state.plan == ["look at X", "restart X"]
     restart = next(op for op in await each_store.list_ops(task.id) if op.name == "restart_service")
-    assert ledger.invocations() == {("check_status", "X"): 1, ("restart_service", restart.idempotency_key): 1}
-    assert ledger.effects() == {("restart_service", restart.idempotency_key): 1}
+    assert tools_ledger.invocations() == {
+        ("check_status", "X"): 1, ("restart_service", restart.idempotency_key): 1
+    }
+    assert tools_ledger.effects() == {("restart_service", restart.idempotency_key): 1}
 
 
 async def test_each_transition_is_an_event(

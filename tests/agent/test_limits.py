@@ -10,16 +10,8 @@ from typing import Any
 from ratchet import Budget, Runtime, StepStatus, TaskStatus
 from ratchet.store import StateStore
 
-from .support import (
-    event_kinds,
-    events_of,
-    make_agent,
-    model_ops,
-    plan,
-    run_agent,
-    say,
-    verdict,
-)
+from ..helpers.scripts import plan, say, verdict
+from .support import event_kinds, events_of, make_agent, model_ops, run_agent
 
 USAGE = {"prompt_tokens": 60, "completion_tokens": 40}
 

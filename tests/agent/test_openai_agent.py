@@ -11,8 +11,8 @@ import pytest
 from ratchet import Runtime, StepStatus, TaskStatus
 from ratchet.store import StateStore
 
-from ..crash.flows import Ledger
-from ..providers.loopback import LoopbackServer, Reply
+from ..helpers.ledger import Ledger
+from ..helpers.loopback import LoopbackServer, Reply
 from .support import event_kinds, events_of, make_agent, model_ops, run_agent
 
 PLAN = {
@@ -47,20 +47,16 @@ ACT_AND_VERIFY = (
 
 @pytest.fixture
 def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[LoopbackServer]:
-    running = LoopbackServer()
-    running.start()
     for name in ("OPENAI_API_KEY", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "OPENAI_CUSTOM_HEADERS"):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("OPENAI_BASE_URL", running.url + "/v1")
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-    try:
+    with LoopbackServer() as running:
+        monkeypatch.setenv("OPENAI_BASE_URL", running.url + "/v1")
         yield running
-    finally:
-        running.stop()
 
 
 async def test_an_agent_task_completes_against_an_openai_compatible_server(
-    store: StateStore, server: LoopbackServer, ledger: Ledger
+    store: StateStore, server: LoopbackServer, tools_ledger: Ledger
 ) -> None:
     server.answer(completion(json.dumps(PLAN)), *ACT_AND_VERIFY)
     task = await run_agent(Runtime(store), make_agent("openai:some-model"))
@@ -68,7 +64,7 @@ async def test_an_agent_task_completes_against_an_openai_compatible_server(
     assert task.status is TaskStatus.COMPLETED, task.error
     assert task.result == "X is degraded"
     assert [(s.name, s.status) for s in await store.list_steps(task.id)] == [("look at X", StepStatus.COMPLETED)]
-    assert ledger.invocations() == {("check_status", "X"): 1}
+    assert tools_ledger.invocations() == {("check_status", "X"): 1}
     assert [r.path for r in server.received] == ["/v1/chat/completions"] * 4
     plan_request, first_act, second_act, verify = (r.body for r in server.received)
     assert plan_request["model"] == "some-model"

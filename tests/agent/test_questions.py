@@ -14,8 +14,9 @@ from ratchet import CannotResume, InputError, Runtime
 from ratchet.model import OpKind, OpStatus, TaskStatus, WaitReason
 from ratchet.store import StateStore, open_store
 
-from ..engine.people_flows import asks
-from .support import calls, make_agent, model_ops, plan, run_agent, say
+from ..helpers.people_flows import asks
+from ..helpers.scripts import calls, plan, say
+from .support import make_agent, model_ops, run_agent
 
 REPO = Path(__file__).resolve().parents[2]
 QUESTION = "Which region should X be deployed to?"

@@ -15,18 +15,10 @@ from ratchet import Runtime, StepStatus, TaskStatus
 from ratchet.model import OpStatus
 from ratchet.store import StateStore, open_store
 
-from ..crash.flows import Ledger
-from .support import (
-    GUARD,
-    INSTRUCTION,
-    calls,
-    make_agent,
-    model_ops,
-    plan,
-    say,
-    verdict,
-)
-from .tools import CRASH_VARIABLE, SimulatedCrash
+from ..helpers.agent_tools import CRASH_VARIABLE, SimulatedCrash
+from ..helpers.ledger import Ledger
+from ..helpers.scripts import calls, plan, say, verdict
+from .support import GUARD, INSTRUCTION, make_agent, model_ops
 
 SCRIPT: dict[str, Any] = {
     "plan": [plan("look at X", "ship v2")],
@@ -95,20 +87,22 @@ async def test_a_resumed_task_completes_as_an_uninterrupted_one_does(crashed_and
 
 
 async def test_completed_tool_calls_are_not_run_again_and_the_keyed_one_in_flight_runs_once_more(
-    crashed_and_resumed: str, ledger: Ledger
+    crashed_and_resumed: str, tools_ledger: Ledger
 ) -> None:
     store = await open_store(crashed_and_resumed)
     try:
         ops = {op.name: op for op in await store.list_ops("crashed")}
     finally:
         await store.close()
-    invocations = {(tool, key): n for (tool, key), n in ledger.invocations().items() if not key.startswith("reference")}
+    invocations = {
+        (tool, key): n for (tool, key), n in tools_ledger.invocations().items() if not key.startswith("reference")
+    }
     assert invocations == {
         ("check_status", "X"): 2,  # once for each task: the crashed one did not read X again
         ("restart_service", ops["restart_service"].idempotency_key): 1,
         ("deploy", ops["deploy"].idempotency_key): 2,  # in flight at the crash: run again under its key
     }
-    effects = Counter(tool for tool, key in ledger.effects() if key.startswith("crashed"))
+    effects = Counter(tool for tool, key in tools_ledger.effects() if key.startswith("crashed"))
     assert effects == {"restart_service": 1, "deploy": 1}
     assert ops["deploy"].attempt == 2
 
@@ -208,7 +202,7 @@ async def test_a_resumed_task_runs_the_agent_it_was_given_whatever_the_plan_said
     """A plan whose inputs_params carry an "agent" key must not turn the shell on for the resume."""
     hijack = plan("ship v2")
     hijack["content"]["inputs_params"] = {
-        "agent": {"name": "ops", "tool_sources": ["tests.agent.tools"], "allow_shell": True},
+        "agent": {"name": "ops", "tool_sources": ["tests.helpers.agent_tools"], "allow_shell": True},
     }
     model = script({**SCRIPT, "plan": [hijack], "act": [calls(("deploy", {"version": "v2"})), say("v2 is live")]})
     await _crash_in_deploy(store_url, model, tmp_path, monkeypatch, "hijacked")

@@ -11,18 +11,9 @@ from ratchet import Agent, InputError, Runtime, TaskStatus
 from ratchet.model import Constraints, HumanInTheLoop
 from ratchet.store import StateStore
 
-from . import tools as agent_tools
-from .support import (
-    INSTRUCTIONS,
-    calls,
-    events_of,
-    make_agent,
-    model_ops,
-    plan,
-    run_agent,
-    say,
-    verdict,
-)
+from ..helpers import agent_tools
+from ..helpers.scripts import calls, plan, say, verdict
+from .support import INSTRUCTIONS, events_of, make_agent, model_ops, run_agent
 
 FACTS = {"ops": [{"op": "append_facts", "facts": [{"key": "x_status", "value": "degraded"}]},
                  {"op": "add_open_questions", "questions": ["why is X slow?"]}]}
@@ -120,7 +111,7 @@ async def test_the_task_records_the_agent_so_any_worker_can_rebuild_it(
     assert task.budget.max_steps == 5
     recorded = task.inputs_params["agent"]
     assert recorded["name"] == "ops" and recorded["instructions"] == INSTRUCTIONS
-    assert recorded["tool_sources"] == ["tests.agent.tools"]
+    assert recorded["tool_sources"] == ["tests.helpers.agent_tools"]
     assert not recorded["allow_shell"]
 
 

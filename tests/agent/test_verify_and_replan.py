@@ -9,17 +9,8 @@ from typing import Any
 from ratchet import Runtime, StepStatus, TaskStatus
 from ratchet.store import StateStore
 
-from .support import (
-    event_kinds,
-    events_of,
-    make_agent,
-    model_ops,
-    plan,
-    plan_step,
-    run_agent,
-    say,
-    verdict,
-)
+from ..helpers.scripts import plan, plan_step, say, verdict
+from .support import event_kinds, events_of, make_agent, model_ops, run_agent
 
 RETRIED: dict[str, Any] = {
     "plan": [plan("restart X")],

@@ -7,14 +7,12 @@ import pytest
 from ratchet import Runtime, ToolContext
 from ratchet.chat import ChatClient, tasklist
 from ratchet.chat.tools import session_tools
-from ratchet.store import StateStore, open_store
+from ratchet.store import StateStore
 
 
 @pytest.fixture
-async def store() -> StateStore:
-    opened = await open_store("memory://")
-    yield opened
-    await opened.close()
+def store_kind() -> str:
+    return "memory"
 
 
 def context(key: str) -> ToolContext:

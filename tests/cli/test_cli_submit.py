@@ -15,9 +15,9 @@ from ratchet.cli_submit import parse_start_time
 from ratchet.errors import InputError
 from ratchet.model import TaskStatus, utcnow
 
-FAILOVER = Path(__file__).resolve().parents[1] / "failover"
-SCRIPT = FAILOVER / "script.json"
-TOOLS = FAILOVER / "tools.py"
+HELPERS = Path(__file__).resolve().parents[1] / "helpers"
+SCRIPT = HELPERS / "failover_script.json"
+TOOLS = HELPERS / "failover_tools.py"
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""The workflow the crash tests kill, and the outside world its tools act on.
+"""The workflow the crash tests kill, and its tools.
 
 `order_flow` runs five steps that between them make every kind of call the
 engine journals: model calls through the scripted model (one answer is a 503,
@@ -10,27 +10,22 @@ late on purpose: a worker stops at it (``ratchet resume`` ends with the task
 waiting on its timer), so every call before it runs in the first worker
 process, where the crash points count their passes.
 
-The tools record what they do in a `Ledger`, a SQLite file standing for the
-outside world. ``invocations`` gets a row on every raw call, committed before
-the effect, so a kill between the two shows; ``effects`` gets a row per
-effect. A keyed or idempotent tool behaves like a service that honours the key
-(an effect already recorded under it is not recorded again); `append_audit`
-inserts blindly, so running it twice leaves two rows under one key.
+The tools record what they do in a `Ledger` (`tests.helpers.ledger`), the
+outside world. A keyed or idempotent tool behaves like a service that honours
+the key (an effect already recorded under it is not recorded again);
+`append_audit` inserts blindly, so running it twice leaves two rows under one key.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import sqlite3
 import time
-from collections import Counter
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import ratchet
 from ratchet import RetryPolicy, ToolContext
+
+from ..helpers.ledger import Ledger
 
 TASK_ID = "crash-order"
 ORDER = "A-17"
@@ -55,68 +50,6 @@ SCRIPT: dict[str, Any] = {
     ],
     "verify": [{"content": {"passed": True, "reason": "order recorded"}}],
 }
-
-
-class Ledger:
-    """The outside world: what the tools did, in a SQLite file of its own."""
-
-    def __init__(self, path: str | Path) -> None:
-        self.path = str(path)
-
-    @contextlib.contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)  # autocommit
-        try:
-            yield conn
-        finally:
-            conn.close()
-
-    def create(self) -> None:
-        with self._connect() as conn:
-            conn.execute("CREATE TABLE IF NOT EXISTS invocations (tool TEXT NOT NULL, key TEXT NOT NULL)")
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS effects (key TEXT NOT NULL, tool TEXT NOT NULL, output TEXT NOT NULL)"
-            )
-
-    def invoked(self, tool: str, key: str) -> None:
-        with self._connect() as conn:
-            conn.execute("INSERT INTO invocations (tool, key) VALUES (?, ?)", (tool, key))
-
-    def effect_once(self, tool: str, key: str, output: Any) -> Any:
-        """Record the effect unless one is recorded under `key`; return the recorded output."""
-        with self._connect() as conn:
-            conn.execute("BEGIN IMMEDIATE")
-            row = conn.execute("SELECT output FROM effects WHERE key = ?", (key,)).fetchone()
-            if row is None:
-                conn.execute(
-                    "INSERT INTO effects (key, tool, output) VALUES (?, ?, ?)", (key, tool, json.dumps(output))
-                )
-            conn.execute("COMMIT")
-        return output if row is None else json.loads(row[0])
-
-    def append_effect(self, tool: str, key: str, output: Any) -> Any:
-        """Record the effect, however many are recorded under `key` already."""
-        with self._connect() as conn:
-            conn.execute("INSERT INTO effects (key, tool, output) VALUES (?, ?, ?)", (key, tool, json.dumps(output)))
-        return output
-
-    def invocations(self) -> Counter[tuple[str, str]]:
-        """How many raw calls each ``(tool, key)`` got."""
-        with self._connect() as conn:
-            return Counter(conn.execute("SELECT tool, key FROM invocations").fetchall())
-
-    def effects(self) -> Counter[tuple[str, str]]:
-        """How many effects each ``(tool, key)`` has."""
-        with self._connect() as conn:
-            return Counter(conn.execute("SELECT tool, key FROM effects").fetchall())
-
-    def effect_output(self, tool: str, key: str) -> Any:
-        """The output recorded with the first effect under `key`, or None if there is none."""
-        with self._connect() as conn:
-            row = conn.execute(
-                "SELECT output FROM effects WHERE tool = ? AND key = ? ORDER BY rowid LIMIT 1", (tool, key)
-            ).fetchone()
-        return None if row is None else json.loads(row[0])
 
 
 def derived_key(tool: str, **args: Any) -> str:

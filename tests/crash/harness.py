@@ -27,8 +27,9 @@ from ratchet import Event, Operation, Runtime, StepStatus, TaskStatus, WaitReaso
 from ratchet.model import OpStatus, utcnow
 from ratchet.store import StateStore
 
-from ..stores import STORE_URLS, discard
-from .flows import ORDER, REPEATABLE_TOOLS, SCRIPT, STEP_NAMES, TASK_ID, UNKEYED_TOOL, Ledger, derived_key
+from ..helpers.ledger import Ledger
+from ..helpers.stores import STORE_URLS, discard
+from .flows import ORDER, REPEATABLE_TOOLS, SCRIPT, STEP_NAMES, TASK_ID, UNKEYED_TOOL, derived_key
 
 REPO = Path(__file__).resolve().parents[2]
 WORKFLOW = "tests.crash.flows:order_flow"

@@ -1,7 +1,7 @@
 """The planning agent's worker SIGKILLed at crash points and at random moments; fresh workers finish it.
 
 Each run is one agent task (scripted model, the ledger tools of
-`tests.agent.tools`) in its own store (SQLite or PostgreSQL), ledger and
+`tests.helpers.agent_tools`) in its own store (SQLite or PostgreSQL), ledger and
 RATCHET_HOME. A
 worker is a real ``python -m ratchet resume TASK --store URL`` process. After
 the kill, workers resume the task until it completes; it must end as an
@@ -33,7 +33,8 @@ from ratchet import Agent, Runtime, TaskStatus
 from ratchet.model import OpStatus
 from ratchet.store import open_store
 
-from ..agent import tools as agent_tools
+from ..helpers import agent_tools
+from ..helpers.scripts import calls, plan_step, say, verdict
 from .harness import (
     EXIT_COMPLETED,
     KILLED,
@@ -51,28 +52,19 @@ RANDOM_SEEDS = range(5)
 MAX_RESUMES = 4
 
 
-def _step(name: str) -> dict[str, str]:
-    return {"step_name": name, "description": name, "action_instruction": f"do: {name}",
-            "validation_instruction": f"check: {name}"}
-
-
-def _calls(name: str, **arguments: Any) -> dict[str, Any]:
-    return {"tool_calls": [{"name": name, "arguments": arguments}]}
-
-
-SCRIPT: dict[str, Any] = {
-    "plan": [{"content": {"goal": "X runs v2", "steps": [_step("restart X"), _step("look at X"), _step("ship v2")]}}],
-    "act": [
-        _calls("restart_service", service="X"),
-        {"content": "X restarted", "delay": 0.15},
-        _calls("check_status", service="X"),
-        {"content": "X is degraded"},
-        {**_calls("deploy", version="v2"), "delay": 0.15},
-        {"content": "v2 is live"},
-    ],
-    "verify": [{"content": {"passed": True, "reason": "ok"}}] * 3,
-}
 STEP_NAMES = ("restart X", "look at X", "ship v2")
+SCRIPT: dict[str, Any] = {
+    "plan": [{"content": {"goal": "X runs v2", "steps": [plan_step(name) for name in STEP_NAMES]}}],
+    "act": [
+        calls(("restart_service", {"service": "X"})),
+        {**say("X restarted"), "delay": 0.15},
+        calls(("check_status", {"service": "X"})),
+        say("X is degraded"),
+        {**calls(("deploy", {"version": "v2"})), "delay": 0.15},
+        say("v2 is live"),
+    ],
+    "verify": [verdict(True)] * 3,
+}
 
 
 # --------------------------------------------------------------------------- one run

@@ -113,9 +113,9 @@ def test_only_the_unkeyed_tool_is_unsafe_to_repeat() -> None:
 
 @pytest.mark.parametrize("case", CASES, ids=[case.spec for case in CASES])
 def test_killed_at_crash_point_recovers(
-    case: CrashCase, stores: Stores, reference: Reference, script: Path, tmp_path: Path
+    case: CrashCase, stores: Stores, reference: Reference, order_script: Path, tmp_path: Path
 ) -> None:
-    run = new_run(tmp_path, script, stores)
+    run = new_run(tmp_path, order_script, stores)
     case.check_kill(run, crash_worker(run, case.spec))
 
     recovery = recover(run)
@@ -126,9 +126,9 @@ def test_killed_at_crash_point_recovers(
 
 
 def test_in_doubt_call_skipped_by_a_person(
-    stores: Stores, reference: Reference, script: Path, tmp_path: Path
+    stores: Stores, reference: Reference, order_script: Path, tmp_path: Path
 ) -> None:
-    run = new_run(tmp_path, script, stores)
+    run = new_run(tmp_path, order_script, stores)
     crash_worker(run, "after_intent_commit@5")
 
     recovery = recover(run, decide="skip")
@@ -149,9 +149,9 @@ def test_in_doubt_call_skipped_by_a_person(
     ("spec", "in_doubt"), [("after_intent_commit@2", False), ("before_result_commit@8", True)]
 )
 def test_running_worker_takes_over_a_killed_workers_task(
-    spec: str, in_doubt: bool, stores: Stores, reference: Reference, script: Path, tmp_path: Path
+    spec: str, in_doubt: bool, stores: Stores, reference: Reference, order_script: Path, tmp_path: Path
 ) -> None:
-    run = new_run(tmp_path, script, stores)
+    run = new_run(tmp_path, order_script, stores)
     crash_worker(run, spec)
 
     recovery = recover_with_pool_worker(run)

@@ -76,8 +76,8 @@ class Windows:
 
 
 @pytest.fixture(scope="module")
-def windows(tmp_path_factory: pytest.TempPathFactory, script: Path, reference: Reference) -> Windows:
-    return Windows(tmp_path_factory.mktemp("crash-window"), script, reference)
+def windows(tmp_path_factory: pytest.TempPathFactory, order_script: Path, reference: Reference) -> Windows:
+    return Windows(tmp_path_factory.mktemp("crash-window"), order_script, reference)
 
 
 def killed_run(
@@ -94,14 +94,14 @@ def killed_run(
 
 @pytest.mark.parametrize(("stores", "batch"), BATCHES_BY_STORE, indirect=["stores"])
 def test_random_kills_recover(
-    stores: Stores, batch: int, reference: Reference, windows: Windows, script: Path, tmp_path: Path
+    stores: Stores, batch: int, reference: Reference, windows: Windows, order_script: Path, tmp_path: Path
 ) -> None:
     seeds = range(batch, SEEDS, BATCHES)
     window = windows.of(stores.kind)
 
     def attempt(seed: int) -> tuple[bool, Recovery] | str:
         try:
-            return killed_run(seed, tmp_path, script, stores, reference, window)
+            return killed_run(seed, tmp_path, order_script, stores, reference, window)
         except AssertionError as failure:
             return f"seed {seed}: {failure}"
         except Exception:

@@ -1,11 +1,27 @@
-"""Helpers for the engine tests that leave or read a task's stored state by hand."""
+"""Helpers for the engine tests: run a task until its worker "dies"; leave or read stored state by hand."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from ratchet.model import Operation, OpStatus, Task, TaskStatus, utcnow
+from ratchet.runtime import Runtime
 from ratchet.store import StateStore
+
+from .flows import FLOWS, Crash
+
+
+async def run_until_crash(rt: Runtime, workflow: str, inputs: dict[str, Any], **options: Any) -> str:
+    """Submit the `workflow` of `tests.engine.flows` and run it until its worker "dies" (`Crash`).
+
+    Returns the task's id; the task is left as the dead worker left it.
+    """
+    task_id = await rt.submit(f"{FLOWS}:{workflow}", inputs, **options)
+    with pytest.raises(Crash):
+        await rt.resume(task_id)
+    return task_id
 
 
 async def leave_in_flight(store: StateStore, task_id: str, op: Operation) -> None:
@@ -26,7 +42,9 @@ async def leave_in_flight(store: StateStore, task_id: str, op: Operation) -> Non
     await store.release_lease(lease)
 
 
-async def snapshot(store: StateStore, task_id: str) -> tuple[Task, list[Any], list[Any], list[Any], list[Any]]:
+async def snapshot(
+    store: StateStore, task_id: str
+) -> tuple[Task, list[Any], list[Any], list[Any], list[Any]]:
     """Everything stored for a task, to compare before and after."""
     return (
         await store.get_task(task_id),

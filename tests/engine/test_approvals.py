@@ -17,7 +17,7 @@ from ratchet.engine.people import expire_approval
 from ratchet.model import ApprovalStatus, OpStatus, TaskStatus, WaitReason
 from ratchet.store import StateStore, open_store
 
-from .people_flows import mail, mail_both, sends
+from ..helpers.people_flows import mail, mail_both, sends
 
 REPO = Path(__file__).resolve().parents[2]
 

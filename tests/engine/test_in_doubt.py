@@ -13,17 +13,14 @@ from ratchet.model import OpKind, OpStatus, TaskStatus, WaitReason
 from ratchet.runtime import Runtime
 from ratchet.store import StateStore
 
-from ..builders import make_op
-from .flows import FLOWS, Crash, entries
-from .support import leave_in_flight
+from ..helpers.builders import make_op
+from .flows import FLOWS, entries
+from .support import leave_in_flight, run_until_crash
 
 
 async def crashed(rt: Runtime, ledger: str, tool_name: str) -> str:
     """A task whose first op, `tool_name`, did its effect and then the worker died."""
-    task_id = await rt.submit(f"{FLOWS}:first_call", {"ledger": ledger, "tool_name": tool_name})
-    with pytest.raises(Crash):
-        await rt.resume(task_id)
-    return task_id
+    return await run_until_crash(rt, "first_call", {"ledger": ledger, "tool_name": tool_name})
 
 
 async def test_an_idempotent_tool_in_flight_runs_again_with_the_same_key(
@@ -44,11 +41,9 @@ async def test_an_idempotent_tool_in_flight_runs_again_with_the_same_key(
 async def test_a_tool_taking_its_key_in_flight_runs_again_with_the_same_key(
     store: StateStore, rt: Runtime, ledger: str
 ) -> None:
-    task_id = await rt.submit(
-        f"{FLOWS}:call_one", {"ledger": ledger, "tool_name": "keyed", "args": {"crash_first": True}}
+    task_id = await run_until_crash(
+        rt, "call_one", {"ledger": ledger, "tool_name": "keyed", "args": {"crash_first": True}}
     )
-    with pytest.raises(Crash):
-        await rt.resume(task_id)
     assert (await store.get_op(task_id, 1)).status is OpStatus.STARTED
 
     task = await Runtime(store).resume(task_id)

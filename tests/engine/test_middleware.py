@@ -5,22 +5,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import pytest
-
 from ratchet.model import TaskStatus
 from ratchet.runtime import Runtime
 from ratchet.store import StateStore
 
-from .flows import FLOWS, Crash, entries
+from .flows import entries
+from .support import run_until_crash
 
 
 async def test_a_custom_middleware_sees_every_live_call_and_can_change_its_result(
     store: StateStore, rt: Runtime, ledger: str, script: Callable[[dict[str, Any]], str]
 ) -> None:
     model = script({"act": [{"content": "hello"}]})
-    task_id = await rt.submit(f"{FLOWS}:spied", {"ledger": ledger}, model=model)
-    with pytest.raises(Crash):
-        await rt.resume(task_id)
+    task_id = await run_until_crash(rt, "spied", {"ledger": ledger}, model=model)
 
     seen = [(e["seq"], e["name"], e["kind"]) for e in entries(ledger, "spy")]
     assert seen == [(0, "shout", "tool"), (1, "record", "tool"), (2, "model:act", "model"), (3, "crash_once", "tool")]

@@ -4,21 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from ratchet.model import OpKind, OpStatus, TaskStatus
 from ratchet.runtime import Runtime
 from ratchet.store import StateStore
 
-from .flows import FLOWS, Crash, entries
+from .flows import FLOWS, entries
+from .support import run_until_crash
 
 
 async def test_a_resumed_task_replays_completed_ops_instead_of_running_them(
     store: StateStore, rt: Runtime, ledger: str
 ) -> None:
-    task_id = await rt.submit(f"{FLOWS}:sequence", {"ledger": ledger})
-    with pytest.raises(Crash):
-        await rt.resume(task_id)
+    task_id = await run_until_crash(rt, "sequence", {"ledger": ledger})
     before = await store.list_ops(task_id)
     assert [op.seq for op in before] == [0, 1, 2, 3]  # an idempotent tool caught in flight left no row
 
@@ -35,9 +32,7 @@ async def test_a_resumed_task_replays_completed_ops_instead_of_running_them(
 
 
 async def test_seqs_follow_program_order(store: StateStore, rt: Runtime, ledger: str) -> None:
-    task_id = await rt.submit(f"{FLOWS}:sequence", {"ledger": ledger})
-    with pytest.raises(Crash):
-        await rt.resume(task_id)
+    task_id = await run_until_crash(rt, "sequence", {"ledger": ledger})
     await Runtime(store).resume(task_id)
 
     ops = await store.list_ops(task_id)
@@ -55,9 +50,7 @@ async def test_seqs_follow_program_order(store: StateStore, rt: Runtime, ledger:
 async def test_parallel_calls_take_seqs_in_call_order_not_completion_order(
     store: StateStore, rt: Runtime, ledger: str
 ) -> None:
-    task_id = await rt.submit(f"{FLOWS}:parallel", {"ledger": ledger})
-    with pytest.raises(Crash):
-        await rt.resume(task_id)
+    task_id = await run_until_crash(rt, "parallel", {"ledger": ledger})
 
     assert [e["label"] for e in entries(ledger) if e["label"] != "crash"] == ["second", "third", "first"]
     ops = await store.list_ops(task_id)
@@ -66,9 +59,7 @@ async def test_parallel_calls_take_seqs_in_call_order_not_completion_order(
 
 
 async def test_replay_of_parallel_calls_is_deterministic(store: StateStore, rt: Runtime, ledger: str) -> None:
-    task_id = await rt.submit(f"{FLOWS}:parallel", {"ledger": ledger})
-    with pytest.raises(Crash):
-        await rt.resume(task_id)
+    task_id = await run_until_crash(rt, "parallel", {"ledger": ledger})
     recorded = [op.output for op in (await store.list_ops(task_id))[:3]]
 
     task = await Runtime(store).resume(task_id)
@@ -84,9 +75,7 @@ async def test_a_different_tool_at_a_recorded_seq_is_a_nondeterminism_error(
 ) -> None:
     choice = tmp_path / "choice.txt"
     choice.write_text("record")
-    task_id = await rt.submit(f"{FLOWS}:chooses", {"ledger": ledger, "choice_file": str(choice)})
-    with pytest.raises(Crash):
-        await rt.resume(task_id)
+    task_id = await run_until_crash(rt, "chooses", {"ledger": ledger, "choice_file": str(choice)})
     choice.write_text("other")
 
     task = await Runtime(store).resume(task_id)

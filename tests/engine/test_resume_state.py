@@ -5,23 +5,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import pytest
-
 from ratchet.model import StepStatus, Task, TaskStatus
 from ratchet.policy import Budget
 from ratchet.runtime import Runtime
 from ratchet.store import StateStore
 
-from .flows import FLOWS, Crash, entries
+from .flows import entries
+from .support import run_until_crash
 
 
 async def crash_then_resume(
     store: StateStore, rt: Runtime, workflow: str, inputs: dict[str, Any], **options: Any
 ) -> Task:
     """Run the task until its crash point, then resume it with a fresh Runtime."""
-    task_id = await rt.submit(f"{FLOWS}:{workflow}", inputs, **options)
-    with pytest.raises(Crash):
-        await rt.resume(task_id)
+    task_id = await run_until_crash(rt, workflow, inputs, **options)
     return await Runtime(store).resume(task_id)
 
 
@@ -36,11 +33,9 @@ async def test_state_patches_are_rebuilt_on_replay(store: StateStore, rt: Runtim
 
 
 async def test_the_budget_pressure_flag_survives_a_resume(store: StateStore, rt: Runtime, ledger: str) -> None:
-    task_id = await rt.submit(
-        f"{FLOWS}:patch_crash_patch", {"ledger": ledger, "steps": 4}, budget=Budget(max_steps=5)
+    task_id = await run_until_crash(
+        rt, "patch_crash_patch", {"ledger": ledger, "steps": 4}, budget=Budget(max_steps=5)
     )
-    with pytest.raises(Crash):
-        await rt.resume(task_id)
     assert "budget_pressure" in (await store.get_task(task_id)).state.risk_flags
 
     task = await Runtime(store).resume(task_id)
@@ -85,9 +80,7 @@ async def test_replayed_model_calls_count_against_the_token_budget(
 async def test_a_step_the_worker_died_in_is_finished_by_the_resume(
     store: StateStore, rt: Runtime, ledger: str
 ) -> None:
-    task_id = await rt.submit(f"{FLOWS}:crash_in_step", {"ledger": ledger})
-    with pytest.raises(Crash):
-        await rt.resume(task_id)
+    task_id = await run_until_crash(rt, "crash_in_step", {"ledger": ledger})
     first_step, *_ = await store.list_steps(task_id)
     assert first_step.status is StepStatus.COMPLETED
 
@@ -101,9 +94,7 @@ async def test_a_step_the_worker_died_in_is_finished_by_the_resume(
 async def test_a_failed_step_the_workflow_recovered_from_replays_on_resume(
     store: StateStore, rt: Runtime, ledger: str
 ) -> None:
-    task_id = await rt.submit(f"{FLOWS}:recovers_from_a_failed_step", {"ledger": ledger})
-    with pytest.raises(Crash):
-        await rt.resume(task_id)
+    task_id = await run_until_crash(rt, "recovers_from_a_failed_step", {"ledger": ledger})
 
     task = await Runtime(store).resume(task_id)
 

@@ -13,9 +13,9 @@ from ratchet.model import OpKind, OpStatus, TaskStatus, WaitReason, utcnow
 from ratchet.runtime import Runtime
 from ratchet.store import StateStore
 
-from ..builders import make_op
-from .flows import FLOWS, Crash, entries
-from .support import leave_in_flight
+from ..helpers.builders import make_op
+from .flows import FLOWS, entries
+from .support import leave_in_flight, run_until_crash
 
 
 async def test_a_tool_failing_twice_succeeds_on_its_third_attempt(
@@ -35,12 +35,9 @@ async def test_a_tool_failing_twice_succeeds_on_its_third_attempt(
 async def test_a_failed_attempt_is_persisted_and_a_resume_continues_with_the_next(
     store: StateStore, rt: Runtime, ledger: str
 ) -> None:
-    task_id = await rt.submit(
-        f"{FLOWS}:call_one",
-        {"ledger": ledger, "tool_name": "flaky", "args": {"fail_times": 1, "crash_at": 2}},
+    task_id = await run_until_crash(
+        rt, "call_one", {"ledger": ledger, "tool_name": "flaky", "args": {"fail_times": 1, "crash_at": 2}}
     )
-    with pytest.raises(Crash):
-        await rt.resume(task_id)
     op = await store.get_op(task_id, 1)
     assert (op.status, op.attempt, op.error_type) == (OpStatus.FAILED, 1, "ValueError")
     assert op.next_attempt_at is not None

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from ratchet.model import TaskStatus
 from ratchet.runtime import Runtime
-from ratchet.store import StateStore, open_store
+from ratchet.store import StateStore
 
 from .flows import FLOWS
 
@@ -26,17 +25,14 @@ TASK_TABLES = {
 
 
 @pytest.fixture
-def db_path(tmp_path: Path) -> Path:
-    return tmp_path / "r.db"
+def store_kind() -> str:
+    """The bytes are counted in the store's file."""
+    return "sqlite"
 
 
 @pytest.fixture
-async def sqlite_store(db_path: Path) -> AsyncIterator[StateStore]:
-    opened = await open_store(f"sqlite:///{db_path}")
-    try:
-        yield opened
-    finally:
-        await opened.close()
+def db_path(store_url: str) -> Path:
+    return Path(store_url.removeprefix("sqlite:///"))
 
 
 def stored_bytes(db_path: Path, task_id: str) -> int:
@@ -55,12 +51,13 @@ def stored_bytes(db_path: Path, task_id: str) -> int:
     return total
 
 
-async def test_stored_bytes_grow_linearly_with_the_number_of_calls(sqlite_store: StateStore, db_path: Path) -> None:
-    rt = Runtime(sqlite_store)
+async def test_stored_bytes_grow_linearly_with_the_number_of_calls(
+    store: StateStore, rt: Runtime, db_path: Path
+) -> None:
     small = await rt.run(f"{FLOWS}:many", {"count": 500})
     large = await rt.run(f"{FLOWS}:many", {"count": 1000})
     assert small.status is large.status is TaskStatus.COMPLETED
-    assert len(await sqlite_store.list_ops(large.id)) == 1000
+    assert len(await store.list_ops(large.id)) == 1000
 
     small_bytes, large_bytes = stored_bytes(db_path, small.id), stored_bytes(db_path, large.id)
 

@@ -13,8 +13,9 @@ from ratchet.model import Event, TaskStatus, Trigger, WaitReason, utcnow
 from ratchet.runtime import Runtime
 from ratchet.store import StateStore
 
-from ..builders import make_task
-from .flows import FLOWS, Crash, entries
+from ..helpers.builders import make_task
+from .flows import FLOWS, entries
+from .support import run_until_crash
 
 
 @pytest.fixture
@@ -106,9 +107,9 @@ async def test_wait_returns_when_a_worker_finished_the_task(
 async def test_wait_returns_when_the_task_waits_on_a_person(
     store: StateStore, rt: Runtime, ledger: str
 ) -> None:
-    task_id = await rt.submit(f"{FLOWS}:first_call", {"ledger": ledger, "tool_name": "reconcile_ask"}, queue=False)
-    with pytest.raises(Crash):
-        await rt.resume(task_id)
+    task_id = await run_until_crash(
+        rt, "first_call", {"ledger": ledger, "tool_name": "reconcile_ask"}, queue=False
+    )
 
     stop = asyncio.Event()
     working = asyncio.create_task(Worker(store, poll_interval=0.05, lease_ttl=5.0).run(stop))

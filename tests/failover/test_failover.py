@@ -1,7 +1,7 @@
 """Many workers on one PostgreSQL, killed and paused: every task done, every effect once, no shared lease.
 
-Real `ratchet worker` processes run agent tasks (scripted model, `tools.py`
-acting on a ledger file). One of them is killed with SIGKILL every few seconds
+Real `ratchet worker` processes run agent tasks (scripted model, the tools of
+`tests.helpers.failover_tools` acting on a ledger file). One of them is killed with SIGKILL every few seconds
 and another started in its place. Afterwards the ledger, the journal and the
 lease history the store keeps must show that nothing was lost, nothing was
 done twice, and no two workers ever held one task at the same time.
@@ -21,16 +21,16 @@ from pathlib import Path
 
 import pytest
 
-from ratchet import Runtime, TaskStatus, open_store
+from ratchet import Runtime, open_store
 from ratchet.cli_agent import build_agent
 from ratchet.model import Lease, OpKind
 
-from .tools import LEDGER_ENV, SECONDS_ENV, connect
+from ..helpers.failover_tools import LEDGER_ENV, SECONDS_ENV, connect
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
-TOOLS = HERE / "tools.py"
-SCRIPT = HERE / "script.json"
+REPO = Path(__file__).resolve().parents[2]
+HELPERS = REPO / "tests" / "helpers"
+TOOLS = HELPERS / "failover_tools.py"
+SCRIPT = HELPERS / "failover_script.json"
 TASKS = 200
 WORKERS = 3
 LEASE_TTL = 2.0
@@ -95,14 +95,16 @@ def _environment(ledger: Path, tool_seconds: float) -> dict[str, str]:
 
 
 def _submit(url: str, count: int, home: Path) -> list[str]:
-    os.environ["RATCHET_HOME"] = str(home)
-    agent = build_agent(model=f"scripted:{SCRIPT}", tool_files=[str(TOOLS)])
+    """Submit `count` tasks; RATCHET_HOME is `home` while they are created (it fixes their workspaces)."""
 
     async def submit() -> list[str]:
         async with Runtime(url) as rt:
             return [await rt.submit(agent, instruction=f"record build and ship, #{i}") for i in range(count)]
 
-    return asyncio.run(submit())
+    with pytest.MonkeyPatch.context() as patch:  # not left behind for the tests that run after
+        patch.setenv("RATCHET_HOME", str(home))
+        agent = build_agent(model=f"scripted:{SCRIPT}", tool_files=[str(TOOLS)])
+        return asyncio.run(submit())
 
 
 def _statuses(url: str) -> Counter[str]:

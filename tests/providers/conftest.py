@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from .loopback import LoopbackServer
+from ..helpers.loopback import LoopbackServer
 
 _PROVIDER_VARIABLES = (
     "OPENAI_API_KEY",
@@ -34,9 +34,5 @@ def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def server() -> Iterator[LoopbackServer]:
-    running = LoopbackServer()
-    running.start()
-    try:
+    with LoopbackServer() as running:
         yield running
-    finally:
-        running.stop()

@@ -12,7 +12,7 @@ from ratchet.providers import ModelError, ModelRequest, Purpose, ToolCall, Usage
 from ratchet.providers._wire import JSON_INSTRUCTION
 from ratchet.providers.anthropic import AnthropicModel
 
-from .loopback import LoopbackServer, Reply, closed_port
+from ..helpers.loopback import LoopbackServer, Reply, closed_port
 
 CHECK_STATUS = {
     "name": "check_status",

@@ -21,7 +21,7 @@ from ratchet.providers._http import retry_after_seconds
 from ratchet.providers._wire import JSON_INSTRUCTION
 from ratchet.providers.openai_compat import OLLAMA_BASE_URL, PLACEHOLDER_API_KEY, OpenAIModel
 
-from .loopback import LoopbackServer, Reply, closed_port
+from ..helpers.loopback import LoopbackServer, Reply, closed_port
 
 SYSTEM = {"role": "system", "content": "You operate services."}
 ACT = ModelRequest(

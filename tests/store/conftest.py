@@ -1,6 +1,6 @@
 """The store behaviour suite: every test here runs once per store kind.
 
-A new store joins the suite by adding its URL builder to `tests.stores.STORE_URLS`.
+A new store joins the suite by adding its URL builder to `tests.helpers.stores.STORE_URLS`.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from ratchet.model import Task
 from ratchet.store import StateStore
 
-from ..builders import make_task
+from ..helpers.builders import make_task
 
 @pytest.fixture
 def store(each_store: StateStore) -> StateStore:

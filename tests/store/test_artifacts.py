@@ -8,7 +8,7 @@ from ratchet.errors import ArtifactNotFound, DuplicateRecord
 from ratchet.model import Task
 from ratchet.store import StateStore
 
-from ..builders import at, make_artifact, make_task
+from ..helpers.builders import at, make_artifact, make_task
 
 BODY = b"hello, world"
 

@@ -11,8 +11,8 @@ import pytest
 
 from ratchet.store.base import TRIGGERS, events_topic
 
-from ..builders import make_task
-from ..stores import STORE_URLS, discard, opened
+from ..helpers.builders import make_task
+from ..helpers.stores import STORE_URLS, discard, opened
 
 WRITER = """
 import asyncio, sys

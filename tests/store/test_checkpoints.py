@@ -10,7 +10,7 @@ from ratchet.errors import CheckpointNotFound
 from ratchet.model import AgentState, Fact, Task
 from ratchet.store import StateStore
 
-from ..builders import at, make_checkpoint, make_task
+from ..helpers.builders import at, make_checkpoint, make_task
 
 DAY = 24 * 3600
 

@@ -8,7 +8,7 @@ from ratchet.errors import DuplicateRecord
 from ratchet.model import OpStatus, Task
 from ratchet.store import StateStore
 
-from ..builders import finish, make_op, make_task
+from ..helpers.builders import finish, make_op, make_task
 
 
 async def test_started_op_is_recorded(store: StateStore, task: Task) -> None:

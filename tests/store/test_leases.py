@@ -11,7 +11,7 @@ from ratchet.errors import LeaseLost
 from ratchet.model import Lease, Task
 from ratchet.store import StateStore
 
-from ..builders import at, make_task
+from ..helpers.builders import at, make_task
 
 TTL = 30.0
 

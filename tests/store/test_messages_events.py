@@ -5,7 +5,7 @@ from __future__ import annotations
 from ratchet.model import Severity, Task
 from ratchet.store import StateStore
 
-from ..builders import make_event, make_message, make_task
+from ..helpers.builders import make_event, make_message, make_task
 
 # ------------------------------------------------------------------ messages
 

@@ -20,7 +20,7 @@ from ratchet.store.postgres_schema import migrate as migrate_postgresql
 from ratchet.store.sqlite import migrate as migrate_sqlite
 
 from ..cli.cli_support import ratchet_command, ratchet_env
-from ..pg import Cluster
+from ..helpers.pg import Cluster
 
 LATEST = catalogue.latest_version("postgresql")
 PROCESSES = 10

@@ -11,7 +11,7 @@ from ratchet.errors import ConflictError, SessionNotFound
 from ratchet.model import utcnow
 from ratchet.store import StateStore
 
-from ..builders import make_session
+from ..helpers.builders import make_session
 
 
 async def test_get_unknown_session_raises(store: StateStore) -> None:

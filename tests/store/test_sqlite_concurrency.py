@@ -18,7 +18,7 @@ import pytest
 from ratchet.model import utcnow
 from ratchet.store import StateStore, open_store
 
-from ..builders import make_task, make_trigger
+from ..helpers.builders import make_task, make_trigger
 
 WORKER_SCRIPT = Path(__file__).with_name("sqlite_worker.py")
 PROCESSES = 3

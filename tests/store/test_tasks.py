@@ -8,7 +8,7 @@ from ratchet.errors import DuplicateRecord, InvalidTransition, StepNotFound, Tas
 from ratchet.model import StepStatus, Task, TaskStatus, WaitReason
 from ratchet.store import StateStore
 
-from ..builders import at, make_step, make_steps, make_task
+from ..helpers.builders import at, make_step, make_steps, make_task
 
 
 async def _advance(store: StateStore, task: Task, *path: TaskStatus) -> Task:

@@ -10,8 +10,8 @@ from ratchet.errors import DuplicateRecord, LeaseLost, StoreError
 from ratchet.model import Lease, Task, TaskStatus
 from ratchet.store import StateStore, open_store
 
-from ..builders import make_event, make_op, make_task
-from ..stores import STORE_URLS
+from ..helpers.builders import make_event, make_op, make_task
+from ..helpers.stores import STORE_URLS
 
 
 class Boom(Exception):

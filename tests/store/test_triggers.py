@@ -7,7 +7,7 @@ import datetime as dt
 from ratchet.model import Task, utcnow
 from ratchet.store import StateStore
 
-from ..builders import at, make_task, make_trigger
+from ..helpers.builders import at, make_task, make_trigger
 
 
 async def test_put_trigger_assigns_distinct_ids(store: StateStore, task: Task) -> None:

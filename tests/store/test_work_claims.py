@@ -8,7 +8,7 @@ from ratchet.model import Task, TaskStatus, WaitReason
 from ratchet.store import StateStore
 from ratchet.store.base import TRIGGERS, events_topic
 
-from ..builders import at, make_event, make_task, make_trigger
+from ..helpers.builders import at, make_event, make_task, make_trigger
 
 TTL = 30.0
 

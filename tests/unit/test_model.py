@@ -27,7 +27,7 @@ from ratchet.model import (
 )
 from ratchet.policy import Budget
 
-from ..builders import (
+from ..helpers.builders import (
     at,
     make_artifact,
     make_checkpoint,

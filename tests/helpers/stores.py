@@ -2,7 +2,7 @@
 
 Each builder takes the test's ``tmp_path`` and returns the URL of a fresh,
 empty store. PostgreSQL databases live on `POSTGRES`, the session's
-throwaway cluster (`tests.pg`), started by the first test that asks for one;
+throwaway cluster (`tests.helpers.pg`), started by the first test that asks for one;
 `discard` drops a test's database when the test is done with it.
 """
 

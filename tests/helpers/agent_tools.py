@@ -1,10 +1,10 @@
-"""The agent tests' tools, and the outside world they act on.
+"""The tools of the agent the agent and crash tests run, acting on a `Ledger`.
 
-Workers load these tools by module name (``tests.agent.tools``), in this
-process or in a subprocess, so where their ledger lives comes from the
-environment: ``RATCHET_TEST_LEDGER`` names the SQLite file (the crash suite's
-`Ledger`). Every raw call is an invocation; a keyed tool records its effect
-once per idempotency key, as a service honouring the key would.
+Workers load these tools by module name (``tests.helpers.agent_tools``), in
+this process or in a subprocess, so where their ledger lives comes from the
+environment: ``RATCHET_TEST_LEDGER`` names its SQLite file. Every raw call is
+an invocation; a keyed tool records its effect once per idempotency key, as a
+service honouring the key would.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 import ratchet
 from ratchet import ToolContext
 
-from ..crash.flows import Ledger
+from .ledger import Ledger
 
 LEDGER_VARIABLE = "RATCHET_TEST_LEDGER"
 # A file whose presence makes `deploy` raise `SimulatedCrash` once (then the file is gone).

@@ -1,4 +1,4 @@
-"""Workflows with a person in the loop, loaded by reference (``tests.engine.people_flows:NAME``).
+"""Workflows with a person in the loop, loaded by reference (``tests.helpers.people_flows:NAME``).
 
 `send` is an ``external_action`` tool, so under the default constraints each
 call waits for a person's approval; it writes every real send to a ledger (a

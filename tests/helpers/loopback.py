@@ -1,8 +1,9 @@
 """A real HTTP server on loopback that answers POSTs with scripted replies.
 
-Each test queues the replies it wants (`LoopbackServer.answer`); the server
-records every request it receives (`LoopbackServer.received`) so the test can
-check what the provider sent. It runs in a thread of its own, so the provider
+A test runs one for a block (``with LoopbackServer() as server:``) and queues
+the replies it wants (`LoopbackServer.answer`); the server records every
+request it receives (`LoopbackServer.received`) so the test can check what
+the provider sent. It runs in a thread of its own, so the provider
 under test talks to it over a real socket, exactly as to a model server.
 """
 
@@ -69,6 +70,13 @@ class LoopbackServer:
         self._httpd.shutdown()
         self._httpd.server_close()
         self._thread.join(timeout=5)
+
+    def __enter__(self) -> LoopbackServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
 
     @property
     def last(self) -> Received:

@@ -1,4 +1,4 @@
-"""The tools of the failover tests' agent: they act on a ledger file standing for the outside world.
+"""Tools acting on a ledger file, for agents run by many workers (failover and `ratchet submit` tests).
 
 Loaded by path by every worker process. ``record_step`` behaves like a
 service that honours idempotency keys the simple way: it looks the key up,
@@ -25,8 +25,12 @@ SECONDS_ENV = "RATCHET_FAILOVER_TOOL_SECONDS"
 def connect(path: str | Path) -> sqlite3.Connection:
     conn = sqlite3.connect(str(path), timeout=60, isolation_level=None)
     conn.execute("PRAGMA journal_mode = WAL")
-    conn.execute("CREATE TABLE IF NOT EXISTS starts (key TEXT NOT NULL, task_id TEXT NOT NULL, pid INTEGER NOT NULL)")
-    conn.execute("CREATE TABLE IF NOT EXISTS effects (key TEXT NOT NULL, task_id TEXT NOT NULL, pid INTEGER NOT NULL)")
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS starts (key TEXT NOT NULL, task_id TEXT NOT NULL, pid INTEGER NOT NULL)"
+    )
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS effects (key TEXT NOT NULL, task_id TEXT NOT NULL, pid INTEGER NOT NULL)"
+    )
     return conn
 
 
@@ -43,7 +47,8 @@ def record_step(label: str, ctx: ToolContext) -> dict[str, object]:
         time.sleep(float(os.environ.get(SECONDS_ENV, "0.05")))
         done = conn.execute("SELECT 1 FROM effects WHERE key = ?", (ctx.idempotency_key,)).fetchone()
         if done is None:
-            conn.execute("INSERT INTO effects VALUES (?, ?, ?)", (ctx.idempotency_key, ctx.task_id, os.getpid()))
+            row = (ctx.idempotency_key, ctx.task_id, os.getpid())
+            conn.execute("INSERT INTO effects VALUES (?, ?, ?)", row)
     finally:
         conn.close()
     return {"label": label, "key": ctx.idempotency_key, "pid": os.getpid()}
