@@ -1,4 +1,5 @@
-"""The store behaviour suite: every test here runs once per store kind.
+"""The store behaviour suite: every test here runs once per store kind (the root
+conftest's `store`).
 
 A new store joins the suite by adding its URL builder to `tests.helpers.stores.STORE_URLS`.
 """
@@ -11,10 +12,6 @@ from ratchet.model import Task
 from ratchet.store import StateStore
 
 from ..helpers.builders import make_task
-
-@pytest.fixture
-def store(each_store: StateStore) -> StateStore:
-    return each_store
 
 
 @pytest.fixture
