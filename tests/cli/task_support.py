@@ -15,11 +15,11 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from cli_support import ratchet_command, ratchet_env
-
 import ratchet
 from ratchet.model import Lease, Operation, OpKind, Task, TaskStatus, utcnow
 from ratchet.store import StateStore
+
+from ..helpers.cli import ratchet_command, ratchet_env
 
 T = TypeVar("T")
 

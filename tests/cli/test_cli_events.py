@@ -8,10 +8,10 @@ import signal
 import subprocess
 from pathlib import Path
 
-from cli_support import LineReader, PopulatedStore, RunRatchet, ratchet_command, ratchet_env
-
 from ratchet.model import Event, Severity, Task, TaskStatus
 from ratchet.store import open_store
+
+from ..helpers.cli import LineReader, PopulatedStore, RunRatchet, ratchet_command, ratchet_env
 
 FOLLOW_TIMEOUT = 30.0
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from cli_support import PopulatedStore, RunRatchet
+from ..helpers.cli import PopulatedStore, RunRatchet
 
 
 def test_show_prints_the_task_its_steps_and_latest_events(

@@ -8,12 +8,13 @@ import json
 from pathlib import Path
 
 import pytest
-from cli_support import RunRatchet, assert_one_line_error, ratchet_env
-from task_support import with_store
 
-from ratchet.cli_submit import parse_start_time
+from ratchet.cli.submit import parse_start_time
 from ratchet.errors import InputError
 from ratchet.model import TaskStatus, utcnow
+
+from ..helpers.cli import RunRatchet, assert_one_line_error, ratchet_env
+from .task_support import with_store
 
 FAILOVER = Path(__file__).resolve().parents[1] / "failover"
 SCRIPT = FAILOVER / "script.json"
@@ -89,7 +90,9 @@ def test_every_makes_a_schedule_that_can_be_listed_and_deleted(
     listed = run_ratchet("schedules", "--json", "--store", url)
     assert listed.returncode == 0, listed.stderr
     [row] = json.loads(listed.stdout)
-    assert (row["id"], row["every"], row["instruction"]) == (schedule_id, "0 9 * * 1-5", "record build and ship")
+    assert (row["id"], row["every"], row["instruction"]) == (
+        schedule_id, "0 9 * * 1-5", "record build and ship"
+    )
     assert schedule_id in run_ratchet("schedules", "--store", url).stdout
 
     deleted = run_ratchet("schedules", "--delete", schedule_id, "--store", url)

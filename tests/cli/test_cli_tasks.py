@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cli_support import PopulatedStore, RunRatchet, ratchet_env
+from ..helpers.cli import PopulatedStore, RunRatchet, ratchet_env
 
 
 def test_tasks_lists_every_task_with_its_status(

@@ -7,15 +7,16 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from . import cli_render as render
-from .chat.client import INTERNAL_PREFIX
-from .chat.tasklist import tasks_of
-from .chat.terminal import chat_loop
-from .chat.turn import DEFAULT_MAX_MODEL_CALLS
-from .cli_common import JsonOption, StoreOption, open_store_for, run_async
-from .errors import StoreNotFound
-from .model import Session
-from .store import DEFAULT_STORE_URL, redact_url
+from ..chat.client import INTERNAL_PREFIX
+from ..chat.tasklist import tasks_of
+from ..chat.terminal import chat_loop
+from ..chat.turn import DEFAULT_MAX_MODEL_CALLS
+from ..errors import StoreNotFound
+from ..model import Session
+from ..store import DEFAULT_STORE_URL, redact_url
+from . import json_output, render
+from .options import JsonOption, StoreOption
+from .store_access import open_store_for, run_async
 
 __all__ = ["chat_command", "sessions_command"]
 
@@ -37,7 +38,10 @@ def chat_command(
     store: StoreOption = DEFAULT_STORE_URL,
 ) -> int:
     """Chat with an assistant that keeps your task list; every turn is a durable task."""
-    return chat_loop(store, session, model, max_model_calls=max_model_calls)
+    return chat_loop(
+        store, session, model, max_model_calls=max_model_calls, console=render.console,
+        resume_command=lambda task_id: render.command("resume", task_id, store_url=store),
+    )
 
 
 def _session_row(session: Session) -> dict[str, Any]:
@@ -65,7 +69,7 @@ def sessions_command(store: StoreOption = DEFAULT_STORE_URL, as_json: JsonOption
     """List sessions, most recently updated first."""
     sessions = run_async(_list_sessions(store))
     if as_json:
-        render.print_json([_session_row(s) for s in sessions])
+        json_output.print_json([_session_row(s) for s in sessions])
         return
     if not sessions:
         render.print_line(f"no sessions in {redact_url(store)}")

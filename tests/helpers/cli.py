@@ -1,5 +1,8 @@
-"""Helpers for the CLI tests: run the real `ratchet` program as a subprocess,
-and fill a real SQLite file through the Python store API."""
+"""Running the real `ratchet` program as a subprocess, for every suite that does.
+
+Also a SQLite store filled through the Python store API (`populate_store`),
+which the CLI tests look at.
+"""
 
 from __future__ import annotations
 

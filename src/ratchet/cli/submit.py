@@ -10,34 +10,34 @@ into one task per due time (see `ratchet.schedules`).
 from __future__ import annotations
 
 import datetime as dt
-import json
 import sys
 from typing import Annotated, Any
 
 import typer
 from rich.table import Table
 
-from . import cli_render as render
-from .agent import Agent
-from .cli_agent import (
+from ..agent import Agent
+from ..errors import InputError
+from ..model import utcnow
+from ..policy import parse_duration
+from ..runtime import Runtime
+from ..schedules import Schedule, check_cron
+from ..store import DEFAULT_STORE_URL, redact_url
+from . import json_output, render
+from .agent_spec import build_agent, deadline_seconds
+from .options import (
     AllowShellOption,
     DeadlineOption,
     InstructionArgument,
     InstructionsOption,
+    JsonOption,
     MaxStepsOption,
     MaxTokensOption,
     ModelOption,
+    StoreOption,
     ToolsOption,
-    build_agent,
-    deadline_seconds,
 )
-from .cli_common import JsonOption, StoreOption, open_store_for, run_async
-from .errors import InputError
-from .model import utcnow
-from .policy import parse_duration
-from .runtime import Runtime
-from .schedules import Schedule, check_cron
-from .store import DEFAULT_STORE_URL, redact_url
+from .store_access import open_store_for, run_async
 
 __all__ = ["parse_start_time", "schedules_command", "submit_command"]
 
@@ -78,7 +78,8 @@ def submit_command(
         typer.Option(
             "--at",
             metavar="TIME",
-            help="Start no sooner than TIME: 2026-12-01T09:00:00Z (UTC unless an offset is given) or a delay (10m).",
+            help="Start no sooner than TIME: 2026-12-01T09:00:00Z (UTC unless an offset is given) "
+            "or a delay (10m).",
         ),
     ] = None,
     every: Annotated[
@@ -90,7 +91,10 @@ def submit_command(
         ),
     ] = None,
     as_json: Annotated[
-        bool, typer.Option("--json", help="Print one JSON object: the task (or schedule) id and when it starts.")
+        bool,
+        typer.Option(
+            "--json", help="Print one JSON object: the task (or schedule) id and when it starts."
+        ),
     ] = False,
     store: StoreOption = DEFAULT_STORE_URL,
 ) -> None:
@@ -120,7 +124,7 @@ def submit_command(
     seconds = deadline_seconds(deadline)
     submitted = run_async(_submit(store, agent, instruction, seconds, start, every))
     if as_json:
-        sys.stdout.write(json.dumps(submitted) + "\n")
+        json_output.print_json_line(submitted)
         return
     if "schedule" in submitted:
         print(submitted["schedule"])
@@ -173,7 +177,7 @@ def schedules_command(
     found = run_async(_list(store))
     rows = [_row(schedule, due) for schedule, due in found]
     if as_json:
-        render.print_json(rows)
+        json_output.print_json(rows)
         return
     if not rows:
         render.print_line(f"no schedules in {redact_url(store)}")
