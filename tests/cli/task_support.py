@@ -27,6 +27,12 @@ FLOWS = Path(__file__).with_name("flows.py")
 SIGNAL_TIMEOUT = 15.0
 
 
+def as_task(printed: dict[str, Any]) -> Task:
+    """The task record a ``--json`` object stands for (it names the task's id ``task_id``)."""
+    fields = dict(printed)
+    return Task.model_validate({"id": fields.pop("task_id"), **fields})
+
+
 def flow(name: str) -> str:
     """The reference of a workflow in flows.py."""
     return f"{FLOWS}:{name}"

@@ -39,7 +39,7 @@ def test_a_waiting_approval_is_shown_then_approved_with_edited_arguments(
         assert text in shown.stdout
     as_json = json.loads(run_ratchet("show", task_id, "--json", "--store", url).stdout)
     [approval] = as_json["pending_approvals"]
-    assert (approval["tool"], approval["step"], approval["status"]) == ("post", 0, "pending")
+    assert (approval["tool"], approval["step"], approval["status"]) == ("post", 1, "pending")
     early = run_ratchet("resume", task_id, "--store", url)
     assert_one_line_error(early, f"task {task_id} is waiting for an approval of post", "ratchet approve")
 

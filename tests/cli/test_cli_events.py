@@ -133,7 +133,7 @@ def test_follow_json_prints_each_new_event_as_one_object(
     follower = _start_follower(populated_store, task, tmp_path, "--json")
     try:
         output = LineReader(follower.stdout)
-        output.wait_for('"seq":15', FOLLOW_TIMEOUT)
+        output.wait_for('"seq": 15', FOLLOW_TIMEOUT)
         asyncio.run(_complete(populated_store.url, task))
         returncode = follower.wait(timeout=FOLLOW_TIMEOUT)
         lines = output.rest(FOLLOW_TIMEOUT)

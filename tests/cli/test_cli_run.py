@@ -24,7 +24,7 @@ from ..helpers.cli import LineReader, RunRatchet, assert_one_line_error
 from .run_support import TOOLS, acts, script
 from .task_support import SIGNAL_TIMEOUT, start_ratchet, stop_with, with_store
 
-RESULT_KEYS = {"task_id", "status", "result", "error", "steps", "usage"}
+RESULT_KEYS = {"task_id", "status", "waiting_on", "result", "error", "steps", "usage"}
 
 
 # --------------------------------------------------------------------------- files
@@ -98,8 +98,8 @@ def test_run_carries_out_a_plan_and_ends_with_json(
     assert shown["result"] == "recorded b"
     assert shown["error"] is None
     assert shown["steps"] == [
-        {"name": "a", "status": "completed"},
-        {"name": "b", "status": "completed"},
+        {"step": 1, "name": "a", "status": "completed"},
+        {"step": 2, "name": "b", "status": "completed"},
     ]
     assert shown["usage"]["steps"] == 2
     assert shown["usage"]["llm_tokens"] > 0
@@ -256,7 +256,7 @@ def test_a_used_up_step_budget_fails_the_task_naming_the_limit(
     shown = result(done)
     assert shown["status"] == "failed"
     assert "budget exceeded (max_steps: 2 of 1)" in shown["error"]
-    assert shown["steps"][0] == {"name": "a", "status": "completed"}
+    assert shown["steps"][0] == {"step": 1, "name": "a", "status": "completed"}
     assert shown["usage"]["steps"] == 1
     assert ledger(tmp_path) == ["a"]
 

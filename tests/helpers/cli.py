@@ -43,7 +43,7 @@ def ratchet_command(*args: str) -> list[str]:
 def ratchet_env(**extra: str) -> dict[str, str]:
     """The environment the program runs in: no store chosen unless a test says so."""
     env = {key: value for key, value in os.environ.items() if key != "RATCHET_STORE"}
-    env.update(COLUMNS="200", NO_COLOR="1", **extra)
+    env.update({"COLUMNS": "200", "NO_COLOR": "1", **extra})
     return env
 
 

@@ -11,7 +11,7 @@ import datetime as dt
 import json
 import shlex
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from rich.console import Console
 from rich.markup import escape
@@ -30,12 +30,14 @@ from ..model import (
     TaskStatus,
     WaitReason,
 )
+from ..schedules import Schedule
 from ..store import DEFAULT_STORE_URL, redact_url
-from .views import Outcome, TaskView
+from .views import Outcome, SessionSummary, TaskView
 
 __all__ = [
     "STEP_STYLES",
     "EventPrinter",
+    "add_id_column",
     "command",
     "console",
     "flush",
@@ -43,6 +45,9 @@ __all__ = [
     "print_event",
     "print_line",
     "print_outcome",
+    "print_schedules",
+    "print_sessions",
+    "print_table",
     "print_task_view",
     "print_tasks",
     "status_text",
@@ -112,14 +117,29 @@ def status_text(task: Task) -> Text:
 # --------------------------------------------------------------------------- tasks
 
 
+def add_id_column(table: Table, header: str, ids: Sequence[str]) -> None:
+    """A column of ids (of tasks, schedules, sessions), each kept whole on one line.
+
+    On a narrow terminal the other columns (folding) give way: an id cut in
+    two could not be read back, nor pasted into the next command.
+    """
+    table.add_column(header, no_wrap=True, min_width=max(map(len, ids), default=0))
+
+
+def print_table(table: Table) -> None:
+    """A table with an id column: never cropped, so an id wider than the terminal stays whole."""
+    console.print(table, crop=False)
+
+
 def print_tasks(tasks: list[Task], *, store_url: str, status: TaskStatus | None) -> None:
     if not tasks:
         what = f"No {status} tasks" if status else "No tasks yet"
         console.print(f"{what} in {escape(redact_url(store_url))}.")
         return
     table = Table()
-    for header in ("id", "name", "status", "agent", "created", "updated"):
-        table.add_column(header, overflow="fold", no_wrap=header == "status")
+    add_id_column(table, "id", [task.id for task in tasks])
+    for header in ("name", "status", "agent", "created", "updated"):
+        table.add_column(header, overflow="fold")
     for task in tasks:
         table.add_row(
             task.id,
@@ -129,7 +149,7 @@ def print_tasks(tasks: list[Task], *, store_url: str, status: TaskStatus | None)
             format_time(task.created_at),
             format_time(task.updated_at),
         )
-    console.print(table)
+    print_table(table)
 
 
 # --------------------------------------------------------------------------- show
@@ -154,8 +174,10 @@ def print_task_view(view: TaskView, *, store_url: str) -> None:
 
 def _task_panel(task: Task) -> Panel:
     fields = Table.grid(padding=(0, 2))
-    fields.add_column(style="bold")
+    fields.add_column(style="bold", no_wrap=True)
+    # The id is a row of its own: a panel's title is cut short on a narrow terminal.
     fields.add_column(overflow="fold")
+    fields.add_row("id", task.id)
     fields.add_row("status", status_text(task))
     fields.add_row("agent", task.agent)
     fields.add_row("instruction", task.instruction)
@@ -170,7 +192,7 @@ def _task_panel(task: Task) -> Panel:
         fields.add_row("deadline", format_time(task.deadline))
     fields.add_row("created", format_time(task.created_at))
     fields.add_row("updated", format_time(task.updated_at))
-    return Panel(fields, title=Text(f"{task.name} ({task.id})"), title_align="left")
+    return Panel(fields, title=Text(task.name), title_align="left")
 
 
 def _steps_table(steps: list[Step]) -> Table:
@@ -179,7 +201,7 @@ def _steps_table(steps: list[Step]) -> Table:
         table.add_column(header, overflow="fold")
     for step in steps:
         table.add_row(
-            str(step.index),
+            str(step.index + 1),  # the store counts from 0, people from 1
             step.name,
             Text(step.status, style=STEP_STYLES[step.status]),
             str(step.attempts),
@@ -295,3 +317,36 @@ def print_event(event: Event) -> None:
     line.append(f"{event.severity:<7}  ", style=_SEVERITY_STYLES[event.severity])
     line.append(event.display_message or event.message)
     console.print(line, soft_wrap=True)
+
+
+# --------------------------------------------------------------------------- schedules, sessions
+
+
+def print_schedules(found: Sequence[tuple[Schedule, dt.datetime]]) -> None:
+    """The schedules and when each is next due, in UTC as their cron expressions are."""
+    table = Table()
+    add_id_column(table, "schedule", [schedule.id for schedule, _ in found])
+    for column in ("every", "next due (UTC)", "instruction"):
+        table.add_column(column, overflow="fold")
+    for schedule, due in found:
+        due_utc = due.astimezone(dt.UTC)
+        table.add_row(schedule.id, schedule.cron, f"{due_utc:%Y-%m-%d %H:%M:%S}",
+                      schedule.template.instruction)
+    print_table(table)
+
+
+def print_sessions(listed: Sequence[SessionSummary]) -> None:
+    table = Table()
+    add_id_column(table, "session", [summary.session.id for summary in listed])
+    table.add_column("updated", overflow="fold")
+    for column in ("tasks", "turns", "version"):
+        table.add_column(column, justify="right")
+    for summary in listed:
+        table.add_row(
+            summary.session.id,
+            format_time(summary.session.updated_at),
+            "-" if summary.tasks is None else str(summary.tasks),
+            "-" if summary.turns is None else str(summary.turns),
+            str(summary.session.version),
+        )
+    print_table(table)

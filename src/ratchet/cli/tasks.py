@@ -105,9 +105,13 @@ def events_command(
     as_json: JsonOption = False,
 ) -> None:
     """Print a task's events, oldest first (one JSON object per line with --json)."""
-    printer = json_output.print_event_line if as_json else render.print_event
+    printer = _print_event_json if as_json else render.print_event
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C ends following; not an error
         run_async(_print_events(store, task_id, follow=follow, printer=printer))
+
+
+def _print_event_json(event: Event) -> None:
+    json_output.print_json_line(json_output.event_json(event))
 
 
 async def _print_events(

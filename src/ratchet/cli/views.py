@@ -1,4 +1,4 @@
-"""What `show` and a finished run display about a task, read from the store in one place.
+"""What `show`, a finished run and `sessions` display, read from the store in one place.
 
 The records here are loaded by the commands and handed to `ratchet.cli.render`
 (for people) or `ratchet.cli.json_output` (for programs); neither reads a store.
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from typing import Any
 
 from ..engine.people import pending_question, question_text
 from ..model import (
@@ -16,6 +17,7 @@ from ..model import (
     Operation,
     OpKind,
     OpStatus,
+    Session,
     Step,
     Task,
     WaitReason,
@@ -25,6 +27,7 @@ from ..store import StoreOps
 
 __all__ = [
     "Outcome",
+    "SessionSummary",
     "TaskView",
     "in_doubt_ops",
     "load_outcome",
@@ -57,6 +60,20 @@ class Outcome:
     pending_approvals: list[Approval]
     question: str | None
     wakes_at: dt.datetime | None
+
+
+@dataclass(frozen=True)
+class SessionSummary:
+    """A session as `ratchet sessions` lists it.
+
+    Attributes:
+        tasks: how many items its task list holds; None when it keeps none.
+        turns: how many chat turns it had, as the session counts them.
+    """
+
+    session: Session
+    tasks: int | None
+    turns: Any
 
 
 async def pending_approvals(tx: StoreOps, task: Task) -> list[Approval]:
