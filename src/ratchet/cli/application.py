@@ -51,7 +51,7 @@ COMMANDS: dict[str, Callable[..., Any]] = {
 app = typer.Typer(
     name="ratchet",
     invoke_without_command=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
 )
 for _name, _command in COMMANDS.items():

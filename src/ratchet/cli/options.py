@@ -11,6 +11,8 @@ from typing import Annotated
 
 import typer
 
+from .completion import complete_task_id
+
 __all__ = [
     "AllowShellOption",
     "DeadlineOption",
@@ -39,7 +41,10 @@ StoreOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
-TaskArgument = Annotated[str, typer.Argument(metavar="TASK", help="The task's id.")]
+TaskArgument = Annotated[
+    str,
+    typer.Argument(metavar="TASK", help="The task's id.", autocompletion=complete_task_id),
+]
 
 # --------------------------------------------------------------------------- running tasks here
 

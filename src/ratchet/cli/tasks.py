@@ -15,6 +15,7 @@ from ..model import Event, Task, TaskStatus
 from ..store import DEFAULT_STORE_URL
 from ..store.base import events_topic
 from . import json_output, render
+from .completion import complete_status
 from .options import JsonOption, StoreOption, TaskArgument
 from .store_access import open_for_task, open_store_for, run_async
 from .views import TaskView, load_task_view
@@ -48,6 +49,7 @@ def tasks_command(
         typer.Option(
             "--status",
             metavar="STATUS",
+            autocompletion=complete_status,
             help="Only tasks with this status: queued, running, waiting, completed, failed "
             "or cancelled.",
         ),
