@@ -51,7 +51,7 @@ import psycopg
 from durable_bench import PAYLOAD, direct, through_context
 
 import ratchet
-from ratchet.cli_agent import build_agent
+from ratchet.cli.agent_spec import build_agent
 from ratchet.model import Event, Task
 from ratchet.store import open_store
 from ratchet.store.base import events_topic

@@ -8,6 +8,7 @@ from typing import Any
 
 import ratchet
 from ratchet import Agent, InputError, Runtime, TaskStatus
+from ratchet.agent.builtin_tools import BUILTIN_TOOL_NAMES, builtin_tools
 from ratchet.model import Constraints, HumanInTheLoop
 from ratchet.store import StateStore
 
@@ -97,6 +98,13 @@ async def test_run_shell_is_offered_only_when_the_agent_allows_a_shell(
     shell = next(op for op in await store.list_ops(allowed.id) if op.name == "run_shell")
     assert shell.output["exit_code"] == 0
     assert shell.output["output"].strip() == allowed.workspace
+
+
+def test_the_builtin_tool_names_are_the_names_of_the_builtin_tools(tmp_path: Path, store: StateStore) -> None:
+    with_shell = {t.name for t in builtin_tools(tmp_path, store, allow_shell=True)}
+    without = {t.name for t in builtin_tools(tmp_path, store, allow_shell=False)}
+    assert with_shell == BUILTIN_TOOL_NAMES
+    assert with_shell - without == {"run_shell"}
 
 
 async def test_the_task_records_the_agent_so_any_worker_can_rebuild_it(

@@ -62,7 +62,7 @@ def test_plain_chat_resumes_the_last_session_and_sessions_lists_it(tmp_path: Pat
     listed = ratchet("sessions", "--json", "--store", url, cwd=tmp_path)
     assert listed.returncode == 0, listed.stderr
     [row] = json.loads(listed.stdout)  # Ratchet's own record of the last chat is not listed
-    assert (row["id"], row["tasks"], row["turns"]) == ("garden", 1, 1)
+    assert (row["session_id"], row["tasks"], row["turns"]) == ("garden", 1, 1)
     assert row["version"] >= 3 and row["updated_at"]
     table = ratchet("sessions", "--store", url, cwd=tmp_path)
     assert "garden" in table.stdout and "_ratchet_" not in table.stdout

@@ -1,11 +1,12 @@
-"""Fixtures for the CLI tests (helpers live in cli_support.py)."""
+"""Fixtures for the CLI tests (the helpers shared with other suites are in tests/helpers/cli.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from cli_support import PopulatedStore, RunRatchet, populate_store, ratchet_runner
+
+from ..helpers.cli import PopulatedStore, RunRatchet, populate_store, ratchet_runner
 
 
 @pytest.fixture

@@ -105,7 +105,8 @@ async def announce(ctx: ratchet.Context, channel: str, ledger: str) -> dict[str,
     """Posts one announcement; a denied post is reported in the result."""
     async with ctx.step("announce"):
         try:
-            return dict(await ctx.call_tool("post", {"channel": channel, "text": "deployed", "ledger": ledger}))
+            post = {"channel": channel, "text": "deployed", "ledger": ledger}
+            return dict(await ctx.call_tool("post", post))
         except ratchet.OperationFailed as failed:
             return {"not_posted": failed.error}
 

@@ -15,16 +15,22 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from cli_support import ratchet_command, ratchet_env
-
 import ratchet
 from ratchet.model import Lease, Operation, OpKind, Task, TaskStatus, utcnow
 from ratchet.store import StateStore
+
+from ..helpers.cli import ratchet_command, ratchet_env
 
 T = TypeVar("T")
 
 FLOWS = Path(__file__).with_name("flows.py")
 SIGNAL_TIMEOUT = 15.0
+
+
+def as_task(printed: dict[str, Any]) -> Task:
+    """The task record a ``--json`` object stands for (it names the task's id ``task_id``)."""
+    fields = dict(printed)
+    return Task.model_validate({"id": fields.pop("task_id"), **fields})
 
 
 def flow(name: str) -> str:

@@ -6,10 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
-from cli_support import RunRatchet, assert_one_line_error
-from task_support import run_here, with_store
 
 from ratchet.model import TaskStatus, WaitReason
+
+from ..helpers.cli import RunRatchet, assert_one_line_error
+from .task_support import run_here, with_store
 
 
 @pytest.fixture
@@ -33,11 +34,12 @@ def test_a_waiting_approval_is_shown_then_approved_with_edited_arguments(
     assert task_id in listed.stdout and "waiting(approval)" in listed.stdout
     shown = run_ratchet("show", task_id, "--store", url)
     assert shown.returncode == 0, shown.stderr
-    for text in ("Waiting for approval", "post", "#ops", "external_action", "ratchet approve", "ratchet deny"):
+    for text in ("Waiting for approval", "post", "#ops", "external_action", "ratchet approve",
+                 "ratchet deny"):
         assert text in shown.stdout
     as_json = json.loads(run_ratchet("show", task_id, "--json", "--store", url).stdout)
     [approval] = as_json["pending_approvals"]
-    assert (approval["tool"], approval["step"], approval["status"]) == ("post", 0, "pending")
+    assert (approval["tool"], approval["step"], approval["status"]) == ("post", 1, "pending")
     early = run_ratchet("resume", task_id, "--store", url)
     assert_one_line_error(early, f"task {task_id} is waiting for an approval of post", "ratchet approve")
 
@@ -76,7 +78,8 @@ def test_a_question_is_shown_and_answered(run_ratchet: RunRatchet, url: str) -> 
 
     shown = run_ratchet("show", task.id, "--store", url)
     assert "Waiting for an answer: Which region?" in shown.stdout and "ratchet answer" in shown.stdout
-    assert json.loads(run_ratchet("show", task.id, "--json", "--store", url).stdout)["question"] == "Which region?"
+    shown_json = json.loads(run_ratchet("show", task.id, "--json", "--store", url).stdout)
+    assert shown_json["question"] == "Which region?"
     answered = run_ratchet("answer", task.id, "eu-west-1", "--store", url)
     assert answered.returncode == 0, answered.stderr
     done = run_ratchet("resume", task.id, "--store", url)

@@ -8,14 +8,17 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from cli_support import assert_one_line_error, ratchet_command, ratchet_env
-from task_support import with_store
 
 from ratchet.model import Event, Operation, OpStatus, Task, TaskStatus
 from ratchet.store import StateStore
 
+from ..helpers.cli import assert_one_line_error, ratchet_command, ratchet_env
+from .task_support import with_store
+
 TOOLS = ["check_status", "build_image", "push_image", "apply_manifest", "verify_rollout"]
 DEMO_TIMEOUT = 60
+
+Demo = tuple[Path, subprocess.CompletedProcess[str]]
 
 
 def run_demo(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -31,14 +34,14 @@ def ledger_rows(path: Path, query: str) -> list[tuple[object, ...]]:
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess[str]]:
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Demo:
     """One demo run into a store the tests can open (the ledger goes beside it)."""
     where = tmp_path_factory.mktemp("demo")
     done = run_demo(where, "--store", f"sqlite:///{where}/demo.db")
     return where, done
 
 
-def test_the_demo_tells_the_story_and_exits_0(demo: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
+def test_the_demo_tells_the_story_and_exits_0(demo: Demo) -> None:
     _, done = demo
 
     assert done.returncode == 0, done.stdout + done.stderr
@@ -48,7 +51,7 @@ def test_the_demo_tells_the_story_and_exits_0(demo: tuple[Path, subprocess.Compl
     assert "replayed 15 operations" in done.stdout
 
 
-def test_each_effect_is_in_the_ledger_exactly_once(demo: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
+def test_each_effect_is_in_the_ledger_exactly_once(demo: Demo) -> None:
     where, done = demo
     assert done.returncode == 0, done.stdout
     ledger = where / "ledger.db"
@@ -65,7 +68,7 @@ def test_each_effect_is_in_the_ledger_exactly_once(demo: tuple[Path, subprocess.
     assert len({pid for _, pid in applies}) == 2  # ... from two different worker processes
 
 
-def test_the_store_shows_the_crash_and_the_resume(demo: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
+def test_the_store_shows_the_crash_and_the_resume(demo: Demo) -> None:
     where, done = demo
     assert done.returncode == 0, done.stdout
     url = f"sqlite:///{where}/demo.db"

@@ -8,7 +8,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from cli_support import PopulatedStore, RunRatchet, assert_one_line_error
+
+from ..helpers.cli import PopulatedStore, RunRatchet, assert_one_line_error
 
 REPO_README = Path(__file__).resolve().parents[2] / "README.md"
 

@@ -8,10 +8,10 @@ import signal
 import subprocess
 from pathlib import Path
 
-from cli_support import LineReader, PopulatedStore, RunRatchet, ratchet_command, ratchet_env
-
 from ratchet.model import Event, Severity, Task, TaskStatus
 from ratchet.store import open_store
+
+from ..helpers.cli import LineReader, PopulatedStore, RunRatchet, ratchet_command, ratchet_env
 
 FOLLOW_TIMEOUT = 30.0
 
@@ -133,7 +133,7 @@ def test_follow_json_prints_each_new_event_as_one_object(
     follower = _start_follower(populated_store, task, tmp_path, "--json")
     try:
         output = LineReader(follower.stdout)
-        output.wait_for('"seq":15', FOLLOW_TIMEOUT)
+        output.wait_for('"seq": 15', FOLLOW_TIMEOUT)
         asyncio.run(_complete(populated_store.url, task))
         returncode = follower.wait(timeout=FOLLOW_TIMEOUT)
         lines = output.rest(FOLLOW_TIMEOUT)

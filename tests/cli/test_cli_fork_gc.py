@@ -6,10 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
-from cli_support import RunRatchet, assert_one_line_error
-from task_support import run_here, submit, with_store
 
 from ratchet.model import Task, TaskStatus
+
+from ..helpers.cli import RunRatchet, assert_one_line_error
+from .task_support import run_here, submit, with_store
 
 
 @pytest.fixture

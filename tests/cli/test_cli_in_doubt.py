@@ -7,10 +7,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cli_support import RunRatchet, assert_one_line_error, ratchet_runner
-from task_support import leave_send_email_in_flight, run_here, submit, with_store
 
 from ratchet.model import OpStatus, TaskStatus, WaitReason
+
+from ..helpers.cli import RunRatchet, assert_one_line_error, ratchet_runner
+from .task_support import leave_send_email_in_flight, run_here, submit, with_store
 
 SENT = {"sent_to": "ops@example.com", "subject": "deployed"}
 

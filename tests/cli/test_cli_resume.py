@@ -8,8 +8,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from cli_support import RunRatchet, assert_one_line_error
-from task_support import (
+
+from ratchet.model import TaskStatus
+
+from ..helpers.cli import RunRatchet, assert_one_line_error
+from .task_support import (
     claim,
     gone_pid,
     run_here,
@@ -20,8 +23,6 @@ from task_support import (
     wait_for_file,
     with_store,
 )
-
-from ratchet.model import TaskStatus
 
 OUTCOME_KEYS = {"task_id", "status", "waiting_on", "result", "error"}
 

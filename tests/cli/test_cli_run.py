@@ -17,98 +17,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_support import LineReader, RunRatchet, assert_one_line_error
-from task_support import SIGNAL_TIMEOUT, start_ratchet, stop_with, with_store
 
 from ratchet.model import TaskStatus
 
-RESULT_KEYS = {"task_id", "status", "result", "error", "steps", "usage"}
+from ..helpers.cli import LineReader, RunRatchet, assert_one_line_error
+from .run_support import TOOLS, acts, script
+from .task_support import SIGNAL_TIMEOUT, start_ratchet, stop_with, with_store
 
-TOOLS = """
-import asyncio
-import json
-from pathlib import Path
-
-import ratchet
-
-HERE = Path(__file__).parent
+RESULT_KEYS = {"task_id", "status", "waiting_on", "result", "error", "steps", "usage"}
 
 
-def _effect(tool, key, entry):
-    with (HERE / "calls.jsonl").open("a") as calls:
-        calls.write(json.dumps({"tool": tool, "key": key, "entry": entry}) + "\\n")
-    ledger = HERE / "ledger.jsonl"
-    done = [json.loads(line)["key"] for line in ledger.read_text().splitlines()] if ledger.exists() else []
-    if key not in done:
-        with ledger.open("a") as out:
-            out.write(json.dumps({"key": key, "entry": entry}) + "\\n")
-
-
-@ratchet.tool
-def record(entry: str, ctx: ratchet.ToolContext) -> str:
-    \"\"\"Write an entry in the ledger.\"\"\"
-    _effect("record", ctx.idempotency_key, entry)
-    return f"recorded {entry}"
-
-
-@ratchet.tool
-async def record_slowly(entry: str, seconds: float, ctx: ratchet.ToolContext) -> str:
-    \"\"\"Write an entry in the ledger, then take `seconds` more.\"\"\"
-    _effect("record_slowly", ctx.idempotency_key, entry)
-    await asyncio.sleep(seconds)
-    return f"recorded {entry}"
-"""
-
-
-# --------------------------------------------------------------------------- scripts and files
-
-
-def plan(*steps: str, check: str = "") -> dict[str, Any]:
-    """A plan entry: one step per name, each checked by `check` (none if empty)."""
-    return {
-        "content": {
-            "goal": "keep the ledger",
-            "steps": [
-                {
-                    "step_name": name,
-                    "description": f"record {name}",
-                    "action_instruction": f"record {name}",
-                    "validation_instruction": check,
-                }
-                for name in steps
-            ],
-        }
-    }
-
-
-def acts(
-    entry: str, *, tool: str = "record", delay: float = 0.0, **args: Any
-) -> list[dict[str, Any]]:
-    """A step's act entries: one tool call, then a report (after `delay` seconds)."""
-    report: dict[str, Any] = {"content": f"recorded {entry}"}
-    if delay:
-        report["delay"] = delay
-    return [{"tool_calls": [{"name": tool, "arguments": {"entry": entry, **args}}]}, report]
-
-
-def script(
-    directory: Path,
-    *,
-    act: list[dict[str, Any]],
-    steps: tuple[str, ...] = ("a", "b"),
-    check: str = "the entry is in the ledger",
-) -> str:
-    """Write the model's script; return the --model value (relative: run resolves it)."""
-    (directory / "script.json").write_text(
-        json.dumps(
-            {
-                "plan": [plan(*steps, check=check)],
-                "act": act,
-                "verify": [{"content": {"passed": True, "reason": "it is there"}}],
-            }
-        )
-    )
-    return "scripted:script.json"
+# --------------------------------------------------------------------------- files
 
 
 @pytest.fixture
@@ -179,8 +98,8 @@ def test_run_carries_out_a_plan_and_ends_with_json(
     assert shown["result"] == "recorded b"
     assert shown["error"] is None
     assert shown["steps"] == [
-        {"name": "a", "status": "completed"},
-        {"name": "b", "status": "completed"},
+        {"step": 1, "name": "a", "status": "completed"},
+        {"step": 2, "name": "b", "status": "completed"},
     ]
     assert shown["usage"]["steps"] == 2
     assert shown["usage"]["llm_tokens"] > 0
@@ -337,7 +256,7 @@ def test_a_used_up_step_budget_fails_the_task_naming_the_limit(
     shown = result(done)
     assert shown["status"] == "failed"
     assert "budget exceeded (max_steps: 2 of 1)" in shown["error"]
-    assert shown["steps"][0] == {"name": "a", "status": "completed"}
+    assert shown["steps"][0] == {"step": 1, "name": "a", "status": "completed"}
     assert shown["usage"]["steps"] == 1
     assert ledger(tmp_path) == ["a"]
 

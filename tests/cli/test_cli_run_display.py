@@ -9,13 +9,15 @@ import re
 import subprocess
 from pathlib import Path
 
-from cli_support import ratchet_command, ratchet_env
 from rich.console import Console
-from test_cli_run import TOOLS, acts, script
 
-from ratchet.cli_render import RunProgress, run_panel, usage_text
+from ratchet.cli.json_output import run_json
+from ratchet.cli.progress import RunProgress, run_panel, usage_text
 from ratchet.model import Event, Operation, OpKind, OpStatus, Step, StepStatus, Task, TaskStatus
 from ratchet.policy import Budget
+
+from ..helpers.cli import ratchet_command, ratchet_env
+from .run_support import TOOLS, acts, script
 
 ANSI_CODE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 T0 = dt.datetime(2025, 1, 2, 9, 0, tzinfo=dt.UTC)
@@ -82,10 +84,10 @@ def test_the_panel_shows_the_plan_the_tool_calls_and_the_budget() -> None:
 
 
 def test_the_json_counts_completed_steps() -> None:
-    shown = progress().to_json()
+    shown = run_json(progress())
 
     assert shown["usage"] == {"llm_tokens": 1234, "steps": 1}
-    assert shown["steps"][1] == {"name": "deploy", "status": "current"}
+    assert shown["steps"][1] == {"step": 2, "name": "deploy", "status": "current"}
     assert "1 of 3 steps done" in usage_text(progress())
 
 

@@ -8,12 +8,13 @@ import json
 from pathlib import Path
 
 import pytest
-from cli_support import RunRatchet, assert_one_line_error, ratchet_env
-from task_support import with_store
 
-from ratchet.cli_submit import parse_start_time
+from ratchet.cli.submit import parse_start_time
 from ratchet.errors import InputError
 from ratchet.model import TaskStatus, utcnow
+
+from ..helpers.cli import RunRatchet, assert_one_line_error, ratchet_env
+from .task_support import with_store
 
 HELPERS = Path(__file__).resolve().parents[1] / "helpers"
 SCRIPT = HELPERS / "failover_script.json"
@@ -43,13 +44,13 @@ def test_submit_queues_a_task_that_a_worker_runs(
     run_ratchet: RunRatchet, url: str, env: dict[str, str]
 ) -> None:
     submitted = _submit(run_ratchet, url)
-    task = with_store(url, lambda store: store.get_task(submitted["task"]))
+    task = with_store(url, lambda store: store.get_task(submitted["task_id"]))
     assert task.status is TaskStatus.QUEUED and task.instruction == "record build and ship"
 
     done = run_ratchet("worker", "--until-idle", "--poll", "0.05", "--store", url, env=env)
 
     assert done.returncode == 0, done.stderr
-    task = with_store(url, lambda store: store.get_task(submitted["task"]))
+    task = with_store(url, lambda store: store.get_task(submitted["task_id"]))
     assert task.status is TaskStatus.COMPLETED, task.error
 
 
@@ -73,8 +74,8 @@ def test_a_task_submitted_for_later_is_left_until_then(
     done = run_ratchet("worker", "--until-idle", "--poll", "0.05", "--store", url, env=env)
 
     assert done.returncode == 0, done.stderr
-    assert with_store(url, lambda store: store.get_task(submitted["task"])).status is TaskStatus.QUEUED
-    [trigger] = with_store(url, lambda store: store.list_triggers(submitted["task"]))
+    assert with_store(url, lambda store: store.get_task(submitted["task_id"])).status is TaskStatus.QUEUED
+    [trigger] = with_store(url, lambda store: store.list_triggers(submitted["task_id"]))
     assert trigger.fire_at == starts
 
 
@@ -82,14 +83,16 @@ def test_every_makes_a_schedule_that_can_be_listed_and_deleted(
     run_ratchet: RunRatchet, url: str
 ) -> None:
     submitted = _submit(run_ratchet, url, "--every", "0 9 * * 1-5")
-    schedule_id = submitted["schedule"]
+    schedule_id = submitted["schedule_id"]
     due = dt.datetime.fromisoformat(submitted["next_due"])
     assert due > utcnow() and (due.hour, due.minute, due.weekday() < 5) == (9, 0, True)
 
     listed = run_ratchet("schedules", "--json", "--store", url)
     assert listed.returncode == 0, listed.stderr
     [row] = json.loads(listed.stdout)
-    assert (row["id"], row["every"], row["instruction"]) == (schedule_id, "0 9 * * 1-5", "record build and ship")
+    assert (row["schedule_id"], row["every"], row["instruction"]) == (
+        schedule_id, "0 9 * * 1-5", "record build and ship"
+    )
     assert schedule_id in run_ratchet("schedules", "--store", url).stdout
 
     deleted = run_ratchet("schedules", "--delete", schedule_id, "--store", url)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cli_support import PopulatedStore, RunRatchet, ratchet_env
+from ..helpers.cli import PopulatedStore, RunRatchet, ratchet_env
+from .task_support import as_task
 
 
 def test_tasks_lists_every_task_with_its_status(
@@ -53,7 +54,7 @@ def test_tasks_json_is_the_task_records(
 
     assert done.returncode == 0, done.stderr
     listed = json.loads(done.stdout)
-    assert listed == [task.model_dump(mode="json") for task in populated_store.tasks.all]
+    assert [as_task(row) for row in listed] == populated_store.tasks.all
 
 
 def test_tasks_json_with_status_filter(
@@ -62,7 +63,7 @@ def test_tasks_json_with_status_filter(
     done = run_ratchet("tasks", "--json", "--status", "completed", "--store", populated_store.url)
 
     assert done.returncode == 0, done.stderr
-    assert [task["id"] for task in json.loads(done.stdout)] == [populated_store.tasks.completed.id]
+    assert [task["task_id"] for task in json.loads(done.stdout)] == [populated_store.tasks.completed.id]
 
 
 def test_store_comes_from_the_environment(

@@ -8,10 +8,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cli_support import RunRatchet, assert_one_line_error
-from task_support import FLOWS, start_ratchet, stop_with, submit, wait_for_file, with_store
 
 from ratchet.model import TaskStatus
+
+from ..helpers.cli import RunRatchet, assert_one_line_error
+from .task_support import FLOWS, start_ratchet, stop_with, submit, wait_for_file, with_store
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -90,7 +91,8 @@ def test_a_long_call_is_cancelled_by_a_second_signal_or_after_the_grace(
 ) -> None:
     marker = tmp_path / "lingering"
     task_id = submit(url, "lingers", marker=str(marker), seconds=60)
-    worker = start_ratchet(tmp_path, "worker", "--poll", "0.05", "--grace", "0.5" if how == "grace" else "60", "--store", url)
+    grace = "0.5" if how == "grace" else "60"
+    worker = start_ratchet(tmp_path, "worker", "--poll", "0.05", "--grace", grace, "--store", url)
     wait_for_file(marker, worker)
 
     if how == "second signal":
@@ -143,7 +145,8 @@ def test_bad_worker_options(run_ratchet: RunRatchet, url: str, option: list[str]
 
 
 def test_a_password_in_the_store_url_is_never_printed(run_ratchet: RunRatchet, postgres_url: str) -> None:
-    with_password = postgres_url.replace("postgres@", "postgres:s3cret@", 1)  # the test cluster trusts local users
+    # The test cluster trusts local users: any password will do.
+    with_password = postgres_url.replace("postgres@", "postgres:s3cret@", 1)
     assert with_password != postgres_url
     for args in (["migrate"], ["tasks"], ["schedules"], ["worker", "--until-idle"]):
         done = run_ratchet(*args, "--store", with_password)

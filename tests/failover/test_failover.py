@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from ratchet import Runtime, open_store
-from ratchet.cli_agent import build_agent
+from ratchet.cli.agent_spec import build_agent
 from ratchet.model import Lease, OpKind
 
 from ..helpers.failover_tools import LEDGER_ENV, SECONDS_ENV, connect

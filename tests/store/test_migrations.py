@@ -19,7 +19,7 @@ from ratchet.store.postgres_schema import Target
 from ratchet.store.postgres_schema import migrate as migrate_postgresql
 from ratchet.store.sqlite import migrate as migrate_sqlite
 
-from ..cli.cli_support import ratchet_command, ratchet_env
+from ..helpers.cli import ratchet_command, ratchet_env
 from ..helpers.pg import Cluster
 
 LATEST = catalogue.latest_version("postgresql")

@@ -23,7 +23,7 @@ from ratchet.store import open_store, store_from_url
 from ratchet.store.base import TRIGGERS, events_topic
 from ratchet.store.postgres import PostgresStore
 
-from ..cli.cli_support import ratchet_command, ratchet_env
+from ..helpers.cli import ratchet_command, ratchet_env
 from ..helpers.builders import make_event, make_task
 
 TIMEOUT = 120

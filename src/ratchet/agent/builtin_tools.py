@@ -11,9 +11,12 @@ from ..model import RiskLevel
 from ..store import StateStore
 from ..tools import Tool, tool
 
-__all__ = ["builtin_tools", "inside"]
+__all__ = ["BUILTIN_TOOL_NAMES", "builtin_tools", "inside"]
 
 MAX_READ = 20_000
+
+BUILTIN_TOOL_NAMES = frozenset({"list_files", "read_file", "write_file", "read_artifact", "run_shell"})
+"""The names `builtin_tools` gives its tools (with the shell allowed): a user's tool may not take one."""
 
 
 def inside(workspace: Path, path: str) -> Path:

@@ -12,10 +12,10 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .. import cli_render as render
 from ..errors import InputError
 from ..model import Task, TaskStatus
 from ..providers import resolve_model
@@ -73,34 +73,44 @@ async def _turn(url: str, session_id: str, message: str, *, model: str, turn_mod
         return task, await client.ChatClient(runtime, session_id).tasks()
 
 
-def _show_turn(task: Task) -> None:
+def _say(console: Console, text: str | Text) -> None:
+    """One line as written: no markup, never wrapped."""
+    console.print(text, markup=False, soft_wrap=True)
+
+
+def _show_turn(console: Console, task: Task) -> None:
     result: dict[str, Any] = task.result if isinstance(task.result, dict) else {}
     for action in result.get("actions", []):
         args = ", ".join(f"{k}={v!r}" for k, v in dict(action.get("arguments") or {}).items())
-        render.console.print(Text(f"  · {action['tool']}({args}) -> {action['result']}", style="dim"),
-                             soft_wrap=True)
+        _say(console, Text(f"  · {action['tool']}({args}) -> {action['result']}", style="dim"))
     if task.status is TaskStatus.COMPLETED:
-        render.console.print(Text("assistant: ", style="bold cyan") + Text(str(result.get("answer", ""))),
-                             soft_wrap=True)
+        _say(console, Text("assistant: ", style="bold cyan") + Text(str(result.get("answer", ""))))
     else:
-        render.print_line(f"the turn did not finish ({task.status_text}): {task.error or ''} [task {task.id}]")
+        _say(console, f"the turn did not finish ({task.status_text}): {task.error or ''} [task {task.id}]")
 
 
-def chat_loop(url: str, session: str | None, model: str, *, max_model_calls: int,
-              read: Callable[[str], str] = input) -> int:
-    """Chat until the user leaves; return the exit code (0, or 130 after a Ctrl-C)."""
+def chat_loop(url: str, session: str | None, model: str, *, max_model_calls: int, console: Console,
+              resume_command: Callable[[str], str], read: Callable[[str], str] = input) -> int:
+    """Chat until the user leaves; return the exit code (0, or 130 after a Ctrl-C).
+
+    Args:
+        console: where the conversation is shown.
+        resume_command: the command line that finishes the turn of a task id,
+            shown when a turn is interrupted.
+        read: reads a line after showing its prompt.
+    """
     session_id, tasks = asyncio.run(_open_session(url, session, model))
-    render.print_line(f"Chat session {session_id!r}. Type what to do with your tasks; "
-                      "'exit', 'quit' or Ctrl-D leaves.")
-    render.console.print(tasks_table(session_id, tasks))
+    _say(console, f"Chat session {session_id!r}. Type what to do with your tasks; "
+                  "'exit', 'quit' or Ctrl-D leaves.")
+    console.print(tasks_table(session_id, tasks))
     while True:
         try:
             line = read("you> ").strip()
         except EOFError:
-            render.print_line("")
+            _say(console, "")
             break
         except KeyboardInterrupt:
-            render.print_line("")
+            _say(console, "")
             return EXIT_INTERRUPTED
         if not line:
             continue
@@ -109,17 +119,17 @@ def chat_loop(url: str, session: str | None, model: str, *, max_model_calls: int
         try:
             task_id, turn_model = asyncio.run(_start(url, session_id, model))
         except InputError as error:
-            render.print_line(f"error: {error.message}")
+            _say(console, f"error: {error.message}")
             continue
         try:
             task, tasks = asyncio.run(_turn(url, session_id, line, model=model, turn_model=turn_model,
                                             task_id=task_id, max_model_calls=max_model_calls))
         except KeyboardInterrupt:
-            render.print_line("")
-            render.print_line(f"Interrupted. The turn is kept as task {task_id}; finish it with: "
-                              + render.command("resume", task_id, store_url=url))
+            _say(console, "")
+            _say(console, f"Interrupted. The turn is kept as task {task_id}; finish it with: "
+                          + resume_command(task_id))
             return EXIT_INTERRUPTED
-        _show_turn(task)
-        render.console.print(tasks_table(session_id, tasks))
-    render.print_line(f"Bye. Your tasks are kept in session {session_id!r}.")
+        _show_turn(console, task)
+        console.print(tasks_table(session_id, tasks))
+    _say(console, f"Bye. Your tasks are kept in session {session_id!r}.")
     return 0

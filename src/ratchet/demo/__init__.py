@@ -2,8 +2,11 @@
 
 - `tools`: five deploy tools (check, build, push, apply, verify) that write to a ledger;
 - `ledger`: that ledger, a SQLite file standing for the registry and the cluster;
-- ``deploy_script.json``: the scripted model's answers (DESIGN 8);
+- ``deploy_script.json``: the scripted model's answers;
+- `paths`: where the demo keeps its files;
 - `orchestration`: the story, with real worker processes and a real SIGKILL;
-- `findings`: what the store and the ledger prove; `report`: what is printed;
-- `command`: the Typer command `ratchet.cli` registers.
+- `findings`: what the store and the ledger prove; `report`: what is printed,
+  on the console it is given.
+
+The command itself, its options and exit codes, is `ratchet.cli.demo`.
 """

@@ -12,10 +12,19 @@ import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..model import Event, Operation, OpStatus, Task, TaskStatus
+from ..model import Event, Lease, Operation, OpStatus, Step, Task, TaskStatus
 from .ledger import Effect, Invocation
 
-__all__ = ["TOOLS", "How", "OpRun", "ToolTally", "how_the_resume_ran", "problems", "tally"]
+__all__ = [
+    "TOOLS",
+    "CrashState",
+    "How",
+    "OpRun",
+    "ToolTally",
+    "how_the_resume_ran",
+    "problems",
+    "tally",
+]
 
 TOOLS = ("check_status", "build_image", "push_image", "apply_manifest", "verify_rollout")
 CRASHED_TOOL = "apply_manifest"
@@ -27,6 +36,16 @@ class How(enum.StrEnum):
     REPLAYED = "replayed"  # recorded before the crash: taken from the journal, nothing ran
     RERUN = "run again"  # in flight at the crash: run again with the same idempotency key
     LIVE = "live"  # after the crash point: run for the first time
+
+
+@dataclass(frozen=True)
+class CrashState:
+    """The task as the store holds it right after the first worker was killed."""
+
+    task: Task
+    steps: list[Step]
+    ops: list[Operation]
+    lease: Lease | None
 
 
 @dataclass(frozen=True)

@@ -16,30 +16,22 @@ import signal
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
 from ..agent import Agent
-from ..cli_common import open_store_for
-from ..model import (
-    Constraints,
-    HumanInTheLoop,
-    Lease,
-    Operation,
-    OpStatus,
-    Step,
-    Task,
-    TaskStatus,
-)
+from ..model import Constraints, HumanInTheLoop, OpStatus, TaskStatus
 from ..runtime import Runtime
-from . import findings, report, tools
+from ..store import store_from_url
+from . import findings, tools
+from .findings import CrashState
 from .ledger import LEDGER_ENV, Ledger
+from .paths import SCRIPT_NAME, DemoPaths
+from .report import Report
 
-__all__ = ["CrashState", "DemoFailed", "DemoPaths", "WorkerProcess", "deploy_agent", "run_demo"]
+__all__ = ["DemoFailed", "WorkerProcess", "deploy_agent", "run_demo"]
 
 INSTRUCTION = "Deploy service-x to staging"
-SCRIPT_NAME = "deploy_script.json"
 WATCH_INTERVAL = 0.05
 APPLY_START_TIMEOUT = 20.0
 FINISH_TIMEOUT = 30.0
@@ -47,26 +39,6 @@ FINISH_TIMEOUT = 30.0
 
 class DemoFailed(Exception):
     """Something in the demo did not go as it should; the message says what."""
-
-
-@dataclass(frozen=True)
-class DemoPaths:
-    """Where the demo keeps its files."""
-
-    directory: Path
-    store_url: str
-    ledger: Path
-    script: Path
-
-
-@dataclass(frozen=True)
-class CrashState:
-    """The task as the store holds it right after the first worker was killed."""
-
-    task: Task
-    steps: list[Step]
-    ops: list[Operation]
-    lease: Lease | None
 
 
 def deploy_agent(script: Path) -> Agent:
@@ -82,21 +54,21 @@ def deploy_agent(script: Path) -> Agent:
     )
 
 
-async def run_demo(paths: DemoPaths) -> str:
-    """Tell the whole story; return the task's id.
+async def run_demo(paths: DemoPaths, report: Report) -> str:
+    """Tell the whole story to `report`; return the task's id.
 
     Raises:
         DemoFailed: a step went wrong; the message says which and how.
     """
     workers: list[WorkerProcess] = []
     try:
-        return await _tell(paths, workers)
+        return await _tell(paths, report, workers)
     finally:
         for worker in workers:  # only when the demo ends early: each has ended by now otherwise
             await worker.stop()
 
 
-async def _tell(paths: DemoPaths, workers: list[WorkerProcess]) -> str:
+async def _tell(paths: DemoPaths, report: Report, workers: list[WorkerProcess]) -> str:
     began = time.monotonic()
     report.intro(paths)
     script = resources.files(__package__).joinpath(SCRIPT_NAME).read_text("utf-8")
@@ -111,10 +83,10 @@ async def _tell(paths: DemoPaths, workers: list[WorkerProcess]) -> str:
     report.submitted(task_id)
 
     report.phase(2, "Run it, and kill the worker in the middle of apply_manifest")
-    first = await WorkerProcess.start(1, task_id, paths)
+    first = await WorkerProcess.start(1, task_id, paths, report)
     workers.append(first)
-    await _kill_during_apply(first, ledger, task_id)
-    async with open_store_for(paths.store_url, create=False) as store:
+    await _kill_during_apply(first, ledger, task_id, report)
+    async with store_from_url(paths.store_url, create=False) as store:
         crash = CrashState(
             task=await store.get_task(task_id),
             steps=await store.list_steps(task_id),
@@ -127,13 +99,13 @@ async def _tell(paths: DemoPaths, workers: list[WorkerProcess]) -> str:
     report.crash_state(crash, ledger.invocations(task_id), ledger.effects(task_id))
 
     report.phase(4, "Restart: a second worker takes the task over")
-    second = await WorkerProcess.start(2, task_id, paths, after=first.pid)
+    second = await WorkerProcess.start(2, task_id, paths, report, after=first.pid)
     workers.append(second)
     code = await second.finish(FINISH_TIMEOUT)
-    report.worker_exited(second, code)
+    report.worker_exited(second.number, second.pid, code)
 
     report.phase(5, "What happened: the ledger and the journal")
-    async with open_store_for(paths.store_url, create=False) as store:
+    async with store_from_url(paths.store_url, create=False) as store:
         task = await store.get_task(task_id)
         ops = await store.list_ops(task_id)
         events = await store.list_events(task_id)
@@ -158,9 +130,10 @@ async def _tell(paths: DemoPaths, workers: list[WorkerProcess]) -> str:
 class WorkerProcess:
     """One ``python -m ratchet resume`` process, its output echoed as it comes."""
 
-    def __init__(self, number: int, process: asyncio.subprocess.Process) -> None:
+    def __init__(self, number: int, process: asyncio.subprocess.Process, report: Report) -> None:
         self.number = number
         self.process = process
+        self.report = report
         self._echo = asyncio.create_task(self._pump())
 
     @property
@@ -169,7 +142,7 @@ class WorkerProcess:
 
     @classmethod
     async def start(
-        cls, number: int, task_id: str, paths: DemoPaths, *, after: int | None = None
+        cls, number: int, task_id: str, paths: DemoPaths, report: Report, *, after: int | None = None
     ) -> WorkerProcess:
         """Start worker `number` on the task; `after` is the pid of the worker it follows."""
         argv = [sys.executable, "-m", "ratchet", "resume", task_id, "--store", paths.store_url]
@@ -181,12 +154,12 @@ class WorkerProcess:
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
         )
         report.worker_started(number, process.pid, argv, after=after)
-        return cls(number, process)
+        return cls(number, process, report)
 
     async def _pump(self) -> None:
         assert self.process.stdout is not None
         async for raw in self.process.stdout:
-            report.worker_line(self.number, raw.decode("utf-8", "replace").rstrip())
+            self.report.worker_line(self.number, raw.decode("utf-8", "replace").rstrip())
 
     async def kill(self) -> None:
         """SIGKILL: no handler runs, nothing is flushed or released."""
@@ -212,7 +185,9 @@ class WorkerProcess:
             await self.kill()
 
 
-async def _kill_during_apply(worker: WorkerProcess, ledger: Ledger, task_id: str) -> None:
+async def _kill_during_apply(
+    worker: WorkerProcess, ledger: Ledger, task_id: str, report: Report
+) -> None:
     """Watch the ledger until apply_manifest has started and not taken effect; then SIGKILL."""
     deadline = time.monotonic() + APPLY_START_TIMEOUT
     while True:

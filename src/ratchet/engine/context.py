@@ -419,7 +419,7 @@ class Context:
             async with self.store.transaction(fence=self.lease) as tx:
                 await tx.replace_steps(self.task_id, [self._steps[i] for i in sorted(self._steps)])
                 await tx.append_event(Event(task_id=self.task_id, kind="step_started",
-                                            message=f"step {index} started: {name}",
+                                            message=f"step {index + 1} started: {name}",
                                             display_message=f"Step {index + 1}: {name}"))
         self._current_step = index
         try:
@@ -430,7 +430,9 @@ class Context:
                     async with asyncio.timeout(timeout):
                         yield stored
                 except TimeoutError as error:
-                    raise DeadlineExceeded(f"step {index} ({name}) timed out after {timeout:g} s") from error
+                    raise DeadlineExceeded(
+                        f"step {index + 1} ({name}) timed out after {timeout:g} s"
+                    ) from error
         except Exception as error:
             await self._end_step(index, StepStatus.FAILED, f"{type(error).__name__}: {error}")
             raise
@@ -446,7 +448,7 @@ class Context:
         async with self.store.transaction(fence=self.lease) as tx:
             await tx.update_step(step)
             await tx.append_event(Event(task_id=self.task_id, kind=f"step_{status}", severity=severity,
-                                        message=f"step {index} {status}: {step.name}"
+                                        message=f"step {index + 1} {status}: {step.name}"
                                         + (f" ({failure})" if failure else "")))
             if status is StepStatus.COMPLETED:
                 await self._write_checkpoint(tx)

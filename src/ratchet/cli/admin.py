@@ -1,4 +1,4 @@
-"""`ratchet resolve`, `ratchet fork` and `ratchet gc`: change what the store holds, run nothing.
+"""`ratchet resolve`, `fork`, `gc` and `migrate`: change what the store holds, run nothing.
 
 Each prints what it did and the command that carries on from there.
 """
@@ -10,22 +10,16 @@ from typing import Annotated, Any
 
 import typer
 
-from . import cli_render as render
-from .cli_common import (
-    JsonOption,
-    StoreOption,
-    TaskArgument,
-    open_for_task,
-    open_store_for,
-    run_async,
-)
-from .errors import CheckpointNotFound, InputError
-from .model import Operation
-from .policy import parse_duration
-from .runtime import Runtime
-from .store import DEFAULT_STORE_URL
+from ..errors import CheckpointNotFound, InputError
+from ..model import Operation
+from ..policy import parse_duration
+from ..runtime import Runtime
+from ..store import DEFAULT_STORE_URL, redact_url
+from . import json_output, render
+from .options import JsonOption, StoreOption, TaskArgument
+from .store_access import open_for_task, open_store_for, run_async
 
-__all__ = ["fork_command", "gc_command", "resolve_command"]
+__all__ = ["fork_command", "gc_command", "migrate_command", "resolve_command"]
 
 _NOT_GIVEN: Any = object()
 
@@ -119,7 +113,7 @@ def fork_command(
     """Start a new task from one of a task's checkpoints; the original is left as it is."""
     new_id = run_async(_fork(store, task_id, checkpoint))
     if as_json:
-        render.print_json({"task_id": new_id, "forked_from": task_id, "checkpoint": checkpoint})
+        json_output.print_json({"task_id": new_id, "forked_from": task_id, "checkpoint": checkpoint})
         return
     render.print_line(f"forked task {task_id} at checkpoint {checkpoint}: new task {new_id}")
     render.print_line(
@@ -177,7 +171,7 @@ def gc_command(
     seconds = None if older_than is None else parse_duration(older_than)
     deleted = run_async(_gc(store, keep=keep, older_than=seconds))
     if as_json:
-        render.print_json({"deleted": deleted, "keep": keep, "older_than_seconds": seconds})
+        json_output.print_json({"deleted": deleted, "keep": keep, "older_than_seconds": seconds})
         return
     rules = []
     if keep is not None:
@@ -193,3 +187,17 @@ def gc_command(
 async def _gc(url: str, *, keep: int | None, older_than: float | None) -> int:
     async with open_store_for(url, create=False) as store:
         return await Runtime(store).gc(keep=keep, older_than=older_than)
+
+
+# --------------------------------------------------------------------------- migrate
+
+
+def migrate_command(store: StoreOption = DEFAULT_STORE_URL) -> None:
+    """Create the database if needed and bring its schema to this version of Ratchet."""
+    schema_version = run_async(_migrate(store))
+    render.print_line(f"{redact_url(store)}: schema version {schema_version}")
+
+
+async def _migrate(url: str) -> int:
+    async with open_store_for(url, create=True) as store:  # opening migrates
+        return await store.schema_version()

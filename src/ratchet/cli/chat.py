@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
-from rich.table import Table
 
-from . import cli_render as render
-from .chat.client import INTERNAL_PREFIX
-from .chat.tasklist import tasks_of
-from .chat.terminal import chat_loop
-from .chat.turn import DEFAULT_MAX_MODEL_CALLS
-from .cli_common import JsonOption, StoreOption, open_store_for, run_async
-from .errors import StoreNotFound
-from .model import Session
-from .store import DEFAULT_STORE_URL, redact_url
+from ..chat.client import INTERNAL_PREFIX
+from ..chat.tasklist import tasks_of
+from ..chat.terminal import chat_loop
+from ..chat.turn import DEFAULT_MAX_MODEL_CALLS
+from ..errors import StoreNotFound
+from ..model import Session
+from ..store import DEFAULT_STORE_URL, redact_url
+from . import json_output, render
+from .options import JsonOption, StoreOption
+from .store_access import open_store_for, run_async
+from .views import SessionSummary
 
 __all__ = ["chat_command", "sessions_command"]
 
@@ -37,19 +38,16 @@ def chat_command(
     store: StoreOption = DEFAULT_STORE_URL,
 ) -> int:
     """Chat with an assistant that keeps your task list; every turn is a durable task."""
-    return chat_loop(store, session, model, max_model_calls=max_model_calls)
+    return chat_loop(
+        store, session, model, max_model_calls=max_model_calls, console=render.console,
+        resume_command=lambda task_id: render.command("resume", task_id, store_url=store),
+    )
 
 
-def _session_row(session: Session) -> dict[str, Any]:
+def _summary(session: Session) -> SessionSummary:
     tasks = session.state.get("tasks")
-    return {
-        "id": session.id,
-        "created_at": session.created_at.isoformat(),
-        "updated_at": session.updated_at.isoformat(),
-        "version": session.version,
-        "tasks": len(tasks_of(session.state)) if isinstance(tasks, list) else None,
-        "turns": session.state.get("turns"),
-    }
+    count = len(tasks_of(session.state)) if isinstance(tasks, list) else None
+    return SessionSummary(session=session, tasks=count, turns=session.state.get("turns"))
 
 
 async def _list_sessions(url: str) -> list[Session]:
@@ -63,19 +61,13 @@ async def _list_sessions(url: str) -> list[Session]:
 
 def sessions_command(store: StoreOption = DEFAULT_STORE_URL, as_json: JsonOption = False) -> None:
     """List sessions, most recently updated first."""
-    sessions = run_async(_list_sessions(store))
+    listed = [_summary(session) for session in run_async(_list_sessions(store))]
     if as_json:
-        render.print_json([_session_row(s) for s in sessions])
+        json_output.print_json([
+            json_output.session_json(s.session, tasks=s.tasks, turns=s.turns) for s in listed
+        ])
         return
-    if not sessions:
+    if not listed:
         render.print_line(f"no sessions in {redact_url(store)}")
         return
-    table = Table()
-    for column in ("session", "updated", "tasks", "turns", "version"):
-        table.add_column(column, justify="right" if column in ("tasks", "turns", "version") else "left")
-    for session in sessions:
-        row = _session_row(session)
-        table.add_row(row["id"], render.format_time(session.updated_at),
-                      "-" if row["tasks"] is None else str(row["tasks"]),
-                      "-" if row["turns"] is None else str(row["turns"]), str(row["version"]))
-    render.console.print(table)
+    render.print_sessions(listed)

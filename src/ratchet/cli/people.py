@@ -11,11 +11,12 @@ from typing import Annotated, Any
 
 import typer
 
-from . import cli_render as render
-from .cli_common import StoreOption, TaskArgument, open_for_task, run_async
-from .errors import InputError
-from .runtime import Runtime
-from .store import DEFAULT_STORE_URL
+from ..errors import InputError
+from ..runtime import Runtime
+from ..store import DEFAULT_STORE_URL
+from . import render
+from .options import StoreOption, TaskArgument
+from .store_access import open_for_task, run_async
 
 __all__ = ["answer_command", "approve_command", "deny_command"]
 
@@ -83,10 +84,14 @@ def _json_object(text: str) -> dict[str, Any]:
         value = json.loads(text)
     except json.JSONDecodeError as error:
         raise InputError(
-            f"--edit-args is not JSON ({error}); quote it for the shell, e.g. --edit-args '{{\"to\": \"ops@example.com\"}}'"
+            f"--edit-args is not JSON ({error}); quote it for the shell, "
+            f"e.g. --edit-args '{{\"to\": \"ops@example.com\"}}'"
         ) from None
     if not isinstance(value, dict):
-        raise InputError("--edit-args must be a JSON object of the tool's arguments, e.g. '{\"to\": \"ops@example.com\"}'")
+        raise InputError(
+            "--edit-args must be a JSON object of the tool's arguments, "
+            "e.g. '{\"to\": \"ops@example.com\"}'"
+        )
     return value
 
 

@@ -1,5 +1,8 @@
-"""Helpers for the CLI tests: run the real `ratchet` program as a subprocess,
-and fill a real SQLite file through the Python store API."""
+"""Running the real `ratchet` program as a subprocess, for every suite that does.
+
+Also a SQLite store filled through the Python store API (`populate_store`),
+which the CLI tests look at.
+"""
 
 from __future__ import annotations
 
@@ -40,7 +43,7 @@ def ratchet_command(*args: str) -> list[str]:
 def ratchet_env(**extra: str) -> dict[str, str]:
     """The environment the program runs in: no store chosen unless a test says so."""
     env = {key: value for key, value in os.environ.items() if key != "RATCHET_STORE"}
-    env.update(COLUMNS="200", NO_COLOR="1", **extra)
+    env.update({"COLUMNS": "200", "NO_COLOR": "1", **extra})
     return env
 
 

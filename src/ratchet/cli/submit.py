@@ -10,34 +10,33 @@ into one task per due time (see `ratchet.schedules`).
 from __future__ import annotations
 
 import datetime as dt
-import json
 import sys
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
-from rich.table import Table
 
-from . import cli_render as render
-from .agent import Agent
-from .cli_agent import (
+from ..agent import Agent
+from ..errors import InputError
+from ..model import utcnow
+from ..policy import parse_duration
+from ..runtime import Runtime
+from ..schedules import Schedule, check_cron
+from ..store import DEFAULT_STORE_URL, redact_url
+from . import json_output, render
+from .agent_spec import build_agent, deadline_seconds
+from .options import (
     AllowShellOption,
     DeadlineOption,
     InstructionArgument,
     InstructionsOption,
+    JsonOption,
     MaxStepsOption,
     MaxTokensOption,
     ModelOption,
+    StoreOption,
     ToolsOption,
-    build_agent,
-    deadline_seconds,
 )
-from .cli_common import JsonOption, StoreOption, open_store_for, run_async
-from .errors import InputError
-from .model import utcnow
-from .policy import parse_duration
-from .runtime import Runtime
-from .schedules import Schedule, check_cron
-from .store import DEFAULT_STORE_URL, redact_url
+from .store_access import open_store_for, run_async
 
 __all__ = ["parse_start_time", "schedules_command", "submit_command"]
 
@@ -78,7 +77,8 @@ def submit_command(
         typer.Option(
             "--at",
             metavar="TIME",
-            help="Start no sooner than TIME: 2026-12-01T09:00:00Z (UTC unless an offset is given) or a delay (10m).",
+            help="Start no sooner than TIME: 2026-12-01T09:00:00Z (UTC unless an offset is given) "
+            "or a delay (10m).",
         ),
     ] = None,
     every: Annotated[
@@ -90,7 +90,10 @@ def submit_command(
         ),
     ] = None,
     as_json: Annotated[
-        bool, typer.Option("--json", help="Print one JSON object: the task (or schedule) id and when it starts.")
+        bool,
+        typer.Option(
+            "--json", help="Print one JSON object: the task (or schedule) id and when it starts."
+        ),
     ] = False,
     store: StoreOption = DEFAULT_STORE_URL,
 ) -> None:
@@ -105,7 +108,9 @@ def submit_command(
     if at is not None and every is not None:
         raise InputError("give --at or --every, not both")
     if store.partition(":")[0].strip().lower() == "memory":
-        raise InputError("a memory:// store would lose the task at once; use sqlite:///PATH or postgresql://...")
+        raise InputError(
+            "a memory:// store would lose the task at once; use sqlite:///PATH or postgresql://..."
+        )
     start = None if at is None else parse_start_time(at)
     if every is not None:
         check_cron(every)
@@ -118,48 +123,54 @@ def submit_command(
         allow_shell=allow_shell,
     )
     seconds = deadline_seconds(deadline)
-    submitted = run_async(_submit(store, agent, instruction, seconds, start, every))
-    if as_json:
-        sys.stdout.write(json.dumps(submitted) + "\n")
-        return
-    if "schedule" in submitted:
-        print(submitted["schedule"])
+    if every is not None:
+        schedule_id, next_due = run_async(_schedule(store, agent, instruction, seconds, every))
+        if as_json:
+            json_output.print_json_line(json_output.scheduled_json(schedule_id, next_due))
+            return
+        print(schedule_id)
         print(
-            f"scheduled '{every}' (UTC); first due {submitted['next_due']}; workers make one task "
+            f"scheduled '{every}' (UTC); first due {next_due.isoformat()}; workers make one task "
             f"per due time (`{render.command('schedules', store_url=store)}` lists schedules)",
             file=sys.stderr,
         )
         return
-    print(submitted["task"])
+    task_id = run_async(_queue(store, agent, instruction, seconds, start))
+    starts_at = start or utcnow()
+    if as_json:
+        json_output.print_json_line(json_output.queued_json(task_id, starts_at))
+        return
+    print(task_id)
     print(
-        f"queued to start {'now' if start is None else 'at ' + submitted['starts_at']}: "
+        f"queued to start {'now' if start is None else 'at ' + starts_at.isoformat()}: "
         f"a `{render.command('worker', store_url=store)}` runs it; "
-        f"`{render.command('show', submitted['task'], store_url=store)}` shows it",
+        f"`{render.command('show', task_id, store_url=store)}` shows it",
         file=sys.stderr,
     )
 
 
-async def _submit(
-    url: str,
-    agent: Agent,
-    instruction: str,
-    deadline: float | None,
-    start: dt.datetime | None,
-    every: str | None,
-) -> dict[str, str]:
+async def _queue(
+    url: str, agent: Agent, instruction: str, deadline: float | None, start: dt.datetime | None
+) -> str:
+    async with open_store_for(url, create=True) as store:
+        return await Runtime(store).submit(agent, instruction=instruction, deadline=deadline, at=start)
+
+
+async def _schedule(
+    url: str, agent: Agent, instruction: str, deadline: float | None, every: str
+) -> tuple[str, dt.datetime]:
     async with open_store_for(url, create=True) as store:
         runtime = Runtime(store)
-        if every is not None:
-            trigger = await runtime.schedule(agent, instruction=instruction, deadline=deadline, every=every)
-            return {"schedule": str(trigger.payload["id"]), "next_due": trigger.fire_at.isoformat()}
-        task_id = await runtime.submit(agent, instruction=instruction, deadline=deadline, at=start)
-        return {"task": task_id, "starts_at": (start or utcnow()).isoformat()}
+        trigger = await runtime.schedule(agent, instruction=instruction, deadline=deadline, every=every)
+        return str(trigger.payload["id"]), trigger.fire_at
 
 
 def schedules_command(
     delete: Annotated[
         str | None,
-        typer.Option("--delete", metavar="ID", help="Stop this schedule: no more tasks are made from it."),
+        typer.Option(
+            "--delete", metavar="ID", help="Stop this schedule: no more tasks are made from it."
+        ),
     ] = None,
     store: StoreOption = DEFAULT_STORE_URL,
     as_json: JsonOption = False,
@@ -167,33 +178,19 @@ def schedules_command(
     """List the schedules (`ratchet submit --every`), soonest due first; or delete one."""
     if delete is not None:
         if not run_async(_delete(store, delete)):
-            raise InputError(f"no schedule {delete!r} in {redact_url(store)}; `ratchet schedules` lists them")
+            raise InputError(
+                f"no schedule {delete!r} in {redact_url(store)}; `ratchet schedules` lists them"
+            )
         render.print_line(f"schedule {delete} deleted; the tasks it made are kept")
         return
     found = run_async(_list(store))
-    rows = [_row(schedule, due) for schedule, due in found]
     if as_json:
-        render.print_json(rows)
+        json_output.print_json([json_output.schedule_json(schedule, due) for schedule, due in found])
         return
-    if not rows:
+    if not found:
         render.print_line(f"no schedules in {redact_url(store)}")
         return
-    table = Table()
-    for column in ("schedule", "every", "next due (UTC)", "instruction"):
-        table.add_column(column)
-    for row in rows:
-        table.add_row(row["id"], row["every"], row["next_due"], row["instruction"])
-    render.console.print(table)
-
-
-def _row(schedule: Schedule, due: dt.datetime) -> dict[str, Any]:
-    return {
-        "id": schedule.id,
-        "every": schedule.cron,
-        "next_due": f"{due:%Y-%m-%d %H:%M:%S}",
-        "instruction": schedule.template.instruction,
-        "workflow": schedule.template.workflow,
-    }
+    render.print_schedules(found)
 
 
 async def _list(url: str) -> list[tuple[Schedule, dt.datetime]]:

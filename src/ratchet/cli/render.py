@@ -1,6 +1,8 @@
-"""How the CLI shows records: Rich tables and panels for people, JSON for programs.
+"""How the CLI shows records to people: Rich tables, panels and lines on stdout.
 
-Nothing here touches a store; the command modules load the records and hand them over.
+Nothing here touches a store; the command modules load the records and hand
+them over. JSON for programs is `ratchet.cli.json_output`; the live view of
+`ratchet run` is `ratchet.cli.progress`.
 """
 
 from __future__ import annotations
@@ -9,21 +11,18 @@ import datetime as dt
 import json
 import shlex
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Sequence
 
-from rich.console import Console, Group, RenderableType
+from rich.console import Console
 from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from .model import (
+from ..model import (
     Approval,
     Event,
     Operation,
-    OpStatus,
     Severity,
     Step,
     StepStatus,
@@ -31,30 +30,27 @@ from .model import (
     TaskStatus,
     WaitReason,
 )
-from .store import DEFAULT_STORE_URL, redact_url
+from ..schedules import Schedule
+from ..store import DEFAULT_STORE_URL, redact_url
+from .views import Outcome, SessionSummary, TaskView
 
 __all__ = [
+    "STEP_STYLES",
     "EventPrinter",
-    "Outcome",
-    "RunProgress",
-    "TaskView",
+    "add_id_column",
     "command",
     "console",
     "flush",
     "format_time",
     "print_event",
-    "print_event_json",
-    "print_json",
     "print_line",
     "print_outcome",
-    "print_outcome_json",
-    "print_run_json",
+    "print_schedules",
+    "print_sessions",
+    "print_table",
     "print_task_view",
     "print_tasks",
-    "print_tool_call",
-    "run_panel",
-    "tool_call_text",
-    "usage_text",
+    "status_text",
 ]
 
 console = Console(highlight=False, soft_wrap=False)
@@ -69,7 +65,7 @@ _STATUS_STYLES = {
     TaskStatus.FAILED: "red",
     TaskStatus.CANCELLED: "magenta",
 }
-_STEP_STYLES = {
+STEP_STYLES = {
     StepStatus.PENDING: "dim",
     StepStatus.CURRENT: "bold blue",
     StepStatus.COMPLETED: "green",
@@ -85,49 +81,6 @@ _SEVERITY_STYLES = {
 }
 
 
-@dataclass(frozen=True)
-class TaskView:
-    """Everything `ratchet show` displays about one task."""
-
-    task: Task
-    steps: list[Step]
-    pending_approvals: list[Approval]
-    question: str | None
-    in_doubt: list[Operation]
-    events: list[Event]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "task": self.task.model_dump(mode="json"),
-            "steps": [step.model_dump(mode="json") for step in self.steps],
-            "events": [event.model_dump(mode="json") for event in self.events],
-            "pending_approvals": [a.model_dump(mode="json") for a in self.pending_approvals],
-            "question": self.question,
-            "in_doubt": [op.model_dump(mode="json") for op in self.in_doubt],
-        }
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """How a run (`ratchet resume`) left a task, and what it waits on if it waits."""
-
-    task: Task
-    in_doubt: list[Operation]
-    pending_approvals: list[Approval]
-    question: str | None
-    wakes_at: dt.datetime | None
-
-    def to_json(self) -> dict[str, Any]:
-        task = self.task
-        return {
-            "task_id": task.id,
-            "status": str(task.status),
-            "waiting_on": None if task.waiting_on is None else str(task.waiting_on),
-            "result": task.result,
-            "error": task.error,
-        }
-
-
 def format_time(moment: dt.datetime | None) -> str:
     """A time as people read it: local time, to the second."""
     if moment is None:
@@ -139,10 +92,6 @@ def flush() -> None:
     """Push printed output out now (a follower's reader waits on it)."""
     console.file.flush()
     sys.stdout.flush()
-
-
-def print_json(value: Any) -> None:
-    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
 
 
 def print_line(text: str | Text) -> None:
@@ -160,11 +109,26 @@ def command(name: str, *args: str, store_url: str) -> str:
     return shlex.join(["ratchet", name, *store, *args])
 
 
-def _status_text(task: Task) -> Text:
+def status_text(task: Task) -> Text:
+    """The task's status as people read it (`waiting(approval)`), in its colour."""
     return Text(task.status_text, style=_STATUS_STYLES[task.status])
 
 
 # --------------------------------------------------------------------------- tasks
+
+
+def add_id_column(table: Table, header: str, ids: Sequence[str]) -> None:
+    """A column of ids (of tasks, schedules, sessions), each kept whole on one line.
+
+    On a narrow terminal the other columns (folding) give way: an id cut in
+    two could not be read back, nor pasted into the next command.
+    """
+    table.add_column(header, no_wrap=True, min_width=max(map(len, ids), default=0))
+
+
+def print_table(table: Table) -> None:
+    """A table with an id column: never cropped, so an id wider than the terminal stays whole."""
+    console.print(table, crop=False)
 
 
 def print_tasks(tasks: list[Task], *, store_url: str, status: TaskStatus | None) -> None:
@@ -173,18 +137,19 @@ def print_tasks(tasks: list[Task], *, store_url: str, status: TaskStatus | None)
         console.print(f"{what} in {escape(redact_url(store_url))}.")
         return
     table = Table()
-    for header in ("id", "name", "status", "agent", "created", "updated"):
-        table.add_column(header, overflow="fold", no_wrap=header == "status")
+    add_id_column(table, "id", [task.id for task in tasks])
+    for header in ("name", "status", "agent", "created", "updated"):
+        table.add_column(header, overflow="fold")
     for task in tasks:
         table.add_row(
             task.id,
             task.name,
-            _status_text(task),
+            status_text(task),
             task.agent,
             format_time(task.created_at),
             format_time(task.updated_at),
         )
-    console.print(table)
+    print_table(table)
 
 
 # --------------------------------------------------------------------------- show
@@ -209,9 +174,11 @@ def print_task_view(view: TaskView, *, store_url: str) -> None:
 
 def _task_panel(task: Task) -> Panel:
     fields = Table.grid(padding=(0, 2))
-    fields.add_column(style="bold")
+    fields.add_column(style="bold", no_wrap=True)
+    # The id is a row of its own: a panel's title is cut short on a narrow terminal.
     fields.add_column(overflow="fold")
-    fields.add_row("status", _status_text(task))
+    fields.add_row("id", task.id)
+    fields.add_row("status", status_text(task))
     fields.add_row("agent", task.agent)
     fields.add_row("instruction", task.instruction)
     if task.goal:
@@ -225,7 +192,7 @@ def _task_panel(task: Task) -> Panel:
         fields.add_row("deadline", format_time(task.deadline))
     fields.add_row("created", format_time(task.created_at))
     fields.add_row("updated", format_time(task.updated_at))
-    return Panel(fields, title=Text(f"{task.name} ({task.id})"), title_align="left")
+    return Panel(fields, title=Text(task.name), title_align="left")
 
 
 def _steps_table(steps: list[Step]) -> Table:
@@ -234,9 +201,9 @@ def _steps_table(steps: list[Step]) -> Table:
         table.add_column(header, overflow="fold")
     for step in steps:
         table.add_row(
-            str(step.index),
+            str(step.index + 1),  # the store counts from 0, people from 1
             step.name,
-            Text(step.status, style=_STEP_STYLES[step.status]),
+            Text(step.status, style=STEP_STYLES[step.status]),
             str(step.attempts),
             step.failure_message or "",
         )
@@ -307,7 +274,7 @@ def print_outcome(outcome: Outcome, *, store_url: str) -> None:
     """Say how the run left the task and, when it waits, on what and what settles it."""
     task = outcome.task
     title = Text(f"task {task.id} ")
-    title.append(_status_text(task))
+    title.append(status_text(task))
     print_line(title)
     if task.result is not None:
         print_line(f"result: {json.dumps(task.result, ensure_ascii=False)}")
@@ -340,11 +307,6 @@ def print_outcome(outcome: Outcome, *, store_url: str) -> None:
         )
 
 
-def print_outcome_json(outcome: Outcome) -> None:
-    """The outcome as one JSON object on one line."""
-    sys.stdout.write(json.dumps(outcome.to_json(), ensure_ascii=False) + "\n")
-
-
 # --------------------------------------------------------------------------- events
 
 
@@ -357,133 +319,34 @@ def print_event(event: Event) -> None:
     console.print(line, soft_wrap=True)
 
 
-def print_event_json(event: Event) -> None:
-    sys.stdout.write(event.model_dump_json() + "\n")
+# --------------------------------------------------------------------------- schedules, sessions
 
 
-# --------------------------------------------------------------------------- run (the agent)
-
-RUN_TOOL_CALLS_SHOWN = 5
-
-_STEP_MARKS = {
-    StepStatus.PENDING: "·",
-    StepStatus.CURRENT: "▶",
-    StepStatus.COMPLETED: "✓",
-    StepStatus.FAILED: "✗",
-    StepStatus.SKIPPED: "-",
-    StepStatus.CANCELLED: "-",
-}
-
-
-@dataclass(frozen=True)
-class RunProgress:
-    """What `ratchet run` shows of its task, all read from the store.
-
-    Attributes:
-        tool_calls: every tool call the journal holds, by seq (also those no
-            event reports: a successful read-only or write-local call).
-        llm_tokens: prompt plus completion tokens of the model calls so far.
-        last_event: the newest event, for a one-line "what just happened".
-    """
-
-    task: Task
-    steps: list[Step]
-    tool_calls: list[Operation]
-    llm_tokens: int
-    last_event: Event | None
-
-    @property
-    def steps_done(self) -> int:
-        return sum(step.status is StepStatus.COMPLETED for step in self.steps)
-
-    def to_json(self) -> dict[str, Any]:
-        task = self.task
-        return {
-            "task_id": task.id,
-            "status": str(task.status),
-            "result": task.result,
-            "error": task.error,
-            "steps": [{"name": step.name, "status": str(step.status)} for step in self.steps],
-            "usage": {"llm_tokens": self.llm_tokens, "steps": self.steps_done},
-        }
+def print_schedules(found: Sequence[tuple[Schedule, dt.datetime]]) -> None:
+    """The schedules and when each is next due, in UTC as their cron expressions are."""
+    table = Table()
+    add_id_column(table, "schedule", [schedule.id for schedule, _ in found])
+    for column in ("every", "next due (UTC)", "instruction"):
+        table.add_column(column, overflow="fold")
+    for schedule, due in found:
+        due_utc = due.astimezone(dt.UTC)
+        table.add_row(schedule.id, schedule.cron, f"{due_utc:%Y-%m-%d %H:%M:%S}",
+                      schedule.template.instruction)
+    print_table(table)
 
 
-def tool_call_text(op: Operation, limit: int = 80) -> str:
-    """``name(arg='value', ...)``, cut to `limit` characters."""
-    arguments = op.input if isinstance(op.input, dict) else {}
-    args = ", ".join(f"{k}={v!r}" for k, v in arguments.items())
-    text = f"{op.name}({args})"
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _tool_call_state(op: Operation) -> Text:
-    if op.status is OpStatus.SUCCEEDED:
-        return Text("ok", style="green")
-    if op.retry_pending:
-        return Text(f"attempt {op.attempt} failed ({op.error}); retrying", style="yellow")
-    if op.status is OpStatus.FAILED:
-        return Text(f"failed: {op.error}", style="red")
-    return Text("running...", style="blue")
-
-
-def usage_text(progress: RunProgress) -> str:
-    """Tokens, steps and tool calls used so far, against the task's budget and deadline."""
-    task, budget = progress.task, progress.task.budget
-    tokens = f"{progress.llm_tokens:,} LLM tokens"
-    if budget.max_llm_tokens is not None:
-        tokens += f" of {budget.max_llm_tokens:,}"
-    steps = f"{progress.steps_done} of {len(progress.steps)} steps done"
-    if budget.max_steps is not None:
-        steps += f" (at most {budget.max_steps} may start)"
-    calls = len(progress.tool_calls)
-    parts = [tokens, steps, f"{calls} tool call{'' if calls == 1 else 's'}"]
-    if task.deadline is not None:
-        parts.append(f"deadline {format_time(task.deadline)}")
-    return " · ".join(parts)
-
-
-def run_panel(progress: RunProgress) -> RenderableType:
-    """The live view of a running task: its plan, its latest tool calls, what it used."""
-    task = progress.task
-    title = Text(f"{task.name} ({task.id}) ")
-    title.append(_status_text(task))
-    parts: list[RenderableType] = []
-    if progress.steps:
-        plan = Table.grid(padding=(0, 1))
-        for step in progress.steps:
-            note = step.failure_message or (f"attempt {step.attempts}" if step.attempts > 1 else "")
-            plan.add_row(
-                Text(_STEP_MARKS[step.status], style=_STEP_STYLES[step.status]),
-                Text(f"{step.index + 1}.", style="dim"),
-                Text(step.name, style="bold" if step.status is StepStatus.CURRENT else ""),
-                Text(note, style="dim"),
-            )
-        parts.append(plan)
-    else:
-        parts.append(Text("planning...", style="dim"))
-    if progress.tool_calls:
-        calls = Table.grid(padding=(0, 1))
-        for op in progress.tool_calls[-RUN_TOOL_CALLS_SHOWN:]:
-            calls.add_row(Text(f"#{op.seq}", style="dim"), tool_call_text(op), _tool_call_state(op))
-        parts += [Text(""), Text("tool calls", style="bold"), calls]
-    parts += [Text(""), Text(usage_text(progress), style="dim")]
-    if progress.last_event is not None:
-        event = progress.last_event
-        last = event.display_message or event.message
-        parts.append(Text(f"last: {last}", overflow="ellipsis", no_wrap=True))
-    return Panel(Group(*parts), title=title, title_align="left")
-
-
-def print_tool_call(op: Operation) -> None:
-    """A tool call from the journal as one progress line, in the shape of `print_event`'s."""
-    line = Text(" " * 7)
-    line.append(f"{format_time(op.finished_at or op.started_at)}  ")
-    line.append(f"{'tool':<7}  ")
-    line.append(f"#{op.seq} {tool_call_text(op)}: ")
-    line.append(_tool_call_state(op))
-    console.print(line, soft_wrap=True)
-
-
-def print_run_json(progress: RunProgress) -> None:
-    """How `ratchet run` left its task, as one JSON object on one line."""
-    sys.stdout.write(json.dumps(progress.to_json(), ensure_ascii=False) + "\n")
+def print_sessions(listed: Sequence[SessionSummary]) -> None:
+    table = Table()
+    add_id_column(table, "session", [summary.session.id for summary in listed])
+    table.add_column("updated", overflow="fold")
+    for column in ("tasks", "turns", "version"):
+        table.add_column(column, justify="right")
+    for summary in listed:
+        table.add_row(
+            summary.session.id,
+            format_time(summary.session.updated_at),
+            "-" if summary.tasks is None else str(summary.tasks),
+            "-" if summary.turns is None else str(summary.turns),
+            str(summary.session.version),
+        )
+    print_table(table)

@@ -1,4 +1,8 @@
-"""`ratchet demo`: the command that tells the deploy story (see `ratchet.demo.orchestration`)."""
+"""`ratchet demo`: the command that tells the deploy story (see `ratchet.demo.orchestration`).
+
+It picks the demo's directory, hands the story the CLI's console, and turns
+how the story ended into an exit code.
+"""
 
 from __future__ import annotations
 
@@ -10,17 +14,17 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from ..cli_common import run_async
-from ..cli_render import console, print_line
+from ..demo.orchestration import DemoFailed, run_demo
+from ..demo.paths import DemoPaths
+from ..demo.report import Report
 from ..errors import InputError
 from ..store import store_from_url
 from ..store.sqlite import SqliteStore
-from .orchestration import SCRIPT_NAME, DemoFailed, DemoPaths, run_demo
+from .exits import EXIT_FAILED, EXIT_INTERRUPTED
+from .render import console, print_line
+from .store_access import run_async
 
 __all__ = ["demo_command"]
-
-EXIT_FAILED = 1
-LEDGER_NAME = "ledger.db"
 
 
 def demo_command(
@@ -46,7 +50,7 @@ def demo_command(
     paths, temporary = _demo_paths(store)
     kept = keep or not temporary
     try:
-        task_id = run_async(run_demo(paths))
+        task_id = run_async(run_demo(paths, Report(console)))
     except DemoFailed as failure:
         console.print(Text(f"demo failed: {failure}", style="bold red"), soft_wrap=True)
         _point_to(paths, None)  # kept even without --keep: what went wrong is in there
@@ -58,7 +62,7 @@ def demo_command(
         raise typer.Exit(EXIT_FAILED) from None
     except KeyboardInterrupt:
         _clean_up(paths, kept)
-        raise typer.Exit(130) from None
+        raise typer.Exit(EXIT_INTERRUPTED) from None
     if kept:
         _point_to(paths, task_id)
     else:
@@ -87,9 +91,7 @@ def _demo_paths(url: str | None) -> tuple[DemoPaths, bool]:
         directory.mkdir(parents=True, exist_ok=True)
         temporary = False
     store_url = f"sqlite:///{database}" + (f"?{query}" if query else "")
-    paths = DemoPaths(directory=directory, store_url=store_url, ledger=directory / LEDGER_NAME,
-                      script=directory / SCRIPT_NAME)
-    return paths, temporary
+    return DemoPaths.beside(directory, store_url), temporary
 
 
 def _point_to(paths: DemoPaths, task_id: str | None) -> None:

@@ -1,0 +1,92 @@
+"""The agent that `ratchet run` and `ratchet submit` build from their options, checked first.
+
+Each option is checked here, now, rather than when the task runs: a bad
+model spec or tools file is one line of bad input (exit 2), and nothing is
+stored.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..agent import Agent, load_tools
+from ..agent.builtin_tools import BUILTIN_TOOL_NAMES
+from ..errors import InputError
+from ..policy import Budget, parse_duration
+from ..providers import ScriptedModel, resolve_model
+
+__all__ = ["AGENT_NAME", "build_agent", "deadline_seconds"]
+
+AGENT_NAME = "agent"
+
+
+def build_agent(
+    *,
+    model: str,
+    tool_files: list[str],
+    instructions: str = "",
+    max_steps: int | None = None,
+    max_tokens: int | None = None,
+    allow_shell: bool = False,
+) -> Agent:
+    """The agent the options describe, each checked now rather than when the task runs.
+
+    Raises:
+        InputError: the model spec names no usable model, or a tools file is
+            missing, does not load, defines no tool, or reuses a tool's name.
+    """
+    sources = [_checked_tools_file(path) for path in tool_files]
+    load_tools(sources)  # two files defining one name
+    return Agent(
+        name=AGENT_NAME,
+        instructions=instructions,
+        model=_checked_model(model),
+        budget=Budget(max_steps=max_steps, max_llm_tokens=max_tokens),
+        tool_sources=sources,
+        allow_shell=allow_shell,
+    )
+
+
+def _checked_model(spec: str) -> str:
+    provider = resolve_model(spec)  # no network: only the spec (and a script file) is checked
+    if isinstance(provider, ScriptedModel):
+        return f"scripted:{provider.path}"  # absolute, so a resume from elsewhere finds the script
+    return spec.strip()
+
+
+def _checked_tools_file(path: str) -> str:
+    file = Path(path).expanduser().resolve()
+    if not file.is_file():
+        raise InputError(
+            f"--tools: no file at {file}; give a .py file with @ratchet.tool functions"
+        )
+    if file.suffix != ".py":
+        raise InputError(
+            f"--tools: {path} is not a .py file; give a Python file with @ratchet.tool functions"
+        )
+    found = load_tools([str(file)])
+    if not found:
+        raise InputError(f"--tools: {path} defines no tool; mark its functions with @ratchet.tool")
+    clashes = sorted(BUILTIN_TOOL_NAMES.intersection(t.name for t in found))
+    if clashes:
+        raise InputError(
+            f"--tools: {path} defines {clashes[0]!r}, the name of a built-in tool; rename it"
+        )
+    return str(file)
+
+
+def deadline_seconds(text: str | None) -> float | None:
+    """The seconds ``--deadline`` gives, or None without it.
+
+    Raises:
+        InputError: `text` is not a duration, or leaves no time.
+    """
+    if text is None:
+        return None
+    try:
+        seconds = parse_duration(text)
+    except InputError as error:
+        raise InputError(f"--deadline: {error.message}") from None
+    if seconds <= 0:
+        raise InputError(f"--deadline: {text!r} leaves no time; write e.g. 30s, 10m or 2h")
+    return seconds

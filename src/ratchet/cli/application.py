@@ -1,0 +1,127 @@
+"""The `ratchet` application: every command registered in one place, and the one exit path.
+
+`main` is the only place that turns an error into an exit code: bad input of
+any kind (a usage error, an `InputError`, a `StoreError`) ends in one line on
+stderr, ``error: <what to do>``, and exit code 2; Ctrl-C is 130. The commands
+that run a task (`run`, `resume`) choose their own codes (`ratchet.cli.exits`).
+
+To add a command: write it in the module of its family (or a new one), as a
+Typer function that parses its options and calls `run_async` on an ``async
+def`` that does the work; register it in `COMMANDS` below, and add its name
+to the list the tests pin (tests/cli/test_cli_commands.py).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from importlib.metadata import PackageNotFoundError, version
+from typing import Annotated, Any, cast
+
+import typer
+
+from .._distribution import DISTRIBUTION
+from ..errors import InputError, StoreError
+from . import admin, chat, demo, people, resume, run, submit, tasks, worker
+
+__all__ = ["COMMANDS", "app", "main"]
+
+# Every command, by name, in the order `ratchet --help` lists them.
+COMMANDS: dict[str, Callable[..., Any]] = {
+    "demo": demo.demo_command,
+    "run": run.run_command,
+    "cancel": run.cancel_command,
+    "tasks": tasks.tasks_command,
+    "show": tasks.show_command,
+    "events": tasks.events_command,
+    "resume": resume.resume_command,
+    "submit": submit.submit_command,
+    "schedules": submit.schedules_command,
+    "worker": worker.worker_command,
+    "resolve": admin.resolve_command,
+    "approve": people.approve_command,
+    "deny": people.deny_command,
+    "answer": people.answer_command,
+    "fork": admin.fork_command,
+    "gc": admin.gc_command,
+    "chat": chat.chat_command,
+    "sessions": chat.sessions_command,
+    "migrate": admin.migrate_command,
+}
+
+app = typer.Typer(
+    name="ratchet",
+    invoke_without_command=True,
+    add_completion=True,
+    pretty_exceptions_enable=False,
+)
+for _name, _command in COMMANDS.items():
+    app.command(_name)(_command)
+
+
+def _ratchet_version() -> str:
+    try:
+        return version(DISTRIBUTION)
+    except PackageNotFoundError:  # running from a source tree that was never installed
+        return "unknown"
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"ratchet {_ratchet_version()}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    ctx: typer.Context,
+    show_version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Ratchet: a durable runtime for LLM agents. Progress only moves forward."""
+    if ctx.invoked_subcommand is None:
+        typer.echo(ctx.get_help())
+
+
+# --------------------------------------------------------------------------- the exit path
+
+
+def _fail(message: str) -> int:
+    one_line = " ".join(message.split())
+    print(f"error: {one_line}", file=sys.stderr)
+    return 2
+
+
+# Newer Typer runs on its own copy of click, older Typer on click itself; either
+# way Typer's BadParameter derives from that click's UsageError and ClickException.
+_UsageError = cast("type[Exception]", typer.BadParameter.__mro__[1])
+_ClickException = cast("type[Exception]", typer.BadParameter.__mro__[2])
+
+
+def _usage_message(exc: Any) -> str:
+    hint = f"; see `{exc.ctx.command_path} --help`" if exc.ctx else ""
+    return f"{exc.format_message().rstrip('.')}{hint}"
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the CLI and exit with the command's code (docs/cli.md lists them).
+
+    0 is success, 2 bad input (one ``error:`` line on stderr), 130 Ctrl-C;
+    `ratchet run` and `ratchet resume` add 1 (the task failed), 3 and 4 (it waits).
+    """
+    command = typer.main.get_command(app)
+    try:
+        outcome = command.main(argv, prog_name="ratchet", standalone_mode=False)
+    except _UsageError as exc:
+        outcome = _fail(_usage_message(exc))
+    except _ClickException as exc:
+        outcome = _fail(cast(Any, exc).format_message())
+    except typer.Abort:
+        outcome = 130
+    except (InputError, StoreError) as exc:
+        outcome = _fail(exc.message)
+    sys.exit(outcome if isinstance(outcome, int) else 0)

@@ -1,0 +1,111 @@
+"""The options and arguments more than one command takes, each declared once.
+
+A command names them as the types of its parameters (``store: StoreOption =
+DEFAULT_STORE_URL``), so every command spells, documents and checks an option
+the same way.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from .completion import complete_task_id
+
+__all__ = [
+    "AllowShellOption",
+    "DeadlineOption",
+    "InstructionArgument",
+    "InstructionsOption",
+    "JsonOption",
+    "LeaseTtlOption",
+    "MaxStepsOption",
+    "MaxTokensOption",
+    "ModelOption",
+    "StoreOption",
+    "TaskArgument",
+    "ToolsOption",
+]
+
+# --------------------------------------------------------------------------- every command
+
+StoreOption = Annotated[
+    str,
+    typer.Option(
+        "--store",
+        envvar="RATCHET_STORE",
+        metavar="URL",
+        help="Where Ratchet keeps its state: sqlite:///PATH, sqlite:////ABS/PATH, "
+        "postgresql://USER@HOST/DB or memory://.",
+    ),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+TaskArgument = Annotated[
+    str,
+    typer.Argument(metavar="TASK", help="The task's id.", autocompletion=complete_task_id),
+]
+
+# --------------------------------------------------------------------------- running tasks here
+
+LeaseTtlOption = Annotated[
+    float,
+    typer.Option(
+        "--lease-ttl",
+        min=1.0,
+        metavar="SECONDS",
+        help="How long a claim on a task lasts without a heartbeat (renewed every third of it).",
+    ),
+]
+
+# --------------------------------------------------------------------------- the agent (run, submit)
+
+InstructionArgument = Annotated[
+    str, typer.Argument(metavar="INSTRUCTION", help="What the agent should do.")
+]
+ModelOption = Annotated[
+    str,
+    typer.Option(
+        "--model",
+        "-m",
+        envvar="RATCHET_MODEL",
+        metavar="PROVIDER:NAME",
+        help="openai:NAME, ollama:NAME, anthropic:NAME or scripted:SCRIPT.json.",
+    ),
+]
+ToolsOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--tools",
+        metavar="FILE.py",
+        help="Give the agent every @ratchet.tool of this file; repeat for more.",
+    ),
+]
+InstructionsOption = Annotated[
+    str,
+    typer.Option("--instructions", metavar="TEXT", help="What the agent is and how it works."),
+]
+DeadlineOption = Annotated[
+    str | None,
+    typer.Option(
+        "--deadline",
+        metavar="DURATION",
+        help="Fail the task if not done by then: 90s, 10m, 2h.",
+    ),
+]
+MaxStepsOption = Annotated[
+    int | None,
+    typer.Option("--max-steps", min=1, metavar="N", help="At most N plan steps may start."),
+]
+MaxTokensOption = Annotated[
+    int | None,
+    typer.Option(
+        "--max-tokens",
+        min=1,
+        metavar="N",
+        help="At most N LLM tokens (prompt plus completion).",
+    ),
+]
+AllowShellOption = Annotated[
+    bool, typer.Option("--allow-shell", help="Give the agent a shell in its workspace.")
+]

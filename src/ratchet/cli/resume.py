@@ -1,0 +1,158 @@
+"""`ratchet resume`: run one task here, from where its journal stopped, until it ends or waits.
+
+It stops cleanly on a signal: the run in hand is cancelled, its lease is
+released (so a worker, or a later ``ratchet resume``, takes the task at
+once), and what the journal holds stays as it is. A tool call that was in
+flight is settled on the next run like any other.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+from typing import Annotated
+
+import typer
+
+from ..engine.runner import DEFAULT_LEASE_TTL
+from ..errors import CannotResume, LeaseLost
+from ..runtime import Runtime
+from ..store import DEFAULT_STORE_URL, StateStore
+from . import json_output, render
+from .exits import EXIT_INTERRUPTED, EXIT_TERMINATED, exit_code, say_stopped
+from .options import LeaseTtlOption, StoreOption, TaskArgument
+from .store_access import open_for_task, run_async
+from .views import Outcome, in_doubt_ops, load_outcome
+
+__all__ = ["make_cwd_importable", "resume_command"]
+
+EVENT_POLL_SECONDS = 0.2
+
+
+def make_cwd_importable() -> None:
+    """Let tasks name workflows in modules of the current directory, as ``python -m`` would."""
+    here = os.getcwd()
+    if "" not in sys.path and here not in sys.path:
+        sys.path.insert(0, here)
+
+
+def resume_command(
+    task_id: TaskArgument,
+    store: StoreOption = DEFAULT_STORE_URL,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force", help="Resume even from a checkpoint older than its workflow trusts."
+        ),
+    ] = False,
+    lease_ttl: LeaseTtlOption = DEFAULT_LEASE_TTL,
+    as_json: Annotated[
+        bool,
+        typer.Option("--json", help="End with one JSON line: the task's id, status and outcome."),
+    ] = False,
+) -> None:
+    """Run a task here, from where its journal stopped, until it ends or waits.
+
+    Exit code: 0 completed, 1 failed or cancelled, 3 waits on a person,
+    4 waits on a timer, 2 bad input (e.g. another live worker holds the task),
+    130 Ctrl-C, 143 SIGTERM (the task stays resumable).
+    """
+    make_cwd_importable()
+    progress = None if as_json else render.print_event
+    try:
+        outcome = run_async(
+            _resume(store, task_id, force=force, lease_ttl=lease_ttl, progress=progress)
+        )
+    except KeyboardInterrupt:
+        say_stopped("interrupted", task_id, store)
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    except asyncio.CancelledError:  # SIGTERM (see _resume)
+        say_stopped("terminated", task_id, store)
+        raise typer.Exit(EXIT_TERMINATED) from None
+    if as_json:
+        json_output.print_json_line(json_output.outcome_json(outcome))
+    else:
+        render.print_outcome(outcome, store_url=store)
+    raise typer.Exit(exit_code(outcome.task))
+
+
+async def _resume(
+    url: str,
+    task_id: str,
+    *,
+    force: bool,
+    lease_ttl: float,
+    progress: render.EventPrinter | None,
+) -> Outcome:
+    # SIGTERM stops the run as Ctrl-C does (asyncio.run sees to SIGINT): cancelled, lease released.
+    this_run = asyncio.current_task()
+    assert this_run is not None
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, this_run.cancel)
+    async with open_for_task(url, task_id) as store:
+        await _refuse_in_doubt(store, task_id, url)
+        tail = _EventTail(store, task_id, progress)
+        await tail.skip_past_events()
+        following = asyncio.create_task(tail.follow()) if progress else None
+        try:
+            task = await Runtime(store, lease_ttl=lease_ttl).resume(task_id, force=force)
+        except LeaseLost as lost:
+            follow = render.command("events", task_id, "--follow", store_url=url)
+            raise CannotResume(
+                f"task {task_id} was taken over by another worker while it ran here ({lost.message}); "
+                f"watch it with `{follow}`"
+            ) from None
+        finally:
+            if following is not None:
+                following.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await following
+        if progress:
+            await tail.print_new()
+        return await load_outcome(store, task)
+
+
+async def _refuse_in_doubt(store: StateStore, task_id: str, url: str) -> None:
+    """A task already in doubt can't be resumed; say exactly which command settles it."""
+    task = await store.get_task(task_id)
+    ops = await in_doubt_ops(store, task)
+    if not ops:
+        return
+    op = ops[0]
+    settle = render.command("resolve", task_id, "--op", str(op.seq), store_url=url)
+    show = render.command("show", task_id, store_url=url)
+    raise CannotResume(
+        f"task {task_id} is {task.status_text}: operation {op.seq} ({op.name}) may or may not "
+        f"have happened; settle it first with `{settle} --retry|--skip|--result JSON` "
+        f"(`{show}` shows the call)"
+    )
+
+
+class _EventTail:
+    """Prints a task's new events while it runs here (the progress of a long run)."""
+
+    def __init__(
+        self, store: StateStore, task_id: str, printer: render.EventPrinter | None
+    ) -> None:
+        self.store, self.task_id, self.printer = store, task_id, printer
+        self.last_seq = 0
+
+    async def skip_past_events(self) -> None:
+        last = await self.store.last_events(self.task_id, 1)
+        self.last_seq = last[-1].seq if last else 0
+
+    async def print_new(self) -> None:
+        events = await self.store.list_events(self.task_id, after_seq=self.last_seq)
+        for event in events:
+            if self.printer is not None:
+                self.printer(event)
+        if events:
+            self.last_seq = events[-1].seq
+            render.flush()
+
+    async def follow(self) -> None:
+        while True:
+            await self.print_new()
+            await asyncio.sleep(EVENT_POLL_SECONDS)

@@ -1,0 +1,274 @@
+"""`ratchet run` and `ratchet cancel`: run the planning agent on an instruction, or stop a task.
+
+`run` builds an `Agent` from its options and checks every one of them before
+anything is stored (bad input: one line, exit 2). Then it creates the task and
+runs it in this process, showing its progress as the store holds it: the plan
+and each step's status, the tool calls of the journal (every call, also those
+no event reports), the model's tokens against the budget. On a terminal that
+is a Rich Live panel; otherwise plain lines, one per event or tool call.
+``--detach`` only queues the task, for ``ratchet resume`` or a worker.
+
+Ctrl-C and SIGTERM stop a run as they stop ``ratchet resume``: the call in
+progress is cancelled, the lease released, and the exact command that
+continues the task is printed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sys
+from dataclasses import dataclass
+from typing import Annotated
+
+import typer
+
+from ..agent import Agent
+from ..errors import CannotResume, InputError, LeaseLost, StoreError
+from ..model import Lease, Step, StepStatus, Task, TaskStatus
+from ..runtime import Runtime
+from ..store import DEFAULT_STORE_URL
+from . import json_output, render
+from .agent_spec import build_agent, deadline_seconds
+from .exits import EXIT_INTERRUPTED, EXIT_TERMINATED, exit_code, say_stopped
+from .options import (
+    AllowShellOption,
+    DeadlineOption,
+    InstructionArgument,
+    InstructionsOption,
+    MaxStepsOption,
+    MaxTokensOption,
+    ModelOption,
+    StoreOption,
+    TaskArgument,
+    ToolsOption,
+)
+from .progress import RunProgress, Screen, Watcher, screen_for, usage_text
+from .store_access import open_for_task, open_store_for, run_async
+from .views import Outcome, load_outcome
+
+__all__ = ["cancel_command", "run_command"]
+
+POLL_SECONDS = 0.2
+
+
+# --------------------------------------------------------------------------- run
+
+
+@dataclass
+class _Started:
+    """What `run` made before it was stopped: the id of its task, once created."""
+
+    task_id: str | None = None
+
+
+def run_command(
+    instruction: InstructionArgument,
+    model: ModelOption,
+    tools: ToolsOption = None,
+    instructions: InstructionsOption = "",
+    deadline: DeadlineOption = None,
+    max_steps: MaxStepsOption = None,
+    max_tokens: MaxTokensOption = None,
+    allow_shell: AllowShellOption = False,
+    detach: Annotated[
+        bool, typer.Option("--detach", "-d", help="Only queue the task and print its id.")
+    ] = False,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json", help="No progress; end with one JSON line: status, result, steps, usage."
+        ),
+    ] = False,
+    store: StoreOption = DEFAULT_STORE_URL,
+) -> None:
+    """Plan INSTRUCTION into steps and carry them out with the agent's model and tools.
+
+    Exit code: 0 completed, 1 failed or cancelled, 3 waits on a person,
+    4 waits on a timer, 2 bad input, 130 Ctrl-C and 143 SIGTERM (the task
+    stays resumable; the command that continues it is printed).
+    """
+    if not instruction.strip():
+        raise InputError("the instruction is empty; say what the agent should do")
+    if detach and store.partition(":")[0].strip().lower() == "memory":
+        raise InputError(
+            "--detach with a memory:// store would lose the task at once; use sqlite:///PATH"
+        )
+    agent = build_agent(
+        model=model,
+        tool_files=tools or [],
+        instructions=instructions,
+        max_steps=max_steps,
+        max_tokens=max_tokens,
+        allow_shell=allow_shell,
+    )
+    seconds = deadline_seconds(deadline)
+    started = _Started()
+    screen = screen_for(quiet=as_json or detach)
+    try:
+        progress, outcome = run_async(
+            _run(store, agent, instruction, seconds, detach=detach, screen=screen, started=started)
+        )
+    except KeyboardInterrupt:
+        _say_stopped("interrupted", started.task_id, store)
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    except asyncio.CancelledError:  # SIGTERM (see _run)
+        _say_stopped("terminated", started.task_id, store)
+        raise typer.Exit(EXIT_TERMINATED) from None
+    if as_json:
+        json_output.print_json_line(json_output.run_json(progress))
+    elif detach:
+        print(progress.task.id)
+        run_it = render.command("resume", progress.task.id, store_url=store)
+        print(
+            f"queued: run it with `{run_it}`, or let a `ratchet worker` pick it up", file=sys.stderr
+        )
+    else:
+        assert outcome is not None
+        render.print_outcome(outcome, store_url=store)
+        render.print_line(f"used: {usage_text(progress)}")
+    raise typer.Exit(0 if detach else exit_code(progress.task))
+
+
+def _say_stopped(how: str, task_id: str | None, store_url: str) -> None:
+    if task_id is None:
+        print(f"{how}: stopped before the task was created; nothing was stored", file=sys.stderr)
+        return
+    say_stopped(how, task_id, store_url)
+
+
+async def _run(
+    url: str,
+    agent: Agent,
+    instruction: str,
+    deadline: float | None,
+    *,
+    detach: bool,
+    screen: Screen,
+    started: _Started,
+) -> tuple[RunProgress, Outcome | None]:
+    # SIGTERM stops the run as Ctrl-C does (asyncio.run sees to SIGINT): cancelled, lease released.
+    this_run = asyncio.current_task()
+    assert this_run is not None
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, this_run.cancel)
+    async with open_store_for(url, create=True) as store:
+        runtime = Runtime(store)
+        task_id = await runtime.submit(
+            agent, instruction=instruction, deadline=deadline, queue=detach
+        )
+        started.task_id = task_id
+        watcher = Watcher(store, task_id)
+        if detach:
+            return (await watcher.poll()).progress, None
+        screen.created(task_id, url)
+        with screen:
+            task = await _run_watched(runtime, task_id, watcher, screen)
+            seen = await watcher.poll()
+            screen.show(seen)
+        return seen.progress, await load_outcome(store, task)
+
+
+async def _run_watched(runtime: Runtime, task_id: str, watcher: Watcher, screen: Screen) -> Task:
+    """Run the task here while the screen follows it; stop at once if it is cancelled elsewhere."""
+    running = asyncio.create_task(_run_here(runtime, task_id))
+    following = asyncio.create_task(_follow(watcher, screen, running))
+    try:
+        return await running
+    except asyncio.CancelledError:
+        this_run = asyncio.current_task()
+        if this_run is not None and this_run.cancelling():  # Ctrl-C or SIGTERM
+            raise
+        return await runtime.store.get_task(task_id)  # `ratchet cancel` ended it
+    finally:
+        following.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await following
+
+
+async def _run_here(runtime: Runtime, task_id: str) -> Task:
+    try:
+        return await runtime.resume(task_id)
+    except LeaseLost as lost:
+        task = await runtime.store.get_task(task_id)
+        if task.status.is_terminal:  # `ratchet cancel` took it over
+            return task
+        raise CannotResume(
+            f"task {task_id} was taken over by another worker while it ran here ({lost.message})"
+        ) from None
+    except CannotResume:
+        if await runtime.store.get_lease(task_id) is None:
+            raise
+        return await runtime.wait(task_id)  # a worker claimed it first: follow it there
+
+
+async def _follow(watcher: Watcher, screen: Screen, running: asyncio.Task[Task]) -> None:
+    while True:
+        try:
+            seen = await watcher.poll()
+        except StoreError:  # the file is busy a moment; the next round reads what this one missed
+            pass
+        else:
+            screen.show(seen)
+            if seen.progress.task.status is TaskStatus.CANCELLED:
+                # Its worker would stop only at its next write or heartbeat; this one stops now.
+                running.cancel()
+                return
+        await asyncio.sleep(POLL_SECONDS)
+
+
+# --------------------------------------------------------------------------- cancel
+
+
+def cancel_command(
+    task_id: TaskArgument,
+    reason: Annotated[
+        str, typer.Option("--reason", metavar="TEXT", help="Why; kept as the task's error.")
+    ] = "cancelled by a person",
+    store: StoreOption = DEFAULT_STORE_URL,
+) -> None:
+    """Cancel a task that has not ended, with its open steps and queued wake-ups.
+
+    A worker running it stops at its next write. A task that already ended is
+    bad input (exit 2).
+    """
+    done = run_async(_cancel(store, task_id, reason))
+    render.print_line(
+        f"task {task_id} cancelled (it was {done.before.status_text}): {done.task.error}"
+    )
+    if done.steps_cancelled:
+        names = ", ".join(step.name for step in done.steps_cancelled)
+        render.print_line(f"steps cancelled: {len(done.steps_cancelled)} ({names})")
+    if done.holder is not None:
+        holder = done.holder
+        render.print_line(
+            f"worker {holder.owner} (pid {holder.pid} on {holder.host or '?'}) was running it; "
+            "it stops at its next write"
+        )
+
+
+@dataclass(frozen=True)
+class _Cancellation:
+    """A task before and after `ratchet cancel`, and the live worker that held it, if any."""
+
+    before: Task
+    task: Task
+    steps_cancelled: list[Step]
+    holder: Lease | None
+
+
+async def _cancel(url: str, task_id: str, reason: str) -> _Cancellation:
+    async with open_for_task(url, task_id) as store:
+        before = await store.get_task(task_id)
+        open_steps = {s.index for s in await store.list_steps(task_id) if not s.status.is_terminal}
+        lease = await store.get_lease(task_id)
+        task = await Runtime(store).cancel(task_id, reason=reason)
+        steps = await store.list_steps(task_id)
+    return _Cancellation(
+        before=before,
+        task=task,
+        steps_cancelled=[
+            s for s in steps if s.index in open_steps and s.status is StepStatus.CANCELLED
+        ],
+        holder=lease if lease is not None and lease.is_live() else None,
+    )

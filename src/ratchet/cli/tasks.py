@@ -1,0 +1,138 @@
+"""`ratchet tasks`, `ratchet show` and `ratchet events`: look at tasks; they never write.
+
+The store is opened with ``create=False``: looking never creates a database.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Annotated
+
+import typer
+
+from ..errors import InputError, StoreNotFound
+from ..model import Event, Task, TaskStatus
+from ..store import DEFAULT_STORE_URL
+from ..store.base import events_topic
+from . import json_output, render
+from .completion import complete_status
+from .options import JsonOption, StoreOption, TaskArgument
+from .store_access import open_for_task, open_store_for, run_async
+from .views import TaskView, load_task_view
+
+__all__ = ["events_command", "parse_status", "show_command", "tasks_command"]
+
+# The longest wait for news when nothing is heard; SQLite looks every 0.2 s anyway (the store's poll).
+FOLLOW_IDLE_SECONDS = 30.0
+
+
+def parse_status(text: str) -> TaskStatus:
+    """Return the task status `text` names.
+
+    Raises:
+        InputError: `text` names no status.
+    """
+    try:
+        return TaskStatus(text.strip().lower())
+    except ValueError:
+        names = ", ".join(status.value for status in TaskStatus)
+        raise InputError(f"unknown status {text!r}; use one of {names}") from None
+
+
+# --------------------------------------------------------------------------- tasks
+
+
+def tasks_command(
+    store: StoreOption = DEFAULT_STORE_URL,
+    status: Annotated[
+        str | None,
+        typer.Option(
+            "--status",
+            metavar="STATUS",
+            autocompletion=complete_status,
+            help="Only tasks with this status: queued, running, waiting, completed, failed "
+            "or cancelled.",
+        ),
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """List tasks, oldest first."""
+    wanted = parse_status(status) if status is not None else None
+    tasks = run_async(_list_tasks(store, wanted))
+    if as_json:
+        json_output.print_json([json_output.task_json(task) for task in tasks])
+    else:
+        render.print_tasks(tasks, store_url=store, status=wanted)
+
+
+async def _list_tasks(url: str, status: TaskStatus | None) -> list[Task]:
+    try:
+        async with open_store_for(url, create=False) as store:
+            return await store.list_tasks(status)
+    except StoreNotFound:
+        return []  # nothing was ever stored there: an empty listing, not an error
+
+
+# --------------------------------------------------------------------------- show
+
+
+def show_command(
+    task_id: TaskArgument,
+    store: StoreOption = DEFAULT_STORE_URL,
+    as_json: JsonOption = False,
+) -> None:
+    """Show one task: its status, steps, what it waits on and its latest events."""
+    view = run_async(_load_task_view(store, task_id))
+    if as_json:
+        json_output.print_json(json_output.task_view_json(view))
+    else:
+        render.print_task_view(view, store_url=store)
+
+
+async def _load_task_view(url: str, task_id: str) -> TaskView:
+    async with open_for_task(url, task_id) as store, store.reading() as tx:
+        return await load_task_view(tx, task_id)
+
+
+# --------------------------------------------------------------------------- events
+
+
+def events_command(
+    task_id: TaskArgument,
+    store: StoreOption = DEFAULT_STORE_URL,
+    follow: Annotated[
+        bool,
+        typer.Option("--follow", "-f", help="Keep printing new events until the task ends."),
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Print a task's events, oldest first (one JSON object per line with --json)."""
+    printer = _print_event_json if as_json else render.print_event
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C ends following; not an error
+        run_async(_print_events(store, task_id, follow=follow, printer=printer))
+
+
+def _print_event_json(event: Event) -> None:
+    json_output.print_json_line(json_output.event_json(event))
+
+
+async def _print_events(
+    url: str, task_id: str, *, follow: bool, printer: render.EventPrinter
+) -> None:
+    async with open_for_task(url, task_id) as store, store.changes(events_topic(task_id)) as feed:
+        last_seq = 0
+        while True:
+            # One read for both, so a task seen ended has all its events seen too
+            # (a status change and its event commit together).
+            async with store.reading() as tx:
+                task = await tx.get_task(task_id)
+                events: list[Event] = await tx.list_events(task_id, after_seq=last_seq)
+            for event in events:
+                printer(event)
+            if events:
+                last_seq = events[-1].seq
+                render.flush()
+            if not follow or task.status.is_terminal:
+                return
+            # PostgreSQL wakes us on each new event (NOTIFY); SQLite looks again after a short poll.
+            await feed.wait(FOLLOW_IDLE_SECONDS)

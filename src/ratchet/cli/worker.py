@@ -1,0 +1,170 @@
+"""`ratchet worker`: run tasks from the store until SIGTERM or Ctrl-C, many workers to one store.
+
+A first signal stops it gracefully (running tasks finish their current call
+and are handed back); a second stops it at once. The engine's `Worker` does
+the work; this module parses the options, imports the user's workflows,
+routes the log to stderr and turns signals into the stop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import sys
+from typing import Annotated
+
+import typer
+
+from ..engine.runner import DEFAULT_LEASE_TTL, WorkerIdentity
+from ..engine.worker import Worker
+from ..engine.workflow import load_module
+from ..errors import InputError, RatchetError
+from ..store import DEFAULT_STORE_URL, redact_url
+from . import render
+from .options import LeaseTtlOption, StoreOption
+from .resume import make_cwd_importable
+from .store_access import open_store_for, run_async
+
+__all__ = ["worker_command"]
+
+log = logging.getLogger("ratchet.worker")
+
+
+def worker_command(
+    store: StoreOption = DEFAULT_STORE_URL,
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", min=1, metavar="N", help="Tasks run at once.")
+    ] = 4,
+    name: Annotated[
+        str | None,
+        typer.Option("--name", metavar="NAME", help="Who holds the leases (default: HOST:PID)."),
+    ] = None,
+    lease_ttl: LeaseTtlOption = DEFAULT_LEASE_TTL,
+    poll: Annotated[
+        float,
+        typer.Option("--poll", min=0.01, metavar="SECONDS", help="How often to look for due work."),
+    ] = 0.5,
+    workflows: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--workflows",
+            metavar="MODULE_OR_FILE",
+            help="Import this module (dotted name or .py file) first; repeat for more.",
+        ),
+    ] = None,
+    until_idle: Annotated[
+        bool,
+        typer.Option("--until-idle", help="Stop when no work is left instead of waiting for more."),
+    ] = False,
+    grace: Annotated[
+        float,
+        typer.Option(
+            "--grace",
+            min=0.0,
+            metavar="SECONDS",
+            help="On SIGTERM or Ctrl-C, how long running calls may take to finish before they are cancelled.",
+        ),
+    ] = 30.0,
+) -> None:
+    """Run tasks from the store until SIGTERM or Ctrl-C (or, with --until-idle, until none is left).
+
+    On a signal the worker stops taking work; each running task finishes the
+    call it is in (for up to --grace seconds) and stops before its next one,
+    and its lease is released, so another worker resumes it at once. A
+    second signal stops at once: calls in flight are cancelled, and settled
+    when the task resumes. The exit code is 0 either way.
+    """
+    make_cwd_importable()
+    for source in workflows or ():
+        _import_workflows(source)
+    _log_to_stderr()
+    identity = WorkerIdentity(name=name) if name else WorkerIdentity()
+    run_async(
+        _work(
+            store,
+            identity,
+            concurrency=concurrency,
+            lease_ttl=lease_ttl,
+            poll=poll,
+            until_idle=until_idle,
+            grace=grace,
+        )
+    )
+
+
+def _import_workflows(source: str) -> None:
+    try:
+        load_module(source)
+    except RatchetError:
+        raise
+    except Exception as error:  # noqa: BLE001 -- the user's module failed while it was imported
+        raise InputError(
+            f"cannot import workflows from {source}: {type(error).__name__}: {error}"
+        ) from None
+
+
+def _log_to_stderr() -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(
+        logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%H:%M:%S")
+    )
+    logging.basicConfig(level=logging.WARNING, handlers=[handler])
+    logging.getLogger("ratchet").setLevel(logging.INFO)
+
+
+async def _work(
+    url: str,
+    identity: WorkerIdentity,
+    *,
+    concurrency: int,
+    lease_ttl: float,
+    poll: float,
+    until_idle: bool,
+    grace: float,
+) -> None:
+    async with open_store_for(url, create=True) as store:
+        worker = Worker(
+            store,
+            identity=identity,
+            concurrency=concurrency,
+            lease_ttl=lease_ttl,
+            poll_interval=poll,
+            grace=grace,
+        )
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        working = asyncio.current_task()
+        assert working is not None
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, _stop_on, signal.Signals(signum), stop, working)
+        ends = "stops when no work is left" if until_idle else "stop it with Ctrl-C or SIGTERM"
+        wakes = "woken when work is queued" if store.change_poll is None else f"polling every {poll:g} s"
+        render.print_line(
+            f"worker {identity.name} on {redact_url(url)}: concurrency {concurrency}, lease {lease_ttl:g} s, "
+            f"{wakes}; {ends}"
+        )
+        render.flush()
+        try:
+            await worker.run(stop, until_idle=until_idle)
+        except asyncio.CancelledError:
+            if not stop.is_set():
+                raise
+            working.uncancel()
+        finally:
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                loop.remove_signal_handler(signum)
+        log.info("worker %s stopped", identity.name)
+
+
+def _stop_on(signum: signal.Signals, stop: asyncio.Event, working: asyncio.Task[None]) -> None:
+    if not stop.is_set():
+        log.info(
+            "%s: stopping; running tasks finish their current call, then their leases are released "
+            "(send it again to stop at once)",
+            signum.name,
+        )
+        stop.set()
+        return
+    log.info("%s again: stopping at once; calls in flight are cancelled", signum.name)
+    working.cancel()

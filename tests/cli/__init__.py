@@ -1,0 +1,1 @@
+"""The `ratchet` command, run as a real program on real stores."""

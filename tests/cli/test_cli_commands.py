@@ -1,0 +1,35 @@
+"""The commands `ratchet` has: a new or removed command is a deliberate change to this list."""
+
+from __future__ import annotations
+
+import typer
+
+from ratchet.cli import app
+
+COMMANDS = [
+    "answer",
+    "approve",
+    "cancel",
+    "chat",
+    "demo",
+    "deny",
+    "events",
+    "fork",
+    "gc",
+    "migrate",
+    "resolve",
+    "resume",
+    "run",
+    "schedules",
+    "sessions",
+    "show",
+    "submit",
+    "tasks",
+    "worker",
+]
+
+
+def test_the_registered_commands_are_exactly_these() -> None:
+    group = typer.main.get_group(app)
+
+    assert sorted(group.commands) == COMMANDS
