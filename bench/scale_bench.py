@@ -48,9 +48,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg
-from durable_bench import PAYLOAD, direct, through_context
 
 import ratchet
+from durable_bench import PAYLOAD, direct, through_context
 from ratchet.cli.agent_spec import build_agent
 from ratchet.model import Event, Task
 from ratchet.store import open_store
@@ -58,16 +58,27 @@ from ratchet.store.base import events_topic
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # for the tests' throwaway cluster
-from tests.helpers.pg import Cluster, find_binaries
+from tests.helpers.pg import Cluster, find_binaries  # noqa: E402 (after the path above)
 
 LEASE_TTL = 30
 WORKER_TIME_LIMIT = 240.0  # seconds per configuration before the bench gives up
 STATS_SETTLE = 0.5  # seconds for a closed connection's backend to exit and report its statistics
 SCRIPT = {
-    "plan": [{"content": {"goal": "one no-op call", "steps": [{
-        "step_name": "Touch", "description": "call noop once",
-        "action_instruction": "Call noop with label touch.", "validation_instruction": "noop answered",
-    }]}}],
+    "plan": [
+        {
+            "content": {
+                "goal": "one no-op call",
+                "steps": [
+                    {
+                        "step_name": "Touch",
+                        "description": "call noop once",
+                        "action_instruction": "Call noop with label touch.",
+                        "validation_instruction": "noop answered",
+                    }
+                ],
+            }
+        }
+    ],
     "act": [{"tool_calls": [{"name": "noop", "arguments": {"label": "touch"}}]}, {"content": "touched"}],
     "verify": [{"content": {"passed": True, "reason": "noop answered"}}],
     "replan": [],
@@ -151,21 +162,37 @@ class Throughput:
             statuses, first_taken, last_done = asyncio.run(self._outcome(url))
         if statuses["completed"] != self.tasks:
             tails = "\n".join(f"--- {log.name}\n{log.read_text(errors='replace')[-2000:]}" for log in logs)
-            signalled = [log.name for log in logs if ": stopping; running tasks finish" in log.read_text(errors="replace")]
-            outside = f"; stopped by a signal from outside the bench: {', '.join(signalled)}" if signalled else ""
-            raise SystemExit(f"{workers} worker(s): not every task completed: {dict(statuses)}{outside}\n{tails}")
+            signalled = [
+                log.name
+                for log in logs
+                if ": stopping; running tasks finish" in log.read_text(errors="replace")
+            ]
+            outside = (
+                f"; stopped by a signal from outside the bench: {', '.join(signalled)}" if signalled else ""
+            )
+            raise SystemExit(
+                f"{workers} worker(s): not every task completed: {dict(statuses)}{outside}\n{tails}"
+            )
         return WorkersRun(
-            workers=workers, tasks=self.tasks, seconds=last_done - launched, first_taken=first_taken - launched,
-            until_exit=exited - launched, workers_cpu=workers_cpu, server_cpu=server_cpu, transactions=transactions,
+            workers=workers,
+            tasks=self.tasks,
+            seconds=last_done - launched,
+            first_taken=first_taken - launched,
+            until_exit=exited - launched,
+            workers_cpu=workers_cpu,
+            server_cpu=server_cpu,
+            transactions=transactions,
             log_problems=_problems(logs),
         )
 
     def _transactions(self, url: str) -> int:
-        """Transactions the database has ended so far, once the connections closed before have reported theirs."""
+        """Transactions the database has ended so far (once closed connections have reported theirs)."""
         time.sleep(STATS_SETTLE)
         with self.cluster.admin() as conn:
-            row = conn.execute("SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = %s",
-                               (url.rsplit("/", 1)[1],)).fetchone()
+            row = conn.execute(
+                "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = %s",
+                (url.rsplit("/", 1)[1],),
+            ).fetchone()
         return int(row[0]) if row else 0
 
     async def _submit(self, url: str) -> None:
@@ -178,11 +205,29 @@ class Throughput:
         processes = []
         for log in logs:
             with log.open("wb") as out:
-                processes.append(subprocess.Popen(
-                    [sys.executable, "-m", "ratchet", "worker", "--store", url, "--name", log.stem,
-                     "--concurrency", str(self.concurrency), "--lease-ttl", str(LEASE_TTL), "--until-idle"],
-                    cwd=self.workdir, env=self.env, stdout=out, stderr=subprocess.STDOUT,
-                ))
+                processes.append(
+                    subprocess.Popen(
+                        [
+                            sys.executable,
+                            "-m",
+                            "ratchet",
+                            "worker",
+                            "--store",
+                            url,
+                            "--name",
+                            log.stem,
+                            "--concurrency",
+                            str(self.concurrency),
+                            "--lease-ttl",
+                            str(LEASE_TTL),
+                            "--until-idle",
+                        ],
+                        cwd=self.workdir,
+                        env=self.env,
+                        stdout=out,
+                        stderr=subprocess.STDOUT,
+                    )
+                )
         deadline = time.monotonic() + WORKER_TIME_LIMIT
         try:
             for process in processes:
@@ -194,7 +239,9 @@ class Throughput:
                 if process.poll() is None:
                     process.kill()
                     process.wait()
-        failed = [f"{log.name}: exit {p.returncode}" for log, p in zip(logs, processes) if p.returncode]
+        failed = [
+            f"{log.name}: exit {p.returncode}" for log, p in zip(logs, processes, strict=True) if p.returncode
+        ]
         if failed:
             raise SystemExit(f"worker(s) failed: {', '.join(failed)}; logs in {self.workdir}")
         return logs
@@ -283,8 +330,10 @@ def raw_sync(url: str, count: int) -> float:
 def _raw_rows(count: int) -> list[tuple[object, ...]]:
     """Journal-sized rows: a warm-up's worth (untimed), then `count`."""
     payload = json.dumps(PAYLOAD)
-    return [("bench", i, "tool", "noop", "succeeded", payload, '{"ok":true}', i)
-            for i in range(RAW_WARMUP + count)]
+    return [
+        ("bench", i, "tool", "noop", "succeeded", payload, '{"ok":true}', i)
+        for i in range(RAW_WARMUP + count)
+    ]
 
 
 def overhead(cluster: Cluster, count: int) -> dict[str, float]:
@@ -293,8 +342,13 @@ def overhead(cluster: Cluster, count: int) -> dict[str, float]:
         raw_blocking = raw_sync(raw_url, count)
         plain = asyncio.run(direct(count))
         durable = asyncio.run(through_context(url, count))
-    return {"raw": raw, "raw_sync": raw_blocking, "direct": plain, "durable": durable,
-            "overhead": durable - plain}
+    return {
+        "raw": raw,
+        "raw_sync": raw_blocking,
+        "direct": plain,
+        "durable": durable,
+        "overhead": durable - plain,
+    }
 
 
 # --------------------------------------------------------------------------- event latency
@@ -341,8 +395,10 @@ async def event_latency(url: str, count: int, spacing: float) -> Latency:
     store = await open_store(url)
     try:
         await store.create_task(Task(id=task_id, name="bench", instruction="watch the events"))
-        code = (f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); import scale_bench; "
-                f"scale_bench.follow({url!r}, {task_id!r}, {count})")
+        code = (
+            f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); import scale_bench; "
+            f"scale_bench.follow({url!r}, {task_id!r}, {count})"
+        )
         follower = await asyncio.create_subprocess_exec(sys.executable, "-c", code, stdout=subprocess.PIPE)
         try:
             assert follower.stdout is not None
@@ -352,7 +408,9 @@ async def event_latency(url: str, count: int, spacing: float) -> Latency:
             appending: list[float] = []
             for number in range(count):
                 began = time.time()
-                event = await store.append_event(Event(task_id=task_id, kind="bench", message=f"event {number}"))
+                event = await store.append_event(
+                    Event(task_id=task_id, kind="bench", message=f"event {number}")
+                )
                 committed[event.seq] = time.time()
                 appending.append((committed[event.seq] - began) * 1000)
                 await asyncio.sleep(spacing)
@@ -366,8 +424,13 @@ async def event_latency(url: str, count: int, spacing: float) -> Latency:
         await store.close()
     seen = {int(seq): at for seq, at in json.loads(out.decode().strip().splitlines()[-1]).items()}
     delays = sorted((seen[seq] - at) * 1000 for seq, at in committed.items())
-    return Latency(p50=_percentile(delays, 50), p99=_percentile(delays, 99), max=delays[-1],
-                   append_p50=_percentile(sorted(appending), 50), poll=poll)
+    return Latency(
+        p50=_percentile(delays, 50),
+        p99=_percentile(delays, 99),
+        max=delays[-1],
+        append_p50=_percentile(sorted(appending), 50),
+        poll=poll,
+    )
 
 
 def _percentile(ordered: list[float], pct: float) -> float:
@@ -381,17 +444,26 @@ def _percentile(ordered: list[float], pct: float) -> float:
 
 def _facts(cluster: Cluster) -> list[str]:
     with cluster.admin() as conn:
-        shown = {name: next(iter(conn.execute(f"SHOW {name}").fetchone() or ("?",)))
-                 for name in ("server_version", "fsync", "synchronous_commit", "full_page_writes")}
+        shown = {
+            name: next(iter(conn.execute(f"SHOW {name}").fetchone() or ("?",)))
+            for name in ("server_version", "fsync", "synchronous_commit", "full_page_writes")
+        }
     server = shown.pop("server_version")
     return [
         f"command: {shlex.join([Path(sys.executable).name, *sys.argv])}",
-        (f"python {platform.python_version()}, PostgreSQL {server}, psycopg {psycopg.__version__} "
-         f"({psycopg.pq.__impl__}), sqlite {sqlite3.sqlite_version}, {platform.system()} {platform.machine()}"),
-        (f"{os.cpu_count()} cpus ({_cpu_model()}), shared by the workers, the server and this process; "
-         f"load average {os.getloadavg()[0]:.2f} at the start"),
-        (f"server: {', '.join(f'{name}={value}' for name, value in shown.items())}"
-         " (tests/helpers/pg.py's throwaway settings: no commit waits for the disk)"),
+        (
+            f"python {platform.python_version()}, PostgreSQL {server}, psycopg {psycopg.__version__} "
+            f"({psycopg.pq.__impl__}), sqlite {sqlite3.sqlite_version}, "
+            f"{platform.system()} {platform.machine()}"
+        ),
+        (
+            f"{os.cpu_count()} cpus ({_cpu_model()}), shared by the workers, the server and this process; "
+            f"load average {os.getloadavg()[0]:.2f} at the start"
+        ),
+        (
+            f"server: {', '.join(f'{name}={value}' for name, value in shown.items())}"
+            " (tests/helpers/pg.py's throwaway settings: no commit waits for the disk)"
+        ),
     ]
 
 
@@ -404,20 +476,27 @@ def _cpu_model() -> str:
 
 
 def report_throughput(cluster: Cluster, workdir: Path, args: argparse.Namespace) -> None:
-    print(f"throughput: {args.tasks} agent tasks (scripted model, 1 no-op read-only tool call each), "
-          f"workers with --concurrency {args.concurrency} --lease-ttl {LEASE_TTL} --until-idle")
+    print(
+        f"throughput: {args.tasks} agent tasks (scripted model, 1 no-op read-only tool call each), "
+        f"workers with --concurrency {args.concurrency} --lease-ttl {LEASE_TTL} --until-idle"
+    )
     throughput = Throughput(cluster, workdir, args.tasks, args.concurrency)
     first = None
     for workers in args.workers:
         run = throughput.run(workers)
         first = first or run.tasks_per_s
-        print(f"  {workers} worker(s) x {args.concurrency}   {run.tasks_per_s:7.1f} tasks/s"
-              f"   {run.tasks_per_s / first:5.2f}x   all done in {run.seconds:6.2f} s"
-              f" (first task taken at {run.first_taken:.2f} s)")
-        print(f"      cpu: workers {run.workers_cpu:.1f} s + server {run.server_cpu:.1f} s"
-              f" = {run.cores_busy:.2f} of {os.cpu_count()} cores busy, {run.cpu_per_task * 1000:.1f} ms per task;"
-              f" {run.transactions / run.tasks:.1f} server transactions per task;"
-              f" worker logs: {len(run.log_problems)} warning/error lines")
+        print(
+            f"  {workers} worker(s) x {args.concurrency}   {run.tasks_per_s:7.1f} tasks/s"
+            f"   {run.tasks_per_s / first:5.2f}x   all done in {run.seconds:6.2f} s"
+            f" (first task taken at {run.first_taken:.2f} s)"
+        )
+        print(
+            f"      cpu: workers {run.workers_cpu:.1f} s + server {run.server_cpu:.1f} s"
+            f" = {run.cores_busy:.2f} of {os.cpu_count()} cores busy,"
+            f" {run.cpu_per_task * 1000:.1f} ms per task;"
+            f" {run.transactions / run.tasks:.1f} server transactions per task;"
+            f" worker logs: {len(run.log_problems)} warning/error lines"
+        )
         for line in run.log_problems[:5]:
             print(f"      {line}")
 
@@ -429,28 +508,39 @@ def report_overhead(cluster: Cluster, ops: int) -> None:
     print(f"  direct call                 {figures['direct'] * 1e6:9.1f} us")
     print(f"  through ctx.call_tool       {figures['durable'] * 1e6:9.1f} us")
     print(f"  durable overhead            {figures['overhead'] * 1e6:9.1f} us")
-    print(f"  raw insert+commit (async)   {figures['raw'] * 1e6:9.1f} us   psycopg AsyncConnection, as the store")
+    print(
+        f"  raw insert+commit (async)   {figures['raw'] * 1e6:9.1f} us"
+        "   psycopg AsyncConnection, as the store"
+    )
     print(f"  raw insert+commit (sync)    {figures['raw_sync'] * 1e6:9.1f} us   psycopg Connection")
     print(f"  overhead / raw (async)      {ratio:9.2f}x")
 
 
 def report_events(cluster: Cluster, workdir: Path, events: int, spacing: float) -> None:
-    print(f"event latency: {events} events {spacing * 1000:g} ms apart; "
-          "from append_event returning here to a follower process having read the event")
+    print(
+        f"event latency: {events} events {spacing * 1000:g} ms apart; "
+        "from append_event returning here to a follower process having read the event"
+    )
     with cluster.database() as url:
         postgres = asyncio.run(event_latency(url, events, spacing))
     sqlite = asyncio.run(event_latency(f"sqlite:///{workdir / 'events.db'}", events, spacing))
     for name, latency in (("PostgreSQL", postgres), ("SQLite", sqlite)):
         feed = "woken by the store" if latency.poll is None else f"polls every {latency.poll:g} s"
-        print(f"  {name:<11} p50 {latency.p50:7.1f} ms   p99 {latency.p99:7.1f} ms   max {latency.max:7.1f} ms"
-              f"   (append_event p50 {latency.append_p50:.2f} ms; feed {feed})")
+        print(
+            f"  {name:<11} p50 {latency.p50:7.1f} ms   p99 {latency.p99:7.1f} ms   max {latency.max:7.1f} ms"
+            f"   (append_event p50 {latency.append_p50:.2f} ms; feed {feed})"
+        )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", type=int, default=500)
-    parser.add_argument("--workers", type=_counts, default=[1, 2, 4],
-                        help="worker process counts, comma-separated (default 1,2,4)")
+    parser.add_argument(
+        "--workers",
+        type=_counts,
+        default=[1, 2, 4],
+        help="worker process counts, comma-separated (default 1,2,4)",
+    )
     parser.add_argument("--concurrency", type=int, default=4, help="tasks each worker runs at once")
     parser.add_argument("--ops", type=int, default=2000)
     parser.add_argument("--events", type=int, default=500)
@@ -459,7 +549,9 @@ def main() -> None:
 
     binaries = find_binaries()
     if binaries is None:
-        raise SystemExit("PostgreSQL server binaries (initdb, pg_ctl) not found: run scripts/install-postgresql")
+        raise SystemExit(
+            "PostgreSQL server binaries (initdb, pg_ctl) not found: run scripts/install-postgresql"
+        )
     cluster = Cluster(binaries)
     try:
         cluster.start()

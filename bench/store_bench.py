@@ -36,8 +36,13 @@ from ratchet.model import Event, Operation, OpKind, OpStatus, Task
 from ratchet.store import StateStore, open_store
 
 TASK_ID = "bench-task"
-PAYLOAD = {"request": "noop", "target": "service-a", "attempt": 1, "tags": ["bench", "journal"],
-           "note": "x" * 24}
+PAYLOAD = {
+    "request": "noop",
+    "target": "service-a",
+    "attempt": 1,
+    "tags": ["bench", "journal"],
+    "note": "x" * 24,
+}
 EVENT_MESSAGE = "tool noop finished in 0 ms; " + "x" * 72
 TARGET_RATIO = 2.0
 
@@ -61,11 +66,21 @@ class Journal:
     def build(self, count: int) -> list[tuple[Operation, Operation]]:
         pairs = []
         for seq in range(self.next_seq, self.next_seq + count):
-            started = Operation(task_id=TASK_ID, seq=seq, kind=OpKind.TOOL, name="noop",
-                                idempotency_key=f"{TASK_ID}:{seq}", input=PAYLOAD)
-            finished = started.model_copy(update={
-                "status": OpStatus.SUCCEEDED, "output": PAYLOAD,
-                "finished_at": started.started_at + dt.timedelta(microseconds=5)})
+            started = Operation(
+                task_id=TASK_ID,
+                seq=seq,
+                kind=OpKind.TOOL,
+                name="noop",
+                idempotency_key=f"{TASK_ID}:{seq}",
+                input=PAYLOAD,
+            )
+            finished = started.model_copy(
+                update={
+                    "status": OpStatus.SUCCEEDED,
+                    "output": PAYLOAD,
+                    "finished_at": started.started_at + dt.timedelta(microseconds=5),
+                }
+            )
             pairs.append((started, finished))
         self.next_seq += count
         return pairs
@@ -101,9 +116,23 @@ class RawInserts:
     def run(self, count: int) -> float:
         payload = json.dumps(PAYLOAD, separators=(",", ":"))
         now = time.time_ns() // 1000
-        rows = [(TASK_ID, seq, "tool", "noop", 1, f"{TASK_ID}:{seq}", "succeeded",
-                 payload, payload, None, now, now + 5)
-                for seq in range(self.next_seq, self.next_seq + count)]
+        rows = [
+            (
+                TASK_ID,
+                seq,
+                "tool",
+                "noop",
+                1,
+                f"{TASK_ID}:{seq}",
+                "succeeded",
+                payload,
+                payload,
+                None,
+                now,
+                now + 5,
+            )
+            for seq in range(self.next_seq, self.next_seq + count)
+        ]
         self.next_seq += count
         execute = self.conn.execute
         began = time.perf_counter()
@@ -147,10 +176,14 @@ def main() -> None:
     parser.add_argument("--durability", choices=("normal", "full"), default="normal")
     args = parser.parse_args()
 
-    print(f"python {platform.python_version()}, sqlite {sqlite3.sqlite_version}, "
-          f"{platform.system()} {platform.machine()}, {os.cpu_count()} cpus")
-    print(f"durability={args.durability}, {args.iterations} iterations x {args.repeats} "
-          f"repetitions (median), warm-up {args.warmup}")
+    print(
+        f"python {platform.python_version()}, sqlite {sqlite3.sqlite_version}, "
+        f"{platform.system()} {platform.machine()}, {os.cpu_count()} cpus"
+    )
+    print(
+        f"durability={args.durability}, {args.iterations} iterations x {args.repeats} "
+        f"repetitions (median), warm-up {args.warmup}"
+    )
     with tempfile.TemporaryDirectory(prefix="ratchet-bench-") as tmp:
         figures = asyncio.run(measure(args, Path(tmp)))
 

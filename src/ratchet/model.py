@@ -158,9 +158,7 @@ class Task(Record):
         if (self.status is TaskStatus.WAITING) != (self.waiting_on is not None):
             raise ValueError("waiting_on is set exactly when status is waiting")
 
-    def transition(
-        self, status: TaskStatus, *, waiting_on: WaitReason | None = None, **changes: Any
-    ) -> Task:
+    def transition(self, status: TaskStatus, *, waiting_on: WaitReason | None = None, **changes: Any) -> Task:
         """Return this task moved to `status`, with `changes` applied.
 
         Raises:
@@ -344,9 +342,7 @@ class RiskLevel(StrEnum):
 
 
 class HumanInTheLoop(Record):
-    required_for_risk_levels: list[RiskLevel] = Field(
-        default_factory=lambda: [RiskLevel.EXTERNAL_ACTION]
-    )
+    required_for_risk_levels: list[RiskLevel] = Field(default_factory=lambda: [RiskLevel.EXTERNAL_ACTION])
 
 
 class Constraints(Record):

@@ -112,16 +112,28 @@ class Runtime:
         if at is not None and not queue:
             raise InputError("a task to start later must be queued for a worker")
         task = self._new_task(
-            workflow, inputs, name=name, instruction=instruction, model=model, deadline=deadline,
-            budget=budget, task_id=task_id, approval_timeout=approval_timeout,
+            workflow,
+            inputs,
+            name=name,
+            instruction=instruction,
+            model=model,
+            deadline=deadline,
+            budget=budget,
+            task_id=task_id,
+            approval_timeout=approval_timeout,
         )
         async with self.store.transaction() as tx:
             await tx.create_task(task)
             if queue:
                 await tx.put_trigger(Trigger(kind="start", task_id=task.id, fire_at=at or utcnow()))
             await tx.append_event(
-                Event(task_id=task.id, kind="task_created", message=f"task created: {task.name}",
-                      display_message=f"Created {task.name}", data={"workflow": task.workflow})
+                Event(
+                    task_id=task.id,
+                    kind="task_created",
+                    message=f"task created: {task.name}",
+                    display_message=f"Created {task.name}",
+                    data={"workflow": task.workflow},
+                )
             )
         return task.id
 
@@ -154,8 +166,15 @@ class Runtime:
         check_cron(every)
         schedule_id = schedule_id or new_schedule_id()
         template = self._new_task(
-            workflow, inputs, name=name, instruction=instruction, model=model, deadline=None,
-            budget=budget, task_id=schedule_id, approval_timeout=approval_timeout,
+            workflow,
+            inputs,
+            name=name,
+            instruction=instruction,
+            model=model,
+            deadline=None,
+            budget=budget,
+            task_id=schedule_id,
+            approval_timeout=approval_timeout,
         )
         plan = Schedule(id=schedule_id, template=template, cron=every, deadline_seconds=deadline)
         return await self.store.put_trigger(schedule_trigger(plan, next_due(every, utcnow())))
@@ -220,7 +239,9 @@ class Runtime:
             approval_timeout=approval_timeout,
         )
 
-    async def run(self, workflow: Workflow | Agent | str, inputs: dict[str, JsonValue] | None = None, **options: Any) -> Task:
+    async def run(
+        self, workflow: Workflow | Agent | str, inputs: dict[str, JsonValue] | None = None, **options: Any
+    ) -> Task:
         """Create a task and run it here until it ends or waits.
 
         If a worker on the same store adopts the task first, this waits for it instead.
@@ -264,7 +285,8 @@ class Runtime:
         if age > max_age:
             raise CannotResume(
                 f"task {task.id}: its newest checkpoint is {age:.0f} s old, more than the "
-                f"{max_age:g} s its workflow trusts; check the world has not moved on, then resume with --force"
+                f"{max_age:g} s its workflow trusts; check the world has not moved on, "
+                "then resume with --force"
             )
 
     async def wait(self, task_id: str, *, timeout: float | None = None, poll: float = 0.2) -> Task:
@@ -294,8 +316,12 @@ class Runtime:
         if task.status.is_terminal:
             raise CannotResume(f"task {task_id} is already {task.status}; it cannot be cancelled")
         lease = await self.store.claim_lease(
-            task_id, f"cancel:{self.identity.name}", self.lease_ttl,
-            host=self.identity.host, pid=self.identity.pid, take_over=True,
+            task_id,
+            f"cancel:{self.identity.name}",
+            self.lease_ttl,
+            host=self.identity.host,
+            pid=self.identity.pid,
+            take_over=True,
         )
         assert lease is not None
         try:
@@ -304,13 +330,21 @@ class Runtime:
                 if task.status.is_terminal:
                     raise CannotResume(f"task {task_id} is already {task.status}; it cannot be cancelled")
                 cancelled = task.transition(TaskStatus.CANCELLED, error=reason)
-                steps = [s.transition(StepStatus.CANCELLED) if not s.status.is_terminal else s
-                         for s in await tx.list_steps(task_id)]
+                steps = [
+                    s.transition(StepStatus.CANCELLED) if not s.status.is_terminal else s
+                    for s in await tx.list_steps(task_id)
+                ]
                 await tx.replace_steps(task_id, steps)
                 await tx.update_task(cancelled)
                 await tx.delete_triggers(task_id)
-                await tx.append_event(Event(task_id=task_id, kind="task_cancelled", message=f"task cancelled: {reason}",
-                                            display_message=f"Cancelled: {reason}"))
+                await tx.append_event(
+                    Event(
+                        task_id=task_id,
+                        kind="task_cancelled",
+                        message=f"task cancelled: {reason}",
+                        display_message=f"Cancelled: {reason}",
+                    )
+                )
         finally:
             await self.store.release_lease(lease)
         return cancelled
@@ -348,10 +382,16 @@ class Runtime:
             queued = task.transition(TaskStatus.WAITING, waiting_on=WaitReason.TIMER)
             await tx.record_op_finished(settled)
             await tx.update_task(queued)
-            await tx.put_trigger(Trigger(kind="wake", task_id=task_id, dedupe_key=f"{task_id}:resolved:{seq}"))
+            await tx.put_trigger(
+                Trigger(kind="wake", task_id=task_id, dedupe_key=f"{task_id}:resolved:{seq}")
+            )
             await tx.append_event(
-                Event(task_id=task_id, kind="resolved", message=f"operation {seq} ({op.name}) resolved: {how}",
-                      data={"seq": seq, "how": how})
+                Event(
+                    task_id=task_id,
+                    kind="resolved",
+                    message=f"operation {seq} ({op.name}) resolved: {how}",
+                    data={"seq": seq, "how": how},
+                )
             )
         return queued
 
@@ -365,7 +405,7 @@ class Runtime:
             InputError: the task does not wait for an approval.
         """
         if edit_args is not None and not isinstance(edit_args, dict):
-            raise InputError("the edited arguments must be a JSON object, e.g. {\"to\": \"ops@example.com\"}")
+            raise InputError('the edited arguments must be a JSON object, e.g. {"to": "ops@example.com"}')
         await settle_approval(self.store, task_id, approve=True, edit_args=edit_args)
         return await self.store.get_task(task_id)
 
@@ -415,9 +455,18 @@ class Runtime:
         now = utcnow()
         forked = original.model_copy(
             update={
-                "id": new_id, "status": TaskStatus.QUEUED, "waiting_on": None, "result": None,
-                "error": None, "state": saved.state, "forked_from": task_id, "created_at": now,
-                "updated_at": now, "started_at": None, "workspace": None, "deadline": None,
+                "id": new_id,
+                "status": TaskStatus.QUEUED,
+                "waiting_on": None,
+                "result": None,
+                "error": None,
+                "state": saved.state,
+                "forked_from": task_id,
+                "created_at": now,
+                "updated_at": now,
+                "started_at": None,
+                "workspace": None,
+                "deadline": None,
                 "write_mark": None,
             }
         )
@@ -433,9 +482,13 @@ class Runtime:
                     await tx.record_op_finished(copy)
             await tx.put_trigger(Trigger(kind="start", task_id=new_id, dedupe_key=f"{new_id}:start"))
             await tx.append_event(
-                Event(task_id=new_id, kind="task_forked",
-                      message=f"forked from task {task_id} at checkpoint {checkpoint} (operation {saved.last_seq})",
-                      data={"from": task_id, "checkpoint": checkpoint, "last_seq": saved.last_seq})
+                Event(
+                    task_id=new_id,
+                    kind="task_forked",
+                    message=f"forked from task {task_id} at checkpoint {checkpoint} "
+                    f"(operation {saved.last_seq})",
+                    data={"from": task_id, "checkpoint": checkpoint, "last_seq": saved.last_seq},
+                )
             )
         return new_id
 
@@ -464,12 +517,21 @@ def _slug(name: str) -> str:
 def _settlement(op: Operation, *, retry: bool, skip: bool, result: Any) -> tuple[Operation, str]:
     now = utcnow()
     if retry:
-        return op.model_copy(update={
-            "status": OpStatus.FAILED, "error": "in doubt; a person chose to run it again",
-            "error_type": "InDoubt", "next_attempt_at": now, "finished_at": now,
-        }), "run it again"
+        return op.model_copy(
+            update={
+                "status": OpStatus.FAILED,
+                "error": "in doubt; a person chose to run it again",
+                "error_type": "InDoubt",
+                "next_attempt_at": now,
+                "finished_at": now,
+            }
+        ), "run it again"
     output = None if skip else result
-    return op.model_copy(update={
-        "status": OpStatus.SUCCEEDED, "output": output, "finished_at": now,
-        "meta": {**op.meta, "resolved": "skip" if skip else "result"},
-    }), "skipped" if skip else "given a result"
+    return op.model_copy(
+        update={
+            "status": OpStatus.SUCCEEDED,
+            "output": output,
+            "finished_at": now,
+            "meta": {**op.meta, "resolved": "skip" if skip else "result"},
+        }
+    ), "skipped" if skip else "given a result"

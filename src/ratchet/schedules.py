@@ -111,19 +111,25 @@ async def fire_schedule(tx: StoreOps, trigger: Trigger) -> Task | None:
         if schedule.deadline_seconds is not None:
             deadline = now + dt.timedelta(seconds=schedule.deadline_seconds)
         template = schedule.template
-        created = template.model_copy(update={
-            "id": task_id,
-            "created_at": now,
-            "deadline": deadline,
-            "workspace": None if template.workspace is None else str(workspace_for(task_id)),
-        })
+        created = template.model_copy(
+            update={
+                "id": task_id,
+                "created_at": now,
+                "deadline": deadline,
+                "workspace": None if template.workspace is None else str(workspace_for(task_id)),
+            }
+        )
         await tx.create_task(created)
         await tx.put_trigger(Trigger(kind="start", task_id=task_id))
-        await tx.append_event(Event(
-            task_id=task_id, kind="task_created", message=f"task created by schedule {schedule.id}",
-            display_message=f"Created {created.name} ({schedule.id}, due {due:%Y-%m-%d %H:%M:%S} UTC)",
-            data={"workflow": created.workflow, "schedule": schedule.id, "due": due.isoformat()},
-        ))
+        await tx.append_event(
+            Event(
+                task_id=task_id,
+                kind="task_created",
+                message=f"task created by schedule {schedule.id}",
+                display_message=f"Created {created.name} ({schedule.id}, due {due:%Y-%m-%d %H:%M:%S} UTC)",
+                data={"workflow": created.workflow, "schedule": schedule.id, "due": due.isoformat()},
+            )
+        )
     if schedule.cron is not None:
         await tx.put_trigger(schedule_trigger(schedule, next_due(schedule.cron, due)))
     return created

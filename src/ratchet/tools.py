@@ -145,8 +145,7 @@ class Tool:
             parsed = self.arguments.model_validate(args)
         except ValidationError as exc:
             problems = "; ".join(
-                f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
-                for e in exc.errors()
+                f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in exc.errors()
             )
             raise NonRetryableError(f"bad arguments for {self.name}: {problems}") from None
         return {name: getattr(parsed, name) for name in type(parsed).model_fields}
@@ -204,9 +203,7 @@ def _arguments_model(fn: Callable[..., Any], name: str) -> tuple[str | None, typ
             raise TypeError(f"tool {name}: *args and **kwargs can't be described to a model")
         default = ... if param.default is param.empty else param.default
         fields[param.name] = (annotation, Field(default, description=descriptions.get(param.name)))
-    model = create_model(
-        f"{name}_arguments", __config__=ConfigDict(extra="forbid"), **fields
-    )
+    model = create_model(f"{name}_arguments", __config__=ConfigDict(extra="forbid"), **fields)
     return context_param, model
 
 
@@ -251,7 +248,12 @@ def tool(
 
     def make(f: Callable[..., Any]) -> Tool:
         return Tool(
-            f, name=name, risk=risk, idempotent=idempotent, retry=retry, timeout=timeout,
+            f,
+            name=name,
+            risk=risk,
+            idempotent=idempotent,
+            retry=retry,
+            timeout=timeout,
             reconcile=reconcile,
         )
 

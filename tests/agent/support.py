@@ -18,12 +18,20 @@ INSTRUCTIONS = "You keep the services of a small shop running."
 INSTRUCTION = "Service X is slow: find out why and fix it."
 
 
-def make_agent(model: str, *, budget: Budget | None = None, tools: tuple[Any, ...] | None = None,
-               **spec: Any) -> Agent:
+def make_agent(
+    model: str, *, budget: Budget | None = None, tools: tuple[Any, ...] | None = None, **spec: Any
+) -> Agent:
     """An agent with the test tools; `spec` sets AgentSpec fields the constructor does not take."""
-    chosen = tools if tools is not None else (
-        agent_tools.check_status, agent_tools.restart_service, agent_tools.deploy,
-        agent_tools.fetch_logs, agent_tools.flaky_probe,
+    chosen = (
+        tools
+        if tools is not None
+        else (
+            agent_tools.check_status,
+            agent_tools.restart_service,
+            agent_tools.deploy,
+            agent_tools.fetch_logs,
+            agent_tools.flaky_probe,
+        )
     )
     agent = Agent("ops", INSTRUCTIONS, tools=chosen, model=model, budget=budget)
     if spec:

@@ -59,17 +59,23 @@ async def test_each_repair_request_carries_the_problem_back_to_the_model(
     assert len(third.input["messages"]) == len(second.input["messages"]) + 2
     answer, repair = second.input["messages"][-2:]
     assert answer == {"role": "assistant", "content": "no plan today"}
-    assert repair["role"] == "user" and "not valid" in repair["content"] and "JSON object" in repair["content"]
+    assert (
+        repair["role"] == "user" and "not valid" in repair["content"] and "JSON object" in repair["content"]
+    )
 
 
 async def test_a_plan_fixed_on_the_first_repair_completes(
     store: StateStore, script: Callable[[dict[str, Any]], str]
 ) -> None:
-    agent = make_agent(script({
-        "plan": [{"content": "```\nnot a plan\n```"}, plan("restart X")],
-        "act": [say("restarted")],
-        "verify": [verdict(True)],
-    }))
+    agent = make_agent(
+        script(
+            {
+                "plan": [{"content": "```\nnot a plan\n```"}, plan("restart X")],
+                "act": [say("restarted")],
+                "verify": [verdict(True)],
+            }
+        )
+    )
     task = await run_agent(Runtime(store), agent)
 
     assert task.status is TaskStatus.COMPLETED, task.error
@@ -112,11 +118,19 @@ async def _second_act_input(store: StateStore, task_id: str) -> list[dict[str, A
 async def test_an_unknown_tool_is_fed_back_and_the_model_recovers(
     store: StateStore, script: Callable[[dict[str, Any]], str], tools_ledger: Ledger
 ) -> None:
-    agent = make_agent(script({
-        "plan": [plan("look at X")],
-        "act": [calls(("check_health", {"service": "X"})), calls(("check_status", {"service": "X"})), say("degraded")],
-        "verify": [verdict(True)],
-    }))
+    agent = make_agent(
+        script(
+            {
+                "plan": [plan("look at X")],
+                "act": [
+                    calls(("check_health", {"service": "X"})),
+                    calls(("check_status", {"service": "X"})),
+                    say("degraded"),
+                ],
+                "verify": [verdict(True)],
+            }
+        )
+    )
     task = await run_agent(Runtime(store), agent)
 
     assert task.status is TaskStatus.COMPLETED, task.error
@@ -130,11 +144,19 @@ async def test_an_unknown_tool_is_fed_back_and_the_model_recovers(
 async def test_arguments_that_do_not_fit_the_schema_are_fed_back_and_the_model_recovers(
     store: StateStore, script: Callable[[dict[str, Any]], str], tools_ledger: Ledger
 ) -> None:
-    agent = make_agent(script({
-        "plan": [plan("look at X")],
-        "act": [calls(("check_status", {"svc": 7})), calls(("check_status", {"service": "X"})), say("degraded")],
-        "verify": [verdict(True)],
-    }))
+    agent = make_agent(
+        script(
+            {
+                "plan": [plan("look at X")],
+                "act": [
+                    calls(("check_status", {"svc": 7})),
+                    calls(("check_status", {"service": "X"})),
+                    say("degraded"),
+                ],
+                "verify": [verdict(True)],
+            }
+        )
+    )
     task = await run_agent(Runtime(store), agent)
 
     assert task.status is TaskStatus.COMPLETED, task.error
@@ -149,11 +171,15 @@ async def test_arguments_that_do_not_fit_the_schema_are_fed_back_and_the_model_r
 async def test_a_tool_error_is_fed_back_and_the_model_recovers(
     store: StateStore, script: Callable[[dict[str, Any]], str]
 ) -> None:
-    agent = make_agent(script({
-        "plan": [plan("probe X")],
-        "act": [calls(("flaky_probe", {"service": "X"})), say("the probe is refused; X is down")],
-        "verify": [verdict(True)],
-    }))
+    agent = make_agent(
+        script(
+            {
+                "plan": [plan("probe X")],
+                "act": [calls(("flaky_probe", {"service": "X"})), say("the probe is refused; X is down")],
+                "verify": [verdict(True)],
+            }
+        )
+    )
     task = await run_agent(Runtime(store), agent)
 
     assert task.status is TaskStatus.COMPLETED, task.error
@@ -165,13 +191,21 @@ async def test_a_path_outside_the_workspace_is_refused_and_fed_back(
     store: StateStore, script: Callable[[dict[str, Any]], str], tmp_path: Path
 ) -> None:
     outside = tmp_path / "outside.txt"
-    agent = make_agent(script({
-        "plan": [plan("write notes")],
-        "act": [calls(("write_file", {"path": "../../../outside.txt", "content": "escaped"}),
-                      ("read_file", {"path": str(outside)})),
-                say("could not")],
-        "verify": [verdict(True)],
-    }))
+    agent = make_agent(
+        script(
+            {
+                "plan": [plan("write notes")],
+                "act": [
+                    calls(
+                        ("write_file", {"path": "../../../outside.txt", "content": "escaped"}),
+                        ("read_file", {"path": str(outside)}),
+                    ),
+                    say("could not"),
+                ],
+                "verify": [verdict(True)],
+            }
+        )
+    )
     outside.write_text("secret")
     task = await run_agent(Runtime(store), agent)
 
@@ -185,10 +219,15 @@ async def test_a_path_outside_the_workspace_is_refused_and_fed_back(
 
 async def _run_out_of_turns(store: StateStore, script: Callable[[dict[str, Any]], str]) -> Task:
     """A task whose first step asks for tool calls turn after turn, with 3 turns allowed a step."""
-    agent = make_agent(script({
-        "plan": [plan("look at X", "restart X")],
-        "act": [calls(("check_status", {"service": "X"}))] * 50,
-    }), max_turns_per_step=3)
+    agent = make_agent(
+        script(
+            {
+                "plan": [plan("look at X", "restart X")],
+                "act": [calls(("check_status", {"service": "X"}))] * 50,
+            }
+        ),
+        max_turns_per_step=3,
+    )
     return await run_agent(Runtime(store), agent)
 
 
@@ -217,11 +256,15 @@ async def test_a_step_out_of_turns_is_recorded_as_failed(
 async def test_a_verdict_that_is_not_json_counts_as_a_failed_check(
     store: StateStore, script: Callable[[dict[str, Any]], str]
 ) -> None:
-    agent = make_agent(script({
-        "plan": [plan("restart X")],
-        "act": [say("restarted"), say("restarted again")],
-        "verify": [{"content": "looks fine to me"}, verdict(True)],
-    }))
+    agent = make_agent(
+        script(
+            {
+                "plan": [plan("restart X")],
+                "act": [say("restarted"), say("restarted again")],
+                "verify": [{"content": "looks fine to me"}, verdict(True)],
+            }
+        )
+    )
     task = await run_agent(Runtime(store), agent)
 
     assert task.status is TaskStatus.COMPLETED, task.error

@@ -33,11 +33,15 @@ async def test_a_queued_agent_task_is_cancelled_and_cannot_be_resumed(
 async def test_a_running_agent_task_is_cancelled_and_its_worker_stops_writing(
     store: StateStore, script: Callable[[dict[str, Any]], str]
 ) -> None:
-    agent = make_agent(script({
-        "plan": [plan("look at X", "restart X")],
-        "act": [say("looked"), {**say("restarted"), "delay": 1.0}],
-        "verify": [verdict(True), verdict(True)],
-    }))
+    agent = make_agent(
+        script(
+            {
+                "plan": [plan("look at X", "restart X")],
+                "act": [say("looked"), {**say("restarted"), "delay": 1.0}],
+                "verify": [verdict(True), verdict(True)],
+            }
+        )
+    )
     rt = Runtime(store)
     task_id = await rt.submit(agent, instruction=INSTRUCTION, queue=False)
     running = asyncio.create_task(rt.resume(task_id))

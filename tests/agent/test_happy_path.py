@@ -17,7 +17,9 @@ from .support import INSTRUCTION, event_kinds, is_subsequence, make_agent, model
 SCRIPT: dict[str, Any] = {
     "plan": [plan("look at X", "restart X")],
     "act": [
-        calls(("check_status", {"service": "X"}), ("write_file", {"path": "notes.md", "content": "X degraded"})),
+        calls(
+            ("check_status", {"service": "X"}), ("write_file", {"path": "notes.md", "content": "X degraded"})
+        ),
         say("X is degraded"),
         calls(("restart_service", {"service": "X"})),
         say("X restarted"),
@@ -37,13 +39,15 @@ async def test_a_planned_task_runs_every_step_and_completes(
     assert task.context == "a slow service"
     steps = await each_store.list_steps(task.id)
     assert [(s.index, s.name, s.status) for s in steps] == [
-        (0, "look at X", StepStatus.COMPLETED), (1, "restart X", StepStatus.COMPLETED),
+        (0, "look at X", StepStatus.COMPLETED),
+        (1, "restart X", StepStatus.COMPLETED),
     ]
     assert [s.validation_instruction for s in steps] == ["check: look at X", "check: restart X"]
     assert task.state.plan == ["look at X", "restart X"]
     restart = next(op for op in await each_store.list_ops(task.id) if op.name == "restart_service")
     assert tools_ledger.invocations() == {
-        ("check_status", "X"): 1, ("restart_service", restart.idempotency_key): 1
+        ("check_status", "X"): 1,
+        ("restart_service", restart.idempotency_key): 1,
     }
     assert tools_ledger.effects() == {("restart_service", restart.idempotency_key): 1}
 
@@ -55,8 +59,16 @@ async def test_each_transition_is_an_event(
 
     kinds = await event_kinds(store, task.id)
     assert is_subsequence(
-        ["task_created", "task_started", "plan", "step_started", "step_completed",
-         "step_started", "step_completed", "task_completed"],
+        [
+            "task_created",
+            "task_started",
+            "plan",
+            "step_started",
+            "step_completed",
+            "step_started",
+            "step_completed",
+            "task_completed",
+        ],
         kinds,
     ), kinds
     for kind in ("plan", "task_completed"):
@@ -80,8 +92,15 @@ async def test_the_model_is_asked_once_per_purpose_and_ordinal(
     assert "step 1 of 2: look at X" in system["content"]
     assert user == {"role": "user", "content": "do: look at X"}
     offered = {tool["name"] for tool in first_act.input["tools"]}
-    assert {"check_status", "restart_service", "list_files", "read_file", "write_file",
-            "read_artifact", "update_state"} <= offered
+    assert {
+        "check_status",
+        "restart_service",
+        "list_files",
+        "read_file",
+        "write_file",
+        "read_artifact",
+        "update_state",
+    } <= offered
     assert "run_shell" not in offered
     plan_op = (await model_ops(store, task.id, "plan"))[0]
     assert plan_op.input["json_output"] is True
@@ -95,8 +114,17 @@ async def test_every_message_of_the_steps_is_stored_in_order(
 
     messages = await store.list_messages(task.id)
     assert [m.role for m in messages] == [
-        "system", "user", "assistant", "tool", "tool", "assistant",
-        "system", "user", "assistant", "tool", "assistant",
+        "system",
+        "user",
+        "assistant",
+        "tool",
+        "tool",
+        "assistant",
+        "system",
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
     ]
     assert [m.seq for m in messages] == sorted(m.seq for m in messages)
     call = messages[2].tool_calls[0]

@@ -17,8 +17,14 @@ from .support import event_kinds, events_of, make_agent, model_ops, run_agent
 
 PLAN = {
     "goal": "X is fast again",
-    "steps": [{"step_name": "look at X", "description": "read X's status",
-               "action_instruction": "call check_status for X", "validation_instruction": "the status was read"}],
+    "steps": [
+        {
+            "step_name": "look at X",
+            "description": "read X's status",
+            "action_instruction": "call check_status for X",
+            "validation_instruction": "the status was read",
+        }
+    ],
 }
 
 
@@ -27,11 +33,18 @@ def completion(content: str | None = None, tool_calls: list[dict[str, Any]] | No
     message: dict[str, Any] = {"role": "assistant", "content": content}
     if tool_calls:
         message["tool_calls"] = tool_calls
-    return Reply({
-        "id": "chatcmpl-1", "object": "chat.completion", "created": 1_700_000_000, "model": "some-model",
-        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if tool_calls else "stop"}],
-        "usage": {"prompt_tokens": 20, "completion_tokens": 10, "total_tokens": 30},
-    })
+    return Reply(
+        {
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "created": 1_700_000_000,
+            "model": "some-model",
+            "choices": [
+                {"index": 0, "message": message, "finish_reason": "tool_calls" if tool_calls else "stop"}
+            ],
+            "usage": {"prompt_tokens": 20, "completion_tokens": 10, "total_tokens": 30},
+        }
+    )
 
 
 def tool_call(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -63,16 +76,24 @@ async def test_an_agent_task_completes_against_an_openai_compatible_server(
 
     assert task.status is TaskStatus.COMPLETED, task.error
     assert task.result == "X is degraded"
-    assert [(s.name, s.status) for s in await store.list_steps(task.id)] == [("look at X", StepStatus.COMPLETED)]
+    assert [(s.name, s.status) for s in await store.list_steps(task.id)] == [
+        ("look at X", StepStatus.COMPLETED)
+    ]
     assert tools_ledger.invocations() == {("check_status", "X"): 1}
     assert [r.path for r in server.received] == ["/v1/chat/completions"] * 4
     plan_request, first_act, second_act, verify = (r.body for r in server.received)
     assert plan_request["model"] == "some-model"
     assert plan_request["response_format"] == {"type": "json_object"}
-    assert {t["function"]["name"] for t in first_act["tools"]} >= {"check_status", "update_state", "read_artifact"}
+    assert {t["function"]["name"] for t in first_act["tools"]} >= {
+        "check_status",
+        "update_state",
+        "read_artifact",
+    }
     assert second_act["messages"][-2]["tool_calls"][0]["id"] == "call_a"
     assert second_act["messages"][-1] == {
-        "role": "tool", "tool_call_id": "call_a", "content": json.dumps({"service": "X", "status": "degraded"}),
+        "role": "tool",
+        "tool_call_id": "call_a",
+        "content": json.dumps({"service": "X", "status": "degraded"}),
     }
     assert verify["response_format"] == {"type": "json_object"}
     acts = await model_ops(store, task.id, "act")
@@ -82,8 +103,11 @@ async def test_an_agent_task_completes_against_an_openai_compatible_server(
 async def test_a_malformed_json_plan_is_repaired_once_and_the_task_completes(
     store: StateStore, server: LoopbackServer
 ) -> None:
-    server.answer(completion('{"goal": "X is fast again", "steps": [{"step_name": '), completion(json.dumps(PLAN)),
-                  *ACT_AND_VERIFY)
+    server.answer(
+        completion('{"goal": "X is fast again", "steps": [{"step_name": '),
+        completion(json.dumps(PLAN)),
+        *ACT_AND_VERIFY,
+    )
     task = await run_agent(Runtime(store), make_agent("openai:some-model"))
 
     assert task.status is TaskStatus.COMPLETED, task.error

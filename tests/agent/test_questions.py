@@ -23,17 +23,27 @@ QUESTION = "Which region should X be deployed to?"
 
 
 def _resume_in_a_new_process(url: str, task_id: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "ratchet", "resume", task_id, "--store", url],
-                          cwd=REPO, capture_output=True, text=True, timeout=60, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "ratchet", "resume", task_id, "--store", url],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
 
 
 async def test_the_agent_asks_once_and_the_answer_reaches_the_model_across_a_restart(
     store_url: str, store: StateStore, script: Callable[[dict[str, Any]], str]
 ) -> None:
-    agent = make_agent(script({
-        "plan": [plan("deploy X", check="")],
-        "act": [calls(("ask_user", {"question": QUESTION})), say("deployed X to eu-west-1")],
-    }))
+    agent = make_agent(
+        script(
+            {
+                "plan": [plan("deploy X", check="")],
+                "act": [calls(("ask_user", {"question": QUESTION})), say("deployed X to eu-west-1")],
+            }
+        )
+    )
     waiting = await run_agent(Runtime(store), agent)
 
     assert (waiting.status, waiting.waiting_on) == (TaskStatus.WAITING, WaitReason.INPUT), waiting.error
@@ -41,7 +51,9 @@ async def test_the_agent_asks_once_and_the_answer_reaches_the_model_across_a_res
     await store.close()  # the process that asked is gone; everything below starts afresh
 
     early = _resume_in_a_new_process(store_url, waiting.id)
-    assert early.returncode == 2 and QUESTION in early.stderr and "ratchet answer" in early.stderr, early.stderr
+    assert early.returncode == 2 and QUESTION in early.stderr and "ratchet answer" in early.stderr, (
+        early.stderr
+    )
     async with Runtime(store_url) as rt:
         with pytest.raises(InputError, match="not waiting for an approval"):
             await rt.approve(waiting.id)
@@ -56,11 +68,17 @@ async def test_the_agent_asks_once_and_the_answer_reaches_the_model_across_a_res
         assert task.result == "deployed X to eu-west-1"
         assert task.state.open_questions == []
         [asked] = [op for op in await reopened.list_ops(task.id) if op.kind is OpKind.QUESTION]
-        assert (asked.status, asked.input, asked.output) == (OpStatus.SUCCEEDED, {"question": QUESTION}, "eu-west-1")
+        assert (asked.status, asked.input, asked.output) == (
+            OpStatus.SUCCEEDED,
+            {"question": QUESTION},
+            "eu-west-1",
+        )
         _, second = await model_ops(reopened, task.id, "act")
         assert second.input["messages"][-1] == {
-            "role": "tool", "tool_call_id": second.input["messages"][-2]["tool_calls"][0]["id"],
-            "name": "ask_user", "content": "eu-west-1",
+            "role": "tool",
+            "tool_call_id": second.input["messages"][-2]["tool_calls"][0]["id"],
+            "name": "ask_user",
+            "content": "eu-west-1",
         }
         events = await reopened.list_events(task.id)
         assert [e.data.get("question") for e in events if e.kind == "waiting"] == [QUESTION]  # asked once
@@ -72,10 +90,14 @@ async def test_the_agent_asks_once_and_the_answer_reaches_the_model_across_a_res
 async def test_ask_user_without_a_question_is_an_error_for_the_model(
     store: StateStore, script: Callable[[dict[str, Any]], str]
 ) -> None:
-    agent = make_agent(script({
-        "plan": [plan("deploy X", check="")],
-        "act": [calls(("ask_user", {})), say("gave up asking")],
-    }))
+    agent = make_agent(
+        script(
+            {
+                "plan": [plan("deploy X", check="")],
+                "act": [calls(("ask_user", {})), say("gave up asking")],
+            }
+        )
+    )
     task = await run_agent(Runtime(store), agent)
 
     assert task.status is TaskStatus.COMPLETED, task.error
@@ -97,4 +119,8 @@ async def test_a_workflow_asks_and_resumes_with_the_answer_on_every_store(each_s
 
     assert done.status is TaskStatus.COMPLETED, done.error
     assert done.result == {"answer": "eu", "open_questions": []}
-    assert [op.kind for op in await each_store.list_ops(task.id)] == [OpKind.STATE, OpKind.QUESTION, OpKind.STATE]
+    assert [op.kind for op in await each_store.list_ops(task.id)] == [
+        OpKind.STATE,
+        OpKind.QUESTION,
+        OpKind.STATE,
+    ]

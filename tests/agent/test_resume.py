@@ -32,8 +32,9 @@ SCRIPT: dict[str, Any] = {
 }
 
 
-async def _crash_in_deploy(store_url: str, model: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                           task_id: str) -> None:
+async def _crash_in_deploy(
+    store_url: str, model: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, task_id: str
+) -> None:
     """Run the task until `deploy` "kills" the process: its intent is committed, its effect not done."""
     marker = tmp_path / "crash-once"
     marker.touch()
@@ -55,7 +56,9 @@ async def _resume(store_url: str, task_id: str) -> None:
 
 async def _uninterrupted(store_url: str, model: str, task_id: str) -> None:
     async with Runtime(store_url) as rt:
-        task = await asyncio.wait_for(rt.run(make_agent(model), instruction=INSTRUCTION, task_id=task_id), GUARD)
+        task = await asyncio.wait_for(
+            rt.run(make_agent(model), instruction=INSTRUCTION, task_id=task_id), GUARD
+        )
         assert task.status is TaskStatus.COMPLETED, task.error
 
 
@@ -95,7 +98,9 @@ async def test_completed_tool_calls_are_not_run_again_and_the_keyed_one_in_fligh
     finally:
         await store.close()
     invocations = {
-        (tool, key): n for (tool, key), n in tools_ledger.invocations().items() if not key.startswith("reference")
+        (tool, key): n
+        for (tool, key), n in tools_ledger.invocations().items()
+        if not key.startswith("reference")
     }
     assert invocations == {
         ("check_status", "X"): 2,  # once for each task: the crashed one did not read X again
@@ -160,8 +165,13 @@ async def test_a_run_stopped_during_a_model_call_resumes_without_writing_anythin
     async with Runtime(store_url) as rt:
         with pytest.raises(TimeoutError):
             await asyncio.wait_for(rt.run(make_agent(model), instruction=INSTRUCTION, task_id="stopped"), 1.0)
-        assert [s.status for s in await rt.store.list_steps("stopped")] == [StepStatus.COMPLETED, StepStatus.CURRENT]
-    Path(model.removeprefix("scripted:")).write_text(json.dumps(SCRIPT))  # the model answers at once this time
+        assert [s.status for s in await rt.store.list_steps("stopped")] == [
+            StepStatus.COMPLETED,
+            StepStatus.CURRENT,
+        ]
+    Path(model.removeprefix("scripted:")).write_text(
+        json.dumps(SCRIPT)
+    )  # the model answers at once this time
     await _resume(store_url, "stopped")
     await _uninterrupted(store_url, script(SCRIPT), "reference")
 
@@ -176,12 +186,17 @@ async def test_a_run_stopped_during_a_model_call_resumes_without_writing_anythin
 async def test_an_artifact_made_before_a_crash_is_kept_once_after_the_resume(
     store_url: str, script: Callable[[dict[str, Any]], str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    model = script({
-        "plan": [plan("ship v2")],
-        "act": [calls(("fetch_logs", {"service": "X", "size": 9000})), calls(("deploy", {"version": "v2"})),
-                say("v2 is live")],
-        "verify": [verdict(True)],
-    })
+    model = script(
+        {
+            "plan": [plan("ship v2")],
+            "act": [
+                calls(("fetch_logs", {"service": "X", "size": 9000})),
+                calls(("deploy", {"version": "v2"})),
+                say("v2 is live"),
+            ],
+            "verify": [verdict(True)],
+        }
+    )
     await _crash_in_deploy(store_url, model, tmp_path, monkeypatch, "with-artifact")
     await _resume(store_url, "with-artifact")
 
@@ -204,7 +219,9 @@ async def test_a_resumed_task_runs_the_agent_it_was_given_whatever_the_plan_said
     hijack["content"]["inputs_params"] = {
         "agent": {"name": "ops", "tool_sources": ["tests.helpers.agent_tools"], "allow_shell": True},
     }
-    model = script({**SCRIPT, "plan": [hijack], "act": [calls(("deploy", {"version": "v2"})), say("v2 is live")]})
+    model = script(
+        {**SCRIPT, "plan": [hijack], "act": [calls(("deploy", {"version": "v2"})), say("v2 is live")]}
+    )
     await _crash_in_deploy(store_url, model, tmp_path, monkeypatch, "hijacked")
     await _resume(store_url, "hijacked")
 

@@ -6,6 +6,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import ratchet
 from ratchet import Agent, InputError, Runtime, TaskStatus
 from ratchet.agent.builtin_tools import BUILTIN_TOOL_NAMES, builtin_tools
@@ -16,18 +18,26 @@ from ..helpers import agent_tools
 from ..helpers.scripts import calls, plan, say, verdict
 from .support import INSTRUCTIONS, events_of, make_agent, model_ops, run_agent
 
-FACTS = {"ops": [{"op": "append_facts", "facts": [{"key": "x_status", "value": "degraded"}]},
-                 {"op": "add_open_questions", "questions": ["why is X slow?"]}]}
+FACTS = {
+    "ops": [
+        {"op": "append_facts", "facts": [{"key": "x_status", "value": "degraded"}]},
+        {"op": "add_open_questions", "questions": ["why is X slow?"]},
+    ]
+}
 
 
 async def test_update_state_changes_the_working_memory_and_the_next_steps_prompt_shows_it(
     store: StateStore, script: Callable[[dict[str, Any]], str]
 ) -> None:
-    agent = make_agent(script({
-        "plan": [plan("look at X", "restart X")],
-        "act": [calls(("update_state", FACTS)), say("noted"), say("restarted")],
-        "verify": [verdict(True), verdict(True)],
-    }))
+    agent = make_agent(
+        script(
+            {
+                "plan": [plan("look at X", "restart X")],
+                "act": [calls(("update_state", FACTS)), say("noted"), say("restarted")],
+                "verify": [verdict(True), verdict(True)],
+            }
+        )
+    )
     task = await run_agent(Runtime(store), agent)
 
     assert task.status is TaskStatus.COMPLETED, task.error
@@ -44,13 +54,21 @@ async def test_update_state_changes_the_working_memory_and_the_next_steps_prompt
 async def test_a_state_patch_that_does_not_apply_is_fed_back_and_changes_nothing(
     store: StateStore, script: Callable[[dict[str, Any]], str]
 ) -> None:
-    agent = make_agent(script({
-        "plan": [plan("look at X")],
-        "act": [calls(("update_state", {"ops": [{"op": "resolve_question", "question": "never asked"}]}),
-                      ("update_state", {"ops": [{"op": "forget_everything"}]})),
-                say("fine")],
-        "verify": [verdict(True)],
-    }))
+    agent = make_agent(
+        script(
+            {
+                "plan": [plan("look at X")],
+                "act": [
+                    calls(
+                        ("update_state", {"ops": [{"op": "resolve_question", "question": "never asked"}]}),
+                        ("update_state", {"ops": [{"op": "forget_everything"}]}),
+                    ),
+                    say("fine"),
+                ],
+                "verify": [verdict(True)],
+            }
+        )
+    )
     task = await run_agent(Runtime(store), agent)
 
     assert task.status is TaskStatus.COMPLETED, task.error
@@ -63,12 +81,18 @@ async def test_a_state_patch_that_does_not_apply_is_fed_back_and_changes_nothing
 async def test_the_workspace_tools_write_list_and_read_files_of_the_task(
     store: StateStore, script: Callable[[dict[str, Any]], str]
 ) -> None:
-    agent = make_agent(script({
-        "plan": [plan("take notes", check="")],
-        "act": [calls(("write_file", {"path": "notes/x.md", "content": "X is slow"})),
-                calls(("list_files", {}), ("read_file", {"path": "notes/x.md", "offset": 5})),
-                say("noted")],
-    }))
+    agent = make_agent(
+        script(
+            {
+                "plan": [plan("take notes", check="")],
+                "act": [
+                    calls(("write_file", {"path": "notes/x.md", "content": "X is slow"})),
+                    calls(("list_files", {}), ("read_file", {"path": "notes/x.md", "offset": 5})),
+                    say("noted"),
+                ],
+            }
+        )
+    )
     task = await run_agent(Runtime(store), agent)
 
     assert task.status is TaskStatus.COMPLETED, task.error
@@ -131,13 +155,20 @@ async def test_tools_from_a_python_file_are_loaded_by_path(
         "import ratchet\n\n"
         "@ratchet.tool(risk='read_only')\n"
         "def open_orders(shop: str) -> int:\n"
-        "    \"\"\"How many orders are open.\"\"\"\n"
+        '    """How many orders are open."""\n'
         "    return 3\n"
     )
-    agent = Agent("shop", INSTRUCTIONS, model=script({
-        "plan": [plan("count orders", check="")],
-        "act": [calls(("open_orders", {"shop": "main"})), say("3 open")],
-    }), tool_sources=[str(source)])
+    agent = Agent(
+        "shop",
+        INSTRUCTIONS,
+        model=script(
+            {
+                "plan": [plan("count orders", check="")],
+                "act": [calls(("open_orders", {"shop": "main"})), say("3 open")],
+            }
+        ),
+        tool_sources=[str(source)],
+    )
     task = await run_agent(Runtime(store), agent)
 
     assert task.status is TaskStatus.COMPLETED, task.error
@@ -146,13 +177,11 @@ async def test_tools_from_a_python_file_are_loaded_by_path(
     assert task.inputs_params["agent"]["tool_sources"] == [str(source)]
 
 
-async def test_a_tool_no_worker_could_load_is_refused_or_still_offered(
-    store: StateStore, script: Callable[[dict[str, Any]], str]
-) -> None:
+def test_a_tool_no_worker_could_load_is_refused(script: Callable[[dict[str, Any]], str]) -> None:
     """A tool defined inside a function lives at no module's top level: a worker can't find it by its source.
 
-    Either the Agent refuses it at once (InputError), or the model is offered
-    it; silently dropping it leaves the model told "there is no tool named".
+    The Agent refuses it at once (InputError) rather than drop it silently and
+    leave the model told "there is no tool named".
     """
 
     @ratchet.tool(risk="read_only")
@@ -160,37 +189,45 @@ async def test_a_tool_no_worker_could_load_is_refused_or_still_offered(
         """Probe a service."""
         return f"{service} ok"
 
-    try:
-        agent = make_agent(script({"plan": [plan("probe X", check="")], "act": [say("done")]}),
-                           tools=(agent_tools.check_status, local_probe))
-    except InputError as refused:
-        assert "local_probe" in str(refused)
-        return
-    task = await run_agent(Runtime(store), agent)
-    (act,) = await model_ops(store, task.id, "act")
-    assert "local_probe" in {t["name"] for t in act.input["tools"]}
+    with pytest.raises(InputError, match="local_probe"):
+        make_agent(
+            script({"plan": [plan("probe X", check="")], "act": [say("done")]}),
+            tools=(agent_tools.check_status, local_probe),
+        )
 
 
 async def test_the_model_is_offered_the_tools_the_agent_was_given_not_their_whole_module(
     store: StateStore, script: Callable[[dict[str, Any]], str]
 ) -> None:
     """`Agent(tools=[check_status])` must not hand the model `deploy`, which shares its module."""
-    agent = make_agent(script({"plan": [plan("look at X", check="")], "act": [say("looked")]}),
-                       tools=(agent_tools.check_status,))
+    agent = make_agent(
+        script({"plan": [plan("look at X", check="")], "act": [say("looked")]}),
+        tools=(agent_tools.check_status,),
+    )
     task = await run_agent(Runtime(store), agent)
 
     (act,) = await model_ops(store, task.id, "act")
     offered = {t["name"] for t in act.input["tools"]}
-    assert offered == {"check_status", "list_files", "read_file", "write_file", "read_artifact", "update_state",
-                       "ask_user"}
+    assert offered == {
+        "check_status",
+        "list_files",
+        "read_file",
+        "write_file",
+        "read_artifact",
+        "update_state",
+        "ask_user",
+    }
 
 
 async def test_the_plans_inputs_params_cannot_replace_the_recorded_agent(
     store: StateStore, script: Callable[[dict[str, Any]], str]
 ) -> None:
     """The task's inputs_params["agent"] is what a worker rebuilds the agent from (tools, shell)."""
-    hijack = {"goal": "X is fast", "inputs_params": {"service": "X", "agent": {"name": "evil", "allow_shell": True}},
-              "steps": [{"step_name": "look at X"}]}
+    hijack = {
+        "goal": "X is fast",
+        "inputs_params": {"service": "X", "agent": {"name": "evil", "allow_shell": True}},
+        "steps": [{"step_name": "look at X"}],
+    }
     agent = make_agent(script({"plan": [{"content": hijack}], "act": [say("looked")]}))
     task = await run_agent(Runtime(store), agent)
 
@@ -206,8 +243,11 @@ async def test_the_working_memory_holds_the_plans_goal_and_the_agents_constraint
     constraints = ratchet.model.Constraints(
         human_in_the_loop=ratchet.model.HumanInTheLoop(required_for_risk_levels=[])
     )
-    agent = make_agent(script({"plan": [plan("look at X", check="")], "act": [say("looked")]}),
-                       budget=ratchet.Budget(max_steps=4), constraints=constraints)
+    agent = make_agent(
+        script({"plan": [plan("look at X", check="")], "act": [say("looked")]}),
+        budget=ratchet.Budget(max_steps=4),
+        constraints=constraints,
+    )
     task = await run_agent(Runtime(store), agent)
 
     assert task.status is TaskStatus.COMPLETED, task.error

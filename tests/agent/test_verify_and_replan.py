@@ -59,10 +59,20 @@ async def test_a_retried_step_counts_both_attempts(
 
 REPLANNED: dict[str, Any] = {
     "plan": [plan("look at X", "restart X", "tell the team")],
-    "act": [say("X is degraded"), say("restart refused"), say("restart refused again"),
-            say("rolled back"), say("team told")],
-    "verify": [verdict(True, "looked"), verdict(False, "X did not restart"),
-               verdict(False, "X still did not restart"), verdict(True, "rolled back"), verdict(True, "told")],
+    "act": [
+        say("X is degraded"),
+        say("restart refused"),
+        say("restart refused again"),
+        say("rolled back"),
+        say("team told"),
+    ],
+    "verify": [
+        verdict(True, "looked"),
+        verdict(False, "X did not restart"),
+        verdict(False, "X still did not restart"),
+        verdict(True, "rolled back"),
+        verdict(True, "told"),
+    ],
     "replan": [{"content": {"steps": [plan_step("roll X back"), plan_step("tell the team again")]}}],
 }
 
@@ -106,7 +116,11 @@ def _replan_answers(*answers: dict[str, Any]) -> dict[str, Any]:
     return {
         "plan": [plan("look at X", "restart X", "tell the team")],
         "act": [say("looked"), say("no"), say("no again")],
-        "verify": [verdict(True), verdict(False, "X did not restart"), verdict(False, "X still did not restart")],
+        "verify": [
+            verdict(True),
+            verdict(False, "X did not restart"),
+            verdict(False, "X still did not restart"),
+        ],
         "replan": list(answers),
     }
 
@@ -120,7 +134,9 @@ async def test_an_empty_replan_keeps_the_plan_says_so_and_the_task_fails(
     assert "restart X" in (task.error or "") and "X still did not restart" in (task.error or "")
     steps = await store.list_steps(task.id)
     assert [(s.name, s.status) for s in steps] == [
-        ("look at X", StepStatus.COMPLETED), ("restart X", StepStatus.FAILED), ("tell the team", StepStatus.CANCELLED),
+        ("look at X", StepStatus.COMPLETED),
+        ("restart X", StepStatus.FAILED),
+        ("tell the team", StepStatus.CANCELLED),
     ]
     assert steps[1].failure_message == "X still did not restart"
     (rejected,) = await events_of(store, task.id, "replan_rejected")
@@ -133,11 +149,15 @@ async def test_an_empty_replan_keeps_the_plan_says_so_and_the_task_fails(
 async def test_a_replan_that_is_not_json_keeps_the_plan_and_the_task_fails(
     store: StateStore, script: Callable[[dict[str, Any]], str]
 ) -> None:
-    task = await run_agent(Runtime(store), make_agent(script(_replan_answers({"content": "roll back, probably"}))))
+    task = await run_agent(
+        Runtime(store), make_agent(script(_replan_answers({"content": "roll back, probably"})))
+    )
 
     assert task.status is TaskStatus.FAILED
     assert [s.status for s in await store.list_steps(task.id)] == [
-        StepStatus.COMPLETED, StepStatus.FAILED, StepStatus.CANCELLED,
+        StepStatus.COMPLETED,
+        StepStatus.FAILED,
+        StepStatus.CANCELLED,
     ]
     assert "replan_rejected" in await event_kinds(store, task.id)
     kinds = await event_kinds(store, task.id)
@@ -147,12 +167,16 @@ async def test_a_replan_that_is_not_json_keeps_the_plan_and_the_task_fails(
 async def test_a_plan_that_keeps_failing_is_replanned_at_most_twice_then_fails(
     store: StateStore, script: Callable[[dict[str, Any]], str]
 ) -> None:
-    agent = make_agent(script({
-        "plan": [plan("restart X")],
-        "act": [say("tried")] * 20,
-        "verify": [verdict(False, "X is down")] * 20,
-        "replan": [{"content": {"steps": [plan_step(f"other way {n}")]}} for n in range(5)],
-    }))
+    agent = make_agent(
+        script(
+            {
+                "plan": [plan("restart X")],
+                "act": [say("tried")] * 20,
+                "verify": [verdict(False, "X is down")] * 20,
+                "replan": [{"content": {"steps": [plan_step(f"other way {n}")]}} for n in range(5)],
+            }
+        )
+    )
     task = await run_agent(Runtime(store), agent)
 
     assert task.status is TaskStatus.FAILED

@@ -27,22 +27,35 @@ def write_turn_script(path: Path, calls: list[dict[str, Any]], answer: str, *, d
 
 
 def chat_env(**extra: str) -> dict[str, str]:
-    env = {key: value for key, value in os.environ.items() if key not in ("RATCHET_STORE", "RATCHET_CRASH_AT")}
+    env = {
+        key: value for key, value in os.environ.items() if key not in ("RATCHET_STORE", "RATCHET_CRASH_AT")
+    }
     env.update(COLUMNS="200", NO_COLOR="1", RATCHET_HOME=extra.pop("RATCHET_HOME", "."), **extra)
     return env
 
 
 def ratchet(*args: str, cwd: Path, stdin: str = "", **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "ratchet", *args], input=stdin, capture_output=True, text=True,
-        cwd=cwd, env=chat_env(**env), timeout=120, check=False,
+        [sys.executable, "-m", "ratchet", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=chat_env(**env),
+        timeout=120,
+        check=False,
     )
 
 
 def start_ratchet(*args: str, cwd: Path, **env: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "ratchet", *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True, cwd=cwd, env=chat_env(**env),
+        [sys.executable, "-m", "ratchet", *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=cwd,
+        env=chat_env(**env),
     )
 
 

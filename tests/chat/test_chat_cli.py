@@ -14,35 +14,72 @@ def store_url(tmp_path: Path) -> str:
 
 async def test_the_list_survives_a_restart(tmp_path: Path) -> None:
     url = store_url(tmp_path)
-    write_turn_script(tmp_path / "add.json", [tool_call("add_task", description="buy milk"),
-                                              tool_call("add_task", description="write report")], "Added both.")
-    first = ratchet("chat", "--session", "s", "--model", "scripted:add.json", "--store", url,
-                    cwd=tmp_path, stdin="add a task to buy milk and one to write the report\nexit\n")
+    write_turn_script(
+        tmp_path / "add.json",
+        [tool_call("add_task", description="buy milk"), tool_call("add_task", description="write report")],
+        "Added both.",
+    )
+    first = ratchet(
+        "chat",
+        "--session",
+        "s",
+        "--model",
+        "scripted:add.json",
+        "--store",
+        url,
+        cwd=tmp_path,
+        stdin="add a task to buy milk and one to write the report\nexit\n",
+    )
     assert first.returncode == 0, first.stderr
     assert "assistant: Added both." in first.stdout
     assert "│ 2 │ write report │   0% │" in first.stdout
 
     write_turn_script(tmp_path / "list.json", [tool_call("list_tasks")], "You have two tasks.")
-    second = ratchet("chat", "--session", "s", "--model", "scripted:list.json", "--store", url,
-                     cwd=tmp_path, stdin="list my tasks\nquit\n")
+    second = ratchet(
+        "chat",
+        "--session",
+        "s",
+        "--model",
+        "scripted:list.json",
+        "--store",
+        url,
+        cwd=tmp_path,
+        stdin="list my tasks\nquit\n",
+    )
     assert second.returncode == 0, second.stderr
     assert "│ 1 │ buy milk     │   0% │" in second.stdout.split("you>")[0]  # shown before any turn
     assert "list_tasks() -> 1. buy milk - 0%" in second.stdout
     assert "assistant: You have two tasks." in second.stdout
     state = (await stored_session(url, "s")).state
-    assert state["tasks"] == [{"description": "buy milk", "completion": 0},
-                              {"description": "write report", "completion": 0}]
+    assert state["tasks"] == [
+        {"description": "buy milk", "completion": 0},
+        {"description": "write report", "completion": 0},
+    ]
     assert [h["user"] for h in state["history"]] == [
-        "add a task to buy milk and one to write the report", "list my tasks"]
+        "add a task to buy milk and one to write the report",
+        "list my tasks",
+    ]
 
 
 async def test_each_turn_takes_its_own_script_and_bad_indexes_are_answered(tmp_path: Path) -> None:
     url = store_url(tmp_path)
     write_turn_script(tmp_path / "turn1.json", [tool_call("add_task", description="buy milk")], "Added.")
-    write_turn_script(tmp_path / "turn2.json", [tool_call("update_task", index=1, completion=180),
-                                                tool_call("remove_task", index=5)], "Updated; no task 5.")
-    done = ratchet("chat", "--session", "s", "--model", "scripted:turn{turn}.json", "--store", url,
-                   cwd=tmp_path, stdin="add milk\nmilk is done, and drop task 5\n")  # then Ctrl-D
+    write_turn_script(
+        tmp_path / "turn2.json",
+        [tool_call("update_task", index=1, completion=180), tool_call("remove_task", index=5)],
+        "Updated; no task 5.",
+    )
+    done = ratchet(
+        "chat",
+        "--session",
+        "s",
+        "--model",
+        "scripted:turn{turn}.json",
+        "--store",
+        url,
+        cwd=tmp_path,
+        stdin="add milk\nmilk is done, and drop task 5\n",
+    )  # then Ctrl-D
     assert done.returncode == 0, done.stderr
     assert "There is no task 5: the tasks are numbered 1 to 1." in done.stdout
     assert "│ 1 │ buy milk │ 100% │" in done.stdout
@@ -52,8 +89,20 @@ async def test_each_turn_takes_its_own_script_and_bad_indexes_are_answered(tmp_p
 def test_plain_chat_resumes_the_last_session_and_sessions_lists_it(tmp_path: Path) -> None:
     url = store_url(tmp_path)
     write_turn_script(tmp_path / "add.json", [tool_call("add_task", description="water plants")], "Added.")
-    assert ratchet("chat", "--session", "garden", "--model", "scripted:add.json", "--store", url,
-                   cwd=tmp_path, stdin="add water plants\n").returncode == 0
+    assert (
+        ratchet(
+            "chat",
+            "--session",
+            "garden",
+            "--model",
+            "scripted:add.json",
+            "--store",
+            url,
+            cwd=tmp_path,
+            stdin="add water plants\n",
+        ).returncode
+        == 0
+    )
     again = ratchet("chat", "--model", "scripted:add.json", "--store", url, cwd=tmp_path, stdin="exit\n")
     assert again.returncode == 0, again.stderr
     assert "Chat session 'garden'" in again.stdout
@@ -77,4 +126,6 @@ def test_sessions_of_a_store_that_does_not_exist_is_empty(tmp_path: Path) -> Non
 def test_a_bad_model_is_one_error_line(tmp_path: Path) -> None:
     done = ratchet("chat", "--model", "scripted:missing.json", "--store", store_url(tmp_path), cwd=tmp_path)
     assert done.returncode == 2
-    assert done.stderr.startswith("error: scripted model: no script file at") and "Traceback" not in done.stderr
+    assert (
+        done.stderr.startswith("error: scripted model: no script file at") and "Traceback" not in done.stderr
+    )

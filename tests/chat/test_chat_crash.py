@@ -43,8 +43,12 @@ async def wait_for_tasks(url: str, count: int, timeout: float = 30.0) -> None:
 
 async def test_sigkill_during_a_turn_then_resume(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'chat.db'}"
-    write_turn_script(tmp_path / "add.json", [tool_call("add_task", description="buy milk")], "Added.", delay=2.0)
-    chat = start_ratchet("chat", "--session", "s", "--model", "scripted:add.json", "--store", url, cwd=tmp_path)
+    write_turn_script(
+        tmp_path / "add.json", [tool_call("add_task", description="buy milk")], "Added.", delay=2.0
+    )
+    chat = start_ratchet(
+        "chat", "--session", "s", "--model", "scripted:add.json", "--store", url, cwd=tmp_path
+    )
     assert chat.stdin is not None
     chat.stdin.write("add buy milk\n")
     chat.stdin.flush()
@@ -65,8 +69,18 @@ async def test_killed_after_the_change_before_its_result_was_journaled(tmp_path:
     url = f"sqlite:///{tmp_path / 'chat.db'}"
     write_turn_script(tmp_path / "add.json", [tool_call("add_task", description="buy milk")], "Added.")
     # Results journaled in a turn: the read of the session, the model's answer, then add_task's.
-    killed = ratchet("chat", "--session", "s", "--model", "scripted:add.json", "--store", url, cwd=tmp_path,
-                     stdin="add buy milk\n", RATCHET_CRASH_AT="before_result_commit@3")
+    killed = ratchet(
+        "chat",
+        "--session",
+        "s",
+        "--model",
+        "scripted:add.json",
+        "--store",
+        url,
+        cwd=tmp_path,
+        stdin="add buy milk\n",
+        RATCHET_CRASH_AT="before_result_commit@3",
+    )
     assert killed.returncode == -signal.SIGKILL
     assert (await stored_session(url, "s")).state["tasks"] == [{"description": "buy milk", "completion": 0}]
 
@@ -76,6 +90,7 @@ async def test_killed_after_the_change_before_its_result_was_journaled(tmp_path:
     assert json.loads(resumed.stdout)["result"]["answer"] == "Added."
     state = (await stored_session(url, "s")).state
     assert state["tasks"] == [{"description": "buy milk", "completion": 0}]  # run again with its key: once
-    again = ratchet("chat", "--session", "s", "--model", "scripted:add.json", "--store", url, cwd=tmp_path,
-                    stdin="exit\n")
+    again = ratchet(
+        "chat", "--session", "s", "--model", "scripted:add.json", "--store", url, cwd=tmp_path, stdin="exit\n"
+    )
     assert "│ 1 │ buy milk │   0% │" in again.stdout

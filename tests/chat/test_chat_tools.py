@@ -27,11 +27,17 @@ async def call(store: StateStore, name: str, key: str = "t:0", session: str = "s
 
 async def test_add_update_remove_list(store: StateStore) -> None:
     assert await call(store, "list_tasks") == "The task list is empty."
-    assert await call(store, "add_task", "t:1", description="buy milk") == "Added task 1: 'buy milk' (0% done)."
+    assert (
+        await call(store, "add_task", "t:1", description="buy milk") == "Added task 1: 'buy milk' (0% done)."
+    )
     await call(store, "add_task", "t:2", description="write report")
     assert "is 40% done" in str(await call(store, "update_task", "t:3", index=1, completion=40))
-    assert "is 100% done (clamped from 250)" in str(await call(store, "update_task", "t:4", index=2, completion=250))
-    assert "is 0% done (clamped from -5)" in str(await call(store, "update_task", "t:5", index=1, completion=-5))
+    assert "is 100% done (clamped from 250)" in str(
+        await call(store, "update_task", "t:4", index=2, completion=250)
+    )
+    assert "is 0% done (clamped from -5)" in str(
+        await call(store, "update_task", "t:5", index=1, completion=-5)
+    )
     assert await call(store, "list_tasks") == "1. buy milk - 0%\n2. write report - 100%"
     assert await call(store, "remove_task", "t:6", index=1) == "Removed task 1: 'buy milk'."
     state = (await store.get_session("s")).state
@@ -45,7 +51,10 @@ async def test_bad_index_is_a_message_not_a_failure(store: StateStore) -> None:
     assert await call(store, "update_task", "t:3", index=0, completion=5) == (
         "There is no task 0: the tasks are numbered 1 to 1."
     )
-    assert await call(store, "remove_task", "t:4", index=7) == "There is no task 7: the tasks are numbered 1 to 1."
+    assert (
+        await call(store, "remove_task", "t:4", index=7)
+        == "There is no task 7: the tasks are numbered 1 to 1."
+    )
     assert (await store.get_session("s")).state["tasks"] == [{"description": "a", "completion": 0}]
 
 

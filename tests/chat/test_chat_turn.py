@@ -13,13 +13,19 @@ from .support import tool_call, write_turn_script
 
 
 async def test_odd_calls_are_answered_to_the_model_and_the_list_is_in_the_prompt(tmp_path: Path) -> None:
-    script = write_turn_script(tmp_path / "odd.json", [
-        tool_call("update_task", index="second", completion=10),
-        tool_call("delete_everything"),
-        tool_call("add_task", description="buy milk"),
-    ], "Done what I could.")
+    script = write_turn_script(
+        tmp_path / "odd.json",
+        [
+            tool_call("update_task", index="second", completion=10),
+            tool_call("delete_everything"),
+            tool_call("add_task", description="buy milk"),
+        ],
+        "Done what I could.",
+    )
     async with Runtime("memory://") as runtime:
-        await runtime.session("s").update(lambda s: {**s, "tasks": [{"description": "old", "completion": 30}]})
+        await runtime.session("s").update(
+            lambda s: {**s, "tasks": [{"description": "old", "completion": 30}]}
+        )
         task = await ChatClient(runtime, "s").chat("do things", model=f"scripted:{script}")
         assert task.status is TaskStatus.COMPLETED
         replies = [a["result"] for a in task.result["actions"]]
@@ -30,14 +36,19 @@ async def test_odd_calls_are_answered_to_the_model_and_the_list_is_in_the_prompt
         system = first.input["messages"][0]["content"]
         assert "1. old - 30%" in system
         assert [t["function"]["name"] if "function" in t else t["name"] for t in first.input["tools"]] == [
-            "add_task", "update_task", "remove_task", "list_tasks"]
+            "add_task",
+            "update_task",
+            "remove_task",
+            "list_tasks",
+        ]
         assert json.dumps(second.input["messages"]).count('"role": "tool"') == 3
 
 
 async def test_a_turn_that_never_answers_fails_clearly_and_keeps_its_changes(tmp_path: Path) -> None:
     script = tmp_path / "loop.json"
-    script.write_text(json.dumps({"act": [{"tool_calls": [tool_call("add_task", description=f"t{n}")]}
-                                          for n in range(5)]}))
+    script.write_text(
+        json.dumps({"act": [{"tool_calls": [tool_call("add_task", description=f"t{n}")]} for n in range(5)]})
+    )
     async with Runtime("memory://") as runtime:
         task = await ChatClient(runtime, "s").chat("loop", model=f"scripted:{script}", max_model_calls=3)
         assert task.status is TaskStatus.FAILED

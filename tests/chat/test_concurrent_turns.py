@@ -15,8 +15,12 @@ from .support import tool_call, write_turn_script
 
 async def test_two_turns_at_once_keep_both_tasks(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'chat.db'}"
-    milk = write_turn_script(tmp_path / "milk.json", [tool_call("add_task", description="buy milk")], "Added.")
-    report = write_turn_script(tmp_path / "report.json", [tool_call("add_task", description="write report")], "Added.")
+    milk = write_turn_script(
+        tmp_path / "milk.json", [tool_call("add_task", description="buy milk")], "Added."
+    )
+    report = write_turn_script(
+        tmp_path / "report.json", [tool_call("add_task", description="write report")], "Added."
+    )
     async with Runtime(url) as first, Runtime(url) as second:
         done = await asyncio.gather(
             ChatClient(first, "s").chat("add milk", model=f"scripted:{milk}"),

@@ -65,9 +65,7 @@ def plan(*steps: str, check: str = "") -> dict[str, Any]:
     }
 
 
-def acts(
-    entry: str, *, tool: str = "record", delay: float = 0.0, **args: Any
-) -> list[dict[str, Any]]:
+def acts(entry: str, *, tool: str = "record", delay: float = 0.0, **args: Any) -> list[dict[str, Any]]:
     """A step's act entries: one tool call, then a report (after `delay` seconds)."""
     report: dict[str, Any] = {"content": f"recorded {entry}"}
     if delay:

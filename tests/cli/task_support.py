@@ -96,9 +96,7 @@ def leave_send_email_in_flight(url: str, to: str = "ops@example.com") -> str:
         lease = await store.claim_lease(task_id, "crashed", 60, host="elsewhere", pid=1)
         assert lease is not None
         task = await store.get_task(task_id)
-        await store.update_task(
-            task.transition(TaskStatus.RUNNING, started_at=utcnow()), fence=lease
-        )
+        await store.update_task(task.transition(TaskStatus.RUNNING, started_at=utcnow()), fence=lease)
         await store.record_op_started(
             Operation(
                 task_id=task_id,

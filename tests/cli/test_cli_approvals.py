@@ -34,8 +34,14 @@ def test_a_waiting_approval_is_shown_then_approved_with_edited_arguments(
     assert task_id in listed.stdout and "waiting(approval)" in listed.stdout
     shown = run_ratchet("show", task_id, "--store", url)
     assert shown.returncode == 0, shown.stderr
-    for text in ("Waiting for approval", "post", "#ops", "external_action", "ratchet approve",
-                 "ratchet deny"):
+    for text in (
+        "Waiting for approval",
+        "post",
+        "#ops",
+        "external_action",
+        "ratchet approve",
+        "ratchet deny",
+    ):
         assert text in shown.stdout
     as_json = json.loads(run_ratchet("show", task_id, "--json", "--store", url).stdout)
     [approval] = as_json["pending_approvals"]
@@ -93,13 +99,19 @@ def test_settling_what_a_task_does_not_wait_for_is_one_line(
     run_ratchet: RunRatchet, url: str, tmp_path: Path
 ) -> None:
     task_id, _ = _announcing(url, tmp_path)
-    assert_one_line_error(run_ratchet("answer", task_id, "yes", "--store", url),
-                          f"task {task_id} is waiting(approval), not waiting for an answer")
-    assert_one_line_error(run_ratchet("approve", task_id, "--edit-args", "{nope", "--store", url),
-                          "--edit-args is not JSON")
-    assert_one_line_error(run_ratchet("approve", task_id, "--edit-args", "[1]", "--store", url),
-                          "must be a JSON object")
+    assert_one_line_error(
+        run_ratchet("answer", task_id, "yes", "--store", url),
+        f"task {task_id} is waiting(approval), not waiting for an answer",
+    )
+    assert_one_line_error(
+        run_ratchet("approve", task_id, "--edit-args", "{nope", "--store", url), "--edit-args is not JSON"
+    )
+    assert_one_line_error(
+        run_ratchet("approve", task_id, "--edit-args", "[1]", "--store", url), "must be a JSON object"
+    )
     assert_one_line_error(run_ratchet("approve", "no-such-task", "--store", url), "no-such-task")
     assert run_ratchet("approve", task_id, "--store", url).returncode == 0
-    assert_one_line_error(run_ratchet("deny", task_id, "--reason", "late", "--store", url),
-                          "is waiting(timer), not waiting for an approval")
+    assert_one_line_error(
+        run_ratchet("deny", task_id, "--reason", "late", "--store", url),
+        "is waiting(timer), not waiting for an approval",
+    )

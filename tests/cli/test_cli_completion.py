@@ -22,7 +22,11 @@ def complete(cwd: Path, words: str, **env: str) -> list[str]:
     typed = words.split()
     current = len(typed) - (0 if words.endswith(" ") else 1)
     done = subprocess.run(
-        ratchet_command(), cwd=cwd, capture_output=True, text=True, timeout=60,
+        ratchet_command(),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
         env=ratchet_env(_RATCHET_COMPLETE="complete_bash", COMP_WORDS=words, COMP_CWORD=str(current), **env),
     )
     assert done.returncode == 0, done.stderr

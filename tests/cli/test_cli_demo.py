@@ -23,8 +23,13 @@ Demo = tuple[Path, subprocess.CompletedProcess[str]]
 
 def run_demo(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        ratchet_command("demo", *args), check=False, cwd=cwd, env=ratchet_env(**env),
-        capture_output=True, text=True, timeout=DEMO_TIMEOUT,
+        ratchet_command("demo", *args),
+        check=False,
+        cwd=cwd,
+        env=ratchet_env(**env),
+        capture_output=True,
+        text=True,
+        timeout=DEMO_TIMEOUT,
     )
 
 
@@ -88,7 +93,8 @@ def test_the_store_shows_the_crash_and_the_resume(demo: Demo) -> None:
     [rerun] = [event for event in events if event.kind == "in_doubt_rerun"]
     assert rerun.data["seq"] == apply.seq
     tool_events_after_resume = [
-        event.data.get("name") for event in events[kinds.index("task_resumed"):]
+        event.data.get("name")
+        for event in events[kinds.index("task_resumed") :]
         if event.kind in ("tool_call", "tool_result")
     ]
     assert "push_image" not in tool_events_after_resume  # replayed, not run again

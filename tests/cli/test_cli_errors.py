@@ -29,9 +29,7 @@ def test_store_in_a_missing_directory(run_ratchet: RunRatchet, tmp_path: Path) -
 
 
 @pytest.mark.parametrize("command", ["show", "events"])
-def test_unknown_task(
-    run_ratchet: RunRatchet, populated_store: PopulatedStore, command: str
-) -> None:
+def test_unknown_task(run_ratchet: RunRatchet, populated_store: PopulatedStore, command: str) -> None:
     done = run_ratchet(command, "nope", "--store", populated_store.url)
 
     assert_one_line_error(done, "'nope'", "ratchet tasks")
@@ -63,9 +61,7 @@ def test_a_file_that_is_not_a_ratchet_database_is_left_alone(
     assert _tree(tmp_path) == [readme]  # no -wal, -shm or journal beside it
 
 
-@pytest.mark.parametrize(
-    "url", ["foo", "nosuch://x", "sqlite://", "sqlite:///x.db?durability=sometimes"]
-)
+@pytest.mark.parametrize("url", ["foo", "nosuch://x", "sqlite://", "sqlite:///x.db?durability=sometimes"])
 def test_bad_store_url(run_ratchet: RunRatchet, tmp_path: Path, url: str) -> None:
     done = run_ratchet("tasks", "--store", url)
 
@@ -87,17 +83,13 @@ def test_bad_status(run_ratchet: RunRatchet, populated_store: PopulatedStore) ->
         (["launch"], "launch"),
     ],
 )
-def test_usage_errors_are_one_line_too(
-    run_ratchet: RunRatchet, args: list[str], expected: str
-) -> None:
+def test_usage_errors_are_one_line_too(run_ratchet: RunRatchet, args: list[str], expected: str) -> None:
     done = run_ratchet(*args)
 
     assert_one_line_error(done, expected, "--help")
 
 
-def test_an_sqlite_database_of_something_else_is_left_alone(
-    run_ratchet: RunRatchet, tmp_path: Path
-) -> None:
+def test_an_sqlite_database_of_something_else_is_left_alone(run_ratchet: RunRatchet, tmp_path: Path) -> None:
     other = tmp_path / "other.db"
     with contextlib.closing(sqlite3.connect(other)) as conn, conn:
         conn.execute("CREATE TABLE inventory (item TEXT)")
@@ -111,9 +103,7 @@ def test_an_sqlite_database_of_something_else_is_left_alone(
         assert _tree(tmp_path) == [other]
 
 
-def test_a_database_from_a_newer_ratchet_names_both_versions(
-    run_ratchet: RunRatchet, tmp_path: Path
-) -> None:
+def test_a_database_from_a_newer_ratchet_names_both_versions(run_ratchet: RunRatchet, tmp_path: Path) -> None:
     assert run_ratchet("migrate", "--store", "sqlite:///new.db").returncode == 0
     with contextlib.closing(sqlite3.connect(tmp_path / "new.db")) as conn, conn:
         [(current,)] = conn.execute("SELECT MAX(version) FROM ratchet_schema_version")

@@ -16,9 +16,7 @@ from ..helpers.cli import LineReader, PopulatedStore, RunRatchet, ratchet_comman
 FOLLOW_TIMEOUT = 30.0
 
 
-def test_events_prints_every_event_in_order(
-    run_ratchet: RunRatchet, populated_store: PopulatedStore
-) -> None:
+def test_events_prints_every_event_in_order(run_ratchet: RunRatchet, populated_store: PopulatedStore) -> None:
     done = run_ratchet("events", populated_store.tasks.running.id, "--store", populated_store.url)
 
     assert done.returncode == 0, done.stderr

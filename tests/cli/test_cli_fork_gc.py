@@ -53,9 +53,7 @@ def test_fork_makes_a_new_task_that_resumes_from_the_checkpoint(
     assert with_store(url, lambda store: store.get_task(three_steps.id)) == three_steps
 
 
-def test_fork_says_how_to_run_the_new_task(
-    run_ratchet: RunRatchet, url: str, three_steps: Task
-) -> None:
+def test_fork_says_how_to_run_the_new_task(run_ratchet: RunRatchet, url: str, three_steps: Task) -> None:
     done = run_ratchet("fork", three_steps.id, "--checkpoint", "1", "--store", url)
 
     assert done.returncode == 0, done.stderr
@@ -99,9 +97,7 @@ def test_fork_bad_input(
 # --------------------------------------------------------------------------- gc
 
 
-def test_gc_keeps_the_newest_checkpoints(
-    run_ratchet: RunRatchet, url: str, three_steps: Task
-) -> None:
+def test_gc_keeps_the_newest_checkpoints(run_ratchet: RunRatchet, url: str, three_steps: Task) -> None:
     kept_two = run_ratchet("gc", "--keep", "2", "--json", "--store", url)
     kept_one = run_ratchet("gc", "--keep", "1", "--store", url)
 

@@ -25,9 +25,7 @@ def last_json(stdout: str) -> dict[str, object]:
     return json.loads(stdout.splitlines()[-1])
 
 
-def test_resume_stops_on_the_call_in_doubt_and_a_person_settles_it(
-    run_ratchet: RunRatchet, url: str
-) -> None:
+def test_resume_stops_on_the_call_in_doubt_and_a_person_settles_it(run_ratchet: RunRatchet, url: str) -> None:
     task_id = leave_send_email_in_flight(url)
 
     stopped = run_ratchet("resume", task_id, "--json", "--store", url)

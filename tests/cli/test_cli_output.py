@@ -19,8 +19,17 @@ WITH_OFFSET = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?\+00:00$")
 # What a time printed without its offset, or with a bare Z, would look like.
 WITHOUT_OFFSET = re.compile(r"^\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(\.\d+)?Z?$")
 TIME_KEYS = {
-    "created_at", "updated_at", "started_at", "finished_at", "deadline", "time", "requested_at",
-    "decided_at", "next_attempt_at", "starts_at", "next_due",
+    "created_at",
+    "updated_at",
+    "started_at",
+    "finished_at",
+    "deadline",
+    "time",
+    "requested_at",
+    "decided_at",
+    "next_attempt_at",
+    "starts_at",
+    "next_due",
 }
 FAILOVER = Path(__file__).resolve().parents[1] / "failover"
 LONG_IDS = ["deploy-service-3f2a1b0c", "deploy-service-3f2a1b0c-fork2-9e8d7c"]
@@ -95,8 +104,17 @@ def test_every_record_names_its_task_task_id_and_gives_times_with_their_offset(
 def test_sessions_and_schedules_name_their_ids_as_such(run_ratchet: RunRatchet, tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'ratchet.db'}"
     submitted = run_ratchet(
-        "submit", "record it", "--model", f"scripted:{FAILOVER / 'script.json'}",
-        "--tools", str(FAILOVER / "tools.py"), "--every", "0 9 * * *", "--json", "--store", url,
+        "submit",
+        "record it",
+        "--model",
+        f"scripted:{FAILOVER / 'script.json'}",
+        "--tools",
+        str(FAILOVER / "tools.py"),
+        "--every",
+        "0 9 * * *",
+        "--json",
+        "--store",
+        url,
     )
     assert submitted.returncode == 0, submitted.stderr
     asyncio.run(_add(url, sessions=(Session(id="garden"),)))
@@ -134,13 +152,19 @@ def test_events_name_steps_as_people_count_them(
     run_ratchet: RunRatchet, populated_store: PopulatedStore
 ) -> None:
     task = populated_store.tasks.running
-    asyncio.run(_add(
-        populated_store.url,
-        # As the agent and the engine record them: a step's index, from 0.
-        Event(task_id=task.id, kind="step_started", message="step 2: roll out", data={"index": 1}),
-        Event(task_id=task.id, kind="waiting", message="send_email waits for a person",
-              data={"reason": "approval", "seq": 3, "tool": "send_email", "step": 1}),
-    ))
+    asyncio.run(
+        _add(
+            populated_store.url,
+            # As the agent and the engine record them: a step's index, from 0.
+            Event(task_id=task.id, kind="step_started", message="step 2: roll out", data={"index": 1}),
+            Event(
+                task_id=task.id,
+                kind="waiting",
+                message="send_email waits for a person",
+                data={"reason": "approval", "seq": 3, "tool": "send_email", "step": 1},
+            ),
+        )
+    )
 
     lines = run_ratchet("events", task.id, "--json", "--store", populated_store.url).stdout.splitlines()
 
@@ -154,10 +178,17 @@ def test_events_name_steps_as_people_count_them(
 
 def test_task_ids_stay_whole_on_a_narrow_terminal(run_ratchet: RunRatchet, tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'ratchet.db'}"
-    asyncio.run(_add(url, tasks=tuple(
-        Task(id=task_id, name="deploy service-x to staging", instruction="deploy it", agent="ops-agent")
-        for task_id in LONG_IDS
-    )))
+    asyncio.run(
+        _add(
+            url,
+            tasks=tuple(
+                Task(
+                    id=task_id, name="deploy service-x to staging", instruction="deploy it", agent="ops-agent"
+                )
+                for task_id in LONG_IDS
+            ),
+        )
+    )
     narrow = ratchet_env(COLUMNS="60")
 
     listed = run_ratchet("tasks", "--store", url, env=narrow)

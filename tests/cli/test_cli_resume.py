@@ -110,9 +110,7 @@ def test_an_unknown_task_creates_no_database(run_ratchet: RunRatchet, tmp_path: 
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_task_held_by_a_live_worker_is_refused_naming_the_holder(
-    run_ratchet: RunRatchet, url: str
-) -> None:
+def test_a_task_held_by_a_live_worker_is_refused_naming_the_holder(run_ratchet: RunRatchet, url: str) -> None:
     task_id = submit(url, "greet", who="di")
     held = claim(url, task_id, "other", host="elsewhere", pid=1)
 

@@ -44,11 +44,7 @@ def tools(tmp_path: Path) -> str:
 def ledger(directory: Path) -> list[str]:
     """The entries the tools recorded, in order (each effect once per idempotency key)."""
     path = directory / "ledger.jsonl"
-    return (
-        [json.loads(line)["entry"] for line in path.read_text().splitlines()]
-        if path.exists()
-        else []
-    )
+    return [json.loads(line)["entry"] for line in path.read_text().splitlines()] if path.exists() else []
 
 
 def calls(directory: Path) -> list[dict[str, str]]:
@@ -88,9 +84,7 @@ def test_run_carries_out_a_plan_and_ends_with_json(
 ) -> None:
     model = script(tmp_path, act=[*acts("a"), *acts("b")])
 
-    done = run_ratchet(
-        "run", "keep the ledger", "--model", model, "--tools", tools, "--json", "--store", url
-    )
+    done = run_ratchet("run", "keep the ledger", "--model", model, "--tools", tools, "--json", "--store", url)
 
     assert done.returncode == 0, done.stderr
     shown = result(done)
@@ -107,9 +101,7 @@ def test_run_carries_out_a_plan_and_ends_with_json(
     assert ledger(tmp_path) == ["a", "b"]
     task = with_store(url, lambda store: store.get_task(shown["task_id"]))
     assert task.status is TaskStatus.COMPLETED
-    assert (
-        task.model == f"scripted:{tmp_path / 'script.json'}"
-    )  # absolute, for a resume from anywhere
+    assert task.model == f"scripted:{tmp_path / 'script.json'}"  # absolute, for a resume from anywhere
 
 
 def test_run_shows_steps_tool_calls_and_tokens_as_lines(
@@ -151,9 +143,7 @@ def test_detach_queues_the_task_and_resume_runs_it(
 ) -> None:
     model = script(tmp_path, act=[*acts("a"), *acts("b")])
 
-    queued = run_ratchet(
-        "run", "keep the ledger", "-m", model, "--tools", tools, "--detach", "--store", url
-    )
+    queued = run_ratchet("run", "keep the ledger", "-m", model, "--tools", tools, "--detach", "--store", url)
 
     assert queued.returncode == 0, queued.stderr
     [task_id] = queued.stdout.split()
@@ -202,9 +192,7 @@ def test_bad_input_is_one_line_and_stores_nothing(
     for name, text in files.items():
         (tmp_path / name).write_text(text)
 
-    done = run_ratchet(
-        "run", "keep the ledger", "--model", model, "--tools", tools, *args, "--store", url
-    )
+    done = run_ratchet("run", "keep the ledger", "--model", model, "--tools", tools, *args, "--store", url)
 
     assert_one_line_error(done, expected)
     assert not (tmp_path / "ratchet.db").exists()
@@ -213,21 +201,15 @@ def test_bad_input_is_one_line_and_stores_nothing(
 def test_detach_into_a_memory_store_is_bad_input(run_ratchet: RunRatchet, tmp_path: Path) -> None:
     model = script(tmp_path, act=acts("a"))
 
-    done = run_ratchet(
-        "run", "keep the ledger", "--model", model, "--detach", "--store", "memory://"
-    )
+    done = run_ratchet("run", "keep the ledger", "--model", model, "--detach", "--store", "memory://")
 
     assert_one_line_error(done, "--detach with a memory:// store")
 
 
-def test_an_empty_instruction_is_bad_input(
-    run_ratchet: RunRatchet, url: str, tmp_path: Path
-) -> None:
+def test_an_empty_instruction_is_bad_input(run_ratchet: RunRatchet, url: str, tmp_path: Path) -> None:
     model = script(tmp_path, act=acts("a"))
 
-    assert_one_line_error(
-        run_ratchet("run", "  ", "--model", model, "--store", url), "instruction is empty"
-    )
+    assert_one_line_error(run_ratchet("run", "  ", "--model", model, "--store", url), "instruction is empty")
 
 
 # --------------------------------------------------------------------------- limits
@@ -315,9 +297,7 @@ def test_cancel_stops_a_running_run_at_once(
     run_ratchet: RunRatchet, url: str, tools: str, tmp_path: Path
 ) -> None:
     model = script(tmp_path, act=[*acts("a", delay=30), *acts("b")])
-    process = start_ratchet(
-        tmp_path, "run", "keep the ledger", "-m", model, "--tools", tools, "--store", url
-    )
+    process = start_ratchet(tmp_path, "run", "keep the ledger", "-m", model, "--tools", tools, "--store", url)
     reader = LineReader(process.stdout)  # type: ignore[arg-type]
     task_id = created_task(reader)
     reader.wait_for("record(entry='a'): ok", SIGNAL_TIMEOUT)  # then the model takes 30 s
@@ -358,9 +338,7 @@ def test_a_signal_stops_the_run_and_resume_finishes_it_without_repeats(
     said: str,
 ) -> None:
     model = script(tmp_path, act=[*acts("a", delay=2), *acts("b")])
-    process = start_ratchet(
-        tmp_path, "run", "keep the ledger", "-m", model, "--tools", tools, "--store", url
-    )
+    process = start_ratchet(tmp_path, "run", "keep the ledger", "-m", model, "--tools", tools, "--store", url)
     reader = LineReader(process.stdout)  # type: ignore[arg-type]
     task_id = created_task(reader)
     reader.wait_for("record(entry='a'): ok", SIGNAL_TIMEOUT)  # then the model takes 2 s
@@ -386,9 +364,7 @@ def test_a_killed_run_is_resumed_and_the_tool_in_flight_has_no_second_effect(
     run_ratchet: RunRatchet, url: str, tools: str, tmp_path: Path
 ) -> None:
     model = script(tmp_path, act=[*acts("a"), *acts("b", tool="record_slowly", seconds=2)])
-    process = start_ratchet(
-        tmp_path, "run", "keep the ledger", "-m", model, "--tools", tools, "--store", url
-    )
+    process = start_ratchet(tmp_path, "run", "keep the ledger", "-m", model, "--tools", tools, "--store", url)
     reader = LineReader(process.stdout)  # type: ignore[arg-type]
     task_id = created_task(reader)
     wait_until(lambda: ledger(tmp_path) == ["a", "b"], process)  # record_slowly is in its 2 s

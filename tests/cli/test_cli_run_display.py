@@ -76,10 +76,7 @@ def test_the_panel_shows_the_plan_the_tool_calls_and_the_budget() -> None:
     assert "#3 record(entry='3') ok" in text
     assert "#7 record(entry='7') attempt 1 failed (disk full); retrying" in text
     assert "#9 record(entry='9') running..." in text
-    assert (
-        "1,234 LLM tokens of 10,000 · 1 of 3 steps done (at most 5 may start) · 3 tool calls"
-        in text
-    )
+    assert "1,234 LLM tokens of 10,000 · 1 of 3 steps done (at most 5 may start) · 3 tool calls" in text
     assert "last: step 2: deploy" in text
 
 

@@ -18,8 +18,7 @@ def test_show_prints_the_task_its_steps_and_latest_events(
     out = done.stdout
     for text in (task.id, task.name, "running", task.instruction, "service deployed"):
         assert text in out
-    for step, status in (("build image", "completed"), ("roll out", "current"),
-                         ("smoke test", "pending")):
+    for step, status in (("build image", "completed"), ("roll out", "current"), ("smoke test", "pending")):
         line = next(line for line in out.splitlines() if step in line)
         assert status in line
     # the last ten of fifteen events, display_message preferred over message

@@ -33,8 +33,16 @@ def env(tmp_path: Path) -> dict[str, str]:
 
 def _submit(run_ratchet: RunRatchet, url: str, *extra: str) -> dict[str, str]:
     done = run_ratchet(
-        "submit", "record build and ship", "--model", f"scripted:{SCRIPT}", "--tools", str(TOOLS),
-        "--json", *extra, "--store", url,
+        "submit",
+        "record build and ship",
+        "--model",
+        f"scripted:{SCRIPT}",
+        "--tools",
+        str(TOOLS),
+        "--json",
+        *extra,
+        "--store",
+        url,
     )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
@@ -79,9 +87,7 @@ def test_a_task_submitted_for_later_is_left_until_then(
     assert trigger.fire_at == starts
 
 
-def test_every_makes_a_schedule_that_can_be_listed_and_deleted(
-    run_ratchet: RunRatchet, url: str
-) -> None:
+def test_every_makes_a_schedule_that_can_be_listed_and_deleted(run_ratchet: RunRatchet, url: str) -> None:
     submitted = _submit(run_ratchet, url, "--every", "0 9 * * 1-5")
     schedule_id = submitted["schedule_id"]
     due = dt.datetime.fromisoformat(submitted["next_due"])
@@ -91,7 +97,9 @@ def test_every_makes_a_schedule_that_can_be_listed_and_deleted(
     assert listed.returncode == 0, listed.stderr
     [row] = json.loads(listed.stdout)
     assert (row["schedule_id"], row["every"], row["instruction"]) == (
-        schedule_id, "0 9 * * 1-5", "record build and ship"
+        schedule_id,
+        "0 9 * * 1-5",
+        "record build and ship",
     )
     assert schedule_id in run_ratchet("schedules", "--store", url).stdout
 

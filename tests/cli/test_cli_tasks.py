@@ -47,9 +47,7 @@ def test_tasks_status_filter_with_no_match_says_so(
     assert "No cancelled tasks" in done.stdout
 
 
-def test_tasks_json_is_the_task_records(
-    run_ratchet: RunRatchet, populated_store: PopulatedStore
-) -> None:
+def test_tasks_json_is_the_task_records(run_ratchet: RunRatchet, populated_store: PopulatedStore) -> None:
     done = run_ratchet("tasks", "--json", "--store", populated_store.url)
 
     assert done.returncode == 0, done.stderr
@@ -57,18 +55,14 @@ def test_tasks_json_is_the_task_records(
     assert [as_task(row) for row in listed] == populated_store.tasks.all
 
 
-def test_tasks_json_with_status_filter(
-    run_ratchet: RunRatchet, populated_store: PopulatedStore
-) -> None:
+def test_tasks_json_with_status_filter(run_ratchet: RunRatchet, populated_store: PopulatedStore) -> None:
     done = run_ratchet("tasks", "--json", "--status", "completed", "--store", populated_store.url)
 
     assert done.returncode == 0, done.stderr
     assert [task["task_id"] for task in json.loads(done.stdout)] == [populated_store.tasks.completed.id]
 
 
-def test_store_comes_from_the_environment(
-    run_ratchet: RunRatchet, populated_store: PopulatedStore
-) -> None:
+def test_store_comes_from_the_environment(run_ratchet: RunRatchet, populated_store: PopulatedStore) -> None:
     done = run_ratchet("tasks", "--json", env=ratchet_env(RATCHET_STORE=populated_store.url))
 
     assert done.returncode == 0, done.stderr
@@ -90,9 +84,7 @@ def test_tasks_on_a_missing_database_lists_nothing_and_creates_nothing(
     assert list(tmp_path.iterdir()) == []
 
 
-def test_migrate_creates_the_database_and_prints_its_version(
-    run_ratchet: RunRatchet, tmp_path: Path
-) -> None:
+def test_migrate_creates_the_database_and_prints_its_version(run_ratchet: RunRatchet, tmp_path: Path) -> None:
     done = run_ratchet("migrate", "--store", "sqlite:///fresh.db")
 
     assert done.returncode == 0, done.stderr

@@ -108,9 +108,7 @@ def test_a_long_call_is_cancelled_by_a_second_signal_or_after_the_grace(
     assert with_store(url, lambda store: store.get_task(task_id)).status is TaskStatus.RUNNING
 
 
-def test_a_worker_with_nothing_to_do_stops_at_once_when_idle(
-    run_ratchet: RunRatchet, url: str
-) -> None:
+def test_a_worker_with_nothing_to_do_stops_at_once_when_idle(run_ratchet: RunRatchet, url: str) -> None:
     done = run_ratchet("worker", "--until-idle", "--store", url)
 
     assert done.returncode == 0, done.stderr
@@ -135,9 +133,7 @@ def test_workflows_that_cannot_be_imported(
     assert_one_line_error(done, *expected)
 
 
-@pytest.mark.parametrize(
-    "option", [["--concurrency", "0"], ["--poll", "0"], ["--lease-ttl", "0.5"]]
-)
+@pytest.mark.parametrize("option", [["--concurrency", "0"], ["--poll", "0"], ["--lease-ttl", "0.5"]])
 def test_bad_worker_options(run_ratchet: RunRatchet, url: str, option: list[str]) -> None:
     done = run_ratchet("worker", *option, "--until-idle", "--store", url)
 

@@ -136,12 +136,21 @@ async def order_flow(ctx: ratchet.Context, order: str, ledger: str) -> dict[str,
             await ctx.call_tool(call.name, {**call.arguments, "ledger": ledger}) for call in answer.tool_calls
         ]
     async with ctx.step("notify"):
-        notice = await ctx.call_tool("send_notice", {"message": f"order {order} is on its way", "ledger": ledger})
+        notice = await ctx.call_tool(
+            "send_notice", {"message": f"order {order} is on its way", "ledger": ledger}
+        )
         audit = await ctx.call_tool(UNKEYED_TOOL, {"entry": f"order {order} shipped", "ledger": ledger})
     async with ctx.step("confirm"):
         await ctx.sleep(0.3)
         verdict = (await ctx.call_model(_ask("verify", f"check order {order}"))).content
     return {
-        "order": order, "plan": plan, "stock": stock, "held": held, "shipment": shipment,
-        "charges": charges, "notice": notice, "audit": audit, "verdict": verdict,
+        "order": order,
+        "plan": plan,
+        "stock": stock,
+        "held": held,
+        "shipment": shipment,
+        "charges": charges,
+        "notice": notice,
+        "audit": audit,
+        "verdict": verdict,
     }

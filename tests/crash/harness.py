@@ -46,8 +46,18 @@ T = TypeVar("T")
 def pool_worker_command(store_url: str) -> list[str]:
     """A long-running ``ratchet worker``, as a deployment runs them, polling often."""
     return [
-        sys.executable, "-m", "ratchet", "worker", "--store", store_url, "--lease-ttl", "1",
-        "--poll", "0.1", "--workflows", "tests.crash.flows",
+        sys.executable,
+        "-m",
+        "ratchet",
+        "worker",
+        "--store",
+        store_url,
+        "--lease-ttl",
+        "1",
+        "--poll",
+        "0.1",
+        "--workflows",
+        "tests.crash.flows",
     ]
 
 
@@ -57,7 +67,17 @@ def worker_command(store_url: str, task_id: str) -> list[str]:
     Without a CLI that resumes, use the stand-in with the same exit codes:
     ``[sys.executable, "-m", "tests.crash.driver", store_url, task_id, "--lease-ttl", str(LEASE_TTL)]``.
     """
-    return [sys.executable, "-m", "ratchet", "resume", task_id, "--store", store_url, "--lease-ttl", str(LEASE_TTL)]
+    return [
+        sys.executable,
+        "-m",
+        "ratchet",
+        "resume",
+        task_id,
+        "--store",
+        store_url,
+        "--lease-ttl",
+        str(LEASE_TTL),
+    ]
 
 
 def write_script(path: Path) -> Path:
@@ -101,8 +121,14 @@ class Snapshot:
     def outcome(self) -> tuple[Any, ...]:
         """What an uninterrupted run and a recovered one must agree on."""
         return (
-            self.status, self.waiting_on, self.result, self.steps, self.journal,
-            self.checkpoints, self.triggers, self.lease_released,
+            self.status,
+            self.waiting_on,
+            self.result,
+            self.steps,
+            self.journal,
+            self.checkpoints,
+            self.triggers,
+            self.lease_released,
         )
 
     def op(self, name: str) -> Operation | None:
@@ -223,7 +249,9 @@ def _spawn(command: list[str], crash_at: str | None = None) -> subprocess.Popen[
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     if crash_at is not None:
         env["RATCHET_CRASH_AT"] = crash_at
-    return subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
 
 
 def start_worker(run: Run, crash_at: str | None = None) -> subprocess.Popen[str]:
@@ -244,7 +272,9 @@ def finish_worker(proc: subprocess.Popen[str], kill_at: float | None = None) -> 
         if kill_at is None:
             proc.kill()
             out, err = proc.communicate()
-            raise AssertionError(f"worker still running after {WORKER_TIMEOUT:g} s\nstdout: {out}\nstderr: {err}")
+            raise AssertionError(
+                f"worker still running after {WORKER_TIMEOUT:g} s\nstdout: {out}\nstderr: {err}"
+            ) from None
         os.kill(proc.pid, signal.SIGKILL)
     try:
         out, err = proc.communicate(timeout=WORKER_TIMEOUT)
@@ -364,7 +394,9 @@ def recover_with_pool_worker(run: Run, *, timeout: float = 30.0) -> Recovery:
     return recovery
 
 
-def _settle_with_pool_worker(run: Run, worker: subprocess.Popen[str], recovery: Recovery, timeout: float) -> bool:
+def _settle_with_pool_worker(
+    run: Run, worker: subprocess.Popen[str], recovery: Recovery, timeout: float
+) -> bool:
     for _ in range(MAX_ROUNDS):
         calls_before = _audit_calls(run)
         snap = _wait_settled(run, worker, timeout)
@@ -389,8 +421,9 @@ def _wait_settled(run: Run, worker: subprocess.Popen[str], timeout: float) -> Sn
 
 def _settle_in_doubt(run: Run, snap: Snapshot, decide: str, recovery: Recovery) -> None:
     doubtful = snap.in_doubt()
-    assert [op.name for op in doubtful] == [UNKEYED_TOOL], (
-        f"only the unkeyed, non-idempotent tool may wait on a person; in doubt: {[op.name for op in doubtful]}"
+    names = [op.name for op in doubtful]
+    assert names == [UNKEYED_TOOL], (
+        f"only the unkeyed, non-idempotent tool may wait on a person; in doubt: {names}"
     )
     op = doubtful[0]
     recovery.in_doubt.append(op.seq)
@@ -456,7 +489,9 @@ def assert_outcomes_reported_once(final: Snapshot) -> None:
     reported = Counter(
         event.data.get("seq") for event in final.events if event.kind.endswith(("_result", "_failed"))
     )
-    assert not {seq: n for seq, n in reported.items() if n > 1}, f"outcomes reported more than once: {reported}"
+    assert not {seq: n for seq, n in reported.items() if n > 1}, (
+        f"outcomes reported more than once: {reported}"
+    )
 
 
 def assert_recovered(run: Run, reference: Reference, recovery: Recovery) -> None:

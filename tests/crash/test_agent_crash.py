@@ -93,7 +93,9 @@ class AgentRun(Place):
         return self.root / "home"
 
     def environment(self, crash_at: str | None) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if k not in ("RATCHET_CRASH_AT", agent_tools.CRASH_VARIABLE)}
+        env = {
+            k: v for k, v in os.environ.items() if k not in ("RATCHET_CRASH_AT", agent_tools.CRASH_VARIABLE)
+        }
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
         env["RATCHET_HOME"] = str(self.home)
         env[agent_tools.LEDGER_VARIABLE] = self.ledger.path
@@ -102,8 +104,14 @@ class AgentRun(Place):
         return env
 
     def worker(self, crash_at: str | None = None) -> subprocess.Popen[str]:
-        return subprocess.Popen(worker_command(self.store_url, TASK_ID), cwd=REPO, env=self.environment(crash_at),
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        return subprocess.Popen(
+            worker_command(self.store_url, TASK_ID),
+            cwd=REPO,
+            env=self.environment(crash_at),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
 
     def outcome(self) -> Outcome:
         return asyncio.run(self._read())
@@ -134,14 +142,25 @@ class AgentRun(Place):
         store = await open_store(self.store_url)
         try:
             task = await store.get_task(TASK_ID)
-            loop_kinds = ("plan", "step_started", "step_completed", "step_retry", "replanned", "task_completed")
+            loop_kinds = (
+                "plan",
+                "step_started",
+                "step_completed",
+                "step_retry",
+                "replanned",
+                "task_completed",
+            )
             return Outcome(
                 status=task.status,
                 result=task.result,
                 steps=tuple((s.name, str(s.status)) for s in await store.list_steps(TASK_ID)),
-                journal=tuple((op.seq, str(op.kind), op.name, str(op.status)) for op in await store.list_ops(TASK_ID)),
-                messages=tuple((m.role, m.content, json.dumps(m.tool_calls), m.tool_call_id)
-                               for m in await store.list_messages(TASK_ID)),
+                journal=tuple(
+                    (op.seq, str(op.kind), op.name, str(op.status)) for op in await store.list_ops(TASK_ID)
+                ),
+                messages=tuple(
+                    (m.role, m.content, json.dumps(m.tool_calls), m.tool_call_id)
+                    for m in await store.list_messages(TASK_ID)
+                ),
                 loop_events=Counter(e.kind for e in await store.list_events(TASK_ID) if e.kind in loop_kinds),
                 checkpoints=tuple(c.last_seq for c in await store.list_checkpoints(TASK_ID)),
                 effects=self.ledger.effects(),
@@ -154,8 +173,12 @@ def new_agent_run(root: Path, script: Path, stores: Stores) -> AgentRun:
     """The run's store and ledger, and its task submitted (queued; no worker yet)."""
     run = AgentRun(root, stores.fresh(root))
     run.ledger.create()
-    agent = Agent("ops", "You keep X running.", model=f"scripted:{script}",
-                  tools=[agent_tools.check_status, agent_tools.restart_service, agent_tools.deploy])
+    agent = Agent(
+        "ops",
+        "You keep X running.",
+        model=f"scripted:{script}",
+        tools=[agent_tools.check_status, agent_tools.restart_service, agent_tools.deploy],
+    )
 
     async def submit() -> None:
         async with Runtime(run.store_url) as rt:
@@ -233,7 +256,7 @@ def recovered(
     agent_script: Path,
     agent_reference: AgentReference,
 ) -> Iterator[dict[str, Recovered | Exception]]:
-    """Every case killed and recovered once, a few at a time, on each kind of store; its tests read the result.
+    """Every case killed and recovered once, a few at a time, on each store kind; its tests read the result.
 
     The tasks are submitted first, one after the other: submitting sets
     RATCHET_HOME in this process's environment for a moment.
@@ -251,7 +274,9 @@ def recovered(
                 kill_while_running(run, rng.uniform(0, agent_reference.active))
             else:
                 code = finish_worker(run.worker(case))
-                assert code == KILLED, f"RATCHET_CRASH_AT={case}: the worker exited {code} instead of being killed"
+                assert code == KILLED, (
+                    f"RATCHET_CRASH_AT={case}: the worker exited {code} instead of being killed"
+                )
             at_kill = run.outcome()
             resumes = resume_until_done(run)
             return Recovered(at_kill, run.outcome(), resumes)

@@ -39,7 +39,9 @@ AT_ONCE = 5  # runs in flight together: workers mostly wait on the scripted dela
 KILL_AGAIN_CHANCE = 0.3
 MAX_KILLS_AGAIN = 2
 POSTGRES_BATCHES = 1
-BATCHES_BY_STORE = [("sqlite", b) for b in range(BATCHES)] + [("postgres", b) for b in range(POSTGRES_BATCHES)]
+BATCHES_BY_STORE = [("sqlite", b) for b in range(BATCHES)] + [
+    ("postgres", b) for b in range(POSTGRES_BATCHES)
+]
 
 
 class Windows:

@@ -77,7 +77,9 @@ async def crash_once(ledger: str, label: str) -> str:
 
 
 @tool
-async def keyed(ctx: ToolContext, ledger: str, label: str, fail_times: int = 0, crash_first: bool = False) -> str:
+async def keyed(
+    ctx: ToolContext, ledger: str, label: str, fail_times: int = 0, crash_first: bool = False
+) -> str:
     """Takes its idempotency key; fails `fail_times` attempts, or crashes its first run."""
     count = _write(ledger, label, key=ctx.idempotency_key, attempt=ctx.attempt, seq=ctx.seq)
     if crash_first and count == 1:
@@ -191,9 +193,25 @@ async def shout(text: str) -> str:
 
 
 ALL_TOOLS = [
-    record, other, crash_once, keyed, idem, plain_crash, reconcile_done, reconcile_again,
-    reconcile_ask, flaky, patient, fails_slowly, key_error, refuses, always_fails, slow, slow_with_timeout,
-    noop, shout,
+    record,
+    other,
+    crash_once,
+    keyed,
+    idem,
+    plain_crash,
+    reconcile_done,
+    reconcile_again,
+    reconcile_ask,
+    flaky,
+    patient,
+    fails_slowly,
+    key_error,
+    refuses,
+    always_fails,
+    slow,
+    slow_with_timeout,
+    noop,
+    shout,
 ]
 
 
@@ -215,11 +233,13 @@ async def sequence(ctx: Any, ledger: str) -> dict[str, Any]:
 @workflow(tools=ALL_TOOLS, retry=FAST)
 async def parallel(ctx: Any, ledger: str) -> list[Any]:
     """The first call finishes last; then a crash point."""
-    results = await ctx.call_tools([
-        ("record", {"ledger": ledger, "label": "first", "delay": 0.3}),
-        ("record", {"ledger": ledger, "label": "second"}),
-        ("record", {"ledger": ledger, "label": "third", "delay": 0.1}),
-    ])
+    results = await ctx.call_tools(
+        [
+            ("record", {"ledger": ledger, "label": "first", "delay": 0.3}),
+            ("record", {"ledger": ledger, "label": "second"}),
+            ("record", {"ledger": ledger, "label": "third", "delay": 0.1}),
+        ]
+    )
     await ctx.call_tool("crash_once", {"ledger": ledger, "label": "crash"})
     return results
 
@@ -251,14 +271,17 @@ async def ask_model(ctx: Any, count: int = 1) -> list[Any]:
     """Asks the model `count` times (purpose act); returns the answers' contents."""
     answers = []
     for i in range(count):
-        response = await ctx.call_model({"purpose": "act", "messages": [{"role": "user", "content": f"go {i}"}]})
+        response = await ctx.call_model(
+            {"purpose": "act", "messages": [{"role": "user", "content": f"go {i}"}]}
+        )
         answers.append(response.content)
     return answers
 
 
 @workflow(tools=ALL_TOOLS, retry=FAST)
-async def stepped(ctx: Any, ledger: str, steps: int = 3, step_timeout: float | None = None,
-                  seconds: float = 0.0) -> int:
+async def stepped(
+    ctx: Any, ledger: str, steps: int = 3, step_timeout: float | None = None, seconds: float = 0.0
+) -> int:
     """`steps` steps, each one effect; with `seconds`, each effect is that slow."""
     for i in range(steps):
         async with ctx.step(f"s{i}", timeout=step_timeout):
@@ -296,7 +319,9 @@ async def recovers_from_a_failed_step(ctx: Any, ledger: str) -> str:
 
 
 @workflow(tools=ALL_TOOLS, retry=FAST)
-async def slow_calls(ctx: Any, ledger: str, tool_name: str = "slow", seconds: float = 1.0, times: int = 1) -> str:
+async def slow_calls(
+    ctx: Any, ledger: str, tool_name: str = "slow", seconds: float = 1.0, times: int = 1
+) -> str:
     for i in range(times):
         await ctx.call_tool(tool_name, {"ledger": ledger, "label": f"{tool_name}{i}", "seconds": seconds})
     return "done"
@@ -323,7 +348,9 @@ async def models_with_crash(ctx: Any, ledger: str, before: int = 1, after: int =
     for i in range(before + after):
         if i == before:
             await ctx.call_tool("crash_once", {"ledger": ledger, "label": "crash"})
-        response = await ctx.call_model({"purpose": "act", "messages": [{"role": "user", "content": f"go {i}"}]})
+        response = await ctx.call_model(
+            {"purpose": "act", "messages": [{"role": "user", "content": f"go {i}"}]}
+        )
         answers.append(response.content)
     return answers
 

@@ -67,7 +67,10 @@ async def test_approved_the_call_runs_once_and_a_replay_never_asks_again(
     assert done.result == [{"sent_to": "ops@example.com"}] * 2
     assert [s["key"] for s in sends(ledger)] == [f"{task_id}:0", f"{task_id}:1"]
     approvals = await store.list_approvals(task_id)
-    assert [(a.seq, a.status) for a in approvals] == [(0, ApprovalStatus.APPROVED), (1, ApprovalStatus.APPROVED)]
+    assert [(a.seq, a.status) for a in approvals] == [
+        (0, ApprovalStatus.APPROVED),
+        (1, ApprovalStatus.APPROVED),
+    ]
     kinds = [e.kind for e in await store.list_events(task_id)]
     assert kinds.count("approved") == 2 and kinds.count("waiting") == 2
 
@@ -97,7 +100,9 @@ async def test_denied_the_call_fails_without_running_and_the_workflow_is_told(
     done = await rt.resume(task_id)
 
     assert done.status is TaskStatus.COMPLETED, done.error
-    assert done.result == [{"not_sent": "denied by a person: not during the freeze", "error_type": "ApprovalDenied"}]
+    assert done.result == [
+        {"not_sent": "denied by a person: not during the freeze", "error_type": "ApprovalDenied"}
+    ]
     assert sends(ledger) == []
     op = await store.get_op(task_id, 0)
     assert op is not None and op.status is OpStatus.FAILED and op.attempt == 1
@@ -150,7 +155,9 @@ async def test_a_decision_before_the_timeout_stands(store: StateStore, ledger: s
     assert len(sends(ledger)) == 1
 
 
-async def test_a_decision_racing_the_timeout_waits_for_it_and_is_refused(store: StateStore, ledger: str) -> None:
+async def test_a_decision_racing_the_timeout_waits_for_it_and_is_refused(
+    store: StateStore, ledger: str
+) -> None:
     rt = Runtime(store, approval_timeout=0.2)
     task_id = await _waiting(rt, ledger)
     await asyncio.sleep(0.3)
@@ -187,8 +194,15 @@ def _env() -> dict[str, str]:
 
 def _resume(url: str, task_id: str) -> subprocess.CompletedProcess[str]:
     """`ratchet resume TASK` in a process of its own."""
-    return subprocess.run(_ratchet("resume", task_id, "--store", url), cwd=REPO, env=_env(),
-                          capture_output=True, text=True, timeout=60, check=False)
+    return subprocess.run(
+        _ratchet("resume", task_id, "--store", url),
+        cwd=REPO,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
 
 
 async def _status(url: str, task_id: str) -> tuple[TaskStatus, WaitReason | None]:
@@ -197,7 +211,9 @@ async def _status(url: str, task_id: str) -> tuple[TaskStatus, WaitReason | None
     return task.status, task.waiting_on
 
 
-def test_a_worker_killed_while_a_task_waits_then_approval_with_no_worker_then_one_send(tmp_path: Path) -> None:
+def test_a_worker_killed_while_a_task_waits_then_approval_with_no_worker_then_one_send(
+    tmp_path: Path,
+) -> None:
     url = f"sqlite:///{tmp_path / 'r.db'}"
     ledger = str(tmp_path / "ledger.jsonl")
 
@@ -206,12 +222,19 @@ def test_a_worker_killed_while_a_task_waits_then_approval_with_no_worker_then_on
             return await rt.submit(mail, {"ledger": ledger})
 
     task_id = asyncio.run(submit())
-    worker = subprocess.Popen(_ratchet("worker", "--poll", "0.05", "--store", url), cwd=REPO, env=_env(),
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    worker = subprocess.Popen(
+        _ratchet("worker", "--poll", "0.05", "--store", url),
+        cwd=REPO,
+        env=_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 30
         while asyncio.run(_status(url, task_id)) != (TaskStatus.WAITING, WaitReason.APPROVAL):
-            assert worker.poll() is None and time.monotonic() < deadline, "the worker never reached the approval"
+            assert worker.poll() is None and time.monotonic() < deadline, (
+                "the worker never reached the approval"
+            )
             time.sleep(0.05)
     finally:
         worker.send_signal(signal.SIGKILL)

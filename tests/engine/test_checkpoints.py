@@ -62,14 +62,18 @@ async def test_a_state_patch_is_stored_with_its_event(store: StateStore, rt: Run
     assert [e.kind for e in await store.list_events(task.id)].count("state") == 2
 
 
-async def test_checkpoint_policy_keep_rotates_old_checkpoints(store: StateStore, rt: Runtime, ledger: str) -> None:
+async def test_checkpoint_policy_keep_rotates_old_checkpoints(
+    store: StateStore, rt: Runtime, ledger: str
+) -> None:
     task = await rt.run(f"{FLOWS}:stepped_keep_two", {"ledger": ledger})
 
     assert task.status is TaskStatus.COMPLETED
     assert [c.number for c in await store.list_checkpoints(task.id)] == [3, 4]
 
 
-async def test_gc_keeps_the_newest_checkpoints_of_every_task(store: StateStore, rt: Runtime, ledger: str) -> None:
+async def test_gc_keeps_the_newest_checkpoints_of_every_task(
+    store: StateStore, rt: Runtime, ledger: str
+) -> None:
     first = await rt.run(f"{FLOWS}:stepped", {"ledger": ledger, "steps": 3})
     second = await rt.run(f"{FLOWS}:stepped", {"ledger": ledger, "steps": 2})
 
@@ -94,7 +98,9 @@ async def test_gc_drops_checkpoints_older_than_a_duration_but_never_the_newest(
     assert [c.number for c in await store.list_checkpoints(fresh.id)] == [1, 2]
 
 
-async def test_resume_refuses_a_stale_checkpoint_unless_forced(store: StateStore, rt: Runtime, ledger: str) -> None:
+async def test_resume_refuses_a_stale_checkpoint_unless_forced(
+    store: StateStore, rt: Runtime, ledger: str
+) -> None:
     task = await rt.run(f"{FLOWS}:sleeps_after_step", {"ledger": ledger})
     assert (task.status, task.waiting_on) == (TaskStatus.WAITING, WaitReason.TIMER)
     await asyncio.sleep(0.4)

@@ -40,7 +40,9 @@ async def test_a_task_held_by_a_live_worker_cannot_be_run_by_another(
 async def test_a_worker_whose_lease_was_taken_over_writes_nothing_more(
     store: StateStore, rt: Runtime, ledger: str
 ) -> None:
-    task_id = await rt.submit(f"{FLOWS}:call_one", {"ledger": ledger, "tool_name": "record", "args": {"delay": 0.5}})
+    task_id = await rt.submit(
+        f"{FLOWS}:call_one", {"ledger": ledger, "tool_name": "record", "args": {"delay": 0.5}}
+    )
     run_a = asyncio.create_task(run_task(store, task_id, worker=A, lease_ttl=30.0))
     while (await store.get_op(task_id, 1)) is None:  # A is inside the slow call now
         await asyncio.sleep(0.01)
@@ -62,7 +64,9 @@ async def test_a_worker_whose_lease_was_taken_over_writes_nothing_more(
 async def test_the_heartbeat_stops_a_worker_whose_lease_was_taken_over(
     store: StateStore, rt: Runtime, ledger: str
 ) -> None:
-    task_id = await rt.submit(f"{FLOWS}:call_one", {"ledger": ledger, "tool_name": "record", "args": {"delay": 3.0}})
+    task_id = await rt.submit(
+        f"{FLOWS}:call_one", {"ledger": ledger, "tool_name": "record", "args": {"delay": 3.0}}
+    )
     run_a = asyncio.create_task(run_task(store, task_id, worker=A, lease_ttl=0.3))
     while (await store.get_op(task_id, 1)) is None:
         await asyncio.sleep(0.01)
@@ -92,7 +96,9 @@ async def test_resume_takes_over_from_a_dead_process_on_this_host(
     assert len(entries(ledger, "record")) == 1
 
 
-async def test_a_fenced_write_with_a_replaced_lease_is_refused(store: StateStore, rt: Runtime, ledger: str) -> None:
+async def test_a_fenced_write_with_a_replaced_lease_is_refused(
+    store: StateStore, rt: Runtime, ledger: str
+) -> None:
     task_id = await rt.submit(f"{FLOWS}:first_call", {"ledger": ledger, "tool_name": "record"})
     lease_a = await store.claim_lease(task_id, A.name, 30.0)
     await store.claim_lease(task_id, B.name, 30.0, take_over=True)
@@ -126,7 +132,9 @@ async def test_the_heartbeat_keeps_a_short_lease_alive_through_a_long_call(
     assert claim.expires_at - claim.granted_at >= dt.timedelta(seconds=1.4)
 
 
-async def test_resume_takes_over_a_lease_whose_expiry_passed(store: StateStore, rt: Runtime, ledger: str) -> None:
+async def test_resume_takes_over_a_lease_whose_expiry_passed(
+    store: StateStore, rt: Runtime, ledger: str
+) -> None:
     task_id = await rt.submit(f"{FLOWS}:first_call", {"ledger": ledger, "tool_name": "record"})
     await store.claim_lease(task_id, "dead-worker", 0.05)
     await asyncio.sleep(0.1)

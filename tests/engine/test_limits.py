@@ -33,7 +33,9 @@ async def test_the_task_deadline_stops_a_slow_tool(store: StateStore, rt: Runtim
     assert (await store.get_task(task.id)).deadline == task.deadline is not None
 
 
-async def test_a_task_past_its_deadline_does_not_start_work(store: StateStore, rt: Runtime, ledger: str) -> None:
+async def test_a_task_past_its_deadline_does_not_start_work(
+    store: StateStore, rt: Runtime, ledger: str
+) -> None:
     task_id = await rt.submit(f"{FLOWS}:slow_calls", {"ledger": ledger, "seconds": 0.0}, deadline=0.05)
     await asyncio.sleep(0.1)
 
@@ -44,9 +46,13 @@ async def test_a_task_past_its_deadline_does_not_start_work(store: StateStore, r
     assert entries(ledger) == []
 
 
-async def test_a_step_timeout_fails_the_step_and_the_task(store: StateStore, rt: Runtime, ledger: str) -> None:
+async def test_a_step_timeout_fails_the_step_and_the_task(
+    store: StateStore, rt: Runtime, ledger: str
+) -> None:
     started = time.monotonic()
-    task = await rt.run(f"{FLOWS}:stepped", {"ledger": ledger, "steps": 2, "step_timeout": 0.2, "seconds": 3.0})
+    task = await rt.run(
+        f"{FLOWS}:stepped", {"ledger": ledger, "steps": 2, "step_timeout": 0.2, "seconds": 3.0}
+    )
 
     assert time.monotonic() - started < 2.5
     assert task.status is TaskStatus.FAILED
@@ -58,9 +64,13 @@ async def test_a_step_timeout_fails_the_step_and_the_task(store: StateStore, rt:
     assert any(e.kind == "step_failed" and "timed out" in e.message for e in await store.list_events(task.id))
 
 
-async def test_a_tool_timeout_fails_the_call_and_the_task(store: StateStore, rt: Runtime, ledger: str) -> None:
+async def test_a_tool_timeout_fails_the_call_and_the_task(
+    store: StateStore, rt: Runtime, ledger: str
+) -> None:
     started = time.monotonic()
-    task = await rt.run(f"{FLOWS}:slow_calls", {"ledger": ledger, "tool_name": "slow_with_timeout", "seconds": 3.0})
+    task = await rt.run(
+        f"{FLOWS}:slow_calls", {"ledger": ledger, "tool_name": "slow_with_timeout", "seconds": 3.0}
+    )
 
     assert time.monotonic() - started < 2.5
     assert task.status is TaskStatus.FAILED
@@ -117,7 +127,9 @@ async def test_max_llm_tokens_counts_the_models_usage(
 
 async def test_max_wall_time_stops_the_task(store: StateStore, rt: Runtime, ledger: str) -> None:
     task = await rt.run(
-        f"{FLOWS}:slow_calls", {"ledger": ledger, "seconds": 0.3, "times": 4}, budget=Budget(max_wall_time=0.5)
+        f"{FLOWS}:slow_calls",
+        {"ledger": ledger, "seconds": 0.3, "times": 4},
+        budget=Budget(max_wall_time=0.5),
     )
 
     assert task.status is TaskStatus.FAILED

@@ -20,7 +20,12 @@ async def test_a_custom_middleware_sees_every_live_call_and_can_change_its_resul
     task_id = await run_until_crash(rt, "spied", {"ledger": ledger}, model=model)
 
     seen = [(e["seq"], e["name"], e["kind"]) for e in entries(ledger, "spy")]
-    assert seen == [(0, "shout", "tool"), (1, "record", "tool"), (2, "model:act", "model"), (3, "crash_once", "tool")]
+    assert seen == [
+        (0, "shout", "tool"),
+        (1, "record", "tool"),
+        (2, "model:act", "model"),
+        (3, "crash_once", "tool"),
+    ]
 
     task = await Runtime(store).resume(task_id)
 

@@ -92,7 +92,9 @@ async def test_a_different_tool_at_a_recorded_seq_is_a_nondeterminism_error(
 async def test_idempotency_key_is_task_and_seq_and_stable_across_retries(
     store: StateStore, rt: Runtime, ledger: str
 ) -> None:
-    task = await rt.run(f"{FLOWS}:call_one", {"ledger": ledger, "tool_name": "keyed", "args": {"fail_times": 1}})
+    task = await rt.run(
+        f"{FLOWS}:call_one", {"ledger": ledger, "tool_name": "keyed", "args": {"fail_times": 1}}
+    )
 
     assert task.status is TaskStatus.COMPLETED
     calls = entries(ledger, "keyed")
@@ -101,4 +103,3 @@ async def test_idempotency_key_is_task_and_seq_and_stable_across_retries(
     assert task.result == f"{task.id}:1"
     op = await store.get_op(task.id, 1)
     assert op.idempotency_key == f"{task.id}:1" and op.attempt == 2
-

@@ -32,7 +32,9 @@ async def test_state_patches_are_rebuilt_on_replay(store: StateStore, rt: Runtim
     assert [f.key for f in newest.state.known_facts] == ["before", "after"]
 
 
-async def test_the_budget_pressure_flag_survives_a_resume(store: StateStore, rt: Runtime, ledger: str) -> None:
+async def test_the_budget_pressure_flag_survives_a_resume(
+    store: StateStore, rt: Runtime, ledger: str
+) -> None:
     task_id = await run_until_crash(
         rt, "patch_crash_patch", {"ledger": ledger, "steps": 4}, budget=Budget(max_steps=5)
     )
@@ -49,11 +51,20 @@ async def test_the_budget_pressure_flag_survives_a_resume(store: StateStore, rt:
 async def test_the_model_script_continues_where_the_task_stopped(
     store: StateStore, rt: Runtime, ledger: str, script: Callable[[dict[str, Any]], str]
 ) -> None:
-    model = script({"act": [
-        {"error": {"status": 503, "retry_after": 0}}, {"content": "one"}, {"content": "two"}, {"content": "three"},
-    ]})
+    model = script(
+        {
+            "act": [
+                {"error": {"status": 503, "retry_after": 0}},
+                {"content": "one"},
+                {"content": "two"},
+                {"content": "three"},
+            ]
+        }
+    )
 
-    task = await crash_then_resume(store, rt, "models_with_crash", {"ledger": ledger, "after": 2}, model=model)
+    task = await crash_then_resume(
+        store, rt, "models_with_crash", {"ledger": ledger, "after": 2}, model=model
+    )
 
     assert task.status is TaskStatus.COMPLETED
     assert task.result == ["one", "two", "three"]
@@ -68,8 +79,12 @@ async def test_replayed_model_calls_count_against_the_token_budget(
     model = script({"act": [entry] * 4})
 
     task = await crash_then_resume(
-        store, rt, "models_with_crash", {"ledger": ledger, "before": 2, "after": 2},
-        model=model, budget=Budget(max_llm_tokens=120),
+        store,
+        rt,
+        "models_with_crash",
+        {"ledger": ledger, "before": 2, "after": 2},
+        model=model,
+        budget=Budget(max_llm_tokens=120),
     )
 
     assert task.status is TaskStatus.FAILED

@@ -54,7 +54,12 @@ async def backoff_left_behind(store: StateStore, rt: Runtime, ledger: str, due_i
     """A task whose attempt 2 of `patient` failed; attempt 3 is due `due_in` seconds from now."""
     task_id = await rt.submit(f"{FLOWS}:first_call", {"ledger": ledger, "tool_name": "patient"})
     failed = make_op(
-        task_id, 0, OpStatus.FAILED, name="patient", attempt=2, error_type="ValueError",
+        task_id,
+        0,
+        OpStatus.FAILED,
+        name="patient",
+        attempt=2,
+        error_type="ValueError",
         input={"ledger": ledger, "label": "patient"},
         next_attempt_at=utcnow() + dt.timedelta(seconds=due_in),
     )
@@ -118,7 +123,9 @@ async def test_errors_that_must_not_be_retried_fail_at_once(
     assert (op.status, op.attempt, op.next_attempt_at) == (OpStatus.FAILED, 1, None)
 
 
-async def test_arguments_that_do_not_fit_the_tool_fail_at_once(store: StateStore, rt: Runtime, ledger: str) -> None:
+async def test_arguments_that_do_not_fit_the_tool_fail_at_once(
+    store: StateStore, rt: Runtime, ledger: str
+) -> None:
     task = await rt.run(f"{FLOWS}:first_call", {"ledger": ledger, "tool_name": "noop"})
 
     assert task.status is TaskStatus.FAILED

@@ -21,8 +21,12 @@ EVERY_MINUTE = "* * * * *"
 
 async def _backdated(rt: Runtime, ledger: str, minutes: int) -> tuple[Schedule, list[dt.datetime]]:
     """A schedule made `minutes` ago that no worker has fired since: its missed due times."""
-    queued = await rt.schedule(f"{FLOWS}:call_one", {"ledger": ledger, "tool_name": "record"},
-                               every=EVERY_MINUTE, schedule_id="nightly")
+    queued = await rt.schedule(
+        f"{FLOWS}:call_one",
+        {"ledger": ledger, "tool_name": "record"},
+        every=EVERY_MINUTE,
+        schedule_id="nightly",
+    )
     plan = Schedule.from_trigger(queued)
     await rt.store.delete_trigger(queued.id)
     due = [next_due(EVERY_MINUTE, utcnow() - dt.timedelta(minutes=minutes))]
@@ -39,8 +43,9 @@ async def _work(store: StateStore, workers: int = 1) -> None:
 
 
 async def test_a_schedule_waits_for_its_first_due_time(store: StateStore, rt: Runtime, ledger: str) -> None:
-    queued = await rt.schedule(f"{FLOWS}:call_one", {"ledger": ledger, "tool_name": "record"},
-                               every="0 9 * * 1", name="weekly")
+    queued = await rt.schedule(
+        f"{FLOWS}:call_one", {"ledger": ledger, "tool_name": "record"}, every="0 9 * * 1", name="weekly"
+    )
     assert queued.kind == SCHEDULE_TRIGGER and queued.fire_at > utcnow()
     assert queued.fire_at.weekday() == 0 and (queued.fire_at.hour, queued.fire_at.minute) == (9, 0)
     await _work(store)
@@ -52,7 +57,7 @@ async def test_a_schedule_waits_for_its_first_due_time(store: StateStore, rt: Ru
 async def test_each_missed_due_time_makes_one_task_and_the_next_is_queued(
     store: StateStore, rt: Runtime, ledger: str
 ) -> None:
-    plan, due = await _backdated(rt, ledger, minutes=4)
+    _, due = await _backdated(rt, ledger, minutes=4)
 
     await _work(store)
 
@@ -75,7 +80,9 @@ async def test_workers_at_once_fire_each_due_time_once(store: StateStore, rt: Ru
     assert len(await rt.schedules()) == 1
 
 
-async def test_unschedule_stops_a_schedule_and_keeps_its_tasks(store: StateStore, rt: Runtime, ledger: str) -> None:
+async def test_unschedule_stops_a_schedule_and_keeps_its_tasks(
+    store: StateStore, rt: Runtime, ledger: str
+) -> None:
     plan, due = await _backdated(rt, ledger, minutes=1)
     await _work(store)
     assert await rt.unschedule(plan.id) is True
@@ -90,7 +97,9 @@ async def test_a_bad_cron_expression_is_refused(rt: Runtime, ledger: str) -> Non
     assert await rt.schedules() == []
 
 
-async def test_a_task_submitted_for_later_starts_no_sooner(store: StateStore, rt: Runtime, ledger: str) -> None:
+async def test_a_task_submitted_for_later_starts_no_sooner(
+    store: StateStore, rt: Runtime, ledger: str
+) -> None:
     start = utcnow() + dt.timedelta(seconds=1.0)
     task_id = await rt.submit(f"{FLOWS}:call_one", {"ledger": ledger, "tool_name": "record"}, at=start)
 

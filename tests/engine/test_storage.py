@@ -41,7 +41,8 @@ def stored_bytes(db_path: Path, task_id: str) -> int:
     with sqlite3.connect(db_path) as db:
         for table, key in TASK_TABLES.items():
             columns = [
-                name for _, name, kind, *_ in db.execute(f"PRAGMA table_info({table})")
+                name
+                for _, name, kind, *_ in db.execute(f"PRAGMA table_info({table})")
                 if kind.upper() in ("TEXT", "BLOB")
             ]
             lengths = " + ".join(f"COALESCE(LENGTH({c}), 0)" for c in columns)

@@ -41,7 +41,9 @@ def wakes(triggers: list[Trigger]) -> list[Trigger]:
     return [t for t in triggers if t.kind == "wake"]
 
 
-async def test_sleep_suspends_the_task_with_a_wake_trigger(store: StateStore, rt: Runtime, ledger: str) -> None:
+async def test_sleep_suspends_the_task_with_a_wake_trigger(
+    store: StateStore, rt: Runtime, ledger: str
+) -> None:
     asked = utcnow()
     task = await rt.run(f"{FLOWS}:sleeper", {"ledger": ledger, "seconds": 0.5})
 
@@ -128,8 +130,12 @@ async def test_the_worker_never_runs_a_task_waiting_on_a_person(
     store: StateStore, ledger: str, reason: WaitReason
 ) -> None:
     task = make_task(
-        "waits", status=TaskStatus.WAITING, waiting_on=reason, started_at=utcnow(),
-        workflow=f"{FLOWS}:first_call", inputs_params={"ledger": ledger, "tool_name": "record"},
+        "waits",
+        status=TaskStatus.WAITING,
+        waiting_on=reason,
+        started_at=utcnow(),
+        workflow=f"{FLOWS}:first_call",
+        inputs_params={"ledger": ledger, "tool_name": "record"},
     )
     await store.create_task(task)
     await store.put_trigger(Trigger(kind="wake", task_id=task.id))

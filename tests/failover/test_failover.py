@@ -10,6 +10,7 @@ done twice, and no two workers ever held one task at the same time.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import random
 import signal
@@ -53,9 +54,27 @@ class Crew:
         name = f"w{self._started}"
         log = (self.root / f"{name}.log").open("wb")
         self.running[name] = subprocess.Popen(
-            [sys.executable, "-m", "ratchet", "worker", "--store", self.url, "--name", name,
-             "--lease-ttl", str(LEASE_TTL), "--concurrency", "4", "--grace", "1", *extra],
-            cwd=self.root, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+            [
+                sys.executable,
+                "-m",
+                "ratchet",
+                "worker",
+                "--store",
+                self.url,
+                "--name",
+                name,
+                "--lease-ttl",
+                str(LEASE_TTL),
+                "--concurrency",
+                "4",
+                "--grace",
+                "1",
+                *extra,
+            ],
+            cwd=self.root,
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
         return name
 
@@ -80,8 +99,10 @@ class Crew:
         return (self.root / f"{name}.log").read_text(errors="replace")
 
     def logs(self) -> str:
-        return "\n".join(f"--- {path.name}\n{path.read_text(errors='replace')[-3000:]}"
-                         for path in sorted(self.root.glob("w*.log")))
+        return "\n".join(
+            f"--- {path.name}\n{path.read_text(errors='replace')[-3000:]}"
+            for path in sorted(self.root.glob("w*.log"))
+        )
 
 
 def _environment(ledger: Path, tool_seconds: float) -> dict[str, str]:
@@ -132,7 +153,7 @@ def _histories(url: str, task_ids: list[str]) -> dict[str, list[Lease]]:
 def overlaps(history: list[Lease], dead_pids: set[int]) -> list[tuple[Lease, Lease]]:
     """Pairs of claims on one task whose spans overlap, but for takeovers from a process known dead."""
     found = []
-    for before, after in zip(history, history[1:]):
+    for before, after in itertools.pairwise(history):
         assert after.granted_at is not None
         if after.granted_at >= before.expires_at:
             continue
@@ -208,8 +229,10 @@ def test_workers_killed_again_and_again_finish_every_task_once(shared_url: str, 
     assert len(owners) > WORKERS, owners
     moved = sum(len(history) > 1 for history in histories.values())
     assert moved, "no task changed hands"
-    print(f"{TASKS} tasks in {took:.1f} s, {kills} kills, {moved} tasks changed hands, "
-          f"{sum(starts.values()) - len(starts)} tool calls re-run under their key")
+    print(
+        f"{TASKS} tasks in {took:.1f} s, {kills} kills, {moved} tasks changed hands, "
+        f"{sum(starts.values()) - len(starts)} tool calls re-run under their key"
+    )
 
 
 def test_a_paused_worker_has_its_late_writes_rejected(postgres_url: str, tmp_path: Path) -> None:
@@ -272,7 +295,7 @@ def test_a_worker_outlives_its_database_connections_being_cut(postgres_url: str,
     crew = Crew(postgres_url, tmp_path, _environment(ledger, tool_seconds=0.05))
     name = crew.start()
     try:
-        [first] = _submit(postgres_url, 1, tmp_path / "home")
+        _submit(postgres_url, 1, tmp_path / "home")
         _wait_for(lambda: _statuses(postgres_url)["completed"] == 1, "the first task")
         with psycopg.connect(postgres_url, autocommit=True) as admin:
             cut = admin.execute(
@@ -280,7 +303,7 @@ def test_a_worker_outlives_its_database_connections_being_cut(postgres_url: str,
                 "WHERE datname = current_database() AND pid <> pg_backend_pid()"
             ).fetchone()
         assert cut is not None and cut[0] >= 2  # the pool's connection and the listener's
-        [second] = _submit(postgres_url, 1, tmp_path / "home")
+        _submit(postgres_url, 1, tmp_path / "home")
         _wait_for(lambda: _statuses(postgres_url)["completed"] == 2, "the second task, after the cut")
         assert crew.running[name].poll() is None, crew.log(name)
     finally:

@@ -114,12 +114,11 @@ def _task(task_id: str, name: str, minutes: int, **fields: object) -> Task:
 async def _populate(url: str) -> Tasks:
     tasks = Tasks(
         queued=_task("t-queued", "queued task", 0),
-        running=_task("t-running", "deploy service", 1, status=TaskStatus.RUNNING,
-                      goal="service deployed"),
-        waiting=_task("t-waiting", "send email", 2, status=TaskStatus.WAITING,
-                      waiting_on=WaitReason.APPROVAL),
-        completed=_task("t-done", "check status", 3, status=TaskStatus.COMPLETED,
-                        result={"healthy": True}),
+        running=_task("t-running", "deploy service", 1, status=TaskStatus.RUNNING, goal="service deployed"),
+        waiting=_task(
+            "t-waiting", "send email", 2, status=TaskStatus.WAITING, waiting_on=WaitReason.APPROVAL
+        ),
+        completed=_task("t-done", "check status", 3, status=TaskStatus.COMPLETED, result={"healthy": True}),
     )
     store = await open_store(url)
     try:
@@ -128,10 +127,16 @@ async def _populate(url: str) -> Tasks:
         await store.replace_steps(
             tasks.running.id,
             [
-                Step(task_id=tasks.running.id, index=0, name="build image",
-                     status=StepStatus.COMPLETED, attempts=1),
-                Step(task_id=tasks.running.id, index=1, name="roll out",
-                     status=StepStatus.CURRENT, attempts=1),
+                Step(
+                    task_id=tasks.running.id,
+                    index=0,
+                    name="build image",
+                    status=StepStatus.COMPLETED,
+                    attempts=1,
+                ),
+                Step(
+                    task_id=tasks.running.id, index=1, name="roll out", status=StepStatus.CURRENT, attempts=1
+                ),
                 Step(task_id=tasks.running.id, index=2, name="smoke test"),
             ],
         )
@@ -147,8 +152,13 @@ async def _populate(url: str) -> Tasks:
                 )
             )
         await store.request_approval(
-            Approval(task_id=tasks.waiting.id, seq=0, tool="send_email", arguments={"to": "ops@example.com"},
-                     why="send_email is an external_action tool")
+            Approval(
+                task_id=tasks.waiting.id,
+                seq=0,
+                tool="send_email",
+                arguments={"to": "ops@example.com"},
+                why="send_email is an external_action tool",
+            )
         )
         await store.append_event(
             Event(task_id=tasks.waiting.id, kind="approval", message="send_email needs approval")
@@ -193,9 +203,7 @@ class LineReader:
             try:
                 line = self._queue.get(timeout=max(remaining, 0.0))
             except queue.Empty:
-                raise AssertionError(
-                    f"{text!r} not printed within {timeout} s: {self.lines}"
-                ) from None
+                raise AssertionError(f"{text!r} not printed within {timeout} s: {self.lines}") from None
             if line is None:
                 raise AssertionError(f"output ended without {text!r}: {self.lines}")
             self.lines.append(line)

@@ -62,7 +62,9 @@ class Ledger:
 
     @staticmethod
     def _insert_effect(conn: sqlite3.Connection, tool: str, key: str, output: Any) -> None:
-        conn.execute("INSERT INTO effects (key, tool, output) VALUES (?, ?, ?)", (key, tool, json.dumps(output)))
+        conn.execute(
+            "INSERT INTO effects (key, tool, output) VALUES (?, ?, ?)", (key, tool, json.dumps(output))
+        )
 
     def invocations(self) -> Counter[tuple[str, str]]:
         """How many raw calls each ``(tool, key)`` got."""

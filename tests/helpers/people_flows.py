@@ -53,5 +53,7 @@ async def asks(ctx: Any, question: str = "Which region?") -> dict[str, Any]:
 async def mail_both(ctx: Any, ledger: str) -> list[Any]:
     """Two sends asked for at once (parallel calls), each needing its own approval."""
     calls = [("send", {"ledger": ledger, "to": to}) for to in ("a@example.com", "b@example.com")]
-    return [outcome if not isinstance(outcome, OperationFailed) else outcome.error
-            for outcome in await ctx.call_tools(calls)]
+    return [
+        outcome if not isinstance(outcome, OperationFailed) else outcome.error
+        for outcome in await ctx.call_tools(calls)
+    ]

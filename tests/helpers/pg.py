@@ -168,7 +168,7 @@ class LazyCluster:
             return None, str(refused)
         try:
             cluster.start()
-        except Exception as exc:  # noqa: BLE001 - reported to every test that needs the cluster
+        except Exception as exc:
             cluster.stop()
             return None, f"the test PostgreSQL server did not start: {exc}"
         return cluster, None

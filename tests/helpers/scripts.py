@@ -21,8 +21,13 @@ def plan_step(name: str, check: str | None = None) -> dict[str, str]:
 
 def plan(*names: str, goal: str = "X is fast again", check: str | None = None) -> dict[str, Any]:
     """A plan entry of a script with one step per name."""
-    return {"content": {"goal": goal, "context": "a slow service",
-                        "steps": [plan_step(name, check) for name in names]}}
+    return {
+        "content": {
+            "goal": goal,
+            "context": "a slow service",
+            "steps": [plan_step(name, check) for name in names],
+        }
+    }
 
 
 def calls(*pairs: tuple[str, dict[str, Any]]) -> dict[str, Any]:

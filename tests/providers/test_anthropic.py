@@ -28,9 +28,7 @@ ACT = ModelRequest(
 )
 
 
-def message(
-    *blocks: dict[str, Any], stop_reason: str = "end_turn", input_tokens: int = 20
-) -> dict[str, Any]:
+def message(*blocks: dict[str, Any], stop_reason: str = "end_turn", input_tokens: int = 20) -> dict[str, Any]:
     """A Messages API answer as Anthropic's API writes it."""
     return {
         "id": "msg_1",
@@ -130,9 +128,7 @@ async def test_tool_use_and_the_history_that_carries_it(server: LoopbackServer) 
     response = await model_at(server).complete(request, ordinal=0)
 
     assert response.content == "Checking."
-    assert response.tool_calls == [
-        ToolCall(id="toolu_1", name="check_status", arguments={"service": "X"})
-    ]
+    assert response.tool_calls == [ToolCall(id="toolu_1", name="check_status", arguments={"service": "X"})]
     sent = server.last.body
     assert sent["tools"] == [
         {
@@ -223,9 +219,7 @@ async def test_a_client_error_is_not_retryable(server: LoopbackServer, status: i
 async def test_a_prompt_too_long_is_not_retryable(server: LoopbackServer) -> None:
     server.answer(
         Reply(
-            error_body(
-                "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum"
-            ),
+            error_body("invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum"),
             status=400,
         )
     )

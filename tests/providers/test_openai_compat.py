@@ -24,9 +24,7 @@ from ratchet.providers.openai_compat import OLLAMA_BASE_URL, PLACEHOLDER_API_KEY
 from ..helpers.loopback import LoopbackServer, Reply, closed_port
 
 SYSTEM = {"role": "system", "content": "You operate services."}
-ACT = ModelRequest(
-    purpose=Purpose.ACT, messages=[SYSTEM, {"role": "user", "content": "Is X healthy?"}]
-)
+ACT = ModelRequest(purpose=Purpose.ACT, messages=[SYSTEM, {"role": "user", "content": "Is X healthy?"}])
 CHECK_STATUS = {
     "name": "check_status",
     "description": "The status of a service.",
@@ -138,9 +136,7 @@ async def test_tool_calls_and_the_history_that_carries_them(server: LoopbackServ
             {
                 "role": "assistant",
                 "content": None,
-                "tool_calls": [
-                    {"id": "call_0", "name": "check_status", "arguments": {"service": "Z"}}
-                ],
+                "tool_calls": [{"id": "call_0", "name": "check_status", "arguments": {"service": "Z"}}],
             },
             {
                 "role": "tool",
@@ -255,9 +251,7 @@ async def test_malformed_json_in_a_plan_is_not_retryable(
 
 
 async def test_malformed_tool_arguments_are_not_retryable(server: LoopbackServer) -> None:
-    server.answer(
-        Reply(completion(None, [function_call("call_a", "check_status", '{"service": X}')]))
-    )
+    server.answer(Reply(completion(None, [function_call("call_a", "check_status", '{"service": X}')])))
     error = await failure(model_at(server))
     assert error.retryable is False
     assert "malformed JSON arguments for tool 'check_status'" in error.message
@@ -322,9 +316,7 @@ async def test_a_client_error_is_not_retryable(server: LoopbackServer, status: i
 async def test_a_prompt_too_long_for_the_context_is_not_retryable(server: LoopbackServer) -> None:
     server.answer(
         Reply(
-            error_body(
-                "This model's maximum context length is 8192 tokens.", "context_length_exceeded"
-            ),
+            error_body("This model's maximum context length is 8192 tokens.", "context_length_exceeded"),
             status=400,
         )
     )

@@ -30,9 +30,7 @@ from ratchet.store import StateStore, open_store
 async def append(store: StateStore, task_id: str, worker: int, count: int) -> None:
     for i in range(count):
         data = {"w": worker, "i": i}
-        await store.append_event(
-            Event(task_id=task_id, kind="load", message=f"w{worker} #{i}", data=data)
-        )
+        await store.append_event(Event(task_id=task_id, kind="load", message=f"w{worker} #{i}", data=data))
         seq = worker * count + i
         await store.record_op_finished(
             Operation(

@@ -13,8 +13,12 @@ from ratchet.store import StateStore
 
 def _approval(task_id: str, seq: int, **changes: object) -> Approval:
     fields: dict[str, object] = {
-        "task_id": task_id, "seq": seq, "tool": "send_email",
-        "arguments": {"to": "ops@example.com"}, "step": 0, "why": "external_action needs a person",
+        "task_id": task_id,
+        "seq": seq,
+        "tool": "send_email",
+        "arguments": {"to": "ops@example.com"},
+        "step": 0,
+        "why": "external_action needs a person",
     }
     return Approval.model_validate({**fields, **changes})
 
@@ -68,7 +72,9 @@ async def test_list_approvals_by_task_and_pending(store: StateStore, task: Task)
     await store.decide_approval(_decided(a, ApprovalStatus.APPROVED))
 
     assert [(x.task_id, x.seq) for x in await store.list_approvals()] == [
-        (task.id, 1), ("t2", 1), (task.id, 5)
+        (task.id, 1),
+        ("t2", 1),
+        (task.id, 5),
     ]
     assert await store.list_approvals(task.id, pending_only=True) == [c]
     assert await store.list_approvals(pending_only=True) == [b, c]

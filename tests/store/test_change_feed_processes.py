@@ -57,4 +57,3 @@ async def test_a_feed_hears_another_process_commit(url: str, what: str, topic: s
             assert waited <= 0.5  # SQLite cannot hear it: the feed looks again after its poll
         found = await (store.list_events("t1") if what == "event" else store.list_triggers("t1"))
         assert len(found) == 1
-

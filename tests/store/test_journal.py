@@ -41,7 +41,7 @@ async def test_a_failure_is_recorded_as_finished(store: StateStore, task: Task) 
 
 
 async def test_finishing_with_status_started_is_refused(store: StateStore, task: Task) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="succeeded or failed"):
         await store.record_op_finished(make_op(task.id, 0))
     assert await store.get_op(task.id, 0) is None
 

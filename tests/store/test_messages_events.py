@@ -36,9 +36,7 @@ async def test_appended_messages_are_stored_as_returned(store: StateStore, task:
     assert await store.list_messages(task.id) == appended
 
 
-async def test_list_messages_range_is_start_inclusive_end_exclusive(
-    store: StateStore, task: Task
-) -> None:
+async def test_list_messages_range_is_start_inclusive_end_exclusive(store: StateStore, task: Task) -> None:
     await store.append_messages([make_message(task.id, f"m{i}") for i in range(5)])
 
     async def seqs(**bounds: int) -> list[int]:

@@ -128,8 +128,17 @@ def test_sqlite_fresh_schema_equals_migrated_schema(tmp_path: Path) -> None:
     from_migrations = _schema_of(_fresh(tmp_path / "migrated.db", fresh_from_schema=False))
     assert from_schema == from_migrations
     assert {name for kind, name in from_schema["objects"] if kind == "table"} >= {
-        "tasks", "steps", "operations", "messages", "events", "artifacts",
-        "triggers", "checkpoints", "sessions", "leases", "lease_claims",
+        "tasks",
+        "steps",
+        "operations",
+        "messages",
+        "events",
+        "artifacts",
+        "triggers",
+        "checkpoints",
+        "sessions",
+        "leases",
+        "lease_claims",
         "ratchet_schema_version",
     }
 
@@ -140,8 +149,19 @@ async def test_postgresql_fresh_schema_equals_migrated_schema(postgres: Cluster)
         from_migrations = _shape(await _migrated(stepwise, fresh_from_schema=False))
         assert from_schema == from_migrations
         assert {table for table, *_ in from_schema["columns"]} >= {
-            "tasks", "steps", "operations", "messages", "events", "artifacts", "triggers",
-            "checkpoints", "sessions", "leases", "lease_claims", "approvals", "ratchet_schema_version",
+            "tasks",
+            "steps",
+            "operations",
+            "messages",
+            "events",
+            "artifacts",
+            "triggers",
+            "checkpoints",
+            "sessions",
+            "leases",
+            "lease_claims",
+            "approvals",
+            "ratchet_schema_version",
         }
         assert _versions(fresh) == _versions(stepwise) == list(range(1, LATEST + 1))
 
@@ -187,8 +207,12 @@ def test_postgresql_processes_opening_an_empty_database_at_once_migrate_it_once(
 ) -> None:
     go = tmp_path / "go"
     openers = [
-        subprocess.Popen([sys.executable, "-c", OPENER, postgres_url, str(go)], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, "-c", OPENER, postgres_url, str(go)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for _ in range(PROCESSES)
     ]
     try:
@@ -228,8 +252,13 @@ async def test_postgresql_upgrading_to_version_4_coalesces_queued_triggers(postg
 
 
 def test_postgresql_ratchet_migrate_makes_the_schema(postgres_url: str) -> None:
-    done = subprocess.run(ratchet_command("migrate", "--store", postgres_url), env=ratchet_env(),
-                          capture_output=True, text=True, timeout=TIMEOUT)
+    done = subprocess.run(
+        ratchet_command("migrate", "--store", postgres_url),
+        env=ratchet_env(),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
     assert done.returncode == 0, done.stderr
     assert f"schema version {LATEST}" in done.stdout
     assert _versions(postgres_url) == list(range(1, LATEST + 1))
@@ -299,7 +328,9 @@ async def test_sqlite_a_text_file_is_refused_and_left_untouched(tmp_path: Path, 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.md"]
 
 
-async def test_postgresql_an_empty_database_is_not_made_into_a_store_when_create_is_false(postgres_url: str) -> None:
+async def test_postgresql_an_empty_database_is_not_made_into_a_store_when_create_is_false(
+    postgres_url: str,
+) -> None:
     with pytest.raises(StoreNotFound, match="ratchet migrate"):
         await open_store(postgres_url, create=False)
     assert _shape(postgres_url) == {"columns": [], "constraints": [], "indexes": []}

@@ -23,8 +23,8 @@ from ratchet.store import open_store, store_from_url
 from ratchet.store.base import TRIGGERS, events_topic
 from ratchet.store.postgres import PostgresStore
 
-from ..helpers.cli import ratchet_command, ratchet_env
 from ..helpers.builders import make_event, make_task
+from ..helpers.cli import ratchet_command, ratchet_env
 
 TIMEOUT = 120
 
@@ -33,9 +33,8 @@ TIMEOUT = 120
 
 
 async def test_an_unreachable_server_is_one_line_naming_it_without_the_password() -> None:
-    with _port_nobody_listens_on() as port:
-        with pytest.raises(StoreError) as caught:
-            await open_store(f"postgresql://someone:hunter2@localhost:{port}/db")
+    with _port_nobody_listens_on() as port, pytest.raises(StoreError) as caught:
+        await open_store(f"postgresql://someone:hunter2@localhost:{port}/db")
     message = str(caught.value)
     assert not isinstance(caught.value, StoreNotFound)
     assert f"localhost:{port}" in message and "'db'" in message
@@ -69,8 +68,13 @@ def test_ratchet_options_are_taken_out_of_the_url() -> None:
 
 def test_the_cli_says_in_one_line_that_the_server_is_unreachable() -> None:
     with _port_nobody_listens_on() as port:
-        done = subprocess.run(ratchet_command("tasks", "--store", f"postgresql://localhost:{port}/db"),
-                              env=ratchet_env(), capture_output=True, text=True, timeout=TIMEOUT)
+        done = subprocess.run(
+            ratchet_command("tasks", "--store", f"postgresql://localhost:{port}/db"),
+            env=ratchet_env(),
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+        )
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("error: ")
     assert f"localhost:{port}" in done.stderr

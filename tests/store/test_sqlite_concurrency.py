@@ -81,10 +81,7 @@ async def test_processes_claiming_at_once_never_share_a_trigger(
 ) -> None:
     await store.create_task(make_task("t1"))
     hour_ago = utcnow() - dt.timedelta(hours=1)
-    queued = [
-        await store.put_trigger(make_trigger(hour_ago, kind=f"k{i}", task_id="t1"))
-        for i in range(150)
-    ]
+    queued = [await store.put_trigger(make_trigger(hour_ago, kind=f"k{i}", task_id="t1")) for i in range(150)]
 
     outputs = _run_together(store_url, tmp_path / "go", lambda i: ["claim"])
 

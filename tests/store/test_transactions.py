@@ -82,9 +82,7 @@ async def test_reading_gives_the_committed_state(store: StateStore, task: Task) 
 # ------------------------------------------------------------------ fencing
 
 
-async def test_transaction_fenced_by_the_current_lease_commits(
-    store: StateStore, task: Task
-) -> None:
+async def test_transaction_fenced_by_the_current_lease_commits(store: StateStore, task: Task) -> None:
     lease = await _claim(store, task, "w1")
     async with store.transaction(fence=lease) as tx:
         await tx.update_task(task.transition(TaskStatus.RUNNING))
@@ -93,9 +91,7 @@ async def test_transaction_fenced_by_the_current_lease_commits(
     assert len(await store.list_events(task.id)) == 1
 
 
-async def test_transaction_fenced_by_a_stale_lease_writes_nothing(
-    store: StateStore, task: Task
-) -> None:
+async def test_transaction_fenced_by_a_stale_lease_writes_nothing(store: StateStore, task: Task) -> None:
     stale, current = await _stale_and_current(store, task)
     body_ran = False
     with pytest.raises(LeaseLost):

@@ -19,10 +19,16 @@ async def test_put_trigger_assigns_distinct_ids(store: StateStore, task: Task) -
 
 
 async def test_triggers_of_one_task_and_kind_coalesce_to_the_earliest(store: StateStore, task: Task) -> None:
-    queued = await store.put_trigger(make_trigger(at(60), task_id=task.id, kind="wake", priority=5, payload={"n": 1}))
-    later = await store.put_trigger(make_trigger(at(90), task_id=task.id, kind="wake", priority=1, payload={"n": 2}))
+    queued = await store.put_trigger(
+        make_trigger(at(60), task_id=task.id, kind="wake", priority=5, payload={"n": 1})
+    )
+    later = await store.put_trigger(
+        make_trigger(at(90), task_id=task.id, kind="wake", priority=1, payload={"n": 2})
+    )
     assert later == queued.model_copy(update={"priority": 1})
-    sooner = await store.put_trigger(make_trigger(at(30), task_id=task.id, kind="wake", priority=9, dedupe_key="x"))
+    sooner = await store.put_trigger(
+        make_trigger(at(30), task_id=task.id, kind="wake", priority=9, dedupe_key="x")
+    )
     assert sooner == queued.model_copy(update={"fire_at": at(30), "priority": 1})
     assert await store.list_triggers() == [sooner]
     assert await store.claim_due_triggers(now=at(30)) == [sooner]

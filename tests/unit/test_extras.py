@@ -68,7 +68,8 @@ def test_import_ratchet_and_the_cli_help_load_no_extra(tmp_path: Path) -> None:
     [
         (
             "anthropic:claude-3-5-haiku-latest",
-            "error: the anthropic: provider needs the Anthropic SDK: pip install 'ratchet-runtime[anthropic]'",
+            "error: the anthropic: provider needs the Anthropic SDK: "
+            "pip install 'ratchet-runtime[anthropic]'",
         ),
         (
             "openai:gpt-4o-mini",

@@ -169,7 +169,8 @@ def test_lower_layers_import_no_higher_one() -> None:
         for module, imported_modules in sorted(import_graph(SRC).items())
         for imported in sorted(imported_modules)
         for layer, above in BELOW.items()
-        if module.startswith(layer) and imported.startswith(above)
+        if module.startswith(layer)
+        and imported.startswith(above)
         and imported not in {"ratchet.errors", "ratchet.model"}
     ]
     assert not wrong, "a layer imports one above it:\n" + "\n".join(f"  {line}" for line in wrong)
@@ -191,30 +192,41 @@ def _write(root: Path, files: dict[str, str]) -> Path:
 
 
 def test_a_package_reexporting_its_submodules_is_no_cycle(tmp_path: Path) -> None:
-    root = _write(tmp_path, {
-        "pkg/__init__.py": "from .low import thing\nfrom .high import other\n",
-        "pkg/low.py": "thing = 1\n",
-        "pkg/high.py": "from .low import thing\nfrom pkg import low\nother = thing\n",
-    })
+    root = _write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "from .low import thing\nfrom .high import other\n",
+            "pkg/low.py": "thing = 1\n",
+            "pkg/high.py": "from .low import thing\nfrom pkg import low\nother = thing\n",
+        },
+    )
     graph = import_graph(root)
     assert graph == {"pkg": {"pkg.low", "pkg.high"}, "pkg.low": set(), "pkg.high": {"pkg.low"}}
     assert find_cycles(graph) == []
 
 
 def test_finds_type_only_and_function_level_cycles(tmp_path: Path) -> None:
-    root = _write(tmp_path, {
-        "pkg/__init__.py": "",
-        "pkg/sub/__init__.py": "from .a import A\n",
-        "pkg/sub/a.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..b import B\nA = 1\n",
-        "pkg/b.py": "def f():\n    import pkg.c\nB = 2\n",
-        "pkg/c.py": "from .sub import A\n",
-    })
+    root = _write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/sub/__init__.py": "from .a import A\n",
+            "pkg/sub/a.py": (
+                "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..b import B\nA = 1\n"
+            ),
+            "pkg/b.py": "def f():\n    import pkg.c\nB = 2\n",
+            "pkg/c.py": "from .sub import A\n",
+        },
+    )
     assert find_cycles(import_graph(root)) == [["pkg.b", "pkg.c", "pkg.sub", "pkg.sub.a", "pkg.b"]]
 
 
 def test_a_submodule_importing_its_package_back_is_a_cycle(tmp_path: Path) -> None:
-    root = _write(tmp_path, {
-        "pkg/__init__.py": "from .mod import f\nX = 1\n",
-        "pkg/mod.py": "def f():\n    from . import X\n    return X\n",
-    })
+    root = _write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "from .mod import f\nX = 1\n",
+            "pkg/mod.py": "def f():\n    from . import X\n    return X\n",
+        },
+    )
     assert find_cycles(import_graph(root)) == [["pkg", "pkg.mod", "pkg"]]

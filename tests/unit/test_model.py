@@ -230,9 +230,7 @@ def test_add_open_questions_skips_known_ones() -> None:
 
 
 def test_resolve_question_removes_it() -> None:
-    state = _patch({"op": "resolve_question", "question": "why?", "answer": "because"}).apply(
-        FULL_STATE
-    )
+    state = _patch({"op": "resolve_question", "question": "why?", "answer": "because"}).apply(FULL_STATE)
     assert state.open_questions == []
 
 

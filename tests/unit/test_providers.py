@@ -39,8 +39,11 @@ def test_a_scripted_model_with_a_missing_file_is_an_input_error(tmp_path: Path) 
 
 @pytest.mark.parametrize(
     ("spec", "kind"),
-    [("openai:gpt-4o-mini", "OpenAIModel"), ("ollama:llama3.1", "OpenAIModel"),
-     ("anthropic:claude-x", "AnthropicModel")],
+    [
+        ("openai:gpt-4o-mini", "OpenAIModel"),
+        ("ollama:llama3.1", "OpenAIModel"),
+        ("anthropic:claude-x", "AnthropicModel"),
+    ],
 )
 def test_every_provider_resolves_without_network(spec: str, kind: str) -> None:
     assert type(resolve_model(spec)).__name__ == kind

@@ -229,9 +229,7 @@ async def test_exhausted_verify_passes(tmp_path: Path) -> None:
 
 
 async def test_exhausted_summarize_returns_a_plain_summary(tmp_path: Path) -> None:
-    request = ModelRequest(
-        purpose=Purpose.SUMMARIZE, messages=[{"role": "user", "content": "hi"}] * 3
-    )
+    request = ModelRequest(purpose=Purpose.SUMMARIZE, messages=[{"role": "user", "content": "hi"}] * 3)
     response = await model(tmp_path, {}).complete(request, ordinal=4)
     assert isinstance(response.content, str) and "3" in response.content
 
@@ -248,7 +246,7 @@ async def test_exhausted_plan_and_replan_fail_for_good(tmp_path: Path, purpose: 
 
 
 def test_a_missing_file_is_an_input_error(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="no script file at .*nowhere.json"):
+    with pytest.raises(InputError, match=r"no script file at .*nowhere\.json"):
         ScriptedModel(tmp_path / "nowhere.json")
 
 

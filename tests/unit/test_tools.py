@@ -31,8 +31,11 @@ def test_the_schema_comes_from_the_hints_and_the_docstring() -> None:
     assert schema["description"] == "Roll a service out."
     properties = schema["parameters"]["properties"]
     assert set(properties) == {"service", "replicas", "note"}  # the ToolContext stays hidden
-    assert properties["service"] == {"description": 'the service\'s name, e.g. "checkout".',
-                                     "title": "Service", "type": "string"}
+    assert properties["service"] == {
+        "description": 'the service\'s name, e.g. "checkout".',
+        "title": "Service",
+        "type": "string",
+    }
     assert properties["replicas"]["description"] == "how many pods to run."
     assert properties["replicas"]["default"] == 2
     assert "description" not in properties["note"]

@@ -8,6 +8,7 @@ replay. Step records, messages, events and checkpoints go through
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 from pathlib import Path
@@ -59,19 +60,33 @@ class _Run:
         self.spec = spec
         self.steps: list[Step] = []
         self.schemas = [t.schema() for t in ctx.tools.values()] + [
-            prompts.UPDATE_STATE_SCHEMA, prompts.ASK_USER_SCHEMA,
+            prompts.UPDATE_STATE_SCHEMA,
+            prompts.ASK_USER_SCHEMA,
         ]
 
     # ------------------------------------------------------------------ writes (live only)
 
-    async def record(self, kind: str, message: str, *, severity: Severity = Severity.INFO,
-                     data: dict[str, Any] | None = None, task_update: dict[str, Any] | None = None) -> None:
+    async def record(
+        self,
+        kind: str,
+        message: str,
+        *,
+        severity: Severity = Severity.INFO,
+        data: dict[str, Any] | None = None,
+        task_update: dict[str, Any] | None = None,
+    ) -> None:
         ctx = self.ctx
         if task_update:
             ctx.task = ctx.task.model_copy(update=task_update)
         steps = list(self.steps)
-        event = Event(task_id=ctx.task_id, kind=kind, severity=severity, message=message,
-                      display_message=message, data=data or {})
+        event = Event(
+            task_id=ctx.task_id,
+            kind=kind,
+            severity=severity,
+            message=message,
+            display_message=message,
+            data=data or {},
+        )
 
         async def write(tx: Any) -> None:
             await tx.replace_steps(ctx.task_id, steps)
@@ -107,18 +122,41 @@ class _Run:
             except (ValidationError, ValueError, OperationFailed) as error:
                 problem = _short(error)
                 said = [] if answer is None else [_assistant(answer)]
-                messages = [*messages, *said, {"role": "user", "content": prompts.REPAIR.format(error=problem)}]
-                await self.record("plan_invalid", f"the plan was not valid: {problem}", severity=Severity.WARNING)
-        self.steps = [Step(task_id=ctx.task_id, index=0, name="Plan the task", description="Planning failed",
-                           status=StepStatus.FAILED, failure_message=problem)]
-        await self.record("plan_failed", f"planning failed after {MAX_PLAN_REPAIRS} repairs: {problem}",
-                          severity=Severity.ERROR)
+                messages = [
+                    *messages,
+                    *said,
+                    {"role": "user", "content": prompts.REPAIR.format(error=problem)},
+                ]
+                await self.record(
+                    "plan_invalid", f"the plan was not valid: {problem}", severity=Severity.WARNING
+                )
+        self.steps = [
+            Step(
+                task_id=ctx.task_id,
+                index=0,
+                name="Plan the task",
+                description="Planning failed",
+                status=StepStatus.FAILED,
+                failure_message=problem,
+            )
+        ]
+        await self.record(
+            "plan_failed",
+            f"planning failed after {MAX_PLAN_REPAIRS} repairs: {problem}",
+            severity=Severity.ERROR,
+        )
         raise PlanningFailed(f"planning failed after {MAX_PLAN_REPAIRS} repairs: {problem}")
 
     def _steps_from(self, planned: list[PlanStep], start: int) -> list[Step]:
         return [
-            Step(task_id=self.ctx.task_id, index=start + i, name=p.step_name, description=p.description,
-                 action_instruction=p.action_instruction, validation_instruction=p.validation_instruction)
+            Step(
+                task_id=self.ctx.task_id,
+                index=start + i,
+                name=p.step_name,
+                description=p.description,
+                action_instruction=p.action_instruction,
+                validation_instruction=p.validation_instruction,
+            )
             for i, p in enumerate(planned)
         ]
 
@@ -128,10 +166,14 @@ class _Run:
         self.steps[0] = self.steps[0].transition(StepStatus.CURRENT, attempts=1)
         await self.ctx.apply_patch({"ops": [{"op": "replace_plan", "plan": [s.name for s in self.steps]}]})
         await self.record(
-            "plan", f"planned {len(self.steps)} steps: " + "; ".join(s.name for s in self.steps),
+            "plan",
+            f"planned {len(self.steps)} steps: " + "; ".join(s.name for s in self.steps),
             # The task's own inputs win: a plan never rewrites the recorded agent.
-            task_update={"goal": plan.goal, "context": plan.context,
-                         "inputs_params": {**plan.inputs_params, **self.ctx.task.inputs_params}},
+            task_update={
+                "goal": plan.goal,
+                "context": plan.context,
+                "inputs_params": {**plan.inputs_params, **self.ctx.task.inputs_params},
+            },
         )
 
     # ------------------------------------------------------------------ act
@@ -139,14 +181,21 @@ class _Run:
     async def act(self, step: Step, feedback: str) -> str:
         ctx, spec = self.ctx, self.spec
         system = prompts.ACT.format(
-            instructions=spec.instructions, goal=ctx.task.goal or ctx.task.instruction,
-            number=step.index + 1, total=len(self.steps), name=step.name, description=step.description,
+            instructions=spec.instructions,
+            goal=ctx.task.goal or ctx.task.instruction,
+            number=step.index + 1,
+            total=len(self.steps),
+            name=step.name,
+            description=step.description,
             state=prompts.state_slice(ctx.state, ctx.task.budget.max_artifact_bytes_in_context),
         )
         user = step.action_instruction or step.description or step.name
         if feedback:
             user += f"\n\nAn earlier attempt at this step did not pass its check: {feedback}"
-        messages: list[dict[str, Any]] = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": system},
+            {"role": "user", "content": user},
+        ]
         await self.keep_messages(messages)
         for _ in range(spec.max_turns_per_step):
             messages = await self.compact(messages)
@@ -157,7 +206,9 @@ class _Run:
             await self.keep_messages([said, *replies])
             if not answer.tool_calls:
                 return answer.content if isinstance(answer.content, str) else json.dumps(answer.content)
-        raise StepFailed(f"step {step.index + 1} ({step.name}) used its {spec.max_turns_per_step} turns without finishing")
+        raise StepFailed(
+            f"step {step.index + 1} ({step.name}) used its {spec.max_turns_per_step} turns without finishing"
+        )
 
     async def run_tool_calls(self, answer: ModelResponse) -> list[dict[str, Any]]:
         ctx = self.ctx
@@ -169,7 +220,8 @@ class _Run:
             elif call.name == "ask_user":
                 replies[call.id] = await self.ask_user(call.arguments)
             elif call.name not in ctx.tools:
-                replies[call.id] = f"error: there is no tool named {call.name!r}; the tools are: {', '.join(sorted(ctx.tools))}"
+                known = ", ".join(sorted(ctx.tools))
+                replies[call.id] = f"error: there is no tool named {call.name!r}; the tools are: {known}"
             else:
                 real.append(call)
         outcomes = await ctx.call_tools([(c.name, c.arguments) for c in real])
@@ -178,8 +230,10 @@ class _Run:
                 replies[call.id] = f"error: {outcome.error_type}: {outcome.error}"
             else:
                 replies[call.id] = await self.fit(call.name, outcome)
-        return [{"role": "tool", "tool_call_id": c.id, "name": c.name, "content": replies[c.id]}
-                for c in answer.tool_calls]
+        return [
+            {"role": "tool", "tool_call_id": c.id, "name": c.name, "content": replies[c.id]}
+            for c in answer.tool_calls
+        ]
 
     async def update_state(self, arguments: dict[str, Any]) -> str:
         try:
@@ -193,7 +247,7 @@ class _Run:
     async def ask_user(self, arguments: dict[str, Any]) -> str:
         question = arguments.get("question")
         if not isinstance(question, str) or not question.strip():
-            return "error: ask_user needs a question: {\"question\": \"...\"}"
+            return 'error: ask_user needs a question: {"question": "..."}'
         return await self.ctx.ask_user(question.strip())
 
     async def fit(self, tool_name: str, output: Any) -> str:
@@ -206,16 +260,21 @@ class _Run:
             return text
         if tool_name == "read_artifact":  # the slice the model asked for, not another artifact
             return text
-        artifact = Artifact(id=f"{ctx.task_id}-artifact-{len(ctx.state.artifacts) + 1}", task_id=ctx.task_id,
-                            type=f"tool_result.{tool_name}", summary=text[:200].replace("\n", " "), bytes=len(body))
+        artifact = Artifact(
+            id=f"{ctx.task_id}-artifact-{len(ctx.state.artifacts) + 1}",
+            task_id=ctx.task_id,
+            type=f"tool_result.{tool_name}",
+            summary=text[:200].replace("\n", " "),
+            bytes=len(body),
+        )
         if not ctx.replaying:
-            try:
+            with contextlib.suppress(DuplicateRecord):  # stored before a crash, on an earlier run
                 await ctx.store.put_artifact(artifact, body, fence=ctx.lease)
-            except DuplicateRecord:
-                pass
         await ctx.apply_patch({"ops": [{"op": "add_artifact", "artifact": artifact.ref.model_dump()}]})
-        return (f"[the output of {tool_name} is {len(body)} bytes, kept as artifact {artifact.id}; "
-                f"it begins: {artifact.summary!r}; read more with read_artifact]")
+        return (
+            f"[the output of {tool_name} is {len(body)} bytes, kept as artifact {artifact.id}; "
+            f"it begins: {artifact.summary!r}; read more with read_artifact]"
+        )
 
     async def compact(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Summarize older turns (a journaled call) when the history passes its budget."""
@@ -228,10 +287,15 @@ class _Run:
         older = messages[2:cut]
         if not older:
             return messages
-        answer = await self.ctx.call_model({"purpose": "summarize", "messages": [
-            {"role": "system", "content": prompts.SUMMARIZE},
-            {"role": "user", "content": json.dumps(older, ensure_ascii=False)},
-        ]})
+        answer = await self.ctx.call_model(
+            {
+                "purpose": "summarize",
+                "messages": [
+                    {"role": "system", "content": prompts.SUMMARIZE},
+                    {"role": "user", "content": json.dumps(older, ensure_ascii=False)},
+                ],
+            }
+        )
         summary = {"role": "user", "content": f"Summary of the earlier turns of this step: {answer.content}"}
         await self.record("compacted", f"summarized {len(older)} earlier messages of the history")
         return [*messages[:2], summary, *messages[cut:]]
@@ -241,11 +305,20 @@ class _Run:
     async def verify(self, step: Step, report: str) -> tuple[bool, str]:
         if not step.validation_instruction:
             return True, "the step has no check"
-        answer = await self.ctx.call_model({"purpose": "verify", "json_output": True, "messages": [
-            {"role": "system", "content": prompts.VERIFY},
-            {"role": "user", "content": f"Step: {step.name}: {step.description}\n"
-                                        f"Check: {step.validation_instruction}\nThe agent's report: {report}"},
-        ]})
+        answer = await self.ctx.call_model(
+            {
+                "purpose": "verify",
+                "json_output": True,
+                "messages": [
+                    {"role": "system", "content": prompts.VERIFY},
+                    {
+                        "role": "user",
+                        "content": f"Step: {step.name}: {step.description}\n"
+                        f"Check: {step.validation_instruction}\nThe agent's report: {report}",
+                    },
+                ],
+            }
+        )
         try:
             verdict = _json_object(answer.content)
             return bool(verdict["passed"]), str(verdict.get("reason", ""))
@@ -255,15 +328,30 @@ class _Run:
     async def replan(self, failed: Step, reason: str) -> list[Step] | None:
         done = [s for s in self.steps if s.status is StepStatus.COMPLETED]
         try:
-            answer = await self.ctx.call_model({"purpose": "replan", "json_output": True, "messages": [
-                {"role": "system", "content": prompts.REPLAN.format(
-                    done="; ".join(s.name for s in done) or "none", failed=failed.name, reason=reason)},
-                {"role": "user", "content": self.ctx.task.instruction},
-            ]})
+            answer = await self.ctx.call_model(
+                {
+                    "purpose": "replan",
+                    "json_output": True,
+                    "messages": [
+                        {
+                            "role": "system",
+                            "content": prompts.REPLAN.format(
+                                done="; ".join(s.name for s in done) or "none",
+                                failed=failed.name,
+                                reason=reason,
+                            ),
+                        },
+                        {"role": "user", "content": self.ctx.task.instruction},
+                    ],
+                }
+            )
             planned = Plan.model_validate({"steps": _json_object(answer.content).get("steps")}).steps
         except (ValidationError, ValueError, OperationFailed, AttributeError) as error:
-            await self.record("replan_rejected", f"the new plan was not valid ({_short(error)}); the plan stays as it was",
-                              severity=Severity.WARNING)
+            await self.record(
+                "replan_rejected",
+                f"the new plan was not valid ({_short(error)}); the plan stays as it was",
+                severity=Severity.WARNING,
+            )
             return None
         return self._steps_from(planned, len(done))
 
@@ -287,15 +375,21 @@ class _Run:
                 index += 1
                 if index < len(self.steps):
                     self.steps[index] = self.steps[index].transition(StepStatus.CURRENT, attempts=1)
-                await self.record("step_completed", f"step {step.index + 1} done: {step.name}",
-                                  data={"index": step.index, "report": report[:500]})
+                await self.record(
+                    "step_completed",
+                    f"step {step.index + 1} done: {step.name}",
+                    data={"index": step.index, "report": report[:500]},
+                )
                 await self.ctx.checkpoint(steps=self.steps)
                 continue
             if step.attempts < self.spec.max_step_attempts:
                 self.steps[index] = step.model_copy(update={"attempts": step.attempts + 1})
                 feedback = reason
-                await self.record("step_retry", f"step {index + 1} did not pass its check ({reason}); trying it again",
-                                  severity=Severity.WARNING)
+                await self.record(
+                    "step_retry",
+                    f"step {index + 1} did not pass its check ({reason}); trying it again",
+                    severity=Severity.WARNING,
+                )
                 continue
             new_steps = await self.replan(step, reason) if replans < MAX_REPLANS else None
             if new_steps:
@@ -304,14 +398,22 @@ class _Run:
                 new_steps[0] = new_steps[0].transition(StepStatus.CURRENT, attempts=1)
                 self.steps = kept + new_steps
                 feedback = ""
-                await self.ctx.apply_patch({"ops": [{"op": "replace_plan", "plan": [s.name for s in self.steps]}]})
-                await self.record("replanned", f"replanned after step {index + 1} failed ({reason}): "
-                                  + "; ".join(s.name for s in new_steps), severity=Severity.WARNING)
+                await self.ctx.apply_patch(
+                    {"ops": [{"op": "replace_plan", "plan": [s.name for s in self.steps]}]}
+                )
+                await self.record(
+                    "replanned",
+                    f"replanned after step {index + 1} failed ({reason}): "
+                    + "; ".join(s.name for s in new_steps),
+                    severity=Severity.WARNING,
+                )
                 continue
             self.steps[index] = step.transition(StepStatus.FAILED, failure_message=reason)
             for later in range(index + 1, len(self.steps)):
                 self.steps[later] = self.steps[later].transition(StepStatus.CANCELLED)
-            await self.record("step_failed", f"step {index + 1} failed: {step.name}: {reason}", severity=Severity.ERROR)
+            await self.record(
+                "step_failed", f"step {index + 1} failed: {step.name}: {reason}", severity=Severity.ERROR
+            )
             raise StepFailed(f"step {index + 1} ({step.name}) failed: {reason}")
         return report
 
@@ -351,18 +453,30 @@ def _short(error: BaseException) -> str:
 
 
 def _assistant(answer: ModelResponse) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": answer.content if isinstance(answer.content, str)
-                               else (json.dumps(answer.content) if answer.content is not None else None)}
+    message: dict[str, Any] = {
+        "role": "assistant",
+        "content": answer.content
+        if isinstance(answer.content, str)
+        else (json.dumps(answer.content) if answer.content is not None else None),
+    }
     if answer.tool_calls:
         message["tool_calls"] = [
-            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
+            {
+                "id": c.id,
+                "type": "function",
+                "function": {"name": c.name, "arguments": json.dumps(c.arguments)},
+            }
             for c in answer.tool_calls
         ]
     return message
 
 
 def _message_fields(message: dict[str, Any]) -> dict[str, Any]:
-    return {key: message[key] for key in ("role", "content", "tool_calls", "tool_call_id", "name") if message.get(key) is not None}
+    return {
+        key: message[key]
+        for key in ("role", "content", "tool_calls", "tool_call_id", "name")
+        if message.get(key) is not None
+    }
 
 
 def _tokens(messages: list[dict[str, Any]]) -> int:

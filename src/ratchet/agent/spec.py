@@ -103,8 +103,7 @@ def tool_source(tool: Tool) -> str:
     module = sys.modules.get(tool.fn.__module__)
     if module is None or not any(value is tool for value in vars(module).values()):
         raise InputError(
-            f"tool {tool.name} is not defined at the top level of a module; "
-            "a worker could not load it again"
+            f"tool {tool.name} is not defined at the top level of a module; a worker could not load it again"
         )
     file = getattr(module, "__file__", None)
     if module is None or (module.__name__ in ("__main__",) or module.__name__.startswith("ratchet_file_")):

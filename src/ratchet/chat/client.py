@@ -108,8 +108,12 @@ async def run_turn(
         "max_model_calls": max_model_calls or DEFAULT_MAX_MODEL_CALLS,
     }
     return await runtime.run(
-        CHAT_TURN_WORKFLOW, inputs, name=f"chat turn on {session_id}", instruction=message,
-        model=turn_model, task_id=task_id,
+        CHAT_TURN_WORKFLOW,
+        inputs,
+        name=f"chat turn on {session_id}",
+        instruction=message,
+        model=turn_model,
+        task_id=task_id,
     )
 
 
@@ -141,4 +145,6 @@ class ChatClient:
         Raises:
             InputError: the model string names no usable model.
         """
-        return await run_turn(self.runtime, self.session.id, message, model=model, max_model_calls=max_model_calls)
+        return await run_turn(
+            self.runtime, self.session.id, message, model=model, max_model_calls=max_model_calls
+        )

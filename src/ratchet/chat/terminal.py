@@ -47,7 +47,9 @@ async def _open_session(url: str, session: str | None, model: str) -> tuple[str,
     try:
         session_id = session or await client.last_chat(store) or client.DEFAULT_SESSION
         if session_id.startswith(client.INTERNAL_PREFIX):
-            raise InputError(f"session ids starting with {client.INTERNAL_PREFIX!r} are Ratchet's own; choose another")
+            raise InputError(
+                f"session ids starting with {client.INTERNAL_PREFIX!r} are Ratchet's own; choose another"
+            )
         state = await Runtime(store).session(session_id).state()
         if "{turn}" not in model:  # a per-turn model is checked at each turn, where its error is shown
             resolve_model(model)
@@ -65,11 +67,26 @@ async def _start(url: str, session_id: str, model: str) -> tuple[str, str]:
         await store.close()
 
 
-async def _turn(url: str, session_id: str, message: str, *, model: str, turn_model: str,
-                task_id: str, max_model_calls: int) -> tuple[Task, list[dict[str, Any]]]:
+async def _turn(
+    url: str,
+    session_id: str,
+    message: str,
+    *,
+    model: str,
+    turn_model: str,
+    task_id: str,
+    max_model_calls: int,
+) -> tuple[Task, list[dict[str, Any]]]:
     async with Runtime(url) as runtime:
-        task = await client.run_turn(runtime, session_id, message, model=model, max_model_calls=max_model_calls,
-                                     task_id=task_id, turn_model=turn_model)
+        task = await client.run_turn(
+            runtime,
+            session_id,
+            message,
+            model=model,
+            max_model_calls=max_model_calls,
+            task_id=task_id,
+            turn_model=turn_model,
+        )
         return task, await client.ChatClient(runtime, session_id).tasks()
 
 
@@ -89,8 +106,16 @@ def _show_turn(console: Console, task: Task) -> None:
         _say(console, f"the turn did not finish ({task.status_text}): {task.error or ''} [task {task.id}]")
 
 
-def chat_loop(url: str, session: str | None, model: str, *, max_model_calls: int, console: Console,
-              resume_command: Callable[[str], str], read: Callable[[str], str] = input) -> int:
+def chat_loop(
+    url: str,
+    session: str | None,
+    model: str,
+    *,
+    max_model_calls: int,
+    console: Console,
+    resume_command: Callable[[str], str],
+    read: Callable[[str], str] = input,
+) -> int:
     """Chat until the user leaves; return the exit code (0, or 130 after a Ctrl-C).
 
     Args:
@@ -100,8 +125,10 @@ def chat_loop(url: str, session: str | None, model: str, *, max_model_calls: int
         read: reads a line after showing its prompt.
     """
     session_id, tasks = asyncio.run(_open_session(url, session, model))
-    _say(console, f"Chat session {session_id!r}. Type what to do with your tasks; "
-                  "'exit', 'quit' or Ctrl-D leaves.")
+    _say(
+        console,
+        f"Chat session {session_id!r}. Type what to do with your tasks; 'exit', 'quit' or Ctrl-D leaves.",
+    )
     console.print(tasks_table(session_id, tasks))
     while True:
         try:
@@ -122,12 +149,24 @@ def chat_loop(url: str, session: str | None, model: str, *, max_model_calls: int
             _say(console, f"error: {error.message}")
             continue
         try:
-            task, tasks = asyncio.run(_turn(url, session_id, line, model=model, turn_model=turn_model,
-                                            task_id=task_id, max_model_calls=max_model_calls))
+            task, tasks = asyncio.run(
+                _turn(
+                    url,
+                    session_id,
+                    line,
+                    model=model,
+                    turn_model=turn_model,
+                    task_id=task_id,
+                    max_model_calls=max_model_calls,
+                )
+            )
         except KeyboardInterrupt:
             _say(console, "")
-            _say(console, f"Interrupted. The turn is kept as task {task_id}; finish it with: "
-                          + resume_command(task_id))
+            _say(
+                console,
+                f"Interrupted. The turn is kept as task {task_id}; finish it with: "
+                + resume_command(task_id),
+            )
             return EXIT_INTERRUPTED
         _show_turn(console, task)
         console.print(tasks_table(session_id, tasks))

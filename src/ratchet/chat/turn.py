@@ -40,7 +40,9 @@ Current tasks:
 
 def prompt(tasks: list[dict[str, Any]], history: list[dict[str, Any]], message: str) -> list[dict[str, Any]]:
     """The messages of a turn's first model request: the list, the recent exchanges, the message."""
-    messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM.format(tasks=tasklist.describe(tasks))}]
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": SYSTEM.format(tasks=tasklist.describe(tasks))}
+    ]
     for exchange in history[-HISTORY_IN_PROMPT:]:
         messages.append({"role": "user", "content": exchange["user"]})
         messages.append({"role": "assistant", "content": exchange["assistant"]})
@@ -95,7 +97,9 @@ async def chat_turn(
                 reply = f"error: there is no tool {call.name!r}; the tools are {', '.join(MODEL_TOOL_NAMES)}"
             else:
                 outcome = next(outcomes)
-                reply = (f"error: {outcome.error}" if isinstance(outcome, OperationFailed) else _text(outcome))
+                reply = f"error: {outcome.error}" if isinstance(outcome, OperationFailed) else _text(outcome)
             actions.append({"tool": call.name, "arguments": call.arguments, "result": reply})
             messages.append({"role": "tool", "tool_call_id": call.id, "name": call.name, "content": reply})
-    raise TaskStopped(f"the assistant made {max_model_calls} model calls without answering; ask again more simply")
+    raise TaskStopped(
+        f"the assistant made {max_model_calls} model calls without answering; ask again more simply"
+    )

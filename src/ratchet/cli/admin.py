@@ -40,18 +40,12 @@ def resolve_command(
     ],
     retry: Annotated[
         bool,
-        typer.Option(
-            "--retry", help="It did not happen: run it again, with the same idempotency key."
-        ),
+        typer.Option("--retry", help="It did not happen: run it again, with the same idempotency key."),
     ] = False,
-    skip: Annotated[
-        bool, typer.Option("--skip", help="It happened: go on, with no result.")
-    ] = False,
+    skip: Annotated[bool, typer.Option("--skip", help="It happened: go on, with no result.")] = False,
     result: Annotated[
         str | None,
-        typer.Option(
-            "--result", metavar="JSON", help="It happened: go on, with this JSON as its result."
-        ),
+        typer.Option("--result", metavar="JSON", help="It happened: go on, with this JSON as its result."),
     ] = None,
     store: StoreOption = DEFAULT_STORE_URL,
 ) -> None:
@@ -82,9 +76,7 @@ def _parse_json(text: str) -> Any:
         ) from None
 
 
-async def _resolve(
-    url: str, task_id: str, seq: int, *, retry: bool, skip: bool, result: Any
-) -> Operation:
+async def _resolve(url: str, task_id: str, seq: int, *, retry: bool, skip: bool, result: Any) -> Operation:
     """Settle the operation; return it as it was while in doubt."""
     async with open_for_task(url, task_id) as store:
         in_doubt = await store.get_op(task_id, seq)
@@ -103,9 +95,7 @@ def fork_command(
     task_id: TaskArgument,
     checkpoint: Annotated[
         int,
-        typer.Option(
-            "--checkpoint", min=1, metavar="N", help="The checkpoint to start from (from 1)."
-        ),
+        typer.Option("--checkpoint", min=1, metavar="N", help="The checkpoint to start from (from 1)."),
     ],
     store: StoreOption = DEFAULT_STORE_URL,
     as_json: JsonOption = False,
@@ -149,9 +139,7 @@ def gc_command(
     store: StoreOption = DEFAULT_STORE_URL,
     keep: Annotated[
         int | None,
-        typer.Option(
-            "--keep", min=1, metavar="N", help="Keep the newest N checkpoints of each task."
-        ),
+        typer.Option("--keep", min=1, metavar="N", help="Keep the newest N checkpoints of each task."),
     ] = None,
     older_than: Annotated[
         str | None,

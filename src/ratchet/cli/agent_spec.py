@@ -57,9 +57,7 @@ def _checked_model(spec: str) -> str:
 def _checked_tools_file(path: str) -> str:
     file = Path(path).expanduser().resolve()
     if not file.is_file():
-        raise InputError(
-            f"--tools: no file at {file}; give a .py file with @ratchet.tool functions"
-        )
+        raise InputError(f"--tools: no file at {file}; give a .py file with @ratchet.tool functions")
     if file.suffix != ".py":
         raise InputError(
             f"--tools: {path} is not a .py file; give a Python file with @ratchet.tool functions"
@@ -69,9 +67,7 @@ def _checked_tools_file(path: str) -> str:
         raise InputError(f"--tools: {path} defines no tool; mark its functions with @ratchet.tool")
     clashes = sorted(BUILTIN_TOOL_NAMES.intersection(t.name for t in found))
     if clashes:
-        raise InputError(
-            f"--tools: {path} defines {clashes[0]!r}, the name of a built-in tool; rename it"
-        )
+        raise InputError(f"--tools: {path} defines {clashes[0]!r}, the name of a built-in tool; rename it")
     return str(file)
 
 

@@ -77,9 +77,7 @@ def _root(
     ctx: typer.Context,
     show_version: Annotated[
         bool,
-        typer.Option(
-            "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
-        ),
+        typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
     ] = False,
 ) -> None:
     """Ratchet: a durable runtime for LLM agents. Progress only moves forward."""

@@ -24,13 +24,20 @@ __all__ = ["chat_command", "sessions_command"]
 def chat_command(
     model: Annotated[
         str,
-        typer.Option("--model", metavar="M", help="The model: provider:name, e.g. openai:gpt-4o-mini or "
-                     "scripted:FILE.json ('{turn}' in it becomes the turn's number)."),
+        typer.Option(
+            "--model",
+            metavar="M",
+            help="The model: provider:name, e.g. openai:gpt-4o-mini or "
+            "scripted:FILE.json ('{turn}' in it becomes the turn's number).",
+        ),
     ],
     session: Annotated[
         str | None,
-        typer.Option("--session", metavar="NAME",
-                     help="The session keeping the task list (default: the last one used with this store)."),
+        typer.Option(
+            "--session",
+            metavar="NAME",
+            help="The session keeping the task list (default: the last one used with this store).",
+        ),
     ] = None,
     max_model_calls: Annotated[
         int, typer.Option("--max-model-calls", min=1, metavar="N", help="Model calls one turn may make.")
@@ -39,7 +46,11 @@ def chat_command(
 ) -> int:
     """Chat with an assistant that keeps your task list; every turn is a durable task."""
     return chat_loop(
-        store, session, model, max_model_calls=max_model_calls, console=render.console,
+        store,
+        session,
+        model,
+        max_model_calls=max_model_calls,
+        console=render.console,
         resume_command=lambda task_id: render.command("resume", task_id, store_url=store),
     )
 
@@ -63,9 +74,9 @@ def sessions_command(store: StoreOption = DEFAULT_STORE_URL, as_json: JsonOption
     """List sessions, most recently updated first."""
     listed = [_summary(session) for session in run_async(_list_sessions(store))]
     if as_json:
-        json_output.print_json([
-            json_output.session_json(s.session, tasks=s.tasks, turns=s.turns) for s in listed
-        ])
+        json_output.print_json(
+            [json_output.session_json(s.session, tasks=s.tasks, turns=s.turns) for s in listed]
+        )
         return
     if not listed:
         render.print_line(f"no sessions in {redact_url(store)}")

@@ -55,9 +55,8 @@ def demo_command(
         console.print(Text(f"demo failed: {failure}", style="bold red"), soft_wrap=True)
         _point_to(paths, None)  # kept even without --keep: what went wrong is in there
         raise typer.Exit(EXIT_FAILED) from None
-    except Exception as error:  # noqa: BLE001 -- the demo's promise: say what broke, exit 1
-        console.print(Text(f"demo failed: {type(error).__name__}: {error}", style="bold red"),
-                      soft_wrap=True)
+    except Exception as error:
+        console.print(Text(f"demo failed: {type(error).__name__}: {error}", style="bold red"), soft_wrap=True)
         _point_to(paths, None)
         raise typer.Exit(EXIT_FAILED) from None
     except KeyboardInterrupt:
@@ -96,10 +95,15 @@ def _demo_paths(url: str | None) -> tuple[DemoPaths, bool]:
 
 def _point_to(paths: DemoPaths, task_id: str | None) -> None:
     store = f"--store {paths.store_url}"
-    look = (f"`ratchet show {task_id} {store}`, `ratchet events {task_id} {store}`"
-            if task_id else f"`ratchet tasks {store}`")
-    print_line(f"The demo's files stay in {paths.directory}. Look around with {look}, "
-               f"or `sqlite3 {paths.ledger} 'select * from effects'`.")
+    look = (
+        f"`ratchet show {task_id} {store}`, `ratchet events {task_id} {store}`"
+        if task_id
+        else f"`ratchet tasks {store}`"
+    )
+    print_line(
+        f"The demo's files stay in {paths.directory}. Look around with {look}, "
+        f"or `sqlite3 {paths.ledger} 'select * from effects'`."
+    )
 
 
 def _clean_up(paths: DemoPaths, kept: bool) -> None:

@@ -60,9 +60,7 @@ LeaseTtlOption = Annotated[
 
 # --------------------------------------------------------------------------- the agent (run, submit)
 
-InstructionArgument = Annotated[
-    str, typer.Argument(metavar="INSTRUCTION", help="What the agent should do.")
-]
+InstructionArgument = Annotated[str, typer.Argument(metavar="INSTRUCTION", help="What the agent should do.")]
 ModelOption = Annotated[
     str,
     typer.Option(

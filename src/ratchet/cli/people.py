@@ -85,12 +85,11 @@ def _json_object(text: str) -> dict[str, Any]:
     except json.JSONDecodeError as error:
         raise InputError(
             f"--edit-args is not JSON ({error}); quote it for the shell, "
-            f"e.g. --edit-args '{{\"to\": \"ops@example.com\"}}'"
+            f'e.g. --edit-args \'{{"to": "ops@example.com"}}\''
         ) from None
     if not isinstance(value, dict):
         raise InputError(
-            "--edit-args must be a JSON object of the tool's arguments, "
-            "e.g. '{\"to\": \"ops@example.com\"}'"
+            '--edit-args must be a JSON object of the tool\'s arguments, e.g. \'{"to": "ops@example.com"}\''
         )
     return value
 

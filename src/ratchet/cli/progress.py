@@ -183,11 +183,7 @@ class Watcher:
             after = self.last_event.seq if self.last_event else 0
             events = await tx.list_events(self.task_id, after_seq=after)
             ops = {op.seq: op for op in await tx.list_ops(self.task_id, after_seq=self.settled_seq)}
-        changed = [
-            op
-            for op in ops.values()
-            if op.kind is OpKind.TOOL and self.tool_calls.get(op.seq) != op
-        ]
+        changed = [op for op in ops.values() if op.kind is OpKind.TOOL and self.tool_calls.get(op.seq) != op]
         self.tool_calls.update((op.seq, op) for op in changed)
         while (op := ops.get(self.settled_seq + 1)) is not None and _is_final(op):
             self.settled_tokens += _tokens(op)
@@ -239,9 +235,7 @@ class _Lines(Screen):
 
     def created(self, task_id: str, url: str) -> None:
         show = render.command("show", task_id, store_url=url)
-        render.print_line(
-            f"task {task_id} created; it runs here (`{show}` shows it from elsewhere)"
-        )
+        render.print_line(f"task {task_id} created; it runs here (`{show}` shows it from elsewhere)")
         render.flush()
 
     def show(self, seen: Seen) -> None:

@@ -216,12 +216,17 @@ def _print_approvals(task: Task, approvals: list[Approval], *, store_url: str) -
         table.add_column(header, overflow="fold")
     for approval in approvals:
         table.add_row(
-            str(approval.seq), approval.tool, json.dumps(approval.arguments, ensure_ascii=False),
-            "-" if approval.step is None else str(approval.step + 1), approval.why,
+            str(approval.seq),
+            approval.tool,
+            json.dumps(approval.arguments, ensure_ascii=False),
+            "-" if approval.step is None else str(approval.step + 1),
+            approval.why,
         )
     console.print(table)
-    print_line(f"Approve it: `{command('approve', task.id, store_url=store_url)}` "
-               "(add --edit-args JSON to change its arguments)")
+    print_line(
+        f"Approve it: `{command('approve', task.id, store_url=store_url)}` "
+        "(add --edit-args JSON to change its arguments)"
+    )
     print_line(f"Deny it:    `{command('deny', task.id, '--reason', 'TEXT', store_url=store_url)}`")
 
 
@@ -238,13 +243,9 @@ def _print_in_doubt(task: Task, ops: list[Operation], *, store_url: str) -> None
     for header in ("seq", "tool", "arguments", "attempt", "started"):
         table.add_column(header, overflow="fold")
     for op in ops:
-        table.add_row(
-            str(op.seq), op.name, json.dumps(op.input), str(op.attempt), format_time(op.started_at)
-        )
+        table.add_row(str(op.seq), op.name, json.dumps(op.input), str(op.attempt), format_time(op.started_at))
     console.print(table)
-    print_line(
-        "Each may or may not have happened; nobody knows. Look at the outside system, then settle it:"
-    )
+    print_line("Each may or may not have happened; nobody knows. Look at the outside system, then settle it:")
     choices = (
         ("--retry", "it did not happen: run it again"),
         ("--skip", "it happened: go on, with no result"),
@@ -296,9 +297,7 @@ def print_outcome(outcome: Outcome, *, store_url: str) -> None:
     elif task.waiting_on is WaitReason.INPUT:
         if outcome.question is not None:
             print_line(f"waits for an answer to: {outcome.question}")
-        print_line(
-            f"It waits for an answer: `{command('answer', task.id, 'TEXT', store_url=store_url)}`."
-        )
+        print_line(f"It waits for an answer: `{command('answer', task.id, 'TEXT', store_url=store_url)}`.")
     elif not task.status.is_terminal:
         when = f"at {format_time(outcome.wakes_at)}" if outcome.wakes_at else "later"
         print_line(
@@ -330,8 +329,9 @@ def print_schedules(found: Sequence[tuple[Schedule, dt.datetime]]) -> None:
         table.add_column(column, overflow="fold")
     for schedule, due in found:
         due_utc = due.astimezone(dt.UTC)
-        table.add_row(schedule.id, schedule.cron, f"{due_utc:%Y-%m-%d %H:%M:%S}",
-                      schedule.template.instruction)
+        table.add_row(
+            schedule.id, schedule.cron, f"{due_utc:%Y-%m-%d %H:%M:%S}", schedule.template.instruction
+        )
     print_table(table)
 
 

@@ -44,9 +44,7 @@ def resume_command(
     store: StoreOption = DEFAULT_STORE_URL,
     force: Annotated[
         bool,
-        typer.Option(
-            "--force", help="Resume even from a checkpoint older than its workflow trusts."
-        ),
+        typer.Option("--force", help="Resume even from a checkpoint older than its workflow trusts."),
     ] = False,
     lease_ttl: LeaseTtlOption = DEFAULT_LEASE_TTL,
     as_json: Annotated[
@@ -63,9 +61,7 @@ def resume_command(
     make_cwd_importable()
     progress = None if as_json else render.print_event
     try:
-        outcome = run_async(
-            _resume(store, task_id, force=force, lease_ttl=lease_ttl, progress=progress)
-        )
+        outcome = run_async(_resume(store, task_id, force=force, lease_ttl=lease_ttl, progress=progress))
     except KeyboardInterrupt:
         say_stopped("interrupted", task_id, store)
         raise typer.Exit(EXIT_INTERRUPTED) from None
@@ -133,9 +129,7 @@ async def _refuse_in_doubt(store: StateStore, task_id: str, url: str) -> None:
 class _EventTail:
     """Prints a task's new events while it runs here (the progress of a long run)."""
 
-    def __init__(
-        self, store: StateStore, task_id: str, printer: render.EventPrinter | None
-    ) -> None:
+    def __init__(self, store: StateStore, task_id: str, printer: render.EventPrinter | None) -> None:
         self.store, self.task_id, self.printer = store, task_id, printer
         self.last_seq = 0
 

@@ -77,9 +77,7 @@ def run_command(
     ] = False,
     as_json: Annotated[
         bool,
-        typer.Option(
-            "--json", help="No progress; end with one JSON line: status, result, steps, usage."
-        ),
+        typer.Option("--json", help="No progress; end with one JSON line: status, result, steps, usage."),
     ] = False,
     store: StoreOption = DEFAULT_STORE_URL,
 ) -> None:
@@ -92,9 +90,7 @@ def run_command(
     if not instruction.strip():
         raise InputError("the instruction is empty; say what the agent should do")
     if detach and store.partition(":")[0].strip().lower() == "memory":
-        raise InputError(
-            "--detach with a memory:// store would lose the task at once; use sqlite:///PATH"
-        )
+        raise InputError("--detach with a memory:// store would lose the task at once; use sqlite:///PATH")
     agent = build_agent(
         model=model,
         tool_files=tools or [],
@@ -121,9 +117,7 @@ def run_command(
     elif detach:
         print(progress.task.id)
         run_it = render.command("resume", progress.task.id, store_url=store)
-        print(
-            f"queued: run it with `{run_it}`, or let a `ratchet worker` pick it up", file=sys.stderr
-        )
+        print(f"queued: run it with `{run_it}`, or let a `ratchet worker` pick it up", file=sys.stderr)
     else:
         assert outcome is not None
         render.print_outcome(outcome, store_url=store)
@@ -154,9 +148,7 @@ async def _run(
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, this_run.cancel)
     async with open_store_for(url, create=True) as store:
         runtime = Runtime(store)
-        task_id = await runtime.submit(
-            agent, instruction=instruction, deadline=deadline, queue=detach
-        )
+        task_id = await runtime.submit(agent, instruction=instruction, deadline=deadline, queue=detach)
         started.task_id = task_id
         watcher = Watcher(store, task_id)
         if detach:
@@ -233,9 +225,7 @@ def cancel_command(
     bad input (exit 2).
     """
     done = run_async(_cancel(store, task_id, reason))
-    render.print_line(
-        f"task {task_id} cancelled (it was {done.before.status_text}): {done.task.error}"
-    )
+    render.print_line(f"task {task_id} cancelled (it was {done.before.status_text}): {done.task.error}")
     if done.steps_cancelled:
         names = ", ".join(step.name for step in done.steps_cancelled)
         render.print_line(f"steps cancelled: {len(done.steps_cancelled)} ({names})")
@@ -267,8 +257,6 @@ async def _cancel(url: str, task_id: str, reason: str) -> _Cancellation:
     return _Cancellation(
         before=before,
         task=task,
-        steps_cancelled=[
-            s for s in steps if s.index in open_steps and s.status is StepStatus.CANCELLED
-        ],
+        steps_cancelled=[s for s in steps if s.index in open_steps and s.status is StepStatus.CANCELLED],
         holder=lease if lease is not None and lease.is_live() else None,
     )

@@ -91,9 +91,7 @@ def submit_command(
     ] = None,
     as_json: Annotated[
         bool,
-        typer.Option(
-            "--json", help="Print one JSON object: the task (or schedule) id and when it starts."
-        ),
+        typer.Option("--json", help="Print one JSON object: the task (or schedule) id and when it starts."),
     ] = False,
     store: StoreOption = DEFAULT_STORE_URL,
 ) -> None:
@@ -168,9 +166,7 @@ async def _schedule(
 def schedules_command(
     delete: Annotated[
         str | None,
-        typer.Option(
-            "--delete", metavar="ID", help="Stop this schedule: no more tasks are made from it."
-        ),
+        typer.Option("--delete", metavar="ID", help="Stop this schedule: no more tasks are made from it."),
     ] = None,
     store: StoreOption = DEFAULT_STORE_URL,
     as_json: JsonOption = False,
@@ -178,9 +174,7 @@ def schedules_command(
     """List the schedules (`ratchet submit --every`), soonest due first; or delete one."""
     if delete is not None:
         if not run_async(_delete(store, delete)):
-            raise InputError(
-                f"no schedule {delete!r} in {redact_url(store)}; `ratchet schedules` lists them"
-            )
+            raise InputError(f"no schedule {delete!r} in {redact_url(store)}; `ratchet schedules` lists them")
         render.print_line(f"schedule {delete} deleted; the tasks it made are kept")
         return
     found = run_async(_list(store))

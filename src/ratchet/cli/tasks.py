@@ -50,8 +50,7 @@ def tasks_command(
             "--status",
             metavar="STATUS",
             autocompletion=complete_status,
-            help="Only tasks with this status: queued, running, waiting, completed, failed "
-            "or cancelled.",
+            help="Only tasks with this status: queued, running, waiting, completed, failed or cancelled.",
         ),
     ] = None,
     as_json: JsonOption = False,
@@ -116,9 +115,7 @@ def _print_event_json(event: Event) -> None:
     json_output.print_json_line(json_output.event_json(event))
 
 
-async def _print_events(
-    url: str, task_id: str, *, follow: bool, printer: render.EventPrinter
-) -> None:
+async def _print_events(url: str, task_id: str, *, follow: bool, printer: render.EventPrinter) -> None:
     async with open_for_task(url, task_id) as store, store.changes(events_topic(task_id)) as feed:
         last_seq = 0
         while True:

@@ -100,9 +100,7 @@ async def in_doubt_ops(tx: StoreOps, task: Task) -> list[Operation]:
     if task.waiting_on is not WaitReason.IN_DOUBT:
         return []
     return [
-        op
-        for op in await tx.list_ops(task.id)
-        if op.status is OpStatus.STARTED and op.kind is OpKind.TOOL
+        op for op in await tx.list_ops(task.id) if op.status is OpStatus.STARTED and op.kind is OpKind.TOOL
     ]
 
 
@@ -124,11 +122,7 @@ async def load_outcome(tx: StoreOps, task: Task) -> Outcome:
     wakes_at = None
     if task.waiting_on is WaitReason.TIMER:
         now = utcnow()  # a trigger already due is a start the run here made moot
-        times = [
-            trigger.fire_at
-            for trigger in await tx.list_triggers(task.id)
-            if trigger.fire_at > now
-        ]
+        times = [trigger.fire_at for trigger in await tx.list_triggers(task.id) if trigger.fire_at > now]
         wakes_at = min(times, default=None)
     return Outcome(
         task=task,

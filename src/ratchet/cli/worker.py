@@ -98,17 +98,13 @@ def _import_workflows(source: str) -> None:
         load_module(source)
     except RatchetError:
         raise
-    except Exception as error:  # noqa: BLE001 -- the user's module failed while it was imported
-        raise InputError(
-            f"cannot import workflows from {source}: {type(error).__name__}: {error}"
-        ) from None
+    except Exception as error:
+        raise InputError(f"cannot import workflows from {source}: {type(error).__name__}: {error}") from None
 
 
 def _log_to_stderr() -> None:
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(
-        logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%H:%M:%S")
-    )
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%H:%M:%S"))
     logging.basicConfig(level=logging.WARNING, handlers=[handler])
     logging.getLogger("ratchet").setLevel(logging.INFO)
 

@@ -110,8 +110,9 @@ def tally(invocations: Sequence[Invocation], effects: Sequence[Effect]) -> list[
     ]
 
 
-def problems(task: Task, ops: Sequence[Operation], runs: Sequence[OpRun],
-             tallies: Sequence[ToolTally]) -> list[str]:
+def problems(
+    task: Task, ops: Sequence[Operation], runs: Sequence[OpRun], tallies: Sequence[ToolTally]
+) -> list[str]:
     """Everything that contradicts "every effect exactly once"; empty when the demo proved it."""
     found = []
     if task.status is not TaskStatus.COMPLETED:

@@ -115,8 +115,7 @@ class Ledger:
             cursor = conn.execute(
                 "INSERT OR IGNORE INTO effects (idempotency_key, task_id, tool, detail, pid, done_at)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
-                (key, task_id, tool, json.dumps(detail, sort_keys=True), os.getpid(),
-                 utcnow().isoformat()),
+                (key, task_id, tool, json.dumps(detail, sort_keys=True), os.getpid(), utcnow().isoformat()),
             )
             return cursor.rowcount == 1
 
@@ -126,8 +125,7 @@ class Ledger:
             return []
         with self._connect() as conn:
             rows = conn.execute(
-                "SELECT tool, idempotency_key, attempt, pid FROM invocations"
-                " WHERE task_id = ? ORDER BY id",
+                "SELECT tool, idempotency_key, attempt, pid FROM invocations WHERE task_id = ? ORDER BY id",
                 (task_id,),
             ).fetchall()
         return [Invocation(tool, key, attempt, pid) for tool, key, attempt, pid in rows]

@@ -46,8 +46,13 @@ def deploy_agent(script: Path) -> Agent:
     return Agent(
         name="deploy service-x",
         instructions="You deploy services: check, build, push, apply the manifest, verify.",
-        tools=[tools.check_status, tools.build_image, tools.push_image, tools.apply_manifest,
-               tools.verify_rollout],
+        tools=[
+            tools.check_status,
+            tools.build_image,
+            tools.push_image,
+            tools.apply_manifest,
+            tools.verify_rollout,
+        ],
         model=f"scripted:{script}",
         # The demo runs unattended: no risk level waits for a person's approval.
         constraints=Constraints(human_in_the_loop=HumanInTheLoop(required_for_risk_levels=[])),
@@ -147,11 +152,15 @@ class WorkerProcess:
         """Start worker `number` on the task; `after` is the pid of the worker it follows."""
         argv = [sys.executable, "-m", "ratchet", "resume", task_id, "--store", paths.store_url]
         env = {key: value for key, value in os.environ.items() if key != "RATCHET_CRASH_AT"}
-        env.update({LEDGER_ENV: str(paths.ledger), "RATCHET_HOME": str(paths.directory),
-                    "PYTHONUNBUFFERED": "1"})
+        env.update(
+            {LEDGER_ENV: str(paths.ledger), "RATCHET_HOME": str(paths.directory), "PYTHONUNBUFFERED": "1"}
+        )
         process = await asyncio.create_subprocess_exec(
-            *argv, cwd=paths.directory, env=env,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+            *argv,
+            cwd=paths.directory,
+            env=env,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
         )
         report.worker_started(number, process.pid, argv, after=after)
         return cls(number, process, report)
@@ -185,9 +194,7 @@ class WorkerProcess:
             await self.kill()
 
 
-async def _kill_during_apply(
-    worker: WorkerProcess, ledger: Ledger, task_id: str, report: Report
-) -> None:
+async def _kill_during_apply(worker: WorkerProcess, ledger: Ledger, task_id: str, report: Report) -> None:
     """Watch the ledger until apply_manifest has started and not taken effect; then SIGKILL."""
     deadline = time.monotonic() + APPLY_START_TIMEOUT
     while True:
@@ -234,4 +241,3 @@ def _environment(**values: str) -> Iterator[None]:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
-

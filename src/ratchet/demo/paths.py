@@ -23,5 +23,9 @@ class DemoPaths:
     @classmethod
     def beside(cls, directory: Path, store_url: str) -> DemoPaths:
         """The demo's files in `directory`, with the store `store_url` (a SQLite file there)."""
-        return cls(directory=directory, store_url=store_url, ledger=directory / LEDGER_NAME,
-                   script=directory / SCRIPT_NAME)
+        return cls(
+            directory=directory,
+            store_url=store_url,
+            ledger=directory / LEDGER_NAME,
+            script=directory / SCRIPT_NAME,
+        )

@@ -43,10 +43,17 @@ def check_status(service: str, environment: str, ctx: ToolContext) -> dict[str, 
     """Report which version of a service runs in an environment, and whether it is healthy."""
     ledger = _begin("check_status", ctx)
     time.sleep(WORK_SECONDS)
-    return _effect(ledger, "check_status", ctx, {
-        "service": service, "environment": environment,
-        "running_version": CURRENT_VERSION, "healthy": True,
-    })
+    return _effect(
+        ledger,
+        "check_status",
+        ctx,
+        {
+            "service": service,
+            "environment": environment,
+            "running_version": CURRENT_VERSION,
+            "healthy": True,
+        },
+    )
 
 
 @tool(risk=RiskLevel.WRITE_LOCAL)
@@ -72,9 +79,17 @@ def apply_manifest(service: str, environment: str, image: str, ctx: ToolContext)
     """Apply the service's manifest to an environment, rolling it out to the new image."""
     ledger = _begin("apply_manifest", ctx)
     time.sleep(APPLY_SECONDS)  # the rollout takes a while: the moment the demo crashes in
-    return _effect(ledger, "apply_manifest", ctx, {
-        "service": service, "environment": environment, "image": image, "replicas": 3,
-    })
+    return _effect(
+        ledger,
+        "apply_manifest",
+        ctx,
+        {
+            "service": service,
+            "environment": environment,
+            "image": image,
+            "replicas": 3,
+        },
+    )
 
 
 @tool(risk=RiskLevel.READ_ONLY)
@@ -84,7 +99,15 @@ def verify_rollout(service: str, environment: str, ctx: ToolContext) -> dict[str
     time.sleep(WORK_SECONDS)
     applied = [e for e in ledger.effects(ctx.task_id) if e.tool == "apply_manifest"]
     image = applied[-1].detail["image"] if applied else None
-    return _effect(ledger, "verify_rollout", ctx, {
-        "service": service, "environment": environment, "image": image,
-        "ready_replicas": 3 if image else 0, "ready": bool(image),
-    })
+    return _effect(
+        ledger,
+        "verify_rollout",
+        ctx,
+        {
+            "service": service,
+            "environment": environment,
+            "image": image,
+            "ready_replicas": 3 if image else 0,
+            "ready": bool(image),
+        },
+    )

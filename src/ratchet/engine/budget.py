@@ -9,7 +9,7 @@ from typing import Any
 from ..errors import BudgetExceeded, DeadlineExceeded
 from ..model import Task, utcnow
 
-__all__ = ["BudgetTracker", "PRESSURE_AT"]
+__all__ = ["PRESSURE_AT", "BudgetTracker"]
 
 PRESSURE_AT = 0.8
 

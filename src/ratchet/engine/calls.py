@@ -193,4 +193,3 @@ class Call:
 
 def error_text(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
-

@@ -270,7 +270,9 @@ class Context:
         recorded = self.journal.lookup(seq)
         if recorded is not None:
             if recorded.name != name or recorded.kind is not kind:
-                raise NonDeterminismError(self.task_id, seq, f"{recorded.kind} {recorded.name}", f"{kind} {name}")
+                raise NonDeterminismError(
+                    self.task_id, seq, f"{recorded.kind} {recorded.name}", f"{kind} {name}"
+                )
             return seq, recorded.output, True
         op = Operation(
             task_id=self.task_id,
@@ -312,7 +314,9 @@ class Context:
                 WaitReason.TIMER,
                 f"sleeping until {wake_at:%Y-%m-%d %H:%M:%S} UTC",
                 trigger=Trigger(
-                    kind="wake", task_id=self.task_id, fire_at=wake_at,
+                    kind="wake",
+                    task_id=self.task_id,
+                    fire_at=wake_at,
                     dedupe_key=f"{self.task_id}:wake:{seq}",
                 ),
                 crash_at="during_sleep",
@@ -330,7 +334,9 @@ class Context:
             WaitReason.TIMER,
             f"{call.name} (operation {call.seq}) waits until {when:%H:%M:%S} UTC for attempt {call.attempt}",
             trigger=Trigger(
-                kind="wake", task_id=self.task_id, fire_at=when,
+                kind="wake",
+                task_id=self.task_id,
+                fire_at=when,
                 dedupe_key=f"{self.task_id}:retry:{call.seq}:{call.attempt}",
             ),
         )
@@ -349,8 +355,12 @@ class Context:
             raise NonDeterminismError(self.task_id, seq, f"{asked.kind} {asked.name}", "question ask_user")
         if asked is None:
             asked = Operation(
-                task_id=self.task_id, seq=seq, kind=OpKind.QUESTION, name="ask_user",
-                idempotency_key=f"{self.task_id}:{seq}", status=OpStatus.STARTED,
+                task_id=self.task_id,
+                seq=seq,
+                kind=OpKind.QUESTION,
+                name="ask_user",
+                idempotency_key=f"{self.task_id}:{seq}",
+                status=OpStatus.STARTED,
                 input={"question": question},
             )
             await self.store.record_op_started(asked, fence=self.lease)
@@ -363,7 +373,9 @@ class Context:
             )
         answer = str(asked.output)
         if question in self.state.open_questions:
-            await self.apply_patch({"ops": [{"op": "resolve_question", "question": question, "answer": answer}]})
+            await self.apply_patch(
+                {"ops": [{"op": "resolve_question", "question": question, "answer": answer}]}
+            )
         return answer
 
     # ------------------------------------------------------------------ state and steps
@@ -375,14 +387,21 @@ class Context:
         recorded = self.journal.lookup(seq)
         if recorded is not None:
             if recorded.kind is not OpKind.STATE:
-                raise NonDeterminismError(self.task_id, seq, f"{recorded.kind} {recorded.name}", "state apply_patch")
+                raise NonDeterminismError(
+                    self.task_id, seq, f"{recorded.kind} {recorded.name}", "state apply_patch"
+                )
             self.state = StatePatch.model_validate(recorded.input).apply(self.state)
             return self.state
         new_state = patch.apply(self.state)
         op = Operation(
-            task_id=self.task_id, seq=seq, kind=OpKind.STATE, name="apply_patch",
-            idempotency_key=f"{self.task_id}:{seq}", status=OpStatus.SUCCEEDED,
-            input=patch.model_dump(mode="json"), finished_at=utcnow(),
+            task_id=self.task_id,
+            seq=seq,
+            kind=OpKind.STATE,
+            name="apply_patch",
+            idempotency_key=f"{self.task_id}:{seq}",
+            status=OpStatus.SUCCEEDED,
+            input=patch.model_dump(mode="json"),
+            finished_at=utcnow(),
         )
         task = self.task.model_copy(update={"state": new_state, "updated_at": utcnow()})
         ops = ", ".join(o.op for o in patch.ops)
@@ -390,8 +409,12 @@ class Context:
             await tx.record_op_finished(op)
             await tx.update_task(task)
             await tx.append_event(
-                Event(task_id=self.task_id, kind="state", message=f"state changed: {ops}",
-                      data={"seq": seq, "patch": op.input})
+                Event(
+                    task_id=self.task_id,
+                    kind="state",
+                    message=f"state changed: {ops}",
+                    data={"seq": seq, "patch": op.input},
+                )
             )
         self.journal.recorded[seq] = op
         self.state, self.task = new_state, task
@@ -413,14 +436,25 @@ class Context:
             return
         if stored is None:
             await self.budget.check()
-            stored = Step(task_id=self.task_id, index=index, name=name, description=description,
-                          status=StepStatus.CURRENT, attempts=1)
+            stored = Step(
+                task_id=self.task_id,
+                index=index,
+                name=name,
+                description=description,
+                status=StepStatus.CURRENT,
+                attempts=1,
+            )
             self._steps[index] = stored
             async with self.store.transaction(fence=self.lease) as tx:
                 await tx.replace_steps(self.task_id, [self._steps[i] for i in sorted(self._steps)])
-                await tx.append_event(Event(task_id=self.task_id, kind="step_started",
-                                            message=f"step {index + 1} started: {name}",
-                                            display_message=f"Step {index + 1}: {name}"))
+                await tx.append_event(
+                    Event(
+                        task_id=self.task_id,
+                        kind="step_started",
+                        message=f"step {index + 1} started: {name}",
+                        display_message=f"Step {index + 1}: {name}",
+                    )
+                )
         self._current_step = index
         try:
             if timeout is None:
@@ -447,9 +481,14 @@ class Context:
         severity = Severity.INFO if status is StepStatus.COMPLETED else Severity.ERROR
         async with self.store.transaction(fence=self.lease) as tx:
             await tx.update_step(step)
-            await tx.append_event(Event(task_id=self.task_id, kind=f"step_{status}", severity=severity,
-                                        message=f"step {index + 1} {status}: {step.name}"
-                                        + (f" ({failure})" if failure else "")))
+            await tx.append_event(
+                Event(
+                    task_id=self.task_id,
+                    kind=f"step_{status}",
+                    severity=severity,
+                    message=f"step {index + 1} {status}: {step.name}" + (f" ({failure})" if failure else ""),
+                )
+            )
             if status is StepStatus.COMPLETED:
                 await self._write_checkpoint(tx)
 
@@ -485,7 +524,11 @@ class Context:
         return checkpoint
 
     async def emit(
-        self, message: str, *, kind: str = "note", severity: Severity = Severity.INFO,
+        self,
+        message: str,
+        *,
+        kind: str = "note",
+        severity: Severity = Severity.INFO,
         data: dict[str, JsonValue] | None = None,
     ) -> None:
         """Record a progress event, once (a resume does not record it again)."""
@@ -501,8 +544,14 @@ class Context:
         self.task = self.task.model_copy(update={"state": self.state})
 
         async def write(tx: StoreOps) -> None:
-            await tx.append_event(Event(task_id=self.task_id, kind="budget_pressure", severity=Severity.WARNING,
-                                        message=f"budget pressure: {figure} used (80 % or more)"))
+            await tx.append_event(
+                Event(
+                    task_id=self.task_id,
+                    kind="budget_pressure",
+                    severity=Severity.WARNING,
+                    message=f"budget pressure: {figure} used (80 % or more)",
+                )
+            )
 
         await self.progress(write)
 
@@ -521,9 +570,15 @@ class Context:
             if trigger is not None:
                 await tx.put_trigger(trigger)
             await tx.update_task(task)
-            await tx.append_event(Event(task_id=self.task_id, kind="waiting", message=message,
-                                        display_message=f"waiting ({reason}): {message}",
-                                        data={"reason": str(reason), **(data or {})}))
+            await tx.append_event(
+                Event(
+                    task_id=self.task_id,
+                    kind="waiting",
+                    message=message,
+                    display_message=f"waiting ({reason}): {message}",
+                    data={"reason": str(reason), **(data or {})},
+                )
+            )
         self.task = task
         if crash_at is not None:
             crash_point(crash_at)

@@ -17,7 +17,7 @@ import asyncio
 import datetime as dt
 import functools
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 from pydantic import JsonValue
 
@@ -90,8 +90,10 @@ class EventsMiddleware:
     async def __call__(self, call: Call, proceed: Proceed) -> JsonValue:
         if _will_replay(call):
             return await proceed(call)
-        noteworthy = self.every_call or call.kind is OpKind.MODEL or (
-            call.tool is not None and call.tool.risk is RiskLevel.EXTERNAL_ACTION
+        noteworthy = (
+            self.every_call
+            or call.kind is OpKind.MODEL
+            or (call.tool is not None and call.tool.risk is RiskLevel.EXTERNAL_ACTION)
         )
         if noteworthy and call.kind is OpKind.TOOL:
             described = call.describe()
@@ -248,7 +250,7 @@ class JournalMiddleware:
                 return verdict.result
             if verdict.verdict == "run_again":
                 return _LIVE
-        await context.suspend(
+        return await context.suspend(  # never returns: the task waits for a person
             WaitReason.IN_DOUBT,
             f"{call.describe()} (operation {call.seq}) was in flight when the worker stopped and "
             f"may or may not have happened; settle it with `ratchet resolve {call.task_id} "

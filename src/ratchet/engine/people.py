@@ -82,7 +82,9 @@ async def require_approval(ctx: Context, call: Call) -> None:
         call.input = dict(approval.edited_arguments)
 
 
-async def _wait_for_approval(ctx: Context, call: Call, approval: Approval | None, required: list[str]) -> None:
+async def _wait_for_approval(
+    ctx: Context, call: Call, approval: Approval | None, required: list[str]
+) -> None:
     assert call.tool is not None
     if approval is None:
         why = (
@@ -90,14 +92,22 @@ async def _wait_for_approval(ctx: Context, call: Call, approval: Approval | None
             f"person's approval for {', '.join(required)}"
         )
         approval = await ctx.store.request_approval(
-            Approval(task_id=ctx.task_id, seq=call.seq, tool=call.name, arguments=call.input,
-                     step=ctx.current_step, why=why),
+            Approval(
+                task_id=ctx.task_id,
+                seq=call.seq,
+                tool=call.name,
+                arguments=call.input,
+                step=ctx.current_step,
+                why=why,
+            ),
             fence=ctx.lease,
         )
     trigger = None
     if ctx.task.approval_timeout is not None:
         trigger = Trigger(
-            kind=APPROVAL_TIMEOUT_TRIGGER, task_id=ctx.task_id, payload={"seq": call.seq},
+            kind=APPROVAL_TIMEOUT_TRIGGER,
+            task_id=ctx.task_id,
+            payload={"seq": call.seq},
             fire_at=approval.requested_at + dt.timedelta(seconds=ctx.task.approval_timeout),
             dedupe_key=f"{ctx.task_id}:{APPROVAL_TIMEOUT_TRIGGER}:{call.seq}",
         )
@@ -138,9 +148,19 @@ async def settle_approval(
         else:
             message = f"a person denied {approval.tool} (operation {approval.seq}): {reason}"
         return await _decide(
-            tx, task, approval, approve=approve, edit_args=edit_args, reason=reason,
-            event=Event(task_id=task_id, kind="approved" if approve else "denied", message=message,
-                        display_message=message, data={"seq": approval.seq, "tool": approval.tool}),
+            tx,
+            task,
+            approval,
+            approve=approve,
+            edit_args=edit_args,
+            reason=reason,
+            event=Event(
+                task_id=task_id,
+                kind="approved" if approve else "denied",
+                message=message,
+                display_message=message,
+                data={"seq": approval.seq, "tool": approval.tool},
+            ),
         )
 
 
@@ -158,29 +178,50 @@ async def expire_approval(tx: StoreOps, trigger: Trigger) -> Approval | None:
     except TaskNotFound:
         return None
     approval = await tx.get_approval(trigger.task_id, seq)
-    if (task.waiting_on is not WaitReason.APPROVAL or approval is None
-            or approval.status is not ApprovalStatus.PENDING):
+    if (
+        task.waiting_on is not WaitReason.APPROVAL
+        or approval is None
+        or approval.status is not ApprovalStatus.PENDING
+    ):
         return None
     reason = f"approval timed out after {task.approval_timeout or 0:g} s"
     return await _decide(
-        tx, task, approval, approve=False, reason=reason,
-        event=Event(task_id=task.id, kind="approval_timed_out", severity=Severity.WARNING,
-                    message=f"{approval.tool} (operation {seq}) was denied: {reason}",
-                    display_message=f"approval timed out: {approval.tool} denied",
-                    data={"seq": seq, "tool": approval.tool}),
+        tx,
+        task,
+        approval,
+        approve=False,
+        reason=reason,
+        event=Event(
+            task_id=task.id,
+            kind="approval_timed_out",
+            severity=Severity.WARNING,
+            message=f"{approval.tool} (operation {seq}) was denied: {reason}",
+            display_message=f"approval timed out: {approval.tool} denied",
+            data={"seq": seq, "tool": approval.tool},
+        ),
     )
 
 
 async def _decide(
-    tx: StoreOps, task: Task, approval: Approval, *, approve: bool, event: Event,
-    edit_args: dict[str, JsonValue] | None = None, reason: str | None = None,
+    tx: StoreOps,
+    task: Task,
+    approval: Approval,
+    *,
+    approve: bool,
+    event: Event,
+    edit_args: dict[str, JsonValue] | None = None,
+    reason: str | None = None,
 ) -> Approval:
-    decided = await tx.decide_approval(approval.model_copy(update={
-        "status": ApprovalStatus.APPROVED if approve else ApprovalStatus.DENIED,
-        "edited_arguments": edit_args if approve else None,
-        "reason": reason,
-        "decided_at": utcnow(),
-    }))
+    decided = await tx.decide_approval(
+        approval.model_copy(
+            update={
+                "status": ApprovalStatus.APPROVED if approve else ApprovalStatus.DENIED,
+                "edited_arguments": edit_args if approve else None,
+                "reason": reason,
+                "decided_at": utcnow(),
+            }
+        )
+    )
     await _wake(tx, task, f"{task.id}:approval:{approval.seq}", event)
     return decided
 
@@ -198,8 +239,11 @@ async def _wake(tx: StoreOps, task: Task, dedupe_key: str, event: Event) -> None
 
 async def pending_question(tx: StoreOps, task_id: str) -> Operation | None:
     """The task's question that has no answer yet, or None."""
-    asked = [op for op in await tx.list_ops(task_id)
-             if op.kind is OpKind.QUESTION and op.status is OpStatus.STARTED]
+    asked = [
+        op
+        for op in await tx.list_ops(task_id)
+        if op.kind is OpKind.QUESTION and op.status is OpStatus.STARTED
+    ]
     return asked[-1] if asked else None
 
 
@@ -218,15 +262,28 @@ async def answer_question(store: StateStore, task_id: str, text: str) -> Operati
         asked = await pending_question(tx, task_id)
         if task.waiting_on is not WaitReason.INPUT or asked is None:
             raise InputError(f"task {task_id} is {task.status_text}, not waiting for an answer")
-        answered = asked.model_copy(update={
-            "status": OpStatus.SUCCEEDED, "output": text, "finished_at": utcnow(),
-            "meta": {**asked.meta, "answered_by": "a person"},
-        })
+        answered = asked.model_copy(
+            update={
+                "status": OpStatus.SUCCEEDED,
+                "output": text,
+                "finished_at": utcnow(),
+                "meta": {**asked.meta, "answered_by": "a person"},
+            }
+        )
         await tx.record_op_finished(answered)
         message = f"a person answered {question_text(asked)!r}: {text}"
-        await _wake(tx, task, f"{task_id}:answer:{asked.seq}",
-                    Event(task_id=task_id, kind="answered", message=message, display_message=message,
-                          data={"seq": asked.seq}))
+        await _wake(
+            tx,
+            task,
+            f"{task_id}:answer:{asked.seq}",
+            Event(
+                task_id=task_id,
+                kind="answered",
+                message=message,
+                display_message=message,
+                data={"seq": asked.seq},
+            ),
+        )
     return answered
 
 
@@ -234,11 +291,12 @@ def describe_wait(task: Task, approvals: list[Approval], question: Operation | N
     """What a task waiting on a person waits for, and the command that settles it."""
     if task.waiting_on is WaitReason.APPROVAL and approvals:
         a = approvals[0]
-        return (f"an approval of {a.tool} {json.dumps(a.arguments, ensure_ascii=False)} (operation {a.seq}): "
-                f"`ratchet approve {task.id}` or `ratchet deny {task.id} --reason TEXT`")
+        return (
+            f"an approval of {a.tool} {json.dumps(a.arguments, ensure_ascii=False)} (operation {a.seq}): "
+            f"`ratchet approve {task.id}` or `ratchet deny {task.id} --reason TEXT`"
+        )
     if task.waiting_on is WaitReason.INPUT and question is not None:
         return f"an answer to {question_text(question)!r}: `ratchet answer {task.id} TEXT`"
     if task.waiting_on is WaitReason.IN_DOUBT:
         return "a person to settle an in-doubt operation (`ratchet resolve`)"
     return "a person"
-

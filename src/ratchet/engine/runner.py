@@ -181,8 +181,10 @@ async def _run_leased(
         raise CannotResume(f"task {task_id} names no workflow to run")
     workflow = load(task.workflow)
     resumed = task.started_at is not None
-    running = task if task.status is TaskStatus.RUNNING else task.transition(
-        TaskStatus.RUNNING, started_at=task.started_at or utcnow()
+    running = (
+        task
+        if task.status is TaskStatus.RUNNING
+        else task.transition(TaskStatus.RUNNING, started_at=task.started_at or utcnow())
     )
     async with store.transaction(fence=lease) as tx:
         await tx.update_task(running)
@@ -200,8 +202,14 @@ async def _run_leased(
         recorded = await tx.list_ops(task_id)
         steps = await tx.list_steps(task_id)
     context = Context(
-        store=store, task=running, lease=lease, workflow=workflow, recorded=recorded, steps=steps,
-        approval_hook=approval_hook, stopping=stopping,
+        store=store,
+        task=running,
+        lease=lease,
+        workflow=workflow,
+        recorded=recorded,
+        steps=steps,
+        approval_hook=approval_hook,
+        stopping=stopping,
     )
     try:
         result = await _within_deadline(context, workflow.fn(context, **running.inputs_params))
@@ -241,11 +249,21 @@ async def _finish(
         status, result, error = TaskStatus.FAILED, None, f"the workflow returned a non-JSON value: {problem}"
     task = context.task.transition(status, result=result, error=error)
     if status is TaskStatus.COMPLETED:
-        event = Event(task_id=task.id, kind="task_completed", message="task completed",
-                      display_message=f"Completed {task.name}", data={"result": result})
+        event = Event(
+            task_id=task.id,
+            kind="task_completed",
+            message="task completed",
+            display_message=f"Completed {task.name}",
+            data={"result": result},
+        )
     else:
-        event = Event(task_id=task.id, kind="task_failed", severity=Severity.ERROR,
-                      message=f"task failed: {error}", display_message=f"Failed: {error}")
+        event = Event(
+            task_id=task.id,
+            kind="task_failed",
+            severity=Severity.ERROR,
+            message=f"task failed: {error}",
+            display_message=f"Failed: {error}",
+        )
     async with context.store.transaction(fence=context.lease) as tx:
         await tx.update_task(task)
         await tx.delete_triggers(task.id)
@@ -262,13 +280,21 @@ async def _close_open_steps(tx: Any, task_id: str, error: str | None) -> None:
     if all(step.status.is_terminal for step in steps):
         return
     closed = [
-        step.transition(StepStatus.FAILED, failure_message=error) if step.status is StepStatus.CURRENT
-        else step.transition(StepStatus.CANCELLED) if step.status is StepStatus.PENDING
+        step.transition(StepStatus.FAILED, failure_message=error)
+        if step.status is StepStatus.CURRENT
+        else step.transition(StepStatus.CANCELLED)
+        if step.status is StepStatus.PENDING
         else step
         for step in steps
     ]
     await tx.replace_steps(task_id, closed)
     for step in steps:
         if step.status is StepStatus.CURRENT:
-            await tx.append_event(Event(task_id=task_id, kind="step_failed", severity=Severity.ERROR,
-                                        message=f"step {step.index + 1} failed: {step.name}: {error}"))
+            await tx.append_event(
+                Event(
+                    task_id=task_id,
+                    kind="step_failed",
+                    severity=Severity.ERROR,
+                    message=f"step {step.index + 1} failed: {step.name}: {error}",
+                )
+            )

@@ -98,8 +98,12 @@ class Worker:
                     except StoreError as error:  # the database restarted, a deadlock was broken ...
                         trouble += 1
                         pause = min(self.STORE_RETRY_FIRST * 2 ** (trouble - 1), self.STORE_RETRY_MAX)
-                        log.warning("worker %s: the store failed (%s); trying again in %g s",
-                                    self.identity.name, error, pause)
+                        log.warning(
+                            "worker %s: the store failed (%s); trying again in %g s",
+                            self.identity.name,
+                            error,
+                            pause,
+                        )
                         with contextlib.suppress(TimeoutError):
                             async with asyncio.timeout(pause):
                                 await stop.wait()
@@ -133,7 +137,9 @@ class Worker:
             return
         self.stopping.set()
         running = list(self._running.values())
-        log.info("worker %s: stopping; %d task(s) finish their current call", self.identity.name, len(running))
+        log.info(
+            "worker %s: stopping; %d task(s) finish their current call", self.identity.name, len(running)
+        )
         try:
             _, late = await asyncio.wait(running, timeout=self.grace)
         except asyncio.CancelledError:  # stopped at once (a second signal)
@@ -160,8 +166,12 @@ class Worker:
             now = time.monotonic()
             aside = {task_id for task_id, (until, _) in self._set_aside.items() if until > now}
             leases = await self.store.claim_tasks(
-                self.identity.name, self.lease_ttl, host=self.identity.host, pid=self.identity.pid,
-                limit=free, skip=aside | set(self._running),
+                self.identity.name,
+                self.lease_ttl,
+                host=self.identity.host,
+                pid=self.identity.pid,
+                limit=free,
+                skip=aside | set(self._running),
             )
             for lease in leases:
                 if self._start(lease.task_id, lease):
@@ -200,8 +210,13 @@ class Worker:
         log.info("task %s: taken", task_id)
         try:
             task = await run_task(
-                self.store, task_id, worker=self.identity, lease_ttl=self.lease_ttl, load=self.load,
-                lease=lease, stopping=self.stopping,
+                self.store,
+                task_id,
+                worker=self.identity,
+                lease_ttl=self.lease_ttl,
+                load=self.load,
+                lease=lease,
+                stopping=self.stopping,
             )
         except asyncio.CancelledError:
             log.info("task %s: stopped here; its lease is released for another worker", task_id)

@@ -60,8 +60,10 @@ class Workflow:
         module = sys.modules.get(self.fn.__module__)
         qualname = self.fn.__qualname__
         path = getattr(module, "__file__", None)
-        if module is not None and path and (
-            module.__name__ == "__main__" or module.__name__.startswith(_FILE_MODULE_PREFIX)
+        if (
+            module is not None
+            and path
+            and (module.__name__ == "__main__" or module.__name__.startswith(_FILE_MODULE_PREFIX))
         ):
             return f"{Path(path).resolve()}:{qualname}"
         return f"{self.fn.__module__}:{qualname}"

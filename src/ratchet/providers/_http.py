@@ -41,9 +41,7 @@ def http_error(
             status=status,
             retryable=False,
         )
-    return ModelError.from_status(
-        status, f"{model}: HTTP {status}: {detail}", retry_after_seconds(headers)
-    )
+    return ModelError.from_status(status, f"{model}: HTTP {status}: {detail}", retry_after_seconds(headers))
 
 
 def connection_error(model: str, base_url: str, exc: BaseException) -> ModelError:

@@ -133,8 +133,7 @@ def parse_tools(model: str, request: ModelRequest) -> list[ToolSpec]:
         return [ToolSpec.model_validate(raw) for raw in request.tools]
     except ValidationError as exc:
         raise ModelError(
-            f"{model}: a tool of the {request.purpose} request is not a tool schema: "
-            f"{_first_problem(exc)}",
+            f"{model}: a tool of the {request.purpose} request is not a tool schema: {_first_problem(exc)}",
             retryable=False,
         ) from exc
 
@@ -206,8 +205,7 @@ def decode_json_answer(
         problem = f"a JSON {type(value).__name__} where an object was asked for"
     cut = "; the answer was cut off at the token limit" if truncated else ""
     raise ModelError(
-        f"{model} returned malformed JSON for a {request.purpose} request "
-        f"({problem}{cut}): {_excerpt(text)}",
+        f"{model} returned malformed JSON for a {request.purpose} request ({problem}{cut}): {_excerpt(text)}",
         retryable=False,
     )
 
@@ -241,9 +239,7 @@ def decode_arguments(model: str, tool: str, arguments: Any) -> dict[str, JsonVal
     return value
 
 
-def make_tool_call(
-    model: str, call_id: str, name: str, arguments: dict[str, JsonValue]
-) -> ToolCall:
+def make_tool_call(model: str, call_id: str, name: str, arguments: dict[str, JsonValue]) -> ToolCall:
     """A `ToolCall`, or a non-retryable `ModelError` if the model's call is unusable."""
     try:
         return ToolCall(id=call_id, name=name, arguments=arguments)

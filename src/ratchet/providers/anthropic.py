@@ -102,9 +102,7 @@ class AnthropicModel:
         try:
             message = await self._sdk_client().messages.create(**arguments)
         except anthropic.APIStatusError as exc:
-            raise http_error(
-                self.name, exc.status_code, exc.body, exc.message, exc.response.headers
-            ) from exc
+            raise http_error(self.name, exc.status_code, exc.body, exc.message, exc.response.headers) from exc
         except anthropic.APITimeoutError as exc:
             raise ModelError.from_status(
                 None, f"{self.name}: no answer from {self.base_url} within {self.timeout:g} s"

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import JsonValue
 
@@ -76,7 +76,9 @@ class OpenAIModel:
         timeout: float = 60,
         provider: str = "openai",
     ) -> None:
-        require_library("openai", feature=f"the {provider}: provider", library="the OpenAI SDK", extra="openai")
+        require_library(
+            "openai", feature=f"the {provider}: provider", library="the OpenAI SDK", extra="openai"
+        )
         self.model = model
         self.name = f"{provider}:{model}"
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL
@@ -115,9 +117,7 @@ class OpenAIModel:
         try:
             completion = await self._create(arguments)
         except openai.APIStatusError as exc:
-            raise http_error(
-                self.name, exc.status_code, exc.body, exc.message, exc.response.headers
-            ) from exc
+            raise http_error(self.name, exc.status_code, exc.body, exc.message, exc.response.headers) from exc
         except openai.APITimeoutError as exc:
             raise ModelError.from_status(
                 None, f"{self.name}: no answer from {self.base_url} within {self.timeout:g} s"
@@ -131,10 +131,10 @@ class OpenAIModel:
     async def _create(self, arguments: dict[str, Any]) -> ChatCompletion:
         import openai
 
+        # The SDK's overloads (streaming or not) can't be told apart from **arguments.
         client = self._sdk_client()
         try:
-            completion: ChatCompletion = await client.chat.completions.create(**arguments)
-            return completion
+            return cast(ChatCompletion, await client.chat.completions.create(**arguments))
         except openai.BadRequestError as exc:
             refused = "response_format" in error_detail(exc.body, exc.message)
             if "response_format" not in arguments or not refused:
@@ -142,8 +142,7 @@ class OpenAIModel:
         # The server has no JSON mode; the instruction in the prompt still asks for JSON.
         self._json_mode = False
         arguments = {key: value for key, value in arguments.items() if key != "response_format"}
-        completion = await client.chat.completions.create(**arguments)
-        return completion
+        return cast(ChatCompletion, await client.chat.completions.create(**arguments))
 
     def _sdk_client(self) -> openai.AsyncOpenAI:
         # An HTTP client's pooled connections belong to the event loop that
@@ -182,18 +181,14 @@ class OpenAIModel:
             arguments["response_format"] = {"type": "json_object"}
         return arguments
 
-    def _response(
-        self, request: ModelRequest, completion: ChatCompletion, ordinal: int
-    ) -> ModelResponse:
+    def _response(self, request: ModelRequest, completion: ChatCompletion, ordinal: int) -> ModelResponse:
         choices = getattr(completion, "choices", None)
         if not choices:
             raise ModelError(f"{self.name} answered with no choices", retryable=False)
         choice = choices[0]
         message: ChatCompletionMessage = choice.message
         truncated = choice.finish_reason == "length"
-        calls = [
-            self._tool_call(index, call) for index, call in enumerate(message.tool_calls or [])
-        ]
+        calls = [self._tool_call(index, call) for index, call in enumerate(message.tool_calls or [])]
         content: JsonValue = message.content
         if request.json_output and (content or not calls):
             content = decode_json_answer(self.name, request, message.content, truncated=truncated)

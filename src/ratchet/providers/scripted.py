@@ -111,9 +111,7 @@ class ScriptedModel:
                 entry.error.retry_after,
             )
         calls = [
-            ToolCall(
-                id=call.id or f"call_{ordinal}_{index}", name=call.name, arguments=call.arguments
-            )
+            ToolCall(id=call.id or f"call_{ordinal}_{index}", name=call.name, arguments=call.arguments)
             for index, call in enumerate(entry.tool_calls)
         ]
         return _respond(request, ordinal, entry.content, calls, entry.usage)
@@ -178,8 +176,7 @@ def _load_script(path: Path) -> Script:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(
-            f"scripted model: {path} is not valid JSON: {exc.msg} "
-            f"(line {exc.lineno}, column {exc.colno})"
+            f"scripted model: {path} is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
         ) from None
     if not isinstance(data, dict):
         raise InputError(

@@ -151,7 +151,10 @@ class StateStore(StoreOps):
                 feed.notify()
 
     async def _start_listening(self, topics: Iterable[str]) -> None:
-        """Hear other processes' changes on `topics` from now on, if the store can (called as each feed opens)."""
+        """Hear other processes' changes on `topics` from now on, if the store can.
+
+        Called as each feed opens.
+        """
 
     # ------------------------------------------------------------------ sessions
 
@@ -206,9 +209,7 @@ class StateStore(StoreOps):
     async def list_orphaned_tasks(self, *, limit: int = 10, now: dt.datetime | None = None) -> list[Task]:
         return await self._read(lambda tx: tx.list_orphaned_tasks(limit=limit, now=now))
 
-    async def replace_steps(
-        self, task_id: str, steps: Sequence[Step], *, fence: Lease | None = None
-    ) -> None:
+    async def replace_steps(self, task_id: str, steps: Sequence[Step], *, fence: Lease | None = None) -> None:
         return await self._write(fence, lambda tx: tx.replace_steps(task_id, steps))
 
     async def update_step(self, step: Step, *, fence: Lease | None = None) -> Step:
@@ -240,9 +241,7 @@ class StateStore(StoreOps):
     async def append_event(self, event: Event, *, fence: Lease | None = None) -> Event:
         return await self._write(fence, lambda tx: tx.append_event(event))
 
-    async def list_events(
-        self, task_id: str, *, after_seq: int = 0, limit: int | None = None
-    ) -> list[Event]:
+    async def list_events(self, task_id: str, *, after_seq: int = 0, limit: int | None = None) -> list[Event]:
         return await self._read(lambda tx: tx.list_events(task_id, after_seq=after_seq, limit=limit))
 
     async def last_events(self, task_id: str, count: int) -> list[Event]:
@@ -317,7 +316,9 @@ class StateStore(StoreOps):
     async def decide_approval(self, approval: Approval, *, fence: Lease | None = None) -> Approval:
         return await self._write(fence, lambda tx: tx.decide_approval(approval))
 
-    async def list_approvals(self, task_id: str | None = None, *, pending_only: bool = False) -> list[Approval]:
+    async def list_approvals(
+        self, task_id: str | None = None, *, pending_only: bool = False
+    ) -> list[Approval]:
         return await self._read(lambda tx: tx.list_approvals(task_id, pending_only=pending_only))
 
     async def get_session(self, session_id: str) -> Session:

@@ -55,9 +55,7 @@ def migrations(dialect: str) -> tuple[Migration, ...]:
     for entry in _dir(dialect).joinpath("migrations").iterdir():
         match = _MIGRATION.match(entry.name)
         if match:
-            found.append(
-                Migration(int(match[1]), match[2], entry.read_text(encoding="utf-8"))
-            )
+            found.append(Migration(int(match[1]), match[2], entry.read_text(encoding="utf-8")))
     found.sort(key=lambda m: m.version)
     if [m.version for m in found] != list(range(1, len(found) + 1)):
         raise ValueError(f"{dialect} migrations are not numbered 1, 2, 3 ... without gaps")

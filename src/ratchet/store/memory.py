@@ -166,9 +166,7 @@ class _MemoryOps(StoreOps):
             raise TaskNotFound(task_id)
         return Task.from_json(self.tasks[task_id])
 
-    async def list_tasks(
-        self, status: TaskStatus | None = None, *, limit: int | None = None
-    ) -> list[Task]:
+    async def list_tasks(self, status: TaskStatus | None = None, *, limit: int | None = None) -> list[Task]:
         found = [Task.from_json(text) for text in self.tasks.values()]
         found = [t for t in found if status is None or t.status == status]
         found.sort(key=lambda t: t.created_at)
@@ -180,18 +178,20 @@ class _MemoryOps(StoreOps):
         self._set(self.tasks, task.id, task.to_json())
         return task
 
-    async def list_orphaned_tasks(
-        self, *, limit: int = 10, now: dt.datetime | None = None
-    ) -> list[Task]:
+    async def list_orphaned_tasks(self, *, limit: int = 10, now: dt.datetime | None = None) -> list[Task]:
         now = now or utcnow()
         woken = {Trigger.from_json(text).task_id for text in self.triggers.values()}
         found = []
         for task in await self.list_tasks():
             lease = await self.get_lease(task.id)
             if (
-                task.status in (TaskStatus.QUEUED, TaskStatus.RUNNING)
-                or task.waiting_on is WaitReason.TIMER
-            ) and (lease is None or not lease.is_live(now)) and task.id not in woken:
+                (
+                    task.status in (TaskStatus.QUEUED, TaskStatus.RUNNING)
+                    or task.waiting_on is WaitReason.TIMER
+                )
+                and (lease is None or not lease.is_live(now))
+                and task.id not in woken
+            ):
                 found.append(task)
         return found[:limit]
 
@@ -228,8 +228,12 @@ class _MemoryOps(StoreOps):
         rows = self._check_not_succeeded(op)
         op = op.model_copy(
             update={
-                "status": OpStatus.STARTED, "output": None, "error": None, "error_type": None,
-                "finished_at": None, "next_attempt_at": None,
+                "status": OpStatus.STARTED,
+                "output": None,
+                "error": None,
+                "error_type": None,
+                "finished_at": None,
+                "next_attempt_at": None,
             }
         )
         self._set(rows, op.seq, op.to_json())
@@ -277,9 +281,7 @@ class _MemoryOps(StoreOps):
             stored.append(message)
         return stored
 
-    async def list_messages(
-        self, thread_id: str, *, start: int = 0, end: int | None = None
-    ) -> list[Message]:
+    async def list_messages(self, thread_id: str, *, start: int = 0, end: int | None = None) -> list[Message]:
         rows = self.messages.get(thread_id, {})
         return [
             Message.from_json(rows[seq])
@@ -296,9 +298,7 @@ class _MemoryOps(StoreOps):
         self.touched.add(events_topic(event.task_id))
         return event
 
-    async def list_events(
-        self, task_id: str, *, after_seq: int = 0, limit: int | None = None
-    ) -> list[Event]:
+    async def list_events(self, task_id: str, *, after_seq: int = 0, limit: int | None = None) -> list[Event]:
         rows = self.events.get(task_id, {})
         found = [Event.from_json(rows[seq]) for seq in sorted(rows) if seq > after_seq]
         return found if limit is None else found[:limit]
@@ -321,9 +321,7 @@ class _MemoryOps(StoreOps):
             raise ArtifactNotFound(artifact_id)
         return Artifact.from_json(self.artifacts[artifact_id][0])
 
-    async def read_artifact(
-        self, artifact_id: str, *, offset: int = 0, length: int | None = None
-    ) -> bytes:
+    async def read_artifact(self, artifact_id: str, *, offset: int = 0, length: int | None = None) -> bytes:
         if offset < 0 or (length is not None and length < 0):
             raise ValueError("offset and length must not be negative")
         if artifact_id not in self.artifacts:
@@ -345,14 +343,20 @@ class _MemoryOps(StoreOps):
         for queued in self._queued():
             if trigger.task_id is not None:
                 if (queued.task_id, queued.kind) == (trigger.task_id, trigger.kind):
-                    merged = queued.model_copy(update={
-                        "fire_at": min(queued.fire_at, trigger.fire_at),
-                        "priority": min(queued.priority, trigger.priority),
-                    })
+                    merged = queued.model_copy(
+                        update={
+                            "fire_at": min(queued.fire_at, trigger.fire_at),
+                            "priority": min(queued.priority, trigger.priority),
+                        }
+                    )
                     self._set(self.triggers, merged.id, merged.to_json())
                     self.touched.add(TRIGGERS)
                     return merged
-            elif queued.task_id is None and trigger.dedupe_key is not None and queued.dedupe_key == trigger.dedupe_key:
+            elif (
+                queued.task_id is None
+                and trigger.dedupe_key is not None
+                and queued.dedupe_key == trigger.dedupe_key
+            ):
                 return queued
         trigger = trigger.model_copy(update={"id": next(self.next_trigger_id)})
         self._set(self.triggers, trigger.id, trigger.to_json())
@@ -363,9 +367,7 @@ class _MemoryOps(StoreOps):
         queued = self._queued()
         return queued[0].fire_at if queued else None
 
-    async def claim_due_triggers(
-        self, *, limit: int = 10, now: dt.datetime | None = None
-    ) -> list[Trigger]:
+    async def claim_due_triggers(self, *, limit: int = 10, now: dt.datetime | None = None) -> list[Trigger]:
         now = now or utcnow()
         claimed = [t for t in self._queued() if t.fire_at <= now][:limit]
         for trigger in claimed:
@@ -472,9 +474,7 @@ class _MemoryOps(StoreOps):
             Session.from_json(self.sessions[session.id]).version if session.id in self.sessions else 0
         )
         if session.version != stored_version:
-            raise ConflictError(
-                f"session {session.id!r} changed since version {session.version} was read"
-            )
+            raise ConflictError(f"session {session.id!r} changed since version {session.version} was read")
         stored = session.model_copy(update={"version": session.version + 1, "updated_at": utcnow()})
         self._set(self.sessions, session.id, stored.to_json())
         return stored
@@ -523,13 +523,9 @@ class _MemoryOps(StoreOps):
             raise LeaseLost(f"lease {lease.token} on task {lease.task_id} was released or replaced")
         return Lease.from_json(self.leases[lease.task_id])
 
-    async def renew_lease(
-        self, lease: Lease, ttl: float, *, now: dt.datetime | None = None
-    ) -> Lease:
+    async def renew_lease(self, lease: Lease, ttl: float, *, now: dt.datetime | None = None) -> Lease:
         current = self._current(lease)
-        renewed = current.model_copy(
-            update={"expires_at": (now or utcnow()) + dt.timedelta(seconds=ttl)}
-        )
+        renewed = current.model_copy(update={"expires_at": (now or utcnow()) + dt.timedelta(seconds=ttl)})
         self._set(self.leases, lease.task_id, renewed.to_json())
         self._update_claim(renewed)
         return renewed

@@ -54,9 +54,7 @@ class StoreOps(abc.ABC):
         """
 
     @abc.abstractmethod
-    async def list_tasks(
-        self, status: TaskStatus | None = None, *, limit: int | None = None
-    ) -> list[Task]:
+    async def list_tasks(self, status: TaskStatus | None = None, *, limit: int | None = None) -> list[Task]:
         """Return tasks, oldest first, only those with `status` when given."""
 
     @abc.abstractmethod
@@ -74,9 +72,7 @@ class StoreOps(abc.ABC):
         """
 
     @abc.abstractmethod
-    async def list_orphaned_tasks(
-        self, *, limit: int = 10, now: dt.datetime | None = None
-    ) -> list[Task]:
+    async def list_orphaned_tasks(self, *, limit: int = 10, now: dt.datetime | None = None) -> list[Task]:
         """Return up to `limit` tasks that should run but that nothing will wake, oldest first.
 
         Those queued, running, or waiting on a timer, that no live lease holds
@@ -149,9 +145,7 @@ class StoreOps(abc.ABC):
         """Append messages to their threads; each gets the next seq of its thread (from 0)."""
 
     @abc.abstractmethod
-    async def list_messages(
-        self, thread_id: str, *, start: int = 0, end: int | None = None
-    ) -> list[Message]:
+    async def list_messages(self, thread_id: str, *, start: int = 0, end: int | None = None) -> list[Message]:
         """Return the thread's messages with ``start <= seq < end``, by seq."""
 
     # ------------------------------------------------------------------ events
@@ -161,9 +155,7 @@ class StoreOps(abc.ABC):
         """Append an event; it gets the next seq of its task (from 1) and is returned."""
 
     @abc.abstractmethod
-    async def list_events(
-        self, task_id: str, *, after_seq: int = 0, limit: int | None = None
-    ) -> list[Event]:
+    async def list_events(self, task_id: str, *, after_seq: int = 0, limit: int | None = None) -> list[Event]:
         """Return the task's events with seq greater than `after_seq`, oldest first."""
 
     @abc.abstractmethod
@@ -189,9 +181,7 @@ class StoreOps(abc.ABC):
         """
 
     @abc.abstractmethod
-    async def read_artifact(
-        self, artifact_id: str, *, offset: int = 0, length: int | None = None
-    ) -> bytes:
+    async def read_artifact(self, artifact_id: str, *, offset: int = 0, length: int | None = None) -> bytes:
         """Return ``length`` bytes of the body from ``offset`` (to the end when None).
 
         Raises:
@@ -221,9 +211,7 @@ class StoreOps(abc.ABC):
         """Return when the earliest queued trigger fires, or None when the queue is empty."""
 
     @abc.abstractmethod
-    async def claim_due_triggers(
-        self, *, limit: int = 10, now: dt.datetime | None = None
-    ) -> list[Trigger]:
+    async def claim_due_triggers(self, *, limit: int = 10, now: dt.datetime | None = None) -> list[Trigger]:
         """Take up to `limit` triggers due at `now` off the queue and return them.
 
         Ordered by ``fire_at``, then ``priority`` (lower first), then id. Two
@@ -356,9 +344,7 @@ class StoreOps(abc.ABC):
         """
 
     @abc.abstractmethod
-    async def renew_lease(
-        self, lease: Lease, ttl: float, *, now: dt.datetime | None = None
-    ) -> Lease:
+    async def renew_lease(self, lease: Lease, ttl: float, *, now: dt.datetime | None = None) -> Lease:
         """Extend the lease to ``now + ttl``.
 
         Raises:
@@ -427,7 +413,7 @@ def checkpoints_to_drop(
     older_than: dt.timedelta | None,
     now: dt.datetime,
 ) -> list[tuple[str, int]]:
-    """Pick the checkpoints `StoreOps.rotate_checkpoints` deletes, from ``(task_id, number, created_at)`` rows.
+    """Pick the checkpoints `StoreOps.rotate_checkpoints` deletes, from ``(task_id, number, created_at)``.
 
     Per task, the newest is always kept; of the others, those past `keep`
     (counting from the newest) and those created before ``now - older_than``

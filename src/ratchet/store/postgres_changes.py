@@ -114,7 +114,7 @@ class ChangeListener:
                     pause = _BACKOFF[0]
                 async for notification in conn.notifies():
                     self._publish([notification.payload])
-            except Exception as exc:  # noqa: BLE001 - a listener keeps listening, whatever broke
+            except Exception as exc:
                 log.warning("the change feed lost PostgreSQL %s (%s); reconnecting", self._target, exc)
                 if conn is not None:
                     with contextlib.suppress(Exception):

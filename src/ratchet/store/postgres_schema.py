@@ -127,8 +127,7 @@ async def prepare(conn: psycopg.AsyncConnection[Any], target: Target, *, create:
             raise SchemaTooNew(found, latest)
         if found == 0 and not create:
             raise StoreNotFound(
-                f"PostgreSQL {target} has no Ratchet schema yet; "
-                "`ratchet migrate --store URL` creates it"
+                f"PostgreSQL {target} has no Ratchet schema yet; `ratchet migrate --store URL` creates it"
             )
         if found < latest:
             await migrate(conn, target)

@@ -79,8 +79,23 @@ def op_params(op: Operation) -> dict[str, Any]:
 
 
 def op_from_row(row: Sequence[Any]) -> Operation:
-    (task_id, seq, kind, name, attempt, key, status, input_, output, error, started, finished,
-     error_type, next_attempt_at, meta) = row
+    (
+        task_id,
+        seq,
+        kind,
+        name,
+        attempt,
+        key,
+        status,
+        input_,
+        output,
+        error,
+        started,
+        finished,
+        error_type,
+        next_attempt_at,
+        meta,
+    ) = row
     return Operation(
         task_id=task_id,
         seq=seq,
@@ -141,7 +156,11 @@ def artifact_params(artifact: Artifact, content: bytes) -> dict[str, Any]:
 def artifact_from_row(row: Sequence[Any]) -> Artifact:
     id_, task_id, type_, summary, size, created = row
     return Artifact(
-        id=id_, task_id=task_id, type=type_, summary=summary, bytes=size,
+        id=id_,
+        task_id=task_id,
+        type=type_,
+        summary=summary,
+        bytes=size,
         created_at=from_micros(created),
     )
 
@@ -161,8 +180,14 @@ def trigger_params(trigger: Trigger) -> dict[str, Any]:
 def trigger_from_row(row: Sequence[Any]) -> Trigger:
     id_, fire_at, priority, task_id, session_id, kind, payload, dedupe_key = row
     return Trigger(
-        id=id_, fire_at=from_micros(fire_at), priority=priority, task_id=task_id,
-        session_id=session_id, kind=kind, payload=_load(payload), dedupe_key=dedupe_key,
+        id=id_,
+        fire_at=from_micros(fire_at),
+        priority=priority,
+        task_id=task_id,
+        session_id=session_id,
+        kind=kind,
+        payload=_load(payload),
+        dedupe_key=dedupe_key,
     )
 
 
@@ -183,9 +208,15 @@ def lease_from_row(row: Sequence[Any]) -> Lease:
     """A lease from ``task_id, owner, token, expires_at, host, pid, released, granted_at, took_over``."""
     task_id, owner, token, expires_at, host, pid, released, granted_at, took_over = row
     return Lease(
-        task_id=task_id, owner=owner, token=token, expires_at=from_micros(expires_at),
-        host=host, pid=pid, released=bool(released),
-        granted_at=None if granted_at is None else from_micros(granted_at), took_over=bool(took_over),
+        task_id=task_id,
+        owner=owner,
+        token=token,
+        expires_at=from_micros(expires_at),
+        host=host,
+        pid=pid,
+        released=bool(released),
+        granted_at=None if granted_at is None else from_micros(granted_at),
+        took_over=bool(took_over),
     )
 
 

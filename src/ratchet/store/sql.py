@@ -53,8 +53,12 @@ from .ops import StoreOps, checkpoints_to_drop
 __all__ = ["SqlOps"]
 
 _INTENT_RESET = {
-    "status": OpStatus.STARTED, "output": None, "error": None, "error_type": None,
-    "finished_at": None, "next_attempt_at": None,
+    "status": OpStatus.STARTED,
+    "output": None,
+    "error": None,
+    "error_type": None,
+    "finished_at": None,
+    "next_attempt_at": None,
 }
 _INT4_MAX = 2**31 - 1  # substring offsets and message seqs are 32-bit integers
 _LEASE_COLUMNS = 9  # claim_tasks rows: a lease, then the claimed task's place in line
@@ -105,13 +109,13 @@ class SqlOps(StoreOps):
             raise TaskNotFound(task_id)
         return TaskStatus(row[0])
 
-    async def list_tasks(
-        self, status: TaskStatus | None = None, *, limit: int | None = None
-    ) -> list[Task]:
+    async def list_tasks(self, status: TaskStatus | None = None, *, limit: int | None = None) -> list[Task]:
         if status is None:
             found = await self._d.all("list_tasks", {"limit": limit})
         else:
-            found = await self._d.all("list_tasks_by_status", {"status": str(TaskStatus(status)), "limit": limit})
+            found = await self._d.all(
+                "list_tasks_by_status", {"status": str(TaskStatus(status)), "limit": limit}
+            )
         return [Task.from_json(record) for (record,) in found]
 
     async def update_task(self, task: Task) -> Task:
@@ -119,9 +123,7 @@ class SqlOps(StoreOps):
         await self._d.execute("update_task", rows.task_params(task))
         return task
 
-    async def list_orphaned_tasks(
-        self, *, limit: int = 10, now: dt.datetime | None = None
-    ) -> list[Task]:
+    async def list_orphaned_tasks(self, *, limit: int = 10, now: dt.datetime | None = None) -> list[Task]:
         params = {"now": rows.to_micros(now or utcnow()), "limit": limit}
         return [Task.from_json(record) for (record,) in await self._d.all("list_orphaned_tasks", params)]
 
@@ -198,9 +200,7 @@ class SqlOps(StoreOps):
         )
         return stored
 
-    async def list_messages(
-        self, thread_id: str, *, start: int = 0, end: int | None = None
-    ) -> list[Message]:
+    async def list_messages(self, thread_id: str, *, start: int = 0, end: int | None = None) -> list[Message]:
         end = _INT4_MAX if end is None else min(end, _INT4_MAX)
         params = {"thread_id": thread_id, "start": start, "end": end}
         return [Message.from_json(r) for (r,) in await self._d.all("list_messages", params)]
@@ -214,9 +214,7 @@ class SqlOps(StoreOps):
         self.touched.add(events_topic(event.task_id))
         return event.model_copy(update={"seq": row[0]})
 
-    async def list_events(
-        self, task_id: str, *, after_seq: int = 0, limit: int | None = None
-    ) -> list[Event]:
+    async def list_events(self, task_id: str, *, after_seq: int = 0, limit: int | None = None) -> list[Event]:
         params = {"task_id": task_id, "after_seq": after_seq, "limit": limit}
         return [rows.event_from_row(row) for row in await self._d.all("list_events", params)]
 
@@ -237,9 +235,7 @@ class SqlOps(StoreOps):
             raise ArtifactNotFound(artifact_id)
         return rows.artifact_from_row(row)
 
-    async def read_artifact(
-        self, artifact_id: str, *, offset: int = 0, length: int | None = None
-    ) -> bytes:
+    async def read_artifact(self, artifact_id: str, *, offset: int = 0, length: int | None = None) -> bytes:
         if offset < 0 or (length is not None and length < 0):
             raise ValueError("offset and length must not be negative")
         params = {
@@ -276,9 +272,7 @@ class SqlOps(StoreOps):
         row = await self._d.one("next_due_at")
         return None if row is None or row[0] is None else rows.from_micros(row[0])
 
-    async def claim_due_triggers(
-        self, *, limit: int = 10, now: dt.datetime | None = None
-    ) -> list[Trigger]:
+    async def claim_due_triggers(self, *, limit: int = 10, now: dt.datetime | None = None) -> list[Trigger]:
         params = {"now": rows.to_micros(now or utcnow()), "limit": limit}
         claimed = [rows.trigger_from_row(row) for row in await self._d.all("claim_due_triggers", params)]
         return sorted(claimed, key=lambda t: (t.fire_at, t.priority, t.id))
@@ -391,9 +385,7 @@ class SqlOps(StoreOps):
         }
         query = "insert_session" if session.version == 0 else "update_session"
         if await self._d.execute(query, params) == 0:
-            raise ConflictError(
-                f"session {session.id!r} changed since version {session.version} was read"
-            )
+            raise ConflictError(f"session {session.id!r} changed since version {session.version} was read")
         return stored
 
     async def list_sessions(self) -> list[Session]:
@@ -457,12 +449,8 @@ class SqlOps(StoreOps):
         await self._d.execute_many("record_lease_claim", [rows.lease_params(lease) for lease in leases])
         return leases
 
-    async def renew_lease(
-        self, lease: Lease, ttl: float, *, now: dt.datetime | None = None
-    ) -> Lease:
-        renewed = lease.model_copy(
-            update={"expires_at": (now or utcnow()) + dt.timedelta(seconds=ttl)}
-        )
+    async def renew_lease(self, lease: Lease, ttl: float, *, now: dt.datetime | None = None) -> Lease:
+        renewed = lease.model_copy(update={"expires_at": (now or utcnow()) + dt.timedelta(seconds=ttl)})
         params = rows.lease_params(renewed)
         if await self._d.execute("renew_lease", params) == 0:
             raise LeaseLost(f"lease {lease.token} on task {lease.task_id} was released or replaced")

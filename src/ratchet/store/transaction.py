@@ -79,7 +79,7 @@ class Transactional(Protocol):
 
 
 class Transaction:
-    """``async with``: one transaction of a store, committed when the block ends, rolled back when it raises."""
+    """``async with``: one transaction of a store, committed when the block ends, rolled back on error."""
 
     __slots__ = ("_fence", "_opened", "_store", "_write")
 
