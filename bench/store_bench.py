@@ -4,7 +4,7 @@ Measures, on a database in a temporary directory:
 
 - a journal pair: ``record_op_started`` then ``record_op_finished`` of the same
   no-op tool operation (about 100 bytes of JSON input and output), through the
-  store: two commits, as a tool with side effects costs (DESIGN 3.1);
+  store: two commits, as a tool with side effects costs (journal before effect);
 - one ``append_event`` through the store (one commit);
 - raw sqlite3: ``BEGIN IMMEDIATE; INSERT; COMMIT`` of a row of the same size
   into a table shaped like the journal, with the store's pragmas (WAL,

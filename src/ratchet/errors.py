@@ -33,7 +33,7 @@ Each error's docstring is its default message. The tree::
 
 `LeaseLost` derives from `BaseException` so that an ``except Exception`` in a
 tool or a workflow cannot swallow it: a worker that lost its lease must stop
-writing for that task at once (DESIGN 3.5).
+writing for that task at once (fencing).
 """
 
 from __future__ import annotations

@@ -2,7 +2,9 @@
 
 Every record is a frozen pydantic model. Changing one makes a new one
 (``record.model_copy(update=...)``, or the transition helpers below, which
-enforce the status machines of DESIGN section 2).
+enforce the status machines: a task goes ``queued -> running -> (waiting <->
+running) -> completed | failed | cancelled`` and a step ``pending -> current
+-> completed | failed | skipped | cancelled``; an ended one never changes).
 """
 
 from __future__ import annotations

@@ -72,7 +72,7 @@ async def test_a_passed_deadline_stops_a_slow_model_call(
 async def test_no_step_is_left_current_when_a_limit_stops_the_task(
     store: StateStore, script: Callable[[dict[str, Any]], str]
 ) -> None:
-    """A task that ended has no current step (DESIGN 2: exactly one is current *while it runs*)."""
+    """A task that ended has no current step (exactly one is current *while it runs*)."""
     agent = make_agent(script(_three_steps()), budget=Budget(max_llm_tokens=450))
     task = await run_agent(Runtime(store), agent)
 

@@ -239,7 +239,7 @@ async def test_the_plans_inputs_params_cannot_replace_the_recorded_agent(
 async def test_the_working_memory_holds_the_plans_goal_and_the_agents_constraints(
     store: StateStore, script: Callable[[dict[str, Any]], str]
 ) -> None:
-    """AgentState (DESIGN 1): goal, constraints, budget ... ; a resumed run rebuilds it with the goal."""
+    """AgentState: goal, constraints, budget ... ; a resumed run rebuilds it with the goal."""
     constraints = ratchet.model.Constraints(
         human_in_the_loop=ratchet.model.HumanInTheLoop(required_for_risk_levels=[])
     )

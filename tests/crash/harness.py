@@ -1,5 +1,5 @@
 """What the crash tests share: a task in its own store, worker processes to start
-and kill, recovery until the task settles, and the checks of DESIGN section 3.
+and kill, recovery until the task settles, and the checks of the durability contract (docs/durability.md).
 
 A `Run` is one task of `flows.order_flow` with its own store (a SQLite file
 under its directory, or a fresh PostgreSQL database: `Stores`) and its own
@@ -483,7 +483,7 @@ def assert_no_unsafe_reinvocation(run: Run, recovery: Recovery) -> None:
 
 
 def assert_outcomes_reported_once(final: Snapshot) -> None:
-    """Each journaled outcome, and the task's end, is reported by one event (DESIGN 3.6)."""
+    """Each journaled outcome, and the task's end, is reported by one event, in the same commit."""
     kinds = Counter(event.kind for event in final.events)
     assert kinds["task_completed"] == 1, kinds
     reported = Counter(

@@ -1,4 +1,4 @@
-"""Checkpoints (DESIGN 4): strategies, rotation, validation before resume, and fork."""
+"""Checkpoints: strategies, rotation, validation before resume, and fork."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Operations found in flight on resume (DESIGN 3.4): rerun, reconcile, or wait for a person."""
+"""Operations found in flight on resume: rerun, reconcile, or wait for a person."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Leases and fencing (DESIGN 3.5): one worker at a time, and a worker that lost its lease writes nothing."""
+"""Leases and fencing: one worker at a time, and a worker that lost its lease writes nothing."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Deadlines and budgets (DESIGN 4): the task stops with a clear reason and an event."""
+"""Deadlines and budgets: the task stops with a clear reason and an event."""
 
 from __future__ import annotations
 

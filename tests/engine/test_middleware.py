@@ -1,4 +1,4 @@
-"""A user's own middleware (DESIGN 5), passed with ``@workflow(middleware=[...])``."""
+"""A user's own middleware, passed with ``@workflow(middleware=[...])``."""
 
 from __future__ import annotations
 

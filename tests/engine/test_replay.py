@@ -1,4 +1,4 @@
-"""Replay (DESIGN 3.2) and stable idempotency keys (DESIGN 3.3)."""
+"""Replay and stable idempotency keys."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Retries (DESIGN 4): attempts counted and persisted, errors that never retry, Retry-After."""
+"""Retries: attempts counted and persisted, errors that never retry, Retry-After."""
 
 from __future__ import annotations
 

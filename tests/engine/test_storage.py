@@ -1,4 +1,4 @@
-"""Storage grows linearly with the work done (DESIGN 3.7): rows appended, never whole-state copies."""
+"""Storage grows linearly with the work done: rows appended, never whole-state copies."""
 
 from __future__ import annotations
 

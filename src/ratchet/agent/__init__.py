@@ -1,4 +1,4 @@
-"""The agent: a planner and a step loop on the durable engine (DESIGN 6)."""
+"""The agent: a planner and a step loop on the durable engine (docs/agent.md)."""
 
 from ..workspace import workspace_for
 from .loop import AGENT_WORKFLOW, agent_loop

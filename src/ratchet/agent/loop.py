@@ -419,7 +419,7 @@ class _Run:
 
 
 async def agent_loop(ctx: Context, agent: dict[str, Any] | None = None, **_: Any) -> str:
-    """Plan the task's instruction into steps and carry them out (DESIGN 6)."""
+    """Plan the task's instruction into steps and carry them out (docs/agent.md)."""
     spec = AgentSpec.model_validate(agent or {})
     workspace = Path(ctx.task.workspace) if ctx.task.workspace else workspace_for(ctx.task_id)
     workspace.mkdir(parents=True, exist_ok=True)

@@ -46,7 +46,7 @@ class Agent:
         tools: `Tool` objects; each must live in an importable module or a
             ``.py`` file, so that any worker can load it again.
         model: ``provider:name``, e.g. ``openai:gpt-4o-mini`` or ``scripted:demo.json``.
-        constraints: which risk levels need a person (DESIGN 4).
+        constraints: which risk levels need a person (docs/people.md).
         budget: the task's limits.
         tool_sources: modules or ``.py`` files whose every tool the agent offers.
         allow_shell: offer the built-in ``run_shell`` tool.

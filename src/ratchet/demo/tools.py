@@ -3,7 +3,7 @@
 Each takes a `ToolContext` and writes under ``ctx.idempotency_key``, as a tool
 that talks to a real registry or cluster passes the key along. Because they
 take the key, a call caught in flight by a crash is run again with the same
-key on resume (DESIGN 3.4), and the ledger keeps its effect once.
+key on resume (an in-doubt call), and the ledger keeps its effect once.
 
 ``apply_manifest`` takes about 1.5 s between starting and taking effect, so
 the demo can kill its worker in the middle of it.

@@ -164,7 +164,7 @@ class Call:
 
     @property
     def needs_intent(self) -> bool:
-        """A tool with side effects commits its intent before it runs (DESIGN 3.1)."""
+        """A tool with side effects commits its intent before it runs (journal before effect)."""
         return self.tool is not None and not self.tool.safe_to_repeat
 
     def stage_event(self, event: Event) -> None:

@@ -4,7 +4,7 @@ Its nondeterministic entry points are exactly ``call_model``, ``call_tool``
 (and ``call_tools`` for parallel calls), ``now``, ``uuid`` and ``sleep``. Each
 takes the next ``seq`` in program order; on resume, the workflow runs again
 from the top and every seq with a recorded result returns it instead of acting
-(replay), until the first seq without one, which runs live (DESIGN 3.2).
+(replay), until the first seq without one, which runs live (docs/durability.md, the contract).
 Workflow code must therefore be deterministic apart from these calls.
 """
 

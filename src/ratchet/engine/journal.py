@@ -2,7 +2,7 @@
 
 Every write goes through the store fenced by the worker's lease, and carries
 the events staged for it, so a call's record and the events that report it
-commit together (DESIGN 3.1, 3.5, 3.6).
+commit together (docs/durability.md, the contract).
 """
 
 from __future__ import annotations

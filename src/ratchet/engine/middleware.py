@@ -1,6 +1,6 @@
 """What happens around every model and tool call, one small class per concern.
 
-The chain, from the outside in (DESIGN 5)::
+The chain, from the outside in::
 
     events -> budget -> approval -> journal -> retry -> the call
 

@@ -1,4 +1,4 @@
-"""People in the loop: approvals of risky tool calls, and questions (DESIGN 4).
+"""People in the loop: approvals of risky tool calls, and questions (docs/people.md).
 
 A tool call whose risk level the task's constraints list
 (``state.constraints.human_in_the_loop.required_for_risk_levels``) waits for a

@@ -1,4 +1,4 @@
-"""Model providers, chosen by a ``provider:name`` string (DESIGN section 8)."""
+"""Model providers, chosen by a ``provider:name`` string (docs/providers.md)."""
 
 from __future__ import annotations
 

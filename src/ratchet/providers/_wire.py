@@ -189,7 +189,7 @@ def decode_json_answer(
     Raises:
         ModelError: the answer is not one JSON object. Not retryable: asking
             again the same way likely gets the same answer; the caller repairs
-            (DESIGN section 6: feed the error back and ask again).
+            (feed the error back and ask again).
     """
     body = (text or "").strip()
     fenced = _CODE_FENCE.match(body)

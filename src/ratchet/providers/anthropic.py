@@ -1,4 +1,4 @@
-"""Anthropic's Messages API (DESIGN section 8).
+"""Anthropic's Messages API.
 
 ``anthropic:MODEL`` (e.g. ``anthropic:claude-sonnet-4-5``). The official
 ``anthropic`` SDK does the HTTP, imported on first use and with its own

@@ -2,7 +2,7 @@
 
 A provider turns a `ModelRequest` into a `ModelResponse` or raises `ModelError`.
 It knows nothing of the journal, retries or budgets: those are middleware
-(DESIGN section 5) that wrap `ModelProvider.complete`.
+(engine/middleware.py) that wrap `ModelProvider.complete`.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ __all__ = [
 
 
 class Purpose(StrEnum):
-    """Why the loop asks the model; requests are counted per purpose (DESIGN section 6)."""
+    """Why the loop asks the model; requests are counted per purpose."""
 
     PLAN = "plan"
     ACT = "act"

@@ -1,4 +1,4 @@
-"""Any server that speaks OpenAI's chat-completions API (DESIGN section 8).
+"""Any server that speaks OpenAI's chat-completions API.
 
 ``openai:MODEL`` talks to OpenAI, or to whatever ``OPENAI_BASE_URL`` names: vLLM,
 the llama.cpp server, LM Studio. ``ollama:MODEL`` is the same class pointed at

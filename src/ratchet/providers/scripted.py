@@ -1,4 +1,4 @@
-"""A deterministic model for tests and demos, read from a JSON script (DESIGN section 8).
+"""A deterministic model for tests and demos, read from a JSON script.
 
 The script maps each purpose to a list of entries. The request with ordinal
 ``k`` for purpose ``p`` takes entry ``k`` of list ``p``: the ordinal comes from
