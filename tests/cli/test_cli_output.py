@@ -31,7 +31,7 @@ TIME_KEYS = {
     "starts_at",
     "next_due",
 }
-FAILOVER = Path(__file__).resolve().parents[1] / "failover"
+HELPERS = Path(__file__).resolve().parents[1] / "helpers"
 LONG_IDS = ["deploy-service-3f2a1b0c", "deploy-service-3f2a1b0c-fork2-9e8d7c"]
 
 
@@ -107,9 +107,9 @@ def test_sessions_and_schedules_name_their_ids_as_such(run_ratchet: RunRatchet, 
         "submit",
         "record it",
         "--model",
-        f"scripted:{FAILOVER / 'script.json'}",
+        f"scripted:{HELPERS / 'failover_script.json'}",
         "--tools",
-        str(FAILOVER / "tools.py"),
+        str(HELPERS / "failover_tools.py"),
         "--every",
         "0 9 * * *",
         "--json",

@@ -134,7 +134,7 @@ class OpenAIModel:
         # The SDK's overloads (streaming or not) can't be told apart from **arguments.
         client = self._sdk_client()
         try:
-            return cast(ChatCompletion, await client.chat.completions.create(**arguments))
+            return cast("ChatCompletion", await client.chat.completions.create(**arguments))
         except openai.BadRequestError as exc:
             refused = "response_format" in error_detail(exc.body, exc.message)
             if "response_format" not in arguments or not refused:
@@ -142,7 +142,7 @@ class OpenAIModel:
         # The server has no JSON mode; the instruction in the prompt still asks for JSON.
         self._json_mode = False
         arguments = {key: value for key, value in arguments.items() if key != "response_format"}
-        return cast(ChatCompletion, await client.chat.completions.create(**arguments))
+        return cast("ChatCompletion", await client.chat.completions.create(**arguments))
 
     def _sdk_client(self) -> openai.AsyncOpenAI:
         # An HTTP client's pooled connections belong to the event loop that
