@@ -25,6 +25,10 @@ from ..helpers.pg import Cluster
 LATEST = catalogue.latest_version("postgresql")
 PROCESSES = 10
 TIMEOUT = 120
+TABLES = {
+    "tasks", "steps", "operations", "messages", "events", "artifacts", "triggers", "checkpoints",
+    "sessions", "leases", "lease_claims", "approvals", "ratchet_schema_version",
+}  # fmt: skip
 
 OPENER = textwrap.dedent(
     """
@@ -127,20 +131,7 @@ def test_sqlite_fresh_schema_equals_migrated_schema(tmp_path: Path) -> None:
     from_schema = _schema_of(_fresh(tmp_path / "schema.db", fresh_from_schema=True))
     from_migrations = _schema_of(_fresh(tmp_path / "migrated.db", fresh_from_schema=False))
     assert from_schema == from_migrations
-    assert {name for kind, name in from_schema["objects"] if kind == "table"} >= {
-        "tasks",
-        "steps",
-        "operations",
-        "messages",
-        "events",
-        "artifacts",
-        "triggers",
-        "checkpoints",
-        "sessions",
-        "leases",
-        "lease_claims",
-        "ratchet_schema_version",
-    }
+    assert {name for kind, name in from_schema["objects"] if kind == "table"} >= TABLES
 
 
 async def test_postgresql_fresh_schema_equals_migrated_schema(postgres: Cluster) -> None:
@@ -148,21 +139,7 @@ async def test_postgresql_fresh_schema_equals_migrated_schema(postgres: Cluster)
         from_schema = _shape(await _migrated(fresh, fresh_from_schema=True))
         from_migrations = _shape(await _migrated(stepwise, fresh_from_schema=False))
         assert from_schema == from_migrations
-        assert {table for table, *_ in from_schema["columns"]} >= {
-            "tasks",
-            "steps",
-            "operations",
-            "messages",
-            "events",
-            "artifacts",
-            "triggers",
-            "checkpoints",
-            "sessions",
-            "leases",
-            "lease_claims",
-            "approvals",
-            "ratchet_schema_version",
-        }
+        assert {table for table, *_ in from_schema["columns"]} >= TABLES
         assert _versions(fresh) == _versions(stepwise) == list(range(1, LATEST + 1))
 
 
