@@ -23,17 +23,19 @@ from psycopg_pool import AsyncConnectionPool
 
 from ..errors import DuplicateRecord, StoreError
 from . import catalogue
+from .base import StateStore
 from .driver import Driver, Params, Row
 from .postgres_changes import ChangeListener, channels_of
 from .postgres_schema import DIALECT, Target, connect, connection_error, prepare
-from .sql_store import SqlStore
+from .sql import SqlOps
+from .sql_transaction import SqlTransaction
 
 __all__ = ["PostgresStore", "store_error"]
 
 _CONNECT_TIMEOUT = 10  # seconds, unless the URL says otherwise
 
 
-class PostgresStore(SqlStore):
+class PostgresStore(StateStore):
     """The store of a ``postgresql://`` URL.
 
     Args:
@@ -117,15 +119,16 @@ class PostgresStore(SqlStore):
 
     # ------------------------------------------------------------------ connections
 
-    async def _connect(self) -> PostgresDriver:
+    async def _begin(self, *, write: bool) -> SqlTransaction:
         pool = self._live_pool()
         try:
             conn = await pool.getconn()
         except psycopg.Error as exc:
             raise self._pool_error(exc) from None
-        return PostgresDriver(conn, self.target)
+        driver = PostgresDriver(conn, self.target)
+        return await SqlTransaction(driver, SqlOps(driver), release=self._release).begin(write=write)
 
-    async def _disconnect(self, driver: Driver) -> None:
+    async def _release(self, driver: Driver) -> None:
         assert isinstance(driver, PostgresDriver)
         if self._pool is not None:
             await self._pool.putconn(driver.conn)  # the pool replaces a broken connection

@@ -24,8 +24,10 @@ from pathlib import Path
 
 from ..errors import DuplicateRecord, StoreError
 from . import catalogue
+from .base import StateStore
 from .driver import Driver, Params, Row
-from .sql_store import SqlStore
+from .sql import SqlOps
+from .sql_transaction import SqlTransaction
 from .sqlite_schema import check_file, migrate, prepare
 
 __all__ = ["SqliteStore", "migrate"]
@@ -33,7 +35,7 @@ __all__ = ["SqliteStore", "migrate"]
 DIALECT = "sqlite"
 
 
-class SqliteStore(SqlStore):
+class SqliteStore(StateStore):
     """The store of a ``sqlite:///PATH`` URL."""
 
     def __init__(
@@ -52,7 +54,7 @@ class SqliteStore(SqlStore):
         self.durability = durability
         self.create = create
         self.lock_timeout = lock_timeout
-        self._driver: SqliteDriver | None = None
+        self._open: SqlTransaction | None = None  # the one connection's, reused
 
     async def open(self) -> None:
         check_file(self.path, create=self.create)
@@ -65,17 +67,22 @@ class SqliteStore(SqlStore):
         except BaseException:
             conn.close()
             raise
-        self._driver = SqliteDriver(conn, self.path, lock_timeout=self.lock_timeout)
+        driver = SqliteDriver(conn, self.path, lock_timeout=self.lock_timeout)
+        self._open = SqlTransaction(driver, SqlOps(driver))
 
     async def close(self) -> None:
-        driver, self._driver = self._driver, None
-        if driver is not None:
-            driver.conn.close()
+        opened, self._open = self._open, None
+        if opened is not None:
+            assert isinstance(opened.driver, SqliteDriver)
+            opened.driver.conn.close()
 
-    async def _connect(self) -> SqliteDriver:
-        if self._driver is None:
+    async def _begin(self, *, write: bool) -> SqlTransaction:
+        opened = self._open
+        if opened is None:
             raise StoreError(f"the store {self.url} is not open")
-        return self._driver
+        opened.ops.touched = set()
+        await opened.driver.begin(write=write)  # the connection is the store's: nothing to give back
+        return opened
 
 
 class SqliteDriver(Driver):
@@ -93,6 +100,9 @@ class SqliteDriver(Driver):
             return DuplicateRecord(f"SQLite {self.path}: {exc}")
         return StoreError(f"SQLite error on {self.path}: {exc}")
 
+    # Each query method runs its statement itself, not through a shared helper:
+    # they are the store's hottest lines, and a call costs as much as a statement.
+
     def _run(self, name: str, params: Params | None) -> sqlite3.Cursor:
         try:
             return self.conn.execute(self._q[name], params or {})
@@ -100,7 +110,10 @@ class SqliteDriver(Driver):
             raise self._error(exc) from exc
 
     async def execute(self, name: str, params: Params | None = None) -> int:
-        return self._run(name, params).rowcount
+        try:
+            return self.conn.execute(self._q[name], params or {}).rowcount
+        except sqlite3.Error as exc:
+            raise self._error(exc) from exc
 
     async def execute_many(self, name: str, params: Sequence[Params]) -> None:
         try:
@@ -109,7 +122,10 @@ class SqliteDriver(Driver):
             raise self._error(exc) from exc
 
     async def one(self, name: str, params: Params | None = None) -> Row | None:
-        row: Row | None = self._run(name, params).fetchone()
+        try:
+            row: Row | None = self.conn.execute(self._q[name], params or {}).fetchone()
+        except sqlite3.Error as exc:
+            raise self._error(exc) from exc
         return row
 
     async def all(self, name: str, params: Params | None = None) -> list[Row]:

@@ -1,0 +1,50 @@
+"""`SqlTransaction`: an open transaction of a SQL store, its driver and the operations on it.
+
+Both SQL stores hand these to the shared `Transaction` (transaction.py). The
+SQLite store keeps one for its one connection and reuses it; the PostgreSQL
+store makes one per pooled connection it takes, and gives the connection
+back when the transaction ends (`release`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from .driver import Driver
+from .sql import SqlOps
+
+__all__ = ["SqlTransaction"]
+
+
+@dataclass(slots=True)
+class SqlTransaction:
+    driver: Driver
+    ops: SqlOps
+    release: Callable[[Driver], Awaitable[None]] | None = None
+    """Gives the driver's connection back once the transaction ended; None when it is the store's own."""
+
+    @property
+    def touched(self) -> set[str]:
+        return self.ops.touched
+
+    async def begin(self, *, write: bool) -> SqlTransaction:
+        """Start the transaction (giving the connection back if that fails); return it."""
+        self.ops.touched = set()
+        try:
+            await self.driver.begin(write=write)
+        except BaseException:
+            if self.release is not None:
+                await self.release(self.driver)
+            raise
+        return self
+
+    async def end(self, *, commit: bool) -> None:
+        try:
+            if commit:
+                await self.driver.commit()
+            else:
+                await self.driver.rollback()
+        finally:
+            if self.release is not None:
+                await self.release(self.driver)
