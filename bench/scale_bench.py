@@ -54,7 +54,7 @@ from durable_bench import PAYLOAD, direct, through_context
 from ratchet.cli.agent_spec import build_agent
 from ratchet.model import Event, Task
 from ratchet.store import open_store
-from ratchet.store.base import events_topic
+from ratchet.store.changes import events_topic
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # for the tests' throwaway cluster

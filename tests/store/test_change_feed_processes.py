@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ratchet.store.base import TRIGGERS, events_topic
+from ratchet.store.changes import TRIGGERS, events_topic
 
 from ..helpers.builders import make_task
 from ..helpers.stores import STORE_URLS, discard, opened

@@ -169,6 +169,16 @@ async def test_sqlite_store_reports_the_latest_version(tmp_path: Path) -> None:
         await store.close()
 
 
+def test_both_dialects_name_the_same_queries() -> None:
+    """The store's operations are written once: every query name they use exists in both catalogues.
+
+    PostgreSQL alone has the queries of its advisory locks, LISTEN and schema checks.
+    """
+    postgres_only = {"current_schema", "listen_events", "listen_triggers", "lock_migrations", "lock_sequence"}
+    sqlite = set(catalogue.queries("sqlite"))
+    assert sqlite == set(catalogue.queries("postgresql")) - postgres_only
+
+
 async def test_postgresql_opening_again_changes_nothing(postgres_url: str) -> None:
     async with await open_store(postgres_url) as store:
         assert await store.schema_version() == LATEST

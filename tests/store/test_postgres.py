@@ -20,7 +20,7 @@ import pytest
 from ratchet.errors import StoreError, StoreNotFound, StoreURLError
 from ratchet.model import TaskStatus, utcnow
 from ratchet.store import open_store, store_from_url
-from ratchet.store.base import TRIGGERS, events_topic
+from ratchet.store.changes import TRIGGERS, events_topic
 from ratchet.store.postgres import PostgresStore
 
 from ..helpers.builders import make_event, make_task

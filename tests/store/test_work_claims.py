@@ -6,7 +6,7 @@ import asyncio
 
 from ratchet.model import Task, TaskStatus, WaitReason
 from ratchet.store import StateStore
-from ratchet.store.base import TRIGGERS, events_topic
+from ratchet.store.changes import TRIGGERS, events_topic
 
 from ..helpers.builders import at, make_event, make_task, make_trigger
 

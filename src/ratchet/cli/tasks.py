@@ -13,7 +13,7 @@ import typer
 from ..errors import InputError, StoreNotFound
 from ..model import Event, Task, TaskStatus
 from ..store import DEFAULT_STORE_URL
-from ..store.base import events_topic
+from ..store.changes import events_topic
 from . import json_output, render
 from .completion import complete_status
 from .options import JsonOption, StoreOption, TaskArgument

@@ -12,7 +12,7 @@ from ..errors import CannotResume, LeaseLost, RatchetError, StoreError
 from ..model import Lease, Trigger, utcnow
 from ..schedules import SCHEDULE_TRIGGER, fire_schedule
 from ..store import StateStore
-from ..store.base import TRIGGERS, ChangeFeed
+from ..store.changes import TRIGGERS, ChangeFeed
 from .people import APPROVAL_TIMEOUT_TRIGGER, expire_approval
 from .runner import DEFAULT_LEASE_TTL, WorkerIdentity, run_task
 from .workflow import Workflow, load_workflow

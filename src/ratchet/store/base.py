@@ -42,11 +42,11 @@ from ..model import (
     TaskStatus,
     Trigger,
 )
-from .changes import TRIGGERS, ChangeFeed, events_topic
-from .ops import StoreOps, checkpoints_to_drop
+from .changes import ChangeFeed
+from .ops import StoreOps
 from .transaction import Opened, Transaction, TransactionGate
 
-__all__ = ["TRIGGERS", "ChangeFeed", "StateStore", "checkpoints_to_drop", "events_topic"]
+__all__ = ["StateStore"]
 
 _R = TypeVar("_R")
 
