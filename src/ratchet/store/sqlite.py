@@ -81,7 +81,9 @@ class SqliteStore(StateStore):
         if opened is None:
             raise StoreError(f"the store {self.url} is not open")
         opened.ops.touched = set()
-        await opened.driver.begin(write=write)  # the connection is the store's: nothing to give back
+        # SqlTransaction.begin inlined (this is every call's path), less the give-back:
+        # the connection is the store's own.
+        await opened.driver.begin(write=write)
         return opened
 
 
