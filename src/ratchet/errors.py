@@ -23,6 +23,9 @@ Each error's docstring is its default message. The tree::
     │   ├── BudgetExceeded           a budget limit was reached
     │   └── DeadlineExceeded         the task's deadline, a step or tool timeout passed
     └── StoreError                   the store cannot do what was asked
+        ├── StoreUnavailable         the store cannot be used now (unreachable, I/O error, locked)
+        │   ├── StoreFull            no space left: the database or its disk is full
+        │   └── StoreReadOnly        the database cannot be written (read-only file, file system, server)
         ├── StoreNotFound            the database does not exist (and was not to be created)
         ├── NotARatchetDatabase      the file is not a database Ratchet wrote
         ├── SchemaTooNew             written by a newer Ratchet than this one
@@ -63,7 +66,10 @@ __all__ = [
     "StatePatchError",
     "StepNotFound",
     "StoreError",
+    "StoreFull",
     "StoreNotFound",
+    "StoreReadOnly",
+    "StoreUnavailable",
     "StoreURLError",
     "TaskNotFound",
     "TaskStopped",
@@ -210,6 +216,22 @@ class DeadlineExceeded(TaskStopped):
 
 class StoreError(RatchetError):
     """The store could not complete the operation."""
+
+
+class StoreUnavailable(StoreError):
+    """The store cannot be used now; what was asked may work once the store is fixed.
+
+    Nothing is lost: a write that met it was rolled back whole. A task that
+    met it stays resumable (`ratchet resume ID` once the store is back).
+    """
+
+
+class StoreFull(StoreUnavailable):
+    """The database or its disk is full; free space and try again."""
+
+
+class StoreReadOnly(StoreUnavailable):
+    """The database is read-only; make it writable and try again."""
 
 
 class StoreNotFound(StoreError):

@@ -18,7 +18,7 @@ from ..demo.orchestration import DemoFailed, run_demo
 from ..demo.paths import DemoPaths
 from ..demo.report import Report
 from ..errors import InputError
-from ..store import store_from_url
+from ..store import redact_url, store_from_url
 from ..store.sqlite import SqliteStore
 from .exits import EXIT_FAILED, EXIT_INTERRUPTED
 from .render import console, print_line
@@ -82,7 +82,7 @@ def _demo_paths(url: str | None) -> tuple[DemoPaths, bool]:
         store = store_from_url(url)
         if not isinstance(store, SqliteStore):
             raise InputError(
-                f"ratchet demo needs a SQLite store (sqlite:///PATH), not {url!r}: "
+                f"ratchet demo needs a SQLite store (sqlite:///PATH), not {redact_url(url)!r}: "
                 "its workers are other processes, which must reach the same file"
             )
         database, query = store.path.resolve(), url.partition("?")[2]

@@ -16,6 +16,7 @@ from urllib.parse import parse_qs, unquote
 from ..errors import MissingExtra, StoreURLError
 from .base import StateStore
 from .ops import StoreOps
+from .redact import hide_secrets, redact_url, secrets_of
 
 __all__ = ["DEFAULT_STORE_URL", "StateStore", "StoreOps", "open_store", "redact_url", "store_from_url"]
 
@@ -35,14 +36,15 @@ def store_from_url(url: str, *, create: bool = True) -> StateStore:
     Raises:
         StoreURLError: the URL names no store Ratchet has.
     """
+    shown = redact_url(url)  # how the URL appears in messages: never with a password
     scheme, sep, rest = url.partition("://")
     if not sep:
         raise StoreURLError(
-            f"store URL {url!r} has no scheme; use memory://, sqlite:///PATH or postgresql://..."
+            f"store URL {shown!r} has no scheme; use memory://, sqlite:///PATH or postgresql://..."
         )
     if scheme == "memory":
         if rest:
-            raise StoreURLError(f"store URL {url!r}: memory:// takes nothing after the scheme")
+            raise StoreURLError(f"store URL {shown!r}: memory:// takes nothing after the scheme")
         from .memory import MemoryStore
 
         return MemoryStore()
@@ -52,23 +54,23 @@ def store_from_url(url: str, *, create: bool = True) -> StateStore:
         path, _, query = rest.partition("?")
         if not path.startswith("/") or len(path) < 2:
             raise StoreURLError(
-                f"store URL {url!r} names no file; use sqlite:///relative/path.db "
+                f"store URL {shown!r} names no file; use sqlite:///relative/path.db "
                 "or sqlite:////absolute/path.db"
             )
         options = parse_qs(query, keep_blank_values=True)
         unknown = set(options) - {"durability"}
         if unknown:
-            raise StoreURLError(f"store URL {url!r}: unknown option {sorted(unknown)[0]!r}")
+            raise StoreURLError(f"store URL {shown!r}: unknown option {sorted(unknown)[0]!r}")
         durability = options.get("durability", ["normal"])[-1]
         if durability not in ("normal", "full"):
             raise StoreURLError(
-                f"store URL {url!r}: durability must be 'normal' or 'full', not {durability!r}"
+                f"store URL {shown!r}: durability must be 'normal' or 'full', not {durability!r}"
             )
         return SqliteStore(path[1:], durability=durability, create=create)
     if scheme in ("postgresql", "postgres"):
         return _postgres_store(url, create=create)
     raise StoreURLError(
-        f"store URL {url!r}: unknown scheme {scheme!r}; use memory://, sqlite:///PATH or postgresql://..."
+        f"store URL {shown!r}: unknown scheme {scheme!r}; use memory://, sqlite:///PATH or postgresql://..."
     )
 
 
@@ -99,8 +101,9 @@ def _postgres_store(url: str, *, create: bool) -> StateStore:
     try:
         params = conninfo_to_dict(conninfo)
     except Error as exc:
+        reason = hide_secrets(" ".join(str(exc).split()), secrets_of(url))  # libpq may quote the URL
         raise StoreURLError(
-            f"store URL {redact_url(url)!r} is not a valid PostgreSQL URL: {str(exc).strip()}"
+            f"store URL {redact_url(url)!r} is not a valid PostgreSQL URL: {reason}"
         ) from None
     for port in str(params.get("port") or "").split(","):
         if port and not port.isdigit():
@@ -108,15 +111,6 @@ def _postgres_store(url: str, *, create: bool) -> StateStore:
     from .postgres import PostgresStore
 
     return PostgresStore(conninfo, url=url, pool_size=pool_size, create=create)
-
-
-def redact_url(url: str) -> str:
-    """The URL with its password, if any, replaced by ``***``: how a URL is shown to people."""
-    scheme, sep, rest = url.partition("://")
-    credentials, at, host = rest.partition("@")
-    if not at or ":" not in credentials or "/" in credentials:
-        return url
-    return f"{scheme}{sep}{credentials.partition(':')[0]}:***@{host}"
 
 
 async def open_store(url: str, *, create: bool = True) -> StateStore:

@@ -21,12 +21,12 @@ from typing import Any
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
-from ..errors import DuplicateRecord, StoreError
+from ..errors import DuplicateRecord, StoreError, StoreUnavailable
 from . import catalogue
 from .base import StateStore
 from .driver import Driver, Params, Row
 from .postgres_changes import ChangeListener, channels_of
-from .postgres_schema import DIALECT, Target, connect, connection_error, prepare
+from .postgres_schema import DIALECT, Target, connect, connection_error, prepare, server_error
 from .sql import SqlOps
 from .sql_transaction import SqlTransaction
 
@@ -139,7 +139,7 @@ class PostgresStore(StateStore):
         if self._pool is None:
             return StoreError(f"the store for PostgreSQL {self.target} is not open")
         if type(exc).__name__ == "PoolTimeout":
-            return StoreError(
+            return StoreUnavailable(
                 f"no connection to PostgreSQL {self.target} came free in time "
                 f"(pool_size={self.pool_size}); raise ?pool_size= or check the server"
             )
@@ -152,9 +152,7 @@ def store_error(target: Target, exc: psycopg.Error, conn: psycopg.AsyncConnectio
         return DuplicateRecord(f"PostgreSQL {target}: {exc.diag.message_primary or exc}")
     if conn.closed:
         return connection_error(target, exc)
-    lines = str(exc).strip().splitlines()
-    message = exc.diag.message_primary or (lines[0] if lines else type(exc).__name__)
-    return StoreError(f"PostgreSQL {target}: {message}")
+    return server_error(target, exc)
 
 
 class PostgresDriver(Driver):

@@ -115,7 +115,11 @@ class ChangeListener:
                 async for notification in conn.notifies():
                     self._publish([notification.payload])
             except Exception as exc:
-                log.warning("the change feed lost PostgreSQL %s (%s); reconnecting", self._target, exc)
+                log.warning(
+                    "the change feed lost PostgreSQL %s (%s); reconnecting",
+                    self._target,
+                    self._target.hide(str(exc)),
+                )
                 if conn is not None:
                     with contextlib.suppress(Exception):
                         await conn.close()

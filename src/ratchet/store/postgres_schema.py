@@ -10,24 +10,40 @@ migrate it once; the others wait, then find it current.
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
-from ..errors import NotARatchetDatabase, SchemaTooNew, StoreError, StoreNotFound
+from ..errors import (
+    NotARatchetDatabase,
+    SchemaTooNew,
+    StoreError,
+    StoreFull,
+    StoreNotFound,
+    StoreReadOnly,
+    StoreUnavailable,
+)
 from ..model import utcnow
 from . import catalogue, rows
+from .redact import hide_secrets, secrets_of
 
-__all__ = ["Target", "connect", "connection_error", "migrate", "prepare"]
+__all__ = ["Target", "connect", "connection_error", "migrate", "prepare", "server_error"]
 
 DIALECT = "postgresql"
 VERSION_TABLE = "ratchet_schema_version"
 _MISSING_DATABASE = re.compile(r'database "[^"]*" does not exist')
+# SQLSTATEs after which the same work may succeed later: by class (a lost connection, resources
+# run out, an operator's shutdown, a system error, a deadlock broken), and a few single codes
+# (lock_not_available, query_canceled). 53100 (disk_full) and 25006 (read_only_sql_transaction)
+# have classes of their own.
+_UNAVAILABLE_CLASSES = {"08", "40", "53", "57", "58"}
+_UNAVAILABLE_STATES = {"55P03", "57014"}
 
 
 @dataclass(frozen=True)
@@ -37,17 +53,25 @@ class Target:
     host: str
     port: str
     database: str
+    secrets: tuple[str, ...] = field(default=(), repr=False, compare=False)
+    """The passwords of the connection string, hidden from every message (`hide`)."""
 
     @classmethod
     def of(cls, conninfo: str) -> Target:
         params = conninfo_to_dict(conninfo)
         user = params.get("user") or os.environ.get("PGUSER") or getpass.getuser()
         host = params.get("host") or params.get("hostaddr") or os.environ.get("PGHOST") or ""
+        secrets = [str(params[key]) for key in ("password", "sslpassword") if params.get(key)]
         return cls(
             host=str(host),
             port=str(params.get("port") or os.environ.get("PGPORT") or "5432"),
             database=str(params.get("dbname") or os.environ.get("PGDATABASE") or user),
+            secrets=tuple(secrets + secrets_of(conninfo)),
         )
+
+    def hide(self, text: str) -> str:
+        """`text` (the server's or libpq's words) without the connection's passwords."""
+        return hide_secrets(text, self.secrets)
 
     @property
     def server(self) -> str:
@@ -60,7 +84,7 @@ class Target:
 
 
 def _reason(exc: psycopg.Error) -> str:
-    """The server's or libpq's own words, on one line, without psycopg's preamble."""
+    """The server's or libpq's own words, on one line, without psycopg's preamble ."""
     text = str(exc).strip()
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     first = lines[0] if lines else type(exc).__name__
@@ -70,13 +94,30 @@ def _reason(exc: psycopg.Error) -> str:
 
 def connection_error(target: Target, exc: psycopg.Error) -> StoreError:
     """The store error for a connection that could not be made (or was lost)."""
-    reason = _reason(exc)
+    reason = target.hide(_reason(exc))
     if _MISSING_DATABASE.search(reason):
         return StoreNotFound(
             f"PostgreSQL database {target.database!r} does not exist on {target.server}; "
             f"create it with `createdb {target.database}`"
         )
-    return StoreError(f"cannot connect to PostgreSQL {target}: {reason}")
+    return StoreUnavailable(f"cannot connect to PostgreSQL {target}: {reason}")
+
+
+def server_error(target: Target, exc: psycopg.Error, doing: str = "") -> StoreError:
+    """The store error for an error the server reported (`doing`: what Ratchet was doing, if worth saying)."""
+    state = exc.sqlstate or ""
+    reason = target.hide(exc.diag.message_primary or _reason(exc))
+    where = f"PostgreSQL {target}" + (f": {doing}" if doing else "")
+    if state == "53100":
+        return StoreFull(f"{where}: the server's disk is full ({reason}); free space there, then try again")
+    if state == "25006":
+        return StoreReadOnly(
+            f"{where}: the database is read-only ({reason}); commands that only read it work, "
+            "make it writable (or point --store at the primary server) to run this one"
+        )
+    if state[:2] in _UNAVAILABLE_CLASSES or state in _UNAVAILABLE_STATES:
+        return StoreUnavailable(f"{where}: {reason}")
+    return StoreError(f"{where}: {reason}")
 
 
 async def connect(conninfo: str, target: Target, **options: Any) -> psycopg.AsyncConnection[Any]:
@@ -132,9 +173,9 @@ async def prepare(conn: psycopg.AsyncConnection[Any], target: Target, *, create:
         if found < latest:
             await migrate(conn, target)
     except psycopg.Error as exc:
-        raise StoreError(
-            f"PostgreSQL {target}: could not check or migrate the schema: {_reason(exc)}"
-        ) from exc
+        if conn.closed:
+            raise connection_error(target, exc) from exc
+        raise server_error(target, exc, "could not check or migrate the schema") from exc
 
 
 async def migrate(
@@ -168,6 +209,7 @@ async def migrate(
         await conn.execute(queries["commit"])
     except BaseException:
         if not conn.closed:
-            await conn.execute(queries["rollback"])
+            with contextlib.suppress(psycopg.Error):  # the error that led here is the one to report
+                await conn.execute(queries["rollback"])
         raise
     return latest

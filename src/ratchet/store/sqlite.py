@@ -19,20 +19,24 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import time
+import urllib.parse
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..errors import DuplicateRecord, StoreError
+from ..errors import StoreError, StoreReadOnly, StoreUnavailable
 from . import catalogue
 from .base import StateStore
 from .driver import Driver, Params, Row
 from .sql import SqlOps
 from .sql_transaction import SqlTransaction
+from .sqlite_errors import primary_code, read_only_error, read_only_reason, store_error
 from .sqlite_schema import check_file, migrate, prepare
 
 __all__ = ["SqliteStore", "migrate"]
 
 DIALECT = "sqlite"
+# What SQLite says when it cannot write the file, or cannot make the files it keeps beside it.
+_READ_ONLY_CODES = {sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN}
 
 
 class SqliteStore(StateStore):
@@ -54,21 +58,61 @@ class SqliteStore(StateStore):
         self.durability = durability
         self.create = create
         self.lock_timeout = lock_timeout
+        self.read_only: str | None = None
+        """Why the database can only be read, once `open` found it so (writes raise `StoreReadOnly`)."""
         self._open: SqlTransaction | None = None  # the one connection's, reused
 
     async def open(self) -> None:
         check_file(self.path, create=self.create)
         try:
-            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            conn = self._connect(self.path)
         except sqlite3.Error as exc:
-            raise StoreError(f"cannot open {self.path}: {exc}") from exc
+            reason = read_only_reason(self.path)
+            if reason is None or primary_code(exc) not in _READ_ONLY_CODES:
+                raise store_error(self.path, exc) from None
+            if not self.path.exists():
+                raise StoreReadOnly(f"cannot create the database at {self.path}: {reason}") from None
+            conn = self._connect_read_only(reason)
+            self.read_only = reason
+        driver = SqliteDriver(conn, self.path, lock_timeout=self.lock_timeout, read_only=self.read_only)
+        self._open = SqlTransaction(driver, SqlOps(driver))
+
+    def _connect(self, target: str | Path, *, read_only: bool = False) -> sqlite3.Connection:
+        """A connection to the database, its schema checked (and migrated, unless `read_only`)."""
+        conn = sqlite3.connect(
+            target, isolation_level=None, check_same_thread=False, uri=isinstance(target, str)
+        )
         try:
-            prepare(conn, self.path, durability=self.durability, lock_timeout=self.lock_timeout)
+            prepare(
+                conn,
+                self.path,
+                durability=self.durability,
+                lock_timeout=self.lock_timeout,
+                read_only=read_only,
+            )
         except BaseException:
             conn.close()
             raise
-        driver = SqliteDriver(conn, self.path, lock_timeout=self.lock_timeout)
-        self._open = SqlTransaction(driver, SqlOps(driver))
+        return conn
+
+    def _connect_read_only(self, reason: str) -> sqlite3.Connection:
+        """A reading connection to a database that cannot be written (SQLite refused the usual one).
+
+        ``mode=ro`` reads the write-ahead log too, but needs its ``-shm`` file
+        or the right to make one; without either, ``immutable=1`` reads the
+        file alone, which is right only when no log holds changes not yet in it.
+        """
+        uri = "file:" + urllib.parse.quote(str(self.path.absolute()))
+        try:
+            return self._connect(uri + "?mode=ro", read_only=True)
+        except sqlite3.Error as exc:
+            wal = self.path.with_name(self.path.name + "-wal")
+            if primary_code(exc) != sqlite3.SQLITE_CANTOPEN or (wal.exists() and wal.stat().st_size):
+                raise read_only_error(self.path, f"{reason}; SQLite cannot read it so: {exc}") from None
+        try:
+            return self._connect(uri + "?immutable=1", read_only=True)
+        except sqlite3.Error as exc:
+            raise store_error(self.path, exc) from None
 
     async def close(self) -> None:
         opened, self._open = self._open, None
@@ -90,17 +134,17 @@ class SqliteStore(StateStore):
 class SqliteDriver(Driver):
     """The store's one connection (its transactions take turns through the store's gate)."""
 
-    def __init__(self, conn: sqlite3.Connection, path: Path, *, lock_timeout: float) -> None:
+    def __init__(
+        self, conn: sqlite3.Connection, path: Path, *, lock_timeout: float, read_only: str | None = None
+    ) -> None:
         self.conn = conn
         self.path = path
         self.lock_timeout = lock_timeout
+        self.read_only = read_only
         self._q = catalogue.queries(DIALECT)
 
     def _error(self, exc: sqlite3.Error) -> StoreError:
-        """The store error for a driver error: the one place they are translated."""
-        if isinstance(exc, sqlite3.IntegrityError) and "UNIQUE" in str(exc):
-            return DuplicateRecord(f"SQLite {self.path}: {exc}")
-        return StoreError(f"SQLite error on {self.path}: {exc}")
+        return store_error(self.path, exc)
 
     # Each query method runs its statement itself, not through a shared helper:
     # they are the store's hottest lines, and a call costs as much as a statement.
@@ -137,9 +181,13 @@ class SqliteDriver(Driver):
         """Nothing to take: ``BEGIN IMMEDIATE`` already holds the whole file's write lock."""
 
     async def begin(self, *, write: bool) -> None:
+        if self.conn.in_transaction:  # a rollback that failed left it open
+            await self.rollback()
         if not write:
             self._run("begin_read", None)
             return
+        if self.read_only is not None:
+            raise read_only_error(self.path, self.read_only)
         deadline = time.monotonic() + self.lock_timeout
         pause = 0.001
         while True:
@@ -150,7 +198,7 @@ class SqliteDriver(Driver):
                 if "locked" not in str(exc) and "busy" not in str(exc):
                     raise self._error(exc) from exc
                 if time.monotonic() > deadline:
-                    raise StoreError(
+                    raise StoreUnavailable(
                         f"{self.path} stayed locked by another process for {self.lock_timeout:g} s"
                     ) from exc
             except sqlite3.Error as exc:
@@ -163,10 +211,14 @@ class SqliteDriver(Driver):
             self.conn.execute(self._q["commit"])
         except sqlite3.Error as exc:
             await self.rollback()
-            raise StoreError(f"SQLite could not commit to {self.path}: {exc}") from exc
+            raise self._error(exc) from exc
 
     async def rollback(self) -> None:
         # SQLite has already rolled back after some errors (a full disk, an I/O
         # error); a second ROLLBACK would fail with "no transaction is active".
-        if self.conn.in_transaction:
-            self._run("rollback", None)
+        if not self.conn.in_transaction:
+            return
+        try:
+            self.conn.execute(self._q["rollback"])
+        except sqlite3.Error:
+            pass  # the error that led here is the one to report; `begin` tries again

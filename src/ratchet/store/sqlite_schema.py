@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from pathlib import Path
 
-from ..errors import NotARatchetDatabase, SchemaTooNew, StoreError, StoreNotFound
+from ..errors import NotARatchetDatabase, SchemaTooNew, StoreError, StoreNotFound, StoreReadOnly
 from ..model import utcnow
 from . import catalogue, rows
+from .sqlite_errors import primary_code
 
 __all__ = ["check_file", "migrate", "prepare"]
 
 _HEADER = b"SQLite format 3\x00"
+_NOT_A_DATABASE = {sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT}
 
 
 def check_file(where: Path, *, create: bool) -> None:
@@ -43,15 +46,21 @@ def check_file(where: Path, *, create: bool) -> None:
         raise NotARatchetDatabase(f"{where} is an empty file, not a Ratchet database")
 
 
-def prepare(conn: sqlite3.Connection, where: Path, *, durability: str, lock_timeout: float) -> None:
+def prepare(
+    conn: sqlite3.Connection, where: Path, *, durability: str, lock_timeout: float, read_only: bool = False
+) -> None:
     """Check the schema is Ratchet's and not newer, set the pragmas, migrate if behind.
 
-    Nothing is written to a database that is not Ratchet's or is too new.
+    Nothing is written to a database that is not Ratchet's or is too new, nor
+    (`read_only`) to one opened only for reading. SQLite's own errors (a file
+    it cannot open, a full disk) are raised as they are, for the caller to translate.
     """
     queries = catalogue.queries("sqlite")
     try:
         tables = {name for (name,) in conn.execute(queries["list_tables"])}
     except sqlite3.DatabaseError as exc:
+        if primary_code(exc) not in _NOT_A_DATABASE:
+            raise  # it could not be read (opened, locked): that says nothing of what it holds
         raise NotARatchetDatabase(f"{where} is not a Ratchet database ({exc})") from exc
     if tables and "ratchet_schema_version" not in tables:
         raise NotARatchetDatabase(f"{where} is an SQLite database of something else, not a Ratchet database")
@@ -60,6 +69,13 @@ def prepare(conn: sqlite3.Connection, where: Path, *, durability: str, lock_time
     if found > latest:
         raise SchemaTooNew(found, latest)
     conn.execute(f"PRAGMA busy_timeout = {int(lock_timeout * 1000)}")
+    if read_only:
+        if found < latest:
+            raise StoreReadOnly(
+                f"the database at {where} is read-only and needs migrating to schema version {latest}; "
+                "make it writable and open it again"
+            )
+        return
     if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
         conn.execute("PRAGMA journal_mode = WAL")
     conn.execute(f"PRAGMA synchronous = {durability.upper()}")
@@ -95,7 +111,9 @@ def migrate(conn: sqlite3.Connection, *, fresh_from_schema: bool = True) -> int:
             conn.execute(queries["record_version"], {"version": version, "applied_at": applied_at})
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:  # SQLite already rolled back after some errors (a full disk)
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
         raise
     return latest
 

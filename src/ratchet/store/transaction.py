@@ -9,6 +9,7 @@ transaction begins and ends) sits behind `Transactional._begin` and `Opened`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Iterable
 from contextvars import ContextVar
 from typing import Protocol
@@ -101,12 +102,19 @@ class Transaction:
             try:
                 await opened.ops.check_fence(self._fence)
             except BaseException:
-                await self._end(commit=False)
+                with contextlib.suppress(Exception):  # as in __aexit__: the fence's error is the one to see
+                    await self._end(commit=False)
                 raise
         return opened.ops
 
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: object, tb: object) -> None:
-        await self._end(commit=exc_type is None)
+        if exc_type is None:
+            await self._end(commit=True)
+            return
+        # The block's error says what went wrong; a rollback failing after it (the database
+        # already rolled back, the connection is gone) must not take its place.
+        with contextlib.suppress(Exception):
+            await self._end(commit=False)
 
     async def _end(self, *, commit: bool) -> None:
         opened, self._opened = self._opened, None
