@@ -18,6 +18,7 @@ from ratchet.runtime import Runtime
 from ratchet.store import StateStore
 
 from .helpers.agent_tools import LEDGER_VARIABLE
+from .helpers.disk import SmallDisk
 from .helpers.ledger import Ledger
 from .helpers.pg import Cluster
 from .helpers.stores import POSTGRES, STORE_URLS, discard, opened
@@ -109,3 +110,14 @@ def postgres_url(postgres: Cluster) -> Iterator[str]:
     """The URL of a fresh, empty PostgreSQL database, dropped after the test."""
     with postgres.database() as url:
         yield url
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[SmallDisk]:
+    """A directory of a few megabytes that the test fills up, frees, or makes read-only
+    (a tmpfs of its own where the tests may mount one; see tests/helpers/disk.py)."""
+    disk = SmallDisk(tmp_path / "disk")
+    try:
+        yield disk
+    finally:
+        disk.close()

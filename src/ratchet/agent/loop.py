@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from ..engine.context import Context
 from ..engine.workflow import Workflow
-from ..errors import DuplicateRecord, InputError, OperationFailed, TaskStopped
+from ..errors import DuplicateRecord, InputError, OperationFailed, StoreError, TaskStopped
 from ..model import Artifact, Event, Message, Plan, PlanStep, Severity, Step, StepStatus, Task
 from ..providers import ModelResponse
 from ..workspace import workspace_for
@@ -240,6 +240,8 @@ class _Run:
             await self.ctx.apply_patch(arguments)
         except (ValidationError, ValueError) as error:
             return f"error: the state patch is not valid: {_short(error)}"
+        except StoreError:
+            raise  # not the model's to hear: the task stops, resumable
         except Exception as error:  # StatePatchError: the patch does not apply
             return f"error: {error}"
         return "state updated"

@@ -13,16 +13,24 @@ import contextlib
 import os
 import signal
 import sys
+from dataclasses import dataclass
 from typing import Annotated
 
 import typer
 
 from ..engine.runner import DEFAULT_LEASE_TTL
-from ..errors import CannotResume, LeaseLost
+from ..errors import CannotResume, LeaseLost, StoreError
 from ..runtime import Runtime
 from ..store import DEFAULT_STORE_URL, StateStore
 from . import json_output, render
-from .exits import EXIT_INTERRUPTED, EXIT_TERMINATED, exit_code, say_stopped
+from .exits import (
+    EXIT_INTERRUPTED,
+    EXIT_STORE_FAILED,
+    EXIT_TERMINATED,
+    exit_code,
+    say_stopped,
+    say_store_failed,
+)
 from .options import LeaseTtlOption, StoreOption, TaskArgument
 from .store_access import open_for_task, run_async
 from .views import Outcome, in_doubt_ops, load_outcome
@@ -56,23 +64,39 @@ def resume_command(
 
     Exit code: 0 completed, 1 failed or cancelled, 3 waits on a person,
     4 waits on a timer, 2 bad input (e.g. another live worker holds the task),
-    130 Ctrl-C, 143 SIGTERM (the task stays resumable).
+    5 the store failed while the task ran (a full disk, say), 130 Ctrl-C,
+    143 SIGTERM (for 5, 130 and 143 the task stays resumable).
     """
     make_cwd_importable()
     progress = None if as_json else render.print_event
+    running = _Running()
     try:
-        outcome = run_async(_resume(store, task_id, force=force, lease_ttl=lease_ttl, progress=progress))
+        outcome = run_async(
+            _resume(store, task_id, force=force, lease_ttl=lease_ttl, progress=progress, running=running)
+        )
     except KeyboardInterrupt:
         say_stopped("interrupted", task_id, store)
         raise typer.Exit(EXIT_INTERRUPTED) from None
     except asyncio.CancelledError:  # SIGTERM (see _resume)
         say_stopped("terminated", task_id, store)
         raise typer.Exit(EXIT_TERMINATED) from None
+    except StoreError as failure:
+        if not running.started:  # opening or looking failed: a store error like any other command's
+            raise
+        say_store_failed(task_id, failure, store)
+        raise typer.Exit(EXIT_STORE_FAILED) from None
     if as_json:
         json_output.print_json_line(json_output.outcome_json(outcome))
     else:
         render.print_outcome(outcome, store_url=store)
     raise typer.Exit(exit_code(outcome.task))
+
+
+@dataclass
+class _Running:
+    """Whether `_resume` got as far as running the task (a store error then is exit code 5)."""
+
+    started: bool = False
 
 
 async def _resume(
@@ -82,6 +106,7 @@ async def _resume(
     force: bool,
     lease_ttl: float,
     progress: render.EventPrinter | None,
+    running: _Running,
 ) -> Outcome:
     # SIGTERM stops the run as Ctrl-C does (asyncio.run sees to SIGINT): cancelled, lease released.
     this_run = asyncio.current_task()
@@ -92,6 +117,7 @@ async def _resume(
         tail = _EventTail(store, task_id, progress)
         await tail.skip_past_events()
         following = asyncio.create_task(tail.follow()) if progress else None
+        running.started = True
         try:
             task = await Runtime(store, lease_ttl=lease_ttl).resume(task_id, force=force)
         except LeaseLost as lost:

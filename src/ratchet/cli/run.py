@@ -31,7 +31,14 @@ from ..runtime import Runtime
 from ..store import DEFAULT_STORE_URL
 from . import json_output, render
 from .agent_spec import build_agent, deadline_seconds
-from .exits import EXIT_INTERRUPTED, EXIT_TERMINATED, exit_code, say_stopped
+from .exits import (
+    EXIT_INTERRUPTED,
+    EXIT_STORE_FAILED,
+    EXIT_TERMINATED,
+    exit_code,
+    say_stopped,
+    say_store_failed,
+)
 from .options import (
     AllowShellOption,
     DeadlineOption,
@@ -84,8 +91,9 @@ def run_command(
     """Plan INSTRUCTION into steps and carry them out with the agent's model and tools.
 
     Exit code: 0 completed, 1 failed or cancelled, 3 waits on a person,
-    4 waits on a timer, 2 bad input, 130 Ctrl-C and 143 SIGTERM (the task
-    stays resumable; the command that continues it is printed).
+    4 waits on a timer, 2 bad input, 5 the store failed while the task ran
+    (a full disk, say), 130 Ctrl-C and 143 SIGTERM (for 5, 130 and 143 the
+    task stays resumable; the command that continues it is printed).
     """
     if not instruction.strip():
         raise InputError("the instruction is empty; say what the agent should do")
@@ -112,6 +120,11 @@ def run_command(
     except asyncio.CancelledError:  # SIGTERM (see _run)
         _say_stopped("terminated", started.task_id, store)
         raise typer.Exit(EXIT_TERMINATED) from None
+    except StoreError as failure:
+        if started.task_id is None:  # nothing was stored: a store error like any other command's
+            raise
+        say_store_failed(started.task_id, failure, store)
+        raise typer.Exit(EXIT_STORE_FAILED) from None
     if as_json:
         json_output.print_json_line(json_output.run_json(progress))
     elif detach:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from pydantic import JsonValue
 
-from ..errors import DeadlineExceeded, InputError, NonDeterminismError, OperationFailed
+from ..errors import DeadlineExceeded, InputError, NonDeterminismError, OperationFailed, StoreError
 from ..model import (
     AgentState,
     Checkpoint,
@@ -467,6 +467,8 @@ class Context:
                     raise DeadlineExceeded(
                         f"step {index + 1} ({name}) timed out after {timeout:g} s"
                     ) from error
+        except StoreError:
+            raise  # the store failed, not the step: it stays current for the resumed run
         except Exception as error:
             await self._end_step(index, StepStatus.FAILED, f"{type(error).__name__}: {error}")
             raise

@@ -21,7 +21,14 @@ from typing import Protocol
 
 from pydantic import JsonValue
 
-from ..errors import DeadlineExceeded, LeaseLost, NonDeterminismError, OperationFailed, TaskStopped
+from ..errors import (
+    DeadlineExceeded,
+    LeaseLost,
+    NonDeterminismError,
+    OperationFailed,
+    StoreError,
+    TaskStopped,
+)
 from ..model import Event, Operation, OpKind, OpStatus, RiskLevel, Severity, WaitReason, utcnow
 from ..tools import Reconciled
 from .calls import Call, TaskSuspended, WorkerStopping, error_text
@@ -41,8 +48,9 @@ __all__ = [
 
 Proceed = Callable[[Call], Awaitable[JsonValue]]
 
-# Control flow that passes through every layer untouched: nothing is recorded for it.
-_PASS_THROUGH = (TaskSuspended, WorkerStopping, LeaseLost, asyncio.CancelledError)
+# Control flow that passes through every layer untouched: nothing is recorded for it. A store
+# error is not the call's outcome either: the task stops, resumable, and the call is settled then.
+_PASS_THROUGH = (TaskSuspended, WorkerStopping, LeaseLost, asyncio.CancelledError, StoreError)
 
 
 class Middleware(Protocol):

@@ -18,6 +18,7 @@ from ..errors import (
     DeadlineExceeded,
     LeaseLost,
     OperationFailed,
+    StoreError,
     TaskStopped,
 )
 from ..model import Event, Lease, Severity, StepStatus, Task, TaskStatus, utcnow
@@ -64,9 +65,15 @@ async def run_task(
     before its next live call and the task is returned as it stands, for
     another worker to resume.
 
+    A store that fails while the task runs (a full disk, a read-only
+    database, a lost server) is not the task's failure: the task is left as
+    the store last recorded it, resumable, with a ``store_failed`` event if
+    the store still takes one, and the `StoreError` is raised.
+
     Raises:
         CannotResume: another live worker holds the task.
         LeaseLost: another worker took the task over while this one ran it.
+        StoreError: the store failed; the task stays resumable once it is fixed.
     """
     worker = worker or WorkerIdentity()
     if lease is None:
@@ -80,7 +87,8 @@ async def run_task(
             raise beat.lost from None
         raise
     finally:
-        with contextlib.suppress(LeaseLost):
+        # A store that cannot release it now lets it expire: the task is resumable either way.
+        with contextlib.suppress(LeaseLost, StoreError):
             await store.release_lease(lease)
 
 
@@ -212,16 +220,60 @@ async def _run_leased(
         stopping=stopping,
     )
     try:
-        result = await _within_deadline(context, workflow.fn(context, **running.inputs_params))
-    except (TaskSuspended, WorkerStopping):
-        return context.task
-    except (LeaseLost, asyncio.CancelledError):
+        try:
+            result = await _within_deadline(context, workflow.fn(context, **running.inputs_params))
+        except (TaskSuspended, WorkerStopping):
+            return context.task
+        except (LeaseLost, asyncio.CancelledError):
+            raise
+        except Exception as error:
+            failure = _store_failure(error)
+            if failure is error:
+                raise
+            if failure is not None:
+                raise failure from None  # the store's error is the one to report, not the wrapper
+            if isinstance(error, (TaskStopped, OperationFailed)):
+                return await _finish(context, TaskStatus.FAILED, error=str(error))
+            return await _finish(context, TaskStatus.FAILED, error=f"{type(error).__name__}: {error}")
+        return await _finish(context, TaskStatus.COMPLETED, result=result)
+    except StoreError as failure:  # met by the workflow, or while recording how the task ended
+        await _say_store_failed(context, failure)
         raise
-    except (TaskStopped, OperationFailed) as error:
-        return await _finish(context, TaskStatus.FAILED, error=str(error))
-    except Exception as error:
-        return await _finish(context, TaskStatus.FAILED, error=f"{type(error).__name__}: {error}")
-    return await _finish(context, TaskStatus.COMPLETED, result=result)
+
+
+def _store_failure(error: BaseException) -> StoreError | None:
+    """The store error behind `error`, if it is one or was raised while handling one.
+
+    Code that catches a store error and raises its own (a workflow's
+    ``except Exception: raise ...``) still failed because of the store.
+    """
+    seen: set[int] = set()
+    cause: BaseException | None = error
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, StoreError):
+            return cause
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return None
+
+
+async def _say_store_failed(context: Context, failure: StoreError) -> None:
+    """Record, if the store still takes a write, that the store stopped the task (not how it ended)."""
+    task_id = context.task.id
+    event = Event(
+        task_id=task_id,
+        kind="store_failed",
+        severity=Severity.ERROR,
+        message=(
+            f"the store failed while the task ran ({failure.message}); the task stays resumable: "
+            f"`ratchet resume {task_id}` continues it once the store is fixed"
+        ),
+        display_message=f"Stopped: the store failed ({failure.message})",
+        data={"error_type": type(failure).__name__},
+    )
+    with contextlib.suppress(StoreError, LeaseLost):
+        async with context.store.transaction(fence=context.lease) as tx:
+            await tx.append_event(event)
 
 
 async def _within_deadline(context: Context, work: Awaitable[Any]) -> Any:

@@ -36,8 +36,9 @@ class Worker:
     A task this worker cannot run (its workflow does not load here, say) is
     set aside for a while, longer each time, so one bad task neither spins
     the worker nor starves the others. A store that fails (a database
-    restart) is tried again after a pause, longer each time; the worker
-    does not exit.
+    restart, a full disk) is tried again after a pause, longer each time;
+    the worker does not exit, and a task the store stopped is taken again
+    after `STORE_RETRY_MAX` seconds, like any task whose lease was let go.
 
     Stopping (`stop` set) is graceful: no new work is taken, each running
     task finishes the call it is in and stops before its next one, its lease
@@ -223,6 +224,14 @@ class Worker:
             raise
         except (CannotResume, LeaseLost) as gone:
             log.info("task %s: left to another worker: %s", task_id, gone)
+        except StoreError as error:  # not the task's fault: it stays resumable, and is taken again soon
+            self._set_aside[task_id] = (time.monotonic() + self.STORE_RETRY_MAX, 0.0)
+            log.warning(
+                "task %s: stopped, resumable, because the store failed (%s); trying again in %g s",
+                task_id,
+                error,
+                self.STORE_RETRY_MAX,
+            )
         except RatchetError as error:
             self._put_aside(task_id, str(error))
         except Exception as error:

@@ -42,7 +42,7 @@ def redact_url(url: str) -> str:
 def secrets_of(url: str) -> list[str]:
     """Every password `url` holds, as written and decoded (what `hide_secrets` hides)."""
     found: list[str] = []
-    scheme, sep, rest = url.partition("://")
+    _, sep, rest = url.partition("://")
     if not sep:
         for match in _KEY_VALUE.finditer(url):
             value = match.group(2)

@@ -17,6 +17,7 @@ commit.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 import time
 import urllib.parse
@@ -100,14 +101,16 @@ class SqliteStore(StateStore):
 
         ``mode=ro`` reads the write-ahead log too, but needs its ``-shm`` file
         or the right to make one; without either, ``immutable=1`` reads the
-        file alone, which is right only when no log holds changes not yet in it.
+        file alone, which is right only when no log holds changes not yet in it
+        and no one writes it meanwhile (no one can on a read-only file system;
+        with a ``-wal`` file beside it, a writer may be at work, and it is not done).
         """
         uri = "file:" + urllib.parse.quote(str(self.path.absolute()))
         try:
             return self._connect(uri + "?mode=ro", read_only=True)
         except sqlite3.Error as exc:
             wal = self.path.with_name(self.path.name + "-wal")
-            if primary_code(exc) != sqlite3.SQLITE_CANTOPEN or (wal.exists() and wal.stat().st_size):
+            if primary_code(exc) not in _READ_ONLY_CODES or wal.exists():
                 raise read_only_error(self.path, f"{reason}; SQLite cannot read it so: {exc}") from None
         try:
             return self._connect(uri + "?immutable=1", read_only=True)
@@ -218,7 +221,5 @@ class SqliteDriver(Driver):
         # error); a second ROLLBACK would fail with "no transaction is active".
         if not self.conn.in_transaction:
             return
-        try:
-            self.conn.execute(self._q["rollback"])
-        except sqlite3.Error:
-            pass  # the error that led here is the one to report; `begin` tries again
+        with contextlib.suppress(sqlite3.Error):  # the error that led here is the one to report
+            self.conn.execute(self._q["rollback"])  # (and `begin` tries again if this one failed)
