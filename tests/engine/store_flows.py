@@ -5,7 +5,8 @@ records an effect in a `Ledger` under the call's idempotency key (once per
 key, as a service honouring keys would), then, the first time only (while
 the ``fill_marker`` file exists), fills the disk the store lives on, and
 returns a long text, which the journal must store: the write that meets the
-full disk.
+full disk. ``fails_on_a_full_disk`` fills it just before it fails, so the
+write that meets it is the one recording the failure.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from ..helpers.disk import fill_disk
 from ..helpers.ledger import Ledger
 
 REFERENCE = "tests.engine.store_flows:deliveries"
+FAILING = "tests.engine.store_flows:fails_on_a_full_disk"
 
 
 @tool
@@ -43,3 +45,13 @@ async def deliveries(ctx: Context, ledger: str, disk: str, fill_marker: str, lea
             said = await ctx.call_tool("deliver", {**arguments, "leave": leave})
             done.append(str(said)[: len(f"delivered {parcel}")])
     return done
+
+
+@workflow
+async def fails_on_a_full_disk(ctx: Context, disk: str, fill_marker: str) -> None:
+    """Fails; the first time, the disk fills up just before, so its failure cannot be recorded."""
+    marker = Path(fill_marker)
+    if marker.exists():
+        marker.unlink()
+        fill_disk(Path(disk))
+    raise ValueError("the workflow's own failure")

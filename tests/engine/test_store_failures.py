@@ -5,7 +5,8 @@ The disk the SQLite store lives on fills up just after a tool's side effect
 stops with `StoreFull`; the task stays running, its step open, its lease let
 go, with a ``store_failed`` event when the store still takes one. Once space is
 freed, resuming it (or a worker taking it again) completes it, with each side
-effect exactly once.
+effect exactly once; a failure the full disk kept from being recorded is
+recorded then.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 import pytest
 
 from ratchet.engine import Worker
+from ratchet.engine.runner import run_task
 from ratchet.errors import StoreFull
 from ratchet.model import OpStatus, StepStatus, TaskStatus
 from ratchet.runtime import Runtime
@@ -25,7 +27,7 @@ from ratchet.store import StateStore
 
 from ..helpers.disk import SmallDisk
 from ..helpers.ledger import Ledger
-from .store_flows import REFERENCE
+from .store_flows import FAILING, REFERENCE
 
 ROOM = 64 * 1024  # what the full disk leaves: enough for an event, not for the tool's result
 
@@ -108,3 +110,24 @@ async def test_a_worker_takes_the_task_again_once_the_store_is_fixed(
     assert task.status is TaskStatus.COMPLETED
     assert "cannot run here" not in caplog.text
     each_effect_once(book)
+
+
+async def test_a_failure_the_full_disk_kept_from_being_recorded_is_recorded_on_resume(
+    small_disk: SmallDisk, tmp_path: Path
+) -> None:
+    marker = tmp_path / "fill-once"
+    marker.touch()
+    async with Runtime(f"sqlite:///{small_disk.directory / 'r.db'}") as rt:
+        task_id = await rt.submit(FAILING, {"disk": str(small_disk.directory), "fill_marker": str(marker)})
+        try:
+            with pytest.raises(StoreFull):
+                await rt.resume(task_id)
+            task = await rt.store.get_task(task_id)
+            assert (task.status, task.error) == (TaskStatus.RUNNING, None)
+        finally:
+            small_disk.free()
+
+        # The full disk may have kept this process from letting its lease go: take the task over.
+        done = await run_task(rt.store, task_id, take_over=True)
+
+    assert (done.status, done.error) == (TaskStatus.FAILED, "ValueError: the workflow's own failure")

@@ -6,7 +6,14 @@ import contextlib
 import sqlite3
 from pathlib import Path
 
-from ..errors import NotARatchetDatabase, SchemaTooNew, StoreError, StoreNotFound, StoreReadOnly
+from ..errors import (
+    NotARatchetDatabase,
+    SchemaTooNew,
+    StoreError,
+    StoreNotFound,
+    StoreReadOnly,
+    StoreUnavailable,
+)
 from ..model import utcnow
 from . import catalogue, rows
 from .sqlite_errors import primary_code
@@ -22,6 +29,7 @@ def check_file(where: Path, *, create: bool) -> None:
 
     Raises:
         StoreError: the directory does not exist.
+        StoreUnavailable: the file cannot be read (no permission).
         StoreNotFound: no file, and `create` is false.
         NotARatchetDatabase: a directory, a file that is not SQLite, or an
             empty file that may not be created into.
@@ -36,8 +44,11 @@ def check_file(where: Path, *, create: bool) -> None:
                 f"no Ratchet database at {where}; `ratchet migrate --store sqlite:///{where}` creates one"
             )
         return
-    with where.open("rb") as file:
-        header = file.read(len(_HEADER))
+    try:
+        with where.open("rb") as file:
+            header = file.read(len(_HEADER))
+    except OSError as exc:
+        raise StoreUnavailable(f"cannot read the database at {where}: {exc.strerror}") from None
     if header and header != _HEADER:
         raise NotARatchetDatabase(
             f"{where} is not a Ratchet database (not an SQLite file); point --store at a Ratchet database"
