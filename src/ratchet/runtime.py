@@ -264,6 +264,8 @@ class Runtime:
             CannotResume: the task ended, waits on a person, is held by a
                 live worker, or (unless `force`) its newest checkpoint is
                 older than its workflow allows.
+            StoreError: the store failed while the task ran (a full disk, say);
+                the task has not failed and can be resumed once the store is fixed.
         """
         task = await self.store.get_task(task_id)
         if task.status.is_terminal:

@@ -38,7 +38,7 @@ class Worker:
     the worker nor starves the others. A store that fails (a database
     restart, a full disk) is tried again after a pause, longer each time;
     the worker does not exit, and a task the store stopped is taken again
-    after `STORE_RETRY_MAX` seconds, like any task whose lease was let go.
+    after `STORE_RETRY_MAX` seconds (never set aside as one it cannot run).
 
     Stopping (`stop` set) is graceful: no new work is taken, each running
     task finishes the call it is in and stops before its next one, its lease
