@@ -49,9 +49,13 @@ async def deliveries(ctx: Context, ledger: str, disk: str, fill_marker: str, lea
 
 @workflow
 async def fails_on_a_full_disk(ctx: Context, disk: str, fill_marker: str) -> None:
-    """Fails; the first time, the disk fills up just before, so its failure cannot be recorded."""
+    """Fails; the first time, the disk fills up just before, so its failure cannot be recorded.
+
+    Its error is long, so that recording it needs room (a page cap leaves
+    the room a short one needs in the pages the database has).
+    """
     marker = Path(fill_marker)
     if marker.exists():
         marker.unlink()
         fill_disk(Path(disk))
-    raise ValueError("the workflow's own failure")
+    raise ValueError("the workflow's own failure " + "x" * 100_000)

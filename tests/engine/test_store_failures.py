@@ -130,4 +130,5 @@ async def test_a_failure_the_full_disk_kept_from_being_recorded_is_recorded_on_r
         # The full disk may have kept this process from letting its lease go: take the task over.
         done = await run_task(rt.store, task_id, take_over=True)
 
-    assert (done.status, done.error) == (TaskStatus.FAILED, "ValueError: the workflow's own failure")
+    assert done.status is TaskStatus.FAILED
+    assert (done.error or "").startswith("ValueError: the workflow's own failure xxx")
