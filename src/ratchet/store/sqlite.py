@@ -45,6 +45,7 @@ class SqliteStore(StateStore):
         durability: str = "normal",
         create: bool = True,
         lock_timeout: float = 30.0,
+        integrity_check: bool = True,
     ) -> None:
         if durability not in ("normal", "full"):
             raise ValueError(f"durability must be 'normal' or 'full', not {durability!r}")
@@ -54,6 +55,7 @@ class SqliteStore(StateStore):
         self.durability = durability
         self.create = create
         self.lock_timeout = lock_timeout
+        self.integrity_check = integrity_check
         self._open: SqlTransaction | None = None  # the one connection's, reused
 
     async def open(self) -> None:
@@ -63,7 +65,13 @@ class SqliteStore(StateStore):
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open {self.path}: {exc}") from exc
         try:
-            prepare(conn, self.path, durability=self.durability, lock_timeout=self.lock_timeout)
+            prepare(
+                conn,
+                self.path,
+                durability=self.durability,
+                lock_timeout=self.lock_timeout,
+                integrity_check=self.integrity_check,
+            )
         except BaseException:
             conn.close()
             raise
