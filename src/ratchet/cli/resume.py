@@ -23,7 +23,7 @@ from ..runtime import Runtime
 from ..store import DEFAULT_STORE_URL, StateStore
 from . import json_output, render
 from .exits import EXIT_INTERRUPTED, EXIT_TERMINATED, exit_code, say_stopped
-from .options import LeaseTtlOption, StoreOption, TaskArgument
+from .options import ForceOpenOption, LeaseTtlOption, StoreOption, TaskArgument
 from .store_access import open_for_task, run_async
 from .views import Outcome, in_doubt_ops, load_outcome
 
@@ -42,6 +42,7 @@ def make_cwd_importable() -> None:
 def resume_command(
     task_id: TaskArgument,
     store: StoreOption = DEFAULT_STORE_URL,
+    force_open: ForceOpenOption = False,
     force: Annotated[
         bool,
         typer.Option("--force", help="Resume even from a checkpoint older than its workflow trusts."),

@@ -35,6 +35,7 @@ from .exits import EXIT_INTERRUPTED, EXIT_TERMINATED, exit_code, say_stopped
 from .options import (
     AllowShellOption,
     DeadlineOption,
+    ForceOpenOption,
     InstructionArgument,
     InstructionsOption,
     MaxStepsOption,
@@ -80,6 +81,7 @@ def run_command(
         typer.Option("--json", help="No progress; end with one JSON line: status, result, steps, usage."),
     ] = False,
     store: StoreOption = DEFAULT_STORE_URL,
+    force_open: ForceOpenOption = False,
 ) -> None:
     """Plan INSTRUCTION into steps and carry them out with the agent's model and tools.
 
@@ -218,6 +220,7 @@ def cancel_command(
         str, typer.Option("--reason", metavar="TEXT", help="Why; kept as the task's error.")
     ] = "cancelled by a person",
     store: StoreOption = DEFAULT_STORE_URL,
+    force_open: ForceOpenOption = False,
 ) -> None:
     """Cancel a task that has not ended, with its open steps and queued wake-ups.
 
