@@ -125,3 +125,19 @@ def test_a_worker_sets_an_unreadable_task_aside_and_completes_every_other_task(
     assert resumed.returncode == 0, resumed.stderr
     assert with_store(url, lambda store: store.get_task(bad)).status is TaskStatus.COMPLETED
     assert with_store(url, lambda store: store.list_triggers(bad)) == []
+
+
+def test_a_worker_drops_a_due_trigger_it_cannot_read_and_still_runs_its_task(
+    run_ratchet: RunRatchet, url: str
+) -> None:
+    ids = [submit(url, "greet", who=who) for who in ("ann", "bob")]
+    run_sql(url, "UPDATE triggers SET payload = 'nope' WHERE task_id = ?", ids[0])
+
+    done = run_ratchet("worker", "--until-idle", "--poll", "0.05", "--store", url)
+
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    [dropped] = [line for line in done.stderr.splitlines() if "it was taken off the queue" in line]
+    assert "payload: not JSON" in dropped
+    for task_id in ids:  # the one whose start was dropped is found as an orphan
+        assert with_store(url, lambda store, t=task_id: store.get_task(t)).status is TaskStatus.COMPLETED

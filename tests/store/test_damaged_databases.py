@@ -9,6 +9,7 @@ Ratchet's tables (both dialects); an SQLite file whose pages fail
 from __future__ import annotations
 
 import hashlib
+import random
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -133,3 +134,21 @@ async def test_a_file_with_garbage_pages_opens_without_the_check(garbled: Path) 
         assert [task.id for task in await store.list_tasks()] == ["t0", "t1", "t2"]
     finally:
         await store.close()
+
+
+async def test_a_file_whose_list_of_tables_is_garbage_is_refused_with_or_without_the_check(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "r.db"
+    await fill_sqlite_store(path)
+    with path.open("r+b") as file:  # the first page, past the 100-byte header: the schema's own table
+        file.seek(100)
+        file.write(random.Random(5).randbytes(4096 - 100))
+    before = _digest(path)
+
+    for integrity_check in (True, False):
+        with pytest.raises(DamagedDatabase, match="is damaged") as caught:
+            await open_store(f"sqlite:///{path}", integrity_check=integrity_check)
+        assert "--force-open" not in caught.value.message  # it would not help
+        assert ".recover" in caught.value.message
+    assert _digest(path) == before

@@ -34,7 +34,7 @@ async def set_aside_unreadable(
     """
     message = f"set aside: {problem.message}"
     async with store.transaction() as tx:
-        last = await tx.last_events(task_id, 1, unreadable=[])
+        last = await tx.last_events(task_id, 1)
         new = not (last and last[-1].kind == UNREADABLE_EVENT and last[-1].message == message)
         if new:
             await tx.append_event(

@@ -68,7 +68,7 @@ def prepare(
         tables = {name for (name,) in conn.execute(queries["list_tables"])}
     except sqlite3.DatabaseError as exc:
         if "malformed" in str(exc):
-            raise _damaged(where, str(exc)) from exc
+            raise _damaged(where, str(exc), openable=False) from exc
         raise NotARatchetDatabase(f"{where} is not a Ratchet database ({exc})") from exc
     if tables and not _is_ratchets(tables):
         raise NotARatchetDatabase(f"{where} is an SQLite database of something else, not a Ratchet database")
@@ -130,16 +130,18 @@ def check_integrity(conn: sqlite3.Connection, where: Path) -> None:
     except sqlite3.DatabaseError as exc:
         verdict = str(exc)
     if verdict != "ok":
-        raise _damaged(where, verdict)
+        raise _damaged(where, verdict, openable=True)
 
 
-def _damaged(where: Path, verdict: str) -> DamagedDatabase:
+def _damaged(where: Path, verdict: str, *, openable: bool) -> DamagedDatabase:
     # The verdict opens with a "*** in database main ***" line; the damage is named after it.
     lines = [line.strip() for line in verdict.splitlines() if line.strip() and "***" not in line]
     found = ascii(lines[0])[1:-1] if lines else "no details"
+    recover = f"back it up and recover what it holds with `sqlite3 {where} .recover | sqlite3 RECOVERED.db`"
+    if not openable:  # not even its list of tables can be read: --force-open would not help
+        return DamagedDatabase(f"the database at {where} is damaged ({found}); {recover}")
     return DamagedDatabase(
-        f"the database at {where} fails its integrity check ({found}); back it up and recover what "
-        f"it holds with `sqlite3 {where} .recover | sqlite3 RECOVERED.db`, "
+        f"the database at {where} fails its integrity check ({found}); {recover}, "
         "or pass --force-open to open it anyway"
     )
 
