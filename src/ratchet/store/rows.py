@@ -319,9 +319,9 @@ def task_from_row(row: Sequence[Any]) -> Task:
     except _UNDECODABLE as exc:
         raise _corrupt(what, "tasks", (task_id,), exc) from exc
     if task.id != task_id:
-        raise CorruptRecord(what, "tasks", (task_id,), f"its record is of task {_shown(task.id)}")
+        raise _corrupt(what, "tasks", (task_id,), f"its record is of task {_shown(task.id)}")
     if task.status.value != status:
-        raise CorruptRecord(
+        raise _corrupt(
             what,
             "tasks",
             (task_id,),
@@ -336,7 +336,7 @@ def task_status(status: Any, task_id: str) -> TaskStatus:
         return TaskStatus(status)
     except ValueError as exc:
         problem = f"its status column holds {_shown(status)}, not a task status"
-        raise CorruptRecord(f"task {task_id}", "tasks", (task_id,), problem) from exc
+        raise _corrupt(f"task {task_id}", "tasks", (task_id,), problem) from exc
 
 
 def step_status(status: Any, task_id: str, index: int) -> StepStatus:
@@ -345,7 +345,7 @@ def step_status(status: Any, task_id: str, index: int) -> StepStatus:
         return StepStatus(status)
     except ValueError as exc:
         problem = f"its status column holds {_shown(status)}, not a step status"
-        raise CorruptRecord(f"step {index} of task {task_id}", "steps", (task_id, index), problem) from exc
+        raise _corrupt(f"step {index} of task {task_id}", "steps", (task_id, index), problem) from exc
 
 
 def step_from_row(row: Sequence[Any], task_id: str) -> Step:
@@ -402,8 +402,10 @@ def decode_each(
 # --------------------------------------------------------------------------- what is wrong
 
 
-def _corrupt(what: str, table: str, key: tuple[Any, ...], exc: Exception) -> CorruptRecord:
-    return CorruptRecord(what, table, key, problem_of(exc))
+def _corrupt(what: str, table: str, key: tuple[Any, ...], problem: Exception | str) -> CorruptRecord:
+    # `what` names the row by its key, which came from the database too.
+    text = problem if isinstance(problem, str) else problem_of(problem)
+    return CorruptRecord(_printable(what), table, key, text)
 
 
 def problem_of(exc: Exception) -> str:
