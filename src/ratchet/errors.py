@@ -29,6 +29,8 @@ Each error's docstring is its default message. The tree::
         ├── StoreNotFound            the database does not exist (and was not to be created)
         ├── NotARatchetDatabase      the file is not a database Ratchet wrote
         ├── SchemaTooNew             written by a newer Ratchet than this one
+        ├── DamagedDatabase          fails its integrity check, or its schema version is unreadable
+        ├── CorruptRecord            a stored row that does not decode into its record
         ├── DuplicateRecord          a record with that key already exists
         └── ConflictError            a concurrent writer changed the record first
 
@@ -50,6 +52,8 @@ __all__ = [
     "CannotResume",
     "CheckpointNotFound",
     "ConflictError",
+    "CorruptRecord",
+    "DamagedDatabase",
     "DeadlineExceeded",
     "DuplicateRecord",
     "InputError",
@@ -252,6 +256,28 @@ class SchemaTooNew(StoreError):
         )
         self.found = found
         self.supported = supported
+
+
+class DamagedDatabase(StoreError):
+    """The database is damaged; back it up and repair it (docs/stores.md says how)."""
+
+
+class CorruptRecord(StoreError):
+    """A stored row cannot be read as the record it holds; fix or delete the row.
+
+    Args:
+        what: the record, as people name it ("task t1", "event 4 of task t1").
+        table: the table its row is in.
+        key: the row's key in that table (a task's id; a task's id and a number).
+        problem: what is wrong, on one line.
+    """
+
+    def __init__(self, what: str, table: str, key: tuple[str | int, ...], problem: str) -> None:
+        super().__init__(f"{what} is unreadable: {problem}")
+        self.what = what
+        self.table = table
+        self.key = key
+        self.problem = problem
 
 
 class DuplicateRecord(StoreError):

@@ -33,3 +33,11 @@ def test_the_registered_commands_are_exactly_these() -> None:
     group = typer.main.get_group(app)
 
     assert sorted(group.commands) == COMMANDS
+
+
+def test_every_command_that_opens_the_users_store_can_force_it_open() -> None:
+    group = typer.main.get_group(app)
+
+    for name in set(COMMANDS) - {"demo"}:  # the demo's --store names a store it makes for itself
+        options = {option for param in group.commands[name].params for option in param.opts}
+        assert {"--store", "--force-open"} <= options, name

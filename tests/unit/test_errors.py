@@ -19,6 +19,10 @@ WITH_ARGUMENTS: dict[type[BaseException], tuple[tuple, dict[str, object]]] = {
     errors.SessionNotFound: (("s9",), {"session_id": "s9"}),
     errors.ArtifactNotFound: (("a9",), {"artifact_id": "a9"}),
     errors.SchemaTooNew: ((7, 3), {"found": 7, "supported": 3}),
+    errors.CorruptRecord: (
+        ("task t9", "tasks", ("t9",), "state.plan: Input should be a valid list"),
+        {"what": "task t9", "problem": "state.plan: Input should be a valid list"},
+    ),
     errors.MissingExtra: (
         ("the anthropic: provider", "the Anthropic SDK", "anthropic"),
         {"feature": "the anthropic: provider", "library": "the Anthropic SDK", "extra": "anthropic"},

@@ -42,8 +42,10 @@ def tasks_table(session_id: str, tasks: list[dict[str, Any]]) -> Table:
     return table
 
 
-async def _open_session(url: str, session: str | None, model: str) -> tuple[str, list[dict[str, Any]]]:
-    store = await open_store(url)
+async def _open_session(
+    url: str, session: str | None, model: str, *, integrity_check: bool
+) -> tuple[str, list[dict[str, Any]]]:
+    store = await open_store(url, integrity_check=integrity_check)
     try:
         session_id = session or await client.last_chat(store) or client.DEFAULT_SESSION
         if session_id.startswith(client.INTERNAL_PREFIX):
@@ -59,8 +61,8 @@ async def _open_session(url: str, session: str | None, model: str) -> tuple[str,
         await store.close()
 
 
-async def _start(url: str, session_id: str, model: str) -> tuple[str, str]:
-    store = await open_store(url)
+async def _start(url: str, session_id: str, model: str, *, integrity_check: bool) -> tuple[str, str]:
+    store = await open_store(url, integrity_check=integrity_check)
     try:
         return await client.start_turn(store, session_id, model)
     finally:
@@ -76,8 +78,11 @@ async def _turn(
     turn_model: str,
     task_id: str,
     max_model_calls: int,
+    integrity_check: bool,
 ) -> tuple[Task, list[dict[str, Any]]]:
-    async with Runtime(url) as runtime:
+    store = await open_store(url, integrity_check=integrity_check)
+    try:
+        runtime = Runtime(store)
         task = await client.run_turn(
             runtime,
             session_id,
@@ -88,6 +93,8 @@ async def _turn(
             turn_model=turn_model,
         )
         return task, await client.ChatClient(runtime, session_id).tasks()
+    finally:
+        await store.close()
 
 
 def _say(console: Console, text: str | Text) -> None:
@@ -115,6 +122,7 @@ def chat_loop(
     console: Console,
     resume_command: Callable[[str], str],
     read: Callable[[str], str] = input,
+    integrity_check: bool = True,
 ) -> int:
     """Chat until the user leaves; return the exit code (0, or 130 after a Ctrl-C).
 
@@ -123,8 +131,9 @@ def chat_loop(
         resume_command: the command line that finishes the turn of a task id,
             shown when a turn is interrupted.
         read: reads a line after showing its prompt.
+        integrity_check: check an SQLite store for damage as it opens (see `ratchet.store.open_store`).
     """
-    session_id, tasks = asyncio.run(_open_session(url, session, model))
+    session_id, tasks = asyncio.run(_open_session(url, session, model, integrity_check=integrity_check))
     _say(
         console,
         f"Chat session {session_id!r}. Type what to do with your tasks; 'exit', 'quit' or Ctrl-D leaves.",
@@ -144,7 +153,7 @@ def chat_loop(
         if line.lower() in EXIT_WORDS:
             break
         try:
-            task_id, turn_model = asyncio.run(_start(url, session_id, model))
+            task_id, turn_model = asyncio.run(_start(url, session_id, model, integrity_check=integrity_check))
         except InputError as error:
             _say(console, f"error: {error.message}")
             continue
@@ -158,6 +167,7 @@ def chat_loop(
                     turn_model=turn_model,
                     task_id=task_id,
                     max_model_calls=max_model_calls,
+                    integrity_check=integrity_check,
                 )
             )
         except KeyboardInterrupt:

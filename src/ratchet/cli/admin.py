@@ -16,7 +16,7 @@ from ..policy import parse_duration
 from ..runtime import Runtime
 from ..store import DEFAULT_STORE_URL, redact_url
 from . import json_output, render
-from .options import JsonOption, StoreOption, TaskArgument
+from .options import ForceOpenOption, JsonOption, StoreOption, TaskArgument
 from .store_access import open_for_task, open_store_for, run_async
 
 __all__ = ["fork_command", "gc_command", "migrate_command", "resolve_command"]
@@ -48,6 +48,7 @@ def resolve_command(
         typer.Option("--result", metavar="JSON", help="It happened: go on, with this JSON as its result."),
     ] = None,
     store: StoreOption = DEFAULT_STORE_URL,
+    force_open: ForceOpenOption = False,
 ) -> None:
     """Settle a tool call that was in flight when its worker stopped (a task waiting(in_doubt))."""
     if sum((retry, skip, result is not None)) != 1:
@@ -98,6 +99,7 @@ def fork_command(
         typer.Option("--checkpoint", min=1, metavar="N", help="The checkpoint to start from (from 1)."),
     ],
     store: StoreOption = DEFAULT_STORE_URL,
+    force_open: ForceOpenOption = False,
     as_json: JsonOption = False,
 ) -> None:
     """Start a new task from one of a task's checkpoints; the original is left as it is."""
@@ -137,6 +139,7 @@ def _which(numbers: list[int]) -> str:
 
 def gc_command(
     store: StoreOption = DEFAULT_STORE_URL,
+    force_open: ForceOpenOption = False,
     keep: Annotated[
         int | None,
         typer.Option("--keep", min=1, metavar="N", help="Keep the newest N checkpoints of each task."),
@@ -180,7 +183,7 @@ async def _gc(url: str, *, keep: int | None, older_than: float | None) -> int:
 # --------------------------------------------------------------------------- migrate
 
 
-def migrate_command(store: StoreOption = DEFAULT_STORE_URL) -> None:
+def migrate_command(store: StoreOption = DEFAULT_STORE_URL, force_open: ForceOpenOption = False) -> None:
     """Create the database if needed and bring its schema to this version of Ratchet."""
     schema_version = run_async(_migrate(store))
     render.print_line(f"{redact_url(store)}: schema version {schema_version}")

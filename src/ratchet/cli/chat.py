@@ -14,8 +14,8 @@ from ..errors import StoreNotFound
 from ..model import Session
 from ..store import DEFAULT_STORE_URL, redact_url
 from . import json_output, render
-from .options import JsonOption, StoreOption
-from .store_access import open_store_for, run_async
+from .options import ForceOpenOption, JsonOption, StoreOption
+from .store_access import integrity_check, open_store_for, run_async
 from .views import SessionSummary
 
 __all__ = ["chat_command", "sessions_command"]
@@ -43,6 +43,7 @@ def chat_command(
         int, typer.Option("--max-model-calls", min=1, metavar="N", help="Model calls one turn may make.")
     ] = DEFAULT_MAX_MODEL_CALLS,
     store: StoreOption = DEFAULT_STORE_URL,
+    force_open: ForceOpenOption = False,
 ) -> int:
     """Chat with an assistant that keeps your task list; every turn is a durable task."""
     return chat_loop(
@@ -52,6 +53,7 @@ def chat_command(
         max_model_calls=max_model_calls,
         console=render.console,
         resume_command=lambda task_id: render.command("resume", task_id, store_url=store),
+        integrity_check=integrity_check(),
     )
 
 
@@ -70,7 +72,9 @@ async def _list_sessions(url: str) -> list[Session]:
     return [s for s in found if not s.id.startswith(INTERNAL_PREFIX)]
 
 
-def sessions_command(store: StoreOption = DEFAULT_STORE_URL, as_json: JsonOption = False) -> None:
+def sessions_command(
+    store: StoreOption = DEFAULT_STORE_URL, force_open: ForceOpenOption = False, as_json: JsonOption = False
+) -> None:
     """List sessions, most recently updated first."""
     listed = [_summary(session) for session in run_async(_list_sessions(store))]
     if as_json:

@@ -21,10 +21,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ..errors import CorruptRecord
 from ..model import Approval, Event, Operation, Session, Step, Task
 from ..schedules import Schedule
 from .progress import RunProgress
-from .views import Outcome, TaskView
+from .views import Outcome, TaskView, in_seq_order
 
 __all__ = [
     "approval_json",
@@ -42,6 +43,7 @@ __all__ = [
     "step_json",
     "task_json",
     "task_view_json",
+    "unreadable_json",
 ]
 
 # The agent's step events keep the step's index (from 0) as data["index"].
@@ -127,6 +129,16 @@ def event_json(event: Event) -> dict[str, Any]:
     return fields
 
 
+# The names of the key columns of a table's rows, as the JSON of their records names them.
+_KEY_NAMES = {"tasks": ("task_id",), "events": ("task_id", "seq")}
+
+
+def unreadable_json(problem: CorruptRecord) -> dict[str, Any]:
+    """A stored row that cannot be read: its key, and what is wrong with it as ``unreadable``."""
+    names = _KEY_NAMES.get(problem.table, ())
+    return {**dict(zip(names, problem.key, strict=False)), "unreadable": problem.problem}
+
+
 def session_json(session: Session, *, tasks: int | None, turns: Any) -> dict[str, Any]:
     """A session of `ratchet sessions`: its id, times, version, and its task list's size."""
     return {
@@ -168,7 +180,10 @@ def task_view_json(view: TaskView) -> dict[str, Any]:
     return {
         "task": task_json(view.task),
         "steps": [step_json(step) for step in view.steps],
-        "events": [event_json(event) for event in view.events],
+        "events": [
+            event_json(item) if isinstance(item, Event) else unreadable_json(item)
+            for item in in_seq_order(view.events, view.unreadable_events)
+        ],
         "pending_approvals": [approval_json(approval) for approval in view.pending_approvals],
         "question": view.question,
         "in_doubt": [operation_json(op) for op in view.in_doubt],

@@ -3,6 +3,10 @@
 A command names them as the types of its parameters (``store: StoreOption =
 DEFAULT_STORE_URL``), so every command spells, documents and checks an option
 the same way.
+
+Every command that takes ``--store`` also takes ``--force-open``. Its value
+does not reach the command: its callback hands it to `store_access`, which
+opens the command's store with it, however many calls down that happens.
 """
 
 from __future__ import annotations
@@ -12,10 +16,12 @@ from typing import Annotated
 import typer
 
 from .completion import complete_task_id
+from .store_access import skip_integrity_check
 
 __all__ = [
     "AllowShellOption",
     "DeadlineOption",
+    "ForceOpenOption",
     "InstructionArgument",
     "InstructionsOption",
     "JsonOption",
@@ -38,6 +44,15 @@ StoreOption = Annotated[
         metavar="URL",
         help="Where Ratchet keeps its state: sqlite:///PATH, sqlite:////ABS/PATH, "
         "postgresql://USER@HOST/DB or memory://.",
+    ),
+]
+ForceOpenOption = Annotated[
+    bool,
+    typer.Option(
+        "--force-open",
+        expose_value=False,
+        callback=skip_integrity_check,
+        help="Open an SQLite database even if it fails its integrity check (back it up first).",
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]

@@ -15,7 +15,7 @@ from ..errors import InputError
 from ..runtime import Runtime
 from ..store import DEFAULT_STORE_URL
 from . import render
-from .options import StoreOption, TaskArgument
+from .options import ForceOpenOption, StoreOption, TaskArgument
 from .store_access import open_for_task, run_async
 
 __all__ = ["answer_command", "approve_command", "deny_command"]
@@ -32,6 +32,7 @@ def approve_command(
         ),
     ] = None,
     store: StoreOption = DEFAULT_STORE_URL,
+    force_open: ForceOpenOption = False,
 ) -> None:
     """Approve the tool call a task waits for (waiting(approval)); it then runs."""
     edited = None if edit_args is None else _json_object(edit_args)
@@ -48,6 +49,7 @@ def deny_command(
         typer.Option("--reason", metavar="TEXT", help="Why; the agent is told, so it can adapt."),
     ],
     store: StoreOption = DEFAULT_STORE_URL,
+    force_open: ForceOpenOption = False,
 ) -> None:
     """Deny the tool call a task waits for; the call does not run and the agent is told why."""
     approval = run_async(_settle(store, task_id, lambda rt: rt.deny(task_id, reason)))
@@ -59,6 +61,7 @@ def answer_command(
     task_id: TaskArgument,
     text: Annotated[str, typer.Argument(metavar="TEXT", help="The answer to the task's question.")],
     store: StoreOption = DEFAULT_STORE_URL,
+    force_open: ForceOpenOption = False,
 ) -> None:
     """Answer the question a task waits on (waiting(input)); it goes on with the answer."""
     run_async(_answer(store, task_id, text))

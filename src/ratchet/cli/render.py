@@ -19,6 +19,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from ..errors import CorruptRecord
 from ..model import (
     Approval,
     Event,
@@ -32,7 +33,7 @@ from ..model import (
 )
 from ..schedules import Schedule
 from ..store import DEFAULT_STORE_URL, redact_url
-from .views import Outcome, SessionSummary, TaskView
+from .views import Outcome, SessionSummary, TaskView, in_seq_order
 
 __all__ = [
     "STEP_STYLES",
@@ -50,6 +51,7 @@ __all__ = [
     "print_table",
     "print_task_view",
     "print_tasks",
+    "print_unreadable_event",
     "status_text",
 ]
 
@@ -131,13 +133,20 @@ def print_table(table: Table) -> None:
     console.print(table, crop=False)
 
 
-def print_tasks(tasks: list[Task], *, store_url: str, status: TaskStatus | None) -> None:
-    if not tasks:
+def print_tasks(
+    tasks: list[Task],
+    *,
+    store_url: str,
+    status: TaskStatus | None,
+    unreadable: Sequence[CorruptRecord] = (),
+) -> None:
+    """The tasks, then those whose rows cannot be read: status ``unreadable``, what is wrong as their name."""
+    if not tasks and not unreadable:
         what = f"No {status} tasks" if status else "No tasks yet"
         console.print(f"{what} in {escape(redact_url(store_url))}.")
         return
     table = Table()
-    add_id_column(table, "id", [task.id for task in tasks])
+    add_id_column(table, "id", [task.id for task in tasks] + [str(row.key[0]) for row in unreadable])
     for header in ("name", "status", "agent", "created", "updated"):
         table.add_column(header, overflow="fold")
     for task in tasks:
@@ -149,6 +158,8 @@ def print_tasks(tasks: list[Task], *, store_url: str, status: TaskStatus | None)
             format_time(task.created_at),
             format_time(task.updated_at),
         )
+    for row in unreadable:
+        table.add_row(Text(str(row.key[0])), Text(row.problem), Text("unreadable", style="red"), "", "", "")
     print_table(table)
 
 
@@ -164,10 +175,14 @@ def print_task_view(view: TaskView, *, store_url: str) -> None:
         _print_question(view.task, view.question, store_url=store_url)
     if view.in_doubt:
         _print_in_doubt(view.task, view.in_doubt, store_url=store_url)
-    if view.events:
-        console.print(Text(f"Latest events ({len(view.events)}):", style="bold"))
-        for event in view.events:
-            print_event(event)
+    if view.events or view.unreadable_events:
+        shown = in_seq_order(view.events, view.unreadable_events)
+        console.print(Text(f"Latest events ({len(shown)}):", style="bold"))
+        for item in shown:
+            if isinstance(item, Event):
+                print_event(item)
+            else:
+                print_unreadable_event(item)
     else:
         console.print(Text("Events: none yet."))
 
@@ -315,6 +330,16 @@ def print_event(event: Event) -> None:
     line.append(f"{format_time(event.time)}  ")
     line.append(f"{event.severity:<7}  ", style=_SEVERITY_STYLES[event.severity])
     line.append(event.display_message or event.message)
+    console.print(line, soft_wrap=True)
+
+
+def print_unreadable_event(row: CorruptRecord) -> None:
+    """An event row that cannot be read, where the event would be: its seq, then what is wrong."""
+    line = Text()
+    line.append(f"{row.key[-1]!s:>5}  ", style="dim")
+    line.append(f"{'?':<19}  ")
+    line.append(f"{'error':<7}  ", style=_SEVERITY_STYLES[Severity.ERROR])
+    line.append(row.message)
     console.print(line, soft_wrap=True)
 
 

@@ -31,7 +31,7 @@ from .exits import (
     say_stopped,
     say_store_failed,
 )
-from .options import LeaseTtlOption, StoreOption, TaskArgument
+from .options import ForceOpenOption, LeaseTtlOption, StoreOption, TaskArgument
 from .store_access import open_for_task, run_async
 from .views import Outcome, in_doubt_ops, load_outcome
 
@@ -50,6 +50,7 @@ def make_cwd_importable() -> None:
 def resume_command(
     task_id: TaskArgument,
     store: StoreOption = DEFAULT_STORE_URL,
+    force_open: ForceOpenOption = False,
     force: Annotated[
         bool,
         typer.Option("--force", help="Resume even from a checkpoint older than its workflow trusts."),

@@ -42,6 +42,7 @@ from .exits import (
 from .options import (
     AllowShellOption,
     DeadlineOption,
+    ForceOpenOption,
     InstructionArgument,
     InstructionsOption,
     MaxStepsOption,
@@ -87,6 +88,7 @@ def run_command(
         typer.Option("--json", help="No progress; end with one JSON line: status, result, steps, usage."),
     ] = False,
     store: StoreOption = DEFAULT_STORE_URL,
+    force_open: ForceOpenOption = False,
 ) -> None:
     """Plan INSTRUCTION into steps and carry them out with the agent's model and tools.
 
@@ -231,6 +233,7 @@ def cancel_command(
         str, typer.Option("--reason", metavar="TEXT", help="Why; kept as the task's error.")
     ] = "cancelled by a person",
     store: StoreOption = DEFAULT_STORE_URL,
+    force_open: ForceOpenOption = False,
 ) -> None:
     """Cancel a task that has not ended, with its open steps and queued wake-ups.
 

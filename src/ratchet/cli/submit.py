@@ -27,6 +27,7 @@ from .agent_spec import build_agent, deadline_seconds
 from .options import (
     AllowShellOption,
     DeadlineOption,
+    ForceOpenOption,
     InstructionArgument,
     InstructionsOption,
     JsonOption,
@@ -94,6 +95,7 @@ def submit_command(
         typer.Option("--json", help="Print one JSON object: the task (or schedule) id and when it starts."),
     ] = False,
     store: StoreOption = DEFAULT_STORE_URL,
+    force_open: ForceOpenOption = False,
 ) -> None:
     """Queue INSTRUCTION for the workers (`ratchet worker`) and print the task's id.
 
@@ -169,6 +171,7 @@ def schedules_command(
         typer.Option("--delete", metavar="ID", help="Stop this schedule: no more tasks are made from it."),
     ] = None,
     store: StoreOption = DEFAULT_STORE_URL,
+    force_open: ForceOpenOption = False,
     as_json: JsonOption = False,
 ) -> None:
     """List the schedules (`ratchet submit --every`), soonest due first; or delete one."""

@@ -6,19 +6,20 @@ The store is opened with ``create=False``: looking never creates a database.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from typing import Annotated
 
 import typer
 
-from ..errors import InputError, StoreNotFound
+from ..errors import CorruptRecord, InputError, StoreNotFound
 from ..model import Event, Task, TaskStatus
 from ..store import DEFAULT_STORE_URL
 from ..store.changes import events_topic
 from . import json_output, render
 from .completion import complete_status
-from .options import JsonOption, StoreOption, TaskArgument
+from .options import ForceOpenOption, JsonOption, StoreOption, TaskArgument
 from .store_access import open_for_task, open_store_for, run_async
-from .views import TaskView, load_task_view
+from .views import TaskView, in_seq_order, load_task_view
 
 __all__ = ["events_command", "parse_status", "show_command", "tasks_command"]
 
@@ -44,6 +45,7 @@ def parse_status(text: str) -> TaskStatus:
 
 def tasks_command(
     store: StoreOption = DEFAULT_STORE_URL,
+    force_open: ForceOpenOption = False,
     status: Annotated[
         str | None,
         typer.Option(
@@ -55,21 +57,25 @@ def tasks_command(
     ] = None,
     as_json: JsonOption = False,
 ) -> None:
-    """List tasks, oldest first."""
+    """List tasks, oldest first (then those whose stored rows cannot be read, as `unreadable`)."""
     wanted = parse_status(status) if status is not None else None
-    tasks = run_async(_list_tasks(store, wanted))
+    tasks, unreadable = run_async(_list_tasks(store, wanted))
     if as_json:
-        json_output.print_json([json_output.task_json(task) for task in tasks])
+        json_output.print_json(
+            [json_output.task_json(task) for task in tasks]
+            + [json_output.unreadable_json(row) for row in unreadable]
+        )
     else:
-        render.print_tasks(tasks, store_url=store, status=wanted)
+        render.print_tasks(tasks, store_url=store, status=wanted, unreadable=unreadable)
 
 
-async def _list_tasks(url: str, status: TaskStatus | None) -> list[Task]:
+async def _list_tasks(url: str, status: TaskStatus | None) -> tuple[list[Task], list[CorruptRecord]]:
+    unreadable: list[CorruptRecord] = []
     try:
         async with open_store_for(url, create=False) as store:
-            return await store.list_tasks(status)
+            return await store.list_tasks(status, unreadable=unreadable), unreadable
     except StoreNotFound:
-        return []  # nothing was ever stored there: an empty listing, not an error
+        return [], []  # nothing was ever stored there: an empty listing, not an error
 
 
 # --------------------------------------------------------------------------- show
@@ -78,6 +84,7 @@ async def _list_tasks(url: str, status: TaskStatus | None) -> list[Task]:
 def show_command(
     task_id: TaskArgument,
     store: StoreOption = DEFAULT_STORE_URL,
+    force_open: ForceOpenOption = False,
     as_json: JsonOption = False,
 ) -> None:
     """Show one task: its status, steps, what it waits on and its latest events."""
@@ -99,6 +106,7 @@ async def _load_task_view(url: str, task_id: str) -> TaskView:
 def events_command(
     task_id: TaskArgument,
     store: StoreOption = DEFAULT_STORE_URL,
+    force_open: ForceOpenOption = False,
     follow: Annotated[
         bool,
         typer.Option("--follow", "-f", help="Keep printing new events until the task ends."),
@@ -106,30 +114,50 @@ def events_command(
     as_json: JsonOption = False,
 ) -> None:
     """Print a task's events, oldest first (one JSON object per line with --json)."""
-    printer = _print_event_json if as_json else render.print_event
+    printer = _print_event_json if as_json else _print_event
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C ends following; not an error
         run_async(_print_events(store, task_id, follow=follow, printer=printer))
 
 
-def _print_event_json(event: Event) -> None:
-    json_output.print_json_line(json_output.event_json(event))
+def _print_event(item: Event | CorruptRecord) -> None:
+    if isinstance(item, Event):
+        render.print_event(item)
+    else:
+        render.print_unreadable_event(item)
 
 
-async def _print_events(url: str, task_id: str, *, follow: bool, printer: render.EventPrinter) -> None:
+def _print_event_json(item: Event | CorruptRecord) -> None:
+    shown = json_output.event_json(item) if isinstance(item, Event) else json_output.unreadable_json(item)
+    json_output.print_json_line(shown)
+
+
+async def _print_events(
+    url: str, task_id: str, *, follow: bool, printer: Callable[[Event | CorruptRecord], None]
+) -> None:
     async with open_for_task(url, task_id) as store, store.changes(events_topic(task_id)) as feed:
         last_seq = 0
         while True:
             # One read for both, so a task seen ended has all its events seen too
             # (a status change and its event commit together).
             async with store.reading() as tx:
-                task = await tx.get_task(task_id)
-                events: list[Event] = await tx.list_events(task_id, after_seq=last_seq)
-            for event in events:
-                printer(event)
-            if events:
-                last_seq = events[-1].seq
+                try:
+                    task: Task | None = await tx.get_task(task_id)
+                except CorruptRecord:  # its events are rows of their own, still readable
+                    task = None
+                unreadable: list[CorruptRecord] = []
+                events = await tx.list_events(task_id, after_seq=last_seq, unreadable=unreadable)
+            shown = in_seq_order(events, unreadable)
+            for item in shown:
+                printer(item)
+            if shown:
+                last_seq = max([last_seq, *(e.seq for e in events), *_int_seqs(unreadable)])
                 render.flush()
-            if not follow or task.status.is_terminal:
+            if not follow or (task is not None and task.status.is_terminal):
                 return
             # PostgreSQL wakes us on each new event (NOTIFY); SQLite looks again after a short poll.
             await feed.wait(FOLLOW_IDLE_SECONDS)
+
+
+def _int_seqs(unreadable: list[CorruptRecord]) -> list[int]:
+    seqs = (row.key[-1] for row in unreadable)
+    return [seq for seq in seqs if isinstance(seq, int)]

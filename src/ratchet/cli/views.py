@@ -7,10 +7,12 @@ The records here are loaded by the commands and handed to `ratchet.cli.render`
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..engine.people import pending_question, question_text
+from ..errors import CorruptRecord
 from ..model import (
     Approval,
     Event,
@@ -30,6 +32,7 @@ __all__ = [
     "SessionSummary",
     "TaskView",
     "in_doubt_ops",
+    "in_seq_order",
     "load_outcome",
     "load_task_view",
     "open_question",
@@ -49,6 +52,7 @@ class TaskView:
     question: str | None
     in_doubt: list[Operation]
     events: list[Event]
+    unreadable_events: list[CorruptRecord] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -107,14 +111,28 @@ async def in_doubt_ops(tx: StoreOps, task: Task) -> list[Operation]:
 async def load_task_view(tx: StoreOps, task_id: str) -> TaskView:
     """Read what `ratchet show` displays; `tx` should be one read, so the parts agree."""
     task = await tx.get_task(task_id)
+    unreadable: list[CorruptRecord] = []
     return TaskView(
         task=task,
         steps=await tx.list_steps(task_id),
         pending_approvals=await pending_approvals(tx, task),
         question=await open_question(tx, task),
         in_doubt=await in_doubt_ops(tx, task),
-        events=await tx.last_events(task_id, SHOW_EVENT_COUNT),
+        events=await tx.last_events(task_id, SHOW_EVENT_COUNT, unreadable=unreadable),
+        unreadable_events=unreadable,
     )
+
+
+def in_seq_order(events: Sequence[Event], unreadable: Sequence[CorruptRecord]) -> list[Event | CorruptRecord]:
+    """A task's events and its event rows that cannot be read, in the order they were written."""
+    return sorted([*events, *unreadable], key=_event_seq)
+
+
+def _event_seq(item: Event | CorruptRecord) -> tuple[int, str]:
+    if isinstance(item, Event):
+        return item.seq, ""
+    seq = item.key[-1]  # an unreadable row's seq column may hold anything
+    return (seq, "") if isinstance(seq, int) else (-1, str(seq))
 
 
 async def load_outcome(tx: StoreOps, task: Task) -> Outcome:

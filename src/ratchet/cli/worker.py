@@ -22,7 +22,7 @@ from ..engine.workflow import load_module
 from ..errors import InputError, RatchetError
 from ..store import DEFAULT_STORE_URL, redact_url
 from . import render
-from .options import LeaseTtlOption, StoreOption
+from .options import ForceOpenOption, LeaseTtlOption, StoreOption
 from .resume import make_cwd_importable
 from .store_access import open_store_for, run_async
 
@@ -33,6 +33,7 @@ log = logging.getLogger("ratchet.worker")
 
 def worker_command(
     store: StoreOption = DEFAULT_STORE_URL,
+    force_open: ForceOpenOption = False,
     concurrency: Annotated[
         int, typer.Option("--concurrency", min=1, metavar="N", help="Tasks run at once.")
     ] = 4,

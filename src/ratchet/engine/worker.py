@@ -8,13 +8,14 @@ import logging
 import time
 from collections.abc import Callable
 
-from ..errors import CannotResume, LeaseLost, RatchetError, StoreError
+from ..errors import CannotResume, CorruptRecord, LeaseLost, RatchetError, StoreError
 from ..model import Lease, Trigger, utcnow
 from ..schedules import SCHEDULE_TRIGGER, fire_schedule
 from ..store import StateStore
 from ..store.changes import TRIGGERS, ChangeFeed
 from .people import APPROVAL_TIMEOUT_TRIGGER, expire_approval
 from .runner import DEFAULT_LEASE_TTL, WorkerIdentity, run_task
+from .unreadable import set_aside_unreadable
 from .workflow import Workflow, load_workflow
 
 __all__ = ["Worker"]
@@ -35,7 +36,10 @@ class Worker:
 
     A task this worker cannot run (its workflow does not load here, say) is
     set aside for a while, longer each time, so one bad task neither spins
-    the worker nor starves the others. A store that fails (a database
+    the worker nor starves the others. A task whose stored rows cannot be
+    read is set aside in the store, for every worker, with an event saying
+    why, and looked at again every `UNREADABLE_RECHECK` seconds
+    (`ratchet.engine.unreadable`). A store that fails (a database
     restart, a full disk) is tried again after a pause, longer each time;
     the worker does not exit, and a task the store stopped is taken again
     after `STORE_RETRY_MAX` seconds (never set aside as one it cannot run).
@@ -50,6 +54,7 @@ class Worker:
     SET_ASIDE_MAX = 300.0
     STORE_RETRY_FIRST = 0.5
     STORE_RETRY_MAX = 10.0
+    UNREADABLE_RECHECK = 300.0
 
     def __init__(
         self,
@@ -188,7 +193,10 @@ class Worker:
 
     async def _claim_triggers(self, limit: int) -> list[Trigger]:
         async with self.store.transaction() as tx:
-            triggers = await tx.claim_due_triggers(limit=limit)
+            dropped: list[CorruptRecord] = []
+            triggers = await tx.claim_due_triggers(limit=limit, unreadable=dropped)
+            for row in dropped:
+                log.error("%s; it was taken off the queue", row.message)
             for trigger in triggers:
                 if trigger.kind == SCHEDULE_TRIGGER:
                     made = await fire_schedule(tx, trigger)
@@ -224,6 +232,8 @@ class Worker:
             raise
         except (CannotResume, LeaseLost) as gone:
             log.info("task %s: left to another worker: %s", task_id, gone)
+        except CorruptRecord as unreadable:
+            await self._set_aside_unreadable(task_id, unreadable)
         except StoreError as error:  # not the task's fault: it stays resumable, and is taken again soon
             self._set_aside[task_id] = (time.monotonic() + self.STORE_RETRY_MAX, 0.0)
             log.warning(
@@ -243,6 +253,20 @@ class Worker:
                 log.info("task %s: handed back at a call boundary; another worker resumes it", task_id)
             else:
                 log.info("task %s: %s%s", task_id, task.status_text, f" ({task.error})" if task.error else "")
+
+    async def _set_aside_unreadable(self, task_id: str, problem: CorruptRecord) -> None:
+        try:
+            new = await set_aside_unreadable(self.store, task_id, problem, recheck_in=self.UNREADABLE_RECHECK)
+        except StoreError as error:
+            self._put_aside(task_id, f"{problem.message}; setting it aside in the store failed: {error}")
+            return
+        if new:  # once per problem: a recheck that finds it unrepaired says nothing new
+            log.error(
+                "task %s: set aside, %s; looked at again every %g s",
+                task_id,
+                problem.message,
+                self.UNREADABLE_RECHECK,
+            )
 
     def _put_aside(self, task_id: str, why: str) -> None:
         _, last = self._set_aside.get(task_id, (0.0, 0.0))

@@ -24,7 +24,7 @@ DEFAULT_STORE_URL = "sqlite:///./ratchet.db"
 DEFAULT_POOL_SIZE = 10
 
 
-def store_from_url(url: str, *, create: bool = True) -> StateStore:
+def store_from_url(url: str, *, create: bool = True, integrity_check: bool = True) -> StateStore:
     """Build the store a URL names, not yet opened.
 
     Args:
@@ -32,6 +32,10 @@ def store_from_url(url: str, *, create: bool = True) -> StateStore:
             ``postgresql://...[?pool_size=N]``.
         create: create the database when it does not exist; when False,
             opening a missing database raises `StoreNotFound`.
+        integrity_check: check an SQLite file's pages as it opens (``PRAGMA
+            quick_check``) and refuse a damaged one with `DamagedDatabase`;
+            False opens it anyway. PostgreSQL has no quick equivalent: its
+            own page checksums and ``amcheck`` are the operator's tools.
 
     Raises:
         StoreURLError: the URL names no store Ratchet has.
@@ -66,7 +70,7 @@ def store_from_url(url: str, *, create: bool = True) -> StateStore:
             raise StoreURLError(
                 f"store URL {shown!r}: durability must be 'normal' or 'full', not {durability!r}"
             )
-        return SqliteStore(path[1:], durability=durability, create=create)
+        return SqliteStore(path[1:], durability=durability, create=create, integrity_check=integrity_check)
     if scheme in ("postgresql", "postgres"):
         return _postgres_store(url, create=create)
     raise StoreURLError(
@@ -113,8 +117,8 @@ def _postgres_store(url: str, *, create: bool) -> StateStore:
     return PostgresStore(conninfo, url=url, pool_size=pool_size, create=create)
 
 
-async def open_store(url: str, *, create: bool = True) -> StateStore:
+async def open_store(url: str, *, create: bool = True, integrity_check: bool = True) -> StateStore:
     """Build and open the store a URL names (see `store_from_url`)."""
-    store = store_from_url(url, create=create)
+    store = store_from_url(url, create=create, integrity_check=integrity_check)
     await store.open()
     return store

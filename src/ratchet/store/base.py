@@ -27,7 +27,7 @@ import datetime as dt
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterable, Sequence
 from typing import Any, TypeVar
 
-from ..errors import ConflictError, SessionNotFound
+from ..errors import ConflictError, CorruptRecord, SessionNotFound
 from ..model import (
     Approval,
     Artifact,
@@ -200,14 +200,28 @@ class StateStore(StoreOps):
     async def get_task(self, task_id: str) -> Task:
         return await self._read(lambda tx: tx.get_task(task_id))
 
-    async def list_tasks(self, status: TaskStatus | None = None, *, limit: int | None = None) -> list[Task]:
-        return await self._read(lambda tx: tx.list_tasks(status, limit=limit))
+    async def list_tasks(
+        self,
+        status: TaskStatus | None = None,
+        *,
+        limit: int | None = None,
+        unreadable: list[CorruptRecord] | None = None,
+    ) -> list[Task]:
+        return await self._read(lambda tx: tx.list_tasks(status, limit=limit, unreadable=unreadable))
 
     async def update_task(self, task: Task, *, fence: Lease | None = None) -> Task:
         return await self._write(fence, lambda tx: tx.update_task(task))
 
-    async def list_orphaned_tasks(self, *, limit: int = 10, now: dt.datetime | None = None) -> list[Task]:
-        return await self._read(lambda tx: tx.list_orphaned_tasks(limit=limit, now=now))
+    async def list_orphaned_tasks(
+        self,
+        *,
+        limit: int = 10,
+        now: dt.datetime | None = None,
+        unreadable: list[CorruptRecord] | None = None,
+    ) -> list[Task]:
+        return await self._read(
+            lambda tx: tx.list_orphaned_tasks(limit=limit, now=now, unreadable=unreadable)
+        )
 
     async def replace_steps(self, task_id: str, steps: Sequence[Step], *, fence: Lease | None = None) -> None:
         return await self._write(fence, lambda tx: tx.replace_steps(task_id, steps))
@@ -241,11 +255,22 @@ class StateStore(StoreOps):
     async def append_event(self, event: Event, *, fence: Lease | None = None) -> Event:
         return await self._write(fence, lambda tx: tx.append_event(event))
 
-    async def list_events(self, task_id: str, *, after_seq: int = 0, limit: int | None = None) -> list[Event]:
-        return await self._read(lambda tx: tx.list_events(task_id, after_seq=after_seq, limit=limit))
+    async def list_events(
+        self,
+        task_id: str,
+        *,
+        after_seq: int = 0,
+        limit: int | None = None,
+        unreadable: list[CorruptRecord] | None = None,
+    ) -> list[Event]:
+        return await self._read(
+            lambda tx: tx.list_events(task_id, after_seq=after_seq, limit=limit, unreadable=unreadable)
+        )
 
-    async def last_events(self, task_id: str, count: int) -> list[Event]:
-        return await self._read(lambda tx: tx.last_events(task_id, count))
+    async def last_events(
+        self, task_id: str, count: int, *, unreadable: list[CorruptRecord] | None = None
+    ) -> list[Event]:
+        return await self._read(lambda tx: tx.last_events(task_id, count, unreadable=unreadable))
 
     async def put_artifact(
         self, artifact: Artifact, content: bytes, *, fence: Lease | None = None
@@ -268,9 +293,16 @@ class StateStore(StoreOps):
         return await self._read(lambda tx: tx.next_due_at())
 
     async def claim_due_triggers(
-        self, *, limit: int = 10, now: dt.datetime | None = None, fence: Lease | None = None
+        self,
+        *,
+        limit: int = 10,
+        now: dt.datetime | None = None,
+        unreadable: list[CorruptRecord] | None = None,
+        fence: Lease | None = None,
     ) -> list[Trigger]:
-        return await self._write(fence, lambda tx: tx.claim_due_triggers(limit=limit, now=now))
+        return await self._write(
+            fence, lambda tx: tx.claim_due_triggers(limit=limit, now=now, unreadable=unreadable)
+        )
 
     async def list_triggers(self, task_id: str | None = None) -> list[Trigger]:
         return await self._read(lambda tx: tx.list_triggers(task_id))

@@ -3,16 +3,34 @@
 Files live in ``sql/<dialect>/``: ``queries.sql`` (blocks opened by a line
 ``-- name: NAME``), ``schema.sql`` (the current schema, whole) and
 ``migrations/NNNN_title.sql`` (applied in order, each once).
+
+A database's schema version is the highest row of its version table;
+`version_problem` says when those rows name none (the dialects read them).
 """
 
 from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from importlib import resources
 
-__all__ = ["Migration", "latest_version", "migrations", "queries", "schema"]
+__all__ = [
+    "RATCHET_TABLES",
+    "VERSION_TABLE",
+    "Migration",
+    "latest_version",
+    "migrations",
+    "queries",
+    "schema",
+    "version_problem",
+]
+
+VERSION_TABLE = "ratchet_schema_version"
+# Tables every schema version has: a database holding them all is Ratchet's,
+# whatever became of its version table.
+RATCHET_TABLES = frozenset({"tasks", "steps", "operations", "events", "leases"})
 
 _NAME = re.compile(r"^-- name: (\w+)\s*$", re.MULTILINE)
 _MIGRATION = re.compile(r"^(\d{4})_(\w+)\.sql$")
@@ -65,3 +83,19 @@ def migrations(dialect: str) -> tuple[Migration, ...]:
 def latest_version(dialect: str) -> int:
     """Return the schema version a fresh database of the dialect gets."""
     return len(migrations(dialect))
+
+
+def version_problem(versions: Sequence[object], tables: Collection[str]) -> str | None:
+    """What keeps `versions`, the rows of the version table, from naming the schema's version.
+
+    None when they name it, or when the version table is all the database
+    holds (a schema about to be made).
+    """
+    if not versions:
+        return None if set(tables) <= {VERSION_TABLE} else f"its {VERSION_TABLE} table is empty"
+    for version in versions:
+        if type(version) is not int or version < 1:
+            shown = ascii(version)  # it came from the database: no control characters in a message
+            shown = shown if len(shown) <= 40 else shown[:39] + "…"
+            return f"its {VERSION_TABLE} table holds {shown}, not a version number"
+    return None

@@ -1,7 +1,8 @@
 """The in-memory store: the reference behaviour, for tests and throwaway runs.
 
 Records are kept as JSON text, as the SQL stores keep them, so nothing a
-caller holds aliases what the store holds. Transactions take turns; each keeps
+caller holds aliases what the store holds. Only this store writes them, so
+none is ever unreadable: the ``unreadable`` lists of listings stay empty. Transactions take turns; each keeps
 an undo log and replays it backwards on rollback.
 """
 
@@ -16,6 +17,7 @@ from ..errors import (
     ArtifactNotFound,
     CheckpointNotFound,
     ConflictError,
+    CorruptRecord,
     DuplicateRecord,
     LeaseLost,
     SessionNotFound,
@@ -166,7 +168,13 @@ class _MemoryOps(StoreOps):
             raise TaskNotFound(task_id)
         return Task.from_json(self.tasks[task_id])
 
-    async def list_tasks(self, status: TaskStatus | None = None, *, limit: int | None = None) -> list[Task]:
+    async def list_tasks(
+        self,
+        status: TaskStatus | None = None,
+        *,
+        limit: int | None = None,
+        unreadable: list[CorruptRecord] | None = None,
+    ) -> list[Task]:
         found = [Task.from_json(text) for text in self.tasks.values()]
         found = [t for t in found if status is None or t.status == status]
         found.sort(key=lambda t: t.created_at)
@@ -178,7 +186,13 @@ class _MemoryOps(StoreOps):
         self._set(self.tasks, task.id, task.to_json())
         return task
 
-    async def list_orphaned_tasks(self, *, limit: int = 10, now: dt.datetime | None = None) -> list[Task]:
+    async def list_orphaned_tasks(
+        self,
+        *,
+        limit: int = 10,
+        now: dt.datetime | None = None,
+        unreadable: list[CorruptRecord] | None = None,
+    ) -> list[Task]:
         now = now or utcnow()
         woken = {Trigger.from_json(text).task_id for text in self.triggers.values()}
         found = []
@@ -298,12 +312,21 @@ class _MemoryOps(StoreOps):
         self.touched.add(events_topic(event.task_id))
         return event
 
-    async def list_events(self, task_id: str, *, after_seq: int = 0, limit: int | None = None) -> list[Event]:
+    async def list_events(
+        self,
+        task_id: str,
+        *,
+        after_seq: int = 0,
+        limit: int | None = None,
+        unreadable: list[CorruptRecord] | None = None,
+    ) -> list[Event]:
         rows = self.events.get(task_id, {})
         found = [Event.from_json(rows[seq]) for seq in sorted(rows) if seq > after_seq]
         return found if limit is None else found[:limit]
 
-    async def last_events(self, task_id: str, count: int) -> list[Event]:
+    async def last_events(
+        self, task_id: str, count: int, *, unreadable: list[CorruptRecord] | None = None
+    ) -> list[Event]:
         rows = self.events.get(task_id, {})
         return [Event.from_json(rows[seq]) for seq in sorted(rows)[-count:]] if count > 0 else []
 
@@ -367,7 +390,13 @@ class _MemoryOps(StoreOps):
         queued = self._queued()
         return queued[0].fire_at if queued else None
 
-    async def claim_due_triggers(self, *, limit: int = 10, now: dt.datetime | None = None) -> list[Trigger]:
+    async def claim_due_triggers(
+        self,
+        *,
+        limit: int = 10,
+        now: dt.datetime | None = None,
+        unreadable: list[CorruptRecord] | None = None,
+    ) -> list[Trigger]:
         now = now or utcnow()
         claimed = [t for t in self._queued() if t.fire_at <= now][:limit]
         for trigger in claimed:

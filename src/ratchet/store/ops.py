@@ -6,6 +6,11 @@ them once for every SQL database. `StateStore` (base.py) runs each in a
 transaction of its own, and ``store.transaction()`` hands out a `StoreOps`
 bound to one transaction. The behaviour suite in tests/store holds every store
 to these docstrings.
+
+A read that meets a stored row it cannot decode raises `CorruptRecord`,
+except the listings that take ``unreadable``: those leave such rows out, and
+add each one's `CorruptRecord` to the ``unreadable`` list when given, so one
+bad row never hides the others (the memory store has no rows to go bad).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import abc
 import datetime as dt
 from collections.abc import Collection, Sequence
 
+from ..errors import CorruptRecord
 from ..model import (
     Approval,
     Artifact,
@@ -51,11 +57,18 @@ class StoreOps(abc.ABC):
 
         Raises:
             TaskNotFound: no task has that id.
+            CorruptRecord: its row cannot be read as a task.
         """
 
     @abc.abstractmethod
-    async def list_tasks(self, status: TaskStatus | None = None, *, limit: int | None = None) -> list[Task]:
-        """Return tasks, oldest first, only those with `status` when given."""
+    async def list_tasks(
+        self,
+        status: TaskStatus | None = None,
+        *,
+        limit: int | None = None,
+        unreadable: list[CorruptRecord] | None = None,
+    ) -> list[Task]:
+        """Return tasks, oldest first, only those with `status` when given (unreadable rows apart)."""
 
     @abc.abstractmethod
     async def update_task(self, task: Task) -> Task:
@@ -72,7 +85,13 @@ class StoreOps(abc.ABC):
         """
 
     @abc.abstractmethod
-    async def list_orphaned_tasks(self, *, limit: int = 10, now: dt.datetime | None = None) -> list[Task]:
+    async def list_orphaned_tasks(
+        self,
+        *,
+        limit: int = 10,
+        now: dt.datetime | None = None,
+        unreadable: list[CorruptRecord] | None = None,
+    ) -> list[Task]:
         """Return up to `limit` tasks that should run but that nothing will wake, oldest first.
 
         Those queued, running, or waiting on a timer, that no live lease holds
@@ -155,12 +174,22 @@ class StoreOps(abc.ABC):
         """Append an event; it gets the next seq of its task (from 1) and is returned."""
 
     @abc.abstractmethod
-    async def list_events(self, task_id: str, *, after_seq: int = 0, limit: int | None = None) -> list[Event]:
-        """Return the task's events with seq greater than `after_seq`, oldest first."""
+    async def list_events(
+        self,
+        task_id: str,
+        *,
+        after_seq: int = 0,
+        limit: int | None = None,
+        unreadable: list[CorruptRecord] | None = None,
+    ) -> list[Event]:
+        """Return the task's events with seq greater than `after_seq`, oldest first (rows that cannot
+        be read apart; `limit` counts them too)."""
 
     @abc.abstractmethod
-    async def last_events(self, task_id: str, count: int) -> list[Event]:
-        """Return the task's newest `count` events, oldest first."""
+    async def last_events(
+        self, task_id: str, count: int, *, unreadable: list[CorruptRecord] | None = None
+    ) -> list[Event]:
+        """Return the task's newest `count` events, oldest first (rows that cannot be read apart)."""
 
     # ------------------------------------------------------------------ artifacts
 
@@ -211,11 +240,20 @@ class StoreOps(abc.ABC):
         """Return when the earliest queued trigger fires, or None when the queue is empty."""
 
     @abc.abstractmethod
-    async def claim_due_triggers(self, *, limit: int = 10, now: dt.datetime | None = None) -> list[Trigger]:
+    async def claim_due_triggers(
+        self,
+        *,
+        limit: int = 10,
+        now: dt.datetime | None = None,
+        unreadable: list[CorruptRecord] | None = None,
+    ) -> list[Trigger]:
         """Take up to `limit` triggers due at `now` off the queue and return them.
 
         Ordered by ``fire_at``, then ``priority`` (lower first), then id. Two
-        claimers running at once never receive the same trigger.
+        claimers running at once never receive the same trigger. A due
+        trigger whose row cannot be read is taken off the queue too, and only
+        reported (a task it would have woken is then an orphan, which
+        `claim_tasks` finds).
         """
 
     @abc.abstractmethod

@@ -21,6 +21,7 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
 from ..errors import (
+    DamagedDatabase,
     NotARatchetDatabase,
     SchemaTooNew,
     StoreError,
@@ -36,7 +37,6 @@ from .redact import hide_secrets, secrets_of
 __all__ = ["Target", "connect", "connection_error", "migrate", "prepare", "server_error"]
 
 DIALECT = "postgresql"
-VERSION_TABLE = "ratchet_schema_version"
 _MISSING_DATABASE = re.compile(r'database "[^"]*" does not exist')
 # SQLSTATEs after which the same work may succeed later: by class (a lost connection, resources
 # run out, an operator's shutdown, a system error, a deadlock broken), and a few single codes
@@ -138,19 +138,40 @@ async def _found_version(conn: psycopg.AsyncConnection[Any], target: Target) -> 
     """The schema version of the database; 0 when it is empty.
 
     Raises:
-        NotARatchetDatabase: it holds tables, none of them Ratchet's version table.
+        NotARatchetDatabase: it holds tables, none of them Ratchet's.
+        DamagedDatabase: it holds Ratchet's tables but its version table is
+            missing, empty, or holds what is no version.
     """
-    cursor = await conn.execute(catalogue.queries(DIALECT)["list_tables"])
+    queries = catalogue.queries(DIALECT)
+    cursor = await conn.execute(queries["list_tables"])
     tables = {name for (name,) in await cursor.fetchall()}
     if not tables:
         return 0
-    if VERSION_TABLE not in tables:
+    if catalogue.VERSION_TABLE not in tables:
+        if tables >= catalogue.RATCHET_TABLES:
+            raise _no_version(target, f"it has no {catalogue.VERSION_TABLE} table")
         schema = await _one(conn, "current_schema")
         raise NotARatchetDatabase(
             f"PostgreSQL {target} holds tables of something else in schema {schema!r}, "
             "not a Ratchet database; point --store at an empty or a Ratchet database"
         )
-    return int(await _one(conn, "schema_version"))
+    try:
+        cursor = await conn.execute(queries["list_schema_versions"])
+        versions = [version for (version,) in await cursor.fetchall()]
+    except psycopg.Error as exc:
+        why = f"reading its {catalogue.VERSION_TABLE} table failed: {_reason(exc)}"
+        raise _no_version(target, why) from exc
+    problem = catalogue.version_problem(versions, tables)
+    if problem is not None:
+        raise _no_version(target, problem)
+    return max(versions, default=0)
+
+
+def _no_version(target: Target, why: str) -> DamagedDatabase:
+    return DamagedDatabase(
+        f"PostgreSQL {target} has Ratchet tables but no readable schema version ({why}); "
+        "Ratchet leaves it untouched: restore it from a backup, or repair its version table"
+    )
 
 
 async def prepare(conn: psycopg.AsyncConnection[Any], target: Target, *, create: bool) -> None:

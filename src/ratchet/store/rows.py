@@ -2,16 +2,46 @@
 
 Times are integer microseconds since the Unix epoch (UTC), exact both ways.
 JSON values are stored as JSON text.
+
+A row that does not decode (its JSON does not validate, a column holds what
+no record has) raises `CorruptRecord`, naming the record and what is wrong
+on one line; `decode_each` leaves such rows out of a listing instead, for
+the listings that must go on past one bad row (docs/stores.md).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
 
-from ..model import Approval, Artifact, Event, Lease, Operation, Step, Task, Trigger
+from pydantic import ValidationError
+
+from ..errors import CorruptRecord
+from ..model import (
+    Approval,
+    Artifact,
+    Checkpoint,
+    Event,
+    Lease,
+    Message,
+    Operation,
+    Session,
+    Step,
+    StepStatus,
+    Task,
+    TaskStatus,
+    Trigger,
+)
+
+_R = TypeVar("_R")
+_Row = TypeVar("_Row")
+# What decoding a bad row raises: pydantic's ValidationError and json's
+# JSONDecodeError are ValueErrors; a column of the wrong type gives a TypeError
+# or (a time beyond year 9999) an OverflowError.
+_UNDECODABLE = (ValueError, TypeError, OverflowError)
+_PROBLEM_LENGTH = 200
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _MICROSECOND = dt.timedelta(microseconds=1)
@@ -34,8 +64,13 @@ def _dump(value: Any) -> str | None:
     return None if value is None else _encode(value)
 
 
-def _load(text: str | None) -> Any:
-    return None if text is None else json.loads(text)
+def _load(text: str | None, column: str) -> Any:
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise ValueError(f"{column}: not JSON ({exc})") from exc
 
 
 def _maybe_micros(value: dt.datetime | None) -> int | None:
@@ -79,6 +114,13 @@ def op_params(op: Operation) -> dict[str, Any]:
 
 
 def op_from_row(row: Sequence[Any]) -> Operation:
+    try:
+        return _op(row)
+    except _UNDECODABLE as exc:
+        raise _corrupt(f"operation {row[1]} of task {row[0]}", "operations", (row[0], row[1]), exc) from exc
+
+
+def _op(row: Sequence[Any]) -> Operation:
     (
         task_id,
         seq,
@@ -104,14 +146,14 @@ def op_from_row(row: Sequence[Any]) -> Operation:
         attempt=attempt,
         idempotency_key=key,
         status=status,
-        input=_load(input_),
-        output=_load(output),
+        input=_load(input_, "input"),
+        output=_load(output, "output"),
         error=error,
         started_at=from_micros(started),
         finished_at=None if finished is None else from_micros(finished),
         error_type=error_type,
         next_attempt_at=None if next_attempt_at is None else from_micros(next_attempt_at),
-        meta=json.loads(meta),
+        meta=_load(meta, "meta"),
     )
 
 
@@ -129,16 +171,19 @@ def event_params(event: Event) -> dict[str, Any]:
 
 def event_from_row(row: Sequence[Any]) -> Event:
     task_id, seq, time, kind, severity, message, display_message, data = row
-    return Event(
-        task_id=task_id,
-        seq=seq,
-        time=from_micros(time),
-        kind=kind,
-        severity=severity,
-        message=message,
-        display_message=display_message,
-        data=_load(data),
-    )
+    try:
+        return Event(
+            task_id=task_id,
+            seq=seq,
+            time=from_micros(time),
+            kind=kind,
+            severity=severity,
+            message=message,
+            display_message=display_message,
+            data=_load(data, "data"),
+        )
+    except _UNDECODABLE as exc:
+        raise _corrupt(f"event {seq} of task {task_id}", "events", (task_id, seq), exc) from exc
 
 
 def artifact_params(artifact: Artifact, content: bytes) -> dict[str, Any]:
@@ -155,14 +200,17 @@ def artifact_params(artifact: Artifact, content: bytes) -> dict[str, Any]:
 
 def artifact_from_row(row: Sequence[Any]) -> Artifact:
     id_, task_id, type_, summary, size, created = row
-    return Artifact(
-        id=id_,
-        task_id=task_id,
-        type=type_,
-        summary=summary,
-        bytes=size,
-        created_at=from_micros(created),
-    )
+    try:
+        return Artifact(
+            id=id_,
+            task_id=task_id,
+            type=type_,
+            summary=summary,
+            bytes=size,
+            created_at=from_micros(created),
+        )
+    except _UNDECODABLE as exc:
+        raise _corrupt(f"artifact {id_}", "artifacts", (id_,), exc) from exc
 
 
 def trigger_params(trigger: Trigger) -> dict[str, Any]:
@@ -179,16 +227,19 @@ def trigger_params(trigger: Trigger) -> dict[str, Any]:
 
 def trigger_from_row(row: Sequence[Any]) -> Trigger:
     id_, fire_at, priority, task_id, session_id, kind, payload, dedupe_key = row
-    return Trigger(
-        id=id_,
-        fire_at=from_micros(fire_at),
-        priority=priority,
-        task_id=task_id,
-        session_id=session_id,
-        kind=kind,
-        payload=_load(payload),
-        dedupe_key=dedupe_key,
-    )
+    try:
+        return Trigger(
+            id=id_,
+            fire_at=from_micros(fire_at),
+            priority=priority,
+            task_id=task_id,
+            session_id=session_id,
+            kind=kind,
+            payload=_load(payload, "payload"),
+            dedupe_key=dedupe_key,
+        )
+    except _UNDECODABLE as exc:
+        raise _corrupt(f"trigger {id_}", "triggers", (id_,), exc) from exc
 
 
 def lease_params(lease: Lease) -> dict[str, Any]:
@@ -207,17 +258,20 @@ def lease_params(lease: Lease) -> dict[str, Any]:
 def lease_from_row(row: Sequence[Any]) -> Lease:
     """A lease from ``task_id, owner, token, expires_at, host, pid, released, granted_at, took_over``."""
     task_id, owner, token, expires_at, host, pid, released, granted_at, took_over = row
-    return Lease(
-        task_id=task_id,
-        owner=owner,
-        token=token,
-        expires_at=from_micros(expires_at),
-        host=host,
-        pid=pid,
-        released=bool(released),
-        granted_at=None if granted_at is None else from_micros(granted_at),
-        took_over=bool(took_over),
-    )
+    try:
+        return Lease(
+            task_id=task_id,
+            owner=owner,
+            token=token,
+            expires_at=from_micros(expires_at),
+            host=host,
+            pid=pid,
+            released=bool(released),
+            granted_at=None if granted_at is None else from_micros(granted_at),
+            took_over=bool(took_over),
+        )
+    except _UNDECODABLE as exc:
+        raise _corrupt(f"lease {token} of task {task_id}", "leases", (task_id,), exc) from exc
 
 
 def task_params(task: Task) -> dict[str, Any]:
@@ -247,3 +301,133 @@ def approval_params(approval: Approval) -> dict[str, Any]:
         "requested_at": to_micros(approval.requested_at),
         "record": approval.to_json(),
     }
+
+
+# --------------------------------------------------------------------------- records kept as JSON
+
+
+def task_from_row(row: Sequence[Any]) -> Task:
+    """A task from ``id, status, record``; its columns must agree with its record.
+
+    The columns are what workers claim by, the record what they run: a row
+    whose two disagree is as unreadable as one whose record does not parse.
+    """
+    task_id, status, record = row
+    what = f"task {task_id}"
+    try:
+        task = Task.from_json(record)
+    except _UNDECODABLE as exc:
+        raise _corrupt(what, "tasks", (task_id,), exc) from exc
+    if task.id != task_id:
+        raise _corrupt(what, "tasks", (task_id,), f"its record is of task {_shown(task.id)}")
+    if task.status.value != status:
+        raise _corrupt(
+            what,
+            "tasks",
+            (task_id,),
+            f"its status column says {_shown(status)} but its record says {task.status.value!r}",
+        )
+    return task
+
+
+def task_status(status: Any, task_id: str) -> TaskStatus:
+    """The status in a task row's status column."""
+    try:
+        return TaskStatus(status)
+    except ValueError as exc:
+        problem = f"its status column holds {_shown(status)}, not a task status"
+        raise _corrupt(f"task {task_id}", "tasks", (task_id,), problem) from exc
+
+
+def step_status(status: Any, task_id: str, index: int) -> StepStatus:
+    """The status in a step row's status column."""
+    try:
+        return StepStatus(status)
+    except ValueError as exc:
+        problem = f"its status column holds {_shown(status)}, not a step status"
+        raise _corrupt(f"step {index} of task {task_id}", "steps", (task_id, index), problem) from exc
+
+
+def step_from_row(row: Sequence[Any], task_id: str) -> Step:
+    """A step from ``idx, record``."""
+    index, record = row
+    try:
+        return Step.from_json(record)
+    except _UNDECODABLE as exc:
+        raise _corrupt(f"step {index} of task {task_id}", "steps", (task_id, index), exc) from exc
+
+
+def message_from_record(record: Any, thread_id: str) -> Message:
+    try:
+        return Message.from_json(record)
+    except _UNDECODABLE as exc:
+        raise _corrupt(f"a message of thread {thread_id}", "messages", (thread_id,), exc) from exc
+
+
+def checkpoint_from_record(record: Any, task_id: str) -> Checkpoint:
+    try:
+        return Checkpoint.from_json(record)
+    except _UNDECODABLE as exc:
+        raise _corrupt(f"a checkpoint of task {task_id}", "checkpoints", (task_id,), exc) from exc
+
+
+def approval_from_record(record: Any) -> Approval:
+    try:
+        return Approval.from_json(record)
+    except _UNDECODABLE as exc:
+        raise _corrupt("an approval", "approvals", (), exc) from exc
+
+
+def session_from_record(record: Any) -> Session:
+    try:
+        return Session.from_json(record)
+    except _UNDECODABLE as exc:
+        raise _corrupt("a session", "sessions", (), exc) from exc
+
+
+def decode_each(
+    found: Iterable[_Row], decode: Callable[[_Row], _R], unreadable: list[CorruptRecord] | None
+) -> list[_R]:
+    """Decode each row, leaving out those that do not decode (added to `unreadable` when given)."""
+    decoded = []
+    for row in found:
+        try:
+            decoded.append(decode(row))
+        except CorruptRecord as problem:
+            if unreadable is not None:
+                unreadable.append(problem)
+    return decoded
+
+
+# --------------------------------------------------------------------------- what is wrong
+
+
+def _corrupt(what: str, table: str, key: tuple[Any, ...], problem: Exception | str) -> CorruptRecord:
+    # `what` names the row by its key, which came from the database too.
+    text = problem if isinstance(problem, str) else problem_of(problem)
+    return CorruptRecord(_printable(what), table, key, text)
+
+
+def problem_of(exc: Exception) -> str:
+    """What is wrong with a row, on one line: pydantic's first complaint, or the decoder's."""
+    if isinstance(exc, ValidationError):
+        complaints = exc.errors(include_url=False, include_input=False)
+        first = complaints[0]
+        where = ".".join(str(part) for part in first["loc"])
+        text = f"{where}: {first['msg']}" if where else first["msg"]
+        if len(complaints) > 1:
+            text += f" (and {len(complaints) - 1} more)"
+    else:
+        text = str(exc) or type(exc).__name__
+    return _printable(text)
+
+
+def _shown(value: Any) -> str:
+    """A stored value quoted for a message."""
+    return _printable(repr(value))
+
+
+def _printable(text: str) -> str:
+    """`text` on one line, short, its control characters written as escapes (it came from the database)."""
+    shown = "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
+    return shown if len(shown) <= _PROBLEM_LENGTH else shown[: _PROBLEM_LENGTH - 1] + "…"

@@ -19,6 +19,7 @@ from ..errors import (
     ArtifactNotFound,
     CheckpointNotFound,
     ConflictError,
+    CorruptRecord,
     DuplicateRecord,
     LeaseLost,
     SessionNotFound,
@@ -37,7 +38,6 @@ from ..model import (
     OpStatus,
     Session,
     Step,
-    StepStatus,
     Task,
     TaskStatus,
     Trigger,
@@ -101,31 +101,44 @@ class SqlOps(StoreOps):
         row = await self._d.one("get_task", {"id": task_id})
         if row is None:
             raise TaskNotFound(task_id)
-        return Task.from_json(row[0])
+        return rows.task_from_row(row)
 
     async def _lock_task(self, task_id: str) -> TaskStatus:
         row = await self._d.one("lock_task", {"id": task_id})
         if row is None:
             raise TaskNotFound(task_id)
-        return TaskStatus(row[0])
+        return rows.task_status(row[0], task_id)
 
-    async def list_tasks(self, status: TaskStatus | None = None, *, limit: int | None = None) -> list[Task]:
+    async def list_tasks(
+        self,
+        status: TaskStatus | None = None,
+        *,
+        limit: int | None = None,
+        unreadable: list[CorruptRecord] | None = None,
+    ) -> list[Task]:
         if status is None:
             found = await self._d.all("list_tasks", {"limit": limit})
         else:
             found = await self._d.all(
                 "list_tasks_by_status", {"status": str(TaskStatus(status)), "limit": limit}
             )
-        return [Task.from_json(record) for (record,) in found]
+        return rows.decode_each(found, rows.task_from_row, unreadable)
 
     async def update_task(self, task: Task) -> Task:
         check_task_move(task.id, await self._lock_task(task.id), task.status)
         await self._d.execute("update_task", rows.task_params(task))
         return task
 
-    async def list_orphaned_tasks(self, *, limit: int = 10, now: dt.datetime | None = None) -> list[Task]:
+    async def list_orphaned_tasks(
+        self,
+        *,
+        limit: int = 10,
+        now: dt.datetime | None = None,
+        unreadable: list[CorruptRecord] | None = None,
+    ) -> list[Task]:
         params = {"now": rows.to_micros(now or utcnow()), "limit": limit}
-        return [Task.from_json(record) for (record,) in await self._d.all("list_orphaned_tasks", params)]
+        found = await self._d.all("list_orphaned_tasks", params)
+        return rows.decode_each(found, rows.task_from_row, unreadable)
 
     # ------------------------------------------------------------------ steps
 
@@ -141,12 +154,13 @@ class SqlOps(StoreOps):
         row = await self._d.one("lock_step", {"task_id": step.task_id, "idx": step.index})
         if row is None:
             raise StepNotFound(step.task_id, step.index)
-        check_step_move(step.label, StepStatus(row[0]), step.status)
+        check_step_move(step.label, rows.step_status(row[0], step.task_id, step.index), step.status)
         await self._d.execute("update_step", rows.step_params(step))
         return step
 
     async def list_steps(self, task_id: str) -> list[Step]:
-        return [Step.from_json(r) for (r,) in await self._d.all("list_steps", {"task_id": task_id})]
+        found = await self._d.all("list_steps", {"task_id": task_id})
+        return [rows.step_from_row(row, task_id) for row in found]
 
     # ------------------------------------------------------------------ journal
 
@@ -203,7 +217,8 @@ class SqlOps(StoreOps):
     async def list_messages(self, thread_id: str, *, start: int = 0, end: int | None = None) -> list[Message]:
         end = _INT4_MAX if end is None else min(end, _INT4_MAX)
         params = {"thread_id": thread_id, "start": start, "end": end}
-        return [Message.from_json(r) for (r,) in await self._d.all("list_messages", params)]
+        found = await self._d.all("list_messages", params)
+        return [rows.message_from_record(record, thread_id) for (record,) in found]
 
     # ------------------------------------------------------------------ events
 
@@ -214,13 +229,23 @@ class SqlOps(StoreOps):
         self.touched.add(events_topic(event.task_id))
         return event.model_copy(update={"seq": row[0]})
 
-    async def list_events(self, task_id: str, *, after_seq: int = 0, limit: int | None = None) -> list[Event]:
+    async def list_events(
+        self,
+        task_id: str,
+        *,
+        after_seq: int = 0,
+        limit: int | None = None,
+        unreadable: list[CorruptRecord] | None = None,
+    ) -> list[Event]:
         params = {"task_id": task_id, "after_seq": after_seq, "limit": limit}
-        return [rows.event_from_row(row) for row in await self._d.all("list_events", params)]
+        found = await self._d.all("list_events", params)
+        return rows.decode_each(found, rows.event_from_row, unreadable)
 
-    async def last_events(self, task_id: str, count: int) -> list[Event]:
+    async def last_events(
+        self, task_id: str, count: int, *, unreadable: list[CorruptRecord] | None = None
+    ) -> list[Event]:
         found = await self._d.all("last_events", {"task_id": task_id, "count": count})
-        return [rows.event_from_row(row) for row in found]
+        return rows.decode_each(found, rows.event_from_row, unreadable)
 
     # ------------------------------------------------------------------ artifacts
 
@@ -272,9 +297,16 @@ class SqlOps(StoreOps):
         row = await self._d.one("next_due_at")
         return None if row is None or row[0] is None else rows.from_micros(row[0])
 
-    async def claim_due_triggers(self, *, limit: int = 10, now: dt.datetime | None = None) -> list[Trigger]:
+    async def claim_due_triggers(
+        self,
+        *,
+        limit: int = 10,
+        now: dt.datetime | None = None,
+        unreadable: list[CorruptRecord] | None = None,
+    ) -> list[Trigger]:
         params = {"now": rows.to_micros(now or utcnow()), "limit": limit}
-        claimed = [rows.trigger_from_row(row) for row in await self._d.all("claim_due_triggers", params)]
+        found = await self._d.all("claim_due_triggers", params)
+        claimed = rows.decode_each(found, rows.trigger_from_row, unreadable)
         return sorted(claimed, key=lambda t: (t.fire_at, t.priority, t.id))
 
     async def list_triggers(self, task_id: str | None = None) -> list[Trigger]:
@@ -312,15 +344,15 @@ class SqlOps(StoreOps):
         row = await self._d.one("get_checkpoint", {"task_id": task_id, "number": number})
         if row is None:
             raise CheckpointNotFound(f"task {task_id} has no checkpoint {number}")
-        return Checkpoint.from_json(row[0])
+        return rows.checkpoint_from_record(row[0], task_id)
 
     async def latest_checkpoint(self, task_id: str) -> Checkpoint | None:
         row = await self._d.one("latest_checkpoint", {"task_id": task_id})
-        return None if row is None else Checkpoint.from_json(row[0])
+        return None if row is None else rows.checkpoint_from_record(row[0], task_id)
 
     async def list_checkpoints(self, task_id: str) -> list[Checkpoint]:
         found = await self._d.all("list_checkpoints", {"task_id": task_id})
-        return [Checkpoint.from_json(r) for (r,) in found]
+        return [rows.checkpoint_from_record(record, task_id) for (record,) in found]
 
     async def rotate_checkpoints(
         self,
@@ -351,7 +383,7 @@ class SqlOps(StoreOps):
 
     async def get_approval(self, task_id: str, seq: int) -> Approval | None:
         row = await self._d.one("get_approval", {"task_id": task_id, "seq": seq})
-        return None if row is None else Approval.from_json(row[0])
+        return None if row is None else rows.approval_from_record(row[0])
 
     async def decide_approval(self, approval: Approval) -> Approval:
         if await self._d.execute("update_approval", rows.approval_params(approval)) == 0:
@@ -364,7 +396,8 @@ class SqlOps(StoreOps):
         self, task_id: str | None = None, *, pending_only: bool = False
     ) -> list[Approval]:
         params = {"task_id": task_id, "status": str(ApprovalStatus.PENDING) if pending_only else None}
-        return [Approval.from_json(r) for (r,) in await self._d.all("list_approvals", params)]
+        found = await self._d.all("list_approvals", params)
+        return [rows.approval_from_record(record) for (record,) in found]
 
     # ------------------------------------------------------------------ sessions
 
@@ -372,7 +405,7 @@ class SqlOps(StoreOps):
         row = await self._d.one("get_session", {"id": session_id})
         if row is None:
             raise SessionNotFound(session_id)
-        return Session.from_json(row[0])
+        return rows.session_from_record(row[0])
 
     async def put_session(self, session: Session) -> Session:
         stored = session.model_copy(update={"version": session.version + 1, "updated_at": utcnow()})
@@ -389,7 +422,7 @@ class SqlOps(StoreOps):
         return stored
 
     async def list_sessions(self) -> list[Session]:
-        return [Session.from_json(r) for (r,) in await self._d.all("list_sessions")]
+        return [rows.session_from_record(record) for (record,) in await self._d.all("list_sessions")]
 
     # ------------------------------------------------------------------ leases
 

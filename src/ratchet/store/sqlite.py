@@ -50,6 +50,7 @@ class SqliteStore(StateStore):
         durability: str = "normal",
         create: bool = True,
         lock_timeout: float = 30.0,
+        integrity_check: bool = True,
     ) -> None:
         if durability not in ("normal", "full"):
             raise ValueError(f"durability must be 'normal' or 'full', not {durability!r}")
@@ -61,6 +62,7 @@ class SqliteStore(StateStore):
         self.lock_timeout = lock_timeout
         self.read_only: str | None = None
         """Why the database can only be read, once `open` found it so (writes raise `StoreReadOnly`)."""
+        self.integrity_check = integrity_check
         self._open: SqlTransaction | None = None  # the one connection's, reused
 
     async def open(self) -> None:
@@ -90,6 +92,7 @@ class SqliteStore(StateStore):
                 durability=self.durability,
                 lock_timeout=self.lock_timeout,
                 read_only=read_only,
+                integrity_check=self.integrity_check,
             )
         except BaseException:
             conn.close()

@@ -35,6 +35,9 @@ CREATE TABLE IF NOT EXISTS ratchet_schema_version (
 -- name: schema_version
 SELECT COALESCE(MAX(version), 0) FROM ratchet_schema_version
 
+-- name: list_schema_versions
+SELECT version FROM ratchet_schema_version
+
 -- name: record_version
 INSERT INTO ratchet_schema_version (version, applied_at) VALUES (%(version)s, %(applied_at)s)
 
@@ -57,23 +60,24 @@ VALUES (%(id)s, %(status)s, %(waiting_on)s, %(created_at)s, %(record)s)
 ON CONFLICT (id) DO NOTHING
 
 -- name: get_task
-SELECT record FROM tasks WHERE id = %(id)s
+SELECT id, status, record FROM tasks WHERE id = %(id)s
 
 -- name: lock_task
 SELECT status FROM tasks WHERE id = %(id)s FOR UPDATE
 
 -- name: list_tasks
-SELECT record FROM tasks ORDER BY created_at, position LIMIT %(limit)s
+SELECT id, status, record FROM tasks ORDER BY created_at, position LIMIT %(limit)s
 
 -- name: list_tasks_by_status
-SELECT record FROM tasks WHERE status = %(status)s ORDER BY created_at, position LIMIT %(limit)s
+SELECT id, status, record FROM tasks WHERE status = %(status)s
+ORDER BY created_at, position LIMIT %(limit)s
 
 -- name: update_task
 UPDATE tasks SET status = %(status)s, waiting_on = %(waiting_on)s, record = %(record)s
 WHERE id = %(id)s
 
 -- name: list_orphaned_tasks
-SELECT t.record FROM tasks t
+SELECT t.id, t.status, t.record FROM tasks t
 LEFT JOIN leases l ON l.task_id = t.id
 WHERE (t.status IN ('queued', 'running') OR (t.status = 'waiting' AND t.waiting_on = 'timer'))
   AND (l.task_id IS NULL OR l.released OR l.expires_at <= %(now)s)
@@ -96,7 +100,7 @@ UPDATE steps SET status = %(status)s, record = %(record)s
 WHERE task_id = %(task_id)s AND idx = %(idx)s
 
 -- name: list_steps
-SELECT record FROM steps WHERE task_id = %(task_id)s ORDER BY idx
+SELECT idx, record FROM steps WHERE task_id = %(task_id)s ORDER BY idx
 
 -- name: record_op_started
 INSERT INTO operations (task_id, seq, kind, name, attempt, idempotency_key, status,

@@ -24,6 +24,9 @@ CREATE TABLE IF NOT EXISTS ratchet_schema_version (
 -- name: schema_version
 SELECT COALESCE(MAX(version), 0) FROM ratchet_schema_version
 
+-- name: list_schema_versions
+SELECT version FROM ratchet_schema_version
+
 -- name: record_version
 INSERT INTO ratchet_schema_version (version, applied_at) VALUES (:version, :applied_at)
 
@@ -39,22 +42,23 @@ VALUES (:id, :status, :waiting_on, :created_at, :record)
 ON CONFLICT (id) DO NOTHING
 
 -- name: get_task
-SELECT record FROM tasks WHERE id = :id
+SELECT id, status, record FROM tasks WHERE id = :id
 
 -- name: lock_task
 SELECT status FROM tasks WHERE id = :id
 
 -- name: list_tasks
-SELECT record FROM tasks ORDER BY created_at, rowid LIMIT COALESCE(:limit, -1)
+SELECT id, status, record FROM tasks ORDER BY created_at, rowid LIMIT COALESCE(:limit, -1)
 
 -- name: list_tasks_by_status
-SELECT record FROM tasks WHERE status = :status ORDER BY created_at, rowid LIMIT COALESCE(:limit, -1)
+SELECT id, status, record FROM tasks WHERE status = :status
+ORDER BY created_at, rowid LIMIT COALESCE(:limit, -1)
 
 -- name: update_task
 UPDATE tasks SET status = :status, waiting_on = :waiting_on, record = :record WHERE id = :id
 
 -- name: list_orphaned_tasks
-SELECT t.record FROM tasks t
+SELECT t.id, t.status, t.record FROM tasks t
 LEFT JOIN leases l ON l.task_id = t.id
 WHERE (t.status IN ('queued', 'running') OR (t.status = 'waiting' AND t.waiting_on = 'timer'))
   AND (l.task_id IS NULL OR l.released = 1 OR l.expires_at <= :now)
@@ -75,7 +79,7 @@ SELECT status FROM steps WHERE task_id = :task_id AND idx = :idx
 UPDATE steps SET status = :status, record = :record WHERE task_id = :task_id AND idx = :idx
 
 -- name: list_steps
-SELECT record FROM steps WHERE task_id = :task_id ORDER BY idx
+SELECT idx, record FROM steps WHERE task_id = :task_id ORDER BY idx
 
 -- name: record_op_started
 INSERT INTO operations (task_id, seq, kind, name, attempt, idempotency_key, status,
