@@ -12,6 +12,7 @@ from typing import Annotated, Any
 import typer
 
 from ..errors import InputError
+from ..printable import printable_json
 from ..runtime import Runtime
 from ..store import DEFAULT_STORE_URL
 from . import render
@@ -36,7 +37,7 @@ def approve_command(
     """Approve the tool call a task waits for (waiting(approval)); it then runs."""
     edited = None if edit_args is None else _json_object(edit_args)
     approval = run_async(_settle(store, task_id, lambda rt: rt.approve(task_id, edit_args=edited)))
-    shown = json.dumps(edited if edited is not None else approval.arguments, ensure_ascii=False)
+    shown = printable_json(edited if edited is not None else approval.arguments)
     render.print_line(f"approved {approval.tool} {shown} (operation {approval.seq}) of task {task_id}.")
     _say_how_to_continue(task_id, store)
 
