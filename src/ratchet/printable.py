@@ -52,11 +52,11 @@ def plain(text: str, style: str = "") -> Text:
     return Text(printable(text), style=style)
 
 
-def printable_json(value: JsonValue) -> str:
-    """`value` as one line of JSON that reads back to exactly `value`, safe on a terminal.
+def printable_json(value: JsonValue, *, indent: int | None = None) -> str:
+    """`value` as JSON that reads back to exactly `value`, safe on a terminal (one line unless `indent`).
 
     JSON escapes the C0 controls itself; the other characters `printable`
-    makes visible are written as JSON escapes (``\\u009b``), so the line is
-    still valid JSON for the same value.
+    makes visible are written as JSON escapes (``\\u009b``), so it is still
+    valid JSON for the same value.
     """
-    return _HIDDEN.sub(_as_json_writes_it, json.dumps(value, ensure_ascii=False))
+    return _HIDDEN.sub(_as_json_writes_it, json.dumps(value, indent=indent, ensure_ascii=False))

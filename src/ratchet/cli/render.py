@@ -182,9 +182,10 @@ def print_task_view(view: TaskView, *, store_url: str) -> None:
 def _task_panel(task: Task) -> Panel:
     fields = Table.grid(padding=(0, 2))
     fields.add_column(style="bold", no_wrap=True)
-    # The id is a row of its own: a panel's title is cut short on a narrow terminal.
+    # The id and the name are rows of their own: a panel's title is cut short on a narrow terminal.
     fields.add_column(overflow="fold")
     fields.add_row("id", plain(task.id))
+    fields.add_row("name", plain(task.name))
     fields.add_row("status", status_text(task))
     fields.add_row("agent", plain(task.agent))
     fields.add_row("instruction", plain(task.instruction))
@@ -230,6 +231,8 @@ def _print_approvals(task: Task, approvals: list[Approval], *, store_url: str) -
         print_line(f"    why: {approval.why}")
         print_line("    arguments (JSON, exactly as they will run):")
         print_line(f"    {printable_json(approval.arguments)}")
+    if len(approvals) > 1:
+        print_line("They are decided one at a time, the oldest first.")
     print_line(
         f"Approve it: `{command('approve', task.id, store_url=store_url)}` "
         "(add --edit-args JSON to change its arguments)"
