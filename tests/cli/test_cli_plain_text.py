@@ -340,3 +340,30 @@ def test_worker_logs_show_a_task_error_as_written(tmp_path: Path) -> None:
     assert_plain(done.stdout)
     err = assert_plain(done.stderr)
     assert f"task {task_id}: failed" in err and f"broke {printable(EVIL)}" in err
+
+
+def test_a_question_the_model_asks_and_the_answer_show_as_written(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'r.db'}"
+    model = _hostile_run(tmp_path)
+    script = json.loads((tmp_path / "script.json").read_text())
+    script["act"] = [
+        {"tool_calls": [{"name": "ask_user", "arguments": {"question": f"which {EVIL}"}}]},
+        {"content": f"report {EVIL}"},
+    ]
+    (tmp_path / "script.json").write_text(json.dumps(script))
+
+    ran = run_bytes(tmp_path, "run", "ask", "-m", model, "--tools", "tools.py", "--store", url)
+
+    assert ran.returncode == 3, (ran.stdout, ran.stderr)
+    out = assert_plain(ran.stdout)
+    assert f"waits for an answer to: which {printable(EVIL)}" in out
+    task_id = out.split("task ", 1)[1].split()[0]
+    answered = run_bytes(tmp_path, "answer", task_id, f"this {EVIL}", "--store", url)
+    resumed = run_bytes(tmp_path, "resume", task_id, "--store", url)
+    events = run_bytes(tmp_path, "events", task_id, "--store", url, **WIDE)
+
+    assert answered.returncode == 0 and resumed.returncode == 0, (resumed.stdout, resumed.stderr)
+    for done in (answered, resumed, events):
+        assert_plain(done.stdout)
+        assert_plain(done.stderr)
+    assert f": this {printable(EVIL)}" in assert_plain(events.stdout)  # the answered event
