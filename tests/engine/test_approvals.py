@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -15,12 +16,13 @@ from pydantic import JsonValue
 
 from ratchet import CannotResume, InputError, Runtime, Worker
 from ratchet.engine.people import check_edited_arguments, expire_approval, settle_approval
-from ratchet.engine.workflow import Workflow
+from ratchet.engine.workflow import Workflow, load_workflow
 from ratchet.errors import WorkflowNotFound
 from ratchet.model import ApprovalStatus, OpStatus, TaskStatus, WaitReason
 from ratchet.store import StateStore, open_store
 
 from ..helpers.people_flows import mail, mail_both, sends
+from ..helpers.stores import STORE_URLS, discard, opened
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -172,6 +174,42 @@ async def test_edited_arguments_the_tool_is_not_here_to_check_fail_the_call_when
     assert sends(ledger) == []  # the tool never ran with them
     op = await store.get_op(task_id, 0)
     assert op is not None and (op.status, op.input) == (OpStatus.FAILED, edited)
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])  # another process decides: a shared store
+async def test_edits_checked_for_a_call_another_person_decided_meanwhile_are_refused(
+    tmp_path: Path, ledger: str, kind: str
+) -> None:
+    url = STORE_URLS[kind](tmp_path)
+    try:
+        async with opened(url) as store:
+            task = await Runtime(store).run(mail_both, {"ledger": ledger})
+            assert [a.seq for a in await store.list_approvals(task.id, pending_only=True)] == [0, 1]
+
+            def load_while_someone_approves(reference: str) -> Workflow:
+                # While the tool loads here, someone approves operation 0 and a worker runs it.
+                other = threading.Thread(target=asyncio.run, args=(_approve_elsewhere(url, task.id),))
+                other.start()
+                other.join()
+                return load_workflow(reference)
+
+            edited: dict[str, JsonValue] = {"ledger": ledger, "to": "c@example.com"}
+            with pytest.raises(InputError, match="now waits for approval of operation 1, not 0; nothing was"):
+                await settle_approval(
+                    store, task.id, approve=True, edit_args=edited, load=load_while_someone_approves
+                )
+
+            [second] = await store.list_approvals(task.id, pending_only=True)
+            assert (second.seq, second.edited_arguments) == (1, None)
+            assert [sent["to"] for sent in sends(ledger)] == ["a@example.com"]
+    finally:
+        discard(url)
+
+
+async def _approve_elsewhere(url: str, task_id: str) -> None:
+    async with Runtime(url) as other:
+        await other.approve(task_id)
+        assert (await other.resume(task_id)).waiting_on is WaitReason.APPROVAL  # now on operation 1
 
 
 async def test_denied_the_call_fails_without_running_and_the_workflow_is_told(

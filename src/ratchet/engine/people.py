@@ -159,14 +159,22 @@ async def check_edited_arguments(
     Raises:
         InputError: they do not fit the tool's arguments; nothing is changed.
     """
+    _, unchecked = await _check_edits(store, task_id, edit_args, load)
+    return unchecked
+
+
+async def _check_edits(
+    store: StateStore, task_id: str, edit_args: dict[str, JsonValue], load: Callable[[str], Workflow]
+) -> tuple[int | None, str | None]:
+    """`check_edited_arguments`, also returning the seq of the call they were checked for."""
     task = await store.get_task(task_id)
     pending = await store.list_approvals(task_id, pending_only=True)
     if not pending:
-        return None  # `settle_approval` says what the task waits for instead
+        return None, None  # `settle_approval` says what the task waits for instead
     approval = pending[0]
     tool, unloaded = _tool_of(task, approval.tool, store, load)
     if tool is None:
-        return unloaded
+        return approval.seq, unloaded
     try:
         tool.validate(edit_args)
     except NonRetryableError as bad:
@@ -174,7 +182,7 @@ async def check_edited_arguments(
             f"the edited arguments do not fit: {bad}; nothing was approved, and task {task_id} "
             f"still waits for approval of operation {approval.seq}"
         ) from None
-    return None
+    return approval.seq, None
 
 
 def _tool_of(
@@ -214,9 +222,9 @@ async def settle_approval(
         InputError: the task does not wait for an approval, or the edited
             arguments do not fit the tool's.
     """
-    unchecked = None
+    checked_seq, unchecked = None, None
     if approve and edit_args is not None:
-        unchecked = await check_edited_arguments(store, task_id, edit_args, load=load)
+        checked_seq, unchecked = await _check_edits(store, task_id, edit_args, load)
     async with store.transaction() as tx:
         # Triggers first, as a worker claiming the approval timeout locks them first: the two
         # wait for each other instead of deadlocking (a decision made meanwhile is then seen).
@@ -226,6 +234,11 @@ async def settle_approval(
         if task.waiting_on is not WaitReason.APPROVAL or not pending:
             raise InputError(f"task {task_id} is {task.status_text}, not waiting for an approval")
         approval = pending[0]  # the oldest first; parallel calls can wait together
+        if approve and edit_args is not None and approval.seq != checked_seq:
+            raise InputError(  # someone decided the call they were checked for meanwhile
+                f"task {task_id} now waits for approval of operation {approval.seq}, not "
+                f"{checked_seq}; nothing was approved: look at it with `ratchet show {task_id}`"
+            )
         if approve:
             edited = ""
             if edit_args is not None:
