@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
+import subprocess
+import sys
 from pathlib import Path
 
-from .support import ratchet, stored_session, tool_call, write_turn_script
+from .support import chat_env, ratchet, stored_session, tool_call, write_turn_script
 
 
 def store_url(tmp_path: Path) -> str:
@@ -129,3 +132,29 @@ def test_a_bad_model_is_one_error_line(tmp_path: Path) -> None:
     assert (
         done.stderr.startswith("error: scripted model: no script file at") and "Traceback" not in done.stderr
     )
+
+
+def test_what_the_model_and_the_user_wrote_is_shown_as_written(tmp_path: Path) -> None:
+    url = store_url(tmp_path)
+    evil = "[bold]loud[/bold] [/a] [link=http://evil]x[/link] \x1b[2J\x1b]0;title\x07\x1b]8;;http://evil\x1b\\\r\x9b"
+    shown = r"[bold]loud[/bold] [/a] [link=http://evil]x[/link] \x1b[2J\x1b]0;title\x07\x1b]8;;http://evil\x1b\\r\x9b"
+    calls = [tool_call("add_task", description=f"task {evil}")]
+    write_turn_script(tmp_path / "add.json", calls, f"said {evil}")
+    chat = ["chat", "--session", f"s {evil}", "--model", "scripted:add.json", "--store", url]
+
+    done = subprocess.run(
+        [sys.executable, "-m", "ratchet", *chat],
+        input=f"add {evil}\nexit\n".encode(),
+        capture_output=True,
+        cwd=tmp_path,
+        env={**chat_env(), "COLUMNS": "1000"},
+        timeout=120,
+        check=False,
+    )
+
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.decode()
+    assert re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", out + done.stderr.decode()) is None, out
+    assert f"task {shown}" in out  # the model's tool call and the task list
+    assert f"assistant: said {shown}" in out
+    assert f"Tasks in session s {shown}" in out

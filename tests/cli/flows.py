@@ -73,6 +73,12 @@ async def breaks(ctx: ratchet.Context) -> None:
 
 
 @ratchet.workflow
+async def fails_with(ctx: ratchet.Context, message: str) -> None:
+    """Fails at once, with `message` (whatever a tool or a model might have said)."""
+    raise ValueError(message)
+
+
+@ratchet.workflow
 async def naps(ctx: ratchet.Context) -> str:
     """Sleeps durably for an hour: waits on a timer."""
     await ctx.sleep(3600)

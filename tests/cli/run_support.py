@@ -7,7 +7,9 @@ often a tool ran.
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -91,3 +93,20 @@ def script(
         )
     )
     return "scripted:script.json"
+
+
+def read_terminal(fd: int) -> str:
+    """Everything a program wrote to the pseudo-terminal `fd` until it ended; closes `fd`."""
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError as error:  # the program closed its end
+            if error.errno != errno.EIO:
+                raise
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(fd)
+    return b"".join(chunks).decode("utf-8", "replace")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import errno
 import os
 import re
 import subprocess
@@ -17,7 +16,7 @@ from ratchet.model import Event, Operation, OpKind, OpStatus, Step, StepStatus, 
 from ratchet.policy import Budget
 
 from ..helpers.cli import ratchet_command, ratchet_env
-from .run_support import TOOLS, acts, script
+from .run_support import TOOLS, acts, read_terminal, script
 
 ANSI_CODE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 T0 = dt.datetime(2025, 1, 2, 9, 0, tzinfo=dt.UTC)
@@ -110,7 +109,7 @@ def test_on_a_terminal_run_draws_a_live_panel(tmp_path: Path) -> None:
         stderr=subprocess.PIPE,
     )
     os.close(follower)
-    screen = _read_all(leader)
+    screen = read_terminal(leader)
     _, err = process.communicate(timeout=30)
 
     assert process.returncode == 0, err
@@ -121,19 +120,3 @@ def test_on_a_terminal_run_draws_a_live_panel(tmp_path: Path) -> None:
     assert re.search(r"#\d+ record\(entry='b'\) ok", final)
     assert "2 of 2 steps done" in final
     assert 'result: "recorded b"' in final
-
-
-def _read_all(fd: int) -> str:
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(fd, 65536)
-        except OSError as error:  # the program closed its end
-            if error.errno != errno.EIO:
-                raise
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(fd)
-    return b"".join(chunks).decode("utf-8", "replace")

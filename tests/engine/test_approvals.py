@@ -7,17 +7,22 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
+from pydantic import JsonValue
 
 from ratchet import CannotResume, InputError, Runtime, Worker
-from ratchet.engine.people import expire_approval
+from ratchet.engine.people import check_edited_arguments, expire_approval, settle_approval
+from ratchet.engine.workflow import Workflow, load_workflow
+from ratchet.errors import WorkflowNotFound
 from ratchet.model import ApprovalStatus, OpStatus, TaskStatus, WaitReason
 from ratchet.store import StateStore, open_store
 
 from ..helpers.people_flows import mail, mail_both, sends
+from ..helpers.stores import STORE_URLS, discard, opened
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -89,6 +94,122 @@ async def test_approved_with_edited_arguments_the_tool_runs_with_them(
     assert op is not None and op.input == {"ledger": ledger, "to": "oncall@example.com"}
     approval = await store.get_approval(task_id, 0)
     assert approval is not None and approval.arguments["to"] == "everyone@example.com"
+
+
+async def test_the_call_event_shows_the_arguments_a_person_gave(
+    rt: Runtime, store: StateStore, ledger: str
+) -> None:
+    task_id = await _waiting(rt, ledger, to="everyone@example.com")
+
+    await rt.approve(task_id, edit_args={"ledger": ledger, "to": "oncall@example.com"})
+    await rt.resume(task_id)
+
+    events = await store.list_events(task_id)
+    [approved] = [e for e in events if e.kind == "approved"]
+    assert f'with the arguments {{"ledger": "{ledger}", "to": "oncall@example.com"}}' in approved.message
+    [call] = [e for e in events if e.kind == "tool_call"]
+    assert call.data["arguments"] == {"ledger": ledger, "to": "oncall@example.com"}
+    assert call.message.startswith(f"tool call 0: send(ledger='{ledger[:20]}")
+
+
+LEDGER = "the test's ledger"  # stands for the ledger's path, which only the test knows
+
+
+@pytest.mark.parametrize(
+    ("edited", "problem"),
+    [
+        ({"to": "oncall@example.com"}, "ledger: Field required"),
+        ({"ledger": LEDGER, "to": 5}, "to: Input should be a valid string"),
+        ({"ledger": LEDGER, "to": "oncall@example.com", "cc": "x"}, "cc: Extra inputs are not permitted"),
+    ],
+)
+async def test_edited_arguments_that_do_not_fit_the_tool_are_refused_and_nothing_changes(
+    rt: Runtime, store: StateStore, ledger: str, edited: dict[str, JsonValue], problem: str
+) -> None:
+    task_id = await _waiting(rt, ledger)
+    edited = {key: ledger if value == LEDGER else value for key, value in edited.items()}
+    before = await _snapshot(store, task_id)
+
+    with pytest.raises(InputError, match=rf"do not fit: bad arguments for send: .*{problem}.*still waits"):
+        await rt.approve(task_id, edit_args=edited)
+
+    assert await _snapshot(store, task_id) == before
+    [approval] = await store.list_approvals(task_id)
+    assert (approval.status, approval.edited_arguments) == (ApprovalStatus.PENDING, None)
+    assert sends(ledger) == []
+
+
+async def _snapshot(store: StateStore, task_id: str) -> tuple[object, ...]:
+    return (
+        await store.get_task(task_id),
+        await store.list_events(task_id),
+        await store.list_triggers(task_id),
+        await store.list_ops(task_id),
+    )
+
+
+def _not_here(reference: str) -> Workflow:
+    """A worker's view of a workflow whose code is on another machine."""
+    raise WorkflowNotFound(f"no Python file for {reference}")
+
+
+async def test_edited_arguments_the_tool_is_not_here_to_check_fail_the_call_when_it_runs(
+    rt: Runtime, store: StateStore, ledger: str
+) -> None:
+    task_id = await _waiting(rt, ledger)
+    edited: dict[str, JsonValue] = {"ledger": ledger, "to": "oncall@example.com", "cc": "boss@example.com"}
+
+    assert await check_edited_arguments(store, task_id, edited, load=_not_here) is not None
+    await settle_approval(store, task_id, approve=True, edit_args=edited, load=_not_here)
+    [approved] = [e for e in await store.list_events(task_id) if e.kind == "approved"]
+    assert "checked when the call runs" in approved.message
+    done = await rt.resume(task_id)
+
+    assert done.status is TaskStatus.COMPLETED, done.error
+    [outcome] = done.result
+    assert outcome["error_type"] == "NonRetryableError"
+    refused = "the arguments a person approved do not fit: bad arguments for send"
+    assert outcome["not_sent"].startswith(refused)
+    assert "cc: Extra inputs are not permitted" in outcome["not_sent"]
+    assert sends(ledger) == []  # the tool never ran with them
+    op = await store.get_op(task_id, 0)
+    assert op is not None and (op.status, op.input) == (OpStatus.FAILED, edited)
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])  # another process decides: a shared store
+async def test_edits_checked_for_a_call_another_person_decided_meanwhile_are_refused(
+    tmp_path: Path, ledger: str, kind: str
+) -> None:
+    url = STORE_URLS[kind](tmp_path)
+    try:
+        async with opened(url) as store:
+            task = await Runtime(store).run(mail_both, {"ledger": ledger})
+            assert [a.seq for a in await store.list_approvals(task.id, pending_only=True)] == [0, 1]
+
+            def load_while_someone_approves(reference: str) -> Workflow:
+                # While the tool loads here, someone approves operation 0 and a worker runs it.
+                other = threading.Thread(target=asyncio.run, args=(_approve_elsewhere(url, task.id),))
+                other.start()
+                other.join()
+                return load_workflow(reference)
+
+            edited: dict[str, JsonValue] = {"ledger": ledger, "to": "c@example.com"}
+            with pytest.raises(InputError, match="now waits for approval of operation 1, not 0; nothing was"):
+                await settle_approval(
+                    store, task.id, approve=True, edit_args=edited, load=load_while_someone_approves
+                )
+
+            [second] = await store.list_approvals(task.id, pending_only=True)
+            assert (second.seq, second.edited_arguments) == (1, None)
+            assert [sent["to"] for sent in sends(ledger)] == ["a@example.com"]
+    finally:
+        discard(url)
+
+
+async def _approve_elsewhere(url: str, task_id: str) -> None:
+    async with Runtime(url) as other:
+        await other.approve(task_id)
+        assert (await other.resume(task_id)).waiting_on is WaitReason.APPROVAL  # now on operation 1
 
 
 async def test_denied_the_call_fails_without_running_and_the_workflow_is_told(

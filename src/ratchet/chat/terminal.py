@@ -4,6 +4,9 @@ Each turn runs in its own event loop (``asyncio.run``) so that the prompt is a
 plain blocking ``input()``: Ctrl-D or ``exit``/``quit`` at the prompt leave
 cleanly; Ctrl-C during a turn cancels the run here (its lease is released,
 its journal kept) and tells how to finish it with ``ratchet resume``.
+
+What the model, its tools and the user wrote is shown as plain text
+(`ratchet.printable`): never as markup, its control characters visible.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from rich.text import Text
 
 from ..errors import InputError
 from ..model import Task, TaskStatus
+from ..printable import plain
 from ..providers import resolve_model
 from ..runtime import Runtime
 from ..store import open_store
@@ -31,12 +35,12 @@ EXIT_INTERRUPTED = 130
 
 def tasks_table(session_id: str, tasks: list[dict[str, Any]]) -> Table:
     """The task list as a Rich table."""
-    table = Table(title=f"Tasks in session {session_id}", title_justify="left")
+    table = Table(title=plain(f"Tasks in session {session_id}"), title_justify="left")
     table.add_column("#", justify="right")
     table.add_column("task")
     table.add_column("done", justify="right")
     for number, task in enumerate(tasks, 1):
-        table.add_row(str(number), str(task["description"]), f"{task['completion']}%")
+        table.add_row(str(number), plain(str(task["description"])), plain(f"{task['completion']}%"))
     if not tasks:
         table.add_row("", Text("(no tasks yet)", style="dim"), "")
     return table
@@ -98,17 +102,17 @@ async def _turn(
 
 
 def _say(console: Console, text: str | Text) -> None:
-    """One line as written: no markup, never wrapped."""
-    console.print(text, markup=False, soft_wrap=True)
+    """One line as written: no markup, never wrapped; a `Text` must be built from `plain` parts."""
+    console.print(plain(text) if isinstance(text, str) else text, markup=False, soft_wrap=True)
 
 
 def _show_turn(console: Console, task: Task) -> None:
     result: dict[str, Any] = task.result if isinstance(task.result, dict) else {}
     for action in result.get("actions", []):
         args = ", ".join(f"{k}={v!r}" for k, v in dict(action.get("arguments") or {}).items())
-        _say(console, Text(f"  · {action['tool']}({args}) -> {action['result']}", style="dim"))
+        _say(console, plain(f"  · {action['tool']}({args}) -> {action['result']}", style="dim"))
     if task.status is TaskStatus.COMPLETED:
-        _say(console, Text("assistant: ", style="bold cyan") + Text(str(result.get("answer", ""))))
+        _say(console, Text("assistant: ", style="bold cyan") + plain(str(result.get("answer", ""))))
     else:
         _say(console, f"the turn did not finish ({task.status_text}): {task.error or ''} [task {task.id}]")
 

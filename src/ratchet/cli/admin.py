@@ -13,6 +13,7 @@ import typer
 from ..errors import CheckpointNotFound, InputError
 from ..model import Operation
 from ..policy import parse_duration
+from ..printable import printable_json
 from ..runtime import Runtime
 from ..store import DEFAULT_STORE_URL, redact_url
 from . import json_output, render
@@ -60,7 +61,7 @@ def resolve_command(
     elif skip:
         how = "treated as done, with no result"
     else:
-        how = f"treated as done, with the result {json.dumps(given, ensure_ascii=False)}"
+        how = f"treated as done, with the result {printable_json(given)}"
     render.print_line(f"operation {op} ({settled.name}) of task {task_id}: {how}.")
     render.print_line(
         f"Continue the task with `{render.command('resume', task_id, store_url=store)}`, "

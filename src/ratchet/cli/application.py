@@ -22,6 +22,7 @@ import typer
 
 from .._distribution import DISTRIBUTION
 from ..errors import InputError, StoreError
+from ..printable import printable
 from . import admin, chat, demo, people, resume, run, submit, tasks, worker
 
 __all__ = ["COMMANDS", "app", "main"]
@@ -89,7 +90,8 @@ def _root(
 
 
 def _fail(message: str) -> int:
-    one_line = " ".join(message.split())
+    # The message may quote what a person or a model wrote: its control characters are shown, not run.
+    one_line = " ".join(printable(message).split())
     print(f"error: {one_line}", file=sys.stderr)
     return 2
 

@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.text import Text
 
 from ..demo.orchestration import DemoFailed, run_demo
 from ..demo.paths import DemoPaths
 from ..demo.report import Report
 from ..errors import InputError
+from ..printable import plain
 from ..store import redact_url, store_from_url
 from ..store.sqlite import SqliteStore
 from .exits import EXIT_FAILED, EXIT_INTERRUPTED
@@ -52,11 +52,12 @@ def demo_command(
     try:
         task_id = run_async(run_demo(paths, Report(console)))
     except DemoFailed as failure:
-        console.print(Text(f"demo failed: {failure}", style="bold red"), soft_wrap=True)
+        console.print(plain(f"demo failed: {failure}", style="bold red"), soft_wrap=True)
         _point_to(paths, None)  # kept even without --keep: what went wrong is in there
         raise typer.Exit(EXIT_FAILED) from None
     except Exception as error:
-        console.print(Text(f"demo failed: {type(error).__name__}: {error}", style="bold red"), soft_wrap=True)
+        failed = plain(f"demo failed: {type(error).__name__}: {error}", style="bold red")
+        console.print(failed, soft_wrap=True)
         _point_to(paths, None)
         raise typer.Exit(EXIT_FAILED) from None
     except KeyboardInterrupt:

@@ -9,12 +9,14 @@ key in every command's output:
   task's steps, in an approval, in the data of the events that name a step
   (the store keeps `Step.index` from 0; this is the one place that converts);
 - every time is ISO 8601 in UTC with its offset, ``2025-01-02T09:00:00+00:00``.
+
+Text stays exact, and safe on a terminal: JSON escapes the C0 controls, and
+`printable_json` the C1 controls and the other characters a terminal acts on.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import json
 import sys
 from collections.abc import Mapping
 from typing import Any
@@ -23,6 +25,7 @@ from pydantic import BaseModel
 
 from ..errors import CorruptRecord
 from ..model import Approval, Event, Operation, Session, Step, Task
+from ..printable import printable_json
 from ..schedules import Schedule
 from .progress import RunProgress
 from .views import Outcome, TaskView, in_seq_order
@@ -52,12 +55,12 @@ _AGENT_STEP_EVENTS = frozenset({"step_started", "step_completed"})
 
 def print_json(value: Any) -> None:
     """A listing or a record, indented, on stdout."""
-    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+    sys.stdout.write(printable_json(value, indent=2) + "\n")
 
 
 def print_json_line(value: Any) -> None:
     """One JSON object on one line of stdout (a run's outcome, one event of a stream)."""
-    sys.stdout.write(json.dumps(value, ensure_ascii=False) + "\n")
+    sys.stdout.write(printable_json(value) + "\n")
 
 
 def iso_time(moment: dt.datetime | None) -> str | None:

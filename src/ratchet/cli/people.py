@@ -1,7 +1,10 @@
 """`ratchet approve`, `ratchet deny` and `ratchet answer`: a person settles what a task waits for.
 
 Each writes the decision durably and queues the task; a running `ratchet
-worker` (or `ratchet resume TASK`) then carries it on.
+worker` (or `ratchet resume TASK`) then carries it on. Arguments edited with
+``approve --edit-args`` are checked against the tool's before anything is
+written; where the tool's code does not load here, the call checks them when
+it runs, and this says so.
 """
 
 from __future__ import annotations
@@ -11,11 +14,15 @@ from typing import Annotated, Any
 
 import typer
 
+from ..engine.people import check_edited_arguments
 from ..errors import InputError
+from ..model import Approval
+from ..printable import printable_json
 from ..runtime import Runtime
 from ..store import DEFAULT_STORE_URL
 from . import render
 from .options import ForceOpenOption, StoreOption, TaskArgument
+from .resume import make_cwd_importable
 from .store_access import open_for_task, run_async
 
 __all__ = ["answer_command", "approve_command", "deny_command"]
@@ -34,11 +41,22 @@ def approve_command(
     store: StoreOption = DEFAULT_STORE_URL,
     force_open: ForceOpenOption = False,
 ) -> None:
-    """Approve the tool call a task waits for (waiting(approval)); it then runs."""
+    """Approve the tool call a task waits for (waiting(approval)); it then runs.
+
+    With --edit-args, the arguments must fit the tool's (checked here when its
+    code loads here, else when the call runs); if they do not, nothing changes.
+    """
     edited = None if edit_args is None else _json_object(edit_args)
-    approval = run_async(_settle(store, task_id, lambda rt: rt.approve(task_id, edit_args=edited)))
-    shown = json.dumps(edited if edited is not None else approval.arguments, ensure_ascii=False)
+    if edited is not None:
+        make_cwd_importable()  # the task's workflow may be a module of this directory, as for resume
+    approval, unchecked = run_async(_approve(store, task_id, edited))
+    shown = printable_json(edited if edited is not None else approval.arguments)
     render.print_line(f"approved {approval.tool} {shown} (operation {approval.seq}) of task {task_id}.")
+    if unchecked is not None:
+        render.print_line(
+            f"Its arguments could not be checked here ({unchecked}); the call checks them when it runs, "
+            "and fails without running if they do not fit."
+        )
     _say_how_to_continue(task_id, store)
 
 
@@ -67,6 +85,15 @@ def answer_command(
     run_async(_answer(store, task_id, text))
     render.print_line(f"answered the question of task {task_id}.")
     _say_how_to_continue(task_id, store)
+
+
+async def _approve(url: str, task_id: str, edited: dict[str, Any] | None) -> tuple[Approval, str | None]:
+    """Approve; return the approval as it was shown, and why its edited arguments went unchecked."""
+    async with open_for_task(url, task_id) as store:
+        unchecked = None if edited is None else await check_edited_arguments(store, task_id, edited)
+        pending = await store.list_approvals(task_id, pending_only=True)
+        await Runtime(store).approve(task_id, edit_args=edited)
+        return pending[0], unchecked  # the one decided (the decision succeeded, so there was one)
 
 
 async def _settle(url: str, task_id: str, decide: Any) -> Any:

@@ -5,7 +5,8 @@ shows each poll: a Rich Live panel on a terminal (`run_panel`: the plan with
 each step's status, the latest tool calls, the tokens against the budget),
 plain lines otherwise (each new event, each tool call as it starts and ends),
 nothing for ``--json`` and ``--detach``. Tool calls come from the journal, so
-every call shows, also those no event reports.
+every call shows, also those no event reports. What the model and the tools
+wrote is shown as plain text (`ratchet.printable`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..model import Event, Operation, OpKind, OpStatus, Step, StepStatus, Task
+from ..printable import plain, printable
 from ..store import StateStore
 from . import render
 
@@ -73,21 +75,21 @@ class RunProgress:
         return sum(step.status is StepStatus.COMPLETED for step in self.steps)
 
 
-def tool_call_text(op: Operation, limit: int = 80) -> str:
-    """``name(arg='value', ...)``, cut to `limit` characters."""
+def tool_call_text(op: Operation, limit: int | None = 80) -> str:
+    """``name(arg='value', ...)``, safe to print; cut to `limit` characters, ending "...", if given."""
     arguments = op.input if isinstance(op.input, dict) else {}
     args = ", ".join(f"{k}={v!r}" for k, v in arguments.items())
-    text = f"{op.name}({args})"
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    text = printable(f"{op.name}({args})")
+    return text if limit is None or len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _tool_call_state(op: Operation) -> Text:
     if op.status is OpStatus.SUCCEEDED:
         return Text("ok", style="green")
     if op.retry_pending:
-        return Text(f"attempt {op.attempt} failed ({op.error}); retrying", style="yellow")
+        return plain(f"attempt {op.attempt} failed ({op.error}); retrying", style="yellow")
     if op.status is OpStatus.FAILED:
-        return Text(f"failed: {op.error}", style="red")
+        return plain(f"failed: {op.error}", style="red")
     return Text("running...", style="blue")
 
 
@@ -110,7 +112,7 @@ def usage_text(progress: RunProgress) -> str:
 def run_panel(progress: RunProgress) -> RenderableType:
     """The live view of a running task: its plan, its latest tool calls, what it used."""
     task = progress.task
-    title = Text(f"{task.name} ({task.id}) ")
+    title = plain(f"{task.name} ({task.id}) ")
     title.append(render.status_text(task))
     parts: list[RenderableType] = []
     if progress.steps:
@@ -120,8 +122,8 @@ def run_panel(progress: RunProgress) -> RenderableType:
             plan.add_row(
                 Text(_STEP_MARKS[step.status], style=render.STEP_STYLES[step.status]),
                 Text(f"{step.index + 1}.", style="dim"),
-                Text(step.name, style="bold" if step.status is StepStatus.CURRENT else ""),
-                Text(note, style="dim"),
+                plain(step.name, style="bold" if step.status is StepStatus.CURRENT else ""),
+                plain(note, style="dim"),
             )
         parts.append(plan)
     else:
@@ -129,22 +131,22 @@ def run_panel(progress: RunProgress) -> RenderableType:
     if progress.tool_calls:
         calls = Table.grid(padding=(0, 1))
         for op in progress.tool_calls[-RUN_TOOL_CALLS_SHOWN:]:
-            calls.add_row(Text(f"#{op.seq}", style="dim"), tool_call_text(op), _tool_call_state(op))
+            calls.add_row(Text(f"#{op.seq}", style="dim"), Text(tool_call_text(op)), _tool_call_state(op))
         parts += [Text(""), Text("tool calls", style="bold"), calls]
     parts += [Text(""), Text(usage_text(progress), style="dim")]
     if progress.last_event is not None:
         event = progress.last_event
         last = event.display_message or event.message
-        parts.append(Text(f"last: {last}", overflow="ellipsis", no_wrap=True))
+        parts.append(Text(f"last: {printable(last)}", overflow="ellipsis", no_wrap=True))
     return Panel(Group(*parts), title=title, title_align="left")
 
 
 def print_tool_call(op: Operation) -> None:
-    """A tool call from the journal as one progress line, in the shape of `print_event`'s."""
+    """A tool call from the journal as one progress line, in the shape of `print_event`'s, in full."""
     line = Text(" " * 7)
     line.append(f"{render.format_time(op.finished_at or op.started_at)}  ")
     line.append(f"{'tool':<7}  ")
-    line.append(f"#{op.seq} {tool_call_text(op)}: ")
+    line.append(f"#{op.seq} {tool_call_text(op, limit=None)}: ")
     line.append(_tool_call_state(op))
     render.console.print(line, soft_wrap=True)
 

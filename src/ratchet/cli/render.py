@@ -3,18 +3,21 @@
 Nothing here touches a store; the command modules load the records and hand
 them over. JSON for programs is `ratchet.cli.json_output`; the live view of
 `ratchet run` is `ratchet.cli.progress`.
+
+Every text that came from a model, a tool or a person goes through
+`ratchet.printable` (`plain`, `printable_json`): shown as written, never as
+markup, its control characters visible. A tool call waiting for approval is
+shown with its arguments in full, as the JSON that will run.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import json
 import shlex
 import sys
 from collections.abc import Callable, Sequence
 
 from rich.console import Console
-from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
@@ -31,6 +34,7 @@ from ..model import (
     TaskStatus,
     WaitReason,
 )
+from ..printable import plain, printable_json
 from ..schedules import Schedule
 from ..store import DEFAULT_STORE_URL, redact_url
 from .views import Outcome, SessionSummary, TaskView, in_seq_order
@@ -97,8 +101,11 @@ def flush() -> None:
 
 
 def print_line(text: str | Text) -> None:
-    """One line as written: no markup, never wrapped (commands in it stay pasteable)."""
-    console.print(text, markup=False, soft_wrap=True)
+    """One line as written: no markup, never wrapped (commands in it stay pasteable).
+
+    A `str` is shown as plain text (`plain`); a `Text` must be built from `plain` parts.
+    """
+    console.print(plain(text) if isinstance(text, str) else text, markup=False, soft_wrap=True)
 
 
 def command(name: str, *args: str, store_url: str) -> str:
@@ -113,7 +120,7 @@ def command(name: str, *args: str, store_url: str) -> str:
 
 def status_text(task: Task) -> Text:
     """The task's status as people read it (`waiting(approval)`), in its colour."""
-    return Text(task.status_text, style=_STATUS_STYLES[task.status])
+    return plain(task.status_text, style=_STATUS_STYLES[task.status])
 
 
 # --------------------------------------------------------------------------- tasks
@@ -143,7 +150,7 @@ def print_tasks(
     """The tasks, then those whose rows cannot be read: status ``unreadable``, what is wrong as their name."""
     if not tasks and not unreadable:
         what = f"No {status} tasks" if status else "No tasks yet"
-        console.print(f"{what} in {escape(redact_url(store_url))}.")
+        print_line(f"{what} in {redact_url(store_url)}.")
         return
     table = Table()
     add_id_column(table, "id", [task.id for task in tasks] + [str(row.key[0]) for row in unreadable])
@@ -151,10 +158,10 @@ def print_tasks(
         table.add_column(header, overflow="fold")
     for task in tasks:
         table.add_row(
-            task.id,
-            task.name,
+            plain(task.id),
+            plain(task.name),
             status_text(task),
-            task.agent,
+            plain(task.agent),
             format_time(task.created_at),
             format_time(task.updated_at),
         )
@@ -190,24 +197,25 @@ def print_task_view(view: TaskView, *, store_url: str) -> None:
 def _task_panel(task: Task) -> Panel:
     fields = Table.grid(padding=(0, 2))
     fields.add_column(style="bold", no_wrap=True)
-    # The id is a row of its own: a panel's title is cut short on a narrow terminal.
+    # The id and the name are rows of their own: a panel's title is cut short on a narrow terminal.
     fields.add_column(overflow="fold")
-    fields.add_row("id", task.id)
+    fields.add_row("id", plain(task.id))
+    fields.add_row("name", plain(task.name))
     fields.add_row("status", status_text(task))
-    fields.add_row("agent", task.agent)
-    fields.add_row("instruction", task.instruction)
+    fields.add_row("agent", plain(task.agent))
+    fields.add_row("instruction", plain(task.instruction))
     if task.goal:
-        fields.add_row("goal", task.goal)
+        fields.add_row("goal", plain(task.goal))
     if task.result is not None:
-        result = task.result if isinstance(task.result, str) else json.dumps(task.result)
-        fields.add_row("result", result)
+        result = task.result if isinstance(task.result, str) else printable_json(task.result)
+        fields.add_row("result", plain(result))
     if task.error:
-        fields.add_row("error", Text(task.error, style="red"))
+        fields.add_row("error", plain(task.error, style="red"))
     if task.deadline:
         fields.add_row("deadline", format_time(task.deadline))
     fields.add_row("created", format_time(task.created_at))
     fields.add_row("updated", format_time(task.updated_at))
-    return Panel(fields, title=Text(task.name), title_align="left")
+    return Panel(fields, title=plain(task.name), title_align="left")
 
 
 def _steps_table(steps: list[Step]) -> Table:
@@ -217,27 +225,29 @@ def _steps_table(steps: list[Step]) -> Table:
     for step in steps:
         table.add_row(
             str(step.index + 1),  # the store counts from 0, people from 1
-            step.name,
+            plain(step.name),
             Text(step.status, style=STEP_STYLES[step.status]),
             str(step.attempts),
-            step.failure_message or "",
+            plain(step.failure_message or ""),
         )
     return table
 
 
 def _print_approvals(task: Task, approvals: list[Approval], *, store_url: str) -> None:
-    table = Table(title="Waiting for approval", title_justify="left")
-    for header in ("seq", "tool", "arguments", "step", "why"):
-        table.add_column(header, overflow="fold")
+    """Each call waiting for a person, its arguments in full: one JSON line, exactly what will run.
+
+    Not a table: a table folds or crops a long value, and the arguments a
+    person approves must be seen whole and copyable (the terminal wraps the line).
+    """
+    print_line(Text("Waiting for approval", style="bold"))
     for approval in approvals:
-        table.add_row(
-            str(approval.seq),
-            approval.tool,
-            json.dumps(approval.arguments, ensure_ascii=False),
-            "-" if approval.step is None else str(approval.step + 1),
-            approval.why,
-        )
-    console.print(table)
+        step = "" if approval.step is None else f" in step {approval.step + 1}"
+        print_line(f"  operation {approval.seq}{step}: {approval.tool}")
+        print_line(f"    why: {approval.why}")
+        print_line("    arguments (JSON, exactly as they will run):")
+        print_line(f"    {printable_json(approval.arguments)}")
+    if len(approvals) > 1:
+        print_line("They are decided one at a time, the oldest first.")
     print_line(
         f"Approve it: `{command('approve', task.id, store_url=store_url)}` "
         "(add --edit-args JSON to change its arguments)"
@@ -246,7 +256,7 @@ def _print_approvals(task: Task, approvals: list[Approval], *, store_url: str) -
 
 
 def _print_question(task: Task, question: str, *, store_url: str) -> None:
-    print_line(Text(f"Waiting for an answer: {question}", style="bold"))
+    print_line(plain(f"Waiting for an answer: {question}", style="bold"))
     print_line(f"Answer it: `{command('answer', task.id, 'TEXT', store_url=store_url)}`")
 
 
@@ -258,7 +268,8 @@ def _print_in_doubt(task: Task, ops: list[Operation], *, store_url: str) -> None
     for header in ("seq", "tool", "arguments", "attempt", "started"):
         table.add_column(header, overflow="fold")
     for op in ops:
-        table.add_row(str(op.seq), op.name, json.dumps(op.input), str(op.attempt), format_time(op.started_at))
+        arguments = plain(printable_json(op.input))
+        table.add_row(str(op.seq), plain(op.name), arguments, str(op.attempt), format_time(op.started_at))
     console.print(table)
     print_line("Each may or may not have happened; nobody knows. Look at the outside system, then settle it:")
     choices = (
@@ -289,13 +300,13 @@ def _print_in_doubt(task: Task, ops: list[Operation], *, store_url: str) -> None
 def print_outcome(outcome: Outcome, *, store_url: str) -> None:
     """Say how the run left the task and, when it waits, on what and what settles it."""
     task = outcome.task
-    title = Text(f"task {task.id} ")
+    title = plain(f"task {task.id} ")
     title.append(status_text(task))
     print_line(title)
     if task.result is not None:
-        print_line(f"result: {json.dumps(task.result, ensure_ascii=False)}")
+        print_line(f"result: {printable_json(task.result)}")
     if task.error:
-        print_line(Text(f"error: {task.error}", style="red"))
+        print_line(plain(f"error: {task.error}", style="red"))
         print_line(f"What happened: `{command('events', task.id, store_url=store_url)}`")
     if task.waiting_on is WaitReason.IN_DOUBT:
         _print_in_doubt(task, outcome.in_doubt, store_url=store_url)
@@ -303,7 +314,7 @@ def print_outcome(outcome: Outcome, *, store_url: str) -> None:
         for approval in outcome.pending_approvals:
             print_line(
                 f"waits for approval of operation {approval.seq}: {approval.tool} "
-                f"{json.dumps(approval.arguments, ensure_ascii=False)} ({approval.why})"
+                f"{printable_json(approval.arguments)} ({approval.why})"
             )
         print_line(
             f"It waits for a person: `{command('approve', task.id, store_url=store_url)}` or "
@@ -329,7 +340,7 @@ def print_event(event: Event) -> None:
     line.append(f"{event.seq:>5}  ", style="dim")
     line.append(f"{format_time(event.time)}  ")
     line.append(f"{event.severity:<7}  ", style=_SEVERITY_STYLES[event.severity])
-    line.append(event.display_message or event.message)
+    line.append(plain(event.display_message or event.message))
     console.print(line, soft_wrap=True)
 
 
@@ -355,7 +366,10 @@ def print_schedules(found: Sequence[tuple[Schedule, dt.datetime]]) -> None:
     for schedule, due in found:
         due_utc = due.astimezone(dt.UTC)
         table.add_row(
-            schedule.id, schedule.cron, f"{due_utc:%Y-%m-%d %H:%M:%S}", schedule.template.instruction
+            plain(schedule.id),
+            plain(schedule.cron or ""),
+            f"{due_utc:%Y-%m-%d %H:%M:%S}",
+            plain(schedule.template.instruction),
         )
     print_table(table)
 
@@ -368,10 +382,10 @@ def print_sessions(listed: Sequence[SessionSummary]) -> None:
         table.add_column(column, justify="right")
     for summary in listed:
         table.add_row(
-            summary.session.id,
+            plain(summary.session.id),
             format_time(summary.session.updated_at),
             "-" if summary.tasks is None else str(summary.tasks),
-            "-" if summary.turns is None else str(summary.turns),
+            "-" if summary.turns is None else plain(str(summary.turns)),
             str(summary.session.version),
         )
     print_table(table)

@@ -20,6 +20,7 @@ from ..engine.runner import DEFAULT_LEASE_TTL, WorkerIdentity
 from ..engine.worker import Worker
 from ..engine.workflow import load_module
 from ..errors import InputError, RatchetError
+from ..printable import printable
 from ..store import DEFAULT_STORE_URL, redact_url
 from . import render
 from .options import ForceOpenOption, LeaseTtlOption, StoreOption
@@ -103,9 +104,16 @@ def _import_workflows(source: str) -> None:
         raise InputError(f"cannot import workflows from {source}: {type(error).__name__}: {error}") from None
 
 
+class _PrintableFormatter(logging.Formatter):
+    """Log lines quote what tasks' models and tools wrote (an error): control characters shown, not run."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return printable(super().format(record))
+
+
 def _log_to_stderr() -> None:
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%H:%M:%S"))
+    handler.setFormatter(_PrintableFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%H:%M:%S"))
     logging.basicConfig(level=logging.WARNING, handlers=[handler])
     logging.getLogger("ratchet").setLevel(logging.INFO)
 

@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..model import Event, OpStatus, StepStatus
+from ..printable import plain
 from .findings import CRASHED_TOOL, CrashState, How, OpRun, ToolTally
 from .ledger import Effect, Invocation
 from .paths import DemoPaths
@@ -83,7 +84,7 @@ class Report:
             )
 
     def worker_line(self, number: int, line: str) -> None:
-        self.console.print(Text(f"  worker {number} | ", style="dim") + Text(line), soft_wrap=True)
+        self.console.print(Text(f"  worker {number} | ", style="dim") + plain(line), soft_wrap=True)
         self.flush()
 
     def apply_started(self) -> None:

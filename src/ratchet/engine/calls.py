@@ -151,7 +151,7 @@ class Call:
     intent: Operation | None = None
     replayed: bool = False
     meta: dict[str, JsonValue] = field(default_factory=dict)
-    _events: list[Event] = field(default_factory=list)
+    _events: list[Event | Callable[[], Event]] = field(default_factory=list)
     _on_outcome: list[Callable[[Operation], Event | None]] = field(default_factory=list)
 
     @property
@@ -167,8 +167,12 @@ class Call:
         """A tool with side effects commits its intent before it runs (journal before effect)."""
         return self.tool is not None and not self.tool.safe_to_repeat
 
-    def stage_event(self, event: Event) -> None:
-        """Commit `event` with this call's next journal write."""
+    def stage_event(self, event: Event | Callable[[], Event]) -> None:
+        """Commit `event` with this call's next journal write.
+
+        A function is called at that write, so the event tells the call as it
+        runs (e.g. with the arguments a person's approval gave it).
+        """
         self._events.append(event)
 
     def on_outcome(self, report: Callable[[Operation], Event | None]) -> None:
@@ -176,7 +180,8 @@ class Call:
         self._on_outcome.append(report)
 
     def take_events(self, outcome: Operation | None = None) -> list[Event]:
-        events, self._events = self._events, []
+        staged, self._events = self._events, []
+        events = [event if isinstance(event, Event) else event() for event in staged]
         if outcome is not None:
             events += [e for report in self._on_outcome if (e := report(outcome)) is not None]
         return events

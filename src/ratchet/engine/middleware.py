@@ -104,18 +104,21 @@ class EventsMiddleware:
             or (call.tool is not None and call.tool.risk is RiskLevel.EXTERNAL_ACTION)
         )
         if noteworthy and call.kind is OpKind.TOOL:
-            described = call.describe()
-            call.stage_event(
-                Event(
-                    task_id=call.task_id,
-                    kind="tool_call",
-                    message=f"tool call {call.seq}: {described}",
-                    display_message=f"-> {described}",
-                    data={"seq": call.seq, "name": call.name},
-                )
-            )
+            # Told when it is written: by then an approval may have changed the arguments.
+            call.stage_event(lambda: _call_event(call))
         call.on_outcome(lambda op: _outcome_event(call, op, noteworthy))
         return await proceed(call)
+
+
+def _call_event(call: Call) -> Event:
+    described = call.describe()  # cut short; the arguments are whole in the data
+    return Event(
+        task_id=call.task_id,
+        kind="tool_call",
+        message=f"tool call {call.seq}: {described}",
+        display_message=f"-> {described}",
+        data={"seq": call.seq, "name": call.name, "arguments": call.input},
+    )
 
 
 def _outcome_event(call: Call, op: Operation, noteworthy: bool) -> Event | None:

@@ -9,6 +9,12 @@ then queued like any timer wake-up, and the call runs (with edited arguments
 if given) or fails as denied, recorded in the journal. A replayed call never
 asks again, and a decision, once written, holds across every restart.
 
+Edited arguments are checked against the tool's arguments before they are
+accepted (`check_edited_arguments`: the task's workflow is loaded to find the
+tool). Where the tool's code cannot be loaded, they are accepted as a JSON
+object and checked when the call runs: arguments that do not fit fail the
+call, recorded in the journal, and the tool never runs with them.
+
 Questions (``ctx.ask_user``) are journal operations of kind ``question``:
 started when asked, finished by `answer_question` with the person's answer.
 """
@@ -17,11 +23,19 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from pydantic import JsonValue
 
-from ..errors import ApprovalDenied, InputError, OperationFailed, TaskNotFound
+from ..errors import (
+    ApprovalDenied,
+    InputError,
+    NonRetryableError,
+    OperationFailed,
+    StoreError,
+    TaskNotFound,
+)
 from ..model import (
     Approval,
     ApprovalStatus,
@@ -36,6 +50,8 @@ from ..model import (
     WaitReason,
     utcnow,
 )
+from ..tools import Tool
+from .workflow import Workflow, load_workflow
 
 if TYPE_CHECKING:
     from ..store import StateStore, StoreOps
@@ -45,6 +61,7 @@ if TYPE_CHECKING:
 __all__ = [
     "APPROVAL_TIMEOUT_TRIGGER",
     "answer_question",
+    "check_edited_arguments",
     "describe_wait",
     "expire_approval",
     "pending_question",
@@ -79,7 +96,13 @@ async def require_approval(ctx: Context, call: Call) -> None:
         op = await ctx.journal.record_outcome(call, error=denied)
         raise OperationFailed(call.name, call.seq, op.error_type or "", op.error or "") from denied
     if approval.edited_arguments is not None:
-        call.input = dict(approval.edited_arguments)
+        call.input = dict(approval.edited_arguments)  # the journal and the events show what runs
+        try:
+            tool.validate(call.input)
+        except NonRetryableError as bad:  # accepted unchecked: the tool's code was not where they were given
+            refused = NonRetryableError(f"the arguments a person approved do not fit: {bad}")
+            op = await ctx.journal.record_outcome(call, error=refused)
+            raise OperationFailed(call.name, call.seq, op.error_type or "", op.error or "") from refused
 
 
 async def _wait_for_approval(
@@ -120,6 +143,67 @@ async def _wait_for_approval(
     )
 
 
+async def check_edited_arguments(
+    store: StateStore,
+    task_id: str,
+    edit_args: dict[str, JsonValue],
+    *,
+    load: Callable[[str], Workflow] = load_workflow,
+) -> str | None:
+    """Check a person's edited arguments against the tool the task's call waits to run.
+
+    Returns None when they were checked, or why they could not be checked
+    here (the tool's code does not load in this process); then the call
+    checks them when it runs.
+
+    Raises:
+        InputError: they do not fit the tool's arguments; nothing is changed.
+    """
+    _, unchecked = await _check_edits(store, task_id, edit_args, load)
+    return unchecked
+
+
+async def _check_edits(
+    store: StateStore, task_id: str, edit_args: dict[str, JsonValue], load: Callable[[str], Workflow]
+) -> tuple[int | None, str | None]:
+    """`check_edited_arguments`, also returning the seq of the call they were checked for."""
+    task = await store.get_task(task_id)
+    pending = await store.list_approvals(task_id, pending_only=True)
+    if not pending:
+        return None, None  # `settle_approval` says what the task waits for instead
+    approval = pending[0]
+    tool, unloaded = _tool_of(task, approval.tool, store, load)
+    if tool is None:
+        return approval.seq, unloaded
+    try:
+        tool.validate(edit_args)
+    except NonRetryableError as bad:
+        raise InputError(
+            f"the edited arguments do not fit: {bad}; nothing was approved, and task {task_id} "
+            f"still waits for approval of operation {approval.seq}"
+        ) from None
+    return approval.seq, None
+
+
+def _tool_of(
+    task: Task, name: str, store: StateStore, load: Callable[[str], Workflow]
+) -> tuple[Tool | None, str]:
+    """The tool `name` of the task's workflow, loaded here; else None and why not."""
+    if not task.workflow:
+        return None, f"task {task.id} names no workflow"
+    try:
+        workflow = load(task.workflow)
+        tools = {**workflow.tools, **{t.name: t for t in workflow.tools_for(task, store)}}
+    except StoreError:
+        raise
+    except Exception as error:  # its code may well not be here (another machine): it is checked then
+        return None, f"{task.workflow} does not load here ({type(error).__name__}: {error})"
+    found = tools.get(name)
+    if found is None:
+        return None, f"{task.workflow} has no tool {name!r} here"
+    return found, ""
+
+
 async def settle_approval(
     store: StateStore,
     task_id: str,
@@ -127,12 +211,20 @@ async def settle_approval(
     approve: bool,
     edit_args: dict[str, JsonValue] | None = None,
     reason: str | None = None,
+    load: Callable[[str], Workflow] = load_workflow,
 ) -> Approval:
     """A person's decision on the call a task waits for; the task is queued to go on.
 
+    Edited arguments are checked first (`check_edited_arguments`), with the
+    workflow `load` finds.
+
     Raises:
-        InputError: the task does not wait for an approval.
+        InputError: the task does not wait for an approval, or the edited
+            arguments do not fit the tool's.
     """
+    checked_seq, unchecked = None, None
+    if approve and edit_args is not None:
+        checked_seq, unchecked = await _check_edits(store, task_id, edit_args, load)
     async with store.transaction() as tx:
         # Triggers first, as a worker claiming the approval timeout locks them first: the two
         # wait for each other instead of deadlocking (a decision made meanwhile is then seen).
@@ -142,8 +234,17 @@ async def settle_approval(
         if task.waiting_on is not WaitReason.APPROVAL or not pending:
             raise InputError(f"task {task_id} is {task.status_text}, not waiting for an approval")
         approval = pending[0]  # the oldest first; parallel calls can wait together
+        if approve and edit_args is not None and approval.seq != checked_seq:
+            raise InputError(  # someone decided the call they were checked for meanwhile
+                f"task {task_id} now waits for approval of operation {approval.seq}, not "
+                f"{checked_seq}; nothing was approved: look at it with `ratchet show {task_id}`"
+            )
         if approve:
-            edited = "" if edit_args is None else f" with arguments {edit_args}"
+            edited = ""
+            if edit_args is not None:
+                edited = f" with the arguments {json.dumps(edit_args, ensure_ascii=False)}"
+            if unchecked is not None:
+                edited += f" (checked when the call runs: {unchecked})"
             message = f"a person approved {approval.tool} (operation {approval.seq}){edited}"
         else:
             message = f"a person denied {approval.tool} (operation {approval.seq}): {reason}"
