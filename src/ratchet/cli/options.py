@@ -14,6 +14,7 @@ import typer
 from .completion import complete_task_id
 
 __all__ = [
+    "AllowCodeOption",
     "AllowShellOption",
     "DeadlineOption",
     "InstructionArgument",
@@ -58,6 +59,16 @@ LeaseTtlOption = Annotated[
     ),
 ]
 
+AllowCodeOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--allow-code",
+        metavar="PATH|MODULE",
+        help="Also let tasks load code from this file, directory or module (beyond the project "
+        "root and installed packages); repeat for more. RATCHET_ALLOW_CODE adds more.",
+    ),
+]
+
 # --------------------------------------------------------------------------- the agent (run, submit)
 
 InstructionArgument = Annotated[str, typer.Argument(metavar="INSTRUCTION", help="What the agent should do.")]
@@ -75,8 +86,8 @@ ToolsOption = Annotated[
     list[str] | None,
     typer.Option(
         "--tools",
-        metavar="FILE.py",
-        help="Give the agent every @ratchet.tool of this file; repeat for more.",
+        metavar="FILE.py|MODULE",
+        help="Give the agent every @ratchet.tool of this file or module; repeat for more.",
     ),
 ]
 InstructionsOption = Annotated[

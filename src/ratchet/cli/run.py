@@ -33,6 +33,7 @@ from . import json_output, render
 from .agent_spec import build_agent, deadline_seconds
 from .exits import EXIT_INTERRUPTED, EXIT_TERMINATED, exit_code, say_stopped
 from .options import (
+    AllowCodeOption,
     AllowShellOption,
     DeadlineOption,
     InstructionArgument,
@@ -45,6 +46,7 @@ from .options import (
     ToolsOption,
 )
 from .progress import RunProgress, Screen, Watcher, screen_for, usage_text
+from .resume import make_cwd_importable, refuse_waiting_for_code
 from .store_access import open_for_task, open_store_for, run_async
 from .views import Outcome, load_outcome
 
@@ -80,6 +82,7 @@ def run_command(
         typer.Option("--json", help="No progress; end with one JSON line: status, result, steps, usage."),
     ] = False,
     store: StoreOption = DEFAULT_STORE_URL,
+    allow_code: AllowCodeOption = None,
 ) -> None:
     """Plan INSTRUCTION into steps and carry them out with the agent's model and tools.
 
@@ -91,6 +94,7 @@ def run_command(
         raise InputError("the instruction is empty; say what the agent should do")
     if detach and store.partition(":")[0].strip().lower() == "memory":
         raise InputError("--detach with a memory:// store would lose the task at once; use sqlite:///PATH")
+    make_cwd_importable()  # --tools may name a module of the project
     agent = build_agent(
         model=model,
         tool_files=tools or [],
@@ -104,7 +108,16 @@ def run_command(
     screen = screen_for(quiet=as_json or detach)
     try:
         progress, outcome = run_async(
-            _run(store, agent, instruction, seconds, detach=detach, screen=screen, started=started)
+            _run(
+                store,
+                agent,
+                instruction,
+                seconds,
+                detach=detach,
+                screen=screen,
+                started=started,
+                allow_code=allow_code or [],
+            )
         )
     except KeyboardInterrupt:
         _say_stopped("interrupted", started.task_id, store)
@@ -141,13 +154,14 @@ async def _run(
     detach: bool,
     screen: Screen,
     started: _Started,
+    allow_code: list[str],
 ) -> tuple[RunProgress, Outcome | None]:
     # SIGTERM stops the run as Ctrl-C does (asyncio.run sees to SIGINT): cancelled, lease released.
     this_run = asyncio.current_task()
     assert this_run is not None
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, this_run.cancel)
     async with open_store_for(url, create=True) as store:
-        runtime = Runtime(store)
+        runtime = Runtime(store, allow_code=allow_code)
         task_id = await runtime.submit(agent, instruction=instruction, deadline=deadline, queue=detach)
         started.task_id = task_id
         watcher = Watcher(store, task_id)
@@ -158,6 +172,7 @@ async def _run(
             task = await _run_watched(runtime, task_id, watcher, screen)
             seen = await watcher.poll()
             screen.show(seen)
+        await refuse_waiting_for_code(store, task, url)
         return seen.progress, await load_outcome(store, task)
 
 
