@@ -64,13 +64,14 @@ async def run_task(
     is returned untouched (one waiting for its code is tried again). A task
     whose lease is held by a process of this host that no longer exists is
     taken over at once. Tool calls whose risk level the task's constraints
-    list wait for a person (`approval_hook`; None lets every call run). A `lease` already claimed (`claim_tasks`) is
-    used instead of claiming one. When `stopping` is set, the workflow stops
-    before its next live call and the task is returned as it stands, for
-    another worker to resume. The task's code is loaded only as `trust`
-    admits (default: the one enforced here, else `CodeTrust.here()`), and
-    its workspace only under the workspace root; if either is refused or
-    missing, the task is returned ``waiting(code)``.
+    list wait for a person (`approval_hook`; None lets every call run). A
+    `lease` already claimed (`claim_tasks`) is used instead of claiming one.
+    When `stopping` is set, the workflow stops before its next live call and
+    the task is returned as it stands, for another worker to resume. The
+    task's code is loaded only as `trust` admits (default: the one enforced
+    here, else `CodeTrust.here()`), and its workspace only under the
+    workspace root; if either is refused or missing, the task is returned
+    ``waiting(code)``.
 
     Raises:
         CannotResume: another live worker holds the task.
