@@ -15,6 +15,7 @@ from ..code_trust import portable_path
 from ..errors import InputError, WorkflowNotFound
 from ..policy import Budget, parse_duration
 from ..providers import ScriptedModel, resolve_model
+from .resume import make_cwd_importable
 
 __all__ = ["AGENT_NAME", "build_agent", "deadline_seconds"]
 
@@ -41,6 +42,7 @@ def build_agent(
             module is missing, does not load, defines no tool, or reuses a
             tool's name.
     """
+    make_cwd_importable()  # --tools may name a module of the project
     sources = [_checked_tools(source) for source in tool_files]
     load_tools(sources)  # two files defining one name
     return Agent(

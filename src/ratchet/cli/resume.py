@@ -136,11 +136,16 @@ async def refuse_waiting_for_code(store: StateStore, task: Task, url: str) -> No
         return
     said = [e for e in await store.last_events(task.id, 5) if e.kind in CODE_EVENT_KINDS][-1:]
     problem = said[0].message if said else "its code cannot be loaded here"
+    error = said[0].data.get("error") if said else None
     again = render.command("resume", task.id, store_url=url)
-    raise InputError(
-        f"task {task.id} waits for its code: {problem}; put the code in place, or admit it "
-        f"(`{again} --allow-code PATH|MODULE`), then resume it"
-    )
+    if error == "WorkspaceRefused":
+        cancel = render.command("cancel", task.id, store_url=url)
+        what_next = f"it runs only where that directory is under the workspace root (or `{cancel}`)"
+    elif error == "CodeRefused":
+        what_next = f"then `{again} --allow-code ...`"
+    else:
+        what_next = f"put it in place, then `{again}`"
+    raise InputError(f"task {task.id} waits for its code: {problem}; {what_next}")
 
 
 async def _refuse_in_doubt(store: StateStore, task_id: str, url: str) -> None:

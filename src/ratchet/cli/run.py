@@ -46,7 +46,7 @@ from .options import (
     ToolsOption,
 )
 from .progress import RunProgress, Screen, Watcher, screen_for, usage_text
-from .resume import make_cwd_importable, refuse_waiting_for_code
+from .resume import refuse_waiting_for_code
 from .store_access import open_for_task, open_store_for, run_async
 from .views import Outcome, load_outcome
 
@@ -94,7 +94,6 @@ def run_command(
         raise InputError("the instruction is empty; say what the agent should do")
     if detach and store.partition(":")[0].strip().lower() == "memory":
         raise InputError("--detach with a memory:// store would lose the task at once; use sqlite:///PATH")
-    make_cwd_importable()  # --tools may name a module of the project
     agent = build_agent(
         model=model,
         tool_files=tools or [],
