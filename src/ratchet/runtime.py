@@ -69,7 +69,8 @@ class Runtime:
         self.identity = identity or WorkerIdentity()
         self.lease_ttl = lease_ttl
         self.approval_timeout = approval_timeout
-        self.trust = CodeTrust.here(allow_code)
+        self._allow_code = list(allow_code)
+        self._admitted: list[str] = []  # the code of tasks submitted here
 
     async def __aenter__(self) -> Runtime:
         if self._store is None:
@@ -81,6 +82,19 @@ class Runtime:
         if self._url is not None and self._store is not None:
             await self._store.close()
             self._store = None
+
+    @property
+    def trust(self) -> CodeTrust:
+        """What code the tasks run here may load (made when first needed, from the current directory).
+
+        Raises:
+            InputError: an allowance (or ``RATCHET_ALLOW_CODE``) is neither a path nor a module name.
+        """
+        trust = CodeTrust.here(self._allow_code)
+        for source in self._admitted:
+            with contextlib.suppress(InputError):  # not a name code can have: it won't load anyway
+                trust = trust.allowing(source)
+        return trust
 
     @property
     def store(self) -> StateStore:
@@ -254,8 +268,9 @@ class Runtime:
     def _admit(self, *sources: str) -> None:
         """What this program hands over itself it trusts: its runs here may load that code."""
         for source in sources:
-            with contextlib.suppress(InputError):  # not a name code can have: it won't load anyway
-                self.trust = self.trust.allowing(source)
+            admitted = str(Path(source).resolve()) if source.endswith(".py") else source
+            if admitted not in self._admitted:
+                self._admitted.append(admitted)
 
     async def run(
         self, workflow: Workflow | Agent | str, inputs: dict[str, JsonValue] | None = None, **options: Any
@@ -295,17 +310,18 @@ class Runtime:
             and task.waiting_on is not WaitReason.CODE
         ):
             raise CannotResume(await self._waiting_message(task))
+        trust = self.trust
         if not force:
-            await self._validate_checkpoint(task)
+            await self._validate_checkpoint(task, trust)
         return await run_task(
-            self.store, task_id, worker=self.identity, lease_ttl=self.lease_ttl, trust=self.trust
+            self.store, task_id, worker=self.identity, lease_ttl=self.lease_ttl, trust=trust
         )
 
-    async def _validate_checkpoint(self, task: Task) -> None:
+    async def _validate_checkpoint(self, task: Task, trust: CodeTrust) -> None:
         if not task.workflow:
             return
         try:
-            with self.trust.enforced():
+            with trust.enforced():
                 max_age = load_workflow(task.workflow).checkpoint.max_age
         except CodeUnavailable:
             return  # the run sets the task aside to wait for its code

@@ -17,6 +17,7 @@ from typing import Annotated
 
 import typer
 
+from ..code_trust import CodeTrust
 from ..engine.code_wait import CODE_EVENT_KINDS
 from ..engine.runner import DEFAULT_LEASE_TTL
 from ..errors import CannotResume, InputError, LeaseLost
@@ -67,9 +68,10 @@ def resume_command(
     or its code is refused or missing), 130 Ctrl-C, 143 SIGTERM (the task
     stays resumable).
     """
+    allowed = allow_code or []
+    CodeTrust.here(allowed)  # a bad allowance is bad input now, before the task is touched
     make_cwd_importable()
     progress = None if as_json else render.print_event
-    allowed = allow_code or []
     try:
         outcome = run_async(
             _resume(store, task_id, force=force, lease_ttl=lease_ttl, allow_code=allowed, progress=progress)

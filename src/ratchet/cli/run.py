@@ -25,6 +25,7 @@ from typing import Annotated
 import typer
 
 from ..agent import Agent
+from ..code_trust import CodeTrust
 from ..errors import CannotResume, InputError, LeaseLost, StoreError
 from ..model import Lease, Step, StepStatus, Task, TaskStatus
 from ..runtime import Runtime
@@ -94,6 +95,7 @@ def run_command(
         raise InputError("the instruction is empty; say what the agent should do")
     if detach and store.partition(":")[0].strip().lower() == "memory":
         raise InputError("--detach with a memory:// store would lose the task at once; use sqlite:///PATH")
+    CodeTrust.here(allow_code or ())  # a bad allowance is bad input now, before anything is stored
     agent = build_agent(
         model=model,
         tool_files=tools or [],
