@@ -39,9 +39,9 @@ class Worker:
     docs/durability.md) and is tried again once by each worker that starts,
     which may have the code, or the allowance (`allow_code`), by then. A
     task this worker cannot run otherwise is set aside for a while, longer
-    each time, so one bad task neither spins the worker nor starves the others. A store that fails (a database
-    restart) is tried again after a pause, longer each time; the worker
-    does not exit.
+    each time, so one bad task neither spins the worker nor starves the
+    others. A store that fails (a database restart) is tried again after a
+    pause, longer each time; the worker does not exit.
 
     Stopping (`stop` set) is graceful: no new work is taken, each running
     task finishes the call it is in and stops before its next one, its lease
