@@ -8,12 +8,14 @@ overrides `store_kind` (the agent tests keep theirs in SQLite), and
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from ratchet.code_trust import ALLOW_CODE_ENV
 from ratchet.runtime import Runtime
 from ratchet.store import StateStore
 
@@ -22,6 +24,11 @@ from .helpers.disk import SmallDisk
 from .helpers.ledger import Ledger
 from .helpers.pg import Cluster
 from .helpers.stores import POSTGRES, STORE_URLS, discard, opened
+
+# The tests' workflows and tools live in this checkout, but many `ratchet` programs under test run
+# in a temporary directory (their project root): the checkout's code is admitted as an operator
+# would admit it, for every process the tests start (they inherit the environment).
+os.environ[ALLOW_CODE_ENV] = str(Path(__file__).resolve().parents[1])
 
 
 @pytest.fixture(scope="session", autouse=True)

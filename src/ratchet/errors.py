@@ -11,7 +11,10 @@ Each error's docstring is its default message. The tree::
     │   ├── SessionNotFound          no session with that id
     │   ├── ArtifactNotFound         no artifact with that id
     │   ├── CheckpointNotFound       no checkpoint with that number
-    │   ├── WorkflowNotFound         a task's workflow reference names nothing importable
+    │   ├── CodeUnavailable          a task's code or workspace can't be used here (it waits)
+    │   │   ├── WorkflowNotFound     a task's workflow or tool code is missing or does not load
+    │   │   ├── CodeRefused          the code lies outside what this process may import
+    │   │   └── WorkspaceRefused     the task's workspace lies outside the workspace root
     │   └── CannotResume             the task can't be resumed now (held, ended, stale)
     ├── InvalidTransition            a status change the status machine forbids
     ├── StatePatchError              a StatePatch that cannot apply to the state
@@ -51,6 +54,8 @@ __all__ = [
     "BudgetExceeded",
     "CannotResume",
     "CheckpointNotFound",
+    "CodeRefused",
+    "CodeUnavailable",
     "ConflictError",
     "CorruptRecord",
     "DamagedDatabase",
@@ -78,6 +83,7 @@ __all__ = [
     "TaskNotFound",
     "TaskStopped",
     "WorkflowNotFound",
+    "WorkspaceRefused",
 ]
 
 
@@ -157,8 +163,20 @@ class CheckpointNotFound(InputError):
     """No checkpoint has that number for the task."""
 
 
-class WorkflowNotFound(InputError):
+class CodeUnavailable(InputError):
+    """The task's code or workspace cannot be used here; the task waits for it (``waiting(code)``)."""
+
+
+class WorkflowNotFound(CodeUnavailable):
     """The task's workflow cannot be found; import its module where the worker runs."""
+
+
+class CodeRefused(CodeUnavailable):
+    """The code lies outside the project root and installed packages; admit it with --allow-code."""
+
+
+class WorkspaceRefused(CodeUnavailable):
+    """The task's workspace lies outside the workspace root ($RATCHET_HOME/workspaces)."""
 
 
 class CannotResume(InputError):

@@ -93,6 +93,7 @@ class WaitReason(StrEnum):
     INPUT = "input"
     TIMER = "timer"
     IN_DOUBT = "in_doubt"
+    CODE = "code"  # its code or workspace is refused or missing here: an operator acts, then resumes
 
     @property
     def needs_person(self) -> bool:

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import uuid
+from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from pydantic import JsonValue
 
 from .agent import AGENT_WORKFLOW, Agent
+from .code_trust import CodeTrust
 from .engine.people import answer_question, describe_wait, pending_question, settle_approval
 from .engine.runner import DEFAULT_LEASE_TTL, WorkerIdentity, run_task
-from .engine.workflow import Workflow, load_workflow
-from .errors import CannotResume, InputError
+from .engine.workflow import Workflow, load_workflow, portable_reference
+from .errors import CannotResume, CodeUnavailable, InputError
 from .model import (
     Event,
     Operation,
@@ -45,6 +49,10 @@ class Runtime:
         approval_timeout: seconds a tool call of the tasks submitted here
             waits for a person's approval before it is denied (default:
             no limit); `submit` can set it per task.
+        allow_code: paths and module names whose code the tasks run here
+            may import, beyond the project root (the current directory) and
+            installed packages (docs/durability.md, "Who may run code").
+            The code of tasks submitted through this Runtime is admitted too.
     """
 
     def __init__(
@@ -54,12 +62,15 @@ class Runtime:
         identity: WorkerIdentity | None = None,
         lease_ttl: float = DEFAULT_LEASE_TTL,
         approval_timeout: float | None = None,
+        allow_code: Iterable[str | Path] = (),
     ) -> None:
         self._url = store if isinstance(store, str) else None
         self._store = None if isinstance(store, str) else store
         self.identity = identity or WorkerIdentity()
         self.lease_ttl = lease_ttl
         self.approval_timeout = approval_timeout
+        self._allow_code = list(allow_code)
+        self._admitted: list[str] = []  # the code of tasks submitted here
 
     async def __aenter__(self) -> Runtime:
         if self._store is None:
@@ -71,6 +82,19 @@ class Runtime:
         if self._url is not None and self._store is not None:
             await self._store.close()
             self._store = None
+
+    @property
+    def trust(self) -> CodeTrust:
+        """What code the tasks run here may load (made when first needed, from the current directory).
+
+        Raises:
+            InputError: an allowance (or ``RATCHET_ALLOW_CODE``) is neither a path nor a module name.
+        """
+        trust = CodeTrust.here(self._allow_code)
+        for source in self._admitted:
+            with contextlib.suppress(InputError):  # not a name code can have: it won't load anyway
+                trust = trust.allowing(source)
+        return trust
 
     @property
     def store(self) -> StateStore:
@@ -217,8 +241,10 @@ class Runtime:
             model = model or agent.model
             budget = budget or agent.budget
             name = name or agent.name
-        reference = workflow.reference if isinstance(workflow, Workflow) else workflow
+            self._admit(*agent.spec.tool_sources)
+        reference = workflow.reference if isinstance(workflow, Workflow) else portable_reference(workflow)
         found = workflow if isinstance(workflow, Workflow) else load_workflow(reference)
+        self._admit(reference.rpartition(":")[0])
         name = name or found.name
         if isinstance(deadline, (int, float)):
             deadline = utcnow() + dt.timedelta(seconds=deadline)
@@ -239,6 +265,13 @@ class Runtime:
             approval_timeout=approval_timeout,
         )
 
+    def _admit(self, *sources: str) -> None:
+        """What this program hands over itself it trusts: its runs here may load that code."""
+        for source in sources:
+            admitted = str(Path(source).resolve()) if source.endswith(".py") else source
+            if admitted not in self._admitted:
+                self._admitted.append(admitted)
+
     async def run(
         self, workflow: Workflow | Agent | str, inputs: dict[str, JsonValue] | None = None, **options: Any
     ) -> Task:
@@ -258,7 +291,10 @@ class Runtime:
         """Run a task here from where its journal stopped, until it ends or waits.
 
         Takes over a task whose lease expired or was released, or whose holder
-        was a process on this host that no longer exists.
+        was a process on this host that no longer exists. A task waiting for
+        its code (``waiting(code)``) is tried again. Its code is loaded only
+        as `trust` admits; if it is refused or missing, the task is returned
+        ``waiting(code)``.
 
         Raises:
             CannotResume: the task ended, waits on a person, is held by a
@@ -270,16 +306,27 @@ class Runtime:
         task = await self.store.get_task(task_id)
         if task.status.is_terminal:
             raise CannotResume(f"task {task_id} is already {task.status}; there is nothing to resume")
-        if task.waiting_on is not None and task.waiting_on.needs_person:
+        if (
+            task.waiting_on is not None
+            and task.waiting_on.needs_person
+            and task.waiting_on is not WaitReason.CODE
+        ):
             raise CannotResume(await self._waiting_message(task))
+        trust = self.trust
         if not force:
-            await self._validate_checkpoint(task)
-        return await run_task(self.store, task_id, worker=self.identity, lease_ttl=self.lease_ttl)
+            await self._validate_checkpoint(task, trust)
+        return await run_task(
+            self.store, task_id, worker=self.identity, lease_ttl=self.lease_ttl, trust=trust
+        )
 
-    async def _validate_checkpoint(self, task: Task) -> None:
+    async def _validate_checkpoint(self, task: Task, trust: CodeTrust) -> None:
         if not task.workflow:
             return
-        max_age = load_workflow(task.workflow).checkpoint.max_age
+        try:
+            with trust.enforced():
+                max_age = load_workflow(task.workflow).checkpoint.max_age
+        except CodeUnavailable:
+            return  # the run sets the task aside to wait for its code
         latest = await self.store.latest_checkpoint(task.id)
         if max_age is None or latest is None:
             return

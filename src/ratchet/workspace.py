@@ -1,8 +1,12 @@
-"""Where a task's files live: ``$RATCHET_HOME/workspaces/<task id>``.
+"""Where a task's files live: ``$RATCHET_HOME/workspaces/<task id>``, and nowhere else.
 
 It sits below the engine and the agent because both ends need it: whoever
 creates a task names its directory (the runtime, or a worker firing a
 schedule), and the agent works in it.
+
+The directory a task records is data in the store, and the agent is confined
+to it and deletes it when the task succeeds; so a worker uses a recorded
+directory only if it lies under its own workspace root (`confined_workspace`).
 """
 
 from __future__ import annotations
@@ -12,7 +16,16 @@ import os
 import re
 from pathlib import Path
 
-__all__ = ["DEFAULT_HOME", "HOME_ENV", "ratchet_home", "workspace_for"]
+from .errors import WorkspaceRefused
+
+__all__ = [
+    "DEFAULT_HOME",
+    "HOME_ENV",
+    "confined_workspace",
+    "ratchet_home",
+    "workspace_for",
+    "workspace_root",
+]
 
 HOME_ENV = "RATCHET_HOME"
 DEFAULT_HOME = ".ratchet"
@@ -23,9 +36,43 @@ def ratchet_home() -> Path:
     return Path(os.environ.get(HOME_ENV, DEFAULT_HOME))
 
 
+def workspace_root() -> Path:
+    """``$RATCHET_HOME/workspaces``, absolute, links resolved: every task's directory is below it."""
+    return (ratchet_home() / "workspaces").resolve()
+
+
 def workspace_for(task_id: str) -> Path:
     """``$RATCHET_HOME/workspaces/<task id>`` (RATCHET_HOME defaults to ./.ratchet), absolute."""
     safe = re.sub(r"[^A-Za-z0-9._-]", "_", task_id).lstrip(".") or "task"
     if safe != task_id:  # two ids that clean up alike must not share a directory
         safe += "-" + hashlib.sha1(task_id.encode()).hexdigest()[:8]
-    return (ratchet_home() / "workspaces" / safe).resolve()
+    return workspace_root() / safe
+
+
+def confined_workspace(task_id: str, recorded: str | None) -> Path:
+    """The directory task `task_id` may work in, given the one it recorded.
+
+    A recorded directory below the workspace root (after resolving links and
+    ``..``; a relative one is taken from the root) is used as it is. One that
+    is this task's own directory under another root (the project moved, or
+    the task was made with another RATCHET_HOME) becomes its directory under
+    this root: the old one is never touched. Nothing recorded: its own.
+
+    Raises:
+        WorkspaceRefused: the recorded directory is anything else (the root
+            itself, or a directory outside it); it is neither used nor deleted.
+    """
+    own = workspace_for(task_id)
+    if recorded is None:
+        return own
+    root = workspace_root()
+    path = (root / recorded).resolve()  # an absolute `recorded` replaces the root
+    if path != root and path.is_relative_to(root):
+        return path
+    given = Path(recorded)
+    if given.is_absolute() and given.name == own.name and given.parent.name == "workspaces":
+        return own
+    raise WorkspaceRefused(
+        f"the task's workspace {recorded} is not under the workspace root {root}; "
+        "it is neither used nor deleted"
+    )

@@ -154,6 +154,7 @@ def test_ratchet_has_no_import_cycle() -> None:
 _APPS = ("ratchet.agent", "ratchet.chat", "ratchet.cli", "ratchet.demo", "ratchet.runtime")
 BELOW = {
     "ratchet.workspace": ("ratchet.",),
+    "ratchet.code_trust": ("ratchet.",),
     "ratchet.store": ("ratchet.engine", "ratchet.providers", "ratchet.sessions", "ratchet.schedules", *_APPS),
     "ratchet.providers": ("ratchet.engine", "ratchet.store", "ratchet.sessions", *_APPS),
     "ratchet.schedules": ("ratchet.engine", *_APPS),

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import json
 import shutil
-from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -21,7 +20,7 @@ from ..engine.workflow import Workflow
 from ..errors import DuplicateRecord, InputError, OperationFailed, StoreError, TaskStopped
 from ..model import Artifact, Event, Message, Plan, PlanStep, Severity, Step, StepStatus, Task
 from ..providers import ModelResponse
-from ..workspace import workspace_for
+from ..workspace import confined_workspace
 from . import prompts
 from .builtin_tools import builtin_tools
 from .spec import BUILTIN_TOOL_NAMES, AgentSpec, load_tools
@@ -42,7 +41,7 @@ class StepFailed(TaskStopped):
 
 def _tools_for(task: Task, store: Any) -> list[Any]:
     spec = AgentSpec.model_validate(task.inputs_params.get("agent") or {})
-    workspace = Path(task.workspace) if task.workspace else workspace_for(task.id)
+    workspace = confined_workspace(task.id, task.workspace)
     tools = load_tools(spec.tool_sources)
     if spec.tool_names is not None:
         tools = [t for t in tools if t.name in spec.tool_names]
@@ -423,7 +422,8 @@ class _Run:
 async def agent_loop(ctx: Context, agent: dict[str, Any] | None = None, **_: Any) -> str:
     """Plan the task's instruction into steps and carry them out (docs/agent.md)."""
     spec = AgentSpec.model_validate(agent or {})
-    workspace = Path(ctx.task.workspace) if ctx.task.workspace else workspace_for(ctx.task_id)
+    # Only ever a directory under the workspace root: the recorded one is data anyone with the store wrote.
+    workspace = confined_workspace(ctx.task_id, ctx.task.workspace)
     workspace.mkdir(parents=True, exist_ok=True)
     ctx.state = ctx.state.model_copy(update={"constraints": spec.constraints})
     report = await _Run(ctx, spec).run()

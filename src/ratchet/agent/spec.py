@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import Field
 
+from ..code_trust import FILE_MODULE_PREFIX, portable_path
 from ..engine.workflow import load_module
 from ..errors import InputError
 from ..model import Constraints, Record
@@ -48,7 +49,8 @@ class Agent:
         model: ``provider:name``, e.g. ``openai:gpt-4o-mini`` or ``scripted:demo.json``.
         constraints: which risk levels need a person (docs/people.md).
         budget: the task's limits.
-        tool_sources: modules or ``.py`` files whose every tool the agent offers.
+        tool_sources: modules or ``.py`` files whose every tool the agent offers
+            (a file under the project root is recorded relative to it).
         allow_shell: offer the built-in ``run_shell`` tool.
         settings: other `AgentSpec` fields (``max_step_attempts``,
             ``max_turns_per_step``, ``history_token_budget``, ``keep_recent_messages``).
@@ -71,7 +73,7 @@ class Agent:
         taken = sorted(BUILTIN_TOOL_NAMES.intersection(t.name for t in self.tools))
         if taken:
             raise InputError(f"tool name {taken[0]!r} is a built-in tool's; give the tool another name")
-        sources = [_absolute(s) for s in tool_sources]
+        sources = [_portable(s) for s in tool_sources]
         sources = list(dict.fromkeys([*sources, *(tool_source(t) for t in self.tools)]))
         if model and model.startswith("scripted:"):
             model = "scripted:" + str(Path(model.removeprefix("scripted:")).resolve())
@@ -94,7 +96,7 @@ class Agent:
 
 
 def tool_source(tool: Tool) -> str:
-    """Where a worker finds a tool again: its module's name, or its file's path.
+    """Where a worker finds a tool again: its module's name, or its file's path (see `_portable`).
 
     Raises:
         InputError: the tool is not a top-level name of its module, so no
@@ -106,22 +108,27 @@ def tool_source(tool: Tool) -> str:
             f"tool {tool.name} is not defined at the top level of a module; a worker could not load it again"
         )
     file = getattr(module, "__file__", None)
-    if module is None or (module.__name__ in ("__main__",) or module.__name__.startswith("ratchet_file_")):
+    if module is None or (module.__name__ in ("__main__",) or module.__name__.startswith(FILE_MODULE_PREFIX)):
         if not file:
             raise InputError(f"tool {tool.name} lives in no file a worker could load")
-        return str(Path(file).resolve())
+        return portable_path(file)
     return module.__name__
 
 
-def _absolute(source: str) -> str:
-    """A ``.py`` source as an absolute path, so a worker elsewhere finds it; modules as given."""
-    return str(Path(source).resolve()) if source.endswith(".py") else source
+def _portable(source: str) -> str:
+    """A ``.py`` source relative to the project root when under it (absolute otherwise); modules as given.
+
+    Relative, the task survives moving the project: a worker finds the file
+    under its own project root.
+    """
+    return portable_path(source) if source.endswith(".py") else source
 
 
 def load_tools(sources: Iterable[str]) -> list[Tool]:
     """Every `Tool` defined at the top level of each source (a module name or a .py file).
 
     Raises:
+        CodeRefused: the code trust the run enforces does not admit a source.
         InputError: a source does not load, or two tools share a name.
     """
     found: dict[str, Tool] = {}

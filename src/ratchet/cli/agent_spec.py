@@ -11,9 +11,11 @@ from pathlib import Path
 
 from ..agent import Agent, load_tools
 from ..agent.builtin_tools import BUILTIN_TOOL_NAMES
-from ..errors import InputError
+from ..code_trust import portable_path
+from ..errors import InputError, WorkflowNotFound
 from ..policy import Budget, parse_duration
 from ..providers import ScriptedModel, resolve_model
+from .resume import make_cwd_importable
 
 __all__ = ["AGENT_NAME", "build_agent", "deadline_seconds"]
 
@@ -31,11 +33,17 @@ def build_agent(
 ) -> Agent:
     """The agent the options describe, each checked now rather than when the task runs.
 
+    A tools file under the project root (the current directory) is recorded
+    by its path relative to it, so the task survives moving the project; a
+    module by its name.
+
     Raises:
-        InputError: the model spec names no usable model, or a tools file is
-            missing, does not load, defines no tool, or reuses a tool's name.
+        InputError: the model spec names no usable model, or a tools file or
+            module is missing, does not load, defines no tool, or reuses a
+            tool's name.
     """
-    sources = [_checked_tools_file(path) for path in tool_files]
+    make_cwd_importable()  # --tools may name a module of the project
+    sources = [_checked_tools(source) for source in tool_files]
     load_tools(sources)  # two files defining one name
     return Agent(
         name=AGENT_NAME,
@@ -54,21 +62,37 @@ def _checked_model(spec: str) -> str:
     return spec.strip()
 
 
-def _checked_tools_file(path: str) -> str:
-    file = Path(path).expanduser().resolve()
-    if not file.is_file():
-        raise InputError(f"--tools: no file at {file}; give a .py file with @ratchet.tool functions")
-    if file.suffix != ".py":
-        raise InputError(
-            f"--tools: {path} is not a .py file; give a Python file with @ratchet.tool functions"
-        )
-    found = load_tools([str(file)])
+def _checked_tools(source: str) -> str:
+    """A ``--tools`` value checked: a .py file (recorded relative to the project root) or a module."""
+    file = Path(source).expanduser().resolve()
+    if not file.is_file() and _is_module_name(source):
+        try:
+            found = load_tools([source])
+        except WorkflowNotFound as error:
+            raise InputError(f"--tools: {error.message}") from None
+        recorded = source
+    else:
+        if not file.is_file():
+            raise InputError(
+                f"--tools: no file at {file}; give a .py file with @ratchet.tool functions, or a module"
+            )
+        if file.suffix != ".py":
+            raise InputError(
+                f"--tools: {source} is not a .py file; give a Python file with @ratchet.tool functions"
+            )
+        found = load_tools([str(file)])
+        recorded = portable_path(file)
     if not found:
-        raise InputError(f"--tools: {path} defines no tool; mark its functions with @ratchet.tool")
+        raise InputError(f"--tools: {source} defines no tool; mark its functions with @ratchet.tool")
     clashes = sorted(BUILTIN_TOOL_NAMES.intersection(t.name for t in found))
     if clashes:
-        raise InputError(f"--tools: {path} defines {clashes[0]!r}, the name of a built-in tool; rename it")
-    return str(file)
+        raise InputError(f"--tools: {source} defines {clashes[0]!r}, the name of a built-in tool; rename it")
+    return recorded
+
+
+def _is_module_name(text: str) -> bool:
+    """``pkg.tools``, not ``tools.py`` nor a path."""
+    return not text.endswith(".py") and all(part.isidentifier() for part in text.split("."))
 
 
 def deadline_seconds(text: str | None) -> float | None:

@@ -19,6 +19,7 @@ from .completion import complete_task_id
 from .store_access import skip_integrity_check
 
 __all__ = [
+    "AllowCodeOption",
     "AllowShellOption",
     "DeadlineOption",
     "ForceOpenOption",
@@ -73,6 +74,16 @@ LeaseTtlOption = Annotated[
     ),
 ]
 
+AllowCodeOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--allow-code",
+        metavar="PATH|MODULE",
+        help="Also let tasks load code from this file, directory or module (beyond the project "
+        "root and installed packages); repeat for more. RATCHET_ALLOW_CODE adds more.",
+    ),
+]
+
 # --------------------------------------------------------------------------- the agent (run, submit)
 
 InstructionArgument = Annotated[str, typer.Argument(metavar="INSTRUCTION", help="What the agent should do.")]
@@ -90,8 +101,8 @@ ToolsOption = Annotated[
     list[str] | None,
     typer.Option(
         "--tools",
-        metavar="FILE.py",
-        help="Give the agent every @ratchet.tool of this file; repeat for more.",
+        metavar="FILE.py|MODULE",
+        help="Give the agent every @ratchet.tool of this file or module; repeat for more.",
     ),
 ]
 InstructionsOption = Annotated[

@@ -18,8 +18,11 @@ from typing import Annotated
 
 import typer
 
+from ..code_trust import CodeTrust
+from ..engine.code_wait import CODE_EVENT_KINDS
 from ..engine.runner import DEFAULT_LEASE_TTL
-from ..errors import CannotResume, LeaseLost, StoreError
+from ..errors import CannotResume, InputError, LeaseLost, StoreError
+from ..model import Task, WaitReason
 from ..runtime import Runtime
 from ..store import DEFAULT_STORE_URL, StateStore
 from . import json_output, render
@@ -31,11 +34,11 @@ from .exits import (
     say_stopped,
     say_store_failed,
 )
-from .options import ForceOpenOption, LeaseTtlOption, StoreOption, TaskArgument
+from .options import AllowCodeOption, ForceOpenOption, LeaseTtlOption, StoreOption, TaskArgument
 from .store_access import open_for_task, run_async
 from .views import Outcome, in_doubt_ops, load_outcome
 
-__all__ = ["make_cwd_importable", "resume_command"]
+__all__ = ["make_cwd_importable", "refuse_waiting_for_code", "resume_command"]
 
 EVENT_POLL_SECONDS = 0.2
 
@@ -60,20 +63,37 @@ def resume_command(
         bool,
         typer.Option("--json", help="End with one JSON line: the task's id, status and outcome."),
     ] = False,
+    allow_code: AllowCodeOption = None,
 ) -> None:
     """Run a task here, from where its journal stopped, until it ends or waits.
 
+    The task's code is loaded only from the project root (this directory),
+    installed packages and what --allow-code admits. If it is refused or
+    missing, the task waits for it (waiting(code)) and this says what is
+    wrong in one line, exit code 2; resume it again once the code is there.
+
     Exit code: 0 completed, 1 failed or cancelled, 3 waits on a person,
-    4 waits on a timer, 2 bad input (e.g. another live worker holds the task),
-    5 the store failed while the task ran (a full disk, say), 130 Ctrl-C,
-    143 SIGTERM (for 5, 130 and 143 the task stays resumable).
+    4 waits on a timer, 2 bad input (e.g. another live worker holds the task,
+    or its code is refused or missing), 5 the store failed while the task ran
+    (a full disk, say), 130 Ctrl-C, 143 SIGTERM (for 5, 130 and 143 the task
+    stays resumable).
     """
+    allowed = allow_code or []
+    CodeTrust.here(allowed)  # a bad allowance is bad input now, before the task is touched
     make_cwd_importable()
     progress = None if as_json else render.print_event
     running = _Running()
     try:
         outcome = run_async(
-            _resume(store, task_id, force=force, lease_ttl=lease_ttl, progress=progress, running=running)
+            _resume(
+                store,
+                task_id,
+                force=force,
+                lease_ttl=lease_ttl,
+                allow_code=allowed,
+                progress=progress,
+                running=running,
+            )
         )
     except KeyboardInterrupt:
         say_stopped("interrupted", task_id, store)
@@ -106,6 +126,7 @@ async def _resume(
     *,
     force: bool,
     lease_ttl: float,
+    allow_code: list[str],
     progress: render.EventPrinter | None,
     running: _Running,
 ) -> Outcome:
@@ -120,7 +141,9 @@ async def _resume(
         following = asyncio.create_task(tail.follow()) if progress else None
         running.started = True
         try:
-            task = await Runtime(store, lease_ttl=lease_ttl).resume(task_id, force=force)
+            task = await Runtime(store, lease_ttl=lease_ttl, allow_code=allow_code).resume(
+                task_id, force=force
+            )
         except LeaseLost as lost:
             follow = render.command("events", task_id, "--follow", store_url=url)
             raise CannotResume(
@@ -132,9 +155,32 @@ async def _resume(
                 following.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await following
+        await refuse_waiting_for_code(store, task, url)
         if progress:
             await tail.print_new()
         return await load_outcome(store, task)
+
+
+async def refuse_waiting_for_code(store: StateStore, task: Task, url: str) -> None:
+    """A run that left its task waiting for its code ends in one line saying what is wrong (exit 2).
+
+    Raises:
+        InputError: `task` waits for its code.
+    """
+    if task.waiting_on is not WaitReason.CODE:
+        return
+    said = [e for e in await store.last_events(task.id, 5) if e.kind in CODE_EVENT_KINDS][-1:]
+    problem = said[0].message if said else "its code cannot be loaded here"
+    error = said[0].data.get("error") if said else None
+    again = render.command("resume", task.id, store_url=url)
+    if error == "WorkspaceRefused":
+        cancel = render.command("cancel", task.id, store_url=url)
+        what_next = f"it runs only where that directory is under the workspace root (or `{cancel}`)"
+    elif error == "CodeRefused":
+        what_next = f"then `{again} --allow-code ...`"
+    else:
+        what_next = f"put it in place, then `{again}`"
+    raise InputError(f"task {task.id} waits for its code: {problem}; {what_next}")
 
 
 async def _refuse_in_doubt(store: StateStore, task_id: str, url: str) -> None:
@@ -167,7 +213,8 @@ class _EventTail:
     async def print_new(self) -> None:
         events = await self.store.list_events(self.task_id, after_seq=self.last_seq)
         for event in events:
-            if self.printer is not None:
+            # Code that cannot be loaded is said once, as the command's error line.
+            if self.printer is not None and event.kind not in CODE_EVENT_KINDS:
                 self.printer(event)
         if events:
             self.last_seq = events[-1].seq

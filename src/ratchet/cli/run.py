@@ -25,6 +25,7 @@ from typing import Annotated
 import typer
 
 from ..agent import Agent
+from ..code_trust import CodeTrust
 from ..errors import CannotResume, InputError, LeaseLost, StoreError
 from ..model import Lease, Step, StepStatus, Task, TaskStatus
 from ..runtime import Runtime
@@ -40,6 +41,7 @@ from .exits import (
     say_store_failed,
 )
 from .options import (
+    AllowCodeOption,
     AllowShellOption,
     DeadlineOption,
     ForceOpenOption,
@@ -53,6 +55,7 @@ from .options import (
     ToolsOption,
 )
 from .progress import RunProgress, Screen, Watcher, screen_for, usage_text
+from .resume import refuse_waiting_for_code
 from .store_access import open_for_task, open_store_for, run_async
 from .views import Outcome, load_outcome
 
@@ -89,6 +92,7 @@ def run_command(
     ] = False,
     store: StoreOption = DEFAULT_STORE_URL,
     force_open: ForceOpenOption = False,
+    allow_code: AllowCodeOption = None,
 ) -> None:
     """Plan INSTRUCTION into steps and carry them out with the agent's model and tools.
 
@@ -101,6 +105,7 @@ def run_command(
         raise InputError("the instruction is empty; say what the agent should do")
     if detach and store.partition(":")[0].strip().lower() == "memory":
         raise InputError("--detach with a memory:// store would lose the task at once; use sqlite:///PATH")
+    CodeTrust.here(allow_code or ())  # a bad allowance is bad input now, before anything is stored
     agent = build_agent(
         model=model,
         tool_files=tools or [],
@@ -114,7 +119,16 @@ def run_command(
     screen = screen_for(quiet=as_json or detach)
     try:
         progress, outcome = run_async(
-            _run(store, agent, instruction, seconds, detach=detach, screen=screen, started=started)
+            _run(
+                store,
+                agent,
+                instruction,
+                seconds,
+                detach=detach,
+                screen=screen,
+                started=started,
+                allow_code=allow_code or [],
+            )
         )
     except KeyboardInterrupt:
         _say_stopped("interrupted", started.task_id, store)
@@ -156,13 +170,14 @@ async def _run(
     detach: bool,
     screen: Screen,
     started: _Started,
+    allow_code: list[str],
 ) -> tuple[RunProgress, Outcome | None]:
     # SIGTERM stops the run as Ctrl-C does (asyncio.run sees to SIGINT): cancelled, lease released.
     this_run = asyncio.current_task()
     assert this_run is not None
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, this_run.cancel)
     async with open_store_for(url, create=True) as store:
-        runtime = Runtime(store)
+        runtime = Runtime(store, allow_code=allow_code)
         task_id = await runtime.submit(agent, instruction=instruction, deadline=deadline, queue=detach)
         started.task_id = task_id
         watcher = Watcher(store, task_id)
@@ -173,6 +188,7 @@ async def _run(
             task = await _run_watched(runtime, task_id, watcher, screen)
             seen = await watcher.poll()
             screen.show(seen)
+        await refuse_waiting_for_code(store, task, url)
         return seen.progress, await load_outcome(store, task)
 
 

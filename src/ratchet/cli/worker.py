@@ -16,6 +16,7 @@ from typing import Annotated
 
 import typer
 
+from ..code_trust import CodeTrust
 from ..engine.runner import DEFAULT_LEASE_TTL, WorkerIdentity
 from ..engine.worker import Worker
 from ..engine.workflow import load_module
@@ -23,7 +24,7 @@ from ..errors import InputError, RatchetError
 from ..printable import printable
 from ..store import DEFAULT_STORE_URL, redact_url
 from . import render
-from .options import ForceOpenOption, LeaseTtlOption, StoreOption
+from .options import AllowCodeOption, ForceOpenOption, LeaseTtlOption, StoreOption
 from .resume import make_cwd_importable
 from .store_access import open_store_for, run_async
 
@@ -68,6 +69,7 @@ def worker_command(
             help="On SIGTERM or Ctrl-C, how long running calls may take to finish before they are cancelled.",
         ),
     ] = 30.0,
+    allow_code: AllowCodeOption = None,
 ) -> None:
     """Run tasks from the store until SIGTERM or Ctrl-C (or, with --until-idle, until none is left).
 
@@ -76,7 +78,13 @@ def worker_command(
     and its lease is released, so another worker resumes it at once. A
     second signal stops at once: calls in flight are cancelled, and settled
     when the task resumes. The exit code is 0 either way.
+
+    Tasks' code is loaded only from the project root (this directory),
+    installed packages, what --workflows imported and what --allow-code
+    admits; a task whose code is refused or missing waits (waiting(code)),
+    and every other task goes on.
     """
+    CodeTrust.here(allow_code or ())  # a bad allowance is bad input now, not when a task loads
     make_cwd_importable()
     for source in workflows or ():
         _import_workflows(source)
@@ -91,6 +99,7 @@ def worker_command(
             poll=poll,
             until_idle=until_idle,
             grace=grace,
+            allow_code=allow_code or [],
         )
     )
 
@@ -127,6 +136,7 @@ async def _work(
     poll: float,
     until_idle: bool,
     grace: float,
+    allow_code: list[str],
 ) -> None:
     async with open_store_for(url, create=True) as store:
         worker = Worker(
@@ -136,6 +146,7 @@ async def _work(
             lease_ttl=lease_ttl,
             poll_interval=poll,
             grace=grace,
+            allow_code=allow_code,
         )
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()

@@ -13,17 +13,21 @@ from typing import Any
 
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
+from ..code_trust import CodeTrust, enforced_trust
 from ..errors import (
     CannotResume,
+    CodeUnavailable,
     DeadlineExceeded,
     LeaseLost,
     OperationFailed,
     StoreError,
     TaskStopped,
 )
-from ..model import Event, Lease, Severity, StepStatus, Task, TaskStatus, utcnow
+from ..model import Event, Lease, Severity, StepStatus, Task, TaskStatus, WaitReason, utcnow
 from ..store import StateStore
+from ..workspace import confined_workspace
 from .calls import TaskSuspended, WorkerStopping
+from .code_wait import wait_for_code
 from .context import ApprovalHook, Context
 from .people import require_approval
 from .workflow import Workflow, load_workflow
@@ -53,17 +57,22 @@ async def run_task(
     approval_hook: ApprovalHook | None = require_approval,
     lease: Lease | None = None,
     stopping: asyncio.Event | None = None,
+    trust: CodeTrust | None = None,
 ) -> Task:
     """Claim the task, run its workflow until it ends or waits, and let it go.
 
     Returns the task as it was left. A task that ended, or waits on a person,
-    is returned untouched. A task whose lease is held by a process of this
-    host that no longer exists is taken over at once. Tool calls whose risk
-    level the task's constraints list wait for a person (`approval_hook`;
-    None lets every call run). A `lease` already claimed (`claim_tasks`) is
-    used instead of claiming one. When `stopping` is set, the workflow stops
-    before its next live call and the task is returned as it stands, for
-    another worker to resume.
+    is returned untouched (one waiting for its code is tried again). A task
+    whose lease is held by a process of this host that no longer exists is
+    taken over at once. Tool calls whose risk level the task's constraints
+    list wait for a person (`approval_hook`; None lets every call run). A
+    `lease` already claimed (`claim_tasks`) is used instead of claiming one.
+    When `stopping` is set, the workflow stops before its next live call and
+    the task is returned as it stands, for another worker to resume. The
+    task's code is loaded only as `trust` admits (default: the one enforced
+    here, else `CodeTrust.here()`), and its workspace only under the
+    workspace root; if either is refused or missing, the task is returned
+    ``waiting(code)``.
 
     A store that fails while the task runs (a full disk, a read-only
     database, a lost server) is not the task's failure: the task is left as
@@ -80,8 +89,9 @@ async def run_task(
         lease = await _claim(store, task_id, worker, lease_ttl, take_over)
     beat = _Heartbeat(store, lease, lease_ttl, asyncio.current_task())
     try:
-        async with beat:
-            return await _run_leased(store, task_id, lease, load, approval_hook, stopping)
+        with (trust or enforced_trust() or CodeTrust.here()).enforced():
+            async with beat:
+                return await _run_leased(store, task_id, lease, load, approval_hook, stopping)
     except asyncio.CancelledError:
         if beat.lost is not None:
             raise beat.lost from None
@@ -183,11 +193,18 @@ async def _run_leased(
     stopping: asyncio.Event | None,
 ) -> Task:
     task = await store.get_task(task_id)
-    if task.status.is_terminal or (task.waiting_on is not None and task.waiting_on.needs_person):
+    waits_on_person = task.waiting_on is not None and task.waiting_on.needs_person
+    if task.status.is_terminal or (waits_on_person and task.waiting_on is not WaitReason.CODE):
         return task
     if not task.workflow:
         raise CannotResume(f"task {task_id} names no workflow to run")
-    workflow = load(task.workflow)
+    try:
+        workflow = load(task.workflow)
+        if task.workspace is not None:
+            task = task.model_copy(update={"workspace": str(confined_workspace(task.id, task.workspace))})
+        workflow.tools_for(task, store)  # its tools load now, before anything is written, or it waits
+    except CodeUnavailable as problem:
+        return await wait_for_code(store, task, lease, problem)
     resumed = task.started_at is not None
     running = (
         task

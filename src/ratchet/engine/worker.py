@@ -6,10 +6,12 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from pathlib import Path
 
+from ..code_trust import CodeTrust
 from ..errors import CannotResume, CorruptRecord, LeaseLost, RatchetError, StoreError
-from ..model import Lease, Trigger, utcnow
+from ..model import Lease, TaskStatus, Trigger, WaitReason, utcnow
 from ..schedules import SCHEDULE_TRIGGER, fire_schedule
 from ..store import StateStore
 from ..store.changes import TRIGGERS, ChangeFeed
@@ -34,15 +36,18 @@ class Worker:
     published (PostgreSQL's NOTIFY; a short poll on SQLite), a task of its own
     ends, or it is time to look for tasks whose leases expired.
 
-    A task this worker cannot run (its workflow does not load here, say) is
-    set aside for a while, longer each time, so one bad task neither spins
-    the worker nor starves the others. A task whose stored rows cannot be
-    read is set aside in the store, for every worker, with an event saying
-    why, and looked at again every `UNREADABLE_RECHECK` seconds
-    (`ratchet.engine.unreadable`). A store that fails (a database
-    restart, a full disk) is tried again after a pause, longer each time;
-    the worker does not exit, and a task the store stopped is taken again
-    after `STORE_RETRY_MAX` seconds (never set aside as one it cannot run).
+    A task whose code is refused or missing here waits (``waiting(code)``,
+    docs/durability.md) and is tried again once by each worker that starts,
+    which may have the code, or the allowance (`allow_code`), by then. A
+    task this worker cannot run otherwise is set aside for a while, longer
+    each time, so one bad task neither spins the worker nor starves the
+    others. A task whose stored rows cannot be read is set aside in the
+    store, for every worker, with an event saying why, and looked at again
+    every `UNREADABLE_RECHECK` seconds (`ratchet.engine.unreadable`). A store
+    that fails (a database restart, a full disk) is tried again after a
+    pause, longer each time; the worker does not exit, and a task the store
+    stopped is taken again after `STORE_RETRY_MAX` seconds (never set aside
+    as one it cannot run).
 
     Stopping (`stop` set) is graceful: no new work is taken, each running
     task finishes the call it is in and stops before its next one, its lease
@@ -66,6 +71,7 @@ class Worker:
         poll_interval: float = 0.5,
         grace: float = 30.0,
         load: Callable[[str], Workflow] = load_workflow,
+        allow_code: Iterable[str | Path] = (),
     ) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
@@ -76,6 +82,7 @@ class Worker:
         self.poll_interval = poll_interval
         self.grace = grace
         self.load = load
+        self.trust = CodeTrust.here(allow_code)
         # How often to look for tasks whose holder died: their leases expire unannounced.
         # A store that cannot publish (SQLite) is looked at on every poll anyway.
         self.sweep_interval = max(0.5, lease_ttl / 3)
@@ -85,6 +92,7 @@ class Worker:
         self._running: dict[str, asyncio.Task[None]] = {}
         self._set_aside: dict[str, tuple[float, float]] = {}  # task id -> (until, last pause)
         self._next_sweep = 0.0
+        self._code_retries: list[str] | None = None  # waiting(code) tasks to try once; listed at start
 
     async def run(self, stop: asyncio.Event | None = None, *, until_idle: bool = False) -> None:
         """Work until `stop` is set (or, with `until_idle`, until there is nothing to do)."""
@@ -157,7 +165,7 @@ class Worker:
 
     async def _start_due_work(self) -> tuple[int, bool]:
         """Start what is due; return how many started and whether more may be waiting."""
-        started = 0
+        started = await self._retry_tasks_waiting_for_code()
         more = False
         free = self.concurrency - len(self._running)
         if free > 0:
@@ -190,6 +198,17 @@ class Worker:
             else:
                 self._next_sweep = now + self.sweep_interval
         return started, more
+
+    async def _retry_tasks_waiting_for_code(self) -> int:
+        """Try each task waiting for its code once, as slots free up: the code may be here now."""
+        if self._code_retries is None:
+            waiting = await self.store.list_tasks(TaskStatus.WAITING)
+            self._code_retries = [t.id for t in waiting if t.waiting_on is WaitReason.CODE]
+        started = 0
+        while self._code_retries and len(self._running) < self.concurrency:
+            if self._start(self._code_retries.pop(0)):
+                started += 1
+        return started
 
     async def _claim_triggers(self, limit: int) -> list[Trigger]:
         async with self.store.transaction() as tx:
@@ -226,6 +245,7 @@ class Worker:
                 load=self.load,
                 lease=lease,
                 stopping=self.stopping,
+                trust=self.trust,
             )
         except asyncio.CancelledError:
             log.info("task %s: stopped here; its lease is released for another worker", task_id)

@@ -1,14 +1,14 @@
 """Workflows: async functions that run inside a durable context.
 
 ``@ratchet.workflow`` marks ``async def fn(ctx, **inputs)``. A task records the
-workflow by reference, ``"package.module:function"`` or
-``"/path/to/file.py:function"``, so any worker with the same code can load it
-and resume the task; no registry is involved.
+workflow by reference, ``"package.module:function"`` or ``"file.py:function"``
+(a path relative to the project root, or absolute outside it), so any worker
+with the same code can load it and resume the task; no registry is involved.
+While a run enforces a `CodeTrust`, only code it admits is loaded.
 """
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import importlib.util
 import sys
@@ -16,13 +16,12 @@ from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any, overload
 
+from ..code_trust import FILE_MODULE_PREFIX, CodeTrust, enforced_trust, file_module_name, portable_path
 from ..errors import WorkflowNotFound
 from ..policy import CheckpointPolicy, RetryPolicy
 from ..tools import Tool
 
-__all__ = ["Workflow", "load_module", "load_workflow", "workflow"]
-
-_FILE_MODULE_PREFIX = "ratchet_file_"
+__all__ = ["Workflow", "load_module", "load_workflow", "portable_reference", "workflow"]
 
 
 class Workflow:
@@ -56,16 +55,20 @@ class Workflow:
 
     @property
     def reference(self) -> str:
-        """Where a worker finds this workflow: ``module:qualname`` or ``file.py:qualname``."""
+        """Where a worker finds this workflow: ``module:qualname``, else ``file.py:qualname``.
+
+        A file under the project root (the current directory) is named by its
+        path relative to it, so the task survives moving the project.
+        """
         module = sys.modules.get(self.fn.__module__)
         qualname = self.fn.__qualname__
         path = getattr(module, "__file__", None)
         if (
             module is not None
             and path
-            and (module.__name__ == "__main__" or module.__name__.startswith(_FILE_MODULE_PREFIX))
+            and (module.__name__ == "__main__" or module.__name__.startswith(FILE_MODULE_PREFIX))
         ):
-            return f"{Path(path).resolve()}:{qualname}"
+            return f"{portable_path(path)}:{qualname}"
         return f"{self.fn.__module__}:{qualname}"
 
 
@@ -110,13 +113,24 @@ def workflow(
     return make if fn is None else make(fn)
 
 
-def load_module(source: str) -> Any:
-    """Import a module by dotted name, or load a ``.py`` file by path (once per path)."""
+def load_module(source: str, trust: CodeTrust | None = None) -> Any:
+    """Import a module by dotted name, or load a ``.py`` file by path (once per path).
+
+    `trust` (by default, the one the run enforces, if any) decides what may
+    be loaded; a relative ``.py`` path is then looked for under its project
+    root. Without one, anything is loaded and a relative path is taken from
+    the current directory.
+
+    Raises:
+        CodeRefused: `trust` does not admit the code.
+        WorkflowNotFound: there is no such module or file, or it fails to load.
+    """
+    trust = trust or enforced_trust()
     if source.endswith(".py"):
-        path = Path(source).resolve()
+        path = trust.python_file(source) if trust else Path(source).resolve()
         if not path.is_file():
             raise WorkflowNotFound(f"no Python file at {path}")
-        name = _FILE_MODULE_PREFIX + hashlib.sha1(str(path).encode()).hexdigest()[:12]
+        name = file_module_name(path)
         if name in sys.modules:
             return sys.modules[name]
         spec = importlib.util.spec_from_file_location(name, path)
@@ -129,16 +143,27 @@ def load_module(source: str) -> Any:
             del sys.modules[name]
             raise WorkflowNotFound(f"cannot load {path}: {type(exc).__name__}: {exc}") from exc
         return module
+    if trust is not None:
+        trust.check_module(source)
     try:
         return importlib.import_module(source)
     except Exception as exc:
         raise WorkflowNotFound(f"cannot import {source!r}: {type(exc).__name__}: {exc}") from exc
 
 
+def portable_reference(reference: str) -> str:
+    """A ``file.py:name`` reference with its file relative to the project root when under it."""
+    source, sep, qualname = reference.rpartition(":")
+    if sep and source.endswith(".py"):
+        return f"{portable_path(source)}:{qualname}"
+    return reference
+
+
 def load_workflow(reference: str) -> Workflow:
     """Find the workflow a task's reference names.
 
     Raises:
+        CodeRefused: the code trust the run enforces does not admit its module or file.
         WorkflowNotFound: the module or the name in it does not exist, or is
             not a workflow.
     """

@@ -1,0 +1,61 @@
+"""A task whose code or workspace cannot be used here waits for it: ``waiting(code)``.
+
+Its code may be refused (outside the project root, installed packages and
+``--allow-code``), missing (the project moved without it, a module is not
+installed) or broken (it fails to import); its recorded workspace may lie
+outside the workspace root. None of these is the task's failure: an operator
+puts the code in place or admits it, then ``ratchet resume`` runs it, and so
+does a worker started with the code (or the allowance).
+
+A waiting task is not claimed by workers (it waits on a person), so a worker
+never spins on it; each worker tries such tasks once, when it starts.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from ..errors import CodeRefused, CodeUnavailable, WorkspaceRefused
+from ..model import Event, Lease, Severity, Task, TaskStatus, WaitReason
+from ..store import StateStore
+
+__all__ = ["CODE_EVENT_KINDS", "wait_for_code"]
+
+CODE_EVENT_KINDS = frozenset({"code_refused", "code_missing"})
+
+log = logging.getLogger("ratchet.engine")
+
+
+async def wait_for_code(store: StateStore, task: Task, lease: Lease, problem: CodeUnavailable) -> Task:
+    """Set `task` aside as ``waiting(code)`` with an event naming `problem`; return it.
+
+    A task already waiting for the same reason is left as it is (no second
+    event): a worker starting again, or a resume before the code is back,
+    adds nothing new.
+    """
+    log.info("task %s: waits for its code: %s", task.id, problem.message)
+    refused = isinstance(problem, (CodeRefused, WorkspaceRefused))
+    kind = "code_refused" if refused else "code_missing"
+    if task.waiting_on is WaitReason.CODE:
+        last = [e for e in await store.last_events(task.id, 5) if e.kind in CODE_EVENT_KINDS][-1:]
+        if last and last[0].message == problem.message:
+            return task
+    # A queued task never ran: it is moved to running first, as the status machine has it.
+    started = task.transition(TaskStatus.RUNNING) if task.status is TaskStatus.QUEUED else task
+    waiting = started.transition(TaskStatus.WAITING, waiting_on=WaitReason.CODE)
+    async with store.transaction(fence=lease) as tx:
+        if started is not task:
+            await tx.update_task(started)
+        await tx.update_task(waiting)
+        await tx.delete_triggers(task.id)
+        await tx.append_event(
+            Event(
+                task_id=task.id,
+                kind=kind,
+                severity=Severity.ERROR,
+                message=problem.message,
+                display_message=f"Waiting for its code: {problem.message}",
+                data={"error": type(problem).__name__},
+            )
+        )
+    return waiting
