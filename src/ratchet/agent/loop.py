@@ -200,6 +200,11 @@ class _Run:
         for _ in range(spec.max_turns_per_step):
             messages = await self.compact(messages)
             answer = await ctx.call_model({"purpose": "act", "messages": messages, "tools": self.schemas})
+            if len(answer.tool_calls) > spec.max_tool_calls_per_answer:
+                refusal = await self.refuse_tool_calls(answer)
+                messages += refusal
+                await self.keep_messages(refusal)
+                continue
             said = _assistant(answer)
             replies = await self.run_tool_calls(answer)
             messages += [said, *replies]
@@ -209,6 +214,28 @@ class _Run:
         raise StepFailed(
             f"step {step.index + 1} ({step.name}) used its {spec.max_turns_per_step} turns without finishing"
         )
+
+    async def refuse_tool_calls(self, answer: ModelResponse) -> list[dict[str, Any]]:
+        """Run none of an answer's tool calls, too many at once: the model is told and asked again.
+
+        The refused answer costs one of the step's turns, so a model that
+        keeps asking for too many fails the step instead of looping. Its
+        calls are left out of the history (each would need a reply): the
+        history keeps what it said and the refusal.
+        """
+        asked, limit = len(answer.tool_calls), self.spec.max_tool_calls_per_answer
+        await self.record(
+            "tool_calls_refused",
+            f"the model asked for {asked} tool calls in one answer, more than the limit of {limit}; "
+            "none ran, and the model was asked again",
+            severity=Severity.WARNING,
+            data={"asked": asked, "limit": limit},
+        )
+        said = answer.content if isinstance(answer.content, str) and answer.content else None
+        return [
+            {"role": "assistant", "content": said or f"(an answer asking for {asked} tool calls)"},
+            {"role": "user", "content": prompts.TOO_MANY_TOOL_CALLS.format(asked=asked, limit=limit)},
+        ]
 
     async def run_tool_calls(self, answer: ModelResponse) -> list[dict[str, Any]]:
         ctx = self.ctx

@@ -12,6 +12,7 @@ from pathlib import Path
 from ..agent import Agent, load_tools
 from ..agent.builtin_tools import BUILTIN_TOOL_NAMES
 from ..errors import InputError
+from ..limits import MAX_TOOL_CALLS_PER_ANSWER
 from ..policy import Budget, parse_duration
 from ..providers import ScriptedModel, resolve_model
 
@@ -27,6 +28,7 @@ def build_agent(
     instructions: str = "",
     max_steps: int | None = None,
     max_tokens: int | None = None,
+    max_tool_calls: int = MAX_TOOL_CALLS_PER_ANSWER,
     allow_shell: bool = False,
 ) -> Agent:
     """The agent the options describe, each checked now rather than when the task runs.
@@ -44,6 +46,7 @@ def build_agent(
         budget=Budget(max_steps=max_steps, max_llm_tokens=max_tokens),
         tool_sources=sources,
         allow_shell=allow_shell,
+        max_tool_calls_per_answer=max_tool_calls,
     )
 
 

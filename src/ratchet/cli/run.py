@@ -26,19 +26,23 @@ import typer
 
 from ..agent import Agent
 from ..errors import CannotResume, InputError, LeaseLost, StoreError
+from ..limits import MAX_INSTRUCTION_BYTES, MAX_TOOL_CALLS_PER_ANSWER
 from ..model import Lease, Step, StepStatus, Task, TaskStatus
 from ..runtime import Runtime
 from ..store import DEFAULT_STORE_URL
 from . import json_output, render
 from .agent_spec import build_agent, deadline_seconds
 from .exits import EXIT_INTERRUPTED, EXIT_TERMINATED, exit_code, say_stopped
+from .instruction import read_instruction
 from .options import (
     AllowShellOption,
     DeadlineOption,
     InstructionArgument,
     InstructionsOption,
+    MaxInstructionBytesOption,
     MaxStepsOption,
     MaxTokensOption,
+    MaxToolCallsOption,
     ModelOption,
     StoreOption,
     TaskArgument,
@@ -71,7 +75,9 @@ def run_command(
     deadline: DeadlineOption = None,
     max_steps: MaxStepsOption = None,
     max_tokens: MaxTokensOption = None,
+    max_tool_calls: MaxToolCallsOption = MAX_TOOL_CALLS_PER_ANSWER,
     allow_shell: AllowShellOption = False,
+    max_instruction_bytes: MaxInstructionBytesOption = MAX_INSTRUCTION_BYTES,
     detach: Annotated[
         bool, typer.Option("--detach", "-d", help="Only queue the task and print its id.")
     ] = False,
@@ -87,8 +93,7 @@ def run_command(
     4 waits on a timer, 2 bad input, 130 Ctrl-C and 143 SIGTERM (the task
     stays resumable; the command that continues it is printed).
     """
-    if not instruction.strip():
-        raise InputError("the instruction is empty; say what the agent should do")
+    instruction = read_instruction(instruction, limit=max_instruction_bytes)
     if detach and store.partition(":")[0].strip().lower() == "memory":
         raise InputError("--detach with a memory:// store would lose the task at once; use sqlite:///PATH")
     agent = build_agent(
@@ -97,6 +102,7 @@ def run_command(
         instructions=instructions,
         max_steps=max_steps,
         max_tokens=max_tokens,
+        max_tool_calls=max_tool_calls,
         allow_shell=allow_shell,
     )
     seconds = deadline_seconds(deadline)
@@ -104,7 +110,16 @@ def run_command(
     screen = screen_for(quiet=as_json or detach)
     try:
         progress, outcome = run_async(
-            _run(store, agent, instruction, seconds, detach=detach, screen=screen, started=started)
+            _run(
+                store,
+                agent,
+                instruction,
+                seconds,
+                limit=max_instruction_bytes,
+                detach=detach,
+                screen=screen,
+                started=started,
+            )
         )
     except KeyboardInterrupt:
         _say_stopped("interrupted", started.task_id, store)
@@ -138,6 +153,7 @@ async def _run(
     instruction: str,
     deadline: float | None,
     *,
+    limit: int,
     detach: bool,
     screen: Screen,
     started: _Started,
@@ -147,7 +163,7 @@ async def _run(
     assert this_run is not None
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, this_run.cancel)
     async with open_store_for(url, create=True) as store:
-        runtime = Runtime(store)
+        runtime = Runtime(store, max_instruction_bytes=limit)
         task_id = await runtime.submit(agent, instruction=instruction, deadline=deadline, queue=detach)
         started.task_id = task_id
         watcher = Watcher(store, task_id)
