@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from ..engine.context import Context
 from ..engine.workflow import Workflow
 from ..errors import DuplicateRecord, InputError, OperationFailed, TaskStopped
-from ..model import Artifact, Event, Message, Plan, PlanStep, Severity, Step, StepStatus, Task
+from ..model import Artifact, ArtifactRef, Event, Message, Plan, PlanStep, Severity, Step, StepStatus, Task
 from ..providers import ModelResponse
 from ..workspace import workspace_for
 from . import prompts
@@ -251,12 +251,13 @@ class _Run:
                 replies[call.id] = f"error: there is no tool named {call.name!r}; the tools are: {known}"
             else:
                 real.append(call)
+        first = ctx.next_seq  # call_tools numbers the calls from here, in order
         outcomes = await ctx.call_tools([(c.name, c.arguments) for c in real])
-        for call, outcome in zip(real, outcomes, strict=True):
+        for offset, (call, outcome) in enumerate(zip(real, outcomes, strict=True)):
             if isinstance(outcome, OperationFailed):
                 replies[call.id] = f"error: {outcome.error_type}: {outcome.error}"
             else:
-                replies[call.id] = await self.fit(call.name, outcome)
+                replies[call.id] = await self.fit(call.name, outcome, ctx.result_artifact(first + offset))
         return [
             {"role": "tool", "tool_call_id": c.id, "name": c.name, "content": replies[c.id]}
             for c in answer.tool_calls
@@ -277,16 +278,31 @@ class _Run:
             return 'error: ask_user needs a question: {"question": "..."}'
         return await self.ctx.ask_user(question.strip())
 
-    async def fit(self, tool_name: str, output: Any) -> str:
-        """The tool output as the prompt carries it: whole, or as an artifact's summary and id."""
+    async def fit(self, tool_name: str, output: Any, kept: ArtifactRef | None = None) -> str:
+        """The tool output as the prompt carries it: whole, or as an artifact's summary and id.
+
+        `kept` is the artifact the journal already keeps the output in (it
+        was too large to keep inline): the prompt refers to that one, so the
+        output is not stored a second time.
+        """
         ctx = self.ctx
         text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
         limit = ctx.task.budget.max_artifact_bytes_in_context
-        body = text.encode("utf-8")
-        if len(body) <= limit:
+        size = kept.bytes if kept is not None else len(text.encode("utf-8"))
+        if size <= limit:
             return text
         if tool_name == "read_artifact":  # the slice the model asked for, not another artifact
             return text
+        ref = kept or await self._keep_artifact(tool_name, text)
+        await ctx.apply_patch({"ops": [{"op": "add_artifact", "artifact": ref.model_dump()}]})
+        return (
+            f"[the output of {tool_name} is {ref.bytes} bytes, kept as artifact {ref.artifact_id}; "
+            f"it begins: {ref.summary!r}; read more with read_artifact]"
+        )
+
+    async def _keep_artifact(self, tool_name: str, text: str) -> ArtifactRef:
+        ctx = self.ctx
+        body = text.encode("utf-8")
         artifact = Artifact(
             id=f"{ctx.task_id}-artifact-{len(ctx.state.artifacts) + 1}",
             task_id=ctx.task_id,
@@ -297,11 +313,7 @@ class _Run:
         if not ctx.replaying:
             with contextlib.suppress(DuplicateRecord):  # stored before a crash, on an earlier run
                 await ctx.store.put_artifact(artifact, body, fence=ctx.lease)
-        await ctx.apply_patch({"ops": [{"op": "add_artifact", "artifact": artifact.ref.model_dump()}]})
-        return (
-            f"[the output of {tool_name} is {len(body)} bytes, kept as artifact {artifact.id}; "
-            f"it begins: {artifact.summary!r}; read more with read_artifact]"
-        )
+        return artifact.ref
 
     async def compact(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Summarize older turns (a journaled call) when the history passes its budget."""
