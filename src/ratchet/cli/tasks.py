@@ -24,6 +24,8 @@ __all__ = ["events_command", "parse_status", "show_command", "tasks_command"]
 
 # The longest wait for news when nothing is heard; SQLite looks every 0.2 s anyway (the store's poll).
 FOLLOW_IDLE_SECONDS = 30.0
+# Events are read and printed a page at a time: memory stays bounded however many a task has.
+EVENTS_PAGE = 500
 
 
 def parse_status(text: str) -> TaskStatus:
@@ -123,12 +125,14 @@ async def _print_events(url: str, task_id: str, *, follow: bool, printer: render
             # (a status change and its event commit together).
             async with store.reading() as tx:
                 task = await tx.get_task(task_id)
-                events: list[Event] = await tx.list_events(task_id, after_seq=last_seq)
+                events: list[Event] = await tx.list_events(task_id, after_seq=last_seq, limit=EVENTS_PAGE)
             for event in events:
                 printer(event)
             if events:
                 last_seq = events[-1].seq
                 render.flush()
+            if len(events) == EVENTS_PAGE:
+                continue  # more are stored: the next page, at once
             if not follow or task.status.is_terminal:
                 return
             # PostgreSQL wakes us on each new event (NOTIFY); SQLite looks again after a short poll.
