@@ -28,18 +28,22 @@ MAX_INLINE_RESULT_BYTES = 64 * 1024
 
 
 def utf8_problem(text: str) -> str | None:
-    """What keeps `text` from being stored as UTF-8, or None when nothing does.
+    """What keeps `text` from being stored as UTF-8, and where (None when nothing does).
 
     A string read from bytes that were not UTF-8 (``sys.argv`` decodes them
-    with ``surrogateescape``) holds lone surrogates in their place.
+    with ``surrogateescape``) holds lone surrogates in their place: the only
+    characters UTF-8 cannot encode.
     """
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as error:
-        bad = text[error.start]
-        code = ord(bad)
-        what = f"the byte 0x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"U+{code:04X}"
-        return f"{what} at character {error.start + 1} is not UTF-8 text"
+        code = ord(text[error.start])
+        what = (
+            f"the byte 0x{code - 0xDC00:02x}"
+            if 0xDC80 <= code <= 0xDCFF
+            else f"a lone surrogate U+{code:04X}"
+        )
+        return f"{what} at character {error.start + 1}"
     return None
 
 

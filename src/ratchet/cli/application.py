@@ -111,7 +111,7 @@ def _not_utf8(args: list[str]) -> str | None:
     for number, arg in enumerate(args, start=1):
         problem = utf8_problem(arg)
         if problem is not None:
-            return f"argument {number} of the command line is not valid UTF-8: {problem}; give it as UTF-8"
+            return f"argument {number} of the command line is not valid UTF-8 ({problem}); give it as UTF-8"
     return None
 
 

@@ -18,13 +18,13 @@ __all__ = ["STDIN", "read_instruction"]
 STDIN = "-"
 
 
-def read_instruction(given: str, *, limit: int, stdin: BinaryIO | None = None) -> str:
-    """The instruction `given` on the command line (``-``: read from `stdin`), checked.
+def read_instruction(given: str, *, limit: int) -> str:
+    """The instruction `given` on the command line (``-``: read from standard input), checked.
 
     Raises:
         InputError: it is empty, not UTF-8 text, or larger than `limit` bytes.
     """
-    text = _read(stdin or sys.stdin.buffer, limit) if given == STDIN else given
+    text = _read(sys.stdin.buffer, limit) if given == STDIN else given
     if not text.strip():
         raise InputError("the instruction is empty; say what the agent should do")
     check_instruction(text, limit=limit)
