@@ -84,7 +84,8 @@ def next_due(cron: str, after: dt.datetime) -> dt.datetime:
         raise InputError(f"{cron!r} is not a cron expression: {error}") from None
     except CroniterBadDateError:
         raise InputError(
-            f"{cron!r} never matches: no such date comes (e.g. February 30th); check its day and month fields"
+            f"{cron!r} never matches: its months have no such day (as February has no 30th); "
+            "check its day and month fields"
         ) from None
     return found.astimezone(dt.UTC)
 
