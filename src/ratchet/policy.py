@@ -9,8 +9,17 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import InputError, NonRetryableError
+from .limits import MAX_INLINE_RESULT_BYTES
 
-__all__ = ["Budget", "CheckpointPolicy", "CheckpointStrategy", "RetryPolicy", "parse_duration"]
+__all__ = [
+    "MAX_DURATION",
+    "Budget",
+    "CheckpointPolicy",
+    "CheckpointStrategy",
+    "RetryPolicy",
+    "is_duration",
+    "parse_duration",
+]
 
 
 class Budget(BaseModel):
@@ -23,6 +32,9 @@ class Budget(BaseModel):
         max_cost: money spent on model calls, in the provider's currency.
         max_artifact_bytes_in_context: tool output larger than this becomes an
             artifact whose summary, not its body, enters the prompt.
+        max_inline_result_bytes: a tool result larger than this (as UTF-8
+            text, or as JSON) is kept once, as an artifact, and the journal
+            holds a reference to it; replay reads it back.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -32,6 +44,7 @@ class Budget(BaseModel):
     max_llm_tokens: int | None = Field(default=None, ge=1)
     max_cost: float | None = Field(default=None, gt=0)
     max_artifact_bytes_in_context: int = Field(default=8000, ge=1)
+    max_inline_result_bytes: int = Field(default=MAX_INLINE_RESULT_BYTES, ge=1)
 
 
 class RetryPolicy(BaseModel):
@@ -106,14 +119,27 @@ class CheckpointPolicy(BaseModel):
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)?\s*$")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, None: 1}
 
+MAX_DURATION = 36500 * 86400.0
+"""The longest duration people may write: 100 years (36500d). Any time that far
+ahead is still a date Python and the stores can hold; "no limit" is said by
+giving none."""
+
+
+def is_duration(text: str) -> bool:
+    """Whether `text` is written as a duration (whatever its length)."""
+    return _DURATION.match(text) is not None
+
 
 def parse_duration(text: str) -> float:
     """Seconds in a duration written as ``90``, ``1.5s``, ``10m``, ``2h``, ``7d`` or ``1w``.
 
     Raises:
-        InputError: the text is not such a duration.
+        InputError: the text is not such a duration, or is longer than `MAX_DURATION`.
     """
     match = _DURATION.match(text)
     if not match:
         raise InputError(f"{text!r} is not a duration; write e.g. 30s, 10m, 2h or 7d")
-    return float(match[1]) * _UNIT_SECONDS[match[2]]
+    seconds = float(match[1]) * _UNIT_SECONDS[match[2]]
+    if seconds > MAX_DURATION:
+        raise InputError(f"{text.strip()!r} is too long; a duration is at most 36500d (100 years)")
+    return seconds

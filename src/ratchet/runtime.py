@@ -17,6 +17,7 @@ from .engine.people import answer_question, describe_wait, pending_question, set
 from .engine.runner import DEFAULT_LEASE_TTL, WorkerIdentity, run_task
 from .engine.workflow import Workflow, load_workflow, portable_reference
 from .errors import CannotResume, CodeUnavailable, InputError
+from .limits import MAX_INSTRUCTION_BYTES, check_instruction
 from .model import (
     Event,
     Operation,
@@ -28,7 +29,7 @@ from .model import (
     WaitReason,
     utcnow,
 )
-from .policy import Budget
+from .policy import MAX_DURATION, Budget
 from .schedules import SCHEDULE_TRIGGER, Schedule, check_cron, new_schedule_id, next_due, schedule_trigger
 from .sessions import SessionHandle
 from .store import DEFAULT_STORE_URL, StateStore, open_store
@@ -53,6 +54,8 @@ class Runtime:
             may import, beyond the project root (the current directory) and
             installed packages (docs/durability.md, "Who may run code").
             The code of tasks submitted through this Runtime is admitted too.
+        max_instruction_bytes: `submit`, `run` and `schedule` refuse an
+            instruction larger than this, in bytes of UTF-8 (default 256 KB).
     """
 
     def __init__(
@@ -63,6 +66,7 @@ class Runtime:
         lease_ttl: float = DEFAULT_LEASE_TTL,
         approval_timeout: float | None = None,
         allow_code: Iterable[str | Path] = (),
+        max_instruction_bytes: int = MAX_INSTRUCTION_BYTES,
     ) -> None:
         self._url = store if isinstance(store, str) else None
         self._store = None if isinstance(store, str) else store
@@ -71,6 +75,7 @@ class Runtime:
         self.approval_timeout = approval_timeout
         self._allow_code = list(allow_code)
         self._admitted: list[str] = []  # the code of tasks submitted here
+        self.max_instruction_bytes = max_instruction_bytes
 
     async def __aenter__(self) -> Runtime:
         if self._store is None:
@@ -132,6 +137,10 @@ class Runtime:
             at: when workers may start it (default: now); needs `queue`.
             approval_timeout: seconds a call waits for approval before it is
                 denied; None for no limit (default: the Runtime's).
+
+        Raises:
+            InputError: the instruction is not UTF-8 text or is larger than
+                ``max_instruction_bytes``; the deadline is out of range.
         """
         if at is not None and not queue:
             raise InputError("a task to start later must be queued for a worker")
@@ -185,9 +194,13 @@ class Runtime:
             deadline: seconds each task may run, from its creation.
 
         Raises:
-            InputError: `every` is not a five-field cron expression.
+            InputError: `every` is not a five-field cron expression, or never
+                matches; the instruction is not UTF-8 text or is too large;
+                the deadline is not a number of seconds up to 100 years.
         """
         check_cron(every)
+        if deadline is not None and not 0 < deadline <= MAX_DURATION:
+            raise InputError(f"deadline {deadline!r}: give seconds from a task's creation, up to 100 years")
         schedule_id = schedule_id or new_schedule_id()
         template = self._new_task(
             workflow,
@@ -231,6 +244,7 @@ class Runtime:
         task_id: str | None,
         approval_timeout: float | None,
     ) -> Task:
+        check_instruction(instruction, limit=self.max_instruction_bytes)
         if approval_timeout is _UNSET:
             approval_timeout = self.approval_timeout
         workspace = None
@@ -247,7 +261,10 @@ class Runtime:
         self._admit(reference.rpartition(":")[0])
         name = name or found.name
         if isinstance(deadline, (int, float)):
-            deadline = utcnow() + dt.timedelta(seconds=deadline)
+            try:
+                deadline = utcnow() + dt.timedelta(seconds=deadline)
+            except (OverflowError, ValueError):  # past year 9999, or not a number
+                raise InputError(f"deadline {deadline!r}: give seconds from now, up to 100 years") from None
         task_id = task_id or f"{_slug(name)}-{uuid.uuid4().hex[:8]}"
         if reference == AGENT_WORKFLOW:
             workspace = str(workspace_for(task_id))
@@ -455,7 +472,9 @@ class Runtime:
         """
         if edit_args is not None and not isinstance(edit_args, dict):
             raise InputError('the edited arguments must be a JSON object, e.g. {"to": "ops@example.com"}')
-        await settle_approval(self.store, task_id, approve=True, edit_args=edit_args)
+        # Checking the edits loads the task's code here: only as this runtime's trust admits it.
+        with self.trust.enforced():
+            await settle_approval(self.store, task_id, approve=True, edit_args=edit_args)
         return await self.store.get_task(task_id)
 
     async def deny(self, task_id: str, reason: str) -> Task:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import secrets
 
-from croniter import CroniterBadCronError, croniter
+from croniter import CroniterBadCronError, CroniterBadDateError, croniter
 from pydantic import BaseModel, ConfigDict
 
 from .errors import InputError, TaskNotFound
@@ -57,25 +57,36 @@ def new_schedule_id() -> str:
 
 
 def check_cron(cron: str) -> str:
-    """Return `cron` if it is a valid five-field cron expression.
+    """Return `cron` if it is a valid five-field cron expression that matches some time.
 
     Raises:
-        InputError: it is not.
+        InputError: it is not, or it matches no date (``0 0 30 2 *``: February has no 30th).
     """
     if len(cron.split()) != 5 or not croniter.is_valid(cron):
         raise InputError(
             f"{cron!r} is not a cron expression; give five fields, minute hour day month weekday "
             "(e.g. '*/5 * * * *' for every five minutes), times in UTC"
         )
+    next_due(cron, utcnow())
     return cron
 
 
 def next_due(cron: str, after: dt.datetime) -> dt.datetime:
-    """The first time `cron` matches strictly after `after` (UTC)."""
+    """The first time `cron` matches strictly after `after` (UTC).
+
+    Raises:
+        InputError: `cron` is not a cron expression, or matches no time
+            (croniter looks ahead 50 years: a date that exists matches within 8).
+    """
     try:
         found: dt.datetime = croniter(cron, after.astimezone(dt.UTC)).get_next(dt.datetime)
     except CroniterBadCronError as error:
         raise InputError(f"{cron!r} is not a cron expression: {error}") from None
+    except CroniterBadDateError:
+        raise InputError(
+            f"{cron!r} never matches: its months have no such day (as February has no 30th); "
+            "check its day and month fields"
+        ) from None
     return found.astimezone(dt.UTC)
 
 

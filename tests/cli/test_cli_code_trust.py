@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from ratchet.model import Task, TaskStatus, Trigger, WaitReason
+from ratchet.model import Approval, Task, TaskStatus, Trigger, WaitReason
 
 from ..helpers.builders import make_task
 from ..helpers.cli import LineReader, assert_one_line_error, ratchet_command, ratchet_env
@@ -292,3 +292,24 @@ def test_tools_may_be_named_by_module(project: Path, tmp_path: Path) -> None:
 
     missing = ratchet_in(project, "run", "x", "-m", model, "--tools", "no_such_tools_module")
     assert_one_line_error(missing, "--tools", "no_such_tools_module")
+
+
+def test_approve_edit_args_does_not_load_refused_code(
+    url: str, project: Path, evil: tuple[Path, Path]
+) -> None:
+    """Checking edited arguments loads the task's tools: only as the trust admits, as a run would."""
+    path, marker = evil
+
+    async def write(store: Any) -> None:
+        async with store.transaction() as tx:
+            waiting = make_task("t1", workflow=f"{path}:flow", status="waiting", waiting_on="approval")
+            await tx.create_task(waiting)
+            await tx.request_approval(Approval(task_id="t1", seq=0, tool="send", arguments={"to": "a"}))
+
+    with_store(url, write)
+
+    done = ratchet_in(project, "approve", "t1", "--edit-args", '{"to": "b"}', "--store", url)
+
+    assert done.returncode == 0, done.stderr
+    assert not marker.exists(), "approve ran the refused file"
+    assert "could not be checked here" in done.stdout

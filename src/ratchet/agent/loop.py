@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from ..engine.context import Context
 from ..engine.workflow import Workflow
 from ..errors import DuplicateRecord, InputError, OperationFailed, StoreError, TaskStopped
-from ..model import Artifact, Event, Message, Plan, PlanStep, Severity, Step, StepStatus, Task
+from ..model import Artifact, ArtifactRef, Event, Message, Plan, PlanStep, Severity, Step, StepStatus, Task
 from ..providers import ModelResponse
 from ..workspace import confined_workspace
 from . import prompts
@@ -199,6 +199,11 @@ class _Run:
         for _ in range(spec.max_turns_per_step):
             messages = await self.compact(messages)
             answer = await ctx.call_model({"purpose": "act", "messages": messages, "tools": self.schemas})
+            if len(answer.tool_calls) > spec.max_tool_calls_per_answer:
+                refusal = await self.refuse_tool_calls(answer)
+                messages += refusal
+                await self.keep_messages(refusal)
+                continue
             said = _assistant(answer)
             replies = await self.run_tool_calls(answer)
             messages += [said, *replies]
@@ -208,6 +213,28 @@ class _Run:
         raise StepFailed(
             f"step {step.index + 1} ({step.name}) used its {spec.max_turns_per_step} turns without finishing"
         )
+
+    async def refuse_tool_calls(self, answer: ModelResponse) -> list[dict[str, Any]]:
+        """Run none of an answer's tool calls, too many at once: the model is told and asked again.
+
+        The refused answer costs one of the step's turns, so a model that
+        keeps asking for too many fails the step instead of looping. Its
+        calls are left out of the history (each would need a reply): the
+        history keeps what it said and the refusal.
+        """
+        asked, limit = len(answer.tool_calls), self.spec.max_tool_calls_per_answer
+        await self.record(
+            "tool_calls_refused",
+            f"the model asked for {asked} tool calls in one answer, more than the limit of {limit}; "
+            "none ran, and the model was asked again",
+            severity=Severity.WARNING,
+            data={"asked": asked, "limit": limit},
+        )
+        said = answer.content if isinstance(answer.content, str) and answer.content else None
+        return [
+            {"role": "assistant", "content": said or f"(an answer asking for {asked} tool calls)"},
+            {"role": "user", "content": prompts.TOO_MANY_TOOL_CALLS.format(asked=asked, limit=limit)},
+        ]
 
     async def run_tool_calls(self, answer: ModelResponse) -> list[dict[str, Any]]:
         ctx = self.ctx
@@ -223,12 +250,13 @@ class _Run:
                 replies[call.id] = f"error: there is no tool named {call.name!r}; the tools are: {known}"
             else:
                 real.append(call)
+        first = ctx.next_seq  # call_tools numbers the calls from here, in order
         outcomes = await ctx.call_tools([(c.name, c.arguments) for c in real])
-        for call, outcome in zip(real, outcomes, strict=True):
+        for offset, (call, outcome) in enumerate(zip(real, outcomes, strict=True)):
             if isinstance(outcome, OperationFailed):
                 replies[call.id] = f"error: {outcome.error_type}: {outcome.error}"
             else:
-                replies[call.id] = await self.fit(call.name, outcome)
+                replies[call.id] = await self.fit(call.name, outcome, ctx.result_artifact(first + offset))
         return [
             {"role": "tool", "tool_call_id": c.id, "name": c.name, "content": replies[c.id]}
             for c in answer.tool_calls
@@ -251,16 +279,31 @@ class _Run:
             return 'error: ask_user needs a question: {"question": "..."}'
         return await self.ctx.ask_user(question.strip())
 
-    async def fit(self, tool_name: str, output: Any) -> str:
-        """The tool output as the prompt carries it: whole, or as an artifact's summary and id."""
+    async def fit(self, tool_name: str, output: Any, kept: ArtifactRef | None = None) -> str:
+        """The tool output as the prompt carries it: whole, or as an artifact's summary and id.
+
+        `kept` is the artifact the journal already keeps the output in (it
+        was too large to keep inline): the prompt refers to that one, so the
+        output is not stored a second time.
+        """
         ctx = self.ctx
         text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
         limit = ctx.task.budget.max_artifact_bytes_in_context
-        body = text.encode("utf-8")
-        if len(body) <= limit:
+        size = kept.bytes if kept is not None else len(text.encode("utf-8"))
+        if size <= limit:
             return text
         if tool_name == "read_artifact":  # the slice the model asked for, not another artifact
             return text
+        ref = kept or await self._keep_artifact(tool_name, text)
+        await ctx.apply_patch({"ops": [{"op": "add_artifact", "artifact": ref.model_dump()}]})
+        return (
+            f"[the output of {tool_name} is {ref.bytes} bytes, kept as artifact {ref.artifact_id}; "
+            f"it begins: {ref.summary!r}; read more with read_artifact]"
+        )
+
+    async def _keep_artifact(self, tool_name: str, text: str) -> ArtifactRef:
+        ctx = self.ctx
+        body = text.encode("utf-8")
         artifact = Artifact(
             id=f"{ctx.task_id}-artifact-{len(ctx.state.artifacts) + 1}",
             task_id=ctx.task_id,
@@ -271,11 +314,7 @@ class _Run:
         if not ctx.replaying:
             with contextlib.suppress(DuplicateRecord):  # stored before a crash, on an earlier run
                 await ctx.store.put_artifact(artifact, body, fence=ctx.lease)
-        await ctx.apply_patch({"ops": [{"op": "add_artifact", "artifact": artifact.ref.model_dump()}]})
-        return (
-            f"[the output of {tool_name} is {len(body)} bytes, kept as artifact {artifact.id}; "
-            f"it begins: {artifact.summary!r}; read more with read_artifact]"
-        )
+        return artifact.ref
 
     async def compact(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Summarize older turns (a journaled call) when the history passes its budget."""

@@ -32,6 +32,10 @@ Completed steps (kept as they are): {done}
 The step that failed: {failed} ({reason})
 Answer with one JSON object only: {{"steps": [ ...the new remaining steps, same shape as before... ]}}"""
 
+TOO_MANY_TOOL_CALLS = """Your answer asked for {asked} tool calls at once; at most {limit} may be asked
+in one answer, so none of them ran. Ask for at most {limit} at once (the rest in later answers),
+or answer with your report if the step is done."""
+
 SUMMARIZE = """Summarize the conversation below for the agent that continues it: what was done,
 what was found, what is left. Be brief and keep every fact the next steps need."""
 

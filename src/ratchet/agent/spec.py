@@ -12,6 +12,7 @@ from pydantic import Field
 from ..code_trust import FILE_MODULE_PREFIX, portable_path
 from ..engine.workflow import load_module
 from ..errors import InputError
+from ..limits import MAX_TOOL_CALLS_PER_ANSWER
 from ..model import Constraints, Record
 from ..policy import Budget
 from ..tools import Tool
@@ -36,6 +37,7 @@ class AgentSpec(Record):
     max_turns_per_step: int = Field(default=12, ge=1)
     history_token_budget: int = Field(default=6000, ge=200)
     keep_recent_messages: int = Field(default=6, ge=2)
+    max_tool_calls_per_answer: int = Field(default=MAX_TOOL_CALLS_PER_ANSWER, ge=1)
 
 
 class Agent:
@@ -53,7 +55,8 @@ class Agent:
             (a file under the project root is recorded relative to it).
         allow_shell: offer the built-in ``run_shell`` tool.
         settings: other `AgentSpec` fields (``max_step_attempts``,
-            ``max_turns_per_step``, ``history_token_budget``, ``keep_recent_messages``).
+            ``max_turns_per_step``, ``history_token_budget``, ``keep_recent_messages``,
+            ``max_tool_calls_per_answer``).
     """
 
     def __init__(

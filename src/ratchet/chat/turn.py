@@ -3,8 +3,10 @@
 A turn is a durable task. It reads the session (a journaled read-only call,
 so a resumed turn rebuilds the very same prompt), asks the model with the
 task-list tools, runs the tools it calls, and asks again until the model
-answers without tool calls (at most ``max_model_calls`` times). The exchange
-is then kept in the session's history, which the next turns' prompts carry.
+answers without tool calls (at most ``max_model_calls`` times). An answer
+asking for more than 64 tool calls at once runs none of them: the model is
+told, and asked again. The exchange is then kept in the session's history,
+which the next turns' prompts carry.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from typing import Any
 from ..engine.context import Context
 from ..engine.workflow import Workflow
 from ..errors import OperationFailed, TaskStopped
+from ..limits import MAX_TOOL_CALLS_PER_ANSWER
+from ..model import Severity
 from ..providers import ModelResponse
 from ..store import StateStore
 from ..tools import Tool
@@ -27,6 +31,9 @@ __all__ = ["CHAT_TURN_WORKFLOW", "DEFAULT_MAX_MODEL_CALLS", "HISTORY_IN_PROMPT",
 DEFAULT_MAX_MODEL_CALLS = 8
 HISTORY_IN_PROMPT = 6
 CHAT_TURN_WORKFLOW = "ratchet.chat.turn:chat_turn"
+
+TOO_MANY_TOOL_CALLS = """Your answer asked for {asked} tool calls at once; at most {limit} may be asked
+in one answer, so none of them ran. Ask for at most {limit} at once."""
 
 SYSTEM = """You are a task manager assistant. You keep the user's list of tasks; each task has a
 description and a completion rate in percent.
@@ -57,6 +64,23 @@ def _assistant(answer: ModelResponse) -> dict[str, Any]:
     return said
 
 
+async def _refuse_tool_calls(ctx: Context, answer: ModelResponse) -> list[dict[str, Any]]:
+    asked, limit = len(answer.tool_calls), MAX_TOOL_CALLS_PER_ANSWER
+    await ctx.emit(
+        f"the model asked for {asked} tool calls in one answer, more than the limit of {limit}; none ran",
+        kind="tool_calls_refused",
+        severity=Severity.WARNING,
+        data={"asked": asked, "limit": limit},
+    )
+    return [  # the calls are left out: each would need a reply
+        {
+            "role": "assistant",
+            "content": _text(answer.content) or f"(an answer asking for {asked} tool calls)",
+        },
+        {"role": "user", "content": TOO_MANY_TOOL_CALLS.format(asked=asked, limit=limit)},
+    ]
+
+
 def _text(content: Any) -> str:
     if content is None:
         return ""
@@ -85,6 +109,9 @@ async def chat_turn(
     actions: list[dict[str, Any]] = []
     for _ in range(max_model_calls):
         answer = await ctx.call_model({"purpose": "act", "messages": messages, "tools": schemas})
+        if len(answer.tool_calls) > MAX_TOOL_CALLS_PER_ANSWER:  # none runs; the model is told
+            messages += await _refuse_tool_calls(ctx, answer)
+            continue
         messages.append(_assistant(answer))
         if not answer.tool_calls:
             text = _text(answer.content)

@@ -17,7 +17,7 @@ from ..printable import printable_json
 from ..runtime import Runtime
 from ..store import DEFAULT_STORE_URL, redact_url
 from . import json_output, render
-from .options import ForceOpenOption, JsonOption, StoreOption, TaskArgument
+from .options import MAX_COUNT, ForceOpenOption, JsonOption, StoreOption, TaskArgument
 from .store_access import open_for_task, open_store_for, run_async
 
 __all__ = ["fork_command", "gc_command", "migrate_command", "resolve_command"]
@@ -35,6 +35,7 @@ def resolve_command(
         typer.Option(
             "--op",
             min=0,
+            max=MAX_COUNT,
             metavar="SEQ",
             help="The in-doubt operation (`ratchet show TASK` lists them).",
         ),
@@ -97,7 +98,9 @@ def fork_command(
     task_id: TaskArgument,
     checkpoint: Annotated[
         int,
-        typer.Option("--checkpoint", min=1, metavar="N", help="The checkpoint to start from (from 1)."),
+        typer.Option(
+            "--checkpoint", min=1, max=MAX_COUNT, metavar="N", help="The checkpoint to start from (from 1)."
+        ),
     ],
     store: StoreOption = DEFAULT_STORE_URL,
     force_open: ForceOpenOption = False,
@@ -143,7 +146,9 @@ def gc_command(
     force_open: ForceOpenOption = False,
     keep: Annotated[
         int | None,
-        typer.Option("--keep", min=1, metavar="N", help="Keep the newest N checkpoints of each task."),
+        typer.Option(
+            "--keep", min=1, max=MAX_COUNT, metavar="N", help="Keep the newest N checkpoints of each task."
+        ),
     ] = None,
     older_than: Annotated[
         str | None,
@@ -160,7 +165,10 @@ def gc_command(
         raise InputError(
             "say which checkpoints to delete: --keep N, --older-than DURATION (e.g. 7d), or both"
         )
-    seconds = None if older_than is None else parse_duration(older_than)
+    try:
+        seconds = None if older_than is None else parse_duration(older_than)
+    except InputError as error:
+        raise InputError(f"--older-than: {error.message}") from None
     deleted = run_async(_gc(store, keep=keep, older_than=seconds))
     if as_json:
         json_output.print_json({"deleted": deleted, "keep": keep, "older_than_seconds": seconds})

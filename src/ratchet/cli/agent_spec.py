@@ -13,6 +13,7 @@ from ..agent import Agent, load_tools
 from ..agent.builtin_tools import BUILTIN_TOOL_NAMES
 from ..code_trust import portable_path
 from ..errors import InputError, WorkflowNotFound
+from ..limits import MAX_TOOL_CALLS_PER_ANSWER
 from ..policy import Budget, parse_duration
 from ..providers import ScriptedModel, resolve_model
 from .resume import make_cwd_importable
@@ -29,6 +30,7 @@ def build_agent(
     instructions: str = "",
     max_steps: int | None = None,
     max_tokens: int | None = None,
+    max_tool_calls: int = MAX_TOOL_CALLS_PER_ANSWER,
     allow_shell: bool = False,
 ) -> Agent:
     """The agent the options describe, each checked now rather than when the task runs.
@@ -52,6 +54,7 @@ def build_agent(
         budget=Budget(max_steps=max_steps, max_llm_tokens=max_tokens),
         tool_sources=sources,
         allow_shell=allow_shell,
+        max_tool_calls_per_answer=max_tool_calls,
     )
 
 

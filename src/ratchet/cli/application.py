@@ -22,6 +22,7 @@ import typer
 
 from .._distribution import DISTRIBUTION
 from ..errors import InputError, StoreError
+from ..limits import utf8_problem
 from ..printable import printable
 from . import admin, chat, demo, people, resume, run, submit, tasks, worker
 
@@ -107,12 +108,24 @@ def _usage_message(exc: Any) -> str:
     return f"{exc.format_message().rstrip('.')}{hint}"
 
 
+def _not_utf8(args: list[str]) -> str | None:
+    """What is wrong with the first argument that is not UTF-8 text (Ratchet stores text as UTF-8)."""
+    for number, arg in enumerate(args, start=1):
+        problem = utf8_problem(arg)
+        if problem is not None:
+            return f"argument {number} of the command line is not valid UTF-8 ({problem}); give it as UTF-8"
+    return None
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI and exit with the command's code (docs/cli.md lists them).
 
     0 is success, 2 bad input (one ``error:`` line on stderr), 130 Ctrl-C;
     `ratchet run` and `ratchet resume` add 1 (the task failed), 3 and 4 (it waits).
     """
+    bad_text = _not_utf8(sys.argv[1:] if argv is None else argv)
+    if bad_text is not None:
+        sys.exit(_fail(bad_text))
     command = typer.main.get_command(app)
     try:
         outcome = command.main(argv, prog_name="ratchet", standalone_mode=False)

@@ -14,7 +14,7 @@ from ..errors import StoreNotFound
 from ..model import Session
 from ..store import DEFAULT_STORE_URL, redact_url
 from . import json_output, render
-from .options import ForceOpenOption, JsonOption, StoreOption
+from .options import MAX_COUNT, ForceOpenOption, JsonOption, StoreOption
 from .store_access import integrity_check, open_store_for, run_async
 from .views import SessionSummary
 
@@ -40,7 +40,10 @@ def chat_command(
         ),
     ] = None,
     max_model_calls: Annotated[
-        int, typer.Option("--max-model-calls", min=1, metavar="N", help="Model calls one turn may make.")
+        int,
+        typer.Option(
+            "--max-model-calls", min=1, max=MAX_COUNT, metavar="N", help="Model calls one turn may make."
+        ),
     ] = DEFAULT_MAX_MODEL_CALLS,
     store: StoreOption = DEFAULT_STORE_URL,
     force_open: ForceOpenOption = False,

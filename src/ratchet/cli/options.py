@@ -11,6 +11,7 @@ opens the command's store with it, however many calls down that happens.
 
 from __future__ import annotations
 
+import math
 from typing import Annotated
 
 import typer
@@ -19,6 +20,9 @@ from .completion import complete_task_id
 from .store_access import skip_integrity_check
 
 __all__ = [
+    "MAX_CONCURRENCY",
+    "MAX_COUNT",
+    "MAX_SECONDS",
     "AllowCodeOption",
     "AllowShellOption",
     "DeadlineOption",
@@ -27,13 +31,34 @@ __all__ = [
     "InstructionsOption",
     "JsonOption",
     "LeaseTtlOption",
+    "MaxInstructionBytesOption",
     "MaxStepsOption",
     "MaxTokensOption",
+    "MaxToolCallsOption",
     "ModelOption",
     "StoreOption",
     "TaskArgument",
     "ToolsOption",
+    "finite",
 ]
+
+# Every number an option takes is bounded, so no value reaches a store or a date it cannot hold:
+# counts and sequence numbers as the stores keep them (32-bit integers), seconds a day at most.
+MAX_COUNT = 2**31 - 1
+MAX_SECONDS = 86400.0
+MAX_CONCURRENCY = 1000
+
+
+def finite(value: float | None) -> float | None:
+    """Refuse ``nan``, which passes every range check (a Typer callback for float options).
+
+    Raises:
+        typer.BadParameter: `value` is not a number.
+    """
+    if value is not None and not math.isfinite(value):
+        raise typer.BadParameter(f"{value} is not a number of seconds")
+    return value
+
 
 # --------------------------------------------------------------------------- every command
 
@@ -69,6 +94,8 @@ LeaseTtlOption = Annotated[
     typer.Option(
         "--lease-ttl",
         min=1.0,
+        max=MAX_SECONDS,
+        callback=finite,
         metavar="SECONDS",
         help="How long a claim on a task lasts without a heartbeat (renewed every third of it).",
     ),
@@ -86,7 +113,21 @@ AllowCodeOption = Annotated[
 
 # --------------------------------------------------------------------------- the agent (run, submit)
 
-InstructionArgument = Annotated[str, typer.Argument(metavar="INSTRUCTION", help="What the agent should do.")]
+InstructionArgument = Annotated[
+    str,
+    typer.Argument(metavar="INSTRUCTION", help="What the agent should do; - reads it from standard input."),
+]
+MaxInstructionBytesOption = Annotated[
+    int,
+    typer.Option(
+        "--max-instruction-bytes",
+        envvar="RATCHET_MAX_INSTRUCTION_BYTES",
+        min=1,
+        max=MAX_COUNT,
+        metavar="N",
+        help="Refuse an instruction larger than N bytes (UTF-8).",
+    ),
+]
 ModelOption = Annotated[
     str,
     typer.Option(
@@ -119,15 +160,26 @@ DeadlineOption = Annotated[
 ]
 MaxStepsOption = Annotated[
     int | None,
-    typer.Option("--max-steps", min=1, metavar="N", help="At most N plan steps may start."),
+    typer.Option("--max-steps", min=1, max=MAX_COUNT, metavar="N", help="At most N plan steps may start."),
 ]
 MaxTokensOption = Annotated[
     int | None,
     typer.Option(
         "--max-tokens",
         min=1,
+        max=MAX_COUNT,
         metavar="N",
         help="At most N LLM tokens (prompt plus completion).",
+    ),
+]
+MaxToolCallsOption = Annotated[
+    int,
+    typer.Option(
+        "--max-tool-calls",
+        min=1,
+        max=MAX_COUNT,
+        metavar="N",
+        help="Refuse a model answer asking for more than N tool calls at once (the model is told).",
     ),
 ]
 AllowShellOption = Annotated[

@@ -90,9 +90,11 @@ def answer_command(
 async def _approve(url: str, task_id: str, edited: dict[str, Any] | None) -> tuple[Approval, str | None]:
     """Approve; return the approval as it was shown, and why its edited arguments went unchecked."""
     async with open_for_task(url, task_id) as store:
-        unchecked = None if edited is None else await check_edited_arguments(store, task_id, edited)
+        runtime = Runtime(store)
+        with runtime.trust.enforced():  # checking the edits loads the task's code: only code it may load
+            unchecked = None if edited is None else await check_edited_arguments(store, task_id, edited)
         pending = await store.list_approvals(task_id, pending_only=True)
-        await Runtime(store).approve(task_id, edit_args=edited)
+        await runtime.approve(task_id, edit_args=edited)
         return pending[0], unchecked  # the one decided (the decision succeeded, so there was one)
 
 

@@ -27,6 +27,7 @@ import typer
 from ..agent import Agent
 from ..code_trust import CodeTrust
 from ..errors import CannotResume, InputError, LeaseLost, StoreError
+from ..limits import MAX_INSTRUCTION_BYTES, MAX_TOOL_CALLS_PER_ANSWER
 from ..model import Lease, Step, StepStatus, Task, TaskStatus
 from ..runtime import Runtime
 from ..store import DEFAULT_STORE_URL
@@ -40,6 +41,7 @@ from .exits import (
     say_stopped,
     say_store_failed,
 )
+from .instruction import read_instruction
 from .options import (
     AllowCodeOption,
     AllowShellOption,
@@ -47,8 +49,10 @@ from .options import (
     ForceOpenOption,
     InstructionArgument,
     InstructionsOption,
+    MaxInstructionBytesOption,
     MaxStepsOption,
     MaxTokensOption,
+    MaxToolCallsOption,
     ModelOption,
     StoreOption,
     TaskArgument,
@@ -82,7 +86,9 @@ def run_command(
     deadline: DeadlineOption = None,
     max_steps: MaxStepsOption = None,
     max_tokens: MaxTokensOption = None,
+    max_tool_calls: MaxToolCallsOption = MAX_TOOL_CALLS_PER_ANSWER,
     allow_shell: AllowShellOption = False,
+    max_instruction_bytes: MaxInstructionBytesOption = MAX_INSTRUCTION_BYTES,
     detach: Annotated[
         bool, typer.Option("--detach", "-d", help="Only queue the task and print its id.")
     ] = False,
@@ -101,8 +107,7 @@ def run_command(
     (a full disk, say), 130 Ctrl-C and 143 SIGTERM (for 5, 130 and 143 the
     task stays resumable; the command that continues it is printed).
     """
-    if not instruction.strip():
-        raise InputError("the instruction is empty; say what the agent should do")
+    instruction = read_instruction(instruction, limit=max_instruction_bytes)
     if detach and store.partition(":")[0].strip().lower() == "memory":
         raise InputError("--detach with a memory:// store would lose the task at once; use sqlite:///PATH")
     CodeTrust.here(allow_code or ())  # a bad allowance is bad input now, before anything is stored
@@ -112,6 +117,7 @@ def run_command(
         instructions=instructions,
         max_steps=max_steps,
         max_tokens=max_tokens,
+        max_tool_calls=max_tool_calls,
         allow_shell=allow_shell,
     )
     seconds = deadline_seconds(deadline)
@@ -124,6 +130,7 @@ def run_command(
                 agent,
                 instruction,
                 seconds,
+                limit=max_instruction_bytes,
                 detach=detach,
                 screen=screen,
                 started=started,
@@ -167,6 +174,7 @@ async def _run(
     instruction: str,
     deadline: float | None,
     *,
+    limit: int,
     detach: bool,
     screen: Screen,
     started: _Started,
@@ -177,7 +185,7 @@ async def _run(
     assert this_run is not None
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, this_run.cancel)
     async with open_store_for(url, create=True) as store:
-        runtime = Runtime(store, allow_code=allow_code)
+        runtime = Runtime(store, allow_code=allow_code, max_instruction_bytes=limit)
         task_id = await runtime.submit(agent, instruction=instruction, deadline=deadline, queue=detach)
         started.task_id = task_id
         watcher = Watcher(store, task_id)

@@ -17,13 +17,15 @@ import typer
 
 from ..agent import Agent
 from ..errors import InputError
+from ..limits import MAX_INSTRUCTION_BYTES, MAX_TOOL_CALLS_PER_ANSWER
 from ..model import utcnow
-from ..policy import parse_duration
+from ..policy import is_duration, parse_duration
 from ..runtime import Runtime
 from ..schedules import Schedule, check_cron
 from ..store import DEFAULT_STORE_URL, redact_url
 from . import json_output, render
 from .agent_spec import build_agent, deadline_seconds
+from .instruction import read_instruction
 from .options import (
     AllowShellOption,
     DeadlineOption,
@@ -31,8 +33,10 @@ from .options import (
     InstructionArgument,
     InstructionsOption,
     JsonOption,
+    MaxInstructionBytesOption,
     MaxStepsOption,
     MaxTokensOption,
+    MaxToolCallsOption,
     ModelOption,
     StoreOption,
     ToolsOption,
@@ -52,16 +56,21 @@ def parse_start_time(text: str, *, now: dt.datetime | None = None) -> dt.datetim
     try:
         when = dt.datetime.fromisoformat(text.strip())
     except ValueError:
-        try:
-            return now + dt.timedelta(seconds=parse_duration(text))
-        except InputError:
+        if not is_duration(text):
             raise InputError(
                 f"--at: {text!r} is neither a time (2026-12-01T09:00:00Z, UTC unless an offset "
                 "is given) nor a delay (90s, 10m, 2h)"
             ) from None
+        try:
+            return now + dt.timedelta(seconds=parse_duration(text))
+        except InputError as error:
+            raise InputError(f"--at: {error.message}") from None
     if when.tzinfo is None:
         when = when.replace(tzinfo=dt.UTC)
-    return when.astimezone(dt.UTC)
+    try:
+        return when.astimezone(dt.UTC)
+    except OverflowError:  # an offset that moves it past year 9999 or before year 1
+        raise InputError(f"--at: {text!r} is out of the range of dates; give a time in UTC") from None
 
 
 def submit_command(
@@ -72,7 +81,9 @@ def submit_command(
     deadline: DeadlineOption = None,
     max_steps: MaxStepsOption = None,
     max_tokens: MaxTokensOption = None,
+    max_tool_calls: MaxToolCallsOption = MAX_TOOL_CALLS_PER_ANSWER,
     allow_shell: AllowShellOption = False,
+    max_instruction_bytes: MaxInstructionBytesOption = MAX_INSTRUCTION_BYTES,
     at: Annotated[
         str | None,
         typer.Option(
@@ -103,8 +114,7 @@ def submit_command(
     task of its own, once, whichever worker fires it. Stop a schedule with
     `ratchet schedules --delete ID`.
     """
-    if not instruction.strip():
-        raise InputError("the instruction is empty; say what the agent should do")
+    instruction = read_instruction(instruction, limit=max_instruction_bytes)
     if at is not None and every is not None:
         raise InputError("give --at or --every, not both")
     if store.partition(":")[0].strip().lower() == "memory":
@@ -120,11 +130,14 @@ def submit_command(
         instructions=instructions,
         max_steps=max_steps,
         max_tokens=max_tokens,
+        max_tool_calls=max_tool_calls,
         allow_shell=allow_shell,
     )
     seconds = deadline_seconds(deadline)
     if every is not None:
-        schedule_id, next_due = run_async(_schedule(store, agent, instruction, seconds, every))
+        schedule_id, next_due = run_async(
+            _schedule(store, agent, instruction, seconds, every, limit=max_instruction_bytes)
+        )
         if as_json:
             json_output.print_json_line(json_output.scheduled_json(schedule_id, next_due))
             return
@@ -135,7 +148,7 @@ def submit_command(
             file=sys.stderr,
         )
         return
-    task_id = run_async(_queue(store, agent, instruction, seconds, start))
+    task_id = run_async(_queue(store, agent, instruction, seconds, start, limit=max_instruction_bytes))
     starts_at = start or utcnow()
     if as_json:
         json_output.print_json_line(json_output.queued_json(task_id, starts_at))
@@ -150,17 +163,18 @@ def submit_command(
 
 
 async def _queue(
-    url: str, agent: Agent, instruction: str, deadline: float | None, start: dt.datetime | None
+    url: str, agent: Agent, instruction: str, deadline: float | None, start: dt.datetime | None, *, limit: int
 ) -> str:
     async with open_store_for(url, create=True) as store:
-        return await Runtime(store).submit(agent, instruction=instruction, deadline=deadline, at=start)
+        runtime = Runtime(store, max_instruction_bytes=limit)
+        return await runtime.submit(agent, instruction=instruction, deadline=deadline, at=start)
 
 
 async def _schedule(
-    url: str, agent: Agent, instruction: str, deadline: float | None, every: str
+    url: str, agent: Agent, instruction: str, deadline: float | None, every: str, *, limit: int
 ) -> tuple[str, dt.datetime]:
     async with open_store_for(url, create=True) as store:
-        runtime = Runtime(store)
+        runtime = Runtime(store, max_instruction_bytes=limit)
         trigger = await runtime.schedule(agent, instruction=instruction, deadline=deadline, every=every)
         return str(trigger.payload["id"]), trigger.fire_at
 

@@ -25,6 +25,8 @@ __all__ = ["events_command", "parse_status", "show_command", "tasks_command"]
 
 # The longest wait for news when nothing is heard; SQLite looks every 0.2 s anyway (the store's poll).
 FOLLOW_IDLE_SECONDS = 30.0
+# Events are read and printed a page at a time: memory stays bounded however many a task has.
+EVENTS_PAGE = 500
 
 
 def parse_status(text: str) -> TaskStatus:
@@ -145,13 +147,17 @@ async def _print_events(
                 except CorruptRecord:  # its events are rows of their own, still readable
                     task = None
                 unreadable: list[CorruptRecord] = []
-                events = await tx.list_events(task_id, after_seq=last_seq, unreadable=unreadable)
+                events = await tx.list_events(
+                    task_id, after_seq=last_seq, limit=EVENTS_PAGE, unreadable=unreadable
+                )
             shown = in_seq_order(events, unreadable)
             for item in shown:
                 printer(item)
             if shown:
                 last_seq = max([last_seq, *(e.seq for e in events), *_int_seqs(unreadable)])
                 render.flush()
+            if len(shown) == EVENTS_PAGE:
+                continue  # more are stored: the next page, at once
             if not follow or (task is not None and task.status.is_terminal):
                 return
             # PostgreSQL wakes us on each new event (NOTIFY); SQLite looks again after a short poll.

@@ -24,7 +24,15 @@ from ..errors import InputError, RatchetError
 from ..printable import printable
 from ..store import DEFAULT_STORE_URL, redact_url
 from . import render
-from .options import AllowCodeOption, ForceOpenOption, LeaseTtlOption, StoreOption
+from .options import (
+    MAX_CONCURRENCY,
+    MAX_SECONDS,
+    AllowCodeOption,
+    ForceOpenOption,
+    LeaseTtlOption,
+    StoreOption,
+    finite,
+)
 from .resume import make_cwd_importable
 from .store_access import open_store_for, run_async
 
@@ -37,7 +45,7 @@ def worker_command(
     store: StoreOption = DEFAULT_STORE_URL,
     force_open: ForceOpenOption = False,
     concurrency: Annotated[
-        int, typer.Option("--concurrency", min=1, metavar="N", help="Tasks run at once.")
+        int, typer.Option("--concurrency", min=1, max=MAX_CONCURRENCY, metavar="N", help="Tasks run at once.")
     ] = 4,
     name: Annotated[
         str | None,
@@ -46,7 +54,14 @@ def worker_command(
     lease_ttl: LeaseTtlOption = DEFAULT_LEASE_TTL,
     poll: Annotated[
         float,
-        typer.Option("--poll", min=0.01, metavar="SECONDS", help="How often to look for due work."),
+        typer.Option(
+            "--poll",
+            min=0.01,
+            max=MAX_SECONDS,
+            callback=finite,
+            metavar="SECONDS",
+            help="How often to look for due work.",
+        ),
     ] = 0.5,
     workflows: Annotated[
         list[str] | None,
@@ -65,6 +80,8 @@ def worker_command(
         typer.Option(
             "--grace",
             min=0.0,
+            max=MAX_SECONDS,
+            callback=finite,
             metavar="SECONDS",
             help="On SIGTERM or Ctrl-C, how long running calls may take to finish before they are cancelled.",
         ),

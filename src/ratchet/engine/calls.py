@@ -54,6 +54,10 @@ class CallJournal(Protocol):
         """The operation recorded at `seq`, or None."""
         ...
 
+    async def recorded_output(self, op: Operation) -> JsonValue:
+        """The output `op` recorded (read back from its artifact when it was too large to keep inline)."""
+        ...
+
     async def record_intent(self, call: Call) -> None:
         """Commit that the call is about to run (before its effect)."""
         ...

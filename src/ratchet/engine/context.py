@@ -24,6 +24,7 @@ from pydantic import JsonValue
 from ..errors import DeadlineExceeded, InputError, NonDeterminismError, OperationFailed, StoreError
 from ..model import (
     AgentState,
+    ArtifactRef,
     Checkpoint,
     Event,
     Lease,
@@ -48,6 +49,7 @@ from .calls import Call, TaskSuspended, WorkerStopping
 from .faults import crash_point
 from .journal import Journal
 from .middleware import Middleware, compose, default_chain, perform
+from .results import stored_result
 from .workflow import Workflow
 
 if TYPE_CHECKING:
@@ -84,7 +86,7 @@ class Context:
         self.task = task
         self.lease = lease
         self.workflow = workflow
-        self.journal = Journal(store, lease, recorded)
+        self.journal = Journal(store, lease, recorded, inline_limit=task.budget.max_inline_result_bytes)
         self._approval_hook = approval_hook
         # Journaled patches rebuild the state on replay; the budget's flag is not journaled
         # (when it is set depends on the clock), so it is carried over from the task.
@@ -173,6 +175,25 @@ class Context:
     @current_step.setter
     def current_step(self, index: int | None) -> None:
         self._current_step = index
+
+    @property
+    def next_seq(self) -> int:
+        """The seq the next journaled call takes (`call_tools` numbers its calls from it, in order)."""
+        return self._next_seq
+
+    def result_artifact(self, seq: int) -> ArtifactRef | None:
+        """The artifact the result of the tool call at `seq` is kept in, if it was too large to
+        keep in the journal (`Budget.max_inline_result_bytes`); None otherwise."""
+        recorded = self.journal.lookup(seq)
+        stored = None if recorded is None else stored_result(recorded)
+        if recorded is None or stored is None:
+            return None
+        return ArtifactRef(
+            artifact_id=stored.artifact_id,
+            type=f"tool_result.{recorded.name}",
+            summary=stored.preview,
+            bytes=stored.bytes,
+        )
 
     def _take_seq(self, count: int = 1) -> int:
         seq = self._next_seq

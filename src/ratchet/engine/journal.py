@@ -13,9 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import JsonValue
 
-from ..model import Event, Lease, Operation, OpStatus, utcnow
+from ..limits import MAX_INLINE_RESULT_BYTES
+from ..model import Event, Lease, Operation, OpKind, OpStatus, utcnow
 from ..store import StateStore
 from .faults import crash_point
+from .results import read_back, set_aside, stored_result
 
 if TYPE_CHECKING:
     from .calls import Call
@@ -24,16 +26,36 @@ __all__ = ["Journal"]
 
 
 class Journal:
-    """The recorded operations of one task, and the writer of new ones."""
+    """The recorded operations of one task, and the writer of new ones.
 
-    def __init__(self, store: StateStore, lease: Lease, recorded: Iterable[Operation]) -> None:
+    A tool result larger than `inline_limit` bytes is kept once, as an
+    artifact the journal refers to (`ratchet.engine.results`).
+    """
+
+    def __init__(
+        self,
+        store: StateStore,
+        lease: Lease,
+        recorded: Iterable[Operation],
+        *,
+        inline_limit: int = MAX_INLINE_RESULT_BYTES,
+    ) -> None:
         self.store = store
         self.lease = lease
+        self.inline_limit = inline_limit
         self.recorded = {op.seq: op for op in recorded}
         self.last_recorded_seq = max(self.recorded, default=-1)
 
     def lookup(self, seq: int) -> Operation | None:
         return self.recorded.get(seq)
+
+    async def recorded_output(self, op: Operation) -> JsonValue:
+        """The output `op` recorded: inline, or read back from the artifact it was set aside in."""
+        stored = stored_result(op)
+        if stored is None:
+            output: JsonValue = op.output
+            return output
+        return await read_back(self.store, stored)
 
     def _operation(self, call: Call, status: OpStatus, **fields: Any) -> Operation:
         return Operation(
@@ -92,8 +114,13 @@ class Journal:
                 error_type=type(error).__name__,
                 finished_at=utcnow(),
             )
+        aside = set_aside(op, self.inline_limit) if error is None and call.kind is OpKind.TOOL else None
+        if aside is not None:
+            op = aside[0]
         crash_point("before_result_commit")
         async with self.store.transaction(fence=self.lease) as tx:
+            if aside is not None:
+                await tx.put_artifact(aside[1], aside[2])  # with the outcome: both are kept, or neither
             await tx.record_op_finished(op)
             await _append(tx, call.take_events(op))
         self.recorded[call.seq] = op

@@ -219,8 +219,7 @@ class JournalMiddleware:
         call.meta = dict(recorded.meta)
         if recorded.status is OpStatus.SUCCEEDED:
             call.replayed, call.attempt = True, recorded.attempt
-            output: JsonValue = recorded.output  # stored as JSON, read back as JSON
-            return output
+            return await call.context.journal.recorded_output(recorded)  # stored as JSON, read back as JSON
         if recorded.retry_pending:
             call.attempt, call.not_before = recorded.attempt + 1, recorded.next_attempt_at
             return _LIVE

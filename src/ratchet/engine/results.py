@@ -1,0 +1,89 @@
+"""Large tool results, kept once as an artifact: the journal holds a reference, replay reads them back.
+
+A tool result larger than the task's ``Budget.max_inline_result_bytes`` (a
+string as UTF-8 text, anything else as JSON) is stored as the artifact
+``<task>-result-<seq>`` in the transaction that records the call's outcome.
+The operation's ``output`` is then None and ``meta["result_artifact"]`` says
+where the value is: the artifact's id, its size, how it is encoded, and a
+preview (its first 200 characters, on one line). Live, the workflow gets the
+value the tool returned; on replay the artifact is read back and decoded, so
+it gets the same value, as JSON gives it back (as for any recorded result).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Literal
+
+from pydantic import JsonValue
+
+from ..model import Artifact, Operation, Record
+from ..store import StateStore
+
+__all__ = ["RESULT_ARTIFACT", "StoredResult", "read_back", "set_aside", "stored_result"]
+
+RESULT_ARTIFACT = "result_artifact"
+PREVIEW_CHARS = 200
+
+# As the SQL stores write JSON (store/rows.py): the artifact's size is what the journal would have held.
+_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
+
+class StoredResult(Record):
+    """Where a result set aside lives (``Operation.meta["result_artifact"]``)."""
+
+    artifact_id: str
+    bytes: int
+    encoding: Literal["text", "json"]
+    preview: str
+
+
+def set_aside(op: Operation, limit: int) -> tuple[Operation, Artifact, bytes] | None:
+    """The succeeded `op` with its output moved to an artifact, the artifact and its body.
+
+    None when the output fits in `limit` bytes (it stays inline), or is not
+    something JSON can hold (the store says so, as it would have).
+    """
+    output = op.output
+    encoding: Literal["text", "json"]
+    if isinstance(output, str):
+        if len(output) * 4 <= limit:  # at most 4 bytes a character: no need to encode it
+            return None
+        body, encoding = output.encode("utf-8", "surrogatepass"), "text"
+    elif isinstance(output, dict | list):
+        try:
+            body, encoding = _encode(output).encode("utf-8", "surrogatepass"), "json"
+        except (TypeError, ValueError):
+            return None
+    else:
+        return None  # a number, a boolean or None is small
+    if len(body) <= limit:
+        return None
+    preview = body[: PREVIEW_CHARS * 4].decode("utf-8", "ignore")[:PREVIEW_CHARS].replace("\n", " ")
+    stored = StoredResult(
+        artifact_id=f"{op.task_id}-result-{op.seq}", bytes=len(body), encoding=encoding, preview=preview
+    )
+    artifact = Artifact(
+        id=stored.artifact_id,
+        task_id=op.task_id,
+        type=f"tool_result.{op.name}",
+        summary=preview,
+        bytes=len(body),
+    )
+    moved = op.model_copy(update={"output": None, "meta": {**op.meta, RESULT_ARTIFACT: stored.model_dump()}})
+    return moved, artifact, body
+
+
+def stored_result(op: Operation) -> StoredResult | None:
+    """Where `op`'s result was set aside, or None when the journal holds it inline."""
+    found = op.meta.get(RESULT_ARTIFACT)
+    return None if found is None else StoredResult.model_validate(found)
+
+
+async def read_back(store: StateStore, stored: StoredResult) -> JsonValue:
+    """The value a result set aside had, decoded from its artifact."""
+    body = await store.read_artifact(stored.artifact_id)
+    if stored.encoding == "text":
+        return body.decode("utf-8", "surrogatepass")
+    value: JsonValue = json.loads(body)
+    return value

@@ -1,0 +1,68 @@
+"""The size limits Ratchet holds every task to, their defaults, and the check of an instruction.
+
+Each limit is set where it applies (docs/limits.md lists them):
+
+- an instruction's size: ``Runtime(max_instruction_bytes=...)``; the CLI's
+  ``--max-instruction-bytes`` (or ``RATCHET_MAX_INSTRUCTION_BYTES``);
+- tool calls in one model answer: ``Agent(max_tool_calls_per_answer=...)``
+  (kept in the task's `AgentSpec`); the CLI's ``--max-tool-calls``;
+- a tool result kept inline in the journal: ``Budget(max_inline_result_bytes=...)``
+  (kept in the task); a larger result is kept once, as an artifact.
+"""
+
+from __future__ import annotations
+
+from .errors import InputError
+
+__all__ = [
+    "MAX_INLINE_RESULT_BYTES",
+    "MAX_INSTRUCTION_BYTES",
+    "MAX_TOOL_CALLS_PER_ANSWER",
+    "check_instruction",
+    "utf8_problem",
+]
+
+MAX_INSTRUCTION_BYTES = 256 * 1024
+MAX_TOOL_CALLS_PER_ANSWER = 64
+MAX_INLINE_RESULT_BYTES = 64 * 1024
+
+
+def utf8_problem(text: str) -> str | None:
+    """What keeps `text` from being stored as UTF-8, and where (None when nothing does).
+
+    A string read from bytes that were not UTF-8 (``sys.argv`` decodes them
+    with ``surrogateescape``) holds lone surrogates in their place: the only
+    characters UTF-8 cannot encode.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        code = ord(text[error.start])
+        what = (
+            f"the byte 0x{code - 0xDC00:02x}"
+            if 0xDC80 <= code <= 0xDCFF
+            else f"a lone surrogate U+{code:04X}"
+        )
+        return f"{what} at character {error.start + 1}"
+    return None
+
+
+def check_instruction(instruction: str, *, limit: int = MAX_INSTRUCTION_BYTES) -> None:
+    """Refuse an instruction that is not UTF-8 text or is larger than `limit` bytes of it.
+
+    Raises:
+        InputError: it is not, or it is larger.
+    """
+    problem = utf8_problem(instruction)
+    if problem is not None:
+        raise InputError(f"the instruction is not valid UTF-8: {problem}; give it as UTF-8 text")
+    # Each character is at most 4 bytes: most instructions are measured without encoding them.
+    if len(instruction) * 4 <= limit:
+        return
+    size = len(instruction.encode("utf-8"))
+    if size > limit:
+        raise InputError(
+            f"the instruction is {size} bytes, more than the limit of {limit} bytes; "
+            "put the material in a file the agent's tools read, or raise the limit "
+            "(--max-instruction-bytes, Runtime(max_instruction_bytes=...))"
+        )
