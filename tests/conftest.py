@@ -54,6 +54,14 @@ def store_url(store_kind: str, tmp_path: Path) -> Iterator[str]:
         discard(url)
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A store the test shares with the programs it starts: a SQLite file, or a PostgreSQL database."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'ratchet.db'}"
+    return str(request.getfixturevalue("postgres_url"))
+
+
 @pytest.fixture
 async def store(store_url: str) -> AsyncIterator[StateStore]:
     """The store at `store_url`, open for the test."""

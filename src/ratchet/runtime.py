@@ -13,14 +13,19 @@ from pydantic import JsonValue
 
 from .agent import AGENT_WORKFLOW, Agent
 from .code_trust import CodeTrust
-from .engine.people import answer_question, describe_wait, pending_question, settle_approval
+from .engine.people import (
+    answer_question,
+    describe_wait,
+    in_doubt_settlement,
+    pending_question,
+    settle_approval,
+)
 from .engine.runner import DEFAULT_LEASE_TTL, WorkerIdentity, run_task
 from .engine.workflow import Workflow, load_workflow, portable_reference
 from .errors import CannotResume, CodeUnavailable, InputError
 from .limits import MAX_INSTRUCTION_BYTES, check_instruction
 from .model import (
     Event,
-    Operation,
     OpStatus,
     StepStatus,
     Task,
@@ -444,7 +449,7 @@ class Runtime:
                     f"operation {seq} of task {task_id} is not in doubt"
                     + ("" if op is None else f" (it is {op.status})")
                 )
-            settled, how = _settlement(op, retry=retry, skip=skip, result=result)
+            settled, how = in_doubt_settlement(op, retry=retry, skip=skip, result=result)
             queued = task.transition(TaskStatus.WAITING, waiting_on=WaitReason.TIMER)
             await tx.record_op_finished(settled)
             await tx.update_task(queued)
@@ -580,26 +585,3 @@ def _agent_name(inputs: dict[str, JsonValue] | None, default: str) -> str:
 def _slug(name: str) -> str:
     cleaned = "".join(c if c.isalnum() or c in "-_" else "-" for c in name.lower()).strip("-")
     return cleaned[:40] or "task"
-
-
-def _settlement(op: Operation, *, retry: bool, skip: bool, result: Any) -> tuple[Operation, str]:
-    now = utcnow()
-    if retry:
-        return op.model_copy(
-            update={
-                "status": OpStatus.FAILED,
-                "error": "in doubt; a person chose to run it again",
-                "error_type": "InDoubt",
-                "next_attempt_at": now,
-                "finished_at": now,
-            }
-        ), "run it again"
-    output = None if skip else result
-    return op.model_copy(
-        update={
-            "status": OpStatus.SUCCEEDED,
-            "output": output,
-            "finished_at": now,
-            "meta": {**op.meta, "resolved": "skip" if skip else "result"},
-        }
-    ), "skipped" if skip else "given a result"

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -46,14 +45,6 @@ def publish(entry: str, ctx: ratchet.ToolContext) -> str:
     _effect("publish", ctx.idempotency_key, entry)
     return f"published {entry}"
 """
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'ratchet.db'}"
-        return
-    yield request.getfixturevalue("postgres_url")
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,14 +15,6 @@ from ratchet.store import open_store
 from ..helpers.builders import make_task
 from ..helpers.cli import RunRatchet, assert_one_line_error
 from ..helpers.raw_sql import fill_sqlite_store, garble_last_pages, run_sql
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'r.db'}"
-        return
-    yield request.getfixturevalue("postgres_url")
 
 
 async def _store_with_a_task(url: str) -> None:

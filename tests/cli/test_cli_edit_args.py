@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,15 +12,6 @@ from ratchet.model import ApprovalStatus, OpStatus, TaskStatus, WaitReason
 
 from ..helpers.cli import RunRatchet, assert_one_line_error
 from .task_support import FLOWS, run_here, with_runtime, with_store
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """The store the commands and the test share: a SQLite file, or a PostgreSQL database."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'ratchet.db'}"
-        return
-    yield request.getfixturevalue("postgres_url")
 
 
 def _announcing(url: str, ledger: Path, workflow: str | None = None) -> str:

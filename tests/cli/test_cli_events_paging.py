@@ -6,7 +6,6 @@ import asyncio
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,14 +20,6 @@ MANY = 20_000
 FILLER = "x" * 1000  # a kilobyte a message: all of them at once would be tens of megabytes
 # Reading every event at once costs about 55 MB more than a few (measured); a page at a time about 5.
 MEMORY_BOUND_KB = 25 * 1024
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'ratchet.db'}"
-        return
-    yield request.getfixturevalue("postgres_url")
 
 
 async def _fill(url: str, counts: dict[str, int], *, filler: str = "") -> None:

@@ -4,8 +4,6 @@ worker sets the task aside with an event and completes every other task."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,14 +15,6 @@ from ..helpers.raw_sql import change_task_record, run_sql
 from .task_support import FLOWS, run_here, submit, with_store
 
 PROBLEM = "state.known_facts: Input should be a valid array"
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'ratchet.db'}"
-        return
-    yield request.getfixturevalue("postgres_url")
 
 
 def _break_facts(record: dict[str, Any]) -> None:

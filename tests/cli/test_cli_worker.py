@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import signal
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,15 +12,6 @@ from ratchet.model import TaskStatus
 
 from ..helpers.cli import RunRatchet, assert_one_line_error
 from .task_support import FLOWS, start_ratchet, stop_with, submit, wait_for_file, with_store
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A store the worker shares with the test: a SQLite file, or a PostgreSQL database."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'ratchet.db'}"
-        return
-    yield request.getfixturevalue("postgres_url")
 
 
 def test_until_idle_runs_every_queued_task_then_stops(run_ratchet: RunRatchet, url: str) -> None:

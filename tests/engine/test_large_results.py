@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -98,15 +97,6 @@ async def test_the_inline_limit_is_the_tasks_budget(store: StateStore, rt: Runti
 # --------------------------------------------------------------------------- a real worker, killed
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def file_or_server_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A store another process opens: a SQLite file, or a PostgreSQL database."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'r.db'}"
-        return
-    yield request.getfixturevalue("postgres_url")
-
-
 async def _submit(url: str, ledger: str) -> str:
     async with Runtime(url) as rt:
         return await rt.submit(WORKFLOW, _inputs(ledger, TEN_MB))
@@ -131,10 +121,7 @@ def _resume(url: str, task_id: str, **env: str) -> subprocess.CompletedProcess[s
     )
 
 
-def test_a_worker_killed_after_a_large_result_resumes_with_the_same_value(
-    file_or_server_url: str, ledger: str
-) -> None:
-    url = file_or_server_url
+def test_a_worker_killed_after_a_large_result_resumes_with_the_same_value(url: str, ledger: str) -> None:
     task_id = asyncio.run(_submit(url, ledger))
 
     killed = _resume(url, task_id, RATCHET_CRASH_AT="after_result_commit")  # right after big's result

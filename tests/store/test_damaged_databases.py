@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -40,14 +39,6 @@ VERSION_DAMAGE = {
         "reading its ratchet_schema_version table failed",
     ),
 }
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'r.db'}"
-        return
-    yield request.getfixturevalue("postgres_url")
 
 
 def _tables(url: str) -> list[str]:

@@ -49,7 +49,7 @@ from .calls import Call, TaskSuspended, WorkerStopping
 from .faults import crash_point
 from .journal import Journal
 from .middleware import Middleware, compose, default_chain, perform
-from .results import stored_result
+from .results import result_reference
 from .workflow import Workflow
 
 if TYPE_CHECKING:
@@ -184,16 +184,7 @@ class Context:
     def result_artifact(self, seq: int) -> ArtifactRef | None:
         """The artifact the result of the tool call at `seq` is kept in, if it was too large to
         keep in the journal (`Budget.max_inline_result_bytes`); None otherwise."""
-        recorded = self.journal.lookup(seq)
-        stored = None if recorded is None else stored_result(recorded)
-        if recorded is None or stored is None:
-            return None
-        return ArtifactRef(
-            artifact_id=stored.artifact_id,
-            type=f"tool_result.{recorded.name}",
-            summary=stored.preview,
-            bytes=stored.bytes,
-        )
+        return result_reference(self.journal.lookup(seq))
 
     def _take_seq(self, count: int = 1) -> int:
         seq = self._next_seq

@@ -24,7 +24,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import JsonValue
 
@@ -64,6 +64,7 @@ __all__ = [
     "check_edited_arguments",
     "describe_wait",
     "expire_approval",
+    "in_doubt_settlement",
     "pending_question",
     "question_text",
     "require_approval",
@@ -401,3 +402,27 @@ def describe_wait(task: Task, approvals: list[Approval], question: Operation | N
     if task.waiting_on is WaitReason.IN_DOUBT:
         return "a person to settle an in-doubt operation (`ratchet resolve`)"
     return "a person"
+
+
+def in_doubt_settlement(op: Operation, *, retry: bool, skip: bool, result: Any) -> tuple[Operation, str]:
+    """An in-doubt call as a person settled it (run again, skipped, or given `result`), and how to say so."""
+    now = utcnow()
+    if retry:
+        return op.model_copy(
+            update={
+                "status": OpStatus.FAILED,
+                "error": "in doubt; a person chose to run it again",
+                "error_type": "InDoubt",
+                "next_attempt_at": now,
+                "finished_at": now,
+            }
+        ), "run it again"
+    output = None if skip else result
+    return op.model_copy(
+        update={
+            "status": OpStatus.SUCCEEDED,
+            "output": output,
+            "finished_at": now,
+            "meta": {**op.meta, "resolved": "skip" if skip else "result"},
+        }
+    ), "skipped" if skip else "given a result"

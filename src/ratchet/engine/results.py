@@ -17,10 +17,10 @@ from typing import Literal
 
 from pydantic import JsonValue
 
-from ..model import Artifact, Operation, Record
+from ..model import Artifact, ArtifactRef, Operation, Record
 from ..store import StateStore
 
-__all__ = ["RESULT_ARTIFACT", "StoredResult", "read_back", "set_aside", "stored_result"]
+__all__ = ["RESULT_ARTIFACT", "StoredResult", "read_back", "result_reference", "set_aside", "stored_result"]
 
 RESULT_ARTIFACT = "result_artifact"
 PREVIEW_CHARS = 200
@@ -87,3 +87,16 @@ async def read_back(store: StateStore, stored: StoredResult) -> JsonValue:
         return body.decode("utf-8", "surrogatepass")
     value: JsonValue = json.loads(body)
     return value
+
+
+def result_reference(op: Operation | None) -> ArtifactRef | None:
+    """The artifact the result of the recorded call `op` is kept in, if it was set aside; else None."""
+    stored = None if op is None else stored_result(op)
+    if op is None or stored is None:
+        return None
+    return ArtifactRef(
+        artifact_id=stored.artifact_id,
+        type=f"tool_result.{op.name}",
+        summary=stored.preview,
+        bytes=stored.bytes,
+    )

@@ -16,6 +16,8 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from importlib import resources
 
+from ..errors import DamagedDatabase
+
 __all__ = [
     "RATCHET_TABLES",
     "VERSION_TABLE",
@@ -99,3 +101,11 @@ def version_problem(versions: Sequence[object], tables: Collection[str]) -> str 
             shown = shown if len(shown) <= 40 else shown[:39] + "…"
             return f"its {VERSION_TABLE} table holds {shown}, not a version number"
     return None
+
+
+def no_readable_version(database: str, why: str) -> DamagedDatabase:
+    """The error for `database` (how messages name it) with Ratchet's tables but no version to trust."""
+    return DamagedDatabase(
+        f"{database} has Ratchet tables but no readable schema version ({why}); "
+        "Ratchet leaves it untouched: restore it from a backup, or repair its version table"
+    )

@@ -21,7 +21,6 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
 from ..errors import (
-    DamagedDatabase,
     NotARatchetDatabase,
     SchemaTooNew,
     StoreError,
@@ -149,7 +148,9 @@ async def _found_version(conn: psycopg.AsyncConnection[Any], target: Target) -> 
         return 0
     if catalogue.VERSION_TABLE not in tables:
         if tables >= catalogue.RATCHET_TABLES:
-            raise _no_version(target, f"it has no {catalogue.VERSION_TABLE} table")
+            raise catalogue.no_readable_version(
+                f"PostgreSQL {target}", f"it has no {catalogue.VERSION_TABLE} table"
+            )
         schema = await _one(conn, "current_schema")
         raise NotARatchetDatabase(
             f"PostgreSQL {target} holds tables of something else in schema {schema!r}, "
@@ -160,18 +161,11 @@ async def _found_version(conn: psycopg.AsyncConnection[Any], target: Target) -> 
         versions = [version for (version,) in await cursor.fetchall()]
     except psycopg.Error as exc:
         why = f"reading its {catalogue.VERSION_TABLE} table failed: {_reason(exc)}"
-        raise _no_version(target, why) from exc
+        raise catalogue.no_readable_version(f"PostgreSQL {target}", why) from exc
     problem = catalogue.version_problem(versions, tables)
     if problem is not None:
-        raise _no_version(target, problem)
+        raise catalogue.no_readable_version(f"PostgreSQL {target}", problem)
     return max(versions, default=0)
-
-
-def _no_version(target: Target, why: str) -> DamagedDatabase:
-    return DamagedDatabase(
-        f"PostgreSQL {target} has Ratchet tables but no readable schema version ({why}); "
-        "Ratchet leaves it untouched: restore it from a backup, or repair its version table"
-    )
 
 
 async def prepare(conn: psycopg.AsyncConnection[Any], target: Target, *, create: bool) -> None:

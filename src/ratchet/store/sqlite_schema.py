@@ -191,22 +191,19 @@ def _found_version(conn: sqlite3.Connection, where: object) -> int:
     if catalogue.VERSION_TABLE not in tables:
         if not tables:
             return 0
-        raise _no_version(where, f"it has no {catalogue.VERSION_TABLE} table")
+        raise catalogue.no_readable_version(
+            f"the database at {where}", f"it has no {catalogue.VERSION_TABLE} table"
+        )
     try:
         versions = [version for (version,) in conn.execute(queries["list_schema_versions"])]
     except sqlite3.DatabaseError as exc:
-        raise _no_version(where, f"reading its {catalogue.VERSION_TABLE} table failed: {exc}") from exc
+        raise catalogue.no_readable_version(
+            f"the database at {where}", f"reading its {catalogue.VERSION_TABLE} table failed: {exc}"
+        ) from exc
     problem = catalogue.version_problem(versions, tables)
     if problem is not None:
-        raise _no_version(where, problem)
+        raise catalogue.no_readable_version(f"the database at {where}", problem)
     return max(versions, default=0)
-
-
-def _no_version(where: object, why: str) -> DamagedDatabase:
-    return DamagedDatabase(
-        f"the database at {where} has Ratchet tables but no readable schema version ({why}); "
-        "Ratchet leaves it untouched: restore it from a backup, or repair its version table"
-    )
 
 
 def _run_script(conn: sqlite3.Connection, script: str) -> None:
