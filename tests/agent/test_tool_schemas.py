@@ -1,4 +1,4 @@
-"""Tool schemas: Annotated constraints are shown to the model and enforced before a tool runs."""
+"""What the model is shown and held to: tool argument schemas, and the schemas of plans and verdicts."""
 
 from __future__ import annotations
 
@@ -8,11 +8,12 @@ from typing import Any
 import pytest
 
 from ratchet import Runtime, TaskStatus
+from ratchet.agent.output_schemas import PLAN_OUTPUT
 from ratchet.store import StateStore
 
 from ..helpers import schema_tools
 from ..helpers.ledger import Ledger
-from ..helpers.scripts import calls, plan, say, verdict
+from ..helpers.scripts import calls, plan, plan_step, say, verdict
 from .support import make_agent, model_ops, run_agent
 
 
@@ -45,3 +46,26 @@ async def test_an_argument_out_of_its_annotated_range_is_refused_back_to_the_mod
     # Only the call with n=3 ran.
     assert [tool for tool, _ in tools_ledger.invocations()] == ["pick"]
     assert sum(tools_ledger.invocations().values()) == 1
+
+
+@pytest.mark.parametrize("store_kind", ["memory", "sqlite"])
+async def test_plan_verify_and_replan_requests_ask_for_their_schemas(
+    store: StateStore, script: Callable[[dict[str, Any]], str]
+) -> None:
+    replanned = {
+        "plan": [plan("restart X")],
+        "act": [say("refused"), say("refused again"), say("rolled back")],
+        "verify": [verdict(False), verdict(False), verdict(True)],
+        "replan": [{"content": {"steps": [plan_step("roll X back")]}}],
+    }
+    task = await run_agent(Runtime(store), make_agent(script(replanned)))
+
+    assert task.status is TaskStatus.COMPLETED, task.error
+    asked = {
+        purpose: {op.input["output_schema"]["name"] for op in await model_ops(store, task.id, purpose)}
+        for purpose in ("plan", "verify", "replan")
+    }
+    assert asked == {"plan": {"plan"}, "verify": {"verdict"}, "replan": {"replan"}}
+    (plan_op,) = await model_ops(store, task.id, "plan")
+    assert plan_op.input["output_schema"]["json_schema"] == PLAN_OUTPUT.json_schema
+    assert all(op.input["output_schema"] is None for op in await model_ops(store, task.id, "act"))
