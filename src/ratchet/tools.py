@@ -178,7 +178,10 @@ def _documented(fn: Callable[..., Any]) -> tuple[str, dict[str, str]]:
     doc = inspect.getdoc(fn)
     if not doc:
         return "", {}
-    parsed = docstring_parser.parse(doc)
+    try:
+        parsed = docstring_parser.parse(doc)
+    except docstring_parser.ParseError:  # a docstring in no style it knows: its text alone
+        return doc.split("\n\n")[0], {}
     short, long = parsed.short_description or "", parsed.long_description or ""
     # A first paragraph wrapped over several lines is one sentence, not a summary and a body.
     joiner = "\n\n" if parsed.blank_after_short_description else " "
