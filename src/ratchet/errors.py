@@ -20,6 +20,7 @@ Each error's docstring is its default message. The tree::
     ├── StatePatchError              a StatePatch that cannot apply to the state
     ├── NonDeterminismError          a resumed workflow asked for a different call than it journaled
     ├── OperationFailed              a journaled call failed for good (after its retries)
+    ├── InvalidModelOutput           a model's answer did not fit the schema asked for, after its repairs
     ├── NonRetryableError            raised by a tool: fail now, do not retry
     │   └── ApprovalDenied           a person denied the call (or its approval timed out)
     ├── TaskStopped                  the task ended in failure for a stated limit
@@ -62,6 +63,7 @@ __all__ = [
     "DeadlineExceeded",
     "DuplicateRecord",
     "InputError",
+    "InvalidModelOutput",
     "InvalidTransition",
     "LeaseLost",
     "MissingExtra",
@@ -214,6 +216,10 @@ class OperationFailed(RatchetError):
         self.seq = seq
         self.error_type = error_type
         self.error = error
+
+
+class InvalidModelOutput(RatchetError):
+    """The model's answer did not fit the schema asked for, after its repairs."""
 
 
 class NonRetryableError(RatchetError):

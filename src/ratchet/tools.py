@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, get_type_hints, overload
+from typing import Annotated, Any, get_args, get_origin, get_type_hints, overload
 
+import docstring_parser
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, create_model
+from pydantic.fields import FieldInfo
 from pydantic_core import to_jsonable_python
 
 from .errors import NonRetryableError
@@ -110,8 +111,8 @@ class Tool:
         self.retry = retry
         self.timeout = timeout
         self.reconcile = reconcile
-        self.description = inspect.cleandoc(fn.__doc__ or "").split("\n\n")[0]
-        self.context_param, self.arguments = _arguments_model(fn, self.name)
+        self.description, described = _documented(fn)
+        self.context_param, self.arguments = _arguments_model(fn, self.name, described)
         self._is_async = inspect.iscoroutinefunction(fn)
 
     def __repr__(self) -> str:
@@ -163,46 +164,71 @@ class Tool:
         return jsonable
 
 
-_ARG_LINE = re.compile(r"^(\w+)(?:\s*\([^)]*\))?:\s*(.*)$")
+# The docstring sections that describe arguments (not ``Attributes:``, also parsed as params).
+_ARGUMENT_KEYS = frozenset({"param", "parameter", "arg", "argument", "key", "keyword", "other_param"})
 
 
-def _described_arguments(doc: str | None) -> dict[str, str]:
-    """The ``Args:`` section of a Google-style docstring, as {name: description}."""
-    lines = (doc or "").expandtabs().splitlines()
-    starts = [i for i, line in enumerate(lines) if line.strip() in ("Args:", "Arguments:", "Parameters:")]
-    if not starts:
-        return {}
-    described: dict[str, str] = {}
-    indent, current = None, None
-    for line in lines[starts[0] + 1 :]:
-        if not line.strip():
-            continue
-        depth = len(line) - len(line.lstrip())
-        if depth == 0:
-            break  # the next section
-        match = _ARG_LINE.match(line.strip())
-        if match and depth == (indent if indent is not None else depth):
-            indent, current = depth, match[1]
-            described[current] = match[2].strip()
-        elif current is not None:
-            described[current] += " " + line.strip()
-    return described
+def _documented(fn: Callable[..., Any]) -> tuple[str, dict[str, str]]:
+    """The tool's description and its arguments' descriptions, from its docstring.
+
+    Google (``Args:``), NumPy (``Parameters`` underlined) and Sphinx
+    (``:param name:``) styles are all read; the description is the docstring's
+    text before its sections (``Returns:``, ``Raises:`` ... are left out).
+    """
+    doc = inspect.getdoc(fn)
+    if not doc:
+        return "", {}
+    try:
+        parsed = docstring_parser.parse(doc)
+    except docstring_parser.ParseError:  # a docstring in no style it knows: its text alone
+        return doc.split("\n\n")[0], {}
+    short, long = parsed.short_description or "", parsed.long_description or ""
+    # A first paragraph wrapped over several lines is one sentence, not a summary and a body.
+    joiner = "\n\n" if parsed.blank_after_short_description else " "
+    description = joiner.join(part for part in (short, long) if part)
+    arguments = {
+        param.arg_name: " ".join(param.description.split())
+        for param in parsed.params
+        if param.args[0] in _ARGUMENT_KEYS and param.description
+    }
+    return description, arguments
 
 
-def _arguments_model(fn: Callable[..., Any], name: str) -> tuple[str | None, type[BaseModel]]:
-    hints = get_type_hints(fn)
-    descriptions = _described_arguments(inspect.getdoc(fn))
+def _bare(annotation: Any) -> Any:
+    """The type under ``Annotated[...]`` metadata."""
+    while get_origin(annotation) is Annotated:
+        annotation = get_args(annotation)[0]
+    return annotation
+
+
+def _describes(annotation: Any) -> bool:
+    """Whether ``Annotated[..., Field(description=...)]`` already describes the argument."""
+    if get_origin(annotation) is not Annotated:
+        return False
+    return any(isinstance(meta, FieldInfo) and meta.description for meta in get_args(annotation)[1:])
+
+
+def _arguments_model(
+    fn: Callable[..., Any], name: str, descriptions: dict[str, str]
+) -> tuple[str | None, type[BaseModel]]:
+    # include_extras keeps ``Annotated[int, Field(ge=1, le=10)]`` whole: without it the
+    # constraints (and an Annotated description) are dropped and any int passes.
+    hints = get_type_hints(fn, include_extras=True)
     context_param = None
     fields: dict[str, Any] = {}
     for param in inspect.signature(fn).parameters.values():
         annotation = hints.get(param.name, Any)
-        if annotation is ToolContext:
+        if _bare(annotation) is ToolContext:
             context_param = param.name
             continue
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise TypeError(f"tool {name}: *args and **kwargs can't be described to a model")
         default = ... if param.default is param.empty else param.default
-        fields[param.name] = (annotation, Field(default, description=descriptions.get(param.name)))
+        # The annotation's own Field description wins over the docstring's.
+        described = None if _describes(annotation) else descriptions.get(param.name)
+        # description=None would count as given and blank an Annotated description.
+        info = Field(default, description=described) if described else Field(default)
+        fields[param.name] = (annotation, info)
     model = create_model(f"{name}_arguments", __config__=ConfigDict(extra="forbid"), **fields)
     return context_param, model
 

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from ratchet import Runtime, StepStatus, TaskStatus
+from ratchet.agent.output_schemas import PLAN_OUTPUT
 from ratchet.store import StateStore
 
 from ..helpers.ledger import Ledger
@@ -83,7 +84,10 @@ async def test_an_agent_task_completes_against_an_openai_compatible_server(
     assert [r.path for r in server.received] == ["/v1/chat/completions"] * 4
     plan_request, first_act, second_act, verify = (r.body for r in server.received)
     assert plan_request["model"] == "some-model"
-    assert plan_request["response_format"] == {"type": "json_object"}
+    assert plan_request["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {"name": "plan", "schema": PLAN_OUTPUT.json_schema},
+    }
     assert {t["function"]["name"] for t in first_act["tools"]} >= {
         "check_status",
         "update_state",
@@ -95,7 +99,8 @@ async def test_an_agent_task_completes_against_an_openai_compatible_server(
         "tool_call_id": "call_a",
         "content": json.dumps({"service": "X", "status": "degraded"}),
     }
-    assert verify["response_format"] == {"type": "json_object"}
+    assert verify["response_format"]["json_schema"]["name"] == "verdict"
+    assert "tools" not in plan_request and "response_format" not in first_act
     acts = await model_ops(store, task.id, "act")
     assert [op.meta["usage"]["prompt_tokens"] for op in acts] == [20, 20]
 
@@ -120,3 +125,22 @@ async def test_a_malformed_json_plan_is_repaired_once_and_the_task_completes(
     repair = server.received[1].body["messages"][-1]
     assert repair["role"] == "user" and "malformed JSON" in repair["content"]
     assert len(server.received) == 5
+
+
+async def test_a_server_that_takes_only_json_object_with_a_schema_plans_with_it(
+    store: StateStore, server: LoopbackServer
+) -> None:
+    # llama-cpp-python's server refuses json_schema (FastAPI's 422) and takes the schema in json_object.
+    refusal = {"detail": [{"loc": ["body", "response_format", "type"], "msg": "Input should be 'text'"}]}
+    server.answer(Reply(refusal, status=422), completion(json.dumps(PLAN)), *ACT_AND_VERIFY)
+    task = await run_agent(Runtime(store), make_agent("openai:some-model"))
+
+    assert task.status is TaskStatus.COMPLETED, task.error
+    formats = [r.body.get("response_format") for r in server.received]
+    assert formats[:2] == [
+        {"type": "json_schema", "json_schema": {"name": "plan", "schema": PLAN_OUTPUT.json_schema}},
+        {"type": "json_object", "schema": PLAN_OUTPUT.json_schema},
+    ]
+    # The refusal cost no attempt: one plan operation, and the verify request went straight there.
+    assert len(await model_ops(store, task.id, "plan")) == 1
+    assert formats[-1] is not None and formats[-1]["type"] == "json_object" and "schema" in formats[-1]

@@ -19,6 +19,7 @@ PUBLIC_NAMES = [
     "DeadlineExceeded",
     "Event",
     "InputError",
+    "InvalidModelOutput",
     "InvalidTransition",
     "Lease",
     "LeaseLost",

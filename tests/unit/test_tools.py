@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Annotated, Any
+
 import pytest
+from pydantic import Field
 
 import ratchet
 from ratchet.errors import NonRetryableError
@@ -28,7 +31,10 @@ def deploy(service: str, ctx: ratchet.ToolContext, replicas: int = 2, note: str 
 def test_the_schema_comes_from_the_hints_and_the_docstring() -> None:
     schema = deploy.schema()
     assert schema["name"] == "deploy"
-    assert schema["description"] == "Roll a service out."
+    # The docstring's text before its sections; Returns is left out.
+    assert (
+        schema["description"] == "Roll a service out.\n\nThe new image replaces the running one, pod by pod."
+    )
     properties = schema["parameters"]["properties"]
     assert set(properties) == {"service", "replicas", "note"}  # the ToolContext stays hidden
     assert properties["service"] == {
@@ -56,3 +62,91 @@ async def test_arguments_are_validated_against_the_signature() -> None:
         await deploy.invoke({"service": "api", "colour": "red"}, context)
     with pytest.raises(NonRetryableError, match="service"):
         await deploy.invoke({}, context)
+
+
+@ratchet.tool(risk="read_only")
+def pick(
+    n: Annotated[int, Field(ge=1, le=10)],
+    label: Annotated[str, Field(description="what the annotation says", max_length=5)] = "x",
+) -> int:
+    """Pick a number.
+
+    Args:
+        n: how many to pick.
+        label: what the docstring says.
+    """
+    return n
+
+
+def test_annotated_field_constraints_are_enforced_and_shown() -> None:
+    properties = pick.schema()["parameters"]["properties"]
+    assert properties["n"]["minimum"] == 1 and properties["n"]["maximum"] == 10
+    assert properties["n"]["description"] == "how many to pick."
+    # The annotation's own description wins over the docstring's.
+    assert properties["label"]["description"] == "what the annotation says"
+    assert properties["label"]["maxLength"] == 5
+    assert pick.validate({"n": 10}) == {"n": 10, "label": "x"}
+    with pytest.raises(NonRetryableError, match=r"bad arguments for pick: n: .*less than or equal to 10"):
+        pick.validate({"n": 99})
+    with pytest.raises(NonRetryableError, match="label"):
+        pick.validate({"n": 1, "label": "too long"})
+
+
+def test_a_tool_context_under_annotated_is_still_hidden() -> None:
+    @ratchet.tool
+    def keyed(ctx: Annotated[ratchet.ToolContext, "the call"], n: int) -> int:
+        return n
+
+    assert keyed.takes_key
+    assert set(keyed.schema()["parameters"]["properties"]) == {"n"}
+
+
+def _numpy(service: str, replicas: int = 2) -> None:
+    """Roll a service
+    out now.
+
+    Parameters
+    ----------
+    service : str
+        the service's name, e.g.
+        "checkout".
+    replicas : int, optional
+        how many pods to run.
+
+    Returns
+    -------
+    None
+    """
+
+
+def _sphinx(service: str, replicas: int = 2) -> None:
+    """Roll a service out now.
+
+    :param service: the service's name, e.g.
+        "checkout".
+    :param int replicas: how many pods to run.
+    :returns: nothing.
+    """
+
+
+def _google(service: str, replicas: int = 2) -> None:
+    """Roll a service out now.
+
+    Args:
+        service (str): the service's name, e.g.
+            "checkout".
+        replicas: how many pods to run.
+
+    Attributes:
+        other: not an argument.
+    """
+
+
+@pytest.mark.parametrize("fn", [_numpy, _sphinx, _google], ids=["numpy", "sphinx", "google"])
+def test_every_docstring_style_describes_the_arguments(fn: Any) -> None:
+    schema = ratchet.tool(fn).schema()
+    assert schema["description"] == "Roll a service out now."
+    properties = schema["parameters"]["properties"]
+    assert properties["service"]["description"] == 'the service\'s name, e.g. "checkout".'
+    assert properties["replicas"]["description"] == "how many pods to run."
+    assert set(properties) == {"service", "replicas"}

@@ -23,6 +23,7 @@ from ..providers import ModelResponse
 from ..workspace import confined_workspace
 from . import prompts
 from .builtin_tools import builtin_tools
+from .output_schemas import PLAN_OUTPUT, REPLAN_OUTPUT, VERDICT_OUTPUT
 from .spec import BUILTIN_TOOL_NAMES, AgentSpec, load_tools
 
 __all__ = ["AGENT_WORKFLOW", "agent_loop"]
@@ -116,7 +117,14 @@ class _Run:
         for _ in range(1 + MAX_PLAN_REPAIRS):
             answer = None
             try:
-                answer = await ctx.call_model({"purpose": "plan", "messages": messages, "json_output": True})
+                answer = await ctx.call_model(
+                    {
+                        "purpose": "plan",
+                        "messages": messages,
+                        "json_output": True,
+                        "output_schema": PLAN_OUTPUT,
+                    }
+                )
                 return Plan.model_validate(_json_object(answer.content))
             except (ValidationError, ValueError, OperationFailed) as error:
                 problem = _short(error)
@@ -349,6 +357,7 @@ class _Run:
             {
                 "purpose": "verify",
                 "json_output": True,
+                "output_schema": VERDICT_OUTPUT,
                 "messages": [
                     {"role": "system", "content": prompts.VERIFY},
                     {
@@ -372,6 +381,7 @@ class _Run:
                 {
                     "purpose": "replan",
                     "json_output": True,
+                    "output_schema": REPLAN_OUTPUT,
                     "messages": [
                         {
                             "role": "system",

@@ -13,13 +13,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
-import uuid as uuid_module
-from collections import defaultdict
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, overload
 
-from pydantic import JsonValue
+from pydantic import BaseModel, JsonValue
 
 from ..errors import DeadlineExceeded, InputError, NonDeterminismError, OperationFailed, StoreError
 from ..model import (
@@ -43,27 +41,31 @@ from ..model import (
 )
 from ..policy import CheckpointStrategy
 from ..store import StateStore, StoreOps
-from ..tools import ToolContext
+from ..tools import Tool, ToolContext
 from .budget import BudgetTracker
 from .calls import Call, TaskSuspended, WorkerStopping
 from .faults import crash_point
 from .journal import Journal
 from .middleware import Middleware, compose, default_chain, perform
+from .model_calls import DEFAULT_MAX_REPAIRS, ModelCalls
+from .recorded_values import RecordedValues
 from .results import result_reference
 from .workflow import Workflow
 
 if TYPE_CHECKING:
-    from ..providers import ModelProvider
+    from ..providers import ModelProvider, ModelResponse
 
 __all__ = ["ApprovalHook", "Context"]
 
 # Decides on a live tool call: returns to let it run, or makes the task wait for a person.
 ApprovalHook = Callable[["Context", Call], Awaitable[None]]
 
+M = TypeVar("M", bound=BaseModel)
+
 INLINE_WAIT_LIMIT = 30.0  # a retry due later than this frees the worker (a timer trigger)
 
 
-class Context:
+class Context(RecordedValues):
     """What a workflow function receives as ``ctx``."""
 
     def __init__(
@@ -97,10 +99,16 @@ class Context:
         self._next_seq = 0
         self._step_count = 0
         self._current_step: int | None = None
-        self._model_attempts: dict[str, int] = defaultdict(int)
-        self._model_calls = 0
         self._chain = compose(default_chain([*workflow.middleware, *middleware]), perform)
-        self._model: ModelProvider | None = None
+        self._models = ModelCalls(
+            context=self,
+            chain=self._chain,
+            retry=workflow.retry,
+            model=task.model,
+            take_seq=self._take_seq,
+            before_call=self._checkpoint_per_iteration,
+            emit=self.emit,
+        )
         self._written = task.write_mark or (-1, 0)
         self._write_at = (-1, 0)
 
@@ -159,13 +167,7 @@ class Context:
 
     @property
     def model(self) -> ModelProvider:
-        if self._model is None:
-            if not self.task.model:
-                raise InputError(f"task {self.task_id} has no model; give one with --model")
-            from ..providers import resolve_model
-
-            self._model = resolve_model(self.task.model)
-        return self._model
+        return self._models.provider
 
     @property
     def current_step(self) -> int | None:
@@ -186,6 +188,10 @@ class Context:
         keep in the journal (`Budget.max_inline_result_bytes`); None otherwise."""
         return result_reference(self.journal.lookup(seq))
 
+    async def _checkpoint_per_iteration(self) -> None:
+        if self.workflow.checkpoint.strategy is CheckpointStrategy.EVERY_ITERATION:
+            await self.checkpoint()
+
     def _take_seq(self, count: int = 1) -> int:
         seq = self._next_seq
         self._next_seq += count
@@ -204,42 +210,42 @@ class Context:
 
     # ------------------------------------------------------------------ model and tools
 
-    async def call_model(self, request: Any) -> Any:
-        """Ask the task's model; returns a `ModelResponse` (journaled; replayed on resume)."""
-        from ..providers import ModelRequest, ModelResponse
+    @overload
+    async def call_model(self, request: Any) -> ModelResponse: ...
 
-        request = ModelRequest.model_validate(request)
-        if self._model_calls and self.workflow.checkpoint.strategy is CheckpointStrategy.EVERY_ITERATION:
-            await self.checkpoint()
-        self._model_calls += 1
-        purpose = str(request.purpose)
-        call = Call(
-            context=self,
-            kind=OpKind.MODEL,
-            name=f"model:{purpose}",
-            seq=self._take_seq(),
-            input=request.model_dump(mode="json"),
-            retry=self.workflow.retry,
-            request=request,
-            ordinal_base=self._model_attempts[purpose],
-        )
-        try:
-            output = await self._chain(call)
-        except OperationFailed:
-            self._model_attempts[purpose] = call.ordinal_base + call.attempt
-            raise
-        self._model_attempts[purpose] = call.ordinal_base + call.attempt
-        return ModelResponse.model_validate(output)
+    @overload
+    async def call_model(self, request: Any, *, schema: type[M], max_repairs: int = ...) -> M: ...
 
-    def _tool_call(self, name: str, args: dict[str, Any] | None, seq: int) -> Call:
-        tool = self.tools.get(name)
-        if tool is None:
-            known = ", ".join(sorted(self.tools)) or "none"
-            raise InputError(f"workflow {self.workflow.name} has no tool {name!r} (it has: {known})")
+    async def call_model(
+        self, request: Any, *, schema: type[M] | None = None, max_repairs: int = DEFAULT_MAX_REPAIRS
+    ) -> ModelResponse | M:
+        """Ask the task's model (journaled; replayed on resume).
+
+        Args:
+            request: a `ModelRequest` or its dict (``purpose``, ``messages`` ...).
+            schema: a pydantic model the answer must fit: the answer is
+                asked for as JSON of its schema, validated, and returned as
+                an instance. An answer that does not fit is repaired (the
+                model is told why and asked again, one more journaled call).
+            max_repairs: how many repairs `schema` allows before giving up.
+
+        Returns:
+            The `ModelResponse`, or with `schema` an instance of it.
+
+        Raises:
+            OperationFailed: the call failed for good (after its retries).
+            InvalidModelOutput: with `schema`, no answer fitted after `max_repairs` repairs.
+        """
+        if schema is None:
+            return await self._models.call(request)
+        return await self._models.call_for(request, schema, max_repairs)
+
+    def _tool_call(self, named: str | Tool, args: dict[str, Any] | None, seq: int) -> Call:
+        tool = _resolve_tool(self.tools, named, self.workflow.name)
         return Call(
             context=self,
             kind=OpKind.TOOL,
-            name=name,
+            name=tool.name,
             seq=seq,
             input=dict(args or {}),
             retry=tool.retry or self.workflow.retry,
@@ -247,24 +253,30 @@ class Context:
             timeout=tool.timeout,
         )
 
-    async def call_tool(self, name: str, args: dict[str, Any] | None = None) -> JsonValue:
-        """Run a tool of the workflow through the journal; returns its result.
+    async def call_tool(self, tool: str | Tool, args: dict[str, Any] | None = None) -> JsonValue:
+        """Run a tool through the journal; returns its result.
+
+        Args:
+            tool: the tool, or the name of one of the workflow's tools.
+            args: its arguments, checked against its signature before it runs.
 
         Raises:
-            OperationFailed: the tool failed for good (after its retries).
+            OperationFailed: the tool failed for good (after its retries), or
+                its arguments do not fit (it did not run).
         """
-        return await self._chain(self._tool_call(name, args, self._take_seq()))
+        return await self._chain(self._tool_call(tool, args, self._take_seq()))
 
     async def call_tools(
-        self, calls: Sequence[tuple[str, dict[str, Any] | None]]
+        self, calls: Sequence[tuple[str | Tool, dict[str, Any] | None]]
     ) -> list[JsonValue | OperationFailed]:
         """Run several tools at once; seqs follow their order in `calls`, not completion order.
 
+        Each call names its tool as `call_tool` does (a `Tool` or a name).
         Returns each call's result, or the `OperationFailed` it ended with,
         in the order of `calls`.
         """
         base = self._take_seq(len(calls))
-        prepared = [self._tool_call(name, args, base + i) for i, (name, args) in enumerate(calls)]
+        prepared = [self._tool_call(tool, args, base + i) for i, (tool, args) in enumerate(calls)]
         outcomes = await asyncio.gather(*(self._chain(c) for c in prepared), return_exceptions=True)
         results: list[JsonValue | OperationFailed] = []
         for outcome in outcomes:
@@ -272,67 +284,6 @@ class Context:
                 raise outcome
             results.append(outcome)
         return results
-
-    # ------------------------------------------------------------------ recorded values
-
-    async def _record_value(
-        self, kind: OpKind, name: str, make: Callable[[], JsonValue], *, input: JsonValue = None
-    ) -> tuple[int, JsonValue, bool]:
-        seq = self._take_seq()
-        recorded = self.journal.lookup(seq)
-        if recorded is not None:
-            if recorded.name != name or recorded.kind is not kind:
-                raise NonDeterminismError(
-                    self.task_id, seq, f"{recorded.kind} {recorded.name}", f"{kind} {name}"
-                )
-            return seq, recorded.output, True
-        op = Operation(
-            task_id=self.task_id,
-            seq=seq,
-            kind=kind,
-            name=name,
-            idempotency_key=f"{self.task_id}:{seq}",
-            status=OpStatus.SUCCEEDED,
-            input=input,
-            output=make(),
-            finished_at=utcnow(),
-        )
-        await self.store.record_op_finished(op, fence=self.lease)
-        self.journal.recorded[seq] = op
-        return seq, op.output, False
-
-    async def now(self) -> dt.datetime:
-        """The current time, the same on every replay."""
-        _, value, _ = await self._record_value(OpKind.CLOCK, "now", lambda: utcnow().isoformat())
-        return dt.datetime.fromisoformat(str(value))
-
-    async def uuid(self) -> str:
-        """A random UUID (hex), the same on every replay."""
-        _, value, _ = await self._record_value(OpKind.UUID, "uuid", lambda: uuid_module.uuid4().hex)
-        return str(value)
-
-    async def sleep(self, seconds: float) -> None:
-        """Wait durably: a timer trigger wakes the task; no process waits meanwhile."""
-        seq, value, _ = await self._record_value(
-            OpKind.SLEEP,
-            "sleep",
-            lambda: {"wake_at": (utcnow() + dt.timedelta(seconds=seconds)).isoformat()},
-            input={"seconds": seconds},
-        )
-        assert isinstance(value, dict)
-        wake_at = dt.datetime.fromisoformat(str(value["wake_at"]))
-        if utcnow() < wake_at:
-            await self.suspend(
-                WaitReason.TIMER,
-                f"sleeping until {wake_at:%Y-%m-%d %H:%M:%S} UTC",
-                trigger=Trigger(
-                    kind="wake",
-                    task_id=self.task_id,
-                    fire_at=wake_at,
-                    dedupe_key=f"{self.task_id}:wake:{seq}",
-                ),
-                crash_at="during_sleep",
-            )
 
     async def wait_until(self, when: dt.datetime, call: Call) -> None:
         """Hold `call` until `when`: in place when soon, else as a timer trigger that frees the worker."""
@@ -597,3 +548,25 @@ class Context:
         if crash_at is not None:
             crash_point(crash_at)
         raise TaskSuspended(reason, message)
+
+
+def _resolve_tool(tools: dict[str, Tool], named: str | Tool, workflow: str) -> Tool:
+    """The tool a call names: a `Tool` as given, or the workflow's tool of that name.
+
+    A `Tool` the workflow does not list is fine (it is the workflow's own
+    code, passed again on every replay); one that shares its name with a
+    different tool of the workflow is refused, as the journal could not tell them apart.
+    """
+    if isinstance(named, Tool):
+        listed = tools.get(named.name)
+        if listed is not None and listed is not named:
+            raise InputError(
+                f"workflow {workflow} already has another tool named {named.name!r}; "
+                "give this one another name (@ratchet.tool(name=...))"
+            )
+        return named
+    tool = tools.get(named)
+    if tool is None:
+        known = ", ".join(sorted(tools)) or "none"
+        raise InputError(f"workflow {workflow} has no tool {named!r} (it has: {known})")
+    return tool

@@ -8,10 +8,12 @@ from ratchet.errors import InputError
 
 from .anthropic import AnthropicModel
 from .base import (
+    MalformedAnswer,
     ModelError,
     ModelProvider,
     ModelRequest,
     ModelResponse,
+    OutputSchema,
     Purpose,
     ToolCall,
     Usage,
@@ -21,10 +23,12 @@ from .openai_compat import OpenAIModel
 from .scripted import ScriptedModel
 
 __all__ = [
+    "MalformedAnswer",
     "ModelError",
     "ModelProvider",
     "ModelRequest",
     "ModelResponse",
+    "OutputSchema",
     "Purpose",
     "ScriptedModel",
     "ToolCall",

@@ -23,7 +23,7 @@ from pydantic import (
 )
 
 from ._http import one_line
-from .base import ModelError, ModelRequest, ToolCall
+from .base import MalformedAnswer, ModelError, ModelRequest, ToolCall
 
 __all__ = [
     "JSON_INSTRUCTION",
@@ -156,17 +156,18 @@ def message_text(content: JsonValue) -> str:
     return json.dumps(content, ensure_ascii=False)
 
 
-def with_json_instruction(messages: list[ChatMessage]) -> list[ChatMessage]:
-    """The messages with `JSON_INSTRUCTION` added to the first system message (or a new one)."""
+def with_json_instruction(messages: list[ChatMessage], extra: str = "") -> list[ChatMessage]:
+    """The messages with `JSON_INSTRUCTION` (and `extra`) added to the first system message (or a new one)."""
+    instruction = f"{JSON_INSTRUCTION} {extra}".strip()
     for index, message in enumerate(messages):
         if message.role == "system":
-            text = f"{message_text(message.content)}\n\n{JSON_INSTRUCTION}".lstrip()
+            text = f"{message_text(message.content)}\n\n{instruction}".lstrip()
             return [
                 *messages[:index],
                 message.model_copy(update={"content": text}),
                 *messages[index + 1 :],
             ]
-    return [ChatMessage(role="system", content=JSON_INSTRUCTION), *messages]
+    return [ChatMessage(role="system", content=instruction), *messages]
 
 
 # --------------------------------------------------------------------------- answers
@@ -204,9 +205,8 @@ def decode_json_answer(
             return value
         problem = f"a JSON {type(value).__name__} where an object was asked for"
     cut = "; the answer was cut off at the token limit" if truncated else ""
-    raise ModelError(
+    raise MalformedAnswer(
         f"{model} returned malformed JSON for a {request.purpose} request ({problem}{cut}): {_excerpt(text)}",
-        retryable=False,
     )
 
 
@@ -223,18 +223,16 @@ def decode_arguments(model: str, tool: str, arguments: Any) -> dict[str, JsonVal
         try:
             value = json.loads(arguments)
         except json.JSONDecodeError as exc:
-            raise ModelError(
+            raise MalformedAnswer(
                 f"{model} returned malformed JSON arguments for tool {tool!r} "
                 f"({exc.msg} at line {exc.lineno}, column {exc.colno}): {_excerpt(arguments)}",
-                retryable=False,
             ) from None
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise ModelError(
+        raise MalformedAnswer(
             f"{model} returned arguments for tool {tool!r} that are not a JSON object: "
             f"{_excerpt(json.dumps(value))}",
-            retryable=False,
         )
     return value
 
@@ -244,9 +242,7 @@ def make_tool_call(model: str, call_id: str, name: str, arguments: dict[str, Jso
     try:
         return ToolCall(id=call_id, name=name, arguments=arguments)
     except ValidationError as exc:
-        raise ModelError(
-            f"{model} returned an unusable tool call: {_first_problem(exc)}", retryable=False
-        ) from exc
+        raise MalformedAnswer(f"{model} returned an unusable tool call: {_first_problem(exc)}") from exc
 
 
 def _excerpt(text: str | None, limit: int = 200) -> str:

@@ -11,8 +11,11 @@ this module converts them:
 - consecutive messages of one role are merged into one (the API alternates roles);
 - tool schemas become ``{"name", "description", "input_schema"}``.
 
-The Messages API has no JSON mode: a ``json_output`` request asks for one JSON
-object in the system prompt, and the answer is parsed as for OpenAI.
+The Messages API has no JSON mode. A request with an output schema (and no
+tools of its own) forces a tool whose input schema is that schema
+(``tool_choice``), and the tool's input is the answer's content; any other
+``json_output`` request asks for one JSON object in the system prompt, and
+the answer is parsed as for OpenAI.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import JsonValue
 
 from ._http import connection_error, http_error, one_line
+from ._structured import ANTHROPIC_WAYS, EndpointFormats, endpoint_formats, refusal_names, schema_instruction
 from ._wire import (
     JSON_INSTRUCTION,
     ChatMessage,
@@ -35,7 +39,7 @@ from ._wire import (
     parse_messages,
     parse_tools,
 )
-from .base import ModelError, ModelRequest, ModelResponse, ToolCall, Usage, require_library
+from .base import MalformedAnswer, ModelError, ModelRequest, ModelResponse, ToolCall, Usage, require_library
 
 if TYPE_CHECKING:
     import anthropic
@@ -44,6 +48,7 @@ if TYPE_CHECKING:
 __all__ = ["AnthropicModel"]
 
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
+ANSWER_TOOL_DESCRIPTION = "Give your answer: its input is the whole answer, in the shape asked for."
 
 
 class AnthropicModel:
@@ -62,6 +67,8 @@ class AnthropicModel:
         timeout: seconds one HTTP exchange may take; a timeout is a retryable
             failure.
         max_tokens: the most tokens one answer may take (the API requires a limit).
+        formats: where a refused forced tool is remembered; by default one
+            record shared by the whole process.
     """
 
     def __init__(
@@ -72,6 +79,7 @@ class AnthropicModel:
         base_url: str | None = None,
         timeout: float = 60,
         max_tokens: int = 4096,
+        formats: EndpointFormats | None = None,
     ) -> None:
         require_library(
             "anthropic", feature="the anthropic: provider", library="the Anthropic SDK", extra="anthropic"
@@ -84,6 +92,7 @@ class AnthropicModel:
         self.max_tokens = max_tokens
         self._client: anthropic.AsyncAnthropic | None = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
+        self._formats = formats if formats is not None else endpoint_formats
 
     def __repr__(self) -> str:
         return f"AnthropicModel({self.model!r}, base_url={self.base_url!r})"
@@ -91,27 +100,46 @@ class AnthropicModel:
     async def complete(self, request: ModelRequest, *, ordinal: int) -> ModelResponse:
         """Ask ``/v1/messages`` for one answer to `request`.
 
+        A request with an output schema and no tools of its own forces a
+        tool whose input is the schema; a server that refuses that is asked
+        in the prompt instead (and remembered, see `ratchet.providers._structured`).
+
         Raises:
             ModelError: the API failed (``retryable`` per the HTTP status, 529
                 "overloaded" included, or True when no answer came), or
-                answered something unusable (malformed JSON: not retryable).
+                answered something unusable (`MalformedAnswer`: not retryable).
         """
         import anthropic
 
-        arguments = self._arguments(request)
-        try:
-            message = await self._sdk_client().messages.create(**arguments)
-        except anthropic.APIStatusError as exc:
-            raise http_error(self.name, exc.status_code, exc.body, exc.message, exc.response.headers) from exc
-        except anthropic.APITimeoutError as exc:
-            raise ModelError.from_status(
-                None, f"{self.name}: no answer from {self.base_url} within {self.timeout:g} s"
-            ) from exc
-        except anthropic.APIConnectionError as exc:
-            raise connection_error(self.name, self.base_url, exc) from exc
-        except anthropic.AnthropicError as exc:
-            raise ModelError(f"{self.name}: {one_line(str(exc))}", retryable=False) from exc
-        return self._response(request, message, ordinal)
+        forcing = request.output_schema is not None and not request.tools
+        ways = self._formats.ways(self._endpoint, ANTHROPIC_WAYS, forcing)
+        for way in ways:
+            arguments = self._arguments(request, way)
+            try:
+                message = await self._sdk_client().messages.create(**arguments)
+            except anthropic.APIStatusError as exc:
+                if way != ways[-1] and refusal_names(
+                    exc.status_code, exc.body, exc.message, ("tool_choice", "tools")
+                ):
+                    self._formats.refuse(self._endpoint, way)
+                    continue
+                raise http_error(
+                    self.name, exc.status_code, exc.body, exc.message, exc.response.headers
+                ) from exc
+            except anthropic.APITimeoutError as exc:
+                raise ModelError.from_status(
+                    None, f"{self.name}: no answer from {self.base_url} within {self.timeout:g} s"
+                ) from exc
+            except anthropic.APIConnectionError as exc:
+                raise connection_error(self.name, self.base_url, exc) from exc
+            except anthropic.AnthropicError as exc:
+                raise ModelError(f"{self.name}: {one_line(str(exc))}", retryable=False) from exc
+            return self._response(request, message, ordinal, forced=way == "forced_tool")
+        raise AssertionError("unreachable: the last way (the prompt) is never refused")
+
+    @property
+    def _endpoint(self) -> tuple[str, str]:
+        return (self.base_url, self.model)
 
     def _sdk_client(self) -> anthropic.AsyncAnthropic:
         # As for OpenAIModel: one HTTP client per event loop.
@@ -131,11 +159,12 @@ class AnthropicModel:
             self._client, self._client_loop = client, loop
         return self._client
 
-    def _arguments(self, request: ModelRequest) -> dict[str, Any]:
+    def _arguments(self, request: ModelRequest, way: str) -> dict[str, Any]:
         messages = parse_messages(self.name, request)
         system = [message_text(m.content) for m in messages if m.role == "system"]
-        if request.json_output:
-            system.append(JSON_INSTRUCTION)
+        schema = request.output_schema
+        if request.wants_json and way != "forced_tool":
+            system.append(JSON_INSTRUCTION + (f" {schema_instruction(schema)}" if schema else ""))
         arguments: dict[str, Any] = {
             "model": self.model,
             "max_tokens": self.max_tokens,
@@ -152,23 +181,48 @@ class AnthropicModel:
                 }
                 for spec in parse_tools(self.name, request)
             ]
+        if way == "forced_tool" and schema is not None:
+            # The answer is the input of a tool the model must call: the API holds it to the schema.
+            arguments["tools"] = [
+                {
+                    "name": schema.name,
+                    "description": ANSWER_TOOL_DESCRIPTION,
+                    "input_schema": schema.json_schema,
+                }
+            ]
+            arguments["tool_choice"] = {"type": "tool", "name": schema.name}
         return arguments
 
-    def _response(self, request: ModelRequest, message: Message, ordinal: int) -> ModelResponse:
+    def _response(
+        self, request: ModelRequest, message: Message, ordinal: int, *, forced: bool
+    ) -> ModelResponse:
+        truncated = message.stop_reason == "max_tokens"
+        # With a forced tool (way "forced_tool") the answer is that tool's input, not a tool call.
+        answer_tool = request.output_schema.name if forced and request.output_schema else None
         texts: list[str] = []
         calls: list[ToolCall] = []
+        answers: list[dict[str, JsonValue]] = []
         for block in message.content:
             if block.type == "text":
                 texts.append(block.text)
             elif block.type == "tool_use":
                 arguments = decode_arguments(self.name, block.name, block.input)
-                calls.append(make_tool_call(self.name, block.id, block.name, arguments))
+                if block.name == answer_tool:
+                    answers.append(arguments)
+                else:
+                    calls.append(make_tool_call(self.name, block.id, block.name, arguments))
         text = "".join(texts)
         content: JsonValue = text or None
-        if request.json_output and (text or not calls):
-            content = decode_json_answer(
-                self.name, request, text, truncated=message.stop_reason == "max_tokens"
-            )
+        if answer_tool is not None:
+            if not answers or truncated:
+                why = "was cut off at the token limit" if truncated else "gave no answer through it"
+                raise MalformedAnswer(
+                    f"{self.name} was asked to answer a {request.purpose} request through the tool "
+                    f"{answer_tool!r} but {why}"
+                )
+            content = answers[0]
+        elif request.wants_json and (text or not calls):
+            content = decode_json_answer(self.name, request, text, truncated=truncated)
         usage = message.usage
         prompt_tokens = (
             usage.input_tokens

@@ -8,19 +8,22 @@ It knows nothing of the journal, retries or budgets: those are middleware
 from __future__ import annotations
 
 import importlib.util
+import re
 from enum import StrEnum
-from typing import Protocol, Self, runtime_checkable
+from typing import Any, Protocol, Self, runtime_checkable
 
-from pydantic import Field, JsonValue
+from pydantic import BaseModel, Field, JsonValue
 
 from ratchet.errors import MissingExtra, RatchetError
 from ratchet.model import Record
 
 __all__ = [
+    "MalformedAnswer",
     "ModelError",
     "ModelProvider",
     "ModelRequest",
     "ModelResponse",
+    "OutputSchema",
     "Purpose",
     "ToolCall",
     "Usage",
@@ -59,13 +62,43 @@ class Usage(Record):
         return self.prompt_tokens + self.completion_tokens
 
 
+class OutputSchema(Record):
+    """The shape a model's JSON answer must have: a name and a JSON schema.
+
+    Providers that can constrain the answer to it do (structured output:
+    OpenAI's ``response_format`` json_schema, Anthropic's forced tool use);
+    the others ask for it in the prompt (docs/providers.md).
+    """
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")
+    json_schema: dict[str, JsonValue]
+
+    @classmethod
+    def of(cls, model: type[BaseModel], name: str | None = None) -> OutputSchema:
+        """The schema of a pydantic model, named after it unless `name` is given."""
+        raw = name or model.__name__
+        cleaned = re.sub(r"[^A-Za-z0-9_-]", "_", raw)[:64] or "answer"
+        schema: dict[str, Any] = model.model_json_schema()
+        return cls(name=cleaned, json_schema=schema)
+
+
 class ModelRequest(Record):
-    """One request to a model: OpenAI-style messages and tool schemas."""
+    """One request to a model: OpenAI-style messages and tool schemas.
+
+    ``json_output`` asks for one JSON object; ``output_schema`` asks for one
+    that fits a schema (and implies ``json_output``).
+    """
 
     purpose: Purpose
     messages: list[dict[str, JsonValue]] = Field(default_factory=list)
     tools: list[dict[str, JsonValue]] = Field(default_factory=list)
     json_output: bool = False
+    output_schema: OutputSchema | None = None
+
+    @property
+    def wants_json(self) -> bool:
+        """Whether the answer must be one JSON object."""
+        return self.json_output or self.output_schema is not None
 
 
 class ModelResponse(Record):
@@ -183,3 +216,15 @@ class ModelError(RatchetError):
             f"{type(self).__name__}({self.message!r}, status={self.status!r}, "
             f"retry_after={self.retry_after!r}, retryable={self.retryable!r})"
         )
+
+
+class MalformedAnswer(ModelError):
+    """The model answered something unusable: not the JSON asked for, or malformed tool arguments.
+
+    Never retryable as such (asking the same way likely gets the same
+    answer); a caller repairs instead: it tells the model what was wrong and
+    asks again (``ctx.call_model(..., schema=)`` does).
+    """
+
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(message, retryable=False)

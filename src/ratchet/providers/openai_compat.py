@@ -24,7 +24,15 @@ from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import JsonValue
 
-from ._http import connection_error, error_detail, http_error, one_line
+from ._http import connection_error, http_error, one_line
+from ._structured import (
+    OPENAI_WAYS,
+    EndpointFormats,
+    endpoint_formats,
+    openai_response_format,
+    refusal_names,
+    schema_instruction,
+)
 from ._wire import (
     ChatMessage,
     decode_arguments,
@@ -35,7 +43,7 @@ from ._wire import (
     parse_tools,
     with_json_instruction,
 )
-from .base import ModelError, ModelRequest, ModelResponse, ToolCall, Usage, require_library
+from .base import MalformedAnswer, ModelError, ModelRequest, ModelResponse, ToolCall, Usage, require_library
 
 if TYPE_CHECKING:
     import openai
@@ -65,6 +73,8 @@ class OpenAIModel:
         timeout: seconds one HTTP exchange may take; a timeout is a retryable
             failure.
         provider: the prefix of `name`: ``openai``, or ``ollama`` for `ollama`.
+        formats: where the refused ways of asking for JSON are remembered; by
+            default one record shared by the whole process.
     """
 
     def __init__(
@@ -75,6 +85,7 @@ class OpenAIModel:
         api_key: str | None = None,
         timeout: float = 60,
         provider: str = "openai",
+        formats: EndpointFormats | None = None,
     ) -> None:
         require_library(
             "openai", feature=f"the {provider}: provider", library="the OpenAI SDK", extra="openai"
@@ -86,8 +97,8 @@ class OpenAIModel:
         self.timeout = timeout
         self._client: openai.AsyncOpenAI | None = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
-        # Cleared when the server refuses ``response_format`` (LM Studio does).
-        self._json_mode = True
+        # What each server refused of the ways to ask for JSON: shared by the process.
+        self._formats = formats if formats is not None else endpoint_formats
 
     @classmethod
     def ollama(cls, model: str) -> OpenAIModel:
@@ -106,42 +117,53 @@ class OpenAIModel:
     async def complete(self, request: ModelRequest, *, ordinal: int) -> ModelResponse:
         """Ask the server's ``/chat/completions`` for one answer to `request`.
 
+        A request for JSON uses the best ``response_format`` the server has
+        not refused (see `ratchet.providers._structured`); a refusal moves to
+        the next one, within this call.
+
         Raises:
             ModelError: the server failed (``retryable`` per the HTTP status, or
                 True when no answer came), or answered something unusable
-                (malformed JSON or tool arguments: not retryable).
+                (`MalformedAnswer`: malformed JSON or tool arguments, not retryable).
         """
         import openai
 
-        arguments = self._arguments(request)
-        try:
-            completion = await self._create(arguments)
-        except openai.APIStatusError as exc:
-            raise http_error(self.name, exc.status_code, exc.body, exc.message, exc.response.headers) from exc
-        except openai.APITimeoutError as exc:
-            raise ModelError.from_status(
-                None, f"{self.name}: no answer from {self.base_url} within {self.timeout:g} s"
-            ) from exc
-        except openai.APIConnectionError as exc:
-            raise connection_error(self.name, self.base_url, exc) from exc
-        except openai.OpenAIError as exc:
-            raise ModelError(f"{self.name}: {one_line(str(exc))}", retryable=False) from exc
-        return self._response(request, completion, ordinal)
+        ways = (
+            self._formats.ways(self._endpoint, OPENAI_WAYS, request.output_schema is not None)
+            if request.wants_json
+            else ["prompt"]
+        )
+        for way in ways:
+            arguments = self._arguments(request, way)
+            try:
+                completion = await self._create(arguments)
+            except openai.APIStatusError as exc:
+                if way != ways[-1] and refusal_names(
+                    exc.status_code, exc.body, exc.message, ("response_format",)
+                ):
+                    self._formats.refuse(self._endpoint, way)
+                    continue
+                raise http_error(
+                    self.name, exc.status_code, exc.body, exc.message, exc.response.headers
+                ) from exc
+            except openai.APITimeoutError as exc:
+                raise ModelError.from_status(
+                    None, f"{self.name}: no answer from {self.base_url} within {self.timeout:g} s"
+                ) from exc
+            except openai.APIConnectionError as exc:
+                raise connection_error(self.name, self.base_url, exc) from exc
+            except openai.OpenAIError as exc:
+                raise ModelError(f"{self.name}: {one_line(str(exc))}", retryable=False) from exc
+            return self._response(request, completion, ordinal)
+        raise AssertionError("unreachable: the last way (the prompt) is never refused")
+
+    @property
+    def _endpoint(self) -> tuple[str, str]:
+        return (self.base_url, self.model)
 
     async def _create(self, arguments: dict[str, Any]) -> ChatCompletion:
-        import openai
-
         # The SDK's overloads (streaming or not) can't be told apart from **arguments.
         client = self._sdk_client()
-        try:
-            return cast("ChatCompletion", await client.chat.completions.create(**arguments))
-        except openai.BadRequestError as exc:
-            refused = "response_format" in error_detail(exc.body, exc.message)
-            if "response_format" not in arguments or not refused:
-                raise
-        # The server has no JSON mode; the instruction in the prompt still asks for JSON.
-        self._json_mode = False
-        arguments = {key: value for key, value in arguments.items() if key != "response_format"}
         return cast("ChatCompletion", await client.chat.completions.create(**arguments))
 
     def _sdk_client(self) -> openai.AsyncOpenAI:
@@ -157,10 +179,14 @@ class OpenAIModel:
             self._client_loop = loop
         return self._client
 
-    def _arguments(self, request: ModelRequest) -> dict[str, Any]:
+    def _arguments(self, request: ModelRequest, way: str) -> dict[str, Any]:
         messages = parse_messages(self.name, request)
-        if request.json_output:
-            messages = with_json_instruction(messages)
+        response_format = openai_response_format(way, request.output_schema)
+        if request.wants_json:
+            # The schema goes in the prompt when the server is not given it.
+            told = request.output_schema is not None and way not in ("json_schema", "json_object_schema")
+            extra = schema_instruction(request.output_schema) if told and request.output_schema else ""
+            messages = with_json_instruction(messages, extra)
         arguments: dict[str, Any] = {
             "model": self.model,
             "messages": [_wire_message(message) for message in messages],
@@ -177,8 +203,8 @@ class OpenAIModel:
                 }
                 for spec in parse_tools(self.name, request)
             ]
-        if request.json_output and self._json_mode:
-            arguments["response_format"] = {"type": "json_object"}
+        if response_format is not None:
+            arguments["response_format"] = response_format
         return arguments
 
     def _response(self, request: ModelRequest, completion: ChatCompletion, ordinal: int) -> ModelResponse:
@@ -190,7 +216,10 @@ class OpenAIModel:
         truncated = choice.finish_reason == "length"
         calls = [self._tool_call(index, call) for index, call in enumerate(message.tool_calls or [])]
         content: JsonValue = message.content
-        if request.json_output and (content or not calls):
+        if request.wants_json and (content or not calls):
+            refusal = getattr(message, "refusal", None)
+            if not content and refusal:
+                raise MalformedAnswer(f"{self.name} refused to answer: {one_line(str(refusal))}")
             content = decode_json_answer(self.name, request, message.content, truncated=truncated)
         usage = getattr(completion, "usage", None)
         return ModelResponse(

@@ -1,0 +1,186 @@
+"""A workflow's model calls: journaled requests, and answers held to a pydantic model.
+
+``ctx.call_model(request)`` sends one request through the middleware chain
+(journaled; replayed on resume) and returns the `ModelResponse`.
+``ctx.call_model(request, schema=Model)`` asks for a JSON answer that fits
+``Model`` (the provider constrains the answer where it can, see
+docs/providers.md), validates it, and when it does not fit tells the model
+what is wrong and asks again, at most ``max_repairs`` times. Each repair is
+one more journaled model call, so a resumed task replays the same answers and
+gets the same instance back. After the last repair, `InvalidModelOutput`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from pydantic import BaseModel, JsonValue, ValidationError
+
+from ..errors import InputError, InvalidModelOutput, OperationFailed
+from ..model import OpKind, Severity
+from ..policy import RetryPolicy
+from .calls import Call, CallContext
+
+if TYPE_CHECKING:  # the providers are imported when a task first calls its model
+    from ..providers import ModelProvider, ModelRequest, ModelResponse
+
+__all__ = ["DEFAULT_MAX_REPAIRS", "ModelCalls"]
+
+M = TypeVar("M", bound=BaseModel)
+
+DEFAULT_MAX_REPAIRS = 2
+
+REPAIR = (
+    "Your answer could not be used: {problem}\n"
+    "Answer again with one JSON object that fits the schema asked for, and nothing else."
+)
+
+
+class ModelCalls:
+    """The model side of a workflow's context: its provider, its requests, its structured answers.
+
+    Args:
+        context: the context the calls run in (what the middleware sees).
+        chain: the composed middleware chain.
+        retry: the workflow's retry policy for model calls.
+        model: the task's ``provider:name`` string, resolved on the first call.
+        take_seq: gives the next journal seq.
+        before_call: awaited before every model call after the first (a checkpoint, per policy).
+        emit: records a progress event once (``Context.emit``).
+    """
+
+    def __init__(
+        self,
+        *,
+        context: CallContext,
+        chain: Callable[[Call], Awaitable[JsonValue]],
+        retry: RetryPolicy,
+        model: str | None,
+        take_seq: Callable[[], int],
+        before_call: Callable[[], Awaitable[object]],
+        emit: Callable[..., Awaitable[None]],
+    ) -> None:
+        self._context = context
+        self._chain = chain
+        self._retry = retry
+        self._model_name = model
+        self._take_seq = take_seq
+        self._before_call = before_call
+        self._emit = emit
+        self._provider: ModelProvider | None = None
+        # Requests made per purpose, retries included: the scripted model's ordinals.
+        self._attempts: dict[str, int] = defaultdict(int)
+        self._calls = 0
+
+    @property
+    def provider(self) -> ModelProvider:
+        """The task's model, built on first use."""
+        if self._provider is None:
+            if not self._model_name:
+                raise InputError(f"task {self._context.task.id} has no model; give one with --model")
+            from ..providers import resolve_model
+
+            self._provider = resolve_model(self._model_name)
+        return self._provider
+
+    async def call(self, request: Any) -> ModelResponse:
+        """One journaled model request; returns the `ModelResponse` (replayed on resume)."""
+        from ..providers import ModelRequest, ModelResponse
+
+        request = ModelRequest.model_validate(request)
+        if self._calls:
+            await self._before_call()
+        self._calls += 1
+        purpose = str(request.purpose)
+        call = Call(
+            context=self._context,
+            kind=OpKind.MODEL,
+            name=f"model:{purpose}",
+            seq=self._take_seq(),
+            input=request.model_dump(mode="json"),
+            retry=self._retry,
+            request=request,
+            ordinal_base=self._attempts[purpose],
+        )
+        try:
+            output = await self._chain(call)
+        except OperationFailed:
+            self._attempts[purpose] = call.ordinal_base + call.attempt
+            raise
+        self._attempts[purpose] = call.ordinal_base + call.attempt
+        return ModelResponse.model_validate(output)
+
+    async def call_for(self, request: Any, schema: type[M], max_repairs: int) -> M:
+        """Ask for an answer that fits `schema`; repair it up to `max_repairs` times.
+
+        Raises:
+            InvalidModelOutput: no answer fitted, after the repairs.
+            OperationFailed: the model call itself failed for good (other
+                than by answering malformed JSON, which is repaired).
+        """
+        from ..providers import ModelRequest, OutputSchema
+
+        if max_repairs < 0:
+            raise InputError(f"max_repairs must be 0 or more, not {max_repairs}")
+        asked: ModelRequest = ModelRequest.model_validate(request)
+        asked = asked.model_copy(update={"output_schema": OutputSchema.of(schema), "json_output": True})
+        messages = list(asked.messages)
+        problem = ""
+        for attempt in range(max_repairs + 1):
+            said: list[dict[str, JsonValue]] = []
+            try:
+                answer = await self.call(asked.model_copy(update={"messages": messages}))
+            except OperationFailed as failed:
+                if failed.error_type != "MalformedAnswer":
+                    raise
+                problem = failed.error
+            else:
+                try:
+                    return _validated(schema, answer.content)
+                except (ValidationError, ValueError) as error:
+                    problem = _describe(error)
+                    said = [{"role": "assistant", "content": _as_text(answer.content)}]
+            if attempt < max_repairs:
+                await self._emit(
+                    f"the model's answer did not fit {schema.__name__} ({problem}); asking again",
+                    kind="model_output_invalid",
+                    severity=Severity.WARNING,
+                    data={"schema": schema.__name__, "repair": attempt + 1, "problem": problem},
+                )
+            messages = [*messages, *said, {"role": "user", "content": REPAIR.format(problem=problem)}]
+        raise InvalidModelOutput(
+            f"the model's answer did not fit {schema.__name__} after {max_repairs} "
+            f"repair{'s' if max_repairs != 1 else ''}: {problem}"
+        )
+
+
+def _validated(schema: type[M], content: JsonValue) -> M:
+    if isinstance(content, str):
+        text = content.strip()
+        if text.startswith("```"):  # a code fence around the JSON
+            text = text.strip("`").removeprefix("json").strip()
+        return schema.model_validate_json(text)
+    if content is None:
+        raise ValueError("the answer was empty")
+    return schema.model_validate(content)
+
+
+def _describe(error: BaseException) -> str:
+    """The problems of a validation error in one line the model can act on."""
+    if isinstance(error, ValidationError):
+        problems = [
+            f"{'.'.join(str(part) for part in e['loc']) or 'the answer'}: {e['msg']}"
+            for e in error.errors()[:5]
+        ]
+        more = len(error.errors()) - len(problems)
+        return "; ".join(problems) + (f" (and {more} more)" if more > 0 else "")
+    return " ".join(str(error).split())[:300] or type(error).__name__
+
+
+def _as_text(content: JsonValue) -> str:
+    if isinstance(content, str):
+        return content
+    return json.dumps(content, ensure_ascii=False)
