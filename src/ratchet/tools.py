@@ -24,7 +24,7 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, get_type_hints, overload
+from typing import TYPE_CHECKING, Any, get_type_hints, overload
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, create_model
 from pydantic_core import to_jsonable_python
@@ -32,6 +32,9 @@ from pydantic_core import to_jsonable_python
 from .errors import NonRetryableError
 from .model import RiskLevel
 from .policy import RetryPolicy
+
+if TYPE_CHECKING:
+    from .sessions import CallSession
 
 __all__ = ["Reconciled", "Tool", "ToolContext", "tool"]
 
@@ -49,6 +52,10 @@ class ToolContext:
         step: the index of the task's current step, if any.
         workspace: the task's own directory.
         emit: ``await ctx.emit(message, **data)`` records a progress event.
+        session: the session the task is bound to (a chat turn's), or None:
+            ``ctx.session.state`` is its state as the call started, and
+            ``await ctx.session.update(change)`` changes it, once per call
+            even when the call runs again after a crash.
     """
 
     task_id: str
@@ -58,6 +65,7 @@ class ToolContext:
     step: int | None = None
     workspace: Path | None = None
     emit: Callable[..., Awaitable[None]] = field(default=lambda *a, **k: _nothing(), repr=False)
+    session: CallSession | None = field(default=None, repr=False)
 
 
 async def _nothing() -> None:

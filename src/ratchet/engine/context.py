@@ -42,6 +42,7 @@ from ..model import (
     utcnow,
 )
 from ..policy import CheckpointStrategy
+from ..sessions import CallSession
 from ..store import StateStore, StoreOps
 from ..tools import ToolContext
 from .budget import BudgetTracker
@@ -49,6 +50,8 @@ from .calls import Call, TaskSuspended, WorkerStopping
 from .faults import crash_point
 from .journal import Journal
 from .middleware import Middleware, compose, default_chain, perform
+from .questions import ask_person
+from .recorded import record_value
 from .results import result_reference
 from .workflow import Workflow
 
@@ -99,7 +102,13 @@ class Context:
         self._current_step: int | None = None
         self._model_attempts: dict[str, int] = defaultdict(int)
         self._model_calls = 0
-        self._chain = compose(default_chain([*workflow.middleware, *middleware]), perform)
+        layers = [*workflow.middleware_for(task), *workflow.middleware, *middleware]
+        # A layer with `before_model` rewrites requests before they take a seq (compaction);
+        # a callable one wraps each call in the chain. One object may be both.
+        self._request_layers = [m for m in layers if callable(getattr(m, "before_model", None))]
+        self._chain = compose(default_chain([m for m in layers if callable(m)]), perform)
+        self._layer_memory: dict[int, dict[str, Any]] = {}
+        self.session_id: str | None = None  # the session its tools reach (`use_session`)
         self._model: ModelProvider | None = None
         self._written = task.write_mark or (-1, 0)
         self._write_at = (-1, 0)
@@ -191,7 +200,16 @@ class Context:
         self._next_seq += count
         return seq
 
+    def memory(self, layer: object) -> dict[str, Any]:
+        """The run's own memory for a middleware `layer` (empty at each run's start, rebuilt by replay)."""
+        return self._layer_memory.setdefault(id(layer), {})
+
+    def use_session(self, session_id: str) -> None:
+        """Bind the run to a session: its tools then reach it as ``ctx.session`` (`ToolContext`)."""
+        self.session_id = session_id
+
     def tool_context(self, call: Call) -> ToolContext:
+        key = call.idempotency_key
         return ToolContext(
             task_id=self.task_id,
             seq=call.seq,
@@ -200,12 +218,25 @@ class Context:
             step=self._current_step,
             workspace=self.workspace,
             emit=self.emit,
+            session=None if self.session_id is None else CallSession(self.store, self.session_id, key),
         )
 
     # ------------------------------------------------------------------ model and tools
 
     async def call_model(self, request: Any) -> Any:
-        """Ask the task's model; returns a `ModelResponse` (journaled; replayed on resume)."""
+        """Ask the task's model; returns a `ModelResponse` (journaled; replayed on resume).
+
+        The request middleware (compaction) may shorten the request first.
+        """
+        from ..providers import ModelRequest
+
+        request = ModelRequest.model_validate(request)
+        for layer in self._request_layers:
+            request = await layer.before_model(request, self)
+        return await self.send_model_request(request)
+
+    async def send_model_request(self, request: Any) -> Any:
+        """Ask the model as `request` says, journaled, without the request middleware."""
         from ..providers import ModelRequest, ModelResponse
 
         request = ModelRequest.model_validate(request)
@@ -275,45 +306,24 @@ class Context:
 
     # ------------------------------------------------------------------ recorded values
 
-    async def _record_value(
-        self, kind: OpKind, name: str, make: Callable[[], JsonValue], *, input: JsonValue = None
-    ) -> tuple[int, JsonValue, bool]:
-        seq = self._take_seq()
-        recorded = self.journal.lookup(seq)
-        if recorded is not None:
-            if recorded.name != name or recorded.kind is not kind:
-                raise NonDeterminismError(
-                    self.task_id, seq, f"{recorded.kind} {recorded.name}", f"{kind} {name}"
-                )
-            return seq, recorded.output, True
-        op = Operation(
-            task_id=self.task_id,
-            seq=seq,
-            kind=kind,
-            name=name,
-            idempotency_key=f"{self.task_id}:{seq}",
-            status=OpStatus.SUCCEEDED,
-            input=input,
-            output=make(),
-            finished_at=utcnow(),
-        )
-        await self.store.record_op_finished(op, fence=self.lease)
-        self.journal.recorded[seq] = op
-        return seq, op.output, False
-
     async def now(self) -> dt.datetime:
         """The current time, the same on every replay."""
-        _, value, _ = await self._record_value(OpKind.CLOCK, "now", lambda: utcnow().isoformat())
+        value = await record_value(self, self._take_seq(), OpKind.CLOCK, "now", lambda: utcnow().isoformat())
         return dt.datetime.fromisoformat(str(value))
 
     async def uuid(self) -> str:
         """A random UUID (hex), the same on every replay."""
-        _, value, _ = await self._record_value(OpKind.UUID, "uuid", lambda: uuid_module.uuid4().hex)
+        value = await record_value(
+            self, self._take_seq(), OpKind.UUID, "uuid", lambda: uuid_module.uuid4().hex
+        )
         return str(value)
 
     async def sleep(self, seconds: float) -> None:
         """Wait durably: a timer trigger wakes the task; no process waits meanwhile."""
-        seq, value, _ = await self._record_value(
+        seq = self._take_seq()
+        value = await record_value(
+            self,
+            seq,
             OpKind.SLEEP,
             "sleep",
             lambda: {"wake_at": (utcnow() + dt.timedelta(seconds=seconds)).isoformat()},
@@ -361,34 +371,7 @@ class Context:
         recorded answer; the question is then resolved.
         """
         await self.apply_patch({"ops": [{"op": "add_open_questions", "questions": [question]}]})
-        seq = self._take_seq()
-        asked = self.journal.lookup(seq)
-        if asked is not None and asked.kind is not OpKind.QUESTION:
-            raise NonDeterminismError(self.task_id, seq, f"{asked.kind} {asked.name}", "question ask_user")
-        if asked is None:
-            asked = Operation(
-                task_id=self.task_id,
-                seq=seq,
-                kind=OpKind.QUESTION,
-                name="ask_user",
-                idempotency_key=f"{self.task_id}:{seq}",
-                status=OpStatus.STARTED,
-                input={"question": question},
-            )
-            await self.store.record_op_started(asked, fence=self.lease)
-            self.journal.recorded[seq] = asked
-        if asked.status is not OpStatus.SUCCEEDED:
-            await self.suspend(
-                WaitReason.INPUT,
-                f"a question for a person: {question} (answer it with `ratchet answer {self.task_id} TEXT`)",
-                data={"seq": seq, "question": question},
-            )
-        answer = str(asked.output)
-        if question in self.state.open_questions:
-            await self.apply_patch(
-                {"ops": [{"op": "resolve_question", "question": question, "answer": answer}]}
-            )
-        return answer
+        return await ask_person(self, self._take_seq(), question)
 
     # ------------------------------------------------------------------ state and steps
 

@@ -339,4 +339,7 @@ async def perform(call: Call) -> JsonValue:
     assert call.tool is not None
     arguments = call.input or {}
     assert isinstance(arguments, dict)
-    return await call.tool.invoke(dict(arguments), context.tool_context(call))
+    tool_context = context.tool_context(call)
+    if tool_context.session is not None:
+        await tool_context.session.load()  # its state as the call starts
+    return await call.tool.invoke(dict(arguments), tool_context)
