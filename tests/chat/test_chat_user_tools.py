@@ -12,11 +12,12 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from ratchet import Runtime, TaskStatus
+from ratchet import Compaction, Runtime, TaskStatus
 from ratchet.chat import ChatClient
 from ratchet.chat.client import ChatOptions, start_turn
 from ratchet.chat.terminal import chat_loop
 from ratchet.chat.turn import CHAT_TURN_WORKFLOW
+from ratchet.engine.compaction import SUMMARY_PREFIX
 from ratchet.errors import InputError
 from ratchet.sessions import CallSession
 from ratchet.store import StateStore, open_store
@@ -129,3 +130,33 @@ def test_the_chat_finishes_a_stopped_turn_when_it_starts(tmp_path: Path) -> None
     assert f"Finishing the turn a stop interrupted: 'add buy milk' [task {task_id}]" in text
     assert "assistant: Added." in text
     assert "│ 1 │ buy milk │   0% │" in text
+
+
+async def _long_chat(store: StateStore, tmp_path: Path, **options: Any) -> list[Any]:
+    path = tmp_path / "ok.json"
+    path.write_text(json.dumps({"act": [{"content": "ok"}]}))
+    chat = ChatClient(Runtime(store), "s", **options)
+    return [await chat.chat(f"{n}: " + "remember this " * 25, model=f"scripted:{path}") for n in range(3)]
+
+
+async def test_the_chat_uses_the_compaction_middleware(store: StateStore, tmp_path: Path) -> None:
+    turns = await _long_chat(store, tmp_path, compaction=Compaction(token_budget=200, keep_recent=2))
+
+    last = turns[-1]
+    ops = await store.list_ops(last.id)
+    assert [op.name for op in ops if op.name.startswith("model:")] == ["model:summarize", "model:act"]
+    sent = next(op for op in ops if op.name == "model:act").input["messages"]
+    assert sent[2]["content"].startswith(SUMMARY_PREFIX)
+    assert len(sent) == 2 + 1 + 2
+    history = (await store.get_session("s")).state["history"]
+    assert [h["user"][:2] for h in history] == ["0:", "1:", "2:"]  # what is kept is whole
+
+
+async def test_the_chat_without_compaction_sends_every_kept_exchange(
+    store: StateStore, tmp_path: Path
+) -> None:
+    turns = await _long_chat(store, tmp_path, compaction=None)
+
+    ops = await store.list_ops(turns[-1].id)
+    assert [op.name for op in ops if op.name.startswith("model:")] == ["model:act"]
+    assert len(ops[-2].input["messages"]) == 1 + 2 * 2 + 1

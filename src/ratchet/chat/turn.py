@@ -2,11 +2,14 @@
 
 A turn is a durable task. It reads the session (a journaled read-only call,
 so a resumed turn rebuilds the very same prompt), asks the model with the
-task-list tools, runs the tools it calls, and asks again until the model
-answers without tool calls (at most ``max_model_calls`` times). An answer
-asking for more than 64 tool calls at once runs none of them: the model is
-told, and asked again. The exchange is then kept in the session's history,
-which the next turns' prompts carry.
+task-list tools and the user's own (``tools``, with their ``instructions``),
+runs the tools it calls, and asks again until the model answers without tool
+calls (at most ``max_model_calls`` times). An answer asking for more than 64
+tool calls at once runs none of them: the model is told, and asked again. The
+exchange is then kept in the session's history, which the next turns'
+prompts carry, shortened by the compaction middleware when they pass its
+budget (`ratchet.engine.compaction`). The run is bound to the session, so
+the user's tools reach it as ``ctx.session``.
 """
 
 from __future__ import annotations

@@ -8,7 +8,9 @@ is built in one place, `default_chain`. A middleware is any object with
 ``async def __call__(self, call, proceed)`` that returns what ``await
 proceed(call)`` returns (or raises); add your own (caching, redaction) by
 passing ``middleware=[...]`` to the workflow's context, and it runs just
-inside the events layer.
+inside the events layer. A middleware with ``before_model(request, host)``
+instead rewrites model requests before they take their seq: compaction
+(`ratchet.engine.compaction`) is one.
 """
 
 from __future__ import annotations
