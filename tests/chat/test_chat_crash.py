@@ -162,3 +162,20 @@ async def test_killed_between_a_users_change_and_its_journal_entry(tmp_path: Pat
 
     runs = await _finished_once(url, tmp_path, log)
     assert len(runs) == 2 and len(set(runs)) == 1  # run again with its key; its change applied once
+
+
+async def test_ctrl_c_during_a_turn_then_the_chat_finishes_it(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'chat.db'}"
+    log = tmp_path / "runs.log"
+    write_turn_script(tmp_path / "note.json", [tool_call("note", text="milk")], "Noted.", delay=2.0)
+    chat = start_ratchet(*_chat_args(url, "note.json"), cwd=tmp_path, CHAT_TOOL_LOG=str(log))
+    assert chat.stdin is not None
+    chat.stdin.write("note milk\n")
+    chat.stdin.flush()
+    await wait_for_notes(url, 1)
+    chat.send_signal(signal.SIGINT)
+    out, _ = chat.communicate(timeout=30)
+    assert chat.returncode == 130
+    assert "it is finished when the chat starts again" in out
+
+    assert len(await _finished_once(url, tmp_path, log)) == 1

@@ -251,7 +251,10 @@ class JournalMiddleware:
             )
             return _LIVE
         if tool.reconcile is not None:
-            verdict = tool.reconcile(context.tool_context(call))
+            tool_context = context.tool_context(call)
+            if tool_context.session is not None:
+                await tool_context.session.load()
+            verdict = tool.reconcile(tool_context)
             if asyncio.iscoroutine(verdict):
                 verdict = await verdict
             if not isinstance(verdict, Reconciled):
