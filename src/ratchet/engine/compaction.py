@@ -23,12 +23,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import JsonValue
 
+from ..code_trust import FILE_MODULE_PREFIX, portable_path
 from ..errors import InputError
 from .workflow import load_module
 
@@ -206,10 +208,6 @@ def compaction_reference(compaction: object) -> JsonValue:
     Raises:
         InputError: the object is not a top-level name of an importable module.
     """
-    import sys
-
-    from ..code_trust import FILE_MODULE_PREFIX, portable_path
-
     if compaction is None:
         return None
     if type(compaction) is Compaction:
