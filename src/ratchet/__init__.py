@@ -10,7 +10,7 @@ from importlib.metadata import version as _version
 
 from ._distribution import DISTRIBUTION as _DISTRIBUTION
 from .agent import Agent
-from .engine import Call, Context, Middleware, Worker, WorkerIdentity, Workflow, workflow
+from .engine import Call, Compaction, Context, Middleware, Worker, WorkerIdentity, Workflow, workflow
 from .errors import (
     BudgetExceeded,
     CannotResume,
@@ -67,6 +67,7 @@ __all__ = [
     "Checkpoint",
     "CheckpointPolicy",
     "CheckpointStrategy",
+    "Compaction",
     "ConflictError",
     "Context",
     "DeadlineExceeded",

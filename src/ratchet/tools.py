@@ -23,7 +23,7 @@ import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, get_args, get_origin, get_type_hints, overload
+from typing import TYPE_CHECKING, Annotated, Any, get_args, get_origin, get_type_hints, overload
 
 import docstring_parser
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, create_model
@@ -33,6 +33,9 @@ from pydantic_core import to_jsonable_python
 from .errors import NonRetryableError
 from .model import RiskLevel
 from .policy import RetryPolicy
+
+if TYPE_CHECKING:
+    from .sessions import CallSession
 
 __all__ = ["Reconciled", "Tool", "ToolContext", "tool"]
 
@@ -50,6 +53,10 @@ class ToolContext:
         step: the index of the task's current step, if any.
         workspace: the task's own directory.
         emit: ``await ctx.emit(message, **data)`` records a progress event.
+        session: the session the task is bound to (a chat turn's), or None:
+            ``ctx.session.state`` is its state as the call started, and
+            ``await ctx.session.update(change)`` changes it, once per call
+            even when the call runs again after a crash.
     """
 
     task_id: str
@@ -59,6 +66,7 @@ class ToolContext:
     step: int | None = None
     workspace: Path | None = None
     emit: Callable[..., Awaitable[None]] = field(default=lambda *a, **k: _nothing(), repr=False)
+    session: CallSession | None = field(default=None, repr=False)
 
 
 async def _nothing() -> None:

@@ -13,6 +13,7 @@ PUBLIC_NAMES = [
     "Checkpoint",
     "CheckpointPolicy",
     "CheckpointStrategy",
+    "Compaction",
     "ConflictError",
     "Context",
     "DEFAULT_STORE_URL",

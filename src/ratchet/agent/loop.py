@@ -24,7 +24,7 @@ from ..workspace import confined_workspace
 from . import prompts
 from .builtin_tools import builtin_tools
 from .output_schemas import PLAN_OUTPUT, REPLAN_OUTPUT, VERDICT_OUTPUT
-from .spec import BUILTIN_TOOL_NAMES, AgentSpec, load_tools
+from .spec import BUILTIN_TOOL_NAMES, AgentSpec, agent_middleware, load_tools
 
 __all__ = ["AGENT_WORKFLOW", "agent_loop"]
 
@@ -205,7 +205,6 @@ class _Run:
         ]
         await self.keep_messages(messages)
         for _ in range(spec.max_turns_per_step):
-            messages = await self.compact(messages)
             answer = await ctx.call_model({"purpose": "act", "messages": messages, "tools": self.schemas})
             if len(answer.tool_calls) > spec.max_tool_calls_per_answer:
                 refusal = await self.refuse_tool_calls(answer)
@@ -323,30 +322,6 @@ class _Run:
             with contextlib.suppress(DuplicateRecord):  # stored before a crash, on an earlier run
                 await ctx.store.put_artifact(artifact, body, fence=ctx.lease)
         return artifact.ref
-
-    async def compact(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Summarize older turns (a journaled call) when the history passes its budget."""
-        keep = self.spec.keep_recent_messages
-        if _tokens(messages) <= self.spec.history_token_budget or len(messages) <= keep + 2:
-            return messages
-        cut = len(messages) - keep
-        while cut > 2 and messages[cut].get("role") == "tool":
-            cut -= 1  # never split a tool result from the call that asked for it
-        older = messages[2:cut]
-        if not older:
-            return messages
-        answer = await self.ctx.call_model(
-            {
-                "purpose": "summarize",
-                "messages": [
-                    {"role": "system", "content": prompts.SUMMARIZE},
-                    {"role": "user", "content": json.dumps(older, ensure_ascii=False)},
-                ],
-            }
-        )
-        summary = {"role": "user", "content": f"Summary of the earlier turns of this step: {answer.content}"}
-        await self.record("compacted", f"summarized {len(older)} earlier messages of the history")
-        return [*messages[:2], summary, *messages[cut:]]
 
     # ------------------------------------------------------------------ verify and replan
 
@@ -480,7 +455,9 @@ async def agent_loop(ctx: Context, agent: dict[str, Any] | None = None, **_: Any
     return report
 
 
-agent_loop = Workflow(agent_loop, name="agent", tools_for=_tools_for)  # type: ignore[assignment]
+agent_loop = Workflow(  # type: ignore[assignment]
+    agent_loop, name="agent", tools_for=_tools_for, middleware_for=agent_middleware
+)
 AGENT_WORKFLOW = "ratchet.agent.loop:agent_loop"
 
 
@@ -528,7 +505,3 @@ def _message_fields(message: dict[str, Any]) -> dict[str, Any]:
         for key in ("role", "content", "tool_calls", "tool_call_id", "name")
         if message.get(key) is not None
     }
-
-
-def _tokens(messages: list[dict[str, Any]]) -> int:
-    return sum(len(json.dumps(m, ensure_ascii=False)) for m in messages) // 4

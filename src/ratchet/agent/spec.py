@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import Field
 
 from ..code_trust import FILE_MODULE_PREFIX, portable_path
+from ..engine.compaction import DEFAULT_COMPACTION, Compaction, compaction_reference, load_compaction
 from ..engine.workflow import load_module
 from ..errors import InputError
 from ..limits import MAX_TOOL_CALLS_PER_ANSWER
@@ -17,7 +18,9 @@ from ..model import Constraints, Record
 from ..policy import Budget
 from ..tools import Tool
 
-__all__ = ["BUILTIN_TOOL_NAMES", "Agent", "AgentSpec", "load_tools", "tool_source"]
+__all__ = ["BUILTIN_TOOL_NAMES", "Agent", "AgentSpec", "agent_middleware", "load_tools", "tool_source"]
+
+_DEFAULT: Any = object()  # `compaction` not given: the built-in one, with the agent's settings
 
 BUILTIN_TOOL_NAMES = frozenset(
     {"list_files", "read_file", "write_file", "read_artifact", "run_shell", "update_state", "ask_user"}
@@ -37,6 +40,7 @@ class AgentSpec(Record):
     max_turns_per_step: int = Field(default=12, ge=1)
     history_token_budget: int = Field(default=6000, ge=200)
     keep_recent_messages: int = Field(default=6, ge=2)
+    compaction: str | None = DEFAULT_COMPACTION
     max_tool_calls_per_answer: int = Field(default=MAX_TOOL_CALLS_PER_ANSWER, ge=1)
 
 
@@ -54,6 +58,11 @@ class Agent:
         tool_sources: modules or ``.py`` files whose every tool the agent offers
             (a file under the project root is recorded relative to it).
         allow_shell: offer the built-in ``run_shell`` tool.
+        compaction: what shortens the act requests' history: by default the
+            built-in `Compaction` with ``history_token_budget`` and
+            ``keep_recent_messages``; None for none; or your own object with
+            ``async before_model(request, host)``, defined at the top level of
+            a module or project file so every worker loads it (docs/agent.md).
         settings: other `AgentSpec` fields (``max_step_attempts``,
             ``max_turns_per_step``, ``history_token_budget``, ``keep_recent_messages``,
             ``max_tool_calls_per_answer``).
@@ -70,6 +79,7 @@ class Agent:
         *,
         tool_sources: Sequence[str] = (),
         allow_shell: bool = False,
+        compaction: Any = _DEFAULT,
         **settings: Any,
     ) -> None:
         self.tools = list(tools)
@@ -88,7 +98,7 @@ class Agent:
             tool_names=None if tool_sources else [t.name for t in self.tools],
             constraints=constraints or Constraints(),
             allow_shell=allow_shell,
-            **settings,
+            **{**settings, **_compaction_settings(compaction)},
         )
         self.model = model
         self.budget = budget or Budget()
@@ -144,3 +154,24 @@ def load_tools(sources: Iterable[str]) -> list[Tool]:
                     raise InputError(f"two tools are named {value.name!r} (one in {source})")
                 found[value.name] = value
     return list(found.values())
+
+
+def _compaction_settings(compaction: Any) -> dict[str, Any]:
+    """The `AgentSpec` fields that record `compaction` (a built-in one by its settings)."""
+    if compaction is _DEFAULT:
+        return {}
+    if type(compaction) is Compaction:  # recorded as the agent's own settings
+        return {
+            "compaction": DEFAULT_COMPACTION,
+            "history_token_budget": compaction.token_budget,
+            "keep_recent_messages": compaction.keep_recent,
+        }
+    return {"compaction": compaction_reference(compaction)}
+
+
+def agent_middleware(task: Any) -> list[Any]:
+    """The middleware an agent task's spec asks for: its compaction (none when it has None)."""
+    spec = AgentSpec.model_validate(task.inputs_params.get("agent") or {})
+    return load_compaction(
+        spec.compaction, token_budget=spec.history_token_budget, keep_recent=spec.keep_recent_messages
+    )

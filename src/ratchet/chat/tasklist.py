@@ -5,6 +5,7 @@ The state of a chat session::
     {"tasks":   [{"description": "buy milk", "completion": 0}, ...],
      "history": [{"user": "...", "assistant": "...", "task_id": "..."}, ...],
      "turns":   3,
+     "unfinished": ["chat-s-3-1a2b3c"],
      "applied": [{"key": "chat-turn-1a2b:4", "result": "Added task 1: ..."}, ...]}
 
 A change made by a tool call is applied once per idempotency key: the key and
@@ -29,6 +30,7 @@ __all__ = [
     "record_exchange",
     "remove",
     "tasks_of",
+    "unfinished_of",
     "update",
 ]
 
@@ -49,6 +51,12 @@ def history_of(state: State) -> list[dict[str, Any]]:
     """The kept exchanges of a session state, oldest first."""
     history = state.get("history")
     return [dict(h) for h in history] if isinstance(history, list) else []
+
+
+def unfinished_of(state: State) -> list[str]:
+    """The task ids of the session's turns that began and have not recorded their exchange."""
+    found = state.get("unfinished")
+    return [str(t) for t in found] if isinstance(found, list) else []
 
 
 def describe(tasks: list[dict[str, Any]]) -> str:
@@ -108,11 +116,12 @@ def remove(index: int) -> Change:
 
 
 def record_exchange(user: str, assistant: str, task_id: str) -> Change:
-    """Keep one exchange in the history (the newest `MAX_HISTORY`)."""
+    """Keep one exchange in the history (the newest `MAX_HISTORY`); the turn is finished."""
 
     def change(state: State) -> tuple[State, str]:
         history = [*history_of(state), {"user": user, "assistant": assistant, "task_id": task_id}]
-        return {**state, "history": history[-MAX_HISTORY:]}, "recorded"
+        unfinished = [t for t in unfinished_of(state) if t != task_id]
+        return {**state, "history": history[-MAX_HISTORY:], "unfinished": unfinished}, "recorded"
 
     return change
 

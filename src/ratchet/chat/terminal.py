@@ -12,14 +12,14 @@ What the model, its tools and the user wrote is shown as plain text
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..errors import InputError
+from ..errors import CannotResume, InputError
 from ..model import Task, TaskStatus
 from ..printable import plain
 from ..providers import resolve_model
@@ -65,6 +65,14 @@ async def _open_session(
         await store.close()
 
 
+async def _tasks(url: str, session_id: str, *, integrity_check: bool) -> list[dict[str, Any]]:
+    store = await open_store(url, integrity_check=integrity_check)
+    try:
+        return tasklist.tasks_of(await Runtime(store).session(session_id).state())
+    finally:
+        await store.close()
+
+
 async def _start(url: str, session_id: str, model: str, *, integrity_check: bool) -> tuple[str, str]:
     store = await open_store(url, integrity_check=integrity_check)
     try:
@@ -83,10 +91,12 @@ async def _turn(
     task_id: str,
     max_model_calls: int,
     integrity_check: bool,
+    options: client.ChatOptions,
+    allow_code: Sequence[str],
 ) -> tuple[Task, list[dict[str, Any]]]:
     store = await open_store(url, integrity_check=integrity_check)
     try:
-        runtime = Runtime(store)
+        runtime = Runtime(store, allow_code=allow_code)
         task = await client.run_turn(
             runtime,
             session_id,
@@ -95,10 +105,60 @@ async def _turn(
             max_model_calls=max_model_calls,
             task_id=task_id,
             turn_model=turn_model,
+            options=options,
         )
-        return task, await client.ChatClient(runtime, session_id).tasks()
+        return task, tasklist.tasks_of(await runtime.session(session_id).state())
     finally:
         await store.close()
+
+
+async def _unfinished(url: str, session_id: str, *, integrity_check: bool) -> list[Task]:
+    store = await open_store(url, integrity_check=integrity_check)
+    try:
+        return await client.unfinished_turns(store, session_id)
+    finally:
+        await store.close()
+
+
+async def _finish(
+    url: str, task_id: str, *, integrity_check: bool, allow_code: Sequence[str]
+) -> tuple[Task | None, str]:
+    """Resume a stopped turn here: the finished task, or None and why it can't be finished here."""
+    store = await open_store(url, integrity_check=integrity_check)
+    try:
+        return await Runtime(store, allow_code=allow_code).resume(task_id), ""
+    except CannotResume as refused:
+        return None, refused.message
+    finally:
+        await store.close()
+
+
+def _finish_unfinished(
+    console: Console,
+    url: str,
+    session_id: str,
+    *,
+    resume_command: Callable[[str], str],
+    integrity_check: bool,
+    allow_code: Sequence[str],
+) -> None:
+    """Finish the session's turns a crash or a Ctrl-C stopped, or say how to finish them.
+
+    A turn resumes from its journal: what it did before runs not again.
+    Raises `KeyboardInterrupt` when interrupted again.
+    """
+    for stopped in asyncio.run(_unfinished(url, session_id, integrity_check=integrity_check)):
+        _say(console, f"Finishing the turn a stop interrupted: {stopped.instruction!r} [task {stopped.id}]")
+        _say(console, plain(f"you> {stopped.instruction}", style="dim"))
+        task, refused = asyncio.run(
+            _finish(url, stopped.id, integrity_check=integrity_check, allow_code=allow_code)
+        )
+        if task is None:
+            _say(
+                console, f"It can't be finished here: {refused}; finish it with: {resume_command(stopped.id)}"
+            )
+            continue
+        _show_turn(console, task)
 
 
 def _say(console: Console, text: str | Text) -> None:
@@ -127,8 +187,12 @@ def chat_loop(
     resume_command: Callable[[str], str],
     read: Callable[[str], str] = input,
     integrity_check: bool = True,
+    options: client.ChatOptions | None = None,
+    allow_code: Sequence[str] = (),
 ) -> int:
     """Chat until the user leaves; return the exit code (0, or 130 after a Ctrl-C).
+
+    A turn a crash or a Ctrl-C stopped is finished first, from its journal.
 
     Args:
         console: where the conversation is shown.
@@ -136,12 +200,29 @@ def chat_loop(
             shown when a turn is interrupted.
         read: reads a line after showing its prompt.
         integrity_check: check an SQLite store for damage as it opens (see `ratchet.store.open_store`).
+        options: the user's tools, instructions and compaction for every turn.
+        allow_code: code the turns may load beyond the project and installed packages.
     """
+    options = options or client.ChatOptions()
     session_id, tasks = asyncio.run(_open_session(url, session, model, integrity_check=integrity_check))
     _say(
         console,
         f"Chat session {session_id!r}. Type what to do with your tasks; 'exit', 'quit' or Ctrl-D leaves.",
     )
+    try:
+        _finish_unfinished(
+            console,
+            url,
+            session_id,
+            resume_command=resume_command,
+            integrity_check=integrity_check,
+            allow_code=allow_code,
+        )
+    except KeyboardInterrupt:
+        _say(console, "")
+        _say(console, "Interrupted; the turn is kept and finished when the chat starts again.")
+        return EXIT_INTERRUPTED
+    tasks = asyncio.run(_tasks(url, session_id, integrity_check=integrity_check))
     console.print(tasks_table(session_id, tasks))
     while True:
         try:
@@ -172,14 +253,16 @@ def chat_loop(
                     task_id=task_id,
                     max_model_calls=max_model_calls,
                     integrity_check=integrity_check,
+                    options=options,
+                    allow_code=allow_code,
                 )
             )
         except KeyboardInterrupt:
             _say(console, "")
             _say(
                 console,
-                f"Interrupted. The turn is kept as task {task_id}; finish it with: "
-                + resume_command(task_id),
+                f"Interrupted. The turn is kept as task {task_id}; it is finished when the chat "
+                f"starts again, or finish it now with: {resume_command(task_id)}",
             )
             return EXIT_INTERRUPTED
         _show_turn(console, task)

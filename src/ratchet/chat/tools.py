@@ -16,9 +16,10 @@ from ..store import StateStore
 from ..tools import Tool, ToolContext, tool
 from . import tasklist
 
-__all__ = ["MODEL_TOOL_NAMES", "session_tools"]
+__all__ = ["CHAT_TOOL_NAMES", "MODEL_TOOL_NAMES", "session_tools"]
 
 MODEL_TOOL_NAMES = ("add_task", "update_task", "remove_task", "list_tasks")
+CHAT_TOOL_NAMES = (*MODEL_TOOL_NAMES, "load_session", "record_exchange")
 
 
 def session_tools(store: StateStore, session_id: str) -> list[Tool]:

@@ -18,7 +18,7 @@ from ..policy import Budget, parse_duration
 from ..providers import ScriptedModel, resolve_model
 from .resume import make_cwd_importable
 
-__all__ = ["AGENT_NAME", "build_agent", "deadline_seconds"]
+__all__ = ["AGENT_NAME", "build_agent", "checked_tool_sources", "deadline_seconds"]
 
 AGENT_NAME = "agent"
 
@@ -44,9 +44,7 @@ def build_agent(
             module is missing, does not load, defines no tool, or reuses a
             tool's name.
     """
-    make_cwd_importable()  # --tools may name a module of the project
-    sources = [_checked_tools(source) for source in tool_files]
-    load_tools(sources)  # two files defining one name
+    sources = checked_tool_sources(tool_files)
     return Agent(
         name=AGENT_NAME,
         instructions=instructions,
@@ -56,6 +54,19 @@ def build_agent(
         allow_shell=allow_shell,
         max_tool_calls_per_answer=max_tool_calls,
     )
+
+
+def checked_tool_sources(tool_files: list[str]) -> list[str]:
+    """The ``--tools`` values checked, as a task records them (see `build_agent`).
+
+    Raises:
+        InputError: a tools file or module is missing, does not load,
+            defines no tool, or reuses a tool's name.
+    """
+    make_cwd_importable()  # --tools may name a module of the project
+    sources = [_checked_tools(source) for source in tool_files]
+    load_tools(sources)  # two files defining one name
+    return sources
 
 
 def _checked_model(spec: str) -> str:

@@ -6,15 +6,17 @@ from typing import Annotated
 
 import typer
 
-from ..chat.client import INTERNAL_PREFIX
+from ..chat.client import INTERNAL_PREFIX, ChatOptions
 from ..chat.tasklist import tasks_of
 from ..chat.terminal import chat_loop
-from ..chat.turn import DEFAULT_MAX_MODEL_CALLS
+from ..chat.turn import DEFAULT_MAX_MODEL_CALLS, user_tools
+from ..code_trust import CodeTrust
 from ..errors import StoreNotFound
 from ..model import Session
 from ..store import DEFAULT_STORE_URL, redact_url
 from . import json_output, render
-from .options import MAX_COUNT, ForceOpenOption, JsonOption, StoreOption
+from .agent_spec import checked_tool_sources
+from .options import MAX_COUNT, AllowCodeOption, ForceOpenOption, JsonOption, StoreOption
 from .store_access import integrity_check, open_store_for, run_async
 from .views import SessionSummary
 
@@ -45,10 +47,29 @@ def chat_command(
             "--max-model-calls", min=1, max=MAX_COUNT, metavar="N", help="Model calls one turn may make."
         ),
     ] = DEFAULT_MAX_MODEL_CALLS,
+    tools: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--tools",
+            metavar="FILE.py|MODULE",
+            help="Also give the assistant every @ratchet.tool of this file or module; repeat for more.",
+        ),
+    ] = None,
+    instructions: Annotated[
+        str,
+        typer.Option("--instructions", metavar="TEXT", help="Your instructions, added to the assistant's."),
+    ] = "",
     store: StoreOption = DEFAULT_STORE_URL,
     force_open: ForceOpenOption = False,
+    allow_code: AllowCodeOption = None,
 ) -> int:
-    """Chat with an assistant that keeps your task list; every turn is a durable task."""
+    """Chat with an assistant that keeps your task list; every turn is a durable task.
+
+    A turn a crash or a Ctrl-C stopped is finished when the chat starts again.
+    """
+    CodeTrust.here(allow_code or ())  # a bad allowance is bad input now
+    sources = checked_tool_sources(tools or [])
+    user_tools(sources)  # a tool named like one of the chat's own: bad input now, not at the turn
     return chat_loop(
         store,
         session,
@@ -57,6 +78,8 @@ def chat_command(
         console=render.console,
         resume_command=lambda task_id: render.command("resume", task_id, store_url=store),
         integrity_check=integrity_check(),
+        options=ChatOptions(tool_sources=tuple(sources), instructions=instructions),
+        allow_code=allow_code or [],
     )
 
 

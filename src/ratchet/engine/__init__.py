@@ -1,6 +1,7 @@
 """The durable engine: context, middleware, journal, runner and worker."""
 
 from .calls import Call, CallContext, TaskSuspended
+from .compaction import Compaction
 from .context import Context
 from .middleware import Middleware, compose, default_chain
 from .runner import WorkerIdentity, run_task
@@ -10,6 +11,7 @@ from .workflow import Workflow, load_workflow, workflow
 __all__ = [
     "Call",
     "CallContext",
+    "Compaction",
     "Context",
     "Middleware",
     "TaskSuspended",

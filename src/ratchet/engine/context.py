@@ -40,6 +40,7 @@ from ..model import (
     utcnow,
 )
 from ..policy import CheckpointStrategy
+from ..sessions import CallSession
 from ..store import StateStore, StoreOps
 from ..tools import Tool, ToolContext
 from .budget import BudgetTracker
@@ -48,6 +49,7 @@ from .faults import crash_point
 from .journal import Journal
 from .middleware import Middleware, compose, default_chain, perform
 from .model_calls import DEFAULT_MAX_REPAIRS, ModelCalls
+from .questions import ask_person
 from .recorded_values import RecordedValues
 from .results import result_reference
 from .workflow import Workflow
@@ -99,10 +101,17 @@ class Context(RecordedValues):
         self._next_seq = 0
         self._step_count = 0
         self._current_step: int | None = None
-        self._chain = compose(default_chain([*workflow.middleware, *middleware]), perform)
+        layers = [*workflow.middleware_for(task), *workflow.middleware, *middleware]
+        # A layer with `before_model` rewrites requests before they take a seq (compaction);
+        # a callable one wraps each call in the chain. One object may be both.
+        request_layers = [m for m in layers if callable(getattr(m, "before_model", None))]
+        self._chain = compose(default_chain([m for m in layers if callable(m)]), perform)
+        self._layer_memory: dict[int, dict[str, Any]] = {}
+        self.session_id: str | None = None  # the session its tools reach (`use_session`)
         self._models = ModelCalls(
             context=self,
             chain=self._chain,
+            request_layers=request_layers,
             retry=workflow.retry,
             model=task.model,
             take_seq=self._take_seq,
@@ -197,7 +206,16 @@ class Context(RecordedValues):
         self._next_seq += count
         return seq
 
+    def memory(self, layer: object) -> dict[str, Any]:
+        """The run's own memory for a middleware `layer` (empty at each run's start, rebuilt by replay)."""
+        return self._layer_memory.setdefault(id(layer), {})
+
+    def use_session(self, session_id: str) -> None:
+        """Bind the run to a session: its tools then reach it as ``ctx.session`` (`ToolContext`)."""
+        self.session_id = session_id
+
     def tool_context(self, call: Call) -> ToolContext:
+        key = call.idempotency_key
         return ToolContext(
             task_id=self.task_id,
             seq=call.seq,
@@ -206,6 +224,7 @@ class Context(RecordedValues):
             step=self._current_step,
             workspace=self.workspace,
             emit=self.emit,
+            session=None if self.session_id is None else CallSession(self.store, self.session_id, key),
         )
 
     # ------------------------------------------------------------------ model and tools
@@ -239,6 +258,10 @@ class Context(RecordedValues):
         if schema is None:
             return await self._models.call(request)
         return await self._models.call_for(request, schema, max_repairs)
+
+    async def send_model_request(self, request: Any) -> ModelResponse:
+        """Ask the model as `request` says, journaled, without the request middleware (compaction)."""
+        return await self._models.send(request)
 
     def _tool_call(self, named: str | Tool, args: dict[str, Any] | None, seq: int) -> Call:
         tool = _resolve_tool(self.tools, named, self.workflow.name)
@@ -312,34 +335,7 @@ class Context(RecordedValues):
         recorded answer; the question is then resolved.
         """
         await self.apply_patch({"ops": [{"op": "add_open_questions", "questions": [question]}]})
-        seq = self._take_seq()
-        asked = self.journal.lookup(seq)
-        if asked is not None and asked.kind is not OpKind.QUESTION:
-            raise NonDeterminismError(self.task_id, seq, f"{asked.kind} {asked.name}", "question ask_user")
-        if asked is None:
-            asked = Operation(
-                task_id=self.task_id,
-                seq=seq,
-                kind=OpKind.QUESTION,
-                name="ask_user",
-                idempotency_key=f"{self.task_id}:{seq}",
-                status=OpStatus.STARTED,
-                input={"question": question},
-            )
-            await self.store.record_op_started(asked, fence=self.lease)
-            self.journal.recorded[seq] = asked
-        if asked.status is not OpStatus.SUCCEEDED:
-            await self.suspend(
-                WaitReason.INPUT,
-                f"a question for a person: {question} (answer it with `ratchet answer {self.task_id} TEXT`)",
-                data={"seq": seq, "question": question},
-            )
-        answer = str(asked.output)
-        if question in self.state.open_questions:
-            await self.apply_patch(
-                {"ops": [{"op": "resolve_question", "question": question, "answer": answer}]}
-            )
-        return answer
+        return await ask_person(self, self._take_seq(), question)
 
     # ------------------------------------------------------------------ state and steps
 

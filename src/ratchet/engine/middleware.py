@@ -8,7 +8,9 @@ is built in one place, `default_chain`. A middleware is any object with
 ``async def __call__(self, call, proceed)`` that returns what ``await
 proceed(call)`` returns (or raises); add your own (caching, redaction) by
 passing ``middleware=[...]`` to the workflow's context, and it runs just
-inside the events layer.
+inside the events layer. A middleware with ``before_model(request, host)``
+instead rewrites model requests before they take their seq: compaction
+(`ratchet.engine.compaction`) is one.
 """
 
 from __future__ import annotations
@@ -249,7 +251,10 @@ class JournalMiddleware:
             )
             return _LIVE
         if tool.reconcile is not None:
-            verdict = tool.reconcile(context.tool_context(call))
+            tool_context = context.tool_context(call)
+            if tool_context.session is not None:
+                await tool_context.session.load()
+            verdict = tool.reconcile(tool_context)
             if asyncio.iscoroutine(verdict):
                 verdict = await verdict
             if not isinstance(verdict, Reconciled):
@@ -339,4 +344,7 @@ async def perform(call: Call) -> JsonValue:
     assert call.tool is not None
     arguments = call.input or {}
     assert isinstance(arguments, dict)
-    return await call.tool.invoke(dict(arguments), context.tool_context(call))
+    tool_context = context.tool_context(call)
+    if tool_context.session is not None:
+        await tool_context.session.load()  # its state as the call starts
+    return await call.tool.invoke(dict(arguments), tool_context)

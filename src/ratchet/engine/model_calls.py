@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, JsonValue, ValidationError
@@ -45,6 +45,8 @@ class ModelCalls:
     Args:
         context: the context the calls run in (what the middleware sees).
         chain: the composed middleware chain.
+        request_layers: middleware with ``before_model(request, context)``
+            (compaction), which may rewrite a request before it is sent.
         retry: the workflow's retry policy for model calls.
         model: the task's ``provider:name`` string, resolved on the first call.
         take_seq: gives the next journal seq.
@@ -57,6 +59,7 @@ class ModelCalls:
         *,
         context: CallContext,
         chain: Callable[[Call], Awaitable[JsonValue]],
+        request_layers: Sequence[Any] = (),
         retry: RetryPolicy,
         model: str | None,
         take_seq: Callable[[], int],
@@ -65,6 +68,7 @@ class ModelCalls:
     ) -> None:
         self._context = context
         self._chain = chain
+        self._request_layers = list(request_layers)
         self._retry = retry
         self._model_name = model
         self._take_seq = take_seq
@@ -87,7 +91,16 @@ class ModelCalls:
         return self._provider
 
     async def call(self, request: Any) -> ModelResponse:
-        """One journaled model request; returns the `ModelResponse` (replayed on resume)."""
+        """One model request, after the request middleware (compaction) had its say."""
+        from ..providers import ModelRequest
+
+        request = ModelRequest.model_validate(request)
+        for layer in self._request_layers:
+            request = await layer.before_model(request, self._context)
+        return await self.send(request)
+
+    async def send(self, request: Any) -> ModelResponse:
+        """One journaled model request as it is; returns the `ModelResponse` (replayed on resume)."""
         from ..providers import ModelRequest, ModelResponse
 
         request = ModelRequest.model_validate(request)

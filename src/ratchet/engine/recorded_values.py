@@ -15,10 +15,10 @@ from typing import NoReturn, Protocol
 
 from pydantic import JsonValue
 
-from ..errors import NonDeterminismError
-from ..model import Lease, Operation, OpKind, OpStatus, Trigger, WaitReason, utcnow
+from ..model import Lease, OpKind, Trigger, WaitReason, utcnow
 from ..store import StateStore
 from .journal import Journal
+from .recorded import record_value
 
 __all__ = ["RecordedValues"]
 
@@ -57,27 +57,8 @@ class RecordedValues:
         self: _ValueOwner, kind: OpKind, name: str, make: Callable[[], JsonValue], *, input: JsonValue = None
     ) -> tuple[int, JsonValue, bool]:
         seq = self._take_seq()
-        recorded = self.journal.lookup(seq)
-        if recorded is not None:
-            if recorded.name != name or recorded.kind is not kind:
-                raise NonDeterminismError(
-                    self.task_id, seq, f"{recorded.kind} {recorded.name}", f"{kind} {name}"
-                )
-            return seq, recorded.output, True
-        op = Operation(
-            task_id=self.task_id,
-            seq=seq,
-            kind=kind,
-            name=name,
-            idempotency_key=f"{self.task_id}:{seq}",
-            status=OpStatus.SUCCEEDED,
-            input=input,
-            output=make(),
-            finished_at=utcnow(),
-        )
-        await self.store.record_op_finished(op, fence=self.lease)
-        self.journal.recorded[seq] = op
-        return seq, op.output, False
+        replayed = self.journal.lookup(seq) is not None
+        return seq, await record_value(self, seq, kind, name, make, input=input), replayed
 
     async def now(self: _ValueOwner) -> dt.datetime:
         """The current time, the same on every replay."""

@@ -37,10 +37,12 @@ class Workflow:
         checkpoint: CheckpointPolicy | None = None,
         middleware: Iterable[Any] = (),
         tools_for: Callable[[Any, Any], Iterable[Tool]] | None = None,
+        middleware_for: Callable[[Any], Iterable[Any]] | None = None,
     ) -> None:
         self.fn = fn
         self.middleware = list(middleware)
         self._tools_for = tools_for
+        self._middleware_for = middleware_for
         self.name = name or fn.__name__
         self.tools = {t.name: t for t in tools}
         self.retry = retry or RetryPolicy()
@@ -52,6 +54,11 @@ class Workflow:
     def tools_for(self, task: Any, store: Any) -> list[Tool]:
         """The tools a task of this workflow may call beyond the fixed ones (e.g. an agent's)."""
         return list(self._tools_for(task, store)) if self._tools_for is not None else []
+
+    def middleware_for(self, task: Any) -> list[Any]:
+        """The middleware a task of this workflow gets from its own inputs (an agent's compaction),
+        outside the fixed ones."""
+        return list(self._middleware_for(task)) if self._middleware_for is not None else []
 
     @property
     def reference(self) -> str:
