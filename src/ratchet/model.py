@@ -255,13 +255,18 @@ class PlanStep(Record):
 
 
 class Plan(Record):
-    """What the planner returns; validated, never trusted."""
+    """What the planner returns; validated, never trusted.
+
+    Models write ``inputs_params`` and ``context`` in many shapes (an object,
+    a string, a list): any JSON value is taken, and the agent decides how to
+    keep it. A key the planner adds beyond these is ignored.
+    """
 
     model_config = ConfigDict(frozen=True, extra="ignore")
 
     goal: str | None = None
-    inputs_params: dict[str, JsonValue] = Field(default_factory=dict)
-    context: str | None = None
+    inputs_params: JsonValue = None
+    context: JsonValue = None
     steps: list[PlanStep] = Field(min_length=1)
 
 

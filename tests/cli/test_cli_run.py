@@ -92,8 +92,8 @@ def test_run_carries_out_a_plan_and_ends_with_json(
     assert shown["result"] == "recorded b"
     assert shown["error"] is None
     assert shown["steps"] == [
-        {"step": 1, "name": "a", "status": "completed"},
-        {"step": 2, "name": "b", "status": "completed"},
+        {"step": 1, "name": "a", "status": "completed", "failure_message": None},
+        {"step": 2, "name": "b", "status": "completed", "failure_message": None},
     ]
     assert shown["usage"]["steps"] == 2
     assert shown["usage"]["llm_tokens"] > 0
@@ -238,7 +238,7 @@ def test_a_used_up_step_budget_fails_the_task_naming_the_limit(
     shown = result(done)
     assert shown["status"] == "failed"
     assert "budget exceeded (max_steps: 2 of 1)" in shown["error"]
-    assert shown["steps"][0] == {"step": 1, "name": "a", "status": "completed"}
+    assert shown["steps"][0] == {"step": 1, "name": "a", "status": "completed", "failure_message": None}
     assert shown["usage"]["steps"] == 1
     assert ledger(tmp_path) == ["a"]
 

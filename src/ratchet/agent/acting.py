@@ -9,9 +9,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import DuplicateRecord, OperationFailed, StoreError
-from ..model import Artifact, ArtifactRef, Severity, Step
+from ..model import Artifact, ArtifactRef, Severity, Step, StepStatus
 from ..providers import ModelResponse
 from . import prompts
+from .controls import CONTROL_NAMES, CONTROL_SCHEMAS, Control, read_control
+from .findings import findings_text, plan_overview, report_share
 from .run_base import RunBase, StepFailed, assistant_message, short_error
 
 __all__ = ["Acting"]
@@ -26,18 +28,25 @@ class Acting(RunBase):
         return [t.schema() for t in self.ctx.tools.values()] + [
             prompts.UPDATE_STATE_SCHEMA,
             prompts.ASK_USER_SCHEMA,
+            *CONTROL_SCHEMAS,
         ]
 
-    async def act(self, step: Step, feedback: str) -> str:
+    async def act(self, step: Step, feedback: str) -> str | Control:
+        """The step's act turns: its report, or the control the model asked for (replan already made)."""
         ctx, spec = self.ctx, self.spec
+        budget = ctx.task.budget.max_artifact_bytes_in_context
+        findings = findings_text(self.steps, self.reports, report_share(budget))
         system = prompts.ACT.format(
             instructions=spec.instructions,
             goal=ctx.task.goal or ctx.task.instruction,
+            overview=plan_overview(self.steps),
             number=step.index + 1,
             total=len(self.steps),
             name=step.name,
             description=step.description,
-            state=prompts.state_slice(ctx.state, ctx.task.budget.max_artifact_bytes_in_context),
+            findings=findings,
+            # The reports and the state slice share the budget: the slice gets what the reports left.
+            state=prompts.state_slice(ctx.state, budget - len(findings.encode("utf-8"))),
         )
         user = step.action_instruction or step.description or step.name
         if feedback:
@@ -56,9 +65,11 @@ class Acting(RunBase):
                 await self.keep_messages(refusal)
                 continue
             said = assistant_message(answer)
-            replies = await self.run_tool_calls(answer)
+            control, replies = await self.run_tool_calls(answer, step)
             messages += [said, *replies]
             await self.keep_messages([said, *replies])
+            if control is not None:
+                return control
             if not answer.tool_calls:
                 return answer.content if isinstance(answer.content, str) else json.dumps(answer.content)
         raise StepFailed(
@@ -87,15 +98,20 @@ class Acting(RunBase):
             {"role": "user", "content": prompts.TOO_MANY_TOOL_CALLS.format(asked=asked, limit=limit)},
         ]
 
-    async def run_tool_calls(self, answer: ModelResponse) -> list[dict[str, Any]]:
+    async def run_tool_calls(
+        self, answer: ModelResponse, step: Step
+    ) -> tuple[Control | None, list[dict[str, Any]]]:
+        """Run an answer's tool calls; the first control it asks for (if taken), and the replies."""
         ctx = self.ctx
         replies: dict[str, str] = {}
-        real = []
+        real, controls = [], []
         for call in answer.tool_calls:
             if call.name == "update_state":
                 replies[call.id] = await self.update_state(call.arguments)
             elif call.name == "ask_user":
                 replies[call.id] = await self.ask_user(call.arguments)
+            elif call.name in CONTROL_NAMES:
+                controls.append(call)
             elif call.name not in ctx.tools:
                 known = ", ".join(sorted(ctx.tools))
                 replies[call.id] = f"error: there is no tool named {call.name!r}; the tools are: {known}"
@@ -108,12 +124,52 @@ class Acting(RunBase):
                 replies[call.id] = f"error: {outcome.error_type}: {outcome.error}"
             else:
                 replies[call.id] = await self.fit(call.name, outcome, ctx.result_artifact(first + offset))
-        return [
+        # A control acts after the answer's other calls ran; one per answer, the first that is valid.
+        taken: Control | None = None
+        for call in controls:
+            if taken is not None:
+                replies[call.id] = f"error: {taken.name} was taken in this answer; {call.name} was not"
+                continue
+            control = read_control(call)
+            if isinstance(control, str):
+                replies[call.id] = control
+            else:
+                replies[call.id], accepted = await self.take_control(control, step)
+                taken = control if accepted else None
+        return taken, [
             {"role": "tool", "tool_call_id": c.id, "name": c.name, "content": replies[c.id]}
             for c in answer.tool_calls
         ]
 
+    async def take_control(self, control: Control, step: Step) -> tuple[str, bool]:
+        """What the model hears of its control, and whether the step's turns end with it.
+
+        A replan is made here, while the step is current: if it gives no new
+        plan (or none is left), the model hears why and carries on.
+        """
+        if control.name != "replan":
+            return _CONTROL_REPLIES[control.name], True
+        if not self.may_replan:
+            return (
+                f"error: the plan was replaced {self.replans} times already, the most allowed; "
+                "carry on with this step, skip it, or fail the task",
+                False,
+            )
+        abandoned = step.transition(StepStatus.CANCELLED, failure_message=f"abandoned: {control.text}")
+        why = f"the agent asked for a new plan during step {step.index + 1} ({step.name}): {control.text}"
+        kept = [*self.steps[: step.index], abandoned]
+        if await self.replace_rest(why, kept, "the abandoned step and the ones after it", "agent"):
+            return "the plan was replaced: this step ends here, and the new plan's first step starts", True
+        return "error: no valid new plan came back; the plan stays as it was: carry on with this step", False
+
     async def update_state(self, arguments: dict[str, Any]) -> str:
+        ops = arguments.get("ops")
+        if isinstance(ops, list) and any(isinstance(o, dict) and o.get("op") == "replace_plan" for o in ops):
+            # The steps are the plan's one source of truth: a new plan comes from the planner only.
+            return (
+                "error: the plan is not changed with update_state (nothing of this patch was applied); "
+                "to change the rest of the plan, call replan with your reason"
+            )
         try:
             await self.ctx.apply_patch(arguments)
         except (ValidationError, ValueError) as error:
@@ -122,13 +178,19 @@ class Acting(RunBase):
             raise  # not the model's to hear: the task stops, resumable
         except Exception as error:  # StatePatchError: the patch does not apply
             return f"error: {error}"
+        if "facts" in self.spec.replan_on:
+            facts = [f for o in ops or [] if o.get("op") == "append_facts" for f in o["facts"]]
+            self.news += [f"new fact {f['key']}: {json.dumps(f['value'])}" for f in facts]
         return "state updated"
 
     async def ask_user(self, arguments: dict[str, Any]) -> str:
         question = arguments.get("question")
         if not isinstance(question, str) or not question.strip():
             return 'error: ask_user needs a question: {"question": "..."}'
-        return await self.ctx.ask_user(question.strip())
+        answer = await self.ctx.ask_user(question.strip())
+        if "answers" in self.spec.replan_on:
+            self.news.append(f"the person answered {question.strip()!r}: {answer}")
+        return answer
 
     async def fit(self, tool_name: str, output: Any, kept: ArtifactRef | None = None) -> str:
         """The tool output as the prompt carries it: whole, or as an artifact's summary and id.
@@ -194,3 +256,10 @@ class Acting(RunBase):
 
 def _tokens(messages: list[dict[str, Any]]) -> int:
     return sum(len(json.dumps(m, ensure_ascii=False)) for m in messages) // 4
+
+
+_CONTROL_REPLIES = {
+    "skip_step": "the step is skipped; the next step starts",
+    "complete_task": "the task is completed with this result",
+    "fail_task": "the task is failed with this reason",
+}

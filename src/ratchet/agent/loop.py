@@ -6,7 +6,9 @@ replay. Step records, messages, events and checkpoints go through
 ``ctx.progress``, which makes each once: a resume never writes them twice.
 
 The run is split by concept: planning.py (plan, adopt, verify, replan),
-acting.py (act turns, tool calls, outputs fitted to the prompt), and this
+acting.py (act turns, tool calls, outputs fitted to the prompt),
+controls.py (the model's replan, skip_step, complete_task, fail_task),
+findings.py (the plan overview and earlier reports in prompts), and this
 module, the loop over the steps.
 """
 
@@ -18,11 +20,13 @@ from typing import Any
 from ..engine.context import Context
 from ..engine.workflow import Workflow
 from ..errors import InputError
-from ..model import Severity, StepStatus, Task
+from ..model import Severity, Step, StepStatus, Task
 from ..workspace import confined_workspace
 from .acting import Acting
 from .builtin_tools import builtin_tools
-from .planning import MAX_REPLANS, Planning
+from .controls import Control, TaskFailedByAgent
+from .findings import Report
+from .planning import Planning
 from .run_base import StepFailed
 from .spec import BUILTIN_TOOL_NAMES, AgentSpec, load_tools
 
@@ -46,7 +50,7 @@ class _Run(Planning, Acting):
 
     async def run(self) -> str:
         await self.adopt(await self.plan())
-        report, replans, feedback = "", 0, ""
+        report, feedback = "", ""
         index = 0
         while index < len(self.steps):
             step = self.steps[index]
@@ -54,20 +58,34 @@ class _Run(Planning, Acting):
             await self.ctx.budget.check()
             await self.record("step_started", f"step {index + 1}: {step.name}", data={"index": index})
             self.ctx.current_step = index
-            report = await self.act(step, feedback)
+            self.news = []
+            outcome = await self.act(step, feedback)
+            feedback = ""
+            if isinstance(outcome, Control):
+                if outcome.name == "complete_task":
+                    return await self.complete_early(step, outcome.text)
+                if outcome.name == "fail_task":
+                    await self.fail_step(step, outcome.text, "task_failed_by_agent")
+                    raise TaskFailedByAgent(
+                        f"the agent gave the task up at step {index + 1} ({step.name}): {outcome.text}"
+                    )
+                if outcome.name == "skip_step":
+                    self.steps[index] = step.transition(StepStatus.SKIPPED, failure_message=outcome.text)
+                    self.reports[index] = Report(f"skipped: {outcome.text}")
+                    index = await self.advance(
+                        index, "step_skipped", f"step {index + 1} skipped: {step.name}: {outcome.text}"
+                    )
+                else:  # replan: the new plan is in place, its first step current
+                    index += 1
+                continue
+            report = outcome
             passed, reason = await self.verify(step, report)
             if passed:
                 self.steps[index] = step.transition(StepStatus.COMPLETED)
-                feedback = ""
-                index += 1
-                if index < len(self.steps):
-                    self.steps[index] = self.steps[index].transition(StepStatus.CURRENT, attempts=1)
-                await self.record(
-                    "step_completed",
-                    f"step {step.index + 1} done: {step.name}",
-                    data={"index": step.index, "report": report[:500]},
+                self.reports[index] = await self.keep_report(step, report)
+                index = await self.advance(
+                    index, "step_completed", f"step {index + 1} done: {step.name}", report=report[:500]
                 )
-                await self.ctx.checkpoint(steps=self.steps)
                 continue
             if step.attempts < self.spec.max_step_attempts:
                 self.steps[index] = step.model_copy(update={"attempts": step.attempts + 1})
@@ -76,33 +94,63 @@ class _Run(Planning, Acting):
                     "step_retry",
                     f"step {index + 1} did not pass its check ({reason}); trying it again",
                     severity=Severity.WARNING,
+                    data={"index": index},
                 )
                 continue
-            new_steps = await self.replan(step, reason) if replans < MAX_REPLANS else None
-            if new_steps:
-                replans += 1
-                kept = [s for s in self.steps if s.status is StepStatus.COMPLETED]
-                new_steps[0] = new_steps[0].transition(StepStatus.CURRENT, attempts=1)
-                self.steps = kept + new_steps
-                feedback = ""
-                await self.ctx.apply_patch(
-                    {"ops": [{"op": "replace_plan", "plan": [s.name for s in self.steps]}]}
-                )
-                await self.record(
-                    "replanned",
-                    f"replanned after step {index + 1} failed ({reason}): "
-                    + "; ".join(s.name for s in new_steps),
-                    severity=Severity.WARNING,
-                )
+            failed = step.transition(StepStatus.FAILED, failure_message=reason)
+            why = f"step {index + 1} ({step.name}) failed its check {step.attempts} times: {reason}"
+            kept = [*self.steps[:index], failed]
+            if self.may_replan and await self.replace_rest(
+                why, kept, "the failed step and the ones after it", "failure"
+            ):
+                index += 1
                 continue
-            self.steps[index] = step.transition(StepStatus.FAILED, failure_message=reason)
-            for later in range(index + 1, len(self.steps)):
-                self.steps[later] = self.steps[later].transition(StepStatus.CANCELLED)
-            await self.record(
-                "step_failed", f"step {index + 1} failed: {step.name}: {reason}", severity=Severity.ERROR
-            )
+            await self.fail_step(step, reason, "step_failed")
             raise StepFailed(f"step {index + 1} ({step.name}) failed: {reason}")
         return report
+
+    async def advance(self, index: int, kind: str, message: str, **data: Any) -> int:
+        """Record that step `index` ended, make the next one current, replan on news; the next index.
+
+        New information met during the step (``replan_on``) replaces the
+        steps after it, within the task's replans; a rejected replan keeps them.
+        """
+        after = index + 1
+        if after < len(self.steps):
+            self.steps[after] = self.steps[after].transition(StepStatus.CURRENT, attempts=1)
+        await self.record(kind, message, data={"index": index, **data})
+        if self.news and after < len(self.steps) and self.may_replan:
+            news = "; ".join(self.news)
+            why = f"new information during step {index + 1} ({self.steps[index].name}): {news}"
+            await self.replace_rest(why, self.steps[:after], "the steps not started yet", "news")
+        await self.ctx.checkpoint(steps=self.steps)
+        return after
+
+    async def complete_early(self, step: Step, result: str) -> str:
+        """The model ended the task in `step`: it completes, the steps left are skipped, never run."""
+        self.steps[step.index] = step.transition(StepStatus.COMPLETED)
+        for later in range(step.index + 1, len(self.steps)):
+            self.steps[later] = self.steps[later].transition(
+                StepStatus.SKIPPED, failure_message="not needed: the agent completed the task"
+            )
+        await self.record(
+            "task_completed_by_agent",
+            f"the agent completed the task at step {step.index + 1} ({step.name}): {result[:300]}",
+            data={"index": step.index, "result": result},
+        )
+        return result
+
+    async def fail_step(self, step: Step, reason: str, kind: str) -> None:
+        """Close the plan on a failure: `step` failed with `reason`, the steps after it cancelled."""
+        self.steps[step.index] = step.transition(StepStatus.FAILED, failure_message=reason)
+        for later in range(step.index + 1, len(self.steps)):
+            self.steps[later] = self.steps[later].transition(StepStatus.CANCELLED)
+        await self.record(
+            kind,
+            f"step {step.index + 1} failed: {step.name}: {reason}",
+            severity=Severity.ERROR,
+            data={"index": step.index, "reason": reason},
+        )
 
 
 async def agent_loop(ctx: Context, agent: dict[str, Any] | None = None, **_: Any) -> str:

@@ -5,17 +5,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import JsonValue, ValidationError
 
 from ..errors import OperationFailed, TaskStopped
 from ..model import Plan, PlanStep, Severity, Step, StepStatus
 from . import prompts
+from .findings import findings_text, plan_overview, report_share
 from .run_base import RunBase, assistant_message, short_error
 
-__all__ = ["MAX_PLAN_REPAIRS", "MAX_REPLANS", "Planning", "PlanningFailed"]
+__all__ = ["MAX_PLAN_REPAIRS", "Planning", "PlanningFailed", "json_object"]
 
 MAX_PLAN_REPAIRS = 2
-MAX_REPLANS = 2
 
 
 class PlanningFailed(TaskStopped):
@@ -87,11 +87,10 @@ class Planning(RunBase):
         await self.record(
             "plan",
             f"planned {len(self.steps)} steps: " + "; ".join(s.name for s in self.steps),
-            # The task's own inputs win: a plan never rewrites the recorded agent.
             task_update={
                 "goal": plan.goal,
-                "context": plan.context,
-                "inputs_params": {**plan.inputs_params, **self.ctx.task.inputs_params},
+                "context": _context_text(plan.context),
+                "inputs_params": _merged_inputs(plan.inputs_params, self.ctx.task.inputs_params),
             },
         )
 
@@ -118,8 +117,15 @@ class Planning(RunBase):
         except (ValueError, KeyError, TypeError) as error:
             return False, f"the check gave no verdict ({short_error(error)})"
 
-    async def replan(self, failed: Step, reason: str) -> list[Step] | None:
-        done = [s for s in self.steps if s.status is StepStatus.COMPLETED]
+    async def replan(self, why: str, kept: list[Step], replaced: str) -> list[Step] | None:
+        """Ask for new steps to follow `kept` (the records that stay); None if the answer is not valid.
+
+        Args:
+            why: why the plan must change, for the planner and the event.
+            kept: the step records that stay as they are, in order.
+            replaced: which steps the new ones replace, for the planner.
+        """
+        done = [s for s in kept if s.status is StepStatus.COMPLETED]
         try:
             answer = await self.ctx.call_model(
                 {
@@ -129,9 +135,15 @@ class Planning(RunBase):
                         {
                             "role": "system",
                             "content": prompts.REPLAN.format(
+                                why=why,
+                                overview=plan_overview(self.steps),
                                 done="; ".join(s.name for s in done) or "none",
-                                failed=failed.name,
-                                reason=reason,
+                                findings=findings_text(
+                                    self.steps,
+                                    self.reports,
+                                    report_share(self.ctx.task.budget.max_artifact_bytes_in_context),
+                                ),
+                                replaced=replaced,
                             ),
                         },
                         {"role": "user", "content": self.ctx.task.instruction},
@@ -146,7 +158,28 @@ class Planning(RunBase):
                 severity=Severity.WARNING,
             )
             return None
-        return self._steps_from(planned, len(done))
+        return self._steps_from(planned, len(kept))
+
+    async def replace_rest(self, why: str, kept: list[Step], replaced: str, trigger: str) -> bool:
+        """Replan and put the new steps after `kept`, the first one current; False if the plan stays.
+
+        The records in `kept` stay exactly as they are (a failed or abandoned
+        step keeps its status and message); what came after them is replaced.
+        """
+        new_steps = await self.replan(why, kept, replaced)
+        if not new_steps:
+            return False
+        self.replans += 1
+        new_steps[0] = new_steps[0].transition(StepStatus.CURRENT, attempts=1)
+        self.steps = [*kept, *new_steps]
+        await self.ctx.apply_patch({"ops": [{"op": "replace_plan", "plan": [s.name for s in self.steps]}]})
+        await self.record(
+            "replanned",
+            f"replanned ({why}): " + "; ".join(s.name for s in new_steps),
+            severity=Severity.WARNING,
+            data={"index": new_steps[0].index, "trigger": trigger, "reason": why},
+        )
+        return True
 
 
 def json_object(content: Any) -> dict[str, Any]:
@@ -165,3 +198,22 @@ def json_object(content: Any) -> dict[str, Any]:
         if isinstance(value, dict):
             return value
     raise ValueError(f"expected a JSON object, got {str(content)[:80]!r}")
+
+
+def _merged_inputs(planned: JsonValue, own: dict[str, JsonValue]) -> dict[str, JsonValue]:
+    """The task's inputs with the plan's: the task's own win (a plan never rewrites the recorded agent).
+
+    A plan's inputs that are not an object (a string is common) are kept
+    whole under ``plan_inputs``.
+    """
+    if planned is None or planned == {}:
+        return own
+    extra = planned if isinstance(planned, dict) else {"plan_inputs": planned}
+    return {**extra, **own}
+
+
+def _context_text(context: JsonValue) -> str | None:
+    """The plan's context as the task keeps it: text (a JSON value is kept as its JSON text)."""
+    if context is None or isinstance(context, str):
+        return context
+    return json.dumps(context, ensure_ascii=False)

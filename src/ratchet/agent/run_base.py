@@ -7,15 +7,17 @@ progress (step records, events, messages) once, through ``ctx.progress``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
 from pydantic import ValidationError
 
 from ..engine.context import Context
-from ..errors import TaskStopped
-from ..model import Event, Message, Severity, Step
+from ..errors import DuplicateRecord, TaskStopped
+from ..model import Artifact, Event, Message, Severity, Step
 from ..providers import ModelResponse
+from .findings import SUMMARY_CHARS, Report, long_report
 from .spec import AgentSpec
 
 __all__ = ["RunBase", "StepFailed", "assistant_message", "short_error"]
@@ -32,6 +34,38 @@ class RunBase:
         self.ctx = ctx
         self.spec = spec
         self.steps: list[Step] = []
+        # What each ended step found, by step index: rebuilt by replay, as the answers are journaled.
+        self.reports: dict[int, Report] = {}
+        self.replans = 0
+        # New information met during the current step (answers, facts: ``replan_on``).
+        self.news: list[str] = []
+
+    @property
+    def may_replan(self) -> bool:
+        """Whether the task has a replan left (``max_replans``, every kind of replan counted)."""
+        return self.replans < self.spec.max_replans
+
+    async def replace_rest(self, why: str, kept: list[Step], replaced: str, trigger: str) -> bool:
+        """Replan, keeping `kept`; False if the plan stays as it was (planning.py makes it)."""
+        raise NotImplementedError
+
+    async def keep_report(self, step: Step, text: str) -> Report:
+        """What an ended step found, as later prompts carry it; a long report is kept as an artifact."""
+        ctx = self.ctx
+        if not long_report(text, ctx.task.budget.max_artifact_bytes_in_context):
+            return Report(text)
+        body = text.encode("utf-8")
+        artifact = Artifact(
+            id=f"{ctx.task_id}-report-{step.index + 1}",
+            task_id=ctx.task_id,
+            type="step_report",
+            summary=text[:SUMMARY_CHARS].replace("\n", " "),
+            bytes=len(body),
+        )
+        if not ctx.replaying:
+            with contextlib.suppress(DuplicateRecord):  # stored before a crash, on an earlier run
+                await ctx.store.put_artifact(artifact, body, fence=ctx.lease)
+        return Report(text, artifact.id)
 
     async def record(
         self,
