@@ -255,17 +255,12 @@ class PlanStep(Record):
 
 
 class Plan(Record):
-    """What the planner returns; validated, never trusted.
-
-    Models write ``inputs_params`` and ``context`` in many shapes (an object,
-    a string, a list): any JSON value is taken, and the agent decides how to
-    keep it. A key the planner adds beyond these is ignored.
-    """
+    """What the planner returns; validated, never trusted. Extra keys are ignored (docs/agent.md)."""
 
     model_config = ConfigDict(frozen=True, extra="ignore")
 
     goal: str | None = None
-    inputs_params: JsonValue = None
+    inputs_params: JsonValue = None  # any JSON: models write a string as often as an object
     context: JsonValue = None
     steps: list[PlanStep] = Field(min_length=1)
 
