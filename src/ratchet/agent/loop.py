@@ -32,6 +32,9 @@ from .spec import BUILTIN_TOOL_NAMES, AgentSpec, load_tools
 
 __all__ = ["AGENT_WORKFLOW", "agent_loop"]
 
+# How much of each new answer or fact the replan it brings quotes as its reason.
+_NEWS_CHARS = 300
+
 
 def _tools_for(task: Task, store: Any) -> list[Any]:
     spec = AgentSpec.model_validate(task.inputs_params.get("agent") or {})
@@ -58,7 +61,8 @@ class _Run(Planning, Acting):
             await self.ctx.budget.check()
             await self.record("step_started", f"step {index + 1}: {step.name}", data={"index": index})
             self.ctx.current_step = index
-            self.news = []
+            if step.attempts <= 1:  # a retry keeps what the earlier attempts learnt
+                self.news = []
             outcome = await self.act(step, feedback)
             feedback = ""
             if isinstance(outcome, Control):
@@ -120,7 +124,7 @@ class _Run(Planning, Acting):
             self.steps[after] = self.steps[after].transition(StepStatus.CURRENT, attempts=1)
         await self.record(kind, message, data={"index": index, **data})
         if self.news and after < len(self.steps) and self.may_replan:
-            news = "; ".join(self.news)
+            news = "; ".join(item[:_NEWS_CHARS] for item in self.news)
             why = f"new information during step {index + 1} ({self.steps[index].name}): {news}"
             await self.replace_rest(why, self.steps[:after], "the steps not started yet", "news")
         await self.ctx.checkpoint(steps=self.steps)
