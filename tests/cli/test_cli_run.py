@@ -163,6 +163,7 @@ def test_detach_queues_the_task_and_resume_runs_it(
 NOT_TOOLS = "def helper():\n    return 1\n"
 BROKEN = "import ratchet\nraise RuntimeError('no config')\n"
 SHADOWS = "import ratchet\n\n@ratchet.tool\ndef read_file(path: str) -> str:\n    return path\n"
+SHADOWS_A_CONTROL = "import ratchet\n\n@ratchet.tool\ndef replan(reason: str) -> str:\n    return reason\n"
 
 
 @pytest.mark.parametrize(
@@ -174,6 +175,7 @@ SHADOWS = "import ratchet\n\n@ratchet.tool\ndef read_file(path: str) -> str:\n  
         ({"helpers.py": NOT_TOOLS}, ["--tools", "helpers.py"], "helpers.py defines no tool"),
         ({"broken.py": BROKEN}, ["--tools", "broken.py"], "RuntimeError: no config"),
         ({"mine.py": SHADOWS}, ["--tools", "mine.py"], "'read_file', the name of a built-in tool"),
+        ({"mine.py": SHADOWS_A_CONTROL}, ["--tools", "mine.py"], "'replan', the name of a built-in tool"),
         ({}, ["--deadline", "soon"], "--deadline: 'soon' is not a duration"),
         ({}, ["--deadline", "0s"], "--deadline: '0s' leaves no time"),
         ({}, ["--max-steps", "0"], "--max-steps"),
