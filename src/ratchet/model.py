@@ -255,13 +255,13 @@ class PlanStep(Record):
 
 
 class Plan(Record):
-    """What the planner returns; validated, never trusted."""
+    """What the planner returns; validated, never trusted. Extra keys are ignored (docs/agent.md)."""
 
     model_config = ConfigDict(frozen=True, extra="ignore")
 
     goal: str | None = None
-    inputs_params: dict[str, JsonValue] = Field(default_factory=dict)
-    context: str | None = None
+    inputs_params: JsonValue = None  # any JSON: models write a string as often as an object
+    context: JsonValue = None
     steps: list[PlanStep] = Field(min_length=1)
 
 

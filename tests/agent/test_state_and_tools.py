@@ -216,6 +216,10 @@ async def test_the_model_is_offered_the_tools_the_agent_was_given_not_their_whol
         "read_artifact",
         "update_state",
         "ask_user",
+        "replan",
+        "skip_step",
+        "complete_task",
+        "fail_task",
     }
 
 

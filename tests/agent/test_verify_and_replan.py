@@ -87,12 +87,14 @@ async def test_a_step_failing_twice_is_replanned_and_completed_steps_stay_as_the
     steps = await store.list_steps(task.id)
     assert [(s.index, s.name, s.status) for s in steps] == [
         (0, "look at X", StepStatus.COMPLETED),
-        (1, "roll X back", StepStatus.COMPLETED),
-        (2, "tell the team again", StepStatus.COMPLETED),
+        (1, "restart X", StepStatus.FAILED),  # the failed step's record stays, its reason with it
+        (2, "roll X back", StepStatus.COMPLETED),
+        (3, "tell the team again", StepStatus.COMPLETED),
     ]
+    assert steps[1].failure_message == "X still did not restart" and steps[1].attempts == 2
     first_checkpoint = (await store.list_checkpoints(task.id))[0]
     assert steps[0] == first_checkpoint.steps[0]  # the completed step's record, unchanged by the replan
-    assert task.state.plan == ["look at X", "roll X back", "tell the team again"]
+    assert task.state.plan == ["look at X", "restart X", "roll X back", "tell the team again"]
     (replanned,) = await events_of(store, task.id, "replanned")
     assert "X still did not restart" in replanned.message
     assert "roll X back" in replanned.message
@@ -109,7 +111,7 @@ async def test_the_replan_request_names_the_completed_and_the_failed_steps(
     assert "restart X" in system and "X still did not restart" in system
     assert replan.input["json_output"] is True
     acts = await model_ops(store, task.id, "act")
-    assert "step 2 of 3: roll X back" in acts[3].input["messages"][0]["content"]
+    assert "step 3 of 4: roll X back" in acts[3].input["messages"][0]["content"]
 
 
 def _replan_answers(*answers: dict[str, Any]) -> dict[str, Any]:
@@ -183,4 +185,9 @@ async def test_a_plan_that_keeps_failing_is_replanned_at_most_twice_then_fails(
     assert len(await model_ops(store, task.id, "replan")) == 2
     assert len(await model_ops(store, task.id, "act")) == 6  # 2 attempts for each of the 3 plans
     steps = await store.list_steps(task.id)
-    assert [(s.name, s.status) for s in steps] == [("other way 1", StepStatus.FAILED)]
+    assert [(s.name, s.status) for s in steps] == [
+        ("restart X", StepStatus.FAILED),
+        ("other way 0", StepStatus.FAILED),
+        ("other way 1", StepStatus.FAILED),
+    ]
+    assert [s.failure_message for s in steps] == ["X is down"] * 3

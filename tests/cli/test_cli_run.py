@@ -92,8 +92,8 @@ def test_run_carries_out_a_plan_and_ends_with_json(
     assert shown["result"] == "recorded b"
     assert shown["error"] is None
     assert shown["steps"] == [
-        {"step": 1, "name": "a", "status": "completed"},
-        {"step": 2, "name": "b", "status": "completed"},
+        {"step": 1, "name": "a", "status": "completed", "failure_message": None},
+        {"step": 2, "name": "b", "status": "completed", "failure_message": None},
     ]
     assert shown["usage"]["steps"] == 2
     assert shown["usage"]["llm_tokens"] > 0
@@ -163,6 +163,7 @@ def test_detach_queues_the_task_and_resume_runs_it(
 NOT_TOOLS = "def helper():\n    return 1\n"
 BROKEN = "import ratchet\nraise RuntimeError('no config')\n"
 SHADOWS = "import ratchet\n\n@ratchet.tool\ndef read_file(path: str) -> str:\n    return path\n"
+SHADOWS_A_CONTROL = "import ratchet\n\n@ratchet.tool\ndef replan(reason: str) -> str:\n    return reason\n"
 
 
 @pytest.mark.parametrize(
@@ -174,6 +175,7 @@ SHADOWS = "import ratchet\n\n@ratchet.tool\ndef read_file(path: str) -> str:\n  
         ({"helpers.py": NOT_TOOLS}, ["--tools", "helpers.py"], "helpers.py defines no tool"),
         ({"broken.py": BROKEN}, ["--tools", "broken.py"], "RuntimeError: no config"),
         ({"mine.py": SHADOWS}, ["--tools", "mine.py"], "'read_file', the name of a built-in tool"),
+        ({"mine.py": SHADOWS_A_CONTROL}, ["--tools", "mine.py"], "'replan', the name of a built-in tool"),
         ({}, ["--deadline", "soon"], "--deadline: 'soon' is not a duration"),
         ({}, ["--deadline", "0s"], "--deadline: '0s' leaves no time"),
         ({}, ["--max-steps", "0"], "--max-steps"),
@@ -238,7 +240,7 @@ def test_a_used_up_step_budget_fails_the_task_naming_the_limit(
     shown = result(done)
     assert shown["status"] == "failed"
     assert "budget exceeded (max_steps: 2 of 1)" in shown["error"]
-    assert shown["steps"][0] == {"step": 1, "name": "a", "status": "completed"}
+    assert shown["steps"][0] == {"step": 1, "name": "a", "status": "completed", "failure_message": None}
     assert shown["usage"]["steps"] == 1
     assert ledger(tmp_path) == ["a"]
 

@@ -83,7 +83,7 @@ def test_the_json_counts_completed_steps() -> None:
     shown = run_json(progress())
 
     assert shown["usage"] == {"llm_tokens": 1234, "steps": 1}
-    assert shown["steps"][1] == {"step": 2, "name": "deploy", "status": "current"}
+    assert shown["steps"][1] == {"step": 2, "name": "deploy", "status": "current", "failure_message": None}
     assert "1 of 3 steps done" in usage_text(progress())
 
 

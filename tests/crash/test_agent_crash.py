@@ -148,6 +148,8 @@ class AgentRun(Place):
                 "step_completed",
                 "step_retry",
                 "replanned",
+                "step_skipped",
+                "task_completed_by_agent",
                 "task_completed",
             )
             return Outcome(

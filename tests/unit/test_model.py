@@ -297,3 +297,9 @@ def test_plan_ignores_extra_keys_from_the_model() -> None:
         {"goal": "g", "steps": [{"step_name": "s", "why": "model chatter"}], "notes": "x"}
     )
     assert plan.steps == [PlanStep(step_name="s")]
+
+
+@pytest.mark.parametrize("value", ["service X", ["a", "b"], {"service": "X"}, 3, None])
+def test_plan_takes_any_json_for_inputs_params_and_context(value: object) -> None:
+    plan = Plan.model_validate({"inputs_params": value, "context": value, "steps": [{"step_name": "s"}]})
+    assert (plan.inputs_params, plan.context) == (value, value)

@@ -19,29 +19,33 @@ Answer again with one JSON object of the same shape, with at least one step."""
 
 ACT = """You are an agent carrying out one step of a plan. {instructions}
 Goal: {goal}
+The plan:
+{overview}
 Current step {number} of {total}: {name}: {description}
-{state}Use the tools to do the step; when it is done, answer with a short report and no tool calls.
+{findings}{state}Use the tools to do the step; when it is done, answer with a short report and no tool calls.
 To record facts or questions in your working memory, call update_state with a StatePatch.
-When only a person can tell you something you need, call ask_user with your question."""
+When only a person can tell you something you need, call ask_user with your question.
+If the plan no longer fits, call replan with your reason; if this step is not needed, call skip_step;
+if the whole task is done, call complete_task with its result; if it cannot be done, call fail_task."""
 
 VERIFY = """You check whether a step of a plan was done. Answer with one JSON object only:
 {"passed": true or false, "reason": "..."}"""
 
-REPLAN = """You are the planner of an agent. A step failed and the remaining plan must change.
+REPLAN = """You are the planner of an agent. The rest of the plan must change: {why}
+The plan so far:
+{overview}
 Completed steps (kept as they are): {done}
-The step that failed: {failed} ({reason})
-Answer with one JSON object only: {{"steps": [ ...the new remaining steps, same shape as before... ]}}"""
+{findings}Answer with one JSON object only:
+{{"steps": [ ...the new steps that replace {replaced}, same shape as before... ]}}"""
 
 TOO_MANY_TOOL_CALLS = """Your answer asked for {asked} tool calls at once; at most {limit} may be asked
 in one answer, so none of them ran. Ask for at most {limit} at once (the rest in later answers),
 or answer with your report if the step is done."""
 
-SUMMARIZE = """Summarize the conversation below for the agent that continues it: what was done,
-what was found, what is left. Be brief and keep every fact the next steps need."""
-
 UPDATE_STATE_SCHEMA: dict[str, Any] = {
     "name": "update_state",
-    "description": "Change the agent's working memory (facts, open questions, risk flags) with a StatePatch.",
+    "description": "Change the agent's working memory (facts, open questions, risk flags) with a StatePatch "
+    "(the plan is changed with replan, not here).",
     "parameters": {
         "type": "object",
         "properties": {"ops": {"type": "array", "items": {"type": "object"}}},

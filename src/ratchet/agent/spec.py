@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -18,13 +18,38 @@ from ..model import Constraints, Record
 from ..policy import Budget
 from ..tools import Tool
 
-__all__ = ["BUILTIN_TOOL_NAMES", "Agent", "AgentSpec", "agent_middleware", "load_tools", "tool_source"]
+__all__ = [
+    "BUILTIN_TOOL_NAMES",
+    "MAX_REPLANS",
+    "Agent",
+    "AgentSpec",
+    "agent_middleware",
+    "load_tools",
+    "tool_source",
+]
 
 _DEFAULT: Any = object()  # `compaction` not given: the built-in one, with the agent's settings
 
 BUILTIN_TOOL_NAMES = frozenset(
-    {"list_files", "read_file", "write_file", "read_artifact", "run_shell", "update_state", "ask_user"}
+    {
+        "list_files",
+        "read_file",
+        "write_file",
+        "read_artifact",
+        "run_shell",
+        "update_state",
+        "ask_user",
+        "replan",
+        "skip_step",
+        "complete_task",
+        "fail_task",
+    }
 )
+
+MAX_REPLANS = 2
+"""How many times a task's plan may be replaced, whatever asked for it (``AgentSpec.max_replans``)."""
+
+ReplanTrigger = Literal["answers", "facts"]
 
 
 class AgentSpec(Record):
@@ -42,6 +67,9 @@ class AgentSpec(Record):
     keep_recent_messages: int = Field(default=6, ge=2)
     compaction: str | None = DEFAULT_COMPACTION
     max_tool_calls_per_answer: int = Field(default=MAX_TOOL_CALLS_PER_ANSWER, ge=1)
+    max_replans: int = Field(default=MAX_REPLANS, ge=0)
+    # What new information, arrived during a step, replans the steps after it (docs/agent.md).
+    replan_on: tuple[ReplanTrigger, ...] = ("answers",)
 
 
 class Agent:
@@ -65,7 +93,7 @@ class Agent:
             a module or project file so every worker loads it (docs/agent.md).
         settings: other `AgentSpec` fields (``max_step_attempts``,
             ``max_turns_per_step``, ``history_token_budget``, ``keep_recent_messages``,
-            ``max_tool_calls_per_answer``).
+            ``max_tool_calls_per_answer``, ``max_replans``, ``replan_on``).
     """
 
     def __init__(

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..agent import Agent, load_tools
-from ..agent.builtin_tools import BUILTIN_TOOL_NAMES
+from ..agent.spec import BUILTIN_TOOL_NAMES
 from ..code_trust import portable_path
 from ..errors import InputError, WorkflowNotFound
 from ..limits import MAX_TOOL_CALLS_PER_ANSWER

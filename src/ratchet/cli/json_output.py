@@ -50,7 +50,18 @@ __all__ = [
 ]
 
 # The agent's step events keep the step's index (from 0) as data["index"].
-_AGENT_STEP_EVENTS = frozenset({"step_started", "step_completed"})
+_AGENT_STEP_EVENTS = frozenset(
+    {
+        "step_started",
+        "step_completed",
+        "step_retry",
+        "step_skipped",
+        "step_failed",
+        "replanned",
+        "task_completed_by_agent",
+        "task_failed_by_agent",
+    }
+)
 
 
 def print_json(value: Any) -> None:
@@ -213,7 +224,12 @@ def run_json(progress: RunProgress) -> dict[str, Any]:
     return {
         **_how_it_was_left(progress.task),
         "steps": [
-            {"step": _step_number(step.index), "name": step.name, "status": str(step.status)}
+            {
+                "step": _step_number(step.index),
+                "name": step.name,
+                "status": str(step.status),
+                "failure_message": step.failure_message,
+            }
             for step in progress.steps
         ],
         "usage": {"llm_tokens": progress.llm_tokens, "steps": progress.steps_done},
