@@ -20,6 +20,7 @@ import datetime as dt
 from collections.abc import Collection, Sequence
 
 from ..errors import CorruptRecord
+from ..limits import PRIORITY_DEFAULT
 from ..model import (
     Approval,
     Artifact,
@@ -35,7 +36,17 @@ from ..model import (
     Trigger,
 )
 
-__all__ = ["StoreOps", "checkpoints_to_drop"]
+__all__ = ["StoreOps", "checkpoints_to_drop", "claim_order", "priority_of"]
+
+
+def priority_of(trigger: Trigger) -> int:
+    """The trigger's priority (a stored trigger always has one; a new one may leave it to its task)."""
+    return PRIORITY_DEFAULT if trigger.priority is None else trigger.priority
+
+
+def claim_order(trigger: Trigger) -> tuple[int, dt.datetime, int]:
+    """The order due triggers are claimed in: priority (lower first), then ``fire_at``, then id."""
+    return (priority_of(trigger), trigger.fire_at, trigger.id)
 
 
 class StoreOps(abc.ABC):
@@ -233,6 +244,10 @@ class StoreOps(abc.ABC):
         times, with the lower priority number of the two. A trigger of no
         task whose ``dedupe_key`` is already queued is not added again: the
         queued one is returned unchanged.
+
+        A trigger with no ``priority`` takes its task's (`Task.priority`), or
+        the default priority when it has no task, so every wake-up of a task
+        (its start, a retry, an answer, an approval) is as urgent as the task.
         """
 
     @abc.abstractmethod
@@ -249,7 +264,9 @@ class StoreOps(abc.ABC):
     ) -> list[Trigger]:
         """Take up to `limit` triggers due at `now` off the queue and return them.
 
-        Ordered by ``fire_at``, then ``priority`` (lower first), then id. Two
+        In `claim_order`: among the due triggers, ``priority`` first (lower
+        first), then ``fire_at``, then id; a trigger due later never goes
+        before one due now, whatever its priority. Two
         claimers running at once never receive the same trigger. A due
         trigger whose row cannot be read is taken off the queue too, and only
         reported (a task it would have woken is then an orphan, which
@@ -258,7 +275,7 @@ class StoreOps(abc.ABC):
 
     @abc.abstractmethod
     async def list_triggers(self, task_id: str | None = None) -> list[Trigger]:
-        """Return the queued triggers (of one task when given), in claim order."""
+        """Return the queued triggers (of one task when given) in time order: ``fire_at``, priority, id."""
 
     @abc.abstractmethod
     async def delete_triggers(self, task_id: str) -> int:
