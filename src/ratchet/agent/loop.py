@@ -23,6 +23,7 @@ from ..providers import ModelResponse
 from ..workspace import confined_workspace
 from . import prompts
 from .builtin_tools import builtin_tools
+from .context_slice import state_slice
 from .spec import BUILTIN_TOOL_NAMES, AgentSpec, load_tools
 
 __all__ = ["AGENT_WORKFLOW", "agent_loop"]
@@ -186,7 +187,7 @@ class _Run:
             total=len(self.steps),
             name=step.name,
             description=step.description,
-            state=prompts.state_slice(ctx.state, ctx.task.budget.max_artifact_bytes_in_context),
+            state=state_slice(ctx.state, step, ctx.task.budget.max_artifact_bytes_in_context),
         )
         user = step.action_instruction or step.description or step.name
         if feedback:
@@ -310,6 +311,7 @@ class _Run:
             type=f"tool_result.{tool_name}",
             summary=text[:200].replace("\n", " "),
             bytes=len(body),
+            step=ctx.current_step,
         )
         if not ctx.replaying:
             with contextlib.suppress(DuplicateRecord):  # stored before a crash, on an earlier run
