@@ -13,6 +13,7 @@ from ratchet.engine import Worker
 from ratchet.errors import InputError
 from ratchet.model import TaskStatus, WaitReason
 from ratchet.runtime import Runtime
+from ratchet.schedules import fire_schedule
 from ratchet.store import StateStore
 
 from .flows import FLOWS, entries
@@ -59,6 +60,17 @@ async def test_the_task_keeps_its_priority_and_its_wake_up_takes_it(
     assert (task.status, task.waiting_on, task.priority) == (TaskStatus.WAITING, WaitReason.TIMER, 2)
     [wake] = [t for t in await store.list_triggers(task.id) if t.kind == "wake"]
     assert wake.priority == 2
+
+
+async def test_a_schedule_makes_tasks_of_its_priority(store: StateStore, rt: Runtime, ledger: str) -> None:
+    schedule = await rt.schedule(f"{FLOWS}:sequence", {"ledger": ledger}, every="* * * * *", priority=1)
+    assert schedule.priority == 1
+    async with store.transaction() as tx:
+        [claimed] = await tx.claim_due_triggers(now=schedule.fire_at)
+        made = await fire_schedule(tx, claimed)
+    assert made is not None and made.priority == 1
+    [start] = await store.list_triggers(made.id)
+    assert start.priority == 1
 
 
 @pytest.mark.parametrize("priority", [-1, 10, True, 2.5])

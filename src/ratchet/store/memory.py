@@ -336,7 +336,7 @@ class _MemoryOps(StoreOps, UndoLog):
 
     def _queued(self) -> list[Trigger]:
         found = [Trigger.from_json(text) for text in self.triggers.values()]
-        return sorted(found, key=lambda t: (t.fire_at, t.priority, t.id))
+        return sorted(found, key=lambda t: (t.fire_at, priority_of(t), t.id))
 
     async def put_trigger(self, trigger: Trigger) -> Trigger:
         if trigger.priority is None:  # the task's priority, as the SQL stores take it
