@@ -76,6 +76,8 @@ def test_the_steps_artifacts_then_newest_facts_then_other_artifacts() -> None:
     state = AgentState(known_facts=facts, artifacts=[named, made, *others])
     step = _step(1, instruction=f"compare with {named.artifact_id}")
     assert references(step, named) and references(step, made) and not references(step, others[0])
+    assert not references(_step(1, instruction="read t-artifact-10 and t-artifact-11"), named)
+    assert references(_step(1, instruction="read t-artifact-1."), named)
 
     text = state_slice(state, step, 900)
 

@@ -22,6 +22,7 @@ at a time, and ``read_artifact`` reads an artifact's body.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Literal
 
 from pydantic import JsonValue
@@ -45,8 +46,10 @@ def references(step: Step, artifact: ArtifactRef) -> bool:
     """
     if artifact.step is not None and artifact.step == step.index:
         return True
+    # The id as a whole word: naming ``...-artifact-10`` does not reference ``...-artifact-1``.
+    named = re.compile(rf"(?<![\w-]){re.escape(artifact.artifact_id)}(?![\w-])")
     texts = (step.description, step.action_instruction, step.validation_instruction)
-    return any(artifact.artifact_id in text for text in texts)
+    return any(named.search(text) for text in texts)
 
 
 def state_slice(state: AgentState, step: Step, max_bytes: int) -> str:
