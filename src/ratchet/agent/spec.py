@@ -20,16 +20,8 @@ from ..tools import Tool
 __all__ = ["BUILTIN_TOOL_NAMES", "Agent", "AgentSpec", "load_tools", "tool_source"]
 
 BUILTIN_TOOL_NAMES = frozenset(
-    {
-        "list_files",
-        "read_file",
-        "write_file",
-        "read_artifact",
-        "read_state",
-        "run_shell",
-        "update_state",
-        "ask_user",
-    }
+    {"list_files", "read_file", "write_file", "read_artifact", "run_shell", "update_state", "ask_user"}
+    | {"read_state"}
 )
 
 
