@@ -103,11 +103,12 @@ class StoreOps(abc.ABC):
         now: dt.datetime | None = None,
         unreadable: list[CorruptRecord] | None = None,
     ) -> list[Task]:
-        """Return up to `limit` tasks that should run but that nothing will wake, oldest first.
+        """Return up to `limit` tasks that should run but that nothing will wake.
 
         Those queued, running, or waiting on a timer, that no live lease holds
         (none, expired or released) and that have no queued trigger: the tasks
         of a worker that died. Tasks waiting on a person are never returned.
+        The lowest priority number (`Task.priority`) comes first, then the oldest.
         """
 
     # ------------------------------------------------------------------ steps
@@ -441,7 +442,7 @@ class StoreOps(abc.ABC):
     ) -> list[Lease]:
         """Claim up to `limit` orphaned tasks (see `list_orphaned_tasks`) for `owner`, leaving out `skip`.
 
-        Returns the leases granted, oldest task first; each is kept in its
+        Returns the leases granted, in `list_orphaned_tasks` order; each is kept in its
         task's lease history. Two claimers running at once never get the
         same task.
         """
