@@ -7,7 +7,9 @@ Each limit is set where it applies (docs/limits.md lists them):
 - tool calls in one model answer: ``Agent(max_tool_calls_per_answer=...)``
   (kept in the task's `AgentSpec`); the CLI's ``--max-tool-calls``;
 - a tool result kept inline in the journal: ``Budget(max_inline_result_bytes=...)``
-  (kept in the task); a larger result is kept once, as an artifact.
+  (kept in the task); a larger result is kept once, as an artifact;
+- a task's priority: ``Runtime.submit(priority=...)``, ``ratchet submit
+  --priority``, from `PRIORITY_MIN` (most urgent) to `PRIORITY_MAX`.
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ __all__ = [
     "MAX_INLINE_RESULT_BYTES",
     "MAX_INSTRUCTION_BYTES",
     "MAX_TOOL_CALLS_PER_ANSWER",
+    "PRIORITY_DEFAULT",
+    "PRIORITY_MAX",
+    "PRIORITY_MIN",
     "check_instruction",
     "utf8_problem",
 ]
@@ -25,6 +30,9 @@ __all__ = [
 MAX_INSTRUCTION_BYTES = 256 * 1024
 MAX_TOOL_CALLS_PER_ANSWER = 64
 MAX_INLINE_RESULT_BYTES = 64 * 1024
+# Lower fires first, as in Celery's 0-9 and Temporal's priority keys: ten levels are plenty
+# to rank work, and few enough for a queue index to serve every level.
+PRIORITY_MIN, PRIORITY_DEFAULT, PRIORITY_MAX = 0, 5, 9
 
 
 def utf8_problem(text: str) -> str | None:

@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from .errors import InvalidTransition, StatePatchError
+from .limits import PRIORITY_DEFAULT, PRIORITY_MAX, PRIORITY_MIN
 from .policy import Budget
 
 __all__ = [
@@ -156,6 +157,7 @@ class Task(Record):
     updated_at: dt.datetime = Field(default_factory=utcnow)
     started_at: dt.datetime | None = None
     approval_timeout: float | None = Field(default=None, gt=0)
+    priority: int = Field(default=PRIORITY_DEFAULT, ge=PRIORITY_MIN, le=PRIORITY_MAX)  # lower first
 
     def model_post_init(self, __context: Any) -> None:
         if (self.status is TaskStatus.WAITING) != (self.waiting_on is not None):
@@ -365,6 +367,7 @@ class ArtifactRef(Record):
     type: str
     summary: str
     bytes: int = Field(ge=0)
+    step: int | None = Field(default=None, ge=0)  # the index of the step that made it
 
 
 class AgentState(Record):
@@ -389,10 +392,11 @@ class Artifact(Record):
     summary: str
     bytes: int = Field(ge=0)
     created_at: dt.datetime = Field(default_factory=utcnow)
+    step: int | None = Field(default=None, ge=0)  # the index of the step that made it
 
     @property
     def ref(self) -> ArtifactRef:
-        return ArtifactRef(artifact_id=self.id, type=self.type, summary=self.summary, bytes=self.bytes)
+        return ArtifactRef(artifact_id=self.id, **self.model_dump(exclude={"id", "task_id", "created_at"}))
 
 
 # --------------------------------------------------------------------------- state patches
@@ -526,11 +530,11 @@ class Approval(Record):
 
 
 class Trigger(Record):
-    """A durable wake-up. ``id`` is set by the store; lower ``priority`` fires first."""
+    """A durable wake-up. ``id`` is set by the store; lower ``priority`` fires first (None: the task's)."""
 
     id: int = 0
     fire_at: dt.datetime = Field(default_factory=utcnow)
-    priority: int = 5
+    priority: int | None = Field(default=None, ge=PRIORITY_MIN, le=PRIORITY_MAX)
     task_id: str | None = None
     session_id: str | None = None
     kind: NonEmpty

@@ -13,6 +13,7 @@ from pydantic import JsonValue
 
 from .agent import AGENT_WORKFLOW, Agent
 from .code_trust import CodeTrust
+from .engine.forking import fork_task
 from .engine.people import (
     answer_question,
     describe_wait,
@@ -23,7 +24,7 @@ from .engine.people import (
 from .engine.runner import DEFAULT_LEASE_TTL, WorkerIdentity, run_task
 from .engine.workflow import Workflow, load_workflow, portable_reference
 from .errors import CannotResume, CodeUnavailable, InputError
-from .limits import MAX_INSTRUCTION_BYTES, check_instruction
+from .limits import MAX_INSTRUCTION_BYTES, PRIORITY_DEFAULT, PRIORITY_MAX, PRIORITY_MIN, check_instruction
 from .model import (
     Event,
     OpStatus,
@@ -128,6 +129,7 @@ class Runtime:
         queue: bool = True,
         at: dt.datetime | None = None,
         approval_timeout: float | None = _UNSET,
+        priority: int = PRIORITY_DEFAULT,
     ) -> str:
         """Create a task for `workflow` (or an `Agent`) and queue it for a worker; return its id.
 
@@ -142,10 +144,13 @@ class Runtime:
             at: when workers may start it (default: now); needs `queue`.
             approval_timeout: seconds a call waits for approval before it is
                 denied; None for no limit (default: the Runtime's).
+            priority: from 0 (most urgent) to 9; 5 by default. Workers claim
+                the due work of the lowest number first; every later wake-up
+                of the task (a retry, an answer, an approval) keeps it.
 
         Raises:
             InputError: the instruction is not UTF-8 text or is larger than
-                ``max_instruction_bytes``; the deadline is out of range.
+                ``max_instruction_bytes``; the deadline or priority is out of range.
         """
         if at is not None and not queue:
             raise InputError("a task to start later must be queued for a worker")
@@ -159,6 +164,7 @@ class Runtime:
             budget=budget,
             task_id=task_id,
             approval_timeout=approval_timeout,
+            priority=priority,
         )
         async with self.store.transaction() as tx:
             await tx.create_task(task)
@@ -188,6 +194,7 @@ class Runtime:
         budget: Budget | None = None,
         schedule_id: str | None = None,
         approval_timeout: float | None = _UNSET,
+        priority: int = PRIORITY_DEFAULT,
     ) -> Trigger:
         """Make a task for `workflow` at every time the cron expression `every` matches (UTC).
 
@@ -217,6 +224,7 @@ class Runtime:
             budget=budget,
             task_id=schedule_id,
             approval_timeout=approval_timeout,
+            priority=priority,
         )
         plan = Schedule(id=schedule_id, template=template, cron=every, deadline_seconds=deadline)
         return await self.store.put_trigger(schedule_trigger(plan, next_due(every, utcnow())))
@@ -248,8 +256,18 @@ class Runtime:
         budget: Budget | None,
         task_id: str | None,
         approval_timeout: float | None,
+        priority: int,
     ) -> Task:
         check_instruction(instruction, limit=self.max_instruction_bytes)
+        if (
+            isinstance(priority, bool)
+            or not isinstance(priority, int)
+            or not PRIORITY_MIN <= priority <= PRIORITY_MAX
+        ):
+            raise InputError(
+                f"priority {priority!r}: give a whole number from {PRIORITY_MIN} (most urgent) "
+                f"to {PRIORITY_MAX}; the default is {PRIORITY_DEFAULT}"
+            )
         if approval_timeout is _UNSET:
             approval_timeout = self.approval_timeout
         workspace = None
@@ -285,6 +303,7 @@ class Runtime:
             budget=budget or Budget(),
             workspace=workspace,
             approval_timeout=approval_timeout,
+            priority=priority,
         )
 
     def _admit(self, *sources: str) -> None:
@@ -299,6 +318,9 @@ class Runtime:
     ) -> Task:
         """Create a task and run it here until it ends or waits.
 
+        Takes `submit`'s options. A ``priority`` given here orders nothing now
+        (the task runs at once) but is kept: a worker that later takes up one
+        of its wake-ups (after an approval, say) claims it at that priority.
         If a worker on the same store adopts the task first, this waits for it instead.
         """
         task_id = await self.submit(workflow, inputs, queue=False, **options)
@@ -515,55 +537,8 @@ class Runtime:
     # ------------------------------------------------------------------ time travel and upkeep
 
     async def fork(self, task_id: str, checkpoint: int) -> str:
-        """Start a new task from one of a task's checkpoints; the original is not touched.
-
-        The new task gets the original's journal up to the checkpoint, so it
-        replays that far and runs live from there. It keeps the original's
-        budget but not its deadline (an absolute time, likely past) nor its
-        workspace.
-        """
-        saved = await self.store.get_checkpoint(task_id, checkpoint)
-        original = await self.store.get_task(task_id)
-        new_id = f"{task_id}-fork{checkpoint}-{uuid.uuid4().hex[:6]}"
-        now = utcnow()
-        forked = original.model_copy(
-            update={
-                "id": new_id,
-                "status": TaskStatus.QUEUED,
-                "waiting_on": None,
-                "result": None,
-                "error": None,
-                "state": saved.state,
-                "forked_from": task_id,
-                "created_at": now,
-                "updated_at": now,
-                "started_at": None,
-                "workspace": None,
-                "deadline": None,
-                "write_mark": None,
-            }
-        )
-        ops = [op for op in await self.store.list_ops(task_id) if op.seq <= saved.last_seq]
-        async with self.store.transaction() as tx:
-            await tx.create_task(Task.model_validate(forked.model_dump()))
-            await tx.replace_steps(new_id, [s.model_copy(update={"task_id": new_id}) for s in saved.steps])
-            for op in ops:
-                copy = op.model_copy(update={"task_id": new_id})
-                if op.status is OpStatus.STARTED:
-                    await tx.record_op_started(copy)
-                else:
-                    await tx.record_op_finished(copy)
-            await tx.put_trigger(Trigger(kind="start", task_id=new_id, dedupe_key=f"{new_id}:start"))
-            await tx.append_event(
-                Event(
-                    task_id=new_id,
-                    kind="task_forked",
-                    message=f"forked from task {task_id} at checkpoint {checkpoint} "
-                    f"(operation {saved.last_seq})",
-                    data={"from": task_id, "checkpoint": checkpoint, "last_seq": saved.last_seq},
-                )
-            )
-        return new_id
+        """Start a new task from one of a task's checkpoints (`fork_task`); the original is not touched."""
+        return await fork_task(self.store, task_id, checkpoint)
 
     async def gc(self, *, keep: int | None = None, older_than: float | None = None) -> int:
         """Rotate checkpoints of every task; return how many were deleted (a task's newest stays)."""

@@ -95,6 +95,7 @@ def schedule_trigger(schedule: Schedule, fire_at: dt.datetime) -> Trigger:
     return Trigger(
         kind=SCHEDULE_TRIGGER,
         fire_at=fire_at,
+        priority=schedule.template.priority,
         payload=schedule.model_dump(mode="json"),
         dedupe_key=f"{SCHEDULE_TRIGGER}:{schedule.id}",
     )

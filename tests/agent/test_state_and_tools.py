@@ -214,6 +214,7 @@ async def test_the_model_is_offered_the_tools_the_agent_was_given_not_their_whol
         "read_file",
         "write_file",
         "read_artifact",
+        "read_state",
         "update_state",
         "ask_user",
         "replan",

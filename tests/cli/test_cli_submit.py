@@ -118,6 +118,8 @@ def test_every_makes_a_schedule_that_can_be_listed_and_deleted(run_ratchet: RunR
         (["--at", "1h", "--every", "* * * * *"], "--at or --every, not both"),
         (["--model", "nope"], "nope"),
         (["--tools", "missing.py"], "missing.py"),
+        (["--priority", "10"], "--priority"),
+        (["--priority", "-1"], "--priority"),
     ],
 )
 def test_bad_input_is_one_line_and_stores_nothing(
@@ -129,6 +131,16 @@ def test_bad_input_is_one_line_and_stores_nothing(
     args = ["submit", "record it", "--model", f"scripted:{SCRIPT}", "--tools", str(TOOLS), *options]
     assert_one_line_error(run_ratchet(*args, "--store", url), expected)
     assert hashlib.sha256(database.read_bytes()).hexdigest() == before
+
+
+def test_priority_is_kept_on_the_task_and_its_trigger_and_shown(run_ratchet: RunRatchet, url: str) -> None:
+    urgent = _submit(run_ratchet, url, "--priority", "0")["task_id"]
+    plain = _submit(run_ratchet, url)["task_id"]
+    shown = json.loads(run_ratchet("show", urgent, "--json", "--store", url).stdout)
+    assert shown["task"]["priority"] == 0
+    assert "priority" in run_ratchet("show", plain, "--store", url).stdout
+    triggers = with_store(url, lambda store: store.list_triggers())
+    assert {(t.task_id, t.priority) for t in triggers} == {(urgent, 0), (plain, 5)}
 
 
 def test_submit_to_a_memory_store_is_refused(run_ratchet: RunRatchet) -> None:

@@ -20,6 +20,13 @@ async def test_put_sets_bytes_to_the_body_length(store: StateStore, task: Task) 
     assert stored == make_artifact("a1", task.id, bytes=len(BODY), created_at=stored.created_at)
 
 
+async def test_an_artifact_keeps_the_step_that_made_it(store: StateStore, task: Task) -> None:
+    made = await store.put_artifact(make_artifact("a1", task.id, step=2), BODY)
+    loose = await store.put_artifact(make_artifact("a2", task.id), BODY)
+    assert (await store.get_artifact("a1")).step == made.step == made.ref.step == 2
+    assert [a.step for a in await store.list_artifacts(task.id)] == [2, None] == [made.step, loose.step]
+
+
 async def test_read_returns_the_body_or_a_slice(store: StateStore, task: Task) -> None:
     await store.put_artifact(make_artifact("a1", task.id), BODY)
     assert await store.read_artifact("a1") == BODY

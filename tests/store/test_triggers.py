@@ -14,7 +14,7 @@ async def test_put_trigger_assigns_distinct_ids(store: StateStore, task: Task) -
     first = await store.put_trigger(make_trigger(task_id=task.id, kind="start", payload={"n": 1}))
     second = await store.put_trigger(make_trigger(task_id=task.id, kind="wake", payload={"n": 2}))
     assert first.id > 0 and second.id > 0 and first.id != second.id
-    assert first == make_trigger(task_id=task.id, kind="start", payload={"n": 1}, id=first.id)
+    assert first == make_trigger(task_id=task.id, kind="start", payload={"n": 1}, id=first.id, priority=5)
     assert await store.list_triggers(task.id) == [first, second]
 
 
@@ -69,7 +69,7 @@ async def test_dedupe_key_is_free_again_once_claimed(store: StateStore, task: Ta
     assert await store.list_triggers() == [requeued]
 
 
-async def test_claim_order_is_fire_at_then_priority_then_id(store: StateStore, task: Task) -> None:
+async def test_claim_order_is_priority_then_fire_at_then_id_among_due(store: StateStore, task: Task) -> None:
     def put(name: str, seconds: float, priority: int):
         return store.put_trigger(
             make_trigger(at(seconds), priority=priority, task_id=task.id, kind=name, payload={"name": name})
@@ -82,8 +82,36 @@ async def test_claim_order_is_fire_at_then_priority_then_id(store: StateStore, t
     await put("future", 100, 0)
 
     claimed = await store.claim_due_triggers(now=at(10))
-    assert [t.payload["name"] for t in claimed] == ["first_id", "second_id", "low", "late"]
+    assert [t.payload["name"] for t in claimed] == ["late", "first_id", "second_id", "low"]
     assert [t.payload["name"] for t in await store.list_triggers()] == ["future"]
+
+
+async def test_an_urgent_trigger_due_later_waits_for_its_time(store: StateStore, task: Task) -> None:
+    other = await store.create_task(make_task("t2"))
+    urgent = await store.put_trigger(make_trigger(at(20), task_id=task.id, priority=0))
+    routine = await store.put_trigger(make_trigger(at(10), task_id=other.id, priority=9))
+    assert await store.claim_due_triggers(limit=1, now=at(15)) == [routine]
+    assert await store.claim_due_triggers(now=at(20)) == [urgent]
+
+
+async def test_a_claim_of_one_takes_the_most_urgent_due_trigger(store: StateStore) -> None:
+    tasks = [await store.create_task(make_task(name)) for name in ("low", "high", "mid")]
+    for task, priority in zip(tasks, (9, 0, 5), strict=True):
+        await store.put_trigger(make_trigger(at(len(task.id)), task_id=task.id, priority=priority))
+    taken = [(await store.claim_due_triggers(limit=1, now=at(60)))[0].task_id for _ in tasks]
+    assert taken == ["high", "mid", "low"]
+
+
+async def test_a_trigger_without_priority_takes_its_tasks(store: StateStore) -> None:
+    urgent = await store.create_task(make_task("urgent", priority=1))
+    plain = await store.create_task(make_task("plain"))
+    woken = await store.put_trigger(make_trigger(task_id=urgent.id, kind="wake"))
+    assert woken.priority == 1
+    assert (await store.put_trigger(make_trigger(task_id=plain.id, kind="wake"))).priority == 5
+    assert (await store.put_trigger(make_trigger(kind="schedule", dedupe_key="s"))).priority == 5
+    given = await store.put_trigger(make_trigger(task_id=urgent.id, kind="other", priority=7))
+    assert given.priority == 7
+    assert await store.list_triggers(urgent.id) == [woken, given]
 
 
 async def test_trigger_due_exactly_now_is_claimed(store: StateStore) -> None:

@@ -48,6 +48,15 @@ async def test_claim_tasks_leases_orphans_oldest_first(store: StateStore) -> Non
     assert await store.claim_tasks("w3", TTL, now=at(3)) == []
 
 
+async def test_orphans_are_claimed_most_urgent_first_then_oldest(store: StateStore) -> None:
+    for name, priority in (("old", 5), ("low", 9), ("urgent", 1), ("new", 5)):
+        await store.create_task(make_task(name, priority=priority))
+    assert [t.id for t in await store.list_orphaned_tasks(now=at(0))] == ["urgent", "old", "new", "low"]
+    first = await store.claim_tasks("w1", TTL, limit=1, now=at(0))
+    rest = await store.claim_tasks("w1", TTL, now=at(0))
+    assert [lease.task_id for lease in first + rest] == ["urgent", "old", "new", "low"]
+
+
 async def test_claim_tasks_leaves_out_what_it_is_told_to_skip(store: StateStore) -> None:
     tasks = await _tasks(store, 3)
     leases = await store.claim_tasks("w1", TTL, limit=2, skip={tasks[0].id}, now=at(0))

@@ -12,6 +12,7 @@ from ..errors import DuplicateRecord, OperationFailed, StoreError
 from ..model import Artifact, ArtifactRef, Severity, Step, StepStatus
 from ..providers import ModelResponse
 from . import prompts
+from .context_slice import state_slice
 from .controls import CONTROL_NAMES, CONTROL_SCHEMAS, Control, read_control
 from .findings import findings_text, plan_overview, report_share
 from .run_base import RunBase, StepFailed, assistant_message, short_error
@@ -46,7 +47,7 @@ class Acting(RunBase):
             description=step.description,
             findings=findings,
             # The reports and the state slice share the budget: the slice gets what the reports left.
-            state=prompts.state_slice(ctx.state, budget - len(findings.encode("utf-8"))),
+            state=state_slice(ctx.state, step, max(0, budget - len(findings.encode("utf-8")))),
         )
         user = step.action_instruction or step.description or step.name
         if feedback:
@@ -222,6 +223,7 @@ class Acting(RunBase):
             type=f"tool_result.{tool_name}",
             summary=text[:200].replace("\n", " "),
             bytes=len(body),
+            step=ctx.current_step,
         )
         if not ctx.replaying:
             with contextlib.suppress(DuplicateRecord):  # stored before a crash, on an earlier run

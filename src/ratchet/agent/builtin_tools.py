@@ -10,12 +10,15 @@ from ..errors import NonRetryableError
 from ..model import RiskLevel
 from ..store import StateStore
 from ..tools import Tool, tool
+from .context_slice import read_state_tool
 
 __all__ = ["BUILTIN_TOOL_NAMES", "builtin_tools", "inside"]
 
 MAX_READ = 20_000
 
-BUILTIN_TOOL_NAMES = frozenset({"list_files", "read_file", "write_file", "read_artifact", "run_shell"})
+BUILTIN_TOOL_NAMES = frozenset(
+    {"list_files", "read_file", "write_file", "read_artifact", "read_state", "run_shell"}
+)
 """The names `builtin_tools` gives its tools (with the shell allowed): a user's tool may not take one."""
 
 
@@ -66,7 +69,7 @@ def builtin_tools(workspace: Path, store: StateStore, *, allow_shell: bool) -> l
         body = await store.read_artifact(artifact_id, offset=offset, length=min(length, MAX_READ))
         return body.decode("utf-8", errors="replace")
 
-    tools = [list_files, read_file, write_file, read_artifact]
+    tools = [list_files, read_file, write_file, read_artifact, read_state_tool(store)]
     if allow_shell:
 
         @tool(name="run_shell", risk=RiskLevel.EXTERNAL_ACTION, timeout=300)

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from ..model import AgentState, Step
+from ..model import Step
 
 PLAN = """You are the planner of an agent. {instructions}
 Break the user's instruction into a short list of concrete steps the agent can carry out
@@ -63,29 +62,6 @@ ASK_USER_SCHEMA: dict[str, Any] = {
         "required": ["question"],
     },
 }
-
-
-def state_slice(state: AgentState, max_bytes: int) -> str:
-    """The part of the working memory a step's prompt carries: questions, artifacts, newest facts."""
-    lines = []
-    if state.open_questions:
-        lines.append("Open questions: " + "; ".join(state.open_questions))
-    for artifact in state.artifacts:
-        lines.append(
-            f"Artifact {artifact.artifact_id} ({artifact.type}, {artifact.bytes} bytes): "
-            f"{artifact.summary} (read it with read_artifact)"
-        )
-    used = sum(len(line) for line in lines)
-    facts = []
-    for fact in reversed(state.known_facts):
-        text = f"- {fact.key}: {json.dumps(fact.value)}"
-        if used + len(text) > max_bytes:
-            break
-        facts.append(text)
-        used += len(text)
-    if facts:
-        lines.append("Known facts (newest first):\n" + "\n".join(facts))
-    return "".join(line + "\n" for line in lines)
 
 
 def step_line(step: Step) -> str:

@@ -61,6 +61,7 @@ class RunBase:
             type="step_report",
             summary=text[:SUMMARY_CHARS].replace("\n", " "),
             bytes=len(body),
+            step=step.index,
         )
         if not ctx.replaying:
             with contextlib.suppress(DuplicateRecord):  # stored before a crash, on an earlier run

@@ -36,6 +36,7 @@ BUILTIN_TOOL_NAMES = frozenset(
         "read_file",
         "write_file",
         "read_artifact",
+        "read_state",
         "run_shell",
         "update_state",
         "ask_user",

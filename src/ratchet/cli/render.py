@@ -203,6 +203,7 @@ def _task_panel(task: Task) -> Panel:
     fields.add_row("name", plain(task.name))
     fields.add_row("status", status_text(task))
     fields.add_row("agent", plain(task.agent))
+    fields.add_row("priority", f"{task.priority} (0 is the most urgent)")
     fields.add_row("instruction", plain(task.instruction))
     if task.goal:
         fields.add_row("goal", plain(task.goal))

@@ -17,7 +17,13 @@ import typer
 
 from ..agent import Agent
 from ..errors import InputError
-from ..limits import MAX_INSTRUCTION_BYTES, MAX_TOOL_CALLS_PER_ANSWER
+from ..limits import (
+    MAX_INSTRUCTION_BYTES,
+    MAX_TOOL_CALLS_PER_ANSWER,
+    PRIORITY_DEFAULT,
+    PRIORITY_MAX,
+    PRIORITY_MIN,
+)
 from ..model import utcnow
 from ..policy import is_duration, parse_duration
 from ..runtime import Runtime
@@ -93,6 +99,17 @@ def submit_command(
             "or a delay (10m).",
         ),
     ] = None,
+    priority: Annotated[
+        int,
+        typer.Option(
+            "--priority",
+            min=PRIORITY_MIN,
+            max=PRIORITY_MAX,
+            metavar="N",
+            help=f"{PRIORITY_MIN} (most urgent) to {PRIORITY_MAX}: workers take the due task with the "
+            "lowest number first; its later wake-ups keep it.",
+        ),
+    ] = PRIORITY_DEFAULT,
     every: Annotated[
         str | None,
         typer.Option(
@@ -136,7 +153,9 @@ def submit_command(
     seconds = deadline_seconds(deadline)
     if every is not None:
         schedule_id, next_due = run_async(
-            _schedule(store, agent, instruction, seconds, every, limit=max_instruction_bytes)
+            _schedule(
+                store, agent, instruction, seconds, every, limit=max_instruction_bytes, priority=priority
+            )
         )
         if as_json:
             json_output.print_json_line(json_output.scheduled_json(schedule_id, next_due))
@@ -148,7 +167,9 @@ def submit_command(
             file=sys.stderr,
         )
         return
-    task_id = run_async(_queue(store, agent, instruction, seconds, start, limit=max_instruction_bytes))
+    task_id = run_async(
+        _queue(store, agent, instruction, seconds, start, limit=max_instruction_bytes, priority=priority)
+    )
     starts_at = start or utcnow()
     if as_json:
         json_output.print_json_line(json_output.queued_json(task_id, starts_at))
@@ -163,19 +184,30 @@ def submit_command(
 
 
 async def _queue(
-    url: str, agent: Agent, instruction: str, deadline: float | None, start: dt.datetime | None, *, limit: int
+    url: str,
+    agent: Agent,
+    instruction: str,
+    deadline: float | None,
+    start: dt.datetime | None,
+    *,
+    limit: int,
+    priority: int,
 ) -> str:
     async with open_store_for(url, create=True) as store:
         runtime = Runtime(store, max_instruction_bytes=limit)
-        return await runtime.submit(agent, instruction=instruction, deadline=deadline, at=start)
+        return await runtime.submit(
+            agent, instruction=instruction, deadline=deadline, at=start, priority=priority
+        )
 
 
 async def _schedule(
-    url: str, agent: Agent, instruction: str, deadline: float | None, every: str, *, limit: int
+    url: str, agent: Agent, instruction: str, deadline: float | None, every: str, *, limit: int, priority: int
 ) -> tuple[str, dt.datetime]:
     async with open_store_for(url, create=True) as store:
         runtime = Runtime(store, max_instruction_bytes=limit)
-        trigger = await runtime.schedule(agent, instruction=instruction, deadline=deadline, every=every)
+        trigger = await runtime.schedule(
+            agent, instruction=instruction, deadline=deadline, every=every, priority=priority
+        )
         return str(trigger.payload["id"]), trigger.fire_at
 
 

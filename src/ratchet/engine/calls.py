@@ -85,6 +85,11 @@ class CallContext(Protocol):
     def journal(self) -> CallJournal: ...
 
     @property
+    def current_step(self) -> int | None:
+        """The index of the step running now, if any (an artifact a call makes records it)."""
+        ...
+
+    @property
     def budget(self) -> BudgetTracker: ...
 
     @property

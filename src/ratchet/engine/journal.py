@@ -114,7 +114,9 @@ class Journal:
                 error_type=type(error).__name__,
                 finished_at=utcnow(),
             )
-        aside = set_aside(op, self.inline_limit) if error is None and call.kind is OpKind.TOOL else None
+        aside = None
+        if error is None and call.kind is OpKind.TOOL:
+            aside = set_aside(op, self.inline_limit, step=call.context.current_step)
         if aside is not None:
             op = aside[0]
         crash_point("before_result_commit")

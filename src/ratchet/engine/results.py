@@ -36,10 +36,15 @@ class StoredResult(Record):
     bytes: int
     encoding: Literal["text", "json"]
     preview: str
+    step: int | None = None  # the index of the step the call was made in (None: none, or set aside before)
 
 
-def set_aside(op: Operation, limit: int) -> tuple[Operation, Artifact, bytes] | None:
+def set_aside(
+    op: Operation, limit: int, *, step: int | None = None
+) -> tuple[Operation, Artifact, bytes] | None:
     """The succeeded `op` with its output moved to an artifact, the artifact and its body.
+
+    The artifact records `step`, the index of the step that made the call.
 
     None when the output fits in `limit` bytes (it stays inline), or is not
     something JSON can hold (the store says so, as it would have).
@@ -61,7 +66,11 @@ def set_aside(op: Operation, limit: int) -> tuple[Operation, Artifact, bytes] | 
         return None
     preview = body[: PREVIEW_CHARS * 4].decode("utf-8", "ignore")[:PREVIEW_CHARS].replace("\n", " ")
     stored = StoredResult(
-        artifact_id=f"{op.task_id}-result-{op.seq}", bytes=len(body), encoding=encoding, preview=preview
+        artifact_id=f"{op.task_id}-result-{op.seq}",
+        bytes=len(body),
+        encoding=encoding,
+        preview=preview,
+        step=step,
     )
     artifact = Artifact(
         id=stored.artifact_id,
@@ -69,8 +78,10 @@ def set_aside(op: Operation, limit: int) -> tuple[Operation, Artifact, bytes] | 
         type=f"tool_result.{op.name}",
         summary=preview,
         bytes=len(body),
+        step=step,
     )
-    moved = op.model_copy(update={"output": None, "meta": {**op.meta, RESULT_ARTIFACT: stored.model_dump()}})
+    where = stored.model_dump(exclude_none=True)  # no step: kept as before steps were recorded
+    moved = op.model_copy(update={"output": None, "meta": {**op.meta, RESULT_ARTIFACT: where}})
     return moved, artifact, body
 
 
@@ -99,4 +110,5 @@ def result_reference(op: Operation | None) -> ArtifactRef | None:
         type=f"tool_result.{op.name}",
         summary=stored.preview,
         bytes=stored.bytes,
+        step=stored.step,
     )

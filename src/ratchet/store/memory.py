@@ -11,7 +11,6 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 from collections.abc import Collection, Sequence
-from typing import Any
 
 from ..errors import (
     ArtifactNotFound,
@@ -25,6 +24,7 @@ from ..errors import (
     StoreError,
     TaskNotFound,
 )
+from ..limits import PRIORITY_DEFAULT
 from ..model import (
     Approval,
     ApprovalStatus,
@@ -47,11 +47,10 @@ from ..model import (
 )
 from .base import StateStore
 from .changes import TRIGGERS, events_topic
-from .ops import StoreOps, checkpoints_to_drop
+from .ops import StoreOps, checkpoints_to_drop, claim_order, priority_of
+from .undo import UndoLog
 
 __all__ = ["MemoryStore"]
-
-_MISSING = object()
 
 
 class MemoryStore(StateStore):
@@ -98,11 +97,11 @@ class _MemoryTransaction:
         self.ops.undo.clear()
 
 
-class _MemoryOps(StoreOps):
-    """The tables, as dicts of JSON text, and the operations on them."""
+class _MemoryOps(StoreOps, UndoLog):
+    """The tables, as dicts of JSON text (changed through `UndoLog`), and the operations on them."""
 
     def __init__(self) -> None:
-        self.undo: list[tuple[dict[Any, Any], Any, Any]] = []
+        super().__init__()
         self.touched: set[str] = set()
         self.tasks: dict[str, str] = {}
         self.steps: dict[str, dict[int, str]] = {}
@@ -117,29 +116,6 @@ class _MemoryOps(StoreOps):
         self.leases: dict[str, str] = {}
         self.lease_claims: dict[str, dict[int, str]] = {}
         self.next_trigger_id = itertools.count(1)
-
-    # ------------------------------------------------------------------ undo log
-
-    def _set(self, table: dict[Any, Any], key: Any, value: Any) -> None:
-        self.undo.append((table, key, table.get(key, _MISSING)))
-        table[key] = value
-
-    def _delete(self, table: dict[Any, Any], key: Any) -> None:
-        if key in table:
-            self.undo.append((table, key, table[key]))
-            del table[key]
-
-    def _rows(self, table: dict[str, dict[int, str]], key: str) -> dict[int, str]:
-        if key not in table:
-            self._set(table, key, {})
-        return table[key]
-
-    def roll_back(self) -> None:
-        for table, key, old in reversed(self.undo):
-            if old is _MISSING:
-                table.pop(key, None)
-            else:
-                table[key] = old
 
     async def schema_version(self) -> int:
         return 0
@@ -207,7 +183,7 @@ class _MemoryOps(StoreOps):
                 and task.id not in woken
             ):
                 found.append(task)
-        return found[:limit]
+        return sorted(found, key=lambda t: t.priority)[:limit]  # then oldest first, as listed
 
     # ------------------------------------------------------------------ steps
 
@@ -360,16 +336,20 @@ class _MemoryOps(StoreOps):
 
     def _queued(self) -> list[Trigger]:
         found = [Trigger.from_json(text) for text in self.triggers.values()]
-        return sorted(found, key=lambda t: (t.fire_at, t.priority, t.id))
+        return sorted(found, key=lambda t: (t.fire_at, priority_of(t), t.id))
 
     async def put_trigger(self, trigger: Trigger) -> Trigger:
+        if trigger.priority is None:  # the task's priority, as the SQL stores take it
+            stored = self.tasks.get(trigger.task_id or "")
+            priority = PRIORITY_DEFAULT if stored is None else Task.from_json(stored).priority
+            trigger = trigger.model_copy(update={"priority": priority})
         for queued in self._queued():
             if trigger.task_id is not None:
                 if (queued.task_id, queued.kind) == (trigger.task_id, trigger.kind):
                     merged = queued.model_copy(
                         update={
                             "fire_at": min(queued.fire_at, trigger.fire_at),
-                            "priority": min(queued.priority, trigger.priority),
+                            "priority": min(priority_of(queued), priority_of(trigger)),
                         }
                     )
                     self._set(self.triggers, merged.id, merged.to_json())
@@ -398,7 +378,7 @@ class _MemoryOps(StoreOps):
         unreadable: list[CorruptRecord] | None = None,
     ) -> list[Trigger]:
         now = now or utcnow()
-        claimed = [t for t in self._queued() if t.fire_at <= now][:limit]
+        claimed = sorted((t for t in self._queued() if t.fire_at <= now), key=claim_order)[:limit]
         for trigger in claimed:
             self._delete(self.triggers, trigger.id)
         return claimed

@@ -20,6 +20,7 @@ import datetime as dt
 from collections.abc import Collection, Sequence
 
 from ..errors import CorruptRecord
+from ..limits import PRIORITY_DEFAULT
 from ..model import (
     Approval,
     Artifact,
@@ -35,7 +36,17 @@ from ..model import (
     Trigger,
 )
 
-__all__ = ["StoreOps", "checkpoints_to_drop"]
+__all__ = ["StoreOps", "checkpoints_to_drop", "claim_order", "priority_of"]
+
+
+def priority_of(trigger: Trigger) -> int:
+    """The trigger's priority (a stored trigger always has one; a new one may leave it to its task)."""
+    return PRIORITY_DEFAULT if trigger.priority is None else trigger.priority
+
+
+def claim_order(trigger: Trigger) -> tuple[int, dt.datetime, int]:
+    """The order due triggers are claimed in: priority (lower first), then ``fire_at``, then id."""
+    return (priority_of(trigger), trigger.fire_at, trigger.id)
 
 
 class StoreOps(abc.ABC):
@@ -92,11 +103,12 @@ class StoreOps(abc.ABC):
         now: dt.datetime | None = None,
         unreadable: list[CorruptRecord] | None = None,
     ) -> list[Task]:
-        """Return up to `limit` tasks that should run but that nothing will wake, oldest first.
+        """Return up to `limit` tasks that should run but that nothing will wake.
 
         Those queued, running, or waiting on a timer, that no live lease holds
         (none, expired or released) and that have no queued trigger: the tasks
         of a worker that died. Tasks waiting on a person are never returned.
+        The lowest priority number (`Task.priority`) comes first, then the oldest.
         """
 
     # ------------------------------------------------------------------ steps
@@ -233,6 +245,10 @@ class StoreOps(abc.ABC):
         times, with the lower priority number of the two. A trigger of no
         task whose ``dedupe_key`` is already queued is not added again: the
         queued one is returned unchanged.
+
+        A trigger with no ``priority`` takes its task's (`Task.priority`), or
+        the default priority when it has no task, so every wake-up of a task
+        (its start, a retry, an answer, an approval) is as urgent as the task.
         """
 
     @abc.abstractmethod
@@ -249,7 +265,9 @@ class StoreOps(abc.ABC):
     ) -> list[Trigger]:
         """Take up to `limit` triggers due at `now` off the queue and return them.
 
-        Ordered by ``fire_at``, then ``priority`` (lower first), then id. Two
+        In `claim_order`: among the due triggers, ``priority`` first (lower
+        first), then ``fire_at``, then id; a trigger due later never goes
+        before one due now, whatever its priority. Two
         claimers running at once never receive the same trigger. A due
         trigger whose row cannot be read is taken off the queue too, and only
         reported (a task it would have woken is then an orphan, which
@@ -258,7 +276,7 @@ class StoreOps(abc.ABC):
 
     @abc.abstractmethod
     async def list_triggers(self, task_id: str | None = None) -> list[Trigger]:
-        """Return the queued triggers (of one task when given), in claim order."""
+        """Return the queued triggers (of one task when given) in time order: ``fire_at``, priority, id."""
 
     @abc.abstractmethod
     async def delete_triggers(self, task_id: str) -> int:
@@ -424,7 +442,7 @@ class StoreOps(abc.ABC):
     ) -> list[Lease]:
         """Claim up to `limit` orphaned tasks (see `list_orphaned_tasks`) for `owner`, leaving out `skip`.
 
-        Returns the leases granted, oldest task first; each is kept in its
+        Returns the leases granted, in `list_orphaned_tasks` order; each is kept in its
         task's lease history. Two claimers running at once never get the
         same task.
         """

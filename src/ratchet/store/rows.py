@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from ..errors import CorruptRecord
+from ..limits import PRIORITY_DEFAULT
 from ..model import (
     Approval,
     Artifact,
@@ -195,11 +196,12 @@ def artifact_params(artifact: Artifact, content: bytes) -> dict[str, Any]:
         "bytes": len(content),
         "created_at": to_micros(artifact.created_at),
         "content": content,
+        "step": artifact.step,
     }
 
 
 def artifact_from_row(row: Sequence[Any]) -> Artifact:
-    id_, task_id, type_, summary, size, created = row
+    id_, task_id, type_, summary, size, created, step = row
     try:
         return Artifact(
             id=id_,
@@ -208,6 +210,7 @@ def artifact_from_row(row: Sequence[Any]) -> Artifact:
             summary=summary,
             bytes=size,
             created_at=from_micros(created),
+            step=step,
         )
     except _UNDECODABLE as exc:
         raise _corrupt(f"artifact {id_}", "artifacts", (id_,), exc) from exc
@@ -216,7 +219,8 @@ def artifact_from_row(row: Sequence[Any]) -> Artifact:
 def trigger_params(trigger: Trigger) -> dict[str, Any]:
     return {
         "fire_at": to_micros(trigger.fire_at),
-        "priority": trigger.priority,
+        "priority": trigger.priority,  # None: the task's priority (see put_task_trigger)
+        "default_priority": PRIORITY_DEFAULT,
         "task_id": trigger.task_id,
         "session_id": trigger.session_id,
         "kind": trigger.kind,
@@ -281,6 +285,7 @@ def task_params(task: Task) -> dict[str, Any]:
         "waiting_on": None if task.waiting_on is None else str(task.waiting_on),
         "created_at": to_micros(task.created_at),
         "record": task.to_json(),
+        "priority": task.priority,
     }
 
 

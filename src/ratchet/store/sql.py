@@ -48,7 +48,7 @@ from ..model import (
 from . import rows
 from .changes import TRIGGERS, events_topic
 from .driver import Driver, Params
-from .ops import StoreOps, checkpoints_to_drop
+from .ops import StoreOps, checkpoints_to_drop, claim_order, priority_of
 
 __all__ = ["SqlOps"]
 
@@ -288,7 +288,7 @@ class SqlOps(StoreOps):
             return rows.trigger_from_row(stored)
         row = await self._d.one("insert_trigger", params)
         if row is not None:
-            return trigger.model_copy(update={"id": row[0]})
+            return trigger.model_copy(update={"id": row[0], "priority": priority_of(trigger)})
         queued = await self._d.one("get_trigger_by_dedupe_key", {"dedupe_key": trigger.dedupe_key})
         assert queued is not None
         return rows.trigger_from_row(queued)
@@ -307,7 +307,7 @@ class SqlOps(StoreOps):
         params = {"now": rows.to_micros(now or utcnow()), "limit": limit}
         found = await self._d.all("claim_due_triggers", params)
         claimed = rows.decode_each(found, rows.trigger_from_row, unreadable)
-        return sorted(claimed, key=lambda t: (t.fire_at, t.priority, t.id))
+        return sorted(claimed, key=claim_order)
 
     async def list_triggers(self, task_id: str | None = None) -> list[Trigger]:
         if task_id is None:

@@ -55,8 +55,8 @@ SELECT token, released FROM leases WHERE task_id = %(task_id)s FOR SHARE
 SELECT pg_advisory_xact_lock(hashtextextended(%(key)s, 0))
 
 -- name: insert_task
-INSERT INTO tasks (id, status, waiting_on, created_at, record)
-VALUES (%(id)s, %(status)s, %(waiting_on)s, %(created_at)s, %(record)s)
+INSERT INTO tasks (id, status, waiting_on, created_at, record, priority)
+VALUES (%(id)s, %(status)s, %(waiting_on)s, %(created_at)s, %(record)s, %(priority)s)
 ON CONFLICT (id) DO NOTHING
 
 -- name: get_task
@@ -73,7 +73,8 @@ SELECT id, status, record FROM tasks WHERE status = %(status)s
 ORDER BY created_at, position LIMIT %(limit)s
 
 -- name: update_task
-UPDATE tasks SET status = %(status)s, waiting_on = %(waiting_on)s, record = %(record)s
+UPDATE tasks SET status = %(status)s, waiting_on = %(waiting_on)s, record = %(record)s,
+                 priority = %(priority)s
 WHERE id = %(id)s
 
 -- name: list_orphaned_tasks
@@ -82,7 +83,7 @@ LEFT JOIN leases l ON l.task_id = t.id
 WHERE (t.status IN ('queued', 'running') OR (t.status = 'waiting' AND t.waiting_on = 'timer'))
   AND (l.task_id IS NULL OR l.released OR l.expires_at <= %(now)s)
   AND NOT EXISTS (SELECT 1 FROM triggers g WHERE g.task_id = t.id)
-ORDER BY t.created_at, t.position
+ORDER BY t.priority, t.created_at, t.position
 LIMIT %(limit)s
 
 -- name: delete_steps
@@ -172,28 +173,31 @@ SELECT * FROM (
 ) AS newest ORDER BY seq
 
 -- name: insert_artifact
-INSERT INTO artifacts (id, task_id, type, summary, bytes, created_at, content)
-VALUES (%(id)s, %(task_id)s, %(type)s, %(summary)s, %(bytes)s, %(created_at)s, %(content)s)
+INSERT INTO artifacts (id, task_id, type, summary, bytes, created_at, content, step)
+VALUES (%(id)s, %(task_id)s, %(type)s, %(summary)s, %(bytes)s, %(created_at)s, %(content)s,
+        %(step)s)
 ON CONFLICT (id) DO NOTHING
 
 -- name: get_artifact
-SELECT id, task_id, type, summary, bytes, created_at FROM artifacts WHERE id = %(id)s
+SELECT id, task_id, type, summary, bytes, created_at, step FROM artifacts WHERE id = %(id)s
 
 -- name: read_artifact
 SELECT substring(content FROM %(offset)s::integer + 1 FOR %(length)s::integer)
 FROM artifacts WHERE id = %(id)s
 
 -- name: list_artifacts
-SELECT id, task_id, type, summary, bytes, created_at FROM artifacts
+SELECT id, task_id, type, summary, bytes, created_at, step FROM artifacts
 WHERE task_id = %(task_id)s ORDER BY created_at, position
 
 -- name: put_task_trigger
 -- A task's trigger of a kind already queued absorbs this one: the earlier time
--- and the lower priority number win.
+-- and the lower priority number win. A trigger put without a priority takes its task's.
 WITH put AS (
     INSERT INTO triggers AS g (fire_at, priority, task_id, session_id, kind, payload, dedupe_key)
-    VALUES (%(fire_at)s, %(priority)s, %(task_id)s, %(session_id)s, %(kind)s, %(payload)s,
-            %(dedupe_key)s)
+    VALUES (%(fire_at)s,
+            COALESCE(%(priority)s::integer, (SELECT t.priority FROM tasks t WHERE t.id = %(task_id)s),
+                     %(default_priority)s),
+            %(task_id)s, %(session_id)s, %(kind)s, %(payload)s, %(dedupe_key)s)
     ON CONFLICT (task_id, kind) WHERE task_id IS NOT NULL DO UPDATE SET
         fire_at = LEAST(g.fire_at, excluded.fire_at),
         priority = LEAST(g.priority, excluded.priority)
@@ -204,8 +208,8 @@ SELECT put.* FROM put, LATERAL (SELECT pg_notify('ratchet_triggers', 'triggers')
 -- name: insert_trigger
 WITH added AS (
     INSERT INTO triggers (fire_at, priority, task_id, session_id, kind, payload, dedupe_key)
-    VALUES (%(fire_at)s, %(priority)s, NULL, %(session_id)s, %(kind)s, %(payload)s,
-            %(dedupe_key)s)
+    VALUES (%(fire_at)s, COALESCE(%(priority)s::integer, %(default_priority)s), NULL,
+            %(session_id)s, %(kind)s, %(payload)s, %(dedupe_key)s)
     ON CONFLICT (dedupe_key) WHERE task_id IS NULL DO NOTHING
     RETURNING id
 )
@@ -219,8 +223,9 @@ FROM triggers WHERE dedupe_key = %(dedupe_key)s AND task_id IS NULL
 SELECT MIN(fire_at) FROM triggers
 
 -- name: claim_due_triggers
+-- Among the due triggers, the most urgent first; of equal priority, the one due longest.
 DELETE FROM triggers WHERE id IN (
-    SELECT id FROM triggers WHERE fire_at <= %(now)s ORDER BY fire_at, priority, id
+    SELECT id FROM triggers WHERE fire_at <= %(now)s ORDER BY priority, fire_at, id
     LIMIT %(limit)s FOR UPDATE SKIP LOCKED
 )
 RETURNING id, fire_at, priority, task_id, session_id, kind, payload, dedupe_key
@@ -310,15 +315,15 @@ SELECT task_id, owner, token, expires_at, host, pid, released, granted_at, took_
 -- skipped too rather than waited for: waiting while holding task rows could
 -- deadlock with a writer that holds the lease row and wants its task row. A
 -- first lease that appeared since the statement began is left alone. Each row
--- is the lease, then the task's place in line (created_at, position).
+-- is the lease, then the task's place in line (priority, created_at, position).
 WITH candidates AS (
-    SELECT t.id, t.created_at, t.position FROM tasks t
+    SELECT t.id, t.priority, t.created_at, t.position FROM tasks t
     LEFT JOIN leases l ON l.task_id = t.id
     WHERE (t.status IN ('queued', 'running') OR (t.status = 'waiting' AND t.waiting_on = 'timer'))
       AND (l.task_id IS NULL OR l.released OR l.expires_at <= %(now)s)
       AND NOT EXISTS (SELECT 1 FROM triggers g WHERE g.task_id = t.id)
       AND t.id NOT IN (SELECT jsonb_array_elements_text(%(skip)s::jsonb))
-    ORDER BY t.created_at, t.position
+    ORDER BY t.priority, t.created_at, t.position
     LIMIT %(limit)s
     FOR UPDATE OF t SKIP LOCKED
 ), lapsed AS (
@@ -343,9 +348,9 @@ WITH candidates AS (
     SELECT * FROM renewed UNION ALL SELECT * FROM first
 )
 SELECT g.task_id, g.owner, g.token, g.expires_at, g.host, g.pid, g.released, g.granted_at,
-       g.took_over, c.created_at, c.position
+       g.took_over, c.priority, c.created_at, c.position
 FROM granted g JOIN candidates c ON c.id = g.task_id
-ORDER BY c.created_at, c.position
+ORDER BY c.priority, c.created_at, c.position
 
 -- name: record_lease_claim
 INSERT INTO lease_claims (task_id, token, owner, host, pid, expires_at, granted_at, took_over)

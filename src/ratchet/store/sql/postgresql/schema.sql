@@ -9,7 +9,8 @@ CREATE TABLE tasks (
     created_at  BIGINT NOT NULL,
     record      TEXT NOT NULL,
     position    BIGINT GENERATED ALWAYS AS IDENTITY,
-    waiting_on  TEXT
+    waiting_on  TEXT,
+    priority    INTEGER NOT NULL DEFAULT 5
 );
 CREATE INDEX tasks_by_status ON tasks (status, created_at);
 
@@ -67,7 +68,8 @@ CREATE TABLE artifacts (
     bytes       BIGINT NOT NULL,
     created_at  BIGINT NOT NULL,
     content     BYTEA NOT NULL,
-    position    BIGINT GENERATED ALWAYS AS IDENTITY
+    position    BIGINT GENERATED ALWAYS AS IDENTITY,
+    step        INTEGER
 );
 CREATE INDEX artifacts_by_task ON artifacts (task_id, created_at);
 
@@ -81,10 +83,12 @@ CREATE TABLE triggers (
     payload     TEXT NOT NULL,
     dedupe_key  TEXT
 );
-CREATE INDEX triggers_by_due ON triggers (fire_at, priority, id);
 -- A task has one queued trigger per kind (later ones coalesce into it).
 CREATE UNIQUE INDEX triggers_one_per_task_kind ON triggers (task_id, kind) WHERE task_id IS NOT NULL;
 CREATE UNIQUE INDEX triggers_by_dedupe_key ON triggers (dedupe_key) WHERE task_id IS NULL;
+-- Claims read due work by priority, then time; next_due_at reads the earliest time.
+CREATE INDEX triggers_by_due ON triggers (priority, fire_at, id);
+CREATE INDEX triggers_by_time ON triggers (fire_at);
 
 CREATE TABLE checkpoints (
     task_id     TEXT NOT NULL,

@@ -37,8 +37,8 @@ SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'
 SELECT token, released FROM leases WHERE task_id = :task_id
 
 -- name: insert_task
-INSERT INTO tasks (id, status, waiting_on, created_at, record)
-VALUES (:id, :status, :waiting_on, :created_at, :record)
+INSERT INTO tasks (id, status, waiting_on, created_at, record, priority)
+VALUES (:id, :status, :waiting_on, :created_at, :record, :priority)
 ON CONFLICT (id) DO NOTHING
 
 -- name: get_task
@@ -55,7 +55,8 @@ SELECT id, status, record FROM tasks WHERE status = :status
 ORDER BY created_at, rowid LIMIT COALESCE(:limit, -1)
 
 -- name: update_task
-UPDATE tasks SET status = :status, waiting_on = :waiting_on, record = :record WHERE id = :id
+UPDATE tasks SET status = :status, waiting_on = :waiting_on, record = :record, priority = :priority
+WHERE id = :id
 
 -- name: list_orphaned_tasks
 SELECT t.id, t.status, t.record FROM tasks t
@@ -63,7 +64,7 @@ LEFT JOIN leases l ON l.task_id = t.id
 WHERE (t.status IN ('queued', 'running') OR (t.status = 'waiting' AND t.waiting_on = 'timer'))
   AND (l.task_id IS NULL OR l.released = 1 OR l.expires_at <= :now)
   AND NOT EXISTS (SELECT 1 FROM triggers g WHERE g.task_id = t.id)
-ORDER BY t.created_at, t.rowid
+ORDER BY t.priority, t.created_at, t.rowid
 LIMIT :limit
 
 -- name: delete_steps
@@ -147,23 +148,26 @@ SELECT * FROM (
 ) ORDER BY seq
 
 -- name: insert_artifact
-INSERT INTO artifacts (id, task_id, type, summary, bytes, created_at, content)
-VALUES (:id, :task_id, :type, :summary, :bytes, :created_at, :content)
+INSERT INTO artifacts (id, task_id, type, summary, bytes, created_at, content, step)
+VALUES (:id, :task_id, :type, :summary, :bytes, :created_at, :content, :step)
 ON CONFLICT (id) DO NOTHING
 
 -- name: get_artifact
-SELECT id, task_id, type, summary, bytes, created_at FROM artifacts WHERE id = :id
+SELECT id, task_id, type, summary, bytes, created_at, step FROM artifacts WHERE id = :id
 
 -- name: read_artifact
 SELECT substr(content, :offset + 1, :length) FROM artifacts WHERE id = :id
 
 -- name: list_artifacts
-SELECT id, task_id, type, summary, bytes, created_at FROM artifacts
+SELECT id, task_id, type, summary, bytes, created_at, step FROM artifacts
 WHERE task_id = :task_id ORDER BY created_at, rowid
 
 -- name: put_task_trigger
+-- A trigger put without a priority takes its task's.
 INSERT INTO triggers (fire_at, priority, task_id, session_id, kind, payload, dedupe_key)
-VALUES (:fire_at, :priority, :task_id, :session_id, :kind, :payload, :dedupe_key)
+VALUES (:fire_at,
+        COALESCE(:priority, (SELECT t.priority FROM tasks t WHERE t.id = :task_id), :default_priority),
+        :task_id, :session_id, :kind, :payload, :dedupe_key)
 ON CONFLICT (task_id, kind) WHERE task_id IS NOT NULL DO UPDATE SET
     fire_at = MIN(triggers.fire_at, excluded.fire_at),
     priority = MIN(triggers.priority, excluded.priority)
@@ -171,7 +175,8 @@ RETURNING id, fire_at, priority, task_id, session_id, kind, payload, dedupe_key
 
 -- name: insert_trigger
 INSERT INTO triggers (fire_at, priority, task_id, session_id, kind, payload, dedupe_key)
-VALUES (:fire_at, :priority, NULL, :session_id, :kind, :payload, :dedupe_key)
+VALUES (:fire_at, COALESCE(:priority, :default_priority), NULL, :session_id, :kind, :payload,
+        :dedupe_key)
 ON CONFLICT (dedupe_key) WHERE task_id IS NULL DO NOTHING
 RETURNING id
 
@@ -183,8 +188,9 @@ FROM triggers WHERE dedupe_key = :dedupe_key AND task_id IS NULL
 SELECT MIN(fire_at) FROM triggers
 
 -- name: claim_due_triggers
+-- Among the due triggers, the most urgent first; of equal priority, the one due longest.
 DELETE FROM triggers WHERE id IN (
-    SELECT id FROM triggers WHERE fire_at <= :now ORDER BY fire_at, priority, id LIMIT :limit
+    SELECT id FROM triggers WHERE fire_at <= :now ORDER BY priority, fire_at, id LIMIT :limit
 )
 RETURNING id, fire_at, priority, task_id, session_id, kind, payload, dedupe_key
 
@@ -262,7 +268,7 @@ RETURNING task_id, owner, token, expires_at, host, pid, released, granted_at, to
 -- name: claim_tasks
 -- The orphans of list_orphaned_tasks (but those in the JSON array :skip),
 -- leased in one statement. Each row is the lease, then the task's place in
--- line (created_at, rowid): RETURNING gives rows in no set order.
+-- line (priority, created_at, rowid): RETURNING gives rows in no set order.
 INSERT INTO leases AS l (task_id, owner, host, pid, token, expires_at, released, granted_at,
                          took_over)
 SELECT t.id, :owner, :host, :pid, COALESCE(old.token, 0) + 1, :expires_at, 0, :now, 0
@@ -272,13 +278,14 @@ WHERE (t.status IN ('queued', 'running') OR (t.status = 'waiting' AND t.waiting_
   AND (old.task_id IS NULL OR old.released = 1 OR old.expires_at <= :now)
   AND NOT EXISTS (SELECT 1 FROM triggers g WHERE g.task_id = t.id)
   AND t.id NOT IN (SELECT value FROM json_each(:skip))
-ORDER BY t.created_at, t.rowid
+ORDER BY t.priority, t.created_at, t.rowid
 LIMIT :limit
 ON CONFLICT (task_id) DO UPDATE SET
     owner = excluded.owner, host = excluded.host, pid = excluded.pid, token = excluded.token,
     expires_at = excluded.expires_at, released = 0, granted_at = excluded.granted_at,
     took_over = 0
 RETURNING task_id, owner, token, expires_at, host, pid, released, granted_at, took_over,
+          (SELECT t.priority FROM tasks t WHERE t.id = task_id),
           (SELECT t.created_at FROM tasks t WHERE t.id = task_id),
           (SELECT t.rowid FROM tasks t WHERE t.id = task_id)
 

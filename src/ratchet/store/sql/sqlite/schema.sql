@@ -6,7 +6,8 @@ CREATE TABLE tasks (
     status      TEXT NOT NULL,
     created_at  INTEGER NOT NULL,
     record      TEXT NOT NULL,
-    waiting_on  TEXT
+    waiting_on  TEXT,
+    priority    INTEGER NOT NULL DEFAULT 5
 );
 CREATE INDEX tasks_by_status ON tasks (status, created_at);
 
@@ -63,7 +64,8 @@ CREATE TABLE artifacts (
     summary     TEXT NOT NULL,
     bytes       INTEGER NOT NULL,
     created_at  INTEGER NOT NULL,
-    content     BLOB NOT NULL
+    content     BLOB NOT NULL,
+    step        INTEGER
 );
 CREATE INDEX artifacts_by_task ON artifacts (task_id, created_at);
 
@@ -77,10 +79,12 @@ CREATE TABLE triggers (
     payload     TEXT NOT NULL,
     dedupe_key  TEXT
 );
-CREATE INDEX triggers_by_due ON triggers (fire_at, priority, id);
 -- A task has one queued trigger per kind (later ones coalesce into it).
 CREATE UNIQUE INDEX triggers_one_per_task_kind ON triggers (task_id, kind) WHERE task_id IS NOT NULL;
 CREATE UNIQUE INDEX triggers_by_dedupe_key ON triggers (dedupe_key) WHERE task_id IS NULL;
+-- Claims read due work by priority, then time; next_due_at reads the earliest time.
+CREATE INDEX triggers_by_due ON triggers (priority, fire_at, id);
+CREATE INDEX triggers_by_time ON triggers (fire_at);
 
 CREATE TABLE checkpoints (
     task_id     TEXT NOT NULL,
