@@ -9,6 +9,7 @@ replay. Step records, messages, events and checkpoints go through
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import shutil
 from typing import Any
@@ -23,7 +24,8 @@ from ..providers import ModelResponse
 from ..workspace import confined_workspace
 from . import prompts
 from .builtin_tools import builtin_tools
-from .spec import BUILTIN_TOOL_NAMES, AgentSpec, load_tools
+from .spec import BUILTIN_TOOL_NAMES, AgentSpec, load_tools, recorded_checkpoint_policy
+from .step_timeout import StepDeadline, attempt_within
 
 __all__ = ["AGENT_WORKFLOW", "agent_loop"]
 
@@ -407,8 +409,9 @@ class _Run:
             await self.ctx.budget.check()
             await self.record("step_started", f"step {index + 1}: {step.name}", data={"index": index})
             self.ctx.current_step = index
-            report = await self.act(step, feedback)
-            passed, reason = await self.verify(step, report)
+            act = functools.partial(self.act, step, feedback)
+            report, timed_out = await attempt_within(self.ctx, self.spec.step_timeout, step, act)
+            passed, reason = (False, timed_out) if timed_out else await self.verify(step, report)
             if passed:
                 self.steps[index] = step.transition(StepStatus.COMPLETED)
                 feedback = ""
@@ -470,7 +473,13 @@ async def agent_loop(ctx: Context, agent: dict[str, Any] | None = None, **_: Any
     return report
 
 
-agent_loop = Workflow(agent_loop, name="agent", tools_for=_tools_for)  # type: ignore[assignment]
+agent_loop = Workflow(  # type: ignore[assignment]
+    agent_loop,
+    name="agent",
+    tools_for=_tools_for,
+    middleware=[StepDeadline()],
+    checkpoint_for=recorded_checkpoint_policy,
+)
 AGENT_WORKFLOW = "ratchet.agent.loop:agent_loop"
 
 

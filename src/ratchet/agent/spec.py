@@ -13,11 +13,18 @@ from ..code_trust import FILE_MODULE_PREFIX, portable_path
 from ..engine.workflow import load_module
 from ..errors import InputError
 from ..limits import MAX_TOOL_CALLS_PER_ANSWER
-from ..model import Constraints, Record
-from ..policy import Budget
+from ..model import Constraints, Record, Task
+from ..policy import MAX_DURATION, Budget, CheckpointPolicy
 from ..tools import Tool
 
-__all__ = ["BUILTIN_TOOL_NAMES", "Agent", "AgentSpec", "load_tools", "tool_source"]
+__all__ = [
+    "BUILTIN_TOOL_NAMES",
+    "Agent",
+    "AgentSpec",
+    "load_tools",
+    "recorded_checkpoint_policy",
+    "tool_source",
+]
 
 BUILTIN_TOOL_NAMES = frozenset(
     {"list_files", "read_file", "write_file", "read_artifact", "run_shell", "update_state", "ask_user"}
@@ -38,6 +45,9 @@ class AgentSpec(Record):
     history_token_budget: int = Field(default=6000, ge=200)
     keep_recent_messages: int = Field(default=6, ge=2)
     max_tool_calls_per_answer: int = Field(default=MAX_TOOL_CALLS_PER_ANSWER, ge=1)
+    # Validate before resume and step timeouts (docs/agent.md, "Checkpoints and step timeouts").
+    checkpoint: CheckpointPolicy | None = None
+    step_timeout: float | None = Field(default=None, gt=0, le=MAX_DURATION)
 
 
 class Agent:
@@ -54,6 +64,12 @@ class Agent:
         tool_sources: modules or ``.py`` files whose every tool the agent offers
             (a file under the project root is recorded relative to it).
         allow_shell: offer the built-in ``run_shell`` tool.
+        checkpoint: when the task's checkpoints are written (``strategy``),
+            how many are kept (``keep``), and how old the newest may be for
+            the task to resume by itself (``max_age``, seconds); default:
+            after each step, all kept, no age limit.
+        step_timeout: seconds one attempt at a step may take; past it the
+            attempt fails like a failed check (retried, then replanned).
         settings: other `AgentSpec` fields (``max_step_attempts``,
             ``max_turns_per_step``, ``history_token_budget``, ``keep_recent_messages``,
             ``max_tool_calls_per_answer``).
@@ -70,6 +86,8 @@ class Agent:
         *,
         tool_sources: Sequence[str] = (),
         allow_shell: bool = False,
+        checkpoint: CheckpointPolicy | None = None,
+        step_timeout: float | None = None,
         **settings: Any,
     ) -> None:
         self.tools = list(tools)
@@ -88,6 +106,8 @@ class Agent:
             tool_names=None if tool_sources else [t.name for t in self.tools],
             constraints=constraints or Constraints(),
             allow_shell=allow_shell,
+            checkpoint=checkpoint,
+            step_timeout=step_timeout,
             **settings,
         )
         self.model = model
@@ -96,6 +116,12 @@ class Agent:
     @property
     def name(self) -> str:
         return self.spec.name
+
+
+def recorded_checkpoint_policy(task: Task) -> CheckpointPolicy | None:
+    """The checkpoint policy an agent task recorded (``Agent(checkpoint=...)``), if it has one."""
+    spec = task.inputs_params.get("agent")
+    return AgentSpec.model_validate(spec).checkpoint if isinstance(spec, dict) else None
 
 
 def tool_source(tool: Tool) -> str:
