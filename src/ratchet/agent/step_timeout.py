@@ -92,22 +92,33 @@ class StepDeadline:
         recorded = call.context.journal.lookup(call.seq)
         if recorded is not None:
             if recorded.is_finished and recorded.error_type == StepTimedOut.__name__:
+                call.attempt = int(recorded.meta.get(_USED, recorded.attempt))
                 raise StepTimedOut(recorded.error or deadline.message)
             if (recorded.is_finished and not recorded.retry_pending) or recorded.status is OpStatus.STARTED:
                 return await proceed(call)  # replayed, or in doubt: settled as usual
         remaining = (deadline.at - utcnow()).total_seconds()
         if remaining <= 0:
-            await _cut(call, deadline)
+            await _cut(call, deadline, used=recorded.attempt if recorded is not None else 0)
         try:
             async with asyncio.timeout(remaining) as scope:
                 return await proceed(call)
         except TimeoutError:
             if not scope.expired():
                 raise
-            await _cut(call, deadline)
+            await _cut(call, deadline, used=_attempts_made(call))
 
 
-async def _cut(call: Call, deadline: _Deadline) -> NoReturn:
+# How many attempts of a cut call reached the model: a scripted model's next request takes the next entry.
+_USED = "attempts_used"
+
+
+def _attempts_made(call: Call) -> int:
+    """The attempts of `call` that reached the model (its last one may have been cut before it did)."""
+    ordinal = call.meta.get("ordinal")
+    return ordinal - call.ordinal_base + 1 if isinstance(ordinal, int) else call.attempt - 1
+
+
+async def _cut(call: Call, deadline: _Deadline, *, used: int) -> NoReturn:
     """Record `call` as failed by the step's timeout, then end the attempt.
 
     Should the call's own result have been committed just as time ran out,
@@ -115,5 +126,7 @@ async def _cut(call: Call, deadline: _Deadline) -> NoReturn:
     then stops resumable, and its resume replays the call and cuts the next.
     """
     timed_out = StepTimedOut(deadline.message)
+    call.meta[_USED] = used
     await call.context.journal.record_outcome(call, error=timed_out)
+    call.attempt = used  # what the context counts as taken, for the next request's ordinal
     raise timed_out

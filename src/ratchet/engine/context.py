@@ -225,10 +225,8 @@ class Context:
         )
         try:
             output = await self._chain(call)
-        except OperationFailed:
+        finally:  # the entries its attempts took, however it ended (failed, or cut by a step's timeout)
             self._model_attempts[purpose] = call.ordinal_base + call.attempt
-            raise
-        self._model_attempts[purpose] = call.ordinal_base + call.attempt
         return ModelResponse.model_validate(output)
 
     def _tool_call(self, name: str, args: dict[str, Any] | None, seq: int) -> Call:
