@@ -38,7 +38,9 @@ def store_kind(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-async def test_the_policy_is_recorded_with_the_task(rt: Runtime, script: Callable[[dict[str, Any]], str]) -> None:
+async def test_the_policy_is_recorded_with_the_task(
+    rt: Runtime, script: Callable[[dict[str, Any]], str]
+) -> None:
     policy = CheckpointPolicy(strategy=CheckpointStrategy.ON_STATE_CHANGE, keep=2, max_age=3600)
     agent = make_agent(script(THREE_STEPS), checkpoint=policy)
 

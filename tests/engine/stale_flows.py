@@ -1,4 +1,4 @@
-"""Workflows whose checkpoint policy trusts a checkpoint for one second (``tests.engine.stale_flows:NAME``)."""
+"""Workflows that trust a checkpoint for one second (``tests.engine.stale_flows:NAME``)."""
 
 from __future__ import annotations
 

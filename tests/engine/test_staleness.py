@@ -97,7 +97,9 @@ async def test_a_task_without_a_checkpoint_is_judged_by_its_last_progress(
     assert (await store.get_task(task_id)).waiting_on is WaitReason.STALE
 
 
-async def test_a_task_that_moved_lately_resumes_by_itself(store: StateStore, rt: Runtime, ledger: str) -> None:
+async def test_a_task_that_moved_lately_resumes_by_itself(
+    store: StateStore, rt: Runtime, ledger: str
+) -> None:
     task_id = await _crashed(rt, "crash_without_steps", ledger)
 
     resumed = await Runtime(store).resume(task_id)  # at once: its last progress is fresh
