@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+import ratchet
 from ratchet import Runtime, TaskStatus
 from ratchet.model import OpStatus, StepStatus, WaitReason
 from ratchet.store import StateStore
@@ -17,6 +18,13 @@ from .support import GUARD, events_of, make_agent, model_ops, run_agent
 
 TIMEOUT = 0.5
 SLOW = {"content": "still thinking", "delay": 5}
+
+
+@ratchet.tool(risk="write_local")
+async def linger(seconds: float, call: ratchet.ToolContext) -> str:
+    """Take `seconds`, under the call's idempotency key."""
+    await asyncio.sleep(seconds)
+    return "lingered"
 
 
 @pytest.fixture(params=["memory", "sqlite"])
@@ -103,3 +111,18 @@ async def test_time_spent_waiting_counts_and_the_resumed_attempt_is_cut_at_its_n
     assert answered.status is OpStatus.SUCCEEDED
     [step] = await store.list_steps(done.id)
     assert step.attempts == 2
+
+
+async def test_a_tool_call_in_flight_at_the_deadline_is_cut_and_recorded_as_timed_out(
+    rt: Runtime, store: StateStore, script: Callable[[dict[str, Any]], str]
+) -> None:
+    act = [calls(("linger", {"seconds": 5})), say("X is degraded")]
+    agent = make_agent(script(_script(*act)), tools=(linger,), step_timeout=TIMEOUT)
+
+    task = await run_agent(rt, agent)
+
+    assert (task.status, task.result) == (TaskStatus.COMPLETED, "X is degraded"), task.error
+    [cut] = [op for op in await store.list_ops(task.id) if op.name == "linger"]
+    assert (cut.status, cut.error_type) == (OpStatus.FAILED, "StepTimedOut")  # not left in doubt
+    [step] = await store.list_steps(task.id)
+    assert (step.status, step.attempts) == (StepStatus.COMPLETED, 2)
