@@ -95,6 +95,7 @@ class WaitReason(StrEnum):
     TIMER = "timer"
     IN_DOUBT = "in_doubt"
     CODE = "code"  # its code or workspace is refused or missing here: an operator acts, then resumes
+    STALE = "stale"  # its newest checkpoint is older than its policy trusts: a person checks, then forces
 
     @property
     def needs_person(self) -> bool:

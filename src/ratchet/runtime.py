@@ -22,8 +22,9 @@ from .engine.people import (
     settle_approval,
 )
 from .engine.runner import DEFAULT_LEASE_TTL, WorkerIdentity, run_task
+from .engine.staleness import stale_message
 from .engine.workflow import Workflow, load_workflow, portable_reference
-from .errors import CannotResume, CodeUnavailable, InputError
+from .errors import CannotResume, InputError
 from .limits import MAX_INSTRUCTION_BYTES, PRIORITY_DEFAULT, PRIORITY_MAX, PRIORITY_MIN, check_instruction
 from .model import (
     Event,
@@ -342,45 +343,29 @@ class Runtime:
 
         Raises:
             CannotResume: the task ended, waits on a person, is held by a
-                live worker, or (unless `force`) its newest checkpoint is
-                older than its workflow allows.
+                live worker, or (unless `force`) is older than its checkpoint
+                policy's ``max_age`` allows: it is then set aside
+                ``waiting(stale)`` (docs/durability.md, "Validate before resume").
             StoreError: the store failed while the task ran (a full disk, say);
                 the task has not failed and can be resumed once the store is fixed.
         """
         task = await self.store.get_task(task_id)
         if task.status.is_terminal:
             raise CannotResume(f"task {task_id} is already {task.status}; there is nothing to resume")
+        if task.waiting_on is WaitReason.STALE and not force:
+            raise CannotResume(await stale_message(self.store, task))
         if (
             task.waiting_on is not None
             and task.waiting_on.needs_person
-            and task.waiting_on is not WaitReason.CODE
+            and task.waiting_on not in (WaitReason.CODE, WaitReason.STALE)
         ):
             raise CannotResume(await self._waiting_message(task))
-        trust = self.trust
-        if not force:
-            await self._validate_checkpoint(task, trust)
-        return await run_task(
-            self.store, task_id, worker=self.identity, lease_ttl=self.lease_ttl, trust=trust
+        resumed = await run_task(
+            self.store, task_id, worker=self.identity, lease_ttl=self.lease_ttl, trust=self.trust, force=force
         )
-
-    async def _validate_checkpoint(self, task: Task, trust: CodeTrust) -> None:
-        if not task.workflow:
-            return
-        try:
-            with trust.enforced():
-                max_age = load_workflow(task.workflow).checkpoint.max_age
-        except CodeUnavailable:
-            return  # the run sets the task aside to wait for its code
-        latest = await self.store.latest_checkpoint(task.id)
-        if max_age is None or latest is None:
-            return
-        age = (utcnow() - latest.created_at).total_seconds()
-        if age > max_age:
-            raise CannotResume(
-                f"task {task.id}: its newest checkpoint is {age:.0f} s old, more than the "
-                f"{max_age:g} s its workflow trusts; check the world has not moved on, "
-                "then resume with --force"
-            )
+        if resumed.waiting_on is WaitReason.STALE:  # judged too old just now: set aside, and said so
+            raise CannotResume(await stale_message(self.store, resumed))
+        return resumed
 
     async def wait(self, task_id: str, *, timeout: float | None = None, poll: float = 0.2) -> Task:
         """Wait until the task ends or waits on a person; return it then."""

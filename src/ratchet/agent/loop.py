@@ -14,6 +14,7 @@ module, the loop over the steps.
 
 from __future__ import annotations
 
+import functools
 import shutil
 from typing import Any
 
@@ -28,7 +29,8 @@ from .controls import Control, TaskFailedByAgent
 from .findings import Report
 from .planning import Planning
 from .run_base import StepFailed
-from .spec import BUILTIN_TOOL_NAMES, AgentSpec, agent_middleware, load_tools
+from .spec import BUILTIN_TOOL_NAMES, AgentSpec, agent_middleware, load_tools, recorded_checkpoint_policy
+from .step_timeout import StepDeadline, attempt_within
 
 __all__ = ["AGENT_WORKFLOW", "agent_loop"]
 
@@ -63,7 +65,8 @@ class _Run(Planning, Acting):
             self.ctx.current_step = index
             if step.attempts <= 1:  # a retry keeps what the earlier attempts learnt
                 self.news = []
-            outcome = await self.act(step, feedback)
+            act = functools.partial(self.act, step, feedback)
+            outcome, timed_out = await attempt_within(self.ctx, self.spec.step_timeout, step, act)
             feedback = ""
             if isinstance(outcome, Control):
                 if outcome.name == "complete_task":
@@ -82,8 +85,8 @@ class _Run(Planning, Acting):
                 else:  # replan: the new plan is in place, its first step current
                     index += 1
                 continue
-            report = outcome
-            passed, reason = await self.verify(step, report)
+            report = outcome or ""
+            passed, reason = (False, timed_out) if timed_out else await self.verify(step, report)
             if passed:
                 self.steps[index] = step.transition(StepStatus.COMPLETED)
                 self.reports[index] = await self.keep_report(step, report)
@@ -170,6 +173,11 @@ async def agent_loop(ctx: Context, agent: dict[str, Any] | None = None, **_: Any
 
 
 agent_loop = Workflow(  # type: ignore[assignment]
-    agent_loop, name="agent", tools_for=_tools_for, middleware_for=agent_middleware
+    agent_loop,
+    name="agent",
+    tools_for=_tools_for,
+    middleware=[StepDeadline()],
+    middleware_for=agent_middleware,
+    checkpoint_for=recorded_checkpoint_policy,
 )
 AGENT_WORKFLOW = "ratchet.agent.loop:agent_loop"

@@ -14,8 +14,8 @@ from ..engine.compaction import DEFAULT_COMPACTION, Compaction, compaction_refer
 from ..engine.workflow import load_module
 from ..errors import InputError
 from ..limits import MAX_TOOL_CALLS_PER_ANSWER
-from ..model import Constraints, Record
-from ..policy import Budget
+from ..model import Constraints, Record, Task
+from ..policy import MAX_DURATION, Budget, CheckpointPolicy
 from ..tools import Tool
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "AgentSpec",
     "agent_middleware",
     "load_tools",
+    "recorded_checkpoint_policy",
     "tool_source",
 ]
 
@@ -71,6 +72,9 @@ class AgentSpec(Record):
     max_replans: int = Field(default=MAX_REPLANS, ge=0)
     # What new information, arrived during a step, replans the steps after it (docs/agent.md).
     replan_on: tuple[ReplanTrigger, ...] = ("answers",)
+    # Validate before resume and step timeouts (docs/agent.md, "Checkpoints and step timeouts").
+    checkpoint: CheckpointPolicy | None = None
+    step_timeout: float | None = Field(default=None, gt=0, le=MAX_DURATION)
 
 
 class Agent:
@@ -92,6 +96,12 @@ class Agent:
             ``keep_recent_messages``; None for none; or your own object with
             ``async before_model(request, host)``, defined at the top level of
             a module or project file so every worker loads it (docs/agent.md).
+        checkpoint: when the task's checkpoints are written (``strategy``),
+            how many are kept (``keep``), and how old the newest may be for
+            the task to resume by itself (``max_age``, seconds); default:
+            after each step, all kept, no age limit.
+        step_timeout: seconds one attempt at a step may take; past it the
+            attempt fails like a failed check (retried, then replanned).
         settings: other `AgentSpec` fields (``max_step_attempts``,
             ``max_turns_per_step``, ``history_token_budget``, ``keep_recent_messages``,
             ``max_tool_calls_per_answer``, ``max_replans``, ``replan_on``).
@@ -109,6 +119,8 @@ class Agent:
         tool_sources: Sequence[str] = (),
         allow_shell: bool = False,
         compaction: Any = _DEFAULT,
+        checkpoint: CheckpointPolicy | None = None,
+        step_timeout: float | None = None,
         **settings: Any,
     ) -> None:
         self.tools = list(tools)
@@ -127,6 +139,8 @@ class Agent:
             tool_names=None if tool_sources else [t.name for t in self.tools],
             constraints=constraints or Constraints(),
             allow_shell=allow_shell,
+            checkpoint=checkpoint,
+            step_timeout=step_timeout,
             **{**settings, **_compaction_settings(compaction)},
         )
         self.model = model
@@ -135,6 +149,12 @@ class Agent:
     @property
     def name(self) -> str:
         return self.spec.name
+
+
+def recorded_checkpoint_policy(task: Task) -> CheckpointPolicy | None:
+    """The checkpoint policy an agent task recorded (``Agent(checkpoint=...)``), if it has one."""
+    spec = task.inputs_params.get("agent")
+    return AgentSpec.model_validate(spec).checkpoint if isinstance(spec, dict) else None
 
 
 def tool_source(tool: Tool) -> str:

@@ -14,11 +14,18 @@ from ..agent.spec import BUILTIN_TOOL_NAMES
 from ..code_trust import portable_path
 from ..errors import InputError, WorkflowNotFound
 from ..limits import MAX_TOOL_CALLS_PER_ANSWER
-from ..policy import Budget, parse_duration
+from ..policy import Budget, CheckpointPolicy, CheckpointStrategy, parse_duration
 from ..providers import ScriptedModel, resolve_model
 from .resume import make_cwd_importable
 
-__all__ = ["AGENT_NAME", "build_agent", "checked_tool_sources", "deadline_seconds"]
+__all__ = [
+    "AGENT_NAME",
+    "build_agent",
+    "checked_tool_sources",
+    "checkpoint_policy",
+    "deadline_seconds",
+    "duration_seconds",
+]
 
 AGENT_NAME = "agent"
 
@@ -32,6 +39,8 @@ def build_agent(
     max_tokens: int | None = None,
     max_tool_calls: int = MAX_TOOL_CALLS_PER_ANSWER,
     allow_shell: bool = False,
+    checkpoint: CheckpointPolicy | None = None,
+    step_timeout: float | None = None,
 ) -> Agent:
     """The agent the options describe, each checked now rather than when the task runs.
 
@@ -53,6 +62,8 @@ def build_agent(
         tool_sources=sources,
         allow_shell=allow_shell,
         max_tool_calls_per_answer=max_tool_calls,
+        checkpoint=checkpoint,
+        step_timeout=step_timeout,
     )
 
 
@@ -115,12 +126,39 @@ def deadline_seconds(text: str | None) -> float | None:
     Raises:
         InputError: `text` is not a duration, or leaves no time.
     """
+    return duration_seconds("--deadline", text)
+
+
+def duration_seconds(option: str, text: str | None) -> float | None:
+    """The seconds a duration option (`option`) gives, or None without it.
+
+    Raises:
+        InputError: `text` is not a duration (up to 100 years), or is no time at all.
+    """
     if text is None:
         return None
     try:
         seconds = parse_duration(text)
     except InputError as error:
-        raise InputError(f"--deadline: {error.message}") from None
+        raise InputError(f"{option}: {error.message}") from None
     if seconds <= 0:
-        raise InputError(f"--deadline: {text!r} leaves no time; write e.g. 30s, 10m or 2h")
+        raise InputError(f"{option}: {text!r} leaves no time; write e.g. 30s, 10m or 2h")
     return seconds
+
+
+def checkpoint_policy(
+    strategy: CheckpointStrategy | None, keep: int | None, max_age: str | None
+) -> CheckpointPolicy | None:
+    """The checkpoint policy ``--checkpoint-strategy``, ``--keep-checkpoints`` and
+    ``--checkpoint-max-age`` give; None when none is given (the agent's default then holds).
+
+    Raises:
+        InputError: the maximum age is not a duration.
+    """
+    if strategy is None and keep is None and max_age is None:
+        return None
+    return CheckpointPolicy(
+        strategy=strategy or CheckpointStrategy.EVERY_STEP,
+        keep=keep,
+        max_age=duration_seconds("--checkpoint-max-age", max_age),
+    )

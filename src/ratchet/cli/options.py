@@ -16,6 +16,7 @@ from typing import Annotated
 
 import typer
 
+from ..policy import CheckpointStrategy
 from .completion import complete_task_id
 from .store_access import skip_integrity_check
 
@@ -25,17 +26,21 @@ __all__ = [
     "MAX_SECONDS",
     "AllowCodeOption",
     "AllowShellOption",
+    "CheckpointMaxAgeOption",
+    "CheckpointStrategyOption",
     "DeadlineOption",
     "ForceOpenOption",
     "InstructionArgument",
     "InstructionsOption",
     "JsonOption",
+    "KeepCheckpointsOption",
     "LeaseTtlOption",
     "MaxInstructionBytesOption",
     "MaxStepsOption",
     "MaxTokensOption",
     "MaxToolCallsOption",
     "ModelOption",
+    "StepTimeoutOption",
     "StoreOption",
     "TaskArgument",
     "ToolsOption",
@@ -184,4 +189,42 @@ MaxToolCallsOption = Annotated[
 ]
 AllowShellOption = Annotated[
     bool, typer.Option("--allow-shell", help="Give the agent a shell in its workspace.")
+]
+
+# The agent's checkpoint policy and step timeouts (docs/agent.md, "Checkpoints and step timeouts").
+CheckpointStrategyOption = Annotated[
+    CheckpointStrategy | None,
+    typer.Option(
+        "--checkpoint-strategy",
+        help="When the task writes checkpoints: every_step (the default), every_iteration (also "
+        "before each model call) or on_state_change (also after each change of its state).",
+    ),
+]
+KeepCheckpointsOption = Annotated[
+    int | None,
+    typer.Option(
+        "--keep-checkpoints",
+        min=1,
+        max=MAX_COUNT,
+        metavar="N",
+        help="Keep the task's newest N checkpoints, dropping older ones as it goes (default: all).",
+    ),
+]
+CheckpointMaxAgeOption = Annotated[
+    str | None,
+    typer.Option(
+        "--checkpoint-max-age",
+        metavar="DURATION",
+        help="Resume the task by itself only while its newest checkpoint is younger than this "
+        "(30m, 2h); older, it is set aside until `ratchet resume TASK --force`.",
+    ),
+]
+StepTimeoutOption = Annotated[
+    str | None,
+    typer.Option(
+        "--step-timeout",
+        metavar="DURATION",
+        help="An attempt at a step that takes longer (90s, 10m) fails as a failed check would: "
+        "tried again, then replanned.",
+    ),
 ]

@@ -32,7 +32,7 @@ from ..model import Lease, Step, StepStatus, Task, TaskStatus
 from ..runtime import Runtime
 from ..store import DEFAULT_STORE_URL
 from . import json_output, render
-from .agent_spec import build_agent, deadline_seconds
+from .agent_spec import build_agent, checkpoint_policy, deadline_seconds, duration_seconds
 from .exits import (
     EXIT_INTERRUPTED,
     EXIT_STORE_FAILED,
@@ -45,15 +45,19 @@ from .instruction import read_instruction
 from .options import (
     AllowCodeOption,
     AllowShellOption,
+    CheckpointMaxAgeOption,
+    CheckpointStrategyOption,
     DeadlineOption,
     ForceOpenOption,
     InstructionArgument,
     InstructionsOption,
+    KeepCheckpointsOption,
     MaxInstructionBytesOption,
     MaxStepsOption,
     MaxTokensOption,
     MaxToolCallsOption,
     ModelOption,
+    StepTimeoutOption,
     StoreOption,
     TaskArgument,
     ToolsOption,
@@ -88,6 +92,10 @@ def run_command(
     max_tokens: MaxTokensOption = None,
     max_tool_calls: MaxToolCallsOption = MAX_TOOL_CALLS_PER_ANSWER,
     allow_shell: AllowShellOption = False,
+    checkpoint_strategy: CheckpointStrategyOption = None,
+    keep_checkpoints: KeepCheckpointsOption = None,
+    checkpoint_max_age: CheckpointMaxAgeOption = None,
+    step_timeout: StepTimeoutOption = None,
     max_instruction_bytes: MaxInstructionBytesOption = MAX_INSTRUCTION_BYTES,
     detach: Annotated[
         bool, typer.Option("--detach", "-d", help="Only queue the task and print its id.")
@@ -119,6 +127,8 @@ def run_command(
         max_tokens=max_tokens,
         max_tool_calls=max_tool_calls,
         allow_shell=allow_shell,
+        checkpoint=checkpoint_policy(checkpoint_strategy, keep_checkpoints, checkpoint_max_age),
+        step_timeout=duration_seconds("--step-timeout", step_timeout),
     )
     seconds = deadline_seconds(deadline)
     started = _Started()

@@ -30,20 +30,24 @@ from ..runtime import Runtime
 from ..schedules import Schedule, check_cron
 from ..store import DEFAULT_STORE_URL, redact_url
 from . import json_output, render
-from .agent_spec import build_agent, deadline_seconds
+from .agent_spec import build_agent, checkpoint_policy, deadline_seconds, duration_seconds
 from .instruction import read_instruction
 from .options import (
     AllowShellOption,
+    CheckpointMaxAgeOption,
+    CheckpointStrategyOption,
     DeadlineOption,
     ForceOpenOption,
     InstructionArgument,
     InstructionsOption,
     JsonOption,
+    KeepCheckpointsOption,
     MaxInstructionBytesOption,
     MaxStepsOption,
     MaxTokensOption,
     MaxToolCallsOption,
     ModelOption,
+    StepTimeoutOption,
     StoreOption,
     ToolsOption,
 )
@@ -89,6 +93,10 @@ def submit_command(
     max_tokens: MaxTokensOption = None,
     max_tool_calls: MaxToolCallsOption = MAX_TOOL_CALLS_PER_ANSWER,
     allow_shell: AllowShellOption = False,
+    checkpoint_strategy: CheckpointStrategyOption = None,
+    keep_checkpoints: KeepCheckpointsOption = None,
+    checkpoint_max_age: CheckpointMaxAgeOption = None,
+    step_timeout: StepTimeoutOption = None,
     max_instruction_bytes: MaxInstructionBytesOption = MAX_INSTRUCTION_BYTES,
     at: Annotated[
         str | None,
@@ -149,6 +157,8 @@ def submit_command(
         max_tokens=max_tokens,
         max_tool_calls=max_tool_calls,
         allow_shell=allow_shell,
+        checkpoint=checkpoint_policy(checkpoint_strategy, keep_checkpoints, checkpoint_max_age),
+        step_timeout=duration_seconds("--step-timeout", step_timeout),
     )
     seconds = deadline_seconds(deadline)
     if every is not None:

@@ -459,8 +459,8 @@ class Context(RecordedValues):
         """Write a checkpoint of the current position (not while replaying: it exists already).
 
         Args:
-            steps: the task's steps, for a workflow that keeps its own (the
-                agent's plan); by default those of ``ctx.step``.
+            steps: the task's steps; by default those stored (``ctx.step``'s,
+                or those a loop keeping its own, the agent's, last wrote).
         """
         written: list[Checkpoint] = []
 
@@ -476,7 +476,7 @@ class Context(RecordedValues):
                 task_id=self.task_id,
                 last_seq=self._next_seq - 1,
                 task=self.task,
-                steps=list(steps) if steps is not None else [self._steps[i] for i in sorted(self._steps)],
+                steps=list(steps) if steps is not None else await tx.list_steps(self.task_id),
                 state=self.state,
             )
         )

@@ -120,10 +120,8 @@ class ModelCalls:
         )
         try:
             output = await self._chain(call)
-        except OperationFailed:
+        finally:  # the entries its attempts took, however it ended (failed, or cut by a step's timeout)
             self._attempts[purpose] = call.ordinal_base + call.attempt
-            raise
-        self._attempts[purpose] = call.ordinal_base + call.attempt
         return ModelResponse.model_validate(output)
 
     async def call_for(self, request: Any, schema: type[M], max_repairs: int) -> M:

@@ -30,6 +30,7 @@ from .calls import TaskSuspended, WorkerStopping
 from .code_wait import wait_for_code
 from .context import ApprovalHook, Context
 from .people import require_approval
+from .staleness import judge_staleness, set_aside_stale
 from .workflow import Workflow, load_workflow
 
 __all__ = ["WorkerIdentity", "holder_is_gone", "run_task"]
@@ -58,6 +59,7 @@ async def run_task(
     lease: Lease | None = None,
     stopping: asyncio.Event | None = None,
     trust: CodeTrust | None = None,
+    force: bool = False,
 ) -> Task:
     """Claim the task, run its workflow until it ends or waits, and let it go.
 
@@ -73,6 +75,11 @@ async def run_task(
     here, else `CodeTrust.here()`), and its workspace only under the
     workspace root; if either is refused or missing, the task is returned
     ``waiting(code)``.
+
+    A task that already ran is validated first: older than its checkpoint
+    policy's ``max_age``, it is set aside ``waiting(stale)`` and returned
+    (`ratchet.engine.staleness`), unless `force`; `force` also runs a task
+    set aside so.
 
     A store that fails while the task runs (a full disk, a read-only
     database, a lost server) is not the task's failure: the task is left as
@@ -91,7 +98,7 @@ async def run_task(
     try:
         with (trust or enforced_trust() or CodeTrust.here()).enforced():
             async with beat:
-                return await _run_leased(store, task_id, lease, load, approval_hook, stopping)
+                return await _run_leased(store, task_id, lease, load, approval_hook, stopping, force)
     except asyncio.CancelledError:
         if beat.lost is not None:
             raise beat.lost from None
@@ -191,10 +198,12 @@ async def _run_leased(
     load: Callable[[str], Workflow],
     approval_hook: ApprovalHook | None,
     stopping: asyncio.Event | None,
+    force: bool,
 ) -> Task:
     task = await store.get_task(task_id)
     waits_on_person = task.waiting_on is not None and task.waiting_on.needs_person
-    if task.status.is_terminal or (waits_on_person and task.waiting_on is not WaitReason.CODE):
+    forced = force and task.waiting_on is WaitReason.STALE
+    if task.status.is_terminal or (waits_on_person and task.waiting_on is not WaitReason.CODE and not forced):
         return task
     if not task.workflow:
         raise CannotResume(f"task {task_id} names no workflow to run")
@@ -205,6 +214,11 @@ async def _run_leased(
         workflow.tools_for(task, store)  # its tools load now, before anything is written, or it waits
     except CodeUnavailable as problem:
         return await wait_for_code(store, task, lease, problem)
+    if not force:
+        stale = await judge_staleness(store, task, workflow.checkpoint_for(task))
+        if stale is not None:
+            return await set_aside_stale(store, task, lease, stale)
+    workflow = workflow.for_task(task)  # with the task's own checkpoint policy, if it has one
     resumed = task.started_at is not None
     running = (
         task
@@ -219,7 +233,8 @@ async def _run_leased(
             Event(
                 task_id=task_id,
                 kind="task_resumed" if resumed else "task_started",
-                message=f"task {'resumed' if resumed else 'started'} by {lease.owner}",
+                message=f"task {'resumed' if resumed else 'started'} by {lease.owner}"
+                + (", forced past its stale checkpoint" if forced else ""),
                 display_message=f"{'Resumed' if resumed else 'Started'} {running.name}",
                 data={"worker": lease.owner, "token": lease.token},
             )

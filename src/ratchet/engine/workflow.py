@@ -9,6 +9,7 @@ While a run enforces a `CodeTrust`, only code it admits is loaded.
 
 from __future__ import annotations
 
+import copy
 import importlib
 import importlib.util
 import sys
@@ -38,11 +39,13 @@ class Workflow:
         middleware: Iterable[Any] = (),
         tools_for: Callable[[Any, Any], Iterable[Tool]] | None = None,
         middleware_for: Callable[[Any], Iterable[Any]] | None = None,
+        checkpoint_for: Callable[[Any], CheckpointPolicy | None] | None = None,
     ) -> None:
         self.fn = fn
         self.middleware = list(middleware)
         self._tools_for = tools_for
         self._middleware_for = middleware_for
+        self._checkpoint_for = checkpoint_for
         self.name = name or fn.__name__
         self.tools = {t.name: t for t in tools}
         self.retry = retry or RetryPolicy()
@@ -59,6 +62,21 @@ class Workflow:
         """The middleware a task of this workflow gets from its own inputs (an agent's compaction),
         outside the fixed ones."""
         return list(self._middleware_for(task)) if self._middleware_for is not None else []
+
+    def checkpoint_for(self, task: Any) -> CheckpointPolicy:
+        """The checkpoint policy a task of this workflow runs under: its own, if it records one
+        (an agent's, ``Agent(checkpoint=...)``), else the workflow's."""
+        own = self._checkpoint_for(task) if self._checkpoint_for is not None else None
+        return own or self.checkpoint
+
+    def for_task(self, task: Any) -> Workflow:
+        """This workflow as `task` runs it: with the task's own checkpoint policy, if it has one."""
+        policy = self.checkpoint_for(task)
+        if policy == self.checkpoint:
+            return self
+        adapted = copy.copy(self)
+        adapted.checkpoint = policy
+        return adapted
 
     @property
     def reference(self) -> str:
