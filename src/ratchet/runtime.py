@@ -1,4 +1,4 @@
-"""`Runtime`: the Python API over a store: submit, run, resume, wait, resolve, fork, gc."""
+"""`Runtime`: the Python API over a store: submit, run, resume, wait, resolve, fork, retry, gc."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import JsonValue
 
 from .agent import AGENT_WORKFLOW, Agent
+from .branching import fork_task, retry_task
 from .code_trust import CodeTrust
 from .engine.people import (
     answer_question,
@@ -318,16 +319,22 @@ class Runtime:
         as `trust` admits; if it is refused or missing, the task is returned
         ``waiting(code)``.
 
+        A task that completed is returned as it is: it is done.
+
         Raises:
-            CannotResume: the task ended, waits on a person, is held by a
-                live worker, or (unless `force`) its newest checkpoint is
-                older than its workflow allows.
+            CannotResume: the task failed or was cancelled (`retry` makes a new
+                attempt), waits on a person, is held by a live worker, or (unless
+                `force`) its newest checkpoint is older than its workflow allows.
             StoreError: the store failed while the task ran (a full disk, say);
                 the task has not failed and can be resumed once the store is fixed.
         """
         task = await self.store.get_task(task_id)
+        if task.status is TaskStatus.COMPLETED:
+            return task  # done already: its outcome stands, as a validate-and-resume finds it
         if task.status.is_terminal:
-            raise CannotResume(f"task {task_id} is already {task.status}; there is nothing to resume")
+            raise CannotResume(
+                f"task {task_id} is already {task.status}; `ratchet retry {task_id}` starts a new attempt"
+            )
         if (
             task.waiting_on is not None
             and task.waiting_on.needs_person
@@ -520,50 +527,33 @@ class Runtime:
         The new task gets the original's journal up to the checkpoint, so it
         replays that far and runs live from there. It keeps the original's
         budget but not its deadline (an absolute time, likely past) nor its
-        workspace.
+        workspace. It is queued for a worker (or ``resume``).
         """
-        saved = await self.store.get_checkpoint(task_id, checkpoint)
-        original = await self.store.get_task(task_id)
-        new_id = f"{task_id}-fork{checkpoint}-{uuid.uuid4().hex[:6]}"
-        now = utcnow()
-        forked = original.model_copy(
-            update={
-                "id": new_id,
-                "status": TaskStatus.QUEUED,
-                "waiting_on": None,
-                "result": None,
-                "error": None,
-                "state": saved.state,
-                "forked_from": task_id,
-                "created_at": now,
-                "updated_at": now,
-                "started_at": None,
-                "workspace": None,
-                "deadline": None,
-                "write_mark": None,
-            }
-        )
-        ops = [op for op in await self.store.list_ops(task_id) if op.seq <= saved.last_seq]
-        async with self.store.transaction() as tx:
-            await tx.create_task(Task.model_validate(forked.model_dump()))
-            await tx.replace_steps(new_id, [s.model_copy(update={"task_id": new_id}) for s in saved.steps])
-            for op in ops:
-                copy = op.model_copy(update={"task_id": new_id})
-                if op.status is OpStatus.STARTED:
-                    await tx.record_op_started(copy)
-                else:
-                    await tx.record_op_finished(copy)
-            await tx.put_trigger(Trigger(kind="start", task_id=new_id, dedupe_key=f"{new_id}:start"))
-            await tx.append_event(
-                Event(
-                    task_id=new_id,
-                    kind="task_forked",
-                    message=f"forked from task {task_id} at checkpoint {checkpoint} "
-                    f"(operation {saved.last_seq})",
-                    data={"from": task_id, "checkpoint": checkpoint, "last_seq": saved.last_seq},
-                )
-            )
-        return new_id
+        return await fork_task(self.store, task_id, checkpoint)
+
+    async def retry(self, task_id: str, *, from_step: int | None = None, queue: bool = True) -> str:
+        """Start a new attempt of a failed or cancelled task, as a new task linked to it; return its id.
+
+        The new task (``<id>-retry1``, then ``-retry2`` ...; its ``forked_from``
+        names the original) gets the original's journal up to where the
+        retry starts, so what succeeded before replays and runs no more, and
+        runs live from there: an agent from the start of the step that
+        failed, a workflow from the call that failed for good (or, if its
+        code raised, over its whole journal), a cancelled task from where it
+        was stopped. It keeps the original's workspace and budget, not its
+        deadline. Run it with `resume`, or let a worker take it (`queue`).
+
+        Args:
+            from_step: start from the beginning of this step instead (from 1,
+                up to the step the task stopped in).
+            queue: put a start trigger for workers.
+
+        Raises:
+            TaskNotFound: no task has that id.
+            CannotRetry: the task has not ended, or completed; `from_step` is
+                not a step it reached.
+        """
+        return await retry_task(self.store, task_id, from_step=from_step, queue=queue)
 
     async def gc(self, *, keep: int | None = None, older_than: float | None = None) -> int:
         """Rotate checkpoints of every task; return how many were deleted (a task's newest stays)."""

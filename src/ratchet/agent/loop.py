@@ -119,6 +119,8 @@ class _Run:
                 answer = await ctx.call_model({"purpose": "plan", "messages": messages, "json_output": True})
                 return Plan.model_validate(_json_object(answer.content))
             except (ValidationError, ValueError, OperationFailed) as error:
+                if isinstance(error, OperationFailed) and error.attempts > 1:
+                    raise  # no answer even after its retries (an outage): the task fails, retryable
                 problem = _short(error)
                 said = [] if answer is None else [_assistant(answer)]
                 messages = [

@@ -164,6 +164,9 @@ class Call:
 
     @property
     def idempotency_key(self) -> str:
+        # A journal copied from another task (a retry, a fork) keeps the keys its calls were made with.
+        if self.recorded is not None:
+            return self.recorded.idempotency_key
         return f"{self.task_id}:{self.seq}"
 
     @property

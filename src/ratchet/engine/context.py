@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
-import uuid as uuid_module
 from collections import defaultdict
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
@@ -49,6 +48,7 @@ from .calls import Call, TaskSuspended, WorkerStopping
 from .faults import crash_point
 from .journal import Journal
 from .middleware import Middleware, compose, default_chain, perform
+from .recorded import RecordedValues
 from .results import result_reference
 from .workflow import Workflow
 
@@ -63,7 +63,7 @@ ApprovalHook = Callable[["Context", Call], Awaitable[None]]
 INLINE_WAIT_LIMIT = 30.0  # a retry due later than this frees the worker (a timer trigger)
 
 
-class Context:
+class Context(RecordedValues):
     """What a workflow function receives as ``ctx``."""
 
     def __init__(
@@ -191,6 +191,10 @@ class Context:
         self._next_seq += count
         return seq
 
+    def _step_meta(self) -> dict[str, Any]:
+        # Each operation says which step it ran in: a retry cuts the journal where a step began.
+        return {} if self._current_step is None else {"step": self._current_step}
+
     def tool_context(self, call: Call) -> ToolContext:
         return ToolContext(
             task_id=self.task_id,
@@ -222,6 +226,7 @@ class Context:
             retry=self.workflow.retry,
             request=request,
             ordinal_base=self._model_attempts[purpose],
+            meta=self._step_meta(),
         )
         try:
             output = await self._chain(call)
@@ -245,6 +250,7 @@ class Context:
             retry=tool.retry or self.workflow.retry,
             tool=tool,
             timeout=tool.timeout,
+            meta=self._step_meta(),
         )
 
     async def call_tool(self, name: str, args: dict[str, Any] | None = None) -> JsonValue:
@@ -273,66 +279,7 @@ class Context:
             results.append(outcome)
         return results
 
-    # ------------------------------------------------------------------ recorded values
-
-    async def _record_value(
-        self, kind: OpKind, name: str, make: Callable[[], JsonValue], *, input: JsonValue = None
-    ) -> tuple[int, JsonValue, bool]:
-        seq = self._take_seq()
-        recorded = self.journal.lookup(seq)
-        if recorded is not None:
-            if recorded.name != name or recorded.kind is not kind:
-                raise NonDeterminismError(
-                    self.task_id, seq, f"{recorded.kind} {recorded.name}", f"{kind} {name}"
-                )
-            return seq, recorded.output, True
-        op = Operation(
-            task_id=self.task_id,
-            seq=seq,
-            kind=kind,
-            name=name,
-            idempotency_key=f"{self.task_id}:{seq}",
-            status=OpStatus.SUCCEEDED,
-            input=input,
-            output=make(),
-            finished_at=utcnow(),
-        )
-        await self.store.record_op_finished(op, fence=self.lease)
-        self.journal.recorded[seq] = op
-        return seq, op.output, False
-
-    async def now(self) -> dt.datetime:
-        """The current time, the same on every replay."""
-        _, value, _ = await self._record_value(OpKind.CLOCK, "now", lambda: utcnow().isoformat())
-        return dt.datetime.fromisoformat(str(value))
-
-    async def uuid(self) -> str:
-        """A random UUID (hex), the same on every replay."""
-        _, value, _ = await self._record_value(OpKind.UUID, "uuid", lambda: uuid_module.uuid4().hex)
-        return str(value)
-
-    async def sleep(self, seconds: float) -> None:
-        """Wait durably: a timer trigger wakes the task; no process waits meanwhile."""
-        seq, value, _ = await self._record_value(
-            OpKind.SLEEP,
-            "sleep",
-            lambda: {"wake_at": (utcnow() + dt.timedelta(seconds=seconds)).isoformat()},
-            input={"seconds": seconds},
-        )
-        assert isinstance(value, dict)
-        wake_at = dt.datetime.fromisoformat(str(value["wake_at"]))
-        if utcnow() < wake_at:
-            await self.suspend(
-                WaitReason.TIMER,
-                f"sleeping until {wake_at:%Y-%m-%d %H:%M:%S} UTC",
-                trigger=Trigger(
-                    kind="wake",
-                    task_id=self.task_id,
-                    fire_at=wake_at,
-                    dedupe_key=f"{self.task_id}:wake:{seq}",
-                ),
-                crash_at="during_sleep",
-            )
+    # ------------------------------------------------------------------ waiting
 
     async def wait_until(self, when: dt.datetime, call: Call) -> None:
         """Hold `call` until `when`: in place when soon, else as a timer trigger that frees the worker."""
@@ -374,6 +321,7 @@ class Context:
                 idempotency_key=f"{self.task_id}:{seq}",
                 status=OpStatus.STARTED,
                 input={"question": question},
+                meta=self._step_meta(),
             )
             await self.store.record_op_started(asked, fence=self.lease)
             self.journal.recorded[seq] = asked
@@ -413,6 +361,7 @@ class Context:
             idempotency_key=f"{self.task_id}:{seq}",
             status=OpStatus.SUCCEEDED,
             input=patch.model_dump(mode="json"),
+            meta=self._step_meta(),
             finished_at=utcnow(),
         )
         task = self.task.model_copy(update={"state": new_state, "updated_at": utcnow()})
