@@ -131,7 +131,7 @@ def retry_point(
         CannotRetry: `from_step` names no step the task reached.
     """
     ordered = sorted(ops, key=lambda op: op.seq)
-    stopped_in = _stopped_in(steps, ordered)
+    stopped_in = _stopped_in(steps)
     if from_step is not None:
         reached = min(stopped_in + 1, len(steps))
         if not 1 <= from_step <= reached:
@@ -139,21 +139,25 @@ def retry_point(
                 f"task {task.id} has no step {from_step} to retry from; "
                 + (f"give a step from 1 to {reached}" if reached else "it stopped before its first step")
             )
-        return RetryPoint(_step_start(from_step - 1, ordered), from_step - 1)
+        return RetryPoint(_step_start(task, from_step - 1, ordered), from_step - 1)
+    if task.workflow == AGENT_WORKFLOW and not steps:
+        return RetryPoint(0, None)  # its planning failed: it plans again
     index = stopped_in if stopped_in < len(steps) else None
     if task.status is TaskStatus.CANCELLED or not ordered:
         # Nothing failed: it carries on where it was stopped; a call in flight then stays in doubt.
         return RetryPoint(ordered[-1].seq + 1 if ordered else 0, index)
     if task.workflow == AGENT_WORKFLOW:
         # The agent's failures are journaled answers: it starts again at the step it stopped in.
-        return RetryPoint(_step_start(index, ordered) if index is not None else 0, index)
+        return RetryPoint(
+            _step_start(task, index, ordered) if index is not None else ordered[-1].seq + 1, index
+        )
     last = ordered[-1]
     if last.status is OpStatus.FAILED and not last.retry_pending:
         return RetryPoint(last.seq, _step_of(last))  # the call that failed for good runs again
     return RetryPoint(last.seq + 1, index)  # the code raised: it runs again over the whole journal
 
 
-def _stopped_in(steps: Sequence[Step], ops: Sequence[Operation]) -> int:
+def _stopped_in(steps: Sequence[Step]) -> int:
     """The index of the step the task stopped in: its first step not done (or one past the last)."""
     done = (StepStatus.COMPLETED, StepStatus.SKIPPED)
     for step in sorted(steps, key=lambda s: s.index):
@@ -167,14 +171,15 @@ def _step_of(op: Operation) -> int | None:
     return step if isinstance(step, int) else None
 
 
-def _step_start(index: int | None, ops: Sequence[Operation]) -> int:
+def _step_start(task: Task, index: int, ops: Sequence[Operation]) -> int:
     """The seq where step `index` began: the first operation of its last unbroken run of operations.
 
-    A step that made no operation (it stopped at once, a budget say) begins
-    just after the last operation of an earlier step; before any step, at 0.
+    A step that made no operation (it stopped at once: a budget, say) began
+    where the next step's operations begin, or at the end of the journal.
+
+    Raises:
+        CannotRetry: no operation records its step (a journal of an older Ratchet).
     """
-    if index is None:
-        return 0
     start: int | None = None
     previous: int | None = None
     for op in ops:
@@ -184,8 +189,15 @@ def _step_start(index: int | None, ops: Sequence[Operation]) -> int:
         previous = step
     if start is not None:
         return start
-    earlier = [op.seq for op in ops if (step := _step_of(op)) is not None and step < index]
-    return max(earlier) + 1 if earlier else 0
+    if task.workflow == AGENT_WORKFLOW and index == 0 and all(_step_of(op) is None for op in ops):
+        return 0  # its planning failed (a placeholder first step), or it stopped before step 1's first call
+    if index > 0 and ops and all(_step_of(op) is None for op in ops):
+        raise CannotRetry(
+            f"task {task.id}'s journal does not record its steps (an older Ratchet made it); "
+            f"`ratchet fork {task.id} --checkpoint N` starts a new task from one of its checkpoints"
+        )
+    later = [op.seq for op in ops if (step := _step_of(op)) is not None and step > index]
+    return min(later) if later else (ops[-1].seq + 1 if ops else 0)
 
 
 def _state_at(task: Task, ops: Sequence[Operation]) -> AgentState:
@@ -234,7 +246,7 @@ async def _tell_retry(
         if point.step is not None
         else f"operation {point.seq}"
     )
-    data: dict[str, JsonValue] = {"from": original.id, "retry": new_id, "seq": point.seq, "step": point.step}
+    data: dict[str, JsonValue] = {"from": original.id, "retry": new_id, "seq": point.seq, "index": point.step}
     await tx.append_event(
         Event(
             task_id=new_id,

@@ -152,6 +152,21 @@ async def test_an_unreachable_planner_fails_the_task_after_its_retries_and_a_ret
     assert _effects(tools_ledger) == Counter({("restart_service", done.id): 1})
 
 
+async def test_a_planning_that_gave_no_valid_plan_is_asked_again(
+    rt: Runtime, store: StateStore, script: Callable[[dict[str, Any]], str], tools_ledger: Ledger
+) -> None:
+    model = script({"plan": [{"content": {"goal": "no steps", "steps": []}}] * 3})
+    task = await run_agent(rt, make_agent(model))
+    assert task.status is TaskStatus.FAILED
+    assert "plan_failed" in await event_kinds(store, task.id)
+
+    _rewrite(model, {"plan": [plan("restart X")], "act": ACT[:2], "verify": [verdict(True)]})
+    done = await rt.resume(await rt.retry(task.id))
+
+    assert done.status is TaskStatus.COMPLETED, done.error
+    assert len(await model_ops(store, done.id, "plan")) == 1  # asked anew, none of the invalid ones replayed
+
+
 async def test_resuming_a_completed_task_returns_it_as_done(
     rt: Runtime, script: Callable[[dict[str, Any]], str]
 ) -> None:

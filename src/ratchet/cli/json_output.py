@@ -49,8 +49,8 @@ __all__ = [
     "unreadable_json",
 ]
 
-# The agent's step events keep the step's index (from 0) as data["index"].
-_AGENT_STEP_EVENTS = frozenset({"step_started", "step_completed"})
+# The agent's step events, and a retry's, keep the step's index (from 0) as data["index"].
+_AGENT_STEP_EVENTS = frozenset({"step_started", "step_completed", "task_retry", "retried"})
 
 
 def print_json(value: Any) -> None:
