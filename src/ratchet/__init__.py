@@ -14,6 +14,7 @@ from .engine import Call, Compaction, Context, Middleware, Worker, WorkerIdentit
 from .errors import (
     BudgetExceeded,
     CannotResume,
+    CannotRetry,
     ConflictError,
     DeadlineExceeded,
     InputError,
@@ -64,6 +65,7 @@ __all__ = [
     "BudgetExceeded",
     "Call",
     "CannotResume",
+    "CannotRetry",
     "Checkpoint",
     "CheckpointPolicy",
     "CheckpointStrategy",

@@ -15,7 +15,8 @@ Each error's docstring is its default message. The tree::
     │   │   ├── WorkflowNotFound     a task's workflow or tool code is missing or does not load
     │   │   ├── CodeRefused          the code lies outside what this process may import
     │   │   └── WorkspaceRefused     the task's workspace lies outside the workspace root
-    │   └── CannotResume             the task can't be resumed now (held, ended, stale)
+    │   ├── CannotResume             the task can't be resumed now (held, ended, stale)
+    │   └── CannotRetry              the task can't be retried (not ended, completed, no such step)
     ├── InvalidTransition            a status change the status machine forbids
     ├── StatePatchError              a StatePatch that cannot apply to the state
     ├── NonDeterminismError          a resumed workflow asked for a different call than it journaled
@@ -54,6 +55,7 @@ __all__ = [
     "ArtifactNotFound",
     "BudgetExceeded",
     "CannotResume",
+    "CannotRetry",
     "CheckpointNotFound",
     "CodeRefused",
     "CodeUnavailable",
@@ -185,6 +187,10 @@ class CannotResume(InputError):
     """The task cannot be resumed now."""
 
 
+class CannotRetry(InputError):
+    """The task cannot be retried: only a failed or cancelled task can, from a step it reached."""
+
+
 class InvalidTransition(RatchetError):
     """That status change is not allowed."""
 
@@ -208,14 +214,20 @@ class NonDeterminismError(RatchetError):
 
 
 class OperationFailed(RatchetError):
-    """A journaled call failed for good."""
+    """A journaled call failed for good.
 
-    def __init__(self, name: str, seq: int, error_type: str, error: str) -> None:
+    ``attempts`` is how many times it was tried: more than one means its retry
+    policy tried it again, so it failed for want of an answer (an outage), not
+    for the answer it got.
+    """
+
+    def __init__(self, name: str, seq: int, error_type: str, error: str, *, attempts: int = 1) -> None:
         super().__init__(f"{name} (operation {seq}) failed: {error_type}: {error}")
         self.name = name
         self.seq = seq
         self.error_type = error_type
         self.error = error
+        self.attempts = attempts
 
 
 class InvalidModelOutput(RatchetError):

@@ -1,4 +1,4 @@
-"""`Runtime`: the Python API over a store: submit, run, resume, wait, resolve, fork, gc."""
+"""`Runtime`: the Python API over a store: submit, run, resume, wait, resolve, fork, retry, gc."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from typing import Any
 from pydantic import JsonValue
 
 from .agent import AGENT_WORKFLOW, Agent
+from .branching import fork_task, retry_task
 from .code_trust import CodeTrust
-from .engine.forking import fork_task
 from .engine.people import (
     answer_question,
     describe_wait,
@@ -341,17 +341,24 @@ class Runtime:
         as `trust` admits; if it is refused or missing, the task is returned
         ``waiting(code)``.
 
+        A task that completed is returned as it is: it is done.
+
         Raises:
-            CannotResume: the task ended, waits on a person, is held by a
-                live worker, or (unless `force`) is older than its checkpoint
-                policy's ``max_age`` allows: it is then set aside
-                ``waiting(stale)`` (docs/durability.md, "Validate before resume").
+            CannotResume: the task failed or was cancelled (`retry` makes a new
+                attempt), waits on a person, is held by a live worker, or (unless
+                `force`) is older than its checkpoint policy's ``max_age`` allows:
+                it is then set aside ``waiting(stale)`` (docs/durability.md,
+                "Validate before resume").
             StoreError: the store failed while the task ran (a full disk, say);
                 the task has not failed and can be resumed once the store is fixed.
         """
         task = await self.store.get_task(task_id)
+        if task.status is TaskStatus.COMPLETED:
+            return task  # done already: its outcome stands, as a validate-and-resume finds it
         if task.status.is_terminal:
-            raise CannotResume(f"task {task_id} is already {task.status}; there is nothing to resume")
+            raise CannotResume(
+                f"task {task_id} is already {task.status}; `ratchet retry {task_id}` starts a new attempt"
+            )
         if task.waiting_on is WaitReason.STALE and not force:
             raise CannotResume(await stale_message(self.store, task))
         if (
@@ -522,8 +529,38 @@ class Runtime:
     # ------------------------------------------------------------------ time travel and upkeep
 
     async def fork(self, task_id: str, checkpoint: int) -> str:
-        """Start a new task from one of a task's checkpoints (`fork_task`); the original is not touched."""
+        """Start a new task from one of a task's checkpoints; the original is not touched.
+
+        The new task gets the original's journal up to the checkpoint, so it
+        replays that far and runs live from there. It keeps the original's
+        budget but not its deadline (an absolute time, likely past) nor its
+        workspace. It is queued for a worker (or ``resume``).
+        """
         return await fork_task(self.store, task_id, checkpoint)
+
+    async def retry(self, task_id: str, *, from_step: int | None = None, queue: bool = True) -> str:
+        """Start a new attempt of a failed or cancelled task, as a new task linked to it; return its id.
+
+        The new task (``<id>-retry1``, then ``-retry2`` ...; its ``forked_from``
+        names the original) gets the original's journal up to where the
+        retry starts, so what succeeded before replays and runs no more, and
+        runs live from there: an agent from the start of the step that
+        failed, a workflow from the call that failed for good (or, if its
+        code raised, over its whole journal), a cancelled task from where it
+        was stopped. It keeps the original's workspace and budget, not its
+        deadline. Run it with `resume`, or let a worker take it (`queue`).
+
+        Args:
+            from_step: start from the beginning of this step instead (from 1,
+                up to the step the task stopped in).
+            queue: put a start trigger for workers.
+
+        Raises:
+            TaskNotFound: no task has that id.
+            CannotRetry: the task has not ended, or completed; `from_step` is
+                not a step it reached.
+        """
+        return await retry_task(self.store, task_id, from_step=from_step, queue=queue)
 
     async def gc(self, *, keep: int | None = None, older_than: float | None = None) -> int:
         """Rotate checkpoints of every task; return how many were deleted (a task's newest stays)."""

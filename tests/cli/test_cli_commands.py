@@ -19,6 +19,7 @@ COMMANDS = [
     "migrate",
     "resolve",
     "resume",
+    "retry",
     "run",
     "schedules",
     "sessions",

@@ -95,12 +95,14 @@ def test_a_failed_task_says_why_and_where_to_look(run_ratchet: RunRatchet, url: 
     assert f"ratchet events --store {url} {task_id}" in done.stdout
 
 
-def test_a_completed_task_is_not_resumed(run_ratchet: RunRatchet, url: str) -> None:
+def test_a_completed_task_is_not_run_again_its_outcome_is_printed(run_ratchet: RunRatchet, url: str) -> None:
     task = run_here(url, "greet", who="cy")
 
-    done = run_ratchet("resume", task.id, "--store", url)
+    done = run_ratchet("resume", task.id, "--json", "--store", url)
 
-    assert_one_line_error(done, task.id, "already completed")
+    assert done.returncode == 0, done.stderr
+    assert outcome(done)["status"] == "completed"
+    assert with_store(url, lambda store: store.list_events(task.id))[-1].kind == "task_completed"
 
 
 def test_an_unknown_task_creates_no_database(run_ratchet: RunRatchet, tmp_path: Path) -> None:

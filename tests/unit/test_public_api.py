@@ -10,6 +10,7 @@ PUBLIC_NAMES = [
     "BudgetExceeded",
     "Call",
     "CannotResume",
+    "CannotRetry",
     "Checkpoint",
     "CheckpointPolicy",
     "CheckpointStrategy",

@@ -47,6 +47,10 @@ class Planning(RunBase):
                 )
                 return Plan.model_validate(json_object(answer.content))
             except (ValidationError, ValueError, OperationFailed) as error:
+                if isinstance(error, OperationFailed) and error.error_type != "MalformedAnswer":
+                    # No answer at all (an outage after the call's retries, a refused key): not the
+                    # plan's fault, so no repair; the task fails and `ratchet retry` plans again.
+                    raise
                 problem = short_error(error)
                 said = [] if answer is None else [assistant_message(answer)]
                 messages = [

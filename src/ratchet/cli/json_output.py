@@ -49,7 +49,7 @@ __all__ = [
     "unreadable_json",
 ]
 
-# The agent's step events keep the step's index (from 0) as data["index"].
+# The agent's step events, and a retry's, keep the step's index (from 0) as data["index"].
 _AGENT_STEP_EVENTS = frozenset(
     {
         "step_started",
@@ -60,6 +60,8 @@ _AGENT_STEP_EVENTS = frozenset(
         "replanned",
         "task_completed_by_agent",
         "task_failed_by_agent",
+        "task_retry",
+        "retried",
     }
 )
 

@@ -309,6 +309,8 @@ def print_outcome(outcome: Outcome, *, store_url: str) -> None:
     if task.error:
         print_line(plain(f"error: {task.error}", style="red"))
         print_line(f"What happened: `{command('events', task.id, store_url=store_url)}`")
+    if task.status in (TaskStatus.FAILED, TaskStatus.CANCELLED):
+        print_line(f"Try it again from where it stopped: `{command('retry', task.id, store_url=store_url)}`")
     if task.waiting_on is WaitReason.IN_DOUBT:
         _print_in_doubt(task, outcome.in_doubt, store_url=store_url)
     elif task.waiting_on is WaitReason.APPROVAL:

@@ -152,9 +152,7 @@ async def _resume(
             ) from None
         finally:
             if following is not None:
-                following.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await following
+                await tail.stop(following)
         await refuse_waiting_for_code(store, task, url)
         if progress:
             await tail.print_new()
@@ -205,6 +203,7 @@ class _EventTail:
     def __init__(self, store: StateStore, task_id: str, printer: render.EventPrinter | None) -> None:
         self.store, self.task_id, self.printer = store, task_id, printer
         self.last_seq = 0
+        self._stopping = asyncio.Event()
 
     async def skip_past_events(self) -> None:
         last = await self.store.last_events(self.task_id, 1)
@@ -221,6 +220,18 @@ class _EventTail:
             render.flush()
 
     async def follow(self) -> None:
-        while True:
+        while not self._stopping.is_set():
             await self.print_new()
-            await asyncio.sleep(EVENT_POLL_SECONDS)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), EVENT_POLL_SECONDS)
+
+    async def stop(self, following: asyncio.Task[None]) -> None:
+        """End `follow` (running as `following`) and wait for it.
+
+        Asked, not cancelled: on Python 3.11 a cancellation that arrives as the
+        store's connection pool hands over a connection is lost (`wait_for`
+        returns the connection), so a cancelled follower could poll forever and
+        the command never end (a completed task, resumed on PostgreSQL, did).
+        """
+        self._stopping.set()
+        await following

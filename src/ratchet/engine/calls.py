@@ -22,7 +22,7 @@ from .budget import BudgetTracker
 if TYPE_CHECKING:  # the providers are imported when a task first calls its model
     from ..providers import ModelProvider, ModelRequest
 
-__all__ = ["Call", "CallContext", "CallJournal", "TaskSuspended", "WorkerStopping"]
+__all__ = ["Call", "CallContext", "CallJournal", "TaskSuspended", "WorkerStopping", "step_meta"]
 
 
 class TaskSuspended(BaseException):
@@ -169,6 +169,9 @@ class Call:
 
     @property
     def idempotency_key(self) -> str:
+        # A journal copied from another task (a retry, a fork) keeps the keys its calls were made with.
+        if self.recorded is not None:
+            return self.recorded.idempotency_key
         return f"{self.task_id}:{self.seq}"
 
     @property
@@ -203,6 +206,11 @@ class Call:
         else:
             text = self.name
         return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def step_meta(step: int | None) -> dict[str, JsonValue]:
+    """What an operation records of the step it ran in: a retry cuts the journal where a step began."""
+    return {} if step is None else {"step": step}
 
 
 def error_text(error: BaseException) -> str:

@@ -44,7 +44,7 @@ from ..sessions import CallSession
 from ..store import StateStore, StoreOps
 from ..tools import Tool, ToolContext
 from .budget import BudgetTracker
-from .calls import Call, TaskSuspended, WorkerStopping
+from .calls import Call, TaskSuspended, WorkerStopping, step_meta
 from .faults import crash_point
 from .journal import Journal
 from .middleware import Middleware, compose, default_chain, perform
@@ -214,6 +214,10 @@ class Context(RecordedValues):
         """Bind the run to a session: its tools then reach it as ``ctx.session`` (`ToolContext`)."""
         self.session_id = session_id
 
+    def _step_meta(self) -> dict[str, Any]:
+        # Each operation says which step it ran in: a retry cuts the journal where a step began.
+        return step_meta(self._current_step)
+
     def tool_context(self, call: Call) -> ToolContext:
         key = call.idempotency_key
         return ToolContext(
@@ -274,6 +278,7 @@ class Context(RecordedValues):
             retry=tool.retry or self.workflow.retry,
             tool=tool,
             timeout=tool.timeout,
+            meta=self._step_meta(),
         )
 
     async def call_tool(self, tool: str | Tool, args: dict[str, Any] | None = None) -> JsonValue:
@@ -360,6 +365,7 @@ class Context(RecordedValues):
             idempotency_key=f"{self.task_id}:{seq}",
             status=OpStatus.SUCCEEDED,
             input=patch.model_dump(mode="json"),
+            meta=self._step_meta(),
             finished_at=utcnow(),
         )
         task = self.task.model_copy(update={"state": new_state, "updated_at": utcnow()})

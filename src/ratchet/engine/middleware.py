@@ -208,7 +208,9 @@ class JournalMiddleware:
             raise
         except Exception as error:
             op = await call.context.journal.record_outcome(call, error=error)
-            raise OperationFailed(call.name, call.seq, op.error_type or "", op.error or "") from error
+            raise OperationFailed(
+                call.name, call.seq, op.error_type or "", op.error or "", attempts=op.attempt
+            ) from error
         await call.context.journal.record_outcome(call, output=output)
         return output
 
@@ -228,7 +230,11 @@ class JournalMiddleware:
         if recorded.status is OpStatus.FAILED:
             call.replayed, call.attempt = True, recorded.attempt
             raise OperationFailed(
-                recorded.name, recorded.seq, recorded.error_type or "", recorded.error or ""
+                recorded.name,
+                recorded.seq,
+                recorded.error_type or "",
+                recorded.error or "",
+                attempts=recorded.attempt,
             )
         return await self._settle_in_doubt(call, recorded)
 

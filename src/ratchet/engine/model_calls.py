@@ -22,7 +22,7 @@ from pydantic import BaseModel, JsonValue, ValidationError
 from ..errors import InputError, InvalidModelOutput, OperationFailed
 from ..model import OpKind, Severity
 from ..policy import RetryPolicy
-from .calls import Call, CallContext
+from .calls import Call, CallContext, step_meta
 
 if TYPE_CHECKING:  # the providers are imported when a task first calls its model
     from ..providers import ModelProvider, ModelRequest, ModelResponse
@@ -117,6 +117,7 @@ class ModelCalls:
             retry=self._retry,
             request=request,
             ordinal_base=self._attempts[purpose],
+            meta=step_meta(self._context.current_step),
         )
         try:
             output = await self._chain(call)

@@ -13,6 +13,7 @@ from pydantic import JsonValue
 
 from ..errors import NonDeterminismError
 from ..model import AgentState, Operation, OpKind, OpStatus, WaitReason
+from .calls import step_meta
 from .recorded import JournalHost
 
 __all__ = ["ask_person"]
@@ -46,6 +47,7 @@ async def ask_person(ctx: _Asker, seq: int, question: str) -> str:
             idempotency_key=f"{ctx.task_id}:{seq}",
             status=OpStatus.STARTED,
             input={"question": question},
+            meta=step_meta(ctx.current_step),
         )
         await ctx.store.record_op_started(asked, fence=ctx.lease)
         ctx.journal.recorded[seq] = asked

@@ -14,6 +14,7 @@ from pydantic import JsonValue
 from ..errors import NonDeterminismError
 from ..model import Lease, Operation, OpKind, OpStatus, utcnow
 from ..store import StateStore
+from .calls import step_meta
 from .journal import Journal
 
 __all__ = ["JournalHost", "record_value"]
@@ -28,6 +29,9 @@ class JournalHost(Protocol):
     store: StateStore
     lease: Lease
     journal: Journal
+
+    @property
+    def current_step(self) -> int | None: ...
 
 
 async def record_value(
@@ -59,6 +63,7 @@ async def record_value(
         status=OpStatus.SUCCEEDED,
         input=input,
         output=make(),
+        meta=step_meta(ctx.current_step),
         finished_at=utcnow(),
     )
     await ctx.store.record_op_finished(op, fence=ctx.lease)

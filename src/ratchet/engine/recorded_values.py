@@ -33,6 +33,9 @@ class _ValueOwner(Protocol):
     @property
     def task_id(self) -> str: ...
 
+    @property
+    def current_step(self) -> int | None: ...
+
     def _take_seq(self, count: int = 1) -> int: ...
 
     async def _record_value(
