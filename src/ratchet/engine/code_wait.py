@@ -19,7 +19,7 @@ from ..errors import CodeRefused, CodeUnavailable, WorkspaceRefused
 from ..model import Event, Lease, Severity, Task, TaskStatus, WaitReason
 from ..store import StateStore
 
-__all__ = ["CODE_EVENT_KINDS", "wait_for_code"]
+__all__ = ["CODE_EVENT_KINDS", "set_aside", "wait_for_code"]
 
 CODE_EVENT_KINDS = frozenset({"code_refused", "code_missing"})
 
@@ -40,22 +40,30 @@ async def wait_for_code(store: StateStore, task: Task, lease: Lease, problem: Co
         last = [e for e in await store.last_events(task.id, 5) if e.kind in CODE_EVENT_KINDS][-1:]
         if last and last[0].message == problem.message:
             return task
+    event = Event(
+        task_id=task.id,
+        kind=kind,
+        severity=Severity.ERROR,
+        message=problem.message,
+        display_message=f"Waiting for its code: {problem.message}",
+        data={"error": type(problem).__name__},
+    )
+    return await set_aside(store, task, lease, WaitReason.CODE, event)
+
+
+async def set_aside(store: StateStore, task: Task, lease: Lease, reason: WaitReason, event: Event) -> Task:
+    """Make `task` wait on a person for `reason`, with `event` saying why; return it.
+
+    Its queued wake-ups are dropped: only a person (or a worker's one look
+    when it starts, for code) takes it up again.
+    """
     # A queued task never ran: it is moved to running first, as the status machine has it.
     started = task.transition(TaskStatus.RUNNING) if task.status is TaskStatus.QUEUED else task
-    waiting = started.transition(TaskStatus.WAITING, waiting_on=WaitReason.CODE)
+    waiting = started.transition(TaskStatus.WAITING, waiting_on=reason)
     async with store.transaction(fence=lease) as tx:
         if started is not task:
             await tx.update_task(started)
         await tx.update_task(waiting)
         await tx.delete_triggers(task.id)
-        await tx.append_event(
-            Event(
-                task_id=task.id,
-                kind=kind,
-                severity=Severity.ERROR,
-                message=problem.message,
-                display_message=f"Waiting for its code: {problem.message}",
-                data={"error": type(problem).__name__},
-            )
-        )
+        await tx.append_event(event)
     return waiting

@@ -29,9 +29,10 @@ import datetime as dt
 import logging
 from dataclasses import dataclass
 
-from ..model import Event, Lease, Severity, Task, TaskStatus, WaitReason, utcnow
+from ..model import Event, Lease, Severity, Task, WaitReason, utcnow
 from ..policy import CheckpointPolicy
 from ..store import StateStore
+from .code_wait import set_aside
 
 __all__ = ["STALE_EVENT", "Staleness", "judge_staleness", "last_progress", "set_aside_stale", "stale_message"]
 
@@ -92,34 +93,23 @@ async def set_aside_stale(store: StateStore, task: Task, lease: Lease, stale: St
     """Set `task` aside as ``waiting(stale)``, with an event saying why and how to force it; return it."""
     why = stale.explain(task.id)
     log.warning("task %s: set aside, not resumed: %s", task.id, why)
-    # A task taken up from the queue is moved to running first, as the status machine has it.
-    started = task.transition(TaskStatus.RUNNING) if task.status is TaskStatus.QUEUED else task
-    waiting = started.transition(TaskStatus.WAITING, waiting_on=WaitReason.STALE)
-    async with store.transaction(fence=lease) as tx:
-        if started is not task:
-            await tx.update_task(started)
-        await tx.update_task(waiting)
-        # Nothing wakes it by itself any more: only a person's forced resume.
-        await tx.delete_triggers(task.id)
-        await tx.append_event(
-            Event(
-                task_id=task.id,
-                kind=STALE_EVENT,
-                severity=Severity.ERROR,
-                message=f"set aside: {why}",
-                display_message=(
-                    f"Set aside: {stale.since} is {stale.age:.0f} s old (max_age {stale.max_age:g} s); "
-                    f"`ratchet resume {task.id} --force` resumes it"
-                ),
-                data={
-                    "age": stale.age,
-                    "max_age": stale.max_age,
-                    "since": stale.at.isoformat(),
-                    "checkpoint": stale.checkpoint,
-                },
-            )
-        )
-    return waiting
+    event = Event(
+        task_id=task.id,
+        kind=STALE_EVENT,
+        severity=Severity.ERROR,
+        message=f"set aside: {why}",
+        display_message=(
+            f"Set aside: {stale.since} is {stale.age:.0f} s old (max_age {stale.max_age:g} s); "
+            f"`ratchet resume {task.id} --force` resumes it"
+        ),
+        data={
+            "age": stale.age,
+            "max_age": stale.max_age,
+            "since": stale.at.isoformat(),
+            "checkpoint": stale.checkpoint,
+        },
+    )
+    return await set_aside(store, task, lease, WaitReason.STALE, event)
 
 
 async def stale_message(store: StateStore, task: Task) -> str:
