@@ -205,7 +205,9 @@ class NonDeterminismError(RatchetError):
     def __init__(self, task_id: str, seq: int, recorded: str, requested: str) -> None:
         super().__init__(
             f"task {task_id}: operation {seq} was journaled as {recorded!r} but the workflow "
-            f"now asks for {requested!r}; the workflow code changed or is not deterministic"
+            f"now asks for {requested!r}; the workflow code changed or is not deterministic. "
+            f"To change code while tasks run, keep the old calls and put the new ones under "
+            f'`if await ctx.patched("<change-id>"):` (docs/durability.md, "Changing workflow code")'
         )
         self.task_id = task_id
         self.seq = seq
