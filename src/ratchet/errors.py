@@ -22,6 +22,7 @@ Each error's docstring is its default message. The tree::
     ├── NonDeterminismError          a resumed workflow asked for a different call than it journaled
     ├── OperationFailed              a journaled call failed for good (after its retries)
     ├── InvalidModelOutput           a model's answer did not fit the schema asked for, after its repairs
+    ├── TurnNotCompleted             a `Runtime.chat` turn's task did not complete
     ├── NonRetryableError            raised by a tool: fail now, do not retry
     │   └── ApprovalDenied           a person denied the call (or its approval timed out)
     ├── TaskStopped                  the task ended in failure for a stated limit
@@ -47,6 +48,8 @@ writing for that task at once (fencing).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from ._distribution import DISTRIBUTION
 
@@ -86,6 +89,7 @@ __all__ = [
     "StoreUnavailable",
     "TaskNotFound",
     "TaskStopped",
+    "TurnNotCompleted",
     "WorkflowNotFound",
     "WorkspaceRefused",
 ]
@@ -234,6 +238,20 @@ class OperationFailed(RatchetError):
 
 class InvalidModelOutput(RatchetError):
     """The model's answer did not fit the schema asked for, after its repairs."""
+
+
+class TurnNotCompleted(RatchetError):
+    """A `Runtime.chat` turn's task did not complete: it failed, was cancelled, or waits on a person.
+
+    ``task`` is the turn's task as it stands (``task.status``, ``task.error``).
+    """
+
+    def __init__(self, task: Any) -> None:
+        why = f": {task.error}" if task.error else ""
+        super().__init__(
+            f"the turn's task {task.id} is {task.status_text}{why} (`ratchet show {task.id}` tells more)"
+        )
+        self.task = task
 
 
 class NonRetryableError(RatchetError):
