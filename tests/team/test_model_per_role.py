@@ -8,11 +8,14 @@ from typing import Any
 
 import pytest
 
+from ratchet import Agent
 from ratchet.model import TaskStatus
 from ratchet.runtime import Runtime
 from ratchet.store import StateStore
 
+from ..agent.test_openai_agent import completion
 from ..engine.flows import Crash
+from ..helpers.loopback import LoopbackServer
 from .role_flows import FLOWS
 
 
@@ -68,3 +71,23 @@ async def test_a_model_that_is_no_provider_name_fails_the_task_saying_so(rt: Run
 
     assert task.status is TaskStatus.FAILED
     assert task.error is not None and "provider:name" in task.error
+
+
+async def test_agents_on_different_providers_each_use_their_own_model(
+    store: StateStore, ledger: str, script: Callable[[dict[str, Any]], str], server: LoopbackServer
+) -> None:
+    planner = Agent("architect", model="openai:architect-model")
+    coder = Agent("coder", model=script(answers("act", "def a(): ...", "def b(): ...")))
+    server.answer(completion("modules: a, b"))
+    rt = Runtime(store)
+    inputs: dict[str, Any] = {"architect": planner.model, "coder": coder.model, "ledger": ledger}
+    task_id = await rt.submit(f"{FLOWS}:two_roles", inputs)
+    with pytest.raises(Crash):
+        await rt.resume(task_id)
+
+    task = await Runtime(store).resume(task_id)
+
+    assert task.status is TaskStatus.COMPLETED, task.error
+    assert task.result["plan"] == "modules: a, b"
+    assert task.result["code"] == ["def a(): ...", "def b(): ..."]
+    assert [r.body["model"] for r in server.received] == ["architect-model"]  # once: the replay asked none
