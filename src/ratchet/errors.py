@@ -241,16 +241,18 @@ class InvalidModelOutput(RatchetError):
 
 
 class TurnNotCompleted(RatchetError):
-    """A `Runtime.chat` turn's task did not complete: it failed, was cancelled, or waits on a person.
+    """The turn's task did not complete: it failed, was cancelled, or waits on a person.
 
-    ``task`` is the turn's task as it stands (``task.status``, ``task.error``).
+    Raised by `Runtime.chat`; ``task`` is the turn's task as it stands
+    (``task.status``, ``task.error``), or None.
     """
 
-    def __init__(self, task: Any) -> None:
-        why = f": {task.error}" if task.error else ""
-        super().__init__(
-            f"the turn's task {task.id} is {task.status_text}{why} (`ratchet show {task.id}` tells more)"
-        )
+    def __init__(self, message: str | None = None, *, task: Any = None) -> None:
+        if message is None and task is not None:
+            why = f": {task.error}" if task.error else ""
+            shown = f"`ratchet show {task.id}` tells more"
+            message = f"the turn's task {task.id} is {task.status_text}{why} ({shown})"
+        super().__init__(message)
         self.task = task
 
 

@@ -70,6 +70,6 @@ class SessionMethods:
             raise InputError(f"Runtime.chat takes an Agent, not {type(agent).__name__}")
         task = await self.run(on_session(agent, session_id), instruction=text, **options)
         if task.status is not TaskStatus.COMPLETED:
-            raise TurnNotCompleted(task)
+            raise TurnNotCompleted(task=task)
         result = task.result
         return result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
