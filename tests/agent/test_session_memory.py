@@ -98,9 +98,8 @@ async def test_a_turn_that_fails_raises_with_its_task_and_records_nothing(
 
 
 async def test_two_tasks_of_one_session_at_once_keep_both_exchanges_and_notes(
-    tmp_path: Path, script: Script
+    url: str, script: Script
 ) -> None:
-    url = f"sqlite:///{tmp_path / 'two.db'}"
     red = script(one_step(calls(("note_down", {"key": "red", "value": "1"})), say("red done")))
     blue = script(one_step(calls(("note_down", {"key": "blue", "value": "2"})), say("blue done")))
     async with Runtime(url) as one, Runtime(url) as other:
