@@ -153,3 +153,31 @@ async def test_a_session_keeps_its_newest_exchanges(each_store: StateStore, scri
     history = (await rt.session("long").state())["history"]
     assert len(history) == MAX_EXCHANGES
     assert history[0]["user"] == "task 2"
+
+
+async def test_a_long_session_history_is_compacted_in_the_planners_request(
+    each_store: StateStore, script: Script
+) -> None:
+    rt = Runtime(each_store)
+    earlier = [
+        {"user": f"task {n}: " + "words " * 40, "assistant": f"result {n}", "task_id": f"t{n}"}
+        for n in range(8)
+    ]
+    await rt.session("long").update(lambda state: {**state, "history": earlier})
+    agent = Agent(
+        "a",
+        model=script(one_step(say("ok"))),
+        session="long",
+        history_token_budget=200,
+        keep_recent_messages=2,
+    )
+
+    task = await asyncio.wait_for(rt.run(agent, instruction="go on"), GUARD)
+
+    assert task.status is TaskStatus.COMPLETED, task.error
+    [planned] = await model_ops(each_store, task.id, "plan")
+    sent = request_messages(planned)
+    assert len(sent) < 2 + 2 * len(earlier)  # older exchanges summarized in the request ...
+    assert any("Summary of the earlier messages" in str(m["content"]) for m in sent)
+    assert sent[-1] == {"role": "user", "content": "go on"}  # ... the task's own instruction kept
+    assert await model_ops(each_store, task.id, "summarize")
