@@ -129,14 +129,14 @@ class ModelCalls:
         request = ModelRequest.model_validate(request)
         if model == self._model_name:
             model = None  # the task's own model: recorded as any call to it
+        if model is not None and (not isinstance(model, str) or ":" not in model):
+            raise InputError(f"model {model!r}: give provider:name, e.g. openai:gpt-4o-mini")
         if self._calls:
             await self._before_call()
         self._calls += 1
         purpose = str(request.purpose)
         recorded = request.model_dump(mode="json")
         if model is not None:
-            if not isinstance(model, str) or ":" not in model:
-                raise InputError(f"model {model!r}: give provider:name, e.g. openai:gpt-4o-mini")
             recorded["model"] = model
         counter = (model, purpose)
         call = Call(
