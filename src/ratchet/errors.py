@@ -22,6 +22,7 @@ Each error's docstring is its default message. The tree::
     ├── NonDeterminismError          a resumed workflow asked for a different call than it journaled
     ├── OperationFailed              a journaled call failed for good (after its retries)
     ├── InvalidModelOutput           a model's answer did not fit the schema asked for, after its repairs
+    ├── TurnNotCompleted             a `Runtime.chat` turn's task did not complete
     ├── NonRetryableError            raised by a tool: fail now, do not retry
     │   └── ApprovalDenied           a person denied the call (or its approval timed out)
     ├── TaskStopped                  the task ended in failure for a stated limit
@@ -47,6 +48,8 @@ writing for that task at once (fencing).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from ._distribution import DISTRIBUTION
 
@@ -86,6 +89,7 @@ __all__ = [
     "StoreUnavailable",
     "TaskNotFound",
     "TaskStopped",
+    "TurnNotCompleted",
     "WorkflowNotFound",
     "WorkspaceRefused",
 ]
@@ -205,7 +209,9 @@ class NonDeterminismError(RatchetError):
     def __init__(self, task_id: str, seq: int, recorded: str, requested: str) -> None:
         super().__init__(
             f"task {task_id}: operation {seq} was journaled as {recorded!r} but the workflow "
-            f"now asks for {requested!r}; the workflow code changed or is not deterministic"
+            f"now asks for {requested!r}; the workflow code changed or is not deterministic. "
+            f"To change code while tasks run, keep the old calls and put the new ones under "
+            f'`if await ctx.patched("<change-id>"):` (docs/durability.md, "Changing workflow code")'
         )
         self.task_id = task_id
         self.seq = seq
@@ -232,6 +238,22 @@ class OperationFailed(RatchetError):
 
 class InvalidModelOutput(RatchetError):
     """The model's answer did not fit the schema asked for, after its repairs."""
+
+
+class TurnNotCompleted(RatchetError):
+    """The turn's task did not complete: it failed, was cancelled, or waits on a person.
+
+    Raised by `Runtime.chat`; ``task`` is the turn's task as it stands
+    (``task.status``, ``task.error``), or None.
+    """
+
+    def __init__(self, message: str | None = None, *, task: Any = None) -> None:
+        if message is None and task is not None:
+            why = f": {task.error}" if task.error else ""
+            shown = f"`ratchet show {task.id}` tells more"
+            message = f"the turn's task {task.id} is {task.status_text}{why} ({shown})"
+        super().__init__(message)
+        self.task = task
 
 
 class NonRetryableError(RatchetError):

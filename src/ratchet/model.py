@@ -279,6 +279,7 @@ class OpKind(StrEnum):
     SLEEP = "sleep"
     STATE = "state"
     QUESTION = "question"
+    PATCH = "patch"  # a ctx.patched() marker (engine/versioning.py)
 
 
 class OpStatus(StrEnum):

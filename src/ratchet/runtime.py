@@ -37,8 +37,8 @@ from .model import (
     utcnow,
 )
 from .policy import MAX_DURATION, Budget
+from .runtime_sessions import SessionMethods
 from .schedules import SCHEDULE_TRIGGER, Schedule, check_cron, new_schedule_id, next_due, schedule_trigger
-from .sessions import SessionHandle
 from .store import DEFAULT_STORE_URL, StateStore, open_store
 from .workspace import workspace_for
 
@@ -47,7 +47,7 @@ __all__ = ["Runtime"]
 _UNSET: Any = object()
 
 
-class Runtime:
+class Runtime(SessionMethods):
     """Ratchet for Python programs; use as ``async with Runtime(url) as rt:``.
 
     Args:
@@ -567,10 +567,6 @@ class Runtime:
         return await self.store.rotate_checkpoints(
             keep=keep, older_than=None if older_than is None else dt.timedelta(seconds=older_than)
         )
-
-    def session(self, session_id: str) -> SessionHandle:
-        """Return a handle on the session `session_id`: its state and changes to it."""
-        return SessionHandle(self.store, session_id)
 
 
 def _agent_name(inputs: dict[str, JsonValue] | None, default: str) -> str:

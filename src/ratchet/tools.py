@@ -53,7 +53,7 @@ class ToolContext:
         step: the index of the task's current step, if any.
         workspace: the task's own directory.
         emit: ``await ctx.emit(message, **data)`` records a progress event.
-        session: the session the task is bound to (a chat turn's), or None:
+        session: the session the task is bound to (a chat turn's, or an agent's with ``session=``), or None:
             ``ctx.session.state`` is its state as the call started, and
             ``await ctx.session.update(change)`` changes it, once per call
             even when the call runs again after a crash.

@@ -15,6 +15,7 @@ from . import prompts
 from .context_slice import state_slice
 from .controls import CONTROL_NAMES, CONTROL_SCHEMAS, Control, read_control
 from .findings import findings_text, plan_overview, report_share
+from .memory import memory_text
 from .run_base import RunBase, StepFailed, assistant_message, short_error
 
 __all__ = ["Acting"]
@@ -36,7 +37,7 @@ class Acting(RunBase):
         """The step's act turns: its report, or the control the model asked for (replan already made)."""
         ctx, spec = self.ctx, self.spec
         budget = ctx.task.budget.max_artifact_bytes_in_context
-        findings = findings_text(self.steps, self.reports, report_share(budget))
+        findings = memory_text(self.memory) + findings_text(self.steps, self.reports, report_share(budget))
         system = prompts.ACT.format(
             instructions=spec.instructions,
             goal=ctx.task.goal or ctx.task.instruction,

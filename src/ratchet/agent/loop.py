@@ -27,6 +27,7 @@ from .acting import Acting
 from .builtin_tools import builtin_tools
 from .controls import Control, TaskFailedByAgent
 from .findings import Report
+from .memory import exchanges_of, session_history, session_remember
 from .planning import Planning
 from .run_base import StepFailed
 from .spec import BUILTIN_TOOL_NAMES, AgentSpec, agent_middleware, load_tools, recorded_checkpoint_policy
@@ -167,7 +168,13 @@ async def agent_loop(ctx: Context, agent: dict[str, Any] | None = None, **_: Any
     workspace = confined_workspace(ctx.task_id, ctx.task.workspace)
     workspace.mkdir(parents=True, exist_ok=True)
     ctx.state = ctx.state.model_copy(update={"constraints": spec.constraints})
-    report = await _Run(ctx, spec).run()
+    run = _Run(ctx, spec)
+    if spec.session is not None:  # memory across tasks (memory.py)
+        ctx.use_session(spec.session)
+        run.memory = exchanges_of({"history": await ctx.call_tool(session_history)})
+    report = await run.run()
+    if spec.session is not None:
+        await ctx.call_tool(session_remember, {"user": ctx.task.instruction, "assistant": report})
     shutil.rmtree(workspace, ignore_errors=True)  # kept on failure, for people to look at
     return report
 

@@ -11,6 +11,7 @@ from ..errors import OperationFailed, TaskStopped
 from ..model import Plan, PlanStep, Severity, Step, StepStatus
 from . import prompts
 from .findings import findings_text, plan_overview, report_share
+from .memory import memory_messages
 from .output_schemas import PLAN_OUTPUT, REPLAN_OUTPUT, VERDICT_OUTPUT
 from .run_base import RunBase, assistant_message, short_error
 
@@ -31,6 +32,7 @@ class Planning(RunBase):
         tools = ", ".join(sorted(ctx.tools)) or "none"
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": prompts.PLAN.format(instructions=spec.instructions, tools=tools)},
+            *memory_messages(self.memory),
             {"role": "user", "content": ctx.task.instruction},
         ]
         problem = ""

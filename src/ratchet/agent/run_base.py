@@ -39,6 +39,8 @@ class RunBase:
         self.replans = 0
         # New information met during the current step (answers, facts: ``replan_on``).
         self.news: list[str] = []
+        # The earlier exchanges of the agent's session, read as the task starts (memory.py).
+        self.memory: list[dict[str, Any]] = []
 
     @property
     def may_replan(self) -> bool:

@@ -44,6 +44,8 @@ BUILTIN_TOOL_NAMES = frozenset(
         "replan",
         "skip_step",
         "complete_task",
+        "session_history",
+        "session_remember",
         "fail_task",
     }
 )
@@ -75,6 +77,8 @@ class AgentSpec(Record):
     # Validate before resume and step timeouts (docs/agent.md, "Checkpoints and step timeouts").
     checkpoint: CheckpointPolicy | None = None
     step_timeout: float | None = Field(default=None, gt=0, le=MAX_DURATION)
+    # The session whose conversation and state carry over from task to task (agent/memory.py).
+    session: str | None = Field(default=None, min_length=1, max_length=200)
 
 
 class Agent:
@@ -102,6 +106,10 @@ class Agent:
             after each step, all kept, no age limit.
         step_timeout: seconds one attempt at a step may take; past it the
             attempt fails like a failed check (retried, then replanned).
+        session: a session id: the agent's tasks then share its conversation
+            (earlier instructions and results, in the planner's and act
+            prompts) and its state (``ctx.session`` in tools), as a
+            LangGraph thread does (docs/agent.md, "Agents with memory").
         settings: other `AgentSpec` fields (``max_step_attempts``,
             ``max_turns_per_step``, ``history_token_budget``, ``keep_recent_messages``,
             ``max_tool_calls_per_answer``, ``max_replans``, ``replan_on``).
@@ -121,6 +129,7 @@ class Agent:
         compaction: Any = _DEFAULT,
         checkpoint: CheckpointPolicy | None = None,
         step_timeout: float | None = None,
+        session: str | None = None,
         **settings: Any,
     ) -> None:
         self.tools = list(tools)
@@ -141,6 +150,7 @@ class Agent:
             allow_shell=allow_shell,
             checkpoint=checkpoint,
             step_timeout=step_timeout,
+            session=session,
             **{**settings, **_compaction_settings(compaction)},
         )
         self.model = model

@@ -41,6 +41,7 @@ def build_agent(
     allow_shell: bool = False,
     checkpoint: CheckpointPolicy | None = None,
     step_timeout: float | None = None,
+    session: str | None = None,
 ) -> Agent:
     """The agent the options describe, each checked now rather than when the task runs.
 
@@ -64,7 +65,14 @@ def build_agent(
         max_tool_calls_per_answer=max_tool_calls,
         checkpoint=checkpoint,
         step_timeout=step_timeout,
+        session=_checked_session(session),
     )
+
+
+def _checked_session(session: str | None) -> str | None:
+    if session is not None and not session.strip():
+        raise InputError("--session needs a session id, e.g. --session architect")
+    return session
 
 
 def checked_tool_sources(tool_files: list[str]) -> list[str]:

@@ -40,6 +40,7 @@ __all__ = [
     "MaxTokensOption",
     "MaxToolCallsOption",
     "ModelOption",
+    "SessionOption",
     "StepTimeoutOption",
     "StoreOption",
     "TaskArgument",
@@ -219,6 +220,16 @@ CheckpointMaxAgeOption = Annotated[
         "(30m, 2h); older, it is set aside until `ratchet resume TASK --force`.",
     ),
 ]
+SessionOption = Annotated[
+    str | None,
+    typer.Option(
+        "--session",
+        metavar="ID",
+        help="Bind the agent to a session: its earlier tasks' instructions and results go into "
+        "the prompts, and its tools share the session's state (docs/agent.md).",
+    ),
+]
+
 StepTimeoutOption = Annotated[
     str | None,
     typer.Option(

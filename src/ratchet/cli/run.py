@@ -57,6 +57,7 @@ from .options import (
     MaxTokensOption,
     MaxToolCallsOption,
     ModelOption,
+    SessionOption,
     StepTimeoutOption,
     StoreOption,
     TaskArgument,
@@ -96,6 +97,7 @@ def run_command(
     keep_checkpoints: KeepCheckpointsOption = None,
     checkpoint_max_age: CheckpointMaxAgeOption = None,
     step_timeout: StepTimeoutOption = None,
+    session: SessionOption = None,
     max_instruction_bytes: MaxInstructionBytesOption = MAX_INSTRUCTION_BYTES,
     detach: Annotated[
         bool, typer.Option("--detach", "-d", help="Only queue the task and print its id.")
@@ -129,6 +131,7 @@ def run_command(
         allow_shell=allow_shell,
         checkpoint=checkpoint_policy(checkpoint_strategy, keep_checkpoints, checkpoint_max_age),
         step_timeout=duration_seconds("--step-timeout", step_timeout),
+        session=session,
     )
     seconds = deadline_seconds(deadline)
     started = _Started()

@@ -47,6 +47,7 @@ from .options import (
     MaxTokensOption,
     MaxToolCallsOption,
     ModelOption,
+    SessionOption,
     StepTimeoutOption,
     StoreOption,
     ToolsOption,
@@ -97,6 +98,7 @@ def submit_command(
     keep_checkpoints: KeepCheckpointsOption = None,
     checkpoint_max_age: CheckpointMaxAgeOption = None,
     step_timeout: StepTimeoutOption = None,
+    session: SessionOption = None,
     max_instruction_bytes: MaxInstructionBytesOption = MAX_INSTRUCTION_BYTES,
     at: Annotated[
         str | None,
@@ -159,6 +161,7 @@ def submit_command(
         allow_shell=allow_shell,
         checkpoint=checkpoint_policy(checkpoint_strategy, keep_checkpoints, checkpoint_max_age),
         step_timeout=duration_seconds("--step-timeout", step_timeout),
+        session=session,
     )
     seconds = deadline_seconds(deadline)
     if every is not None:

@@ -97,6 +97,10 @@ class CallContext(Protocol):
         """The task's model."""
         ...
 
+    def model_for(self, model: str | None) -> ModelProvider:
+        """The provider of `model` (``provider:name``; None: the task's), built once per model string."""
+        ...
+
     def tool_context(self, call: Call) -> ToolContext:
         """What the call's tool receives as ``ctx``."""
         ...
@@ -139,6 +143,7 @@ class Call:
         intent: the intent row this process wrote for the current attempt.
         replayed: the result came from the journal; nothing ran.
         meta: what the call reports besides its output (usage, ordinal).
+        model: for a model call, the ``provider:name`` it names (None: the task's model).
         ordinal_base: for a model call, how many requests of its purpose the
             task made before this call (the scripted model's ordinal is
             ``ordinal_base + attempt - 1``).
@@ -152,6 +157,7 @@ class Call:
     retry: RetryPolicy
     tool: Tool | None = None
     request: ModelRequest | None = None
+    model: str | None = None
     timeout: float | None = None
     attempt: int = 1
     ordinal_base: int = 0

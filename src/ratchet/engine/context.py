@@ -1,7 +1,8 @@
 """The durable context a workflow runs in.
 
 Its nondeterministic entry points are exactly ``call_model``, ``call_tool``
-(and ``call_tools`` for parallel calls), ``now``, ``uuid`` and ``sleep``. Each
+(and ``call_tools`` for parallel calls), ``now``, ``uuid``, ``sleep`` and
+``patched`` (engine/versioning.py, which may take no seq on replay). Each
 takes the next ``seq`` in program order; on resume, the workflow runs again
 from the top and every seq with a recorded result returns it instead of acting
 (replay), until the first seq without one, which runs live (docs/durability.md, the contract).
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, overload
 
 from pydantic import BaseModel, JsonValue
 
-from ..errors import DeadlineExceeded, InputError, NonDeterminismError, OperationFailed, StoreError
+from ..errors import DeadlineExceeded, NonDeterminismError, OperationFailed, StoreError
 from ..model import (
     AgentState,
     ArtifactRef,
@@ -52,6 +53,8 @@ from .model_calls import DEFAULT_MAX_REPAIRS, ModelCalls
 from .questions import ask_person
 from .recorded_values import RecordedValues
 from .results import result_reference
+from .tool_lookup import resolve_tool
+from .versioning import Versioning, skip_unasked_markers
 from .workflow import Workflow
 
 if TYPE_CHECKING:
@@ -67,7 +70,7 @@ M = TypeVar("M", bound=BaseModel)
 INLINE_WAIT_LIMIT = 30.0  # a retry due later than this frees the worker (a timer trigger)
 
 
-class Context(RecordedValues):
+class Context(RecordedValues, Versioning):
     """What a workflow function receives as ``ctx``."""
 
     def __init__(
@@ -178,6 +181,10 @@ class Context(RecordedValues):
     def model(self) -> ModelProvider:
         return self._models.provider
 
+    def model_for(self, model: str | None) -> ModelProvider:
+        """The provider of `model` (``provider:name``; None: the task's), built once per model string."""
+        return self._models.provider_for(model)
+
     @property
     def current_step(self) -> int | None:
         """The index of the step running now (set by ``ctx.step``, or by a loop that keeps its own)."""
@@ -190,7 +197,7 @@ class Context(RecordedValues):
     @property
     def next_seq(self) -> int:
         """The seq the next journaled call takes (`call_tools` numbers its calls from it, in order)."""
-        return self._next_seq
+        return skip_unasked_markers(self.journal, self._next_seq)
 
     def result_artifact(self, seq: int) -> ArtifactRef | None:
         """The artifact the result of the tool call at `seq` is kept in, if it was too large to
@@ -202,8 +209,9 @@ class Context(RecordedValues):
             await self.checkpoint()
 
     def _take_seq(self, count: int = 1) -> int:
-        seq = self._next_seq
-        self._next_seq += count
+        # A patch marker no `ctx.patched` call asked for (the call was removed) is stepped over.
+        seq = skip_unasked_markers(self.journal, self._next_seq)
+        self._next_seq = seq + count
         return seq
 
     def memory(self, layer: object) -> dict[str, Any]:
@@ -234,18 +242,27 @@ class Context(RecordedValues):
     # ------------------------------------------------------------------ model and tools
 
     @overload
-    async def call_model(self, request: Any) -> ModelResponse: ...
+    async def call_model(self, request: Any, *, model: str | None = None) -> ModelResponse: ...
 
     @overload
-    async def call_model(self, request: Any, *, schema: type[M], max_repairs: int = ...) -> M: ...
+    async def call_model(
+        self, request: Any, *, schema: type[M], max_repairs: int = ..., model: str | None = None
+    ) -> M: ...
 
     async def call_model(
-        self, request: Any, *, schema: type[M] | None = None, max_repairs: int = DEFAULT_MAX_REPAIRS
+        self,
+        request: Any,
+        *,
+        schema: type[M] | None = None,
+        max_repairs: int = DEFAULT_MAX_REPAIRS,
+        model: str | None = None,
     ) -> ModelResponse | M:
-        """Ask the task's model (journaled; replayed on resume).
+        """Ask the task's model, or `model` (journaled; replayed on resume).
 
         Args:
             request: a `ModelRequest` or its dict (``purpose``, ``messages`` ...).
+            model: ``provider:name`` of another model for this call (docs/team.md,
+                "A model per role"); recorded in the operation's input.
             schema: a pydantic model the answer must fit: the answer is
                 asked for as JSON of its schema, validated, and returned as
                 an instance. An answer that does not fit is repaired (the
@@ -260,15 +277,15 @@ class Context(RecordedValues):
             InvalidModelOutput: with `schema`, no answer fitted after `max_repairs` repairs.
         """
         if schema is None:
-            return await self._models.call(request)
-        return await self._models.call_for(request, schema, max_repairs)
+            return await self._models.call(request, model)
+        return await self._models.call_for(request, schema, max_repairs, model)
 
     async def send_model_request(self, request: Any) -> ModelResponse:
         """Ask the model as `request` says, journaled, without the request middleware (compaction)."""
         return await self._models.send(request)
 
     def _tool_call(self, named: str | Tool, args: dict[str, Any] | None, seq: int) -> Call:
-        tool = _resolve_tool(self.tools, named, self.workflow.name)
+        tool = resolve_tool(self.tools, named, self.workflow.name)
         return Call(
             context=self,
             kind=OpKind.TOOL,
@@ -550,25 +567,3 @@ class Context(RecordedValues):
         if crash_at is not None:
             crash_point(crash_at)
         raise TaskSuspended(reason, message)
-
-
-def _resolve_tool(tools: dict[str, Tool], named: str | Tool, workflow: str) -> Tool:
-    """The tool a call names: a `Tool` as given, or the workflow's tool of that name.
-
-    A `Tool` the workflow does not list is fine (it is the workflow's own
-    code, passed again on every replay); one that shares its name with a
-    different tool of the workflow is refused, as the journal could not tell them apart.
-    """
-    if isinstance(named, Tool):
-        listed = tools.get(named.name)
-        if listed is not None and listed is not named:
-            raise InputError(
-                f"workflow {workflow} already has another tool named {named.name!r}; "
-                "give this one another name (@ratchet.tool(name=...))"
-            )
-        return named
-    tool = tools.get(named)
-    if tool is None:
-        known = ", ".join(sorted(tools)) or "none"
-        raise InputError(f"workflow {workflow} has no tool {named!r} (it has: {known})")
-    return tool

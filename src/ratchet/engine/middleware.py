@@ -343,7 +343,7 @@ async def perform(call: Call) -> JsonValue:
         ordinal = call.ordinal_base + call.attempt - 1
         call.meta["ordinal"] = ordinal
         crash_point("during_model_call")
-        response = await context.model.complete(call.request, ordinal=ordinal)
+        response = await context.model_for(call.model).complete(call.request, ordinal=ordinal)
         call.meta["usage"] = response.usage.model_dump()
         answer: JsonValue = response.model_dump(mode="json")
         return answer

@@ -75,8 +75,11 @@ class ModelCalls:
         self._before_call = before_call
         self._emit = emit
         self._provider: ModelProvider | None = None
-        # Requests made per purpose, retries included: the scripted model's ordinals.
-        self._attempts: dict[str, int] = defaultdict(int)
+        # The other models the workflow named (``model=``), built once each, by model string.
+        self._others: dict[str, ModelProvider] = {}
+        # Requests made per model and purpose, retries included: the scripted model's ordinals
+        # (None is the task's model), so each scripted model of a workflow follows its own script.
+        self._attempts: dict[tuple[str | None, str], int] = defaultdict(int)
         self._calls = 0
 
     @property
@@ -90,42 +93,71 @@ class ModelCalls:
             self._provider = resolve_model(self._model_name)
         return self._provider
 
-    async def call(self, request: Any) -> ModelResponse:
+    def provider_for(self, model: str | None) -> ModelProvider:
+        """The provider of `model` (``provider:name``), built on its first use; None: the task's.
+
+        Raises:
+            InputError: `model` names no usable model.
+        """
+        if model is None or model == self._model_name:
+            return self.provider
+        found = self._others.get(model)
+        if found is None:
+            from ..providers import resolve_model
+
+            found = self._others[model] = resolve_model(model)
+        return found
+
+    async def call(self, request: Any, model: str | None = None) -> ModelResponse:
         """One model request, after the request middleware (compaction) had its say."""
         from ..providers import ModelRequest
 
         request = ModelRequest.model_validate(request)
         for layer in self._request_layers:
             request = await layer.before_model(request, self._context)
-        return await self.send(request)
+        return await self.send(request, model)
 
-    async def send(self, request: Any) -> ModelResponse:
-        """One journaled model request as it is; returns the `ModelResponse` (replayed on resume)."""
+    async def send(self, request: Any, model: str | None = None) -> ModelResponse:
+        """One journaled model request as it is; returns the `ModelResponse` (replayed on resume).
+
+        With `model`, the request goes to that model; the operation's input
+        names it (``input["model"]``). A replay takes the recorded answer
+        and never builds, nor calls, a provider.
+        """
         from ..providers import ModelRequest, ModelResponse
 
         request = ModelRequest.model_validate(request)
+        if model == self._model_name:
+            model = None  # the task's own model: recorded as any call to it
+        if model is not None and (not isinstance(model, str) or ":" not in model):
+            raise InputError(f"model {model!r}: give provider:name, e.g. openai:gpt-4o-mini")
         if self._calls:
             await self._before_call()
         self._calls += 1
         purpose = str(request.purpose)
+        recorded = request.model_dump(mode="json")
+        if model is not None:
+            recorded["model"] = model
+        counter = (model, purpose)
         call = Call(
             context=self._context,
             kind=OpKind.MODEL,
             name=f"model:{purpose}",
             seq=self._take_seq(),
-            input=request.model_dump(mode="json"),
+            input=recorded,
             retry=self._retry,
             request=request,
-            ordinal_base=self._attempts[purpose],
+            model=model,
+            ordinal_base=self._attempts[counter],
             meta=step_meta(self._context.current_step),
         )
         try:
             output = await self._chain(call)
         finally:  # the entries its attempts took, however it ended (failed, or cut by a step's timeout)
-            self._attempts[purpose] = call.ordinal_base + call.attempt
+            self._attempts[counter] = call.ordinal_base + call.attempt
         return ModelResponse.model_validate(output)
 
-    async def call_for(self, request: Any, schema: type[M], max_repairs: int) -> M:
+    async def call_for(self, request: Any, schema: type[M], max_repairs: int, model: str | None = None) -> M:
         """Ask for an answer that fits `schema`; repair it up to `max_repairs` times.
 
         Raises:
@@ -144,7 +176,7 @@ class ModelCalls:
         for attempt in range(max_repairs + 1):
             said: list[dict[str, JsonValue]] = []
             try:
-                answer = await self.call(asked.model_copy(update={"messages": messages}))
+                answer = await self.call(asked.model_copy(update={"messages": messages}), model)
             except OperationFailed as failed:
                 if failed.error_type != "MalformedAnswer":
                     raise
