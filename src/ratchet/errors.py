@@ -22,6 +22,7 @@ Each error's docstring is its default message. The tree::
     ├── NonDeterminismError          a resumed workflow asked for a different call than it journaled
     ├── OperationFailed              a journaled call failed for good (after its retries)
     ├── InvalidModelOutput           a model's answer did not fit the schema asked for, after its repairs
+    ├── ReceiveTimeout               ``ctx.receive`` timed out with no message (also a TimeoutError)
     ├── NonRetryableError            raised by a tool: fail now, do not retry
     │   └── ApprovalDenied           a person denied the call (or its approval timed out)
     ├── TaskStopped                  the task ended in failure for a stated limit
@@ -74,6 +75,7 @@ __all__ = [
     "NotARatchetDatabase",
     "OperationFailed",
     "RatchetError",
+    "ReceiveTimeout",
     "SchemaTooNew",
     "SessionNotFound",
     "StatePatchError",
@@ -232,6 +234,14 @@ class OperationFailed(RatchetError):
 
 class InvalidModelOutput(RatchetError):
     """The model's answer did not fit the schema asked for, after its repairs."""
+
+
+class ReceiveTimeout(RatchetError, TimeoutError):
+    """No message came before the receive's timeout.
+
+    Also a `TimeoutError`, so ``except TimeoutError`` catches it as it
+    catches ``asyncio.timeout``'s.
+    """
 
 
 class NonRetryableError(RatchetError):

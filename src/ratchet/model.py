@@ -96,10 +96,11 @@ class WaitReason(StrEnum):
     IN_DOUBT = "in_doubt"
     CODE = "code"  # its code or workspace is refused or missing here: an operator acts, then resumes
     STALE = "stale"  # its newest checkpoint is older than its policy trusts: a person checks, then forces
+    MESSAGE = "message"  # `ctx.receive` found no message: a send (or its timeout) wakes it
 
     @property
     def needs_person(self) -> bool:
-        return self is not WaitReason.TIMER
+        return self not in (WaitReason.TIMER, WaitReason.MESSAGE)
 
 
 _TERMINAL_TASK = frozenset({TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.CANCELLED})
@@ -279,6 +280,7 @@ class OpKind(StrEnum):
     SLEEP = "sleep"
     STATE = "state"
     QUESTION = "question"
+    RECEIVE = "receive"
 
 
 class OpStatus(StrEnum):
