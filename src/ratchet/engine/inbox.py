@@ -29,7 +29,6 @@ from pydantic import JsonValue
 from ..errors import InputError, NonDeterminismError, ReceiveTimeout, TaskNotFound
 from ..inbox_message import InboxMessage
 from ..model import (
-    AgentState,
     Event,
     Operation,
     OpKind,
@@ -62,7 +61,6 @@ RECEIVE_TIMEOUT_TRIGGER = "receive_timeout"
 
 class _Receiver(JournalHost, Protocol):
     task: Task
-    state: AgentState
 
 
 class _ReceivingOwner(_Receiver, Protocol):
