@@ -546,10 +546,7 @@ class Trigger(Record):
 
 
 class Checkpoint(Record):
-    """A snapshot of a loop's position: a resume point and a fork point.
-
-    ``number`` is set by the store, counting from 1 per task.
-    """
+    """A snapshot of a loop's position, a resume and fork point; the store numbers it from 1 per task."""
 
     task_id: NonEmpty
     number: int = Field(default=0, ge=0)
