@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from ratchet import InputError, Runtime, TaskNotFound, Worker
-from ratchet.engine.inbox import RECEIVE_TIMEOUT_TRIGGER
+from ratchet.engine.inbox import RECEIVE_TIMEOUT_TRIGGER, expire_receive
 from ratchet.model import OpKind, OpStatus, TaskStatus, WaitReason
 from ratchet.store import StateStore
 
@@ -170,3 +170,19 @@ async def test_a_workers_timeout_trigger_wakes_the_receiver(
     await _until(store, task_id, lambda t: t.status.is_terminal)
 
     assert (await store.get_task(task_id)).result.startswith("timed out")
+
+
+async def test_a_claimed_timeout_leaves_a_task_another_worker_finds(store: StateStore, rt: Runtime) -> None:
+    task_id = await rt.submit(f"{FLOWS}:patient", {"timeout": 0.2}, queue=False)
+    await rt.resume(task_id)
+    await asyncio.sleep(0.3)
+
+    # A worker claims the due timeout, then dies before it runs the task.
+    async with store.transaction() as tx:
+        (claimed,) = await tx.claim_due_triggers()
+        assert claimed.kind == RECEIVE_TIMEOUT_TRIGGER
+        assert await expire_receive(tx, claimed)
+
+    assert (await store.get_task(task_id)).waiting_on is WaitReason.TIMER
+    (lease,) = await store.claim_tasks("another-worker", 5.0)  # an orphan, found by the sweep
+    assert lease.task_id == task_id
