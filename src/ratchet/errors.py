@@ -23,6 +23,7 @@ Each error's docstring is its default message. The tree::
     ├── OperationFailed              a journaled call failed for good (after its retries)
     ├── InvalidModelOutput           a model's answer did not fit the schema asked for, after its repairs
     ├── TurnNotCompleted             a `Runtime.chat` turn's task did not complete
+    ├── ReceiveTimeout               ``ctx.receive`` timed out with no message (also a TimeoutError)
     ├── NonRetryableError            raised by a tool: fail now, do not retry
     │   └── ApprovalDenied           a person denied the call (or its approval timed out)
     ├── TaskStopped                  the task ended in failure for a stated limit
@@ -77,6 +78,7 @@ __all__ = [
     "NotARatchetDatabase",
     "OperationFailed",
     "RatchetError",
+    "ReceiveTimeout",
     "SchemaTooNew",
     "SessionNotFound",
     "StatePatchError",
@@ -254,6 +256,14 @@ class TurnNotCompleted(RatchetError):
             message = f"the turn's task {task.id} is {task.status_text}{why} ({shown})"
         super().__init__(message)
         self.task = task
+
+
+class ReceiveTimeout(RatchetError, TimeoutError):
+    """No message came before the receive's timeout.
+
+    Also a `TimeoutError`, so ``except TimeoutError`` catches it as it
+    catches ``asyncio.timeout``'s.
+    """
 
 
 class NonRetryableError(RatchetError):

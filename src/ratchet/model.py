@@ -96,10 +96,11 @@ class WaitReason(StrEnum):
     IN_DOUBT = "in_doubt"
     CODE = "code"  # its code or workspace is refused or missing here: an operator acts, then resumes
     STALE = "stale"  # its newest checkpoint is older than its policy trusts: a person checks, then forces
+    MESSAGE = "message"  # `ctx.receive` found no message: a send (or its timeout) wakes it
 
     @property
     def needs_person(self) -> bool:
-        return self is not WaitReason.TIMER
+        return self not in (WaitReason.TIMER, WaitReason.MESSAGE)
 
 
 _TERMINAL_TASK = frozenset({TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.CANCELLED})
@@ -280,6 +281,7 @@ class OpKind(StrEnum):
     STATE = "state"
     QUESTION = "question"
     PATCH = "patch"  # a ctx.patched() marker (engine/versioning.py)
+    RECEIVE = "receive"
 
 
 class OpStatus(StrEnum):
@@ -545,10 +547,7 @@ class Trigger(Record):
 
 
 class Checkpoint(Record):
-    """A snapshot of a loop's position: a resume point and a fork point.
-
-    ``number`` is set by the store, counting from 1 per task.
-    """
+    """A snapshot of a loop's position, a resume and fork point; the store numbers it from 1 per task."""
 
     task_id: NonEmpty
     number: int = Field(default=0, ge=0)

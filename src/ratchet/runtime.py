@@ -14,21 +14,22 @@ from pydantic import JsonValue
 from .agent import AGENT_WORKFLOW, Agent
 from .branching import fork_task, retry_task
 from .code_trust import CodeTrust
+from .engine.inbox import send_message
 from .engine.people import (
     answer_question,
     describe_wait,
-    in_doubt_settlement,
     pending_question,
+    resolve_in_doubt,
     settle_approval,
 )
 from .engine.runner import DEFAULT_LEASE_TTL, WorkerIdentity, run_task
 from .engine.staleness import stale_message
 from .engine.workflow import Workflow, load_workflow, portable_reference
 from .errors import CannotResume, InputError
+from .inbox_message import InboxMessage
 from .limits import MAX_INSTRUCTION_BYTES, PRIORITY_DEFAULT, PRIORITY_MAX, PRIORITY_MIN, check_instruction
 from .model import (
     Event,
-    OpStatus,
     StepStatus,
     Task,
     TaskStatus,
@@ -451,34 +452,7 @@ class Runtime(SessionMethods):
         """
         if sum((retry, skip, result is not _UNSET)) != 1:
             raise InputError("choose exactly one of --retry, --skip or --result JSON")
-        async with self.store.transaction() as tx:
-            task = await tx.get_task(task_id)
-            if task.waiting_on is not WaitReason.IN_DOUBT:
-                raise InputError(
-                    f"task {task_id} is {task.status_text}, not waiting on an in-doubt operation"
-                )
-            op = await tx.get_op(task_id, seq)
-            if op is None or op.status is not OpStatus.STARTED:
-                raise InputError(
-                    f"operation {seq} of task {task_id} is not in doubt"
-                    + ("" if op is None else f" (it is {op.status})")
-                )
-            settled, how = in_doubt_settlement(op, retry=retry, skip=skip, result=result)
-            queued = task.transition(TaskStatus.WAITING, waiting_on=WaitReason.TIMER)
-            await tx.record_op_finished(settled)
-            await tx.update_task(queued)
-            await tx.put_trigger(
-                Trigger(kind="wake", task_id=task_id, dedupe_key=f"{task_id}:resolved:{seq}")
-            )
-            await tx.append_event(
-                Event(
-                    task_id=task_id,
-                    kind="resolved",
-                    message=f"operation {seq} ({op.name}) resolved: {how}",
-                    data={"seq": seq, "how": how},
-                )
-            )
-        return queued
+        return await resolve_in_doubt(self.store, task_id, seq, retry=retry, skip=skip, result=result)
 
     async def approve(self, task_id: str, *, edit_args: dict[str, JsonValue] | None = None) -> Task:
         """Approve the tool call a task waits for (``waiting(approval)``); it then runs.
@@ -515,6 +489,18 @@ class Runtime(SessionMethods):
         """
         await answer_question(self.store, task_id, text)
         return await self.store.get_task(task_id)
+
+    async def send(self, task_id: str, name: str, payload: JsonValue = None) -> InboxMessage:
+        """Send a message to a task; its workflow gets it from ``ctx.receive(name)`` (docs/team.md).
+
+        Kept in the task's durable inbox until received, exactly once, in
+        the order sent; a task waiting for a message is queued to go on.
+
+        Raises:
+            TaskNotFound: no task has that id.
+            InputError: the task already ended, or the payload is not JSON.
+        """
+        return await send_message(self.store, task_id, name, payload)
 
     async def _waiting_message(self, task: Task) -> str:
         async with self.store.reading() as tx:

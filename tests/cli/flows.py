@@ -121,3 +121,9 @@ async def announce(ctx: ratchet.Context, channel: str, ledger: str) -> dict[str,
 async def asks_region(ctx: ratchet.Context) -> str:
     """Asks a person one question and returns the answer."""
     return await ctx.ask_user("Which region?")
+
+
+@ratchet.workflow
+async def receiver(ctx: ratchet.Context, count: int = 1) -> list[object]:
+    """Receive `count` messages named ``item`` (`ratchet send TASK item JSON`)."""
+    return [await ctx.receive("item") for _ in range(count)]

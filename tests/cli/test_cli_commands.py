@@ -22,6 +22,7 @@ COMMANDS = [
     "retry",
     "run",
     "schedules",
+    "send",
     "sessions",
     "show",
     "submit",

@@ -259,6 +259,11 @@ def start_worker(run: Run, crash_at: str | None = None) -> subprocess.Popen[str]
     return _spawn(worker_command(run.store_url, run.task_id), crash_at)
 
 
+def start_task_worker(store_url: str, task_id: str, crash_at: str | None = None) -> subprocess.Popen[str]:
+    """Start a worker process on any task of a store, armed with a crash point if given."""
+    return _spawn(worker_command(store_url, task_id), crash_at)
+
+
 def finish_worker(proc: subprocess.Popen[str], kill_at: float | None = None) -> int:
     """Wait for the worker to exit, or SIGKILL it at monotonic time `kill_at`; return its exit code.
 

@@ -101,8 +101,12 @@ CASES = [
 ]
 
 
+# order_flow receives no message: test_message_crash.py kills a worker at this one.
+EXERCISED_ELSEWHERE = {"after_receive_commit"}
+
+
 def test_every_crash_point_is_exercised() -> None:
-    assert {case.spec.partition("@")[0] for case in CASES} == set(CRASH_POINTS)
+    assert {case.spec.partition("@")[0] for case in CASES} | EXERCISED_ELSEWHERE == set(CRASH_POINTS)
 
 
 def test_only_the_unkeyed_tool_is_unsafe_to_repeat() -> None:

@@ -18,7 +18,9 @@ from .findings import findings_text, plan_overview, report_share
 from .memory import memory_text
 from .run_base import RunBase, StepFailed, assistant_message, short_error
 
-__all__ = ["Acting"]
+__all__ = ["NOTE", "Acting"]
+
+NOTE = "note"  # the name of the messages an agent takes at each act turn (`ratchet send TASK note TEXT`)
 
 
 class Acting(RunBase):
@@ -59,6 +61,9 @@ class Acting(RunBase):
         ]
         await self.keep_messages(messages)
         for _ in range(spec.max_turns_per_step):
+            told = await self.take_notes()
+            messages += told
+            await self.keep_messages(told)
             answer = await ctx.call_model({"purpose": "act", "messages": messages, "tools": self.schemas})
             if len(answer.tool_calls) > spec.max_tool_calls_per_answer:
                 refusal = await self.refuse_tool_calls(answer)
@@ -76,6 +81,20 @@ class Acting(RunBase):
         raise StepFailed(
             f"step {step.index + 1} ({step.name}) used its {spec.max_turns_per_step} turns without finishing"
         )
+
+    async def take_notes(self) -> list[dict[str, Any]]:
+        """The messages named `note` sent to the task since the last turn, as user messages (docs/agent.md).
+
+        Taken without waiting, journaled only when there was one; each is
+        new information for a replan when ``replan_on`` lists ``"notes"``.
+        """
+        notes = [
+            n if isinstance(n, str) else json.dumps(n, ensure_ascii=False)
+            for n in await self.ctx.take_messages(NOTE)
+        ]
+        if notes and "notes" in self.spec.replan_on:
+            self.news += [f"a note arrived: {note}" for note in notes]
+        return [{"role": "user", "content": prompts.NOTE.format(note=note)} for note in notes]
 
     async def refuse_tool_calls(self, answer: ModelResponse) -> list[dict[str, Any]]:
         """Run none of an answer's tool calls, too many at once: the model is told and asked again.

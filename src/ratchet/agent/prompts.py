@@ -66,3 +66,6 @@ ASK_USER_SCHEMA: dict[str, Any] = {
 
 def step_line(step: Step) -> str:
     return f"{step.index + 1}. {step.name} [{step.status}]"
+
+
+NOTE = "A note was sent to you while you work on this task (take it into account from now on): {note}"

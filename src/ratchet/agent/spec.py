@@ -53,7 +53,7 @@ BUILTIN_TOOL_NAMES = frozenset(
 MAX_REPLANS = 2
 """How many times a task's plan may be replaced, whatever asked for it (``AgentSpec.max_replans``)."""
 
-ReplanTrigger = Literal["answers", "facts"]
+ReplanTrigger = Literal["answers", "facts", "notes"]
 
 
 class AgentSpec(Record):
@@ -73,7 +73,7 @@ class AgentSpec(Record):
     max_tool_calls_per_answer: int = Field(default=MAX_TOOL_CALLS_PER_ANSWER, ge=1)
     max_replans: int = Field(default=MAX_REPLANS, ge=0)
     # What new information, arrived during a step, replans the steps after it (docs/agent.md).
-    replan_on: tuple[ReplanTrigger, ...] = ("answers",)
+    replan_on: tuple[ReplanTrigger, ...] = ("answers", "notes")
     # Validate before resume and step timeouts (docs/agent.md, "Checkpoints and step timeouts").
     checkpoint: CheckpointPolicy | None = None
     step_timeout: float | None = Field(default=None, gt=0, le=MAX_DURATION)

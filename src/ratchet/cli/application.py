@@ -24,7 +24,7 @@ from .._distribution import DISTRIBUTION
 from ..errors import InputError, StoreError
 from ..limits import utf8_problem
 from ..printable import printable
-from . import admin, chat, demo, people, resume, retry, run, submit, tasks, worker
+from . import admin, chat, demo, messages, people, resume, retry, run, submit, tasks, worker
 
 __all__ = ["COMMANDS", "app", "main"]
 
@@ -44,6 +44,7 @@ COMMANDS: dict[str, Callable[..., Any]] = {
     "approve": people.approve_command,
     "deny": people.deny_command,
     "answer": people.answer_command,
+    "send": messages.send_command,
     "fork": admin.fork_command,
     "retry": retry.retry_command,
     "gc": admin.gc_command,

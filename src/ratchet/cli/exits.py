@@ -38,7 +38,7 @@ EXIT_CODES = {
     EXIT_FAILED: "the task failed or was cancelled",
     EXIT_BAD_INPUT: "bad input: unknown task, already ended, held by a live worker, bad option",
     EXIT_WAITS_ON_PERSON: "the task waits on a person (approval, input, or an in-doubt call)",
-    EXIT_WAITS_ON_TIMER: "the task waits on a timer (a backoff or a durable sleep)",
+    EXIT_WAITS_ON_TIMER: "the task waits on a timer (a backoff or a durable sleep) or for a message",
     EXIT_STORE_FAILED: "the store failed while the task ran (disk full, read-only, unreachable); "
     "the task stays resumable once the store is fixed",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C); the task stays resumable",

@@ -203,6 +203,10 @@ def task_view_json(view: TaskView) -> dict[str, Any]:
         "pending_approvals": [approval_json(approval) for approval in view.pending_approvals],
         "question": view.question,
         "in_doubt": [operation_json(op) for op in view.in_doubt],
+        "pending_messages": [
+            {"seq": m.seq, "name": m.name, "payload": m.payload, "sent_at": iso_time(m.sent_at)}
+            for m in view.pending_messages
+        ],
     }
 
 

@@ -182,6 +182,12 @@ def print_task_view(view: TaskView, *, store_url: str) -> None:
         _print_question(view.task, view.question, store_url=store_url)
     if view.in_doubt:
         _print_in_doubt(view.task, view.in_doubt, store_url=store_url)
+    if view.pending_messages:
+        console.print(Text(f"Messages not received yet ({len(view.pending_messages)}):", style="bold"))
+        for m in view.pending_messages:
+            console.print(
+                plain(f"  #{m.seq} {m.name}: {printable_json(m.payload)}  (sent {format_time(m.sent_at)})")
+            )
     if view.events or view.unreadable_events:
         shown = in_seq_order(view.events, view.unreadable_events)
         console.print(Text(f"Latest events ({len(shown)}):", style="bold"))

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..engine.people import pending_question, question_text
 from ..errors import CorruptRecord
+from ..inbox_message import InboxMessage
 from ..model import (
     Approval,
     Event,
@@ -53,6 +54,7 @@ class TaskView:
     in_doubt: list[Operation]
     events: list[Event]
     unreadable_events: list[CorruptRecord] = field(default_factory=list)
+    pending_messages: list[InboxMessage] = field(default_factory=list)  # sent, not yet received
 
 
 @dataclass(frozen=True)
@@ -120,6 +122,7 @@ async def load_task_view(tx: StoreOps, task_id: str) -> TaskView:
         in_doubt=await in_doubt_ops(tx, task),
         events=await tx.last_events(task_id, SHOW_EVENT_COUNT, unreadable=unreadable),
         unreadable_events=unreadable,
+        pending_messages=await tx.list_inbox(task_id, pending_only=True),
     )
 
 

@@ -12,7 +12,9 @@ points sit right after (or right before) each commit that matters:
 - ``during_model_call``: a model request is on its way, no answer recorded;
 - ``during_backoff``: a failed attempt and its next attempt time are
   committed, the wait has begun;
-- ``during_sleep``: a durable sleep's wake-up trigger is committed.
+- ``during_sleep``: a durable sleep's wake-up trigger is committed;
+- ``after_receive_commit``: a message is taken and journaled as received,
+  nothing after it done.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ CRASH_POINTS = (
     "during_model_call",
     "during_backoff",
     "during_sleep",
+    "after_receive_commit",
 )
 
 _passes: dict[str, int] = {}

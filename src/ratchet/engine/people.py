@@ -68,6 +68,7 @@ __all__ = [
     "pending_question",
     "question_text",
     "require_approval",
+    "resolve_in_doubt",
     "settle_approval",
 ]
 
@@ -426,3 +427,37 @@ def in_doubt_settlement(op: Operation, *, retry: bool, skip: bool, result: Any) 
             "meta": {**op.meta, "resolved": "skip" if skip else "result"},
         }
     ), "skipped" if skip else "given a result"
+
+
+async def resolve_in_doubt(
+    store: StateStore, task_id: str, seq: int, *, retry: bool, skip: bool, result: Any
+) -> Task:
+    """Settle the in-doubt operation `seq` as `in_doubt_settlement` says; the task is queued to go on.
+
+    Raises:
+        InputError: the task does not wait on that operation.
+    """
+    async with store.transaction() as tx:
+        task = await tx.get_task(task_id)
+        if task.waiting_on is not WaitReason.IN_DOUBT:
+            raise InputError(f"task {task_id} is {task.status_text}, not waiting on an in-doubt operation")
+        op = await tx.get_op(task_id, seq)
+        if op is None or op.status is not OpStatus.STARTED:
+            raise InputError(
+                f"operation {seq} of task {task_id} is not in doubt"
+                + ("" if op is None else f" (it is {op.status})")
+            )
+        settled, how = in_doubt_settlement(op, retry=retry, skip=skip, result=result)
+        queued = task.transition(TaskStatus.WAITING, waiting_on=WaitReason.TIMER)
+        await tx.record_op_finished(settled)
+        await tx.update_task(queued)
+        await tx.put_trigger(Trigger(kind="wake", task_id=task_id, dedupe_key=f"{task_id}:resolved:{seq}"))
+        await tx.append_event(
+            Event(
+                task_id=task_id,
+                kind="resolved",
+                message=f"operation {seq} ({op.name}) resolved: {how}",
+                data={"seq": seq, "how": how},
+            )
+        )
+    return queued

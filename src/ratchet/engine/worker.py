@@ -15,6 +15,7 @@ from ..model import Lease, TaskStatus, Trigger, WaitReason, utcnow
 from ..schedules import SCHEDULE_TRIGGER, fire_schedule
 from ..store import StateStore
 from ..store.changes import TRIGGERS, ChangeFeed
+from .inbox import RECEIVE_TIMEOUT_TRIGGER, expire_receive
 from .people import APPROVAL_TIMEOUT_TRIGGER, expire_approval
 from .runner import DEFAULT_LEASE_TTL, WorkerIdentity, run_task
 from .unreadable import set_aside_unreadable
@@ -223,6 +224,8 @@ class Worker:
                         log.info("schedule %s: made task %s", trigger.payload.get("id"), made.id)
                 elif trigger.kind == APPROVAL_TIMEOUT_TRIGGER and await expire_approval(tx, trigger):
                     log.info("task %s: approval timed out; the call is denied", trigger.task_id)
+                elif trigger.kind == RECEIVE_TIMEOUT_TRIGGER:
+                    await expire_receive(tx, trigger)  # queued: a worker that dies now leaves it findable
         return triggers
 
     def _start(self, task_id: str, lease: Lease | None = None) -> bool:

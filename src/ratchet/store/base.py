@@ -28,6 +28,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iter
 from typing import Any, TypeVar
 
 from ..errors import ConflictError, CorruptRecord, SessionNotFound
+from ..inbox_message import InboxMessage
 from ..model import (
     Approval,
     Artifact,
@@ -352,6 +353,19 @@ class StateStore(StoreOps):
         self, task_id: str | None = None, *, pending_only: bool = False
     ) -> list[Approval]:
         return await self._read(lambda tx: tx.list_approvals(task_id, pending_only=pending_only))
+
+    async def send_message(self, message: InboxMessage, *, fence: Lease | None = None) -> InboxMessage:
+        return await self._write(fence, lambda tx: tx.send_message(message))
+
+    async def take_messages(
+        self, task_id: str, name: str, *, taken_by: int, limit: int | None = 1, fence: Lease | None = None
+    ) -> list[InboxMessage]:
+        return await self._write(
+            fence, lambda tx: tx.take_messages(task_id, name, taken_by=taken_by, limit=limit)
+        )
+
+    async def list_inbox(self, task_id: str, *, pending_only: bool = False) -> list[InboxMessage]:
+        return await self._read(lambda tx: tx.list_inbox(task_id, pending_only=pending_only))
 
     async def get_session(self, session_id: str) -> Session:
         return await self._read(lambda tx: tx.get_session(session_id))

@@ -47,8 +47,8 @@ from ..model import (
 )
 from .base import StateStore
 from .changes import TRIGGERS, events_topic
+from .memory_inbox import MemoryInbox
 from .ops import StoreOps, checkpoints_to_drop, claim_order, priority_of
-from .undo import UndoLog
 
 __all__ = ["MemoryStore"]
 
@@ -97,7 +97,7 @@ class _MemoryTransaction:
         self.ops.undo.clear()
 
 
-class _MemoryOps(StoreOps, UndoLog):
+class _MemoryOps(MemoryInbox, StoreOps):
     """The tables, as dicts of JSON text (changed through `UndoLog`), and the operations on them."""
 
     def __init__(self) -> None:

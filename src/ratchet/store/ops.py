@@ -35,6 +35,7 @@ from ..model import (
     TaskStatus,
     Trigger,
 )
+from .inbox_ops import InboxOps
 
 __all__ = ["StoreOps", "checkpoints_to_drop", "claim_order", "priority_of"]
 
@@ -49,8 +50,11 @@ def claim_order(trigger: Trigger) -> tuple[int, dt.datetime, int]:
     return (priority_of(trigger), trigger.fire_at, trigger.id)
 
 
-class StoreOps(abc.ABC):
-    """The operations of a store; every store implements them with the same behaviour."""
+class StoreOps(InboxOps):
+    """The operations of a store; every store implements them with the same behaviour.
+
+    The inboxes' operations are declared apart, on `InboxOps` (inbox_ops.py).
+    """
 
     # ------------------------------------------------------------------ tasks
 

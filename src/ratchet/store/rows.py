@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from ..errors import CorruptRecord
+from ..inbox_message import InboxMessage
 from ..limits import PRIORITY_DEFAULT
 from ..model import (
     Approval,
@@ -381,6 +382,13 @@ def approval_from_record(record: Any) -> Approval:
         return Approval.from_json(record)
     except _UNDECODABLE as exc:
         raise _corrupt("an approval", "approvals", (), exc) from exc
+
+
+def inbox_from_record(record: Any) -> InboxMessage:
+    try:
+        return InboxMessage.from_json(record)
+    except _UNDECODABLE as exc:
+        raise _corrupt("an inbox message", "inbox", (), exc) from exc
 
 
 def session_from_record(record: Any) -> Session:

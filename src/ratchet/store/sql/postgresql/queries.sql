@@ -399,3 +399,24 @@ SELECT record FROM approvals
 WHERE (%(task_id)s::text IS NULL OR task_id = %(task_id)s::text)
   AND (%(status)s::text IS NULL OR status = %(status)s::text)
 ORDER BY requested_at, task_id, seq
+
+-- name: next_inbox_seq
+SELECT COALESCE(MAX(seq), 0) + 1 FROM inbox WHERE task_id = %(task_id)s
+
+-- name: insert_inbox_message
+INSERT INTO inbox (task_id, seq, name, sent_at, taken_by, record)
+VALUES (%(task_id)s, %(seq)s, %(name)s, %(sent_at)s, NULL, %(record)s)
+
+-- name: pending_inbox_messages
+SELECT record FROM inbox
+WHERE task_id = %(task_id)s AND name = %(name)s AND taken_by IS NULL
+ORDER BY seq LIMIT %(limit)s
+
+-- name: take_inbox_message
+UPDATE inbox SET taken_by = %(taken_by)s, record = %(record)s
+WHERE task_id = %(task_id)s AND seq = %(seq)s AND taken_by IS NULL
+
+-- name: list_inbox
+SELECT record FROM inbox
+WHERE task_id = %(task_id)s AND (NOT %(pending_only)s OR taken_by IS NULL)
+ORDER BY seq

@@ -327,3 +327,24 @@ WHERE task_id = :task_id AND seq = :seq AND status = 'pending'
 SELECT record FROM approvals
 WHERE (:task_id IS NULL OR task_id = :task_id) AND (:status IS NULL OR status = :status)
 ORDER BY requested_at, task_id, seq
+
+-- name: next_inbox_seq
+SELECT COALESCE(MAX(seq), 0) + 1 FROM inbox WHERE task_id = :task_id
+
+-- name: insert_inbox_message
+INSERT INTO inbox (task_id, seq, name, sent_at, taken_by, record)
+VALUES (:task_id, :seq, :name, :sent_at, NULL, :record)
+
+-- name: pending_inbox_messages
+SELECT record FROM inbox
+WHERE task_id = :task_id AND name = :name AND taken_by IS NULL
+ORDER BY seq LIMIT COALESCE(:limit, -1)
+
+-- name: take_inbox_message
+UPDATE inbox SET taken_by = :taken_by, record = :record
+WHERE task_id = :task_id AND seq = :seq AND taken_by IS NULL
+
+-- name: list_inbox
+SELECT record FROM inbox
+WHERE task_id = :task_id AND (:pending_only = 0 OR taken_by IS NULL)
+ORDER BY seq

@@ -135,3 +135,15 @@ CREATE TABLE approvals (
     PRIMARY KEY (task_id, seq)
 ) WITHOUT ROWID;
 CREATE INDEX approvals_by_status ON approvals (status, requested_at);
+
+CREATE TABLE inbox (
+    task_id     TEXT NOT NULL,
+    seq         INTEGER NOT NULL,
+    name        TEXT NOT NULL,
+    sent_at     INTEGER NOT NULL,
+    taken_by    INTEGER,
+    record      TEXT NOT NULL,
+    PRIMARY KEY (task_id, seq)
+) WITHOUT ROWID;
+-- A receive reads the oldest message of its name no receive took yet.
+CREATE INDEX inbox_pending ON inbox (task_id, name, seq) WHERE taken_by IS NULL;
