@@ -70,7 +70,6 @@ class Record(BaseModel):
 
 NonEmpty = Annotated[str, Field(min_length=1)]
 
-
 # --------------------------------------------------------------------------- tasks
 
 
@@ -96,10 +95,11 @@ class WaitReason(StrEnum):
     IN_DOUBT = "in_doubt"
     CODE = "code"  # its code or workspace is refused or missing here: an operator acts, then resumes
     STALE = "stale"  # its newest checkpoint is older than its policy trusts: a person checks, then forces
+    CHILDREN = "children"  # on child tasks: the end of each wakes it (a trigger), no person needed
 
     @property
     def needs_person(self) -> bool:
-        return self is not WaitReason.TIMER
+        return self not in (WaitReason.TIMER, WaitReason.CHILDREN)
 
 
 _TERMINAL_TASK = frozenset({TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.CANCELLED})
@@ -153,6 +153,7 @@ class Task(Record):
     model: str | None = None
     state: AgentState = Field(default_factory=lambda: AgentState())
     forked_from: str | None = None
+    parent_id: str | None = None  # the task that started this one as its child (engine/children.py)
     write_mark: tuple[int, int] | None = None
     created_at: dt.datetime = Field(default_factory=utcnow)
     updated_at: dt.datetime = Field(default_factory=utcnow)
@@ -279,6 +280,7 @@ class OpKind(StrEnum):
     SLEEP = "sleep"
     STATE = "state"
     QUESTION = "question"
+    CHILD = "child"
 
 
 class OpStatus(StrEnum):

@@ -45,6 +45,7 @@ from ..store import StateStore, StoreOps
 from ..tools import Tool, ToolContext
 from .budget import BudgetTracker
 from .calls import Call, TaskSuspended, WorkerStopping, step_meta
+from .children import ChildTasks
 from .faults import crash_point
 from .journal import Journal
 from .middleware import Middleware, compose, default_chain, perform
@@ -67,7 +68,7 @@ M = TypeVar("M", bound=BaseModel)
 INLINE_WAIT_LIMIT = 30.0  # a retry due later than this frees the worker (a timer trigger)
 
 
-class Context(RecordedValues):
+class Context(RecordedValues, ChildTasks):
     """What a workflow function receives as ``ctx``."""
 
     def __init__(

@@ -27,6 +27,7 @@ from ..model import Event, Lease, Severity, StepStatus, Task, TaskStatus, WaitRe
 from ..store import StateStore
 from ..workspace import confined_workspace
 from .calls import TaskSuspended, WorkerStopping
+from .children import wake_parent
 from .code_wait import wait_for_code
 from .context import ApprovalHook, Context
 from .people import require_approval
@@ -354,6 +355,7 @@ async def _finish(
         if status is TaskStatus.FAILED:
             await _close_open_steps(tx, task.id, error)
         await tx.append_event(event)
+        await wake_parent(tx, task)
     context.task = task
     return task
 

@@ -156,6 +156,12 @@ class _MemoryOps(StoreOps, UndoLog):
         found.sort(key=lambda t: t.created_at)
         return found if limit is None else found[:limit]
 
+    async def get_task_locked(self, task_id: str) -> Task:
+        return await self.get_task(task_id)  # one writer at a time here: reading is locking
+
+    async def list_children(self, parent_id: str) -> list[Task]:
+        return [task for task in await self.list_tasks() if task.parent_id == parent_id]
+
     async def update_task(self, task: Task) -> Task:
         stored = await self.get_task(task.id)
         check_task_move(task.id, stored.status, task.status)

@@ -82,6 +82,21 @@ class StoreOps(abc.ABC):
         """Return tasks, oldest first, only those with `status` when given (unreadable rows apart)."""
 
     @abc.abstractmethod
+    async def get_task_locked(self, task_id: str) -> Task:
+        """Return the task, its row locked against other writers until the transaction ends.
+
+        A writer whose decision depends on the task's latest status (a child
+        waking its waiting parent) reads it this way.
+
+        Raises:
+            TaskNotFound: no task has that id.
+        """
+
+    @abc.abstractmethod
+    async def list_children(self, parent_id: str) -> list[Task]:
+        """Return the tasks `parent_id` started as its children (``Task.parent_id``), oldest first."""
+
+    @abc.abstractmethod
     async def update_task(self, task: Task) -> Task:
         """Write the task record over the stored one and return it as stored.
 

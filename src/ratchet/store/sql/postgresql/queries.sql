@@ -55,18 +55,24 @@ SELECT token, released FROM leases WHERE task_id = %(task_id)s FOR SHARE
 SELECT pg_advisory_xact_lock(hashtextextended(%(key)s, 0))
 
 -- name: insert_task
-INSERT INTO tasks (id, status, waiting_on, created_at, record, priority)
-VALUES (%(id)s, %(status)s, %(waiting_on)s, %(created_at)s, %(record)s, %(priority)s)
+INSERT INTO tasks (id, status, waiting_on, created_at, record, priority, parent_id)
+VALUES (%(id)s, %(status)s, %(waiting_on)s, %(created_at)s, %(record)s, %(priority)s, %(parent_id)s)
 ON CONFLICT (id) DO NOTHING
 
 -- name: get_task
 SELECT id, status, record FROM tasks WHERE id = %(id)s
+
+-- name: get_task_locked
+SELECT id, status, record FROM tasks WHERE id = %(id)s FOR NO KEY UPDATE
 
 -- name: lock_task
 SELECT status FROM tasks WHERE id = %(id)s FOR UPDATE
 
 -- name: list_tasks
 SELECT id, status, record FROM tasks ORDER BY created_at, position LIMIT %(limit)s
+
+-- name: list_children
+SELECT id, status, record FROM tasks WHERE parent_id = %(parent_id)s ORDER BY created_at, position
 
 -- name: list_tasks_by_status
 SELECT id, status, record FROM tasks WHERE status = %(status)s

@@ -37,11 +37,14 @@ SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'
 SELECT token, released FROM leases WHERE task_id = :task_id
 
 -- name: insert_task
-INSERT INTO tasks (id, status, waiting_on, created_at, record, priority)
-VALUES (:id, :status, :waiting_on, :created_at, :record, :priority)
+INSERT INTO tasks (id, status, waiting_on, created_at, record, priority, parent_id)
+VALUES (:id, :status, :waiting_on, :created_at, :record, :priority, :parent_id)
 ON CONFLICT (id) DO NOTHING
 
 -- name: get_task
+SELECT id, status, record FROM tasks WHERE id = :id
+
+-- name: get_task_locked
 SELECT id, status, record FROM tasks WHERE id = :id
 
 -- name: lock_task
@@ -49,6 +52,9 @@ SELECT status FROM tasks WHERE id = :id
 
 -- name: list_tasks
 SELECT id, status, record FROM tasks ORDER BY created_at, rowid LIMIT COALESCE(:limit, -1)
+
+-- name: list_children
+SELECT id, status, record FROM tasks WHERE parent_id = :parent_id ORDER BY created_at, rowid
 
 -- name: list_tasks_by_status
 SELECT id, status, record FROM tasks WHERE status = :status
