@@ -203,6 +203,15 @@ def task_view_json(view: TaskView) -> dict[str, Any]:
         "pending_approvals": [approval_json(approval) for approval in view.pending_approvals],
         "question": view.question,
         "in_doubt": [operation_json(op) for op in view.in_doubt],
+        "children": [
+            {
+                "task_id": child.id,
+                "name": child.name,
+                "status": str(child.status),
+                "waiting_on": child.waiting_on,
+            }
+            for child in view.children
+        ],
     }
 
 
