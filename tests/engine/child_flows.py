@@ -12,6 +12,7 @@ import contextlib
 from pathlib import Path
 from typing import Any
 
+from ratchet.agent import Agent
 from ratchet.engine import workflow
 from ratchet.engine.children import Child
 from ratchet.errors import OperationFailed
@@ -136,3 +137,10 @@ async def spends(ctx: Any) -> None:
 
 
 BUDGET = Budget(max_steps=3)
+
+
+@workflow(tools=TOOLS, retry=FAST)
+async def agent_child(ctx: Any, model: str) -> Any:
+    """An agent as the child: it plans and acts on the instruction, with its own model."""
+    helper = Agent(name="helper", model=model)
+    return await ctx.run_child(helper, instruction="make X fast again")

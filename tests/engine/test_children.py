@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from ratchet.engine.task_spec import AGENT_LOOP
 from ratchet.model import OpKind, TaskStatus, WaitReason
 from ratchet.runtime import Runtime
 from ratchet.store import StateStore
 
+from ..helpers.scripts import plan, say, verdict
 from .child_flows import BUDGET, HERE, most_at_once
 from .flows import Crash, entries
 
@@ -42,7 +45,7 @@ async def test_start_wait_and_run_child_return_the_childs_result(
 
 async def test_a_replay_never_starts_a_second_child(store: StateStore, rt: Runtime, ledger: str) -> None:
     task_id = await rt.submit(f"{HERE}:one_child", {"ledger": ledger})
-    with contextlib.suppress(Crash):
+    with pytest.raises(Crash):
         await rt.resume(task_id)
     assert [c.id for c in await store.list_children(task_id)] == [f"{task_id}.0"]
 
@@ -129,3 +132,23 @@ async def test_budgets_nest_and_a_child_gets_no_more_than_its_parent_has_left(
     assert "budget exceeded (max_steps: 2 of 1)" in (second.error or "")
     assert task.status is TaskStatus.FAILED
     assert task.error == "budget exceeded (max_steps: 3 of 3 used; nothing left to give a child task)"
+
+
+async def test_an_agent_runs_as_a_child_with_its_own_model_and_workspace(
+    store: StateStore, rt: Runtime, script: Callable[[dict[str, Any]], str]
+) -> None:
+    model = script({"plan": [plan("measure")], "act": [say("measured: fast")], "verify": [verdict(True)]})
+
+    task = await rt.run(f"{HERE}:agent_child", {"model": model})
+
+    assert task.status is TaskStatus.COMPLETED, task.error
+    [child] = await store.list_children(task.id)
+    assert (child.status, child.agent, child.instruction) == (
+        TaskStatus.COMPLETED,
+        "helper",
+        "make X fast again",
+    )
+    assert child.workflow == AGENT_LOOP
+    assert child.model == model
+    assert child.workspace is not None
+    assert task.result == child.result

@@ -1,7 +1,7 @@
 """The durable context a workflow runs in.
 
 Its nondeterministic entry points are exactly ``call_model``, ``call_tool``
-(and ``call_tools`` for parallel calls), ``now``, ``uuid`` and ``sleep``. Each
+(and ``call_tools``), ``now``, ``uuid``, ``sleep`` and the child tasks' (children.py). Each
 takes the next ``seq`` in program order; on resume, the workflow runs again
 from the top and every seq with a recorded result returns it instead of acting
 (replay), until the first seq without one, which runs live (docs/durability.md, the contract).
