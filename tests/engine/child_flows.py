@@ -19,7 +19,7 @@ from ratchet.errors import OperationFailed
 from ratchet.policy import Budget
 from ratchet.tools import tool
 
-from .flows import FAST, crash_once, record
+from .flows import FAST, crash_once, keyed, record, slow
 
 HERE = "tests.engine.child_flows"
 
@@ -48,7 +48,7 @@ async def fail(message: str) -> None:
     raise RuntimeError(message)
 
 
-TOOLS = [record, crash_once, occupy, fail]
+TOOLS = [record, crash_once, occupy, fail, keyed, slow]
 
 
 @workflow(tools=TOOLS, retry=FAST)
@@ -144,3 +144,20 @@ async def agent_child(ctx: Any, model: str) -> Any:
     """An agent as the child: it plans and acts on the instruction, with its own model."""
     helper = Agent(name="helper", model=model)
     return await ctx.run_child(helper, instruction="make X fast again")
+
+
+@workflow(tools=TOOLS, retry=FAST)
+async def keyed_leaf(ctx: Any, ledger: str, label: str, seconds: float) -> str:
+    """A slow idempotent call (a window for kills), then one effect under its idempotency key."""
+    await ctx.call_tool("slow", {"ledger": ledger, "label": f"{label}-slow", "seconds": seconds})
+    return str(await ctx.call_tool("keyed", {"ledger": ledger, "label": label}))
+
+
+@workflow(tools=TOOLS, retry=FAST)
+async def tree(ctx: Any, ledger: str, name: str, count: int, limit: int, seconds: float) -> list[Any]:
+    """`count` keyed children, at most `limit` at once; their idempotency keys, in order."""
+    children = [
+        Child(keyed_leaf, {"ledger": ledger, "label": f"{name}-{i}", "seconds": seconds})
+        for i in range(count)
+    ]
+    return await ctx.run_children(children, max_concurrency=limit)
