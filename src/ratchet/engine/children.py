@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from pydantic import JsonValue
@@ -43,7 +43,6 @@ class Child:
     instruction: str | None = None
     name: str | None = None
     model: str | None = None
-    options: dict[str, Any] = field(default_factory=dict)
 
 
 class _Parent(Protocol):
@@ -176,7 +175,6 @@ async def _start(ctx: _Parent, seq: int, child: Child) -> str:
         approval_timeout=parent.approval_timeout,
         priority=parent.priority,
         parent_id=parent.id,
-        **child.options,
     )
     task = task.model_copy(update={"budget": _child_budget(ctx, task.budget)})
     op = Operation(
