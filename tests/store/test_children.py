@@ -8,7 +8,7 @@ import contextvars
 import pytest
 
 from ratchet.errors import TaskNotFound
-from ratchet.model import Task, TaskStatus
+from ratchet.model import Task, TaskStatus, Trigger, WaitReason
 from ratchet.store import StateStore
 
 from ..helpers.builders import make_task
@@ -57,3 +57,25 @@ async def test_get_task_locked_reads_the_task_and_holds_off_another_locked_read(
 async def test_get_task_locked_of_an_unknown_task_raises(store: StateStore) -> None:
     with pytest.raises(TaskNotFound):
         await store.get_task_locked("nope")
+
+
+async def test_a_parent_waiting_on_children_is_an_orphan_only_once_they_all_ended(
+    store: StateStore, task: Task
+) -> None:
+    parent = await store.update_task(task.transition(TaskStatus.RUNNING))
+    parent = await store.update_task(parent.transition(TaskStatus.WAITING, waiting_on=WaitReason.CHILDREN))
+    first = await store.create_task(make_task("t1.0", parent_id=task.id))
+    second = await store.create_task(make_task("t1.1", parent_id=task.id))
+    await store.update_task(first.transition(TaskStatus.CANCELLED))
+    await store.put_trigger(Trigger(kind="start", task_id=second.id))
+    second = await store.update_task(second.transition(TaskStatus.RUNNING))
+
+    assert task.id not in [t.id for t in await store.list_orphaned_tasks()]  # a child still runs
+
+    await store.update_task(second.transition(TaskStatus.COMPLETED))
+    await store.delete_triggers(second.id)
+
+    # Its wake-up was lost (a worker died between taking it and claiming the task): a sweep finds it.
+    assert [t.id for t in await store.list_orphaned_tasks()] == [task.id]
+    leases = await store.claim_tasks("w", 30)
+    assert [lease.task_id for lease in leases] == [task.id]

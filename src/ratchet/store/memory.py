@@ -180,10 +180,14 @@ class _MemoryOps(StoreOps, UndoLog):
         found = []
         for task in await self.list_tasks():
             lease = await self.get_lease(task.id)
+            children = await self.list_children(task.id) if task.waiting_on is WaitReason.CHILDREN else []
             if (
                 (
                     task.status in (TaskStatus.QUEUED, TaskStatus.RUNNING)
                     or task.waiting_on is WaitReason.TIMER
+                    or (
+                        task.waiting_on is WaitReason.CHILDREN and all(c.status.is_terminal for c in children)
+                    )
                 )
                 and (lease is None or not lease.is_live(now))
                 and task.id not in woken

@@ -120,10 +120,12 @@ class StoreOps(abc.ABC):
     ) -> list[Task]:
         """Return up to `limit` tasks that should run but that nothing will wake.
 
-        Those queued, running, or waiting on a timer, that no live lease holds
-        (none, expired or released) and that have no queued trigger: the tasks
-        of a worker that died. Tasks waiting on a person are never returned.
-        The lowest priority number (`Task.priority`) comes first, then the oldest.
+        Those queued, running, waiting on a timer, or waiting on children that
+        have all ended, that no live lease holds (none, expired or released)
+        and that have no queued trigger: the tasks of a worker that died (or
+        that died between taking a task's wake-up and claiming it). Tasks
+        waiting on a person are never returned. The lowest priority number
+        (`Task.priority`) comes first, then the oldest.
         """
 
     # ------------------------------------------------------------------ steps

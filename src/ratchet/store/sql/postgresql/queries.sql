@@ -86,7 +86,10 @@ WHERE id = %(id)s
 -- name: list_orphaned_tasks
 SELECT t.id, t.status, t.record FROM tasks t
 LEFT JOIN leases l ON l.task_id = t.id
-WHERE (t.status IN ('queued', 'running') OR (t.status = 'waiting' AND t.waiting_on = 'timer'))
+WHERE (t.status IN ('queued', 'running') OR (t.status = 'waiting' AND t.waiting_on = 'timer')
+       OR (t.status = 'waiting' AND t.waiting_on = 'children' AND NOT EXISTS (
+           SELECT 1 FROM tasks c WHERE c.parent_id = t.id
+             AND c.status NOT IN ('completed', 'failed', 'cancelled'))))
   AND (l.task_id IS NULL OR l.released OR l.expires_at <= %(now)s)
   AND NOT EXISTS (SELECT 1 FROM triggers g WHERE g.task_id = t.id)
 ORDER BY t.priority, t.created_at, t.position
@@ -325,7 +328,10 @@ SELECT task_id, owner, token, expires_at, host, pid, released, granted_at, took_
 WITH candidates AS (
     SELECT t.id, t.priority, t.created_at, t.position FROM tasks t
     LEFT JOIN leases l ON l.task_id = t.id
-    WHERE (t.status IN ('queued', 'running') OR (t.status = 'waiting' AND t.waiting_on = 'timer'))
+    WHERE (t.status IN ('queued', 'running') OR (t.status = 'waiting' AND t.waiting_on = 'timer')
+           OR (t.status = 'waiting' AND t.waiting_on = 'children' AND NOT EXISTS (
+               SELECT 1 FROM tasks c WHERE c.parent_id = t.id
+                 AND c.status NOT IN ('completed', 'failed', 'cancelled'))))
       AND (l.task_id IS NULL OR l.released OR l.expires_at <= %(now)s)
       AND NOT EXISTS (SELECT 1 FROM triggers g WHERE g.task_id = t.id)
       AND t.id NOT IN (SELECT jsonb_array_elements_text(%(skip)s::jsonb))
