@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from ratchet.engine.task_spec import AGENT_LOOP
+from ratchet.engine.worker import Worker
 from ratchet.model import OpKind, TaskStatus, WaitReason
 from ratchet.runtime import Runtime
 from ratchet.store import StateStore
@@ -152,3 +153,19 @@ async def test_an_agent_runs_as_a_child_with_its_own_model_and_workspace(
     assert child.model == model
     assert child.workspace is not None
     assert task.result == child.result
+
+
+async def test_a_worker_with_one_slot_runs_a_parent_and_its_children(
+    store: StateStore, rt: Runtime, ledger: str, tmp_path: Path
+) -> None:
+    """The parent lets its slot go while it waits: otherwise its children could never run."""
+    inputs = {"ledger": ledger, "marks": str(tmp_path / "marks"), "count": 3, "limit": 2, "seconds": 0.05}
+    task_id = await rt.submit(f"{HERE}:fan_out", inputs)
+
+    await asyncio.wait_for(Worker(store, concurrency=1, poll_interval=0.05).run(until_idle=True), 60)
+
+    task = await store.get_task(task_id)
+    assert task.status is TaskStatus.COMPLETED, task.error
+    assert task.result == ["child-0", "child-1", "child-2"]
+    waits = [e for e in await store.list_events(task_id) if e.kind == "waiting"]
+    assert waits and all(e.data["reason"] == "children" for e in waits)
