@@ -261,7 +261,8 @@ async def _collect(ctx: _Parent, seq: int, child_id: str) -> Operation:
         # finds the parent waiting when it gets the row (and wakes it; `wake_parent`).
         current = await tx.get_task_locked(parent.id)
         child = await tx.get_task(child_id)
-        if child.parent_id != parent.id:
+        # A retry or fork replays its original's journal: the original's children are its own.
+        if child.parent_id is None or child.parent_id not in (parent.id, parent.forked_from):
             raise OperationFailed(
                 "wait_child", seq, "InputError", f"task {child_id} is not a child of {parent.id}"
             )
