@@ -60,7 +60,7 @@ def test_show_json_is_one_object_with_every_part(
 
     assert done.returncode == 0, done.stderr
     shown = json.loads(done.stdout)
-    assert set(shown) == {"task", "steps", "events", "pending_approvals", "question", "in_doubt"}
+    assert set(shown) == {"task", "steps", "events", "pending_approvals", "question", "in_doubt", "children"}
     assert as_task(shown["task"]) == task
     assert [(s["step"], s["name"], s["status"]) for s in shown["steps"]] == [
         (1, "build image", "completed"),
