@@ -237,7 +237,8 @@ def test_workers_killed_again_and_again_finish_every_task_once(shared_url: str, 
     )
 
 
-TREES, CHILDREN = 12, 4
+TREES, CHILDREN = 16, 4
+TREE_KILL_EVERY = (0.5, 1.0)  # trees finish in seconds: kill often enough to land several kills
 
 
 def test_workers_killed_again_and_again_finish_every_task_tree(shared_url: str, tmp_path: Path) -> None:
@@ -251,7 +252,7 @@ def test_workers_killed_again_and_again_finish_every_task_tree(shared_url: str, 
             return [
                 await rt.submit(
                     f"{TREE}",
-                    {"ledger": str(ledger), "name": f"t{i}", "count": CHILDREN, "limit": 2, "seconds": 0.3},
+                    {"ledger": str(ledger), "name": f"t{i}", "count": CHILDREN, "limit": 2, "seconds": 0.6},
                 )
                 for i in range(TREES)
             ]
@@ -267,7 +268,7 @@ def test_workers_killed_again_and_again_finish_every_task_tree(shared_url: str, 
         while time.monotonic() - began < TIME_LIMIT:
             if _statuses(url) == Counter({"completed": TREES * (CHILDREN + 1)}):
                 break
-            time.sleep(rng.uniform(*KILL_EVERY))
+            time.sleep(rng.uniform(*TREE_KILL_EVERY))
             if kills < MAX_KILLS // 2:
                 crew.kill(rng.choice(sorted(crew.running)))
                 kills += 1
