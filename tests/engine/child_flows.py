@@ -161,3 +161,17 @@ async def tree(ctx: Any, ledger: str, name: str, count: int, limit: int, seconds
         for i in range(count)
     ]
     return await ctx.run_children(children, max_concurrency=limit)
+
+
+@workflow(tools=TOOLS, retry=FAST)
+async def talker(ctx: Any) -> str:
+    """One model call (its script says what it cost)."""
+    answer = await ctx.call_model({"purpose": "act", "messages": [{"role": "user", "content": "hi"}]})
+    return str(answer.content)
+
+
+@workflow(tools=TOOLS, retry=FAST)
+async def token_parent(ctx: Any, model: str) -> None:
+    """Two children that each spend 100 tokens, under a parent's 150."""
+    await ctx.run_child(talker, model=model)
+    await ctx.run_child(talker, model=model)

@@ -12,6 +12,7 @@ import pytest
 from ratchet.engine.task_spec import AGENT_LOOP
 from ratchet.engine.worker import Worker
 from ratchet.model import OpKind, TaskStatus, WaitReason
+from ratchet.policy import Budget
 from ratchet.runtime import Runtime
 from ratchet.store import StateStore
 
@@ -169,3 +170,22 @@ async def test_a_worker_with_one_slot_runs_a_parent_and_its_children(
     assert task.result == ["child-0", "child-1", "child-2"]
     waits = [e for e in await store.list_events(task_id) if e.kind == "waiting"]
     assert waits and all(e.data["reason"] == "children" for e in waits)
+
+
+async def test_a_child_spends_no_more_tokens_than_its_parent_has_left(
+    store: StateStore, rt: Runtime, script: Callable[[dict[str, Any]], str]
+) -> None:
+    spends_100 = {"content": "hello", "usage": {"prompt_tokens": 60, "completion_tokens": 40}}
+    model = script({"act": [spends_100, spends_100]})
+
+    task = await rt.run(f"{HERE}:token_parent", {"model": model}, budget=Budget(max_llm_tokens=150))
+
+    first, second = await store.list_children(task.id)
+    assert (first.status, first.budget.max_llm_tokens) == (TaskStatus.COMPLETED, 150)
+    assert second.budget.max_llm_tokens == 50  # what the parent had left when it started
+    assert (second.status, second.error) == (
+        TaskStatus.FAILED,
+        "budget exceeded (max_llm_tokens: 100 tokens of 50 tokens)",
+    )
+    assert task.status is TaskStatus.FAILED
+    assert task.error is not None and task.error.endswith(f"child task {second.id} failed: {second.error}")
