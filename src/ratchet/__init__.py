@@ -11,6 +11,7 @@ from importlib.metadata import version as _version
 from ._distribution import DISTRIBUTION as _DISTRIBUTION
 from .agent import Agent
 from .engine import Call, Compaction, Context, Middleware, Worker, WorkerIdentity, Workflow, workflow
+from .engine.children import Child
 from .errors import (
     BudgetExceeded,
     CannotResume,
@@ -69,6 +70,7 @@ __all__ = [
     "Checkpoint",
     "CheckpointPolicy",
     "CheckpointStrategy",
+    "Child",
     "Compaction",
     "ConflictError",
     "Context",

@@ -288,6 +288,7 @@ def _new_attempt(original: Task, new_id: str, state: AgentState, *, workspace: s
             "workspace": workspace,
             "deadline": None,
             "write_mark": None,
+            "parent_id": None,  # a new attempt of a child is nobody's child: no parent waits on it
         }
     )
     return Task.model_validate(copy.model_dump())

@@ -70,7 +70,6 @@ class Record(BaseModel):
 
 NonEmpty = Annotated[str, Field(min_length=1)]
 
-
 # --------------------------------------------------------------------------- tasks
 
 
@@ -97,10 +96,11 @@ class WaitReason(StrEnum):
     CODE = "code"  # its code or workspace is refused or missing here: an operator acts, then resumes
     STALE = "stale"  # its newest checkpoint is older than its policy trusts: a person checks, then forces
     MESSAGE = "message"  # `ctx.receive` found no message: a send (or its timeout) wakes it
+    CHILDREN = "children"  # on child tasks: the end of each wakes it (a trigger), no person needed
 
     @property
     def needs_person(self) -> bool:
-        return self not in (WaitReason.TIMER, WaitReason.MESSAGE)
+        return self not in (WaitReason.TIMER, WaitReason.MESSAGE, WaitReason.CHILDREN)
 
 
 _TERMINAL_TASK = frozenset({TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.CANCELLED})
@@ -154,6 +154,7 @@ class Task(Record):
     model: str | None = None
     state: AgentState = Field(default_factory=lambda: AgentState())
     forked_from: str | None = None
+    parent_id: str | None = None  # the task that started this one as its child (engine/children.py)
     write_mark: tuple[int, int] | None = None
     created_at: dt.datetime = Field(default_factory=utcnow)
     updated_at: dt.datetime = Field(default_factory=utcnow)
@@ -282,6 +283,7 @@ class OpKind(StrEnum):
     QUESTION = "question"
     PATCH = "patch"  # a ctx.patched() marker (engine/versioning.py)
     RECEIVE = "receive"
+    CHILD = "child"
 
 
 class OpStatus(StrEnum):

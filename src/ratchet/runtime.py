@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import uuid
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from pydantic import JsonValue
 
-from .agent import AGENT_WORKFLOW, Agent
+from .agent import Agent
 from .branching import fork_task, retry_task
 from .code_trust import CodeTrust
+from .engine.cancelling import cancel_task
 from .engine.inbox import send_message
 from .engine.people import (
     answer_question,
@@ -24,13 +24,14 @@ from .engine.people import (
 )
 from .engine.runner import DEFAULT_LEASE_TTL, WorkerIdentity, run_task
 from .engine.staleness import stale_message
-from .engine.workflow import Workflow, load_workflow, portable_reference
+from .engine.task_spec import new_task
+from .engine.tree import run_tree
+from .engine.workflow import Workflow
 from .errors import CannotResume, InputError
 from .inbox_message import InboxMessage
-from .limits import MAX_INSTRUCTION_BYTES, PRIORITY_DEFAULT, PRIORITY_MAX, PRIORITY_MIN, check_instruction
+from .limits import MAX_INSTRUCTION_BYTES, PRIORITY_DEFAULT
 from .model import (
     Event,
-    StepStatus,
     Task,
     TaskStatus,
     Trigger,
@@ -41,7 +42,6 @@ from .policy import MAX_DURATION, Budget
 from .runtime_sessions import SessionMethods
 from .schedules import SCHEDULE_TRIGGER, Schedule, check_cron, new_schedule_id, next_due, schedule_trigger
 from .store import DEFAULT_STORE_URL, StateStore, open_store
-from .workspace import workspace_for
 
 __all__ = ["Runtime"]
 
@@ -251,61 +251,18 @@ class Runtime(SessionMethods):
         workflow: Workflow | Agent | str,
         inputs: dict[str, JsonValue] | None,
         *,
-        name: str | None,
-        instruction: str,
-        model: str | None,
-        deadline: float | dt.datetime | None,
-        budget: Budget | None,
-        task_id: str | None,
         approval_timeout: float | None,
-        priority: int,
+        **options: Any,
     ) -> Task:
-        check_instruction(instruction, limit=self.max_instruction_bytes)
-        if (
-            isinstance(priority, bool)
-            or not isinstance(priority, int)
-            or not PRIORITY_MIN <= priority <= PRIORITY_MAX
-        ):
-            raise InputError(
-                f"priority {priority!r}: give a whole number from {PRIORITY_MIN} (most urgent) "
-                f"to {PRIORITY_MAX}; the default is {PRIORITY_DEFAULT}"
-            )
         if approval_timeout is _UNSET:
             approval_timeout = self.approval_timeout
-        workspace = None
-        if isinstance(workflow, Agent):
-            agent = workflow
-            workflow = AGENT_WORKFLOW
-            inputs = {**(inputs or {}), "agent": agent.spec.model_dump(mode="json")}
-            model = model or agent.model
-            budget = budget or agent.budget
-            name = name or agent.name
-            self._admit(*agent.spec.tool_sources)
-        reference = workflow.reference if isinstance(workflow, Workflow) else portable_reference(workflow)
-        found = workflow if isinstance(workflow, Workflow) else load_workflow(reference)
-        self._admit(reference.rpartition(":")[0])
-        name = name or found.name
-        if isinstance(deadline, (int, float)):
-            try:
-                deadline = utcnow() + dt.timedelta(seconds=deadline)
-            except (OverflowError, ValueError):  # past year 9999, or not a number
-                raise InputError(f"deadline {deadline!r}: give seconds from now, up to 100 years") from None
-        task_id = task_id or f"{_slug(name)}-{uuid.uuid4().hex[:8]}"
-        if reference == AGENT_WORKFLOW:
-            workspace = str(workspace_for(task_id))
-        return Task(
-            id=task_id,
-            name=name,
-            instruction=instruction,
-            agent=_agent_name(inputs, found.name) if reference == AGENT_WORKFLOW else found.name,
-            workflow=reference,
-            model=model,
-            inputs_params=inputs or {},
-            deadline=deadline,
-            budget=budget or Budget(),
-            workspace=workspace,
+        return new_task(
+            workflow,
+            inputs,
             approval_timeout=approval_timeout,
-            priority=priority,
+            max_instruction_bytes=self.max_instruction_bytes,
+            admit=self._admit,
+            **options,
         )
 
     def _admit(self, *sources: str) -> None:
@@ -342,7 +299,9 @@ class Runtime(SessionMethods):
         as `trust` admits; if it is refused or missing, the task is returned
         ``waiting(code)``.
 
-        A task that completed is returned as it is: it is done.
+        A task that completed is returned as it is: it is done. A task that
+        waits on its child tasks has them run here too (and itself again
+        when they end), until it ends or waits on a person or a timer.
 
         Raises:
             CannotResume: the task failed or was cancelled (`retry` makes a new
@@ -371,9 +330,16 @@ class Runtime(SessionMethods):
         resumed = await run_task(
             self.store, task_id, worker=self.identity, lease_ttl=self.lease_ttl, trust=self.trust, force=force
         )
+        if resumed.waiting_on is WaitReason.CHILDREN:  # its children run here too, then it again
+            resumed = await run_tree(self.store, task_id, self._run_here)
         if resumed.waiting_on is WaitReason.STALE:  # judged too old just now: set aside, and said so
             raise CannotResume(await stale_message(self.store, resumed))
         return resumed
+
+    async def _run_here(self, task_id: str) -> Task:
+        return await run_task(
+            self.store, task_id, worker=self.identity, lease_ttl=self.lease_ttl, trust=self.trust
+        )
 
     async def wait(self, task_id: str, *, timeout: float | None = None, poll: float = 0.2) -> Task:
         """Wait until the task ends or waits on a person; return it then."""
@@ -398,42 +364,9 @@ class Runtime(SessionMethods):
         Raises:
             CannotResume: the task already ended.
         """
-        task = await self.store.get_task(task_id)
-        if task.status.is_terminal:
-            raise CannotResume(f"task {task_id} is already {task.status}; it cannot be cancelled")
-        lease = await self.store.claim_lease(
-            task_id,
-            f"cancel:{self.identity.name}",
-            self.lease_ttl,
-            host=self.identity.host,
-            pid=self.identity.pid,
-            take_over=True,
+        return await cancel_task(
+            self.store, task_id, reason=reason, identity=self.identity, lease_ttl=self.lease_ttl
         )
-        assert lease is not None
-        try:
-            async with self.store.transaction(fence=lease) as tx:
-                task = await tx.get_task(task_id)
-                if task.status.is_terminal:
-                    raise CannotResume(f"task {task_id} is already {task.status}; it cannot be cancelled")
-                cancelled = task.transition(TaskStatus.CANCELLED, error=reason)
-                steps = [
-                    s.transition(StepStatus.CANCELLED) if not s.status.is_terminal else s
-                    for s in await tx.list_steps(task_id)
-                ]
-                await tx.replace_steps(task_id, steps)
-                await tx.update_task(cancelled)
-                await tx.delete_triggers(task_id)
-                await tx.append_event(
-                    Event(
-                        task_id=task_id,
-                        kind="task_cancelled",
-                        message=f"task cancelled: {reason}",
-                        display_message=f"Cancelled: {reason}",
-                    )
-                )
-        finally:
-            await self.store.release_lease(lease)
-        return cancelled
 
     # ------------------------------------------------------------------ people
 
@@ -553,14 +486,3 @@ class Runtime(SessionMethods):
         return await self.store.rotate_checkpoints(
             keep=keep, older_than=None if older_than is None else dt.timedelta(seconds=older_than)
         )
-
-
-def _agent_name(inputs: dict[str, JsonValue] | None, default: str) -> str:
-    """The name in an agent task's inputs (its spec, under ``agent``)."""
-    spec = (inputs or {}).get("agent")
-    return str(spec.get("name", default)) if isinstance(spec, dict) else default
-
-
-def _slug(name: str) -> str:
-    cleaned = "".join(c if c.isalnum() or c in "-_" else "-" for c in name.lower()).strip("-")
-    return cleaned[:40] or "task"

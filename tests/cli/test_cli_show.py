@@ -68,6 +68,7 @@ def test_show_json_is_one_object_with_every_part(
         "question",
         "in_doubt",
         "pending_messages",
+        "children",
     }
     assert shown["pending_messages"] == []
     assert as_task(shown["task"]) == task

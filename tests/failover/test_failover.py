@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import os
 import random
 import signal
@@ -38,6 +39,7 @@ LEASE_TTL = 2.0
 TIME_LIMIT = 180.0  # the whole run, kills included; it takes a fraction of this
 KILL_EVERY = (1.0, 2.5)  # seconds between kills, drawn at random
 MAX_KILLS = 12
+TREE = "tests.engine.child_flows:tree"
 
 
 class Crew:
@@ -233,6 +235,81 @@ def test_workers_killed_again_and_again_finish_every_task_once(shared_url: str, 
         f"{TASKS} tasks in {took:.1f} s, {kills} kills, {moved} tasks changed hands, "
         f"{sum(starts.values()) - len(starts)} tool calls re-run under their key"
     )
+
+
+TREES, CHILDREN = 16, 4
+TREE_KILL_EVERY = (0.5, 1.0)  # trees finish in seconds: kill often enough to land several kills
+
+
+def test_workers_killed_again_and_again_finish_every_task_tree(shared_url: str, tmp_path: Path) -> None:
+    """Parents fanning out to children, workers killed: every parent and child completes, each child
+    is started once and does its effect under one key, and no parent is left waiting."""
+    url = shared_url
+    ledger = tmp_path / "trees.jsonl"
+
+    async def submit() -> list[str]:
+        async with Runtime(url) as rt:
+            return [
+                await rt.submit(
+                    f"{TREE}",
+                    {"ledger": str(ledger), "name": f"t{i}", "count": CHILDREN, "limit": 2, "seconds": 0.6},
+                )
+                for i in range(TREES)
+            ]
+
+    parents = asyncio.run(submit())
+    crew = Crew(url, tmp_path, _environment(tmp_path / "ledger.db", tool_seconds=0.1))
+    for _ in range(WORKERS):
+        crew.start()
+    rng = random.Random(11)
+    kills = 0
+    began = time.monotonic()
+    try:
+        while time.monotonic() - began < TIME_LIMIT:
+            if _statuses(url) == Counter({"completed": TREES * (CHILDREN + 1)}):
+                break
+            time.sleep(rng.uniform(*TREE_KILL_EVERY))
+            if kills < MAX_KILLS // 2:
+                crew.kill(rng.choice(sorted(crew.running)))
+                kills += 1
+                crew.start()
+    finally:
+        crew.stop_all()
+
+    statuses = _statuses(url)
+    assert statuses == Counter({"completed": TREES * (CHILDREN + 1)}), f"{statuses}\n{crew.logs()}"
+    assert kills >= 3
+
+    async def read() -> dict[str, tuple[list[str], list[str], object]]:
+        store = await open_store(url, create=False)
+        try:
+            found = {}
+            for parent in parents:
+                starts = [op for op in await store.list_ops(parent) if op.kind is OpKind.CHILD]
+                started = [
+                    str(op.output["child_id"])
+                    for op in starts
+                    if isinstance(op.output, dict) and op.name == "start_child"
+                ]
+                children = [child.id for child in await store.list_children(parent)]
+                found[parent] = (started, children, (await store.get_task(parent)).result)
+            return found
+        finally:
+            await store.close()
+
+    trees = asyncio.run(read())
+    for parent, (started, children, result) in trees.items():
+        assert sorted(started) == sorted(children), parent  # each child started once, none lost
+        assert len(children) == CHILDREN
+        assert isinstance(result, list) and len(set(result)) == CHILDREN
+    # One key per child's effect, however often a kill made it run again under that key.
+    lines = [json.loads(line) for line in ledger.read_text().splitlines()]
+    keys: dict[str, set[str]] = {}
+    for line in lines:
+        if "key" in line:
+            keys.setdefault(line["label"], set()).add(line["key"])
+    assert len(keys) == TREES * CHILDREN
+    assert all(len(found) == 1 for found in keys.values()), keys
 
 
 def test_a_paused_worker_has_its_late_writes_rejected(postgres_url: str, tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ PUBLIC_NAMES = [
     "Checkpoint",
     "CheckpointPolicy",
     "CheckpointStrategy",
+    "Child",
     "Compaction",
     "ConflictError",
     "Context",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 
 from ..errors import StoreError
-from ..model import Task, TaskStatus
+from ..model import Task, TaskStatus, WaitReason
 from .render import command
 
 __all__ = [
@@ -52,6 +52,8 @@ def exit_code(task: Task) -> int:
         return 0
     if task.status.is_terminal:
         return EXIT_FAILED
+    if task.waiting_on is WaitReason.CHILDREN:  # a run returns it so only when its children wait on people
+        return EXIT_WAITS_ON_PERSON
     if task.waiting_on is not None and task.waiting_on.needs_person:
         return EXIT_WAITS_ON_PERSON
     return EXIT_WAITS_ON_TIMER

@@ -207,6 +207,15 @@ def task_view_json(view: TaskView) -> dict[str, Any]:
             {"seq": m.seq, "name": m.name, "payload": m.payload, "sent_at": iso_time(m.sent_at)}
             for m in view.pending_messages
         ],
+        "children": [
+            {
+                "task_id": child.id,
+                "name": child.name,
+                "status": str(child.status),
+                "waiting_on": child.waiting_on,
+            }
+            for child in view.children
+        ],
     }
 
 

@@ -37,7 +37,7 @@ from ..model import (
 from ..printable import plain, printable_json
 from ..schedules import Schedule
 from ..store import DEFAULT_STORE_URL, redact_url
-from .views import Outcome, SessionSummary, TaskView, in_seq_order
+from .views import Outcome, SessionSummary, TaskView, in_seq_order, in_tree_order
 
 __all__ = [
     "STEP_STYLES",
@@ -146,19 +146,25 @@ def print_tasks(
     store_url: str,
     status: TaskStatus | None,
     unreadable: Sequence[CorruptRecord] = (),
+    tree: bool = False,
 ) -> None:
-    """The tasks, then those whose rows cannot be read: status ``unreadable``, what is wrong as their name."""
+    """The tasks, then those whose rows cannot be read: status ``unreadable``, what is wrong as their name.
+
+    With `tree`, each task is followed by its children, indented under it.
+    """
+    rows = in_tree_order(tasks) if tree else [(0, task) for task in tasks]
     if not tasks and not unreadable:
         what = f"No {status} tasks" if status else "No tasks yet"
         print_line(f"{what} in {redact_url(store_url)}.")
         return
     table = Table()
-    add_id_column(table, "id", [task.id for task in tasks] + [str(row.key[0]) for row in unreadable])
+    ids = ["  " * depth + ("└ " if depth else "") + task.id for depth, task in rows]
+    add_id_column(table, "id", ids + [str(row.key[0]) for row in unreadable])
     for header in ("name", "status", "agent", "created", "updated"):
         table.add_column(header, overflow="fold")
-    for task in tasks:
+    for depth, task in rows:
         table.add_row(
-            plain(task.id),
+            plain("  " * depth + ("└ " if depth else "") + task.id),
             plain(task.name),
             status_text(task),
             plain(task.agent),
@@ -176,6 +182,10 @@ def print_tasks(
 def print_task_view(view: TaskView, *, store_url: str) -> None:
     console.print(_task_panel(view.task))
     console.print(_steps_table(view.steps) if view.steps else Text("Steps: none planned yet."))
+    if view.children:
+        console.print(Text(f"Children ({len(view.children)}):", style="bold"))
+        for child in view.children:
+            console.print(Text.assemble(f"  {child.id}  ", plain(child.name), "  ", status_text(child)))
     if view.pending_approvals:
         _print_approvals(view.task, view.pending_approvals, store_url=store_url)
     if view.question is not None:
@@ -209,6 +219,8 @@ def _task_panel(task: Task) -> Panel:
     fields.add_row("name", plain(task.name))
     fields.add_row("status", status_text(task))
     fields.add_row("agent", plain(task.agent))
+    if task.parent_id:
+        fields.add_row("parent", plain(task.parent_id))
     fields.add_row("priority", f"{task.priority} (0 is the most urgent)")
     fields.add_row("instruction", plain(task.instruction))
     if task.goal:

@@ -19,7 +19,7 @@ from . import json_output, render
 from .completion import complete_status
 from .options import ForceOpenOption, JsonOption, StoreOption, TaskArgument
 from .store_access import open_for_task, open_store_for, run_async
-from .views import TaskView, in_seq_order, load_task_view
+from .views import TaskView, in_seq_order, in_tree_order, load_task_view
 
 __all__ = ["events_command", "parse_status", "show_command", "tasks_command"]
 
@@ -57,18 +57,23 @@ def tasks_command(
             help="Only tasks with this status: queued, running, waiting, completed, failed or cancelled.",
         ),
     ] = None,
+    tree: Annotated[
+        bool,
+        typer.Option("--tree", help="Show each task's child tasks under it, indented (JSON: with a depth)."),
+    ] = False,
     as_json: JsonOption = False,
 ) -> None:
     """List tasks, oldest first (then those whose stored rows cannot be read, as `unreadable`)."""
     wanted = parse_status(status) if status is not None else None
     tasks, unreadable = run_async(_list_tasks(store, wanted))
     if as_json:
+        listed = in_tree_order(tasks) if tree else [(0, task) for task in tasks]
         json_output.print_json(
-            [json_output.task_json(task) for task in tasks]
+            [{**json_output.task_json(task), **({"depth": depth} if tree else {})} for depth, task in listed]
             + [json_output.unreadable_json(row) for row in unreadable]
         )
     else:
-        render.print_tasks(tasks, store_url=store, status=wanted, unreadable=unreadable)
+        render.print_tasks(tasks, store_url=store, status=wanted, unreadable=unreadable, tree=tree)
 
 
 async def _list_tasks(url: str, status: TaskStatus | None) -> tuple[list[Task], list[CorruptRecord]]:

@@ -34,6 +34,7 @@ __all__ = [
     "TaskView",
     "in_doubt_ops",
     "in_seq_order",
+    "in_tree_order",
     "load_outcome",
     "load_task_view",
     "open_question",
@@ -55,6 +56,7 @@ class TaskView:
     events: list[Event]
     unreadable_events: list[CorruptRecord] = field(default_factory=list)
     pending_messages: list[InboxMessage] = field(default_factory=list)  # sent, not yet received
+    children: list[Task] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -123,7 +125,27 @@ async def load_task_view(tx: StoreOps, task_id: str) -> TaskView:
         events=await tx.last_events(task_id, SHOW_EVENT_COUNT, unreadable=unreadable),
         unreadable_events=unreadable,
         pending_messages=await tx.list_inbox(task_id, pending_only=True),
+        children=await tx.list_children(task_id),
     )
+
+
+def in_tree_order(tasks: Sequence[Task]) -> list[tuple[int, Task]]:
+    """The tasks with their depth, each parent followed by its children (`ratchet tasks --tree`).
+
+    A task whose parent is not among `tasks` is shown at the top level.
+    """
+    listed = {task.id for task in tasks}
+    children: dict[str | None, list[Task]] = {}
+    for task in tasks:
+        parent = task.parent_id if task.parent_id in listed else None
+        children.setdefault(parent, []).append(task)
+    ordered: list[tuple[int, Task]] = []
+    pending = [(0, task) for task in reversed(children.get(None, []))]
+    while pending:
+        depth, task = pending.pop()
+        ordered.append((depth, task))
+        pending.extend((depth + 1, child) for child in reversed(children.get(task.id, [])))
+    return ordered
 
 
 def in_seq_order(events: Sequence[Event], unreadable: Sequence[CorruptRecord]) -> list[Event | CorruptRecord]:

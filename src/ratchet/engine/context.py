@@ -1,8 +1,9 @@
 """The durable context a workflow runs in.
 
 Its nondeterministic entry points are exactly ``call_model``, ``call_tool``
-(and ``call_tools`` for parallel calls), ``now``, ``uuid``, ``sleep``, ``receive``
-and ``patched`` (engine/versioning.py, which may take no seq on replay). Each
+(and ``call_tools`` for parallel calls), ``now``, ``uuid``, ``sleep``, ``receive``,
+the child tasks' (children.py) and ``patched`` (engine/versioning.py, which may
+take no seq on replay). Each
 takes the next ``seq`` in program order; on resume, the workflow runs again
 from the top and every seq with a recorded result returns it instead of acting
 (replay), until the first seq without one, which runs live (docs/durability.md, the contract).
@@ -46,6 +47,7 @@ from ..store import StateStore, StoreOps
 from ..tools import Tool, ToolContext
 from .budget import BudgetTracker
 from .calls import Call, TaskSuspended, WorkerStopping, step_meta
+from .children import ChildTasks
 from .faults import crash_point
 from .inbox import Receiving
 from .journal import Journal
@@ -71,7 +73,7 @@ M = TypeVar("M", bound=BaseModel)
 INLINE_WAIT_LIMIT = 30.0  # a retry due later than this frees the worker (a timer trigger)
 
 
-class Context(RecordedValues, Versioning, Receiving):
+class Context(RecordedValues, Versioning, Receiving, ChildTasks):
     """What a workflow function receives as ``ctx``."""
 
     def __init__(

@@ -27,6 +27,7 @@ from ..model import Event, Lease, Severity, StepStatus, Task, TaskStatus, WaitRe
 from ..store import StateStore
 from ..workspace import confined_workspace
 from .calls import TaskSuspended, WorkerStopping
+from .children import wake_parent
 from .code_wait import wait_for_code
 from .context import ApprovalHook, Context
 from .people import require_approval
@@ -160,7 +161,8 @@ def _held_message(task_id: str, lease: Lease | None) -> str:
 
 
 class _Heartbeat:
-    """Renews the lease every third of its time to live; cancels the run if the lease is lost."""
+    """Renews the lease every third of its time to live; cancels the run if the lease is lost
+    (not if this run released it: a task that waits on children lets go as it suspends)."""
 
     def __init__(self, store: StateStore, lease: Lease, ttl: float, run: asyncio.Task[Any] | None) -> None:
         self.store, self.lease, self.ttl, self.run = store, lease, ttl, run
@@ -183,12 +185,21 @@ class _Heartbeat:
             try:
                 self.lease = await self.store.renew_lease(self.lease, self.ttl)
             except LeaseLost as lost:
+                if await self._let_go_here():
+                    return  # this run let the lease go itself, as it began to wait on children
                 self.lost = lost
                 if self.run is not None:
                     self.run.cancel()
                 return
             except Exception:  # a store hiccup: the next beat tries again
                 continue
+
+    async def _let_go_here(self) -> bool:
+        try:
+            held = await self.store.get_lease(self.lease.task_id)
+        except Exception:
+            return False
+        return held is not None and held.token == self.lease.token and held.released
 
 
 async def _run_leased(
@@ -354,6 +365,7 @@ async def _finish(
         if status is TaskStatus.FAILED:
             await _close_open_steps(tx, task.id, error)
         await tx.append_event(event)
+        await wake_parent(tx, task)
     context.task = task
     return task
 

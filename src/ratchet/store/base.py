@@ -210,6 +210,12 @@ class StateStore(StoreOps):
     ) -> list[Task]:
         return await self._read(lambda tx: tx.list_tasks(status, limit=limit, unreadable=unreadable))
 
+    async def get_task_locked(self, task_id: str) -> Task:
+        return await self._write(None, lambda tx: tx.get_task_locked(task_id))
+
+    async def list_children(self, parent_id: str) -> list[Task]:
+        return await self._read(lambda tx: tx.list_children(parent_id))
+
     async def update_task(self, task: Task, *, fence: Lease | None = None) -> Task:
         return await self._write(fence, lambda tx: tx.update_task(task))
 

@@ -156,6 +156,12 @@ class _MemoryOps(MemoryInbox, StoreOps):
         found.sort(key=lambda t: t.created_at)
         return found if limit is None else found[:limit]
 
+    async def get_task_locked(self, task_id: str) -> Task:
+        return await self.get_task(task_id)  # one writer at a time here: reading is locking
+
+    async def list_children(self, parent_id: str) -> list[Task]:
+        return [task for task in await self.list_tasks() if task.parent_id == parent_id]
+
     async def update_task(self, task: Task) -> Task:
         stored = await self.get_task(task.id)
         check_task_move(task.id, stored.status, task.status)
@@ -174,10 +180,14 @@ class _MemoryOps(MemoryInbox, StoreOps):
         found = []
         for task in await self.list_tasks():
             lease = await self.get_lease(task.id)
+            children = await self.list_children(task.id) if task.waiting_on is WaitReason.CHILDREN else []
             if (
                 (
                     task.status in (TaskStatus.QUEUED, TaskStatus.RUNNING)
                     or task.waiting_on is WaitReason.TIMER
+                    or (
+                        task.waiting_on is WaitReason.CHILDREN and all(c.status.is_terminal for c in children)
+                    )
                 )
                 and (lease is None or not lease.is_live(now))
                 and task.id not in woken

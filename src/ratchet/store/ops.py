@@ -86,6 +86,21 @@ class StoreOps(InboxOps):
         """Return tasks, oldest first, only those with `status` when given (unreadable rows apart)."""
 
     @abc.abstractmethod
+    async def get_task_locked(self, task_id: str) -> Task:
+        """Return the task, its row locked against other writers until the transaction ends.
+
+        A writer whose decision depends on the task's latest status (a child
+        waking its waiting parent) reads it this way.
+
+        Raises:
+            TaskNotFound: no task has that id.
+        """
+
+    @abc.abstractmethod
+    async def list_children(self, parent_id: str) -> list[Task]:
+        """Return the tasks `parent_id` started as its children (``Task.parent_id``), oldest first."""
+
+    @abc.abstractmethod
     async def update_task(self, task: Task) -> Task:
         """Write the task record over the stored one and return it as stored.
 
@@ -109,10 +124,12 @@ class StoreOps(InboxOps):
     ) -> list[Task]:
         """Return up to `limit` tasks that should run but that nothing will wake.
 
-        Those queued, running, or waiting on a timer, that no live lease holds
-        (none, expired or released) and that have no queued trigger: the tasks
-        of a worker that died. Tasks waiting on a person are never returned.
-        The lowest priority number (`Task.priority`) comes first, then the oldest.
+        Those queued, running, waiting on a timer, or waiting on children that
+        have all ended, that no live lease holds (none, expired or released)
+        and that have no queued trigger: the tasks of a worker that died (or
+        that died between taking a task's wake-up and claiming it). Tasks
+        waiting on a person are never returned. The lowest priority number
+        (`Task.priority`) comes first, then the oldest.
         """
 
     # ------------------------------------------------------------------ steps

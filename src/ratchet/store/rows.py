@@ -287,6 +287,7 @@ def task_params(task: Task) -> dict[str, Any]:
         "created_at": to_micros(task.created_at),
         "record": task.to_json(),
         "priority": task.priority,
+        "parent_id": task.parent_id,
     }
 
 

@@ -125,6 +125,16 @@ class SqlOps(SqlInbox, StoreOps):
             )
         return rows.decode_each(found, rows.task_from_row, unreadable)
 
+    async def get_task_locked(self, task_id: str) -> Task:
+        row = await self._d.one("get_task_locked", {"id": task_id})
+        if row is None:
+            raise TaskNotFound(task_id)
+        return rows.task_from_row(row)
+
+    async def list_children(self, parent_id: str) -> list[Task]:
+        found = await self._d.all("list_children", {"parent_id": parent_id})
+        return [rows.task_from_row(row) for row in found]
+
     async def update_task(self, task: Task) -> Task:
         check_task_move(task.id, await self._lock_task(task.id), task.status)
         await self._d.execute("update_task", rows.task_params(task))

@@ -55,18 +55,24 @@ SELECT token, released FROM leases WHERE task_id = %(task_id)s FOR SHARE
 SELECT pg_advisory_xact_lock(hashtextextended(%(key)s, 0))
 
 -- name: insert_task
-INSERT INTO tasks (id, status, waiting_on, created_at, record, priority)
-VALUES (%(id)s, %(status)s, %(waiting_on)s, %(created_at)s, %(record)s, %(priority)s)
+INSERT INTO tasks (id, status, waiting_on, created_at, record, priority, parent_id)
+VALUES (%(id)s, %(status)s, %(waiting_on)s, %(created_at)s, %(record)s, %(priority)s, %(parent_id)s)
 ON CONFLICT (id) DO NOTHING
 
 -- name: get_task
 SELECT id, status, record FROM tasks WHERE id = %(id)s
+
+-- name: get_task_locked
+SELECT id, status, record FROM tasks WHERE id = %(id)s FOR NO KEY UPDATE
 
 -- name: lock_task
 SELECT status FROM tasks WHERE id = %(id)s FOR UPDATE
 
 -- name: list_tasks
 SELECT id, status, record FROM tasks ORDER BY created_at, position LIMIT %(limit)s
+
+-- name: list_children
+SELECT id, status, record FROM tasks WHERE parent_id = %(parent_id)s ORDER BY created_at, position
 
 -- name: list_tasks_by_status
 SELECT id, status, record FROM tasks WHERE status = %(status)s
@@ -80,7 +86,10 @@ WHERE id = %(id)s
 -- name: list_orphaned_tasks
 SELECT t.id, t.status, t.record FROM tasks t
 LEFT JOIN leases l ON l.task_id = t.id
-WHERE (t.status IN ('queued', 'running') OR (t.status = 'waiting' AND t.waiting_on = 'timer'))
+WHERE (t.status IN ('queued', 'running') OR (t.status = 'waiting' AND t.waiting_on = 'timer')
+       OR (t.status = 'waiting' AND t.waiting_on = 'children' AND NOT EXISTS (
+           SELECT 1 FROM tasks c WHERE c.parent_id = t.id
+             AND c.status NOT IN ('completed', 'failed', 'cancelled'))))
   AND (l.task_id IS NULL OR l.released OR l.expires_at <= %(now)s)
   AND NOT EXISTS (SELECT 1 FROM triggers g WHERE g.task_id = t.id)
 ORDER BY t.priority, t.created_at, t.position
@@ -319,7 +328,10 @@ SELECT task_id, owner, token, expires_at, host, pid, released, granted_at, took_
 WITH candidates AS (
     SELECT t.id, t.priority, t.created_at, t.position FROM tasks t
     LEFT JOIN leases l ON l.task_id = t.id
-    WHERE (t.status IN ('queued', 'running') OR (t.status = 'waiting' AND t.waiting_on = 'timer'))
+    WHERE (t.status IN ('queued', 'running') OR (t.status = 'waiting' AND t.waiting_on = 'timer')
+           OR (t.status = 'waiting' AND t.waiting_on = 'children' AND NOT EXISTS (
+               SELECT 1 FROM tasks c WHERE c.parent_id = t.id
+                 AND c.status NOT IN ('completed', 'failed', 'cancelled'))))
       AND (l.task_id IS NULL OR l.released OR l.expires_at <= %(now)s)
       AND NOT EXISTS (SELECT 1 FROM triggers g WHERE g.task_id = t.id)
       AND t.id NOT IN (SELECT jsonb_array_elements_text(%(skip)s::jsonb))

@@ -10,9 +10,11 @@ CREATE TABLE tasks (
     record      TEXT NOT NULL,
     position    BIGINT GENERATED ALWAYS AS IDENTITY,
     waiting_on  TEXT,
-    priority    INTEGER NOT NULL DEFAULT 5
+    priority    INTEGER NOT NULL DEFAULT 5,
+    parent_id   TEXT
 );
 CREATE INDEX tasks_by_status ON tasks (status, created_at);
+CREATE INDEX tasks_by_parent ON tasks (parent_id, created_at);
 
 CREATE TABLE steps (
     task_id     TEXT NOT NULL,

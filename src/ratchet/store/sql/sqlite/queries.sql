@@ -37,11 +37,14 @@ SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'
 SELECT token, released FROM leases WHERE task_id = :task_id
 
 -- name: insert_task
-INSERT INTO tasks (id, status, waiting_on, created_at, record, priority)
-VALUES (:id, :status, :waiting_on, :created_at, :record, :priority)
+INSERT INTO tasks (id, status, waiting_on, created_at, record, priority, parent_id)
+VALUES (:id, :status, :waiting_on, :created_at, :record, :priority, :parent_id)
 ON CONFLICT (id) DO NOTHING
 
 -- name: get_task
+SELECT id, status, record FROM tasks WHERE id = :id
+
+-- name: get_task_locked
 SELECT id, status, record FROM tasks WHERE id = :id
 
 -- name: lock_task
@@ -49,6 +52,9 @@ SELECT status FROM tasks WHERE id = :id
 
 -- name: list_tasks
 SELECT id, status, record FROM tasks ORDER BY created_at, rowid LIMIT COALESCE(:limit, -1)
+
+-- name: list_children
+SELECT id, status, record FROM tasks WHERE parent_id = :parent_id ORDER BY created_at, rowid
 
 -- name: list_tasks_by_status
 SELECT id, status, record FROM tasks WHERE status = :status
@@ -61,7 +67,10 @@ WHERE id = :id
 -- name: list_orphaned_tasks
 SELECT t.id, t.status, t.record FROM tasks t
 LEFT JOIN leases l ON l.task_id = t.id
-WHERE (t.status IN ('queued', 'running') OR (t.status = 'waiting' AND t.waiting_on = 'timer'))
+WHERE (t.status IN ('queued', 'running') OR (t.status = 'waiting' AND t.waiting_on = 'timer')
+       OR (t.status = 'waiting' AND t.waiting_on = 'children' AND NOT EXISTS (
+           SELECT 1 FROM tasks c WHERE c.parent_id = t.id
+             AND c.status NOT IN ('completed', 'failed', 'cancelled'))))
   AND (l.task_id IS NULL OR l.released = 1 OR l.expires_at <= :now)
   AND NOT EXISTS (SELECT 1 FROM triggers g WHERE g.task_id = t.id)
 ORDER BY t.priority, t.created_at, t.rowid
@@ -274,7 +283,10 @@ INSERT INTO leases AS l (task_id, owner, host, pid, token, expires_at, released,
 SELECT t.id, :owner, :host, :pid, COALESCE(old.token, 0) + 1, :expires_at, 0, :now, 0
 FROM tasks t
 LEFT JOIN leases old ON old.task_id = t.id
-WHERE (t.status IN ('queued', 'running') OR (t.status = 'waiting' AND t.waiting_on = 'timer'))
+WHERE (t.status IN ('queued', 'running') OR (t.status = 'waiting' AND t.waiting_on = 'timer')
+       OR (t.status = 'waiting' AND t.waiting_on = 'children' AND NOT EXISTS (
+           SELECT 1 FROM tasks c WHERE c.parent_id = t.id
+             AND c.status NOT IN ('completed', 'failed', 'cancelled'))))
   AND (old.task_id IS NULL OR old.released = 1 OR old.expires_at <= :now)
   AND NOT EXISTS (SELECT 1 FROM triggers g WHERE g.task_id = t.id)
   AND t.id NOT IN (SELECT value FROM json_each(:skip))

@@ -7,9 +7,11 @@ CREATE TABLE tasks (
     created_at  INTEGER NOT NULL,
     record      TEXT NOT NULL,
     waiting_on  TEXT,
-    priority    INTEGER NOT NULL DEFAULT 5
+    priority    INTEGER NOT NULL DEFAULT 5,
+    parent_id   TEXT
 );
 CREATE INDEX tasks_by_status ON tasks (status, created_at);
+CREATE INDEX tasks_by_parent ON tasks (parent_id, created_at);
 
 CREATE TABLE steps (
     task_id     TEXT NOT NULL,

@@ -1,0 +1,127 @@
+"""Making a new `Task` from what names its code: a `Workflow`, an agent, or a reference string.
+
+`Runtime.submit` and a workflow's ``ctx.start_child`` both make tasks this
+way, so a child task is the same record a submitted one would be. An agent is
+recognised by its shape (`AgentLike`), as the engine sits below the agent
+package: it runs as the agent loop (`AGENT_LOOP`) with its spec in its inputs.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import Callable
+from typing import Protocol, runtime_checkable
+
+from pydantic import BaseModel, JsonValue
+
+from ..errors import InputError
+from ..limits import MAX_INSTRUCTION_BYTES, PRIORITY_DEFAULT, PRIORITY_MAX, PRIORITY_MIN, check_instruction
+from ..model import Task, utcnow
+from ..policy import Budget
+from ..workspace import workspace_for
+from .workflow import Workflow, load_workflow, portable_reference
+
+__all__ = ["AGENT_LOOP", "AgentLike", "new_task", "slug"]
+
+# The agent loop's reference (ratchet.agent.loop.AGENT_WORKFLOW, the same string).
+AGENT_LOOP = "ratchet.agent.loop:agent_loop"
+
+
+@runtime_checkable
+class AgentLike(Protocol):
+    """What of a `ratchet.Agent` a task is made from."""
+
+    @property
+    def spec(self) -> BaseModel: ...
+
+    @property
+    def model(self) -> str | None: ...
+
+    @property
+    def budget(self) -> Budget: ...
+
+    @property
+    def name(self) -> str: ...
+
+
+def new_task(
+    target: Workflow | AgentLike | str,
+    inputs: dict[str, JsonValue] | None = None,
+    *,
+    name: str | None = None,
+    instruction: str = "",
+    model: str | None = None,
+    deadline: float | dt.datetime | None = None,
+    budget: Budget | None = None,
+    task_id: str | None = None,
+    approval_timeout: float | None = None,
+    priority: int = PRIORITY_DEFAULT,
+    max_instruction_bytes: int = MAX_INSTRUCTION_BYTES,
+    parent_id: str | None = None,
+    admit: Callable[[str], None] = lambda source: None,
+) -> Task:
+    """A queued task for `target` (not stored); `admit` hears of each piece of code it names.
+
+    Raises:
+        InputError: the instruction is not UTF-8 text or too large; the
+            deadline or priority is out of range.
+        WorkflowNotFound: a reference names no workflow.
+    """
+    check_instruction(instruction, limit=max_instruction_bytes)
+    if (
+        isinstance(priority, bool)
+        or not isinstance(priority, int)
+        or not PRIORITY_MIN <= priority <= PRIORITY_MAX
+    ):
+        raise InputError(
+            f"priority {priority!r}: give a whole number from {PRIORITY_MIN} (most urgent) "
+            f"to {PRIORITY_MAX}; the default is {PRIORITY_DEFAULT}"
+        )
+    if isinstance(target, AgentLike) and not isinstance(target, (Workflow, str)):
+        agent = target
+        target = AGENT_LOOP
+        inputs = {**(inputs or {}), "agent": agent.spec.model_dump(mode="json")}
+        model = model or agent.model
+        budget = budget or agent.budget
+        name = name or agent.name
+        for source in getattr(agent.spec, "tool_sources", ()):
+            admit(source)
+    reference = target.reference if isinstance(target, Workflow) else portable_reference(target)
+    found = target if isinstance(target, Workflow) else load_workflow(reference)
+    admit(reference.rpartition(":")[0])
+    name = name or found.name
+    if isinstance(deadline, (int, float)):
+        try:
+            deadline = utcnow() + dt.timedelta(seconds=deadline)
+        except (OverflowError, ValueError):  # past year 9999, or not a number
+            raise InputError(f"deadline {deadline!r}: give seconds from now, up to 100 years") from None
+    task_id = task_id or f"{slug(name)}-{uuid.uuid4().hex[:8]}"
+    is_agent = reference == AGENT_LOOP
+    return Task(
+        id=task_id,
+        name=name,
+        instruction=instruction,
+        agent=_agent_name(inputs, found.name) if is_agent else found.name,
+        workflow=reference,
+        model=model,
+        inputs_params=inputs or {},
+        deadline=deadline,
+        budget=budget or Budget(),
+        workspace=str(workspace_for(task_id)) if is_agent else None,
+        approval_timeout=approval_timeout,
+        priority=priority,
+        parent_id=parent_id,
+    )
+
+
+def _agent_name(inputs: dict[str, JsonValue] | None, default: str) -> str:
+    """The name in an agent task's inputs (its spec, under ``agent``)."""
+    spec = (inputs or {}).get("agent")
+    return str(spec.get("name", default)) if isinstance(spec, dict) else default
+
+
+def slug(name: str) -> str:
+    """`name` as a piece of a task id: lower case letters, digits, ``-`` and ``_``."""
+    cleaned = "".join(c if c.isalnum() or c in "-_" else "-" for c in name.lower()).strip("-")
+    return cleaned[:40] or "task"

@@ -1,3 +1,0 @@
--- Version 6 belongs to child tasks (another branch of this change); this
--- empty placeholder keeps the versions without a gap until that migration
--- lands, and is deleted then (its version is the same).
