@@ -187,8 +187,10 @@ def _problems(
             found.append(f"the module saved under {key} before the crash was saved {runs} times")
     effects = [e for e in ledger.effects() if e.tool == "save_module"]
     written = [e.detail["module"] for e in effects]
-    if sorted(written) != sorted(["tokens", "parser", "evaluate", "cli", "cli"]):
-        found.append(f"the modules saved are {written}, not each once (and cli's fix)")
+    planned = task.result.get("modules") if isinstance(task.result, dict) else None
+    coders = len(after) - 1  # one child task per module, and one per fix the reviewer asked
+    if len(written) != coders or not isinstance(planned, list) or not set(planned) <= set(written):
+        found.append(f"the modules saved are {written}: not once for each of the {coders} coder tasks")
     for ops in after.values():
         for op in ops:
             if op.kind == "model" and op.attempt != 1:
