@@ -32,7 +32,7 @@ def demo_command(
     story: Annotated[
         str,
         typer.Argument(
-            metavar="[STORY]",
+            metavar="STORY",
             help="deploy (the default): one agent deploys a service. "
             "team: an architect, coders as child tasks and a reviewer build a package.",
         ),
@@ -64,8 +64,9 @@ def demo_command(
     `ratchet demo team` tells the same story with a team of agents (an
     architect, coder child tasks, a reviewer), each role with its own model.
 
-    Needs no API key and no network. Exit code: 0 when every effect happened
-    exactly once, 1 when anything went wrong (the output says what), 2 bad input.
+    Needs no API key and no network (unless a --ROLE-model names a provider).
+    Exit code: 0 when every effect happened exactly once, 1 when anything went
+    wrong (the output says what), 2 bad input.
     RATCHET_STORE is not read: the demo never writes to your store unless --store names it.
     """
     if story not in ("deploy", "team"):
