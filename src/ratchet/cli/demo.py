@@ -16,6 +16,7 @@ import typer
 from ..demo.orchestration import DemoFailed, run_demo
 from ..demo.paths import DemoPaths
 from ..demo.report import Report
+from ..demo.team_story import TeamModels, run_team_demo
 from ..errors import InputError
 from ..printable import plain
 from ..store import redact_url, store_from_url
@@ -28,6 +29,14 @@ __all__ = ["demo_command"]
 
 
 def demo_command(
+    story: Annotated[
+        str,
+        typer.Argument(
+            metavar="STORY",
+            help="deploy (the default): one agent deploys a service. "
+            "team: an architect, coders as child tasks and a reviewer build a package.",
+        ),
+    ] = "deploy",
     store: Annotated[
         str | None,
         typer.Option(
@@ -40,17 +49,38 @@ def demo_command(
     keep: Annotated[
         bool, typer.Option("--keep", help="Keep the temporary directory to look at afterwards.")
     ] = False,
+    architect_model: Annotated[
+        str | None, typer.Option("--architect-model", metavar="MODEL", help="team: the architect's model.")
+    ] = None,
+    coder_model: Annotated[
+        str | None, typer.Option("--coder-model", metavar="MODEL", help="team: the coders' model.")
+    ] = None,
+    reviewer_model: Annotated[
+        str | None, typer.Option("--reviewer-model", metavar="MODEL", help="team: the reviewer's model.")
+    ] = None,
 ) -> None:
     """Deploy a service with a scripted agent, kill its worker mid-deploy, resume: every effect once.
 
-    Needs no API key and no network. Exit code: 0 when every effect happened
-    exactly once, 1 when anything went wrong (the output says what), 2 bad input.
+    `ratchet demo team` tells the same story with a team of agents (an
+    architect, coder child tasks, a reviewer), each role with its own model.
+
+    Needs no API key and no network (unless a --ROLE-model names a provider).
+    Exit code: 0 when every effect happened exactly once, 1 when anything went
+    wrong (the output says what), 2 bad input.
     RATCHET_STORE is not read: the demo never writes to your store unless --store names it.
     """
+    if story not in ("deploy", "team"):
+        raise InputError(f"unknown demo {story!r}: choose deploy or team")
+    models = TeamModels(architect_model, coder_model, reviewer_model)
+    if story == "deploy" and models != TeamModels():
+        raise InputError("--architect-model, --coder-model and --reviewer-model are for `ratchet demo team`")
     paths, temporary = _demo_paths(store)
     kept = keep or not temporary
     try:
-        task_id = run_async(run_demo(paths, Report(console)))
+        if story == "team":
+            task_id = run_async(run_team_demo(paths, Report(console), models))
+        else:
+            task_id = run_async(run_demo(paths, Report(console)))
     except DemoFailed as failure:
         console.print(plain(f"demo failed: {failure}", style="bold red"), soft_wrap=True)
         _point_to(paths, None)  # kept even without --keep: what went wrong is in there

@@ -6,7 +6,9 @@
 - `paths`: where the demo keeps its files;
 - `orchestration`: the story, with real worker processes and a real SIGKILL;
 - `findings`: what the store and the ledger prove; `report`: what is printed,
-  on the console it is given.
+  on the console it is given;
+- `team`: the team workflow (architect, coder child tasks, reviewer) and its
+  ``team_*.json`` scripts, one per role; `team_story`: ``ratchet demo team``.
 
 The command itself, its options and exit codes, is `ratchet.cli.demo`.
 """

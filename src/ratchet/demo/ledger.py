@@ -119,25 +119,26 @@ class Ledger:
             )
             return cursor.rowcount == 1
 
-    def invocations(self, task_id: str) -> list[Invocation]:
-        """The task's tool starts, oldest first."""
+    def invocations(self, task_id: str | None = None) -> list[Invocation]:
+        """The task's tool starts (every task's without `task_id`), oldest first."""
         if not self.path.exists():
             return []
         with self._connect() as conn:
             rows = conn.execute(
-                "SELECT tool, idempotency_key, attempt, pid FROM invocations WHERE task_id = ? ORDER BY id",
+                "SELECT tool, idempotency_key, attempt, pid FROM invocations"
+                " WHERE coalesce(?, task_id) = task_id ORDER BY id",
                 (task_id,),
             ).fetchall()
         return [Invocation(tool, key, attempt, pid) for tool, key, attempt, pid in rows]
 
-    def effects(self, task_id: str) -> list[Effect]:
-        """The task's effects, in the order they happened."""
+    def effects(self, task_id: str | None = None) -> list[Effect]:
+        """The task's effects (every task's without `task_id`), in the order they happened."""
         if not self.path.exists():
             return []
         with self._connect() as conn:
             rows = conn.execute(
                 "SELECT tool, idempotency_key, detail, pid FROM effects"
-                " WHERE task_id = ? ORDER BY done_at, rowid",
+                " WHERE coalesce(?, task_id) = task_id ORDER BY done_at, rowid",
                 (task_id,),
             ).fetchall()
         return [Effect(tool, key, json.loads(detail), pid) for tool, key, detail, pid in rows]

@@ -29,7 +29,7 @@ from .ledger import LEDGER_ENV, Ledger
 from .paths import SCRIPT_NAME, DemoPaths
 from .report import Report
 
-__all__ = ["DemoFailed", "WorkerProcess", "deploy_agent", "run_demo"]
+__all__ = ["DemoFailed", "WorkerProcess", "deploy_agent", "environment", "run_demo"]
 
 INSTRUCTION = "Deploy service-x to staging"
 WATCH_INTERVAL = 0.05
@@ -82,7 +82,7 @@ async def _tell(paths: DemoPaths, report: Report, workers: list[WorkerProcess]) 
     ledger.create()
 
     report.phase(1, "Submit the task")
-    with _environment(RATCHET_HOME=str(paths.directory)):  # its workspace goes in the demo directory
+    with environment(RATCHET_HOME=str(paths.directory)):  # its workspace goes in the demo directory
         async with Runtime(paths.store_url) as runtime:
             task_id = await runtime.submit(deploy_agent(paths.script), instruction=INSTRUCTION)
     report.submitted(task_id)
@@ -230,7 +230,7 @@ def _check_crash(crash: CrashState) -> None:
 
 
 @contextlib.contextmanager
-def _environment(**values: str) -> Iterator[None]:
+def environment(**values: str) -> Iterator[None]:
     saved = {key: os.environ.get(key) for key in values}
     os.environ.update(values)
     try:
