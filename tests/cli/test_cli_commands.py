@@ -16,6 +16,7 @@ COMMANDS = [
     "events",
     "fork",
     "gc",
+    "mcp",
     "migrate",
     "resolve",
     "resume",

@@ -1,0 +1,156 @@
+"""The JSON shape of each stored record, built in this module only.
+
+`ratchet ... --json` (ratchet.cli.json_output) and the MCP documents
+(ratchet.mcp.documents) both print records through these functions, so one
+thing has one key wherever a program reads it:
+
+- a task's id is ``task_id``, never a bare ``id``;
+- a step is numbered from 1, as people count, under the key ``step``: in a
+  task's steps, in an approval, in the data of the events that name a step
+  (the store keeps `Step.index` from 0; this is the one place that converts);
+- every time is ISO 8601 in UTC with its offset, ``2025-01-02T09:00:00+00:00``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel
+
+from .errors import CorruptRecord
+from .model import Approval, Event, Operation, Step, Task
+from .task_view import TaskView, in_seq_order
+
+__all__ = [
+    "approval_json",
+    "event_json",
+    "iso_time",
+    "operation_json",
+    "step_json",
+    "step_number",
+    "task_json",
+    "task_view_json",
+    "unreadable_json",
+]
+
+# The agent's step events, and a retry's, keep the step's index (from 0) as data["index"].
+_AGENT_STEP_EVENTS = frozenset(
+    {
+        "step_started",
+        "step_completed",
+        "step_retry",
+        "step_skipped",
+        "step_failed",
+        "replanned",
+        "task_completed_by_agent",
+        "task_failed_by_agent",
+        "task_retry",
+        "retried",
+    }
+)
+
+
+def iso_time(moment: dt.datetime | None) -> str | None:
+    """A time as JSON carries it: ISO 8601, in UTC, with its offset (a naive time is taken as UTC)."""
+    if moment is None:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.UTC)
+    return moment.astimezone(dt.UTC).isoformat()
+
+
+def _plain(value: Any) -> Any:
+    """`value` with every time written by `iso_time` and every tuple as a list."""
+    if isinstance(value, dt.datetime):
+        return iso_time(value)
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    return value
+
+
+def _fields(record: BaseModel) -> dict[str, Any]:
+    return dict(_plain(record.model_dump(mode="python")))
+
+
+def step_number(index: Any) -> Any:
+    """A step's number as people count it, from the index the store keeps (None stays None)."""
+    return index + 1 if isinstance(index, int) and not isinstance(index, bool) else index
+
+
+def task_json(task: Task) -> dict[str, Any]:
+    """A task record, its id as ``task_id``."""
+    fields = _fields(task)
+    return {"task_id": fields.pop("id"), **fields}
+
+
+def step_json(step: Step) -> dict[str, Any]:
+    """A step of a task's plan, numbered from 1 as ``step``."""
+    fields = _fields(step)
+    number = step_number(fields.pop("index"))
+    return {"task_id": fields.pop("task_id"), "step": number, **fields}
+
+
+def approval_json(approval: Approval) -> dict[str, Any]:
+    """A tool call waiting for (or given) a person's decision; ``step`` counts from 1."""
+    fields = _fields(approval)
+    fields["step"] = step_number(fields["step"])
+    return fields
+
+
+def operation_json(op: Operation) -> dict[str, Any]:
+    """A journaled call, by its ``seq`` (what ``ratchet resolve --op`` takes)."""
+    return _fields(op)
+
+
+def event_json(event: Event) -> dict[str, Any]:
+    """An event; a step its data names is numbered from 1, as ``step``."""
+    fields = _fields(event)
+    data = dict(fields["data"])
+    if event.kind in _AGENT_STEP_EVENTS and "index" in data:
+        data["step"] = step_number(data.pop("index"))
+    elif event.kind == "waiting" and data.get("reason") == "approval" and "step" in data:
+        data["step"] = step_number(data["step"])
+    fields["data"] = data
+    return fields
+
+
+# The names of the key columns of a table's rows, as the JSON of their records names them.
+_KEY_NAMES = {"tasks": ("task_id",), "events": ("task_id", "seq")}
+
+
+def unreadable_json(problem: CorruptRecord) -> dict[str, Any]:
+    """A stored row that cannot be read: its key, and what is wrong with it as ``unreadable``."""
+    names = _KEY_NAMES.get(problem.table, ())
+    return {**dict(zip(names, problem.key, strict=False)), "unreadable": problem.problem}
+
+
+def task_view_json(view: TaskView) -> dict[str, Any]:
+    """What `ratchet show --json` prints (the MCP task document builds on it)."""
+    return {
+        "task": task_json(view.task),
+        "steps": [step_json(step) for step in view.steps],
+        "events": [
+            event_json(item) if isinstance(item, Event) else unreadable_json(item)
+            for item in in_seq_order(view.events, view.unreadable_events)
+        ],
+        "pending_approvals": [approval_json(approval) for approval in view.pending_approvals],
+        "question": view.question,
+        "in_doubt": [operation_json(op) for op in view.in_doubt],
+        "pending_messages": [
+            {"seq": m.seq, "name": m.name, "payload": m.payload, "sent_at": iso_time(m.sent_at)}
+            for m in view.pending_messages
+        ],
+        "children": [
+            {
+                "task_id": child.id,
+                "name": child.name,
+                "status": str(child.status),
+                "waiting_on": child.waiting_on,
+            }
+            for child in view.children
+        ],
+    }
