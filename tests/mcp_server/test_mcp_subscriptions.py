@@ -14,11 +14,15 @@ from typing import Any
 
 import mcp_types as types
 import pytest
+from mcp import Client
 from mcp.client.subscriptions import ResourceUpdated
 
+from ratchet.mcp.server import build_server
 from ratchet.mcp.uris import events_uri, task_uri
+from ratchet.model import Event, Task
 
 from ..crash.harness import finish_worker, start_task_worker
+from ..helpers.stores import opened
 from .support import AGENT, UPDATE_WAIT, agent_task, connect, document, mcp_command, write_script
 
 STEP_DELAY = 0.8  # each step's act answer comes this late, so a subscriber sees the steps apart
@@ -61,7 +65,10 @@ async def test_a_subscriber_hears_each_step_of_a_task_another_process_runs(
     assert set(updated) == {uri, events_uri(task_id)}
 
 
-async def test_a_client_of_the_earlier_protocol_subscribes_with_resources_subscribe(tmp_path: Path) -> None:
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_a_client_of_the_earlier_protocol_subscribes_with_resources_subscribe(
+    transport: str, tmp_path: Path
+) -> None:
     url = f"sqlite:///{tmp_path / 'ratchet.db'}"
     task_id = await agent_task(url, write_script(tmp_path / "script.json", delay=STEP_DELAY), task_id="t-old")
     uri = task_uri(AGENT, task_id)
@@ -71,7 +78,7 @@ async def test_a_client_of_the_earlier_protocol_subscribes_with_resources_subscr
         if isinstance(message, types.ResourceUpdatedNotification):
             await heard.put(message.params.uri)
 
-    async with connect("stdio", mcp_command(url), mode="legacy", message_handler=on_message) as client:
+    async with connect(transport, mcp_command(url), mode="legacy", message_handler=on_message) as client:
         assert client.server_capabilities.resources is not None
         assert client.server_capabilities.resources.subscribe
         with warnings.catch_warnings():
@@ -87,3 +94,18 @@ async def test_a_client_of_the_earlier_protocol_subscribes_with_resources_subscr
             finish_worker(worker)
 
     assert statuses[0] == "running"
+
+
+async def test_a_change_in_a_store_in_memory_reaches_a_subscriber_in_process() -> None:
+    async with opened("memory://") as store:
+        await store.create_task(Task(id="t-1", name="fix", instruction="fix X", agent=AGENT))
+        async with Client(build_server(store, agent=None)) as client:
+            uri = task_uri(AGENT, "t-1")
+            async with client.listen(resource_subscriptions=[uri]) as subscription:
+                await store.append_event(Event(task_id="t-1", kind="note", message="looked at the logs"))
+                async with asyncio.timeout(UPDATE_WAIT):
+                    event = await anext(subscription)
+                events = document(await client.read_resource(events_uri("t-1")))
+
+    assert event == ResourceUpdated(uri=uri)
+    assert [e["message"] for e in events["events"]] == ["looked at the logs"]

@@ -51,7 +51,7 @@ TASK_EVENTS = 5
 """The newest events a task's document carries (the events resource has more)."""
 
 ARTIFACT_MAX_BYTES = 4 * 1024 * 1024
-"""The largest artifact served whole; a larger one is refused (`ratchet` reads it in pieces)."""
+"""The largest artifact served; a larger one is refused."""
 
 
 def task_agent(task: Task) -> str:

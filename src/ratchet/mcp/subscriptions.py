@@ -27,8 +27,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcp.server.connection import Connection
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
-from mcp.server.session import ServerSession
 from mcp.server.subscriptions import ResourceUpdated, SubscriptionBus
 from mcp.shared.exceptions import MCPError
 from mcp_types import (
@@ -51,15 +51,19 @@ IDLE_LOOK = 5.0
 
 log = logging.getLogger(__name__)
 
+# Where a connection keeps its resources/subscribe URIs (Connection.state is per-connection scratch).
+_SUBSCRIBED_KEY = "ratchet.subscribed"
+_CLEANUP_KEY = "ratchet.subscriptions_end_with_connection"
+
 _Mark = tuple[str, str, int] | None  # a task's updated time, status and newest event seq; None: gone
 
 
 @dataclass
 class _Followed:
-    """One task being followed: the URIs watched on it, the sessions that asked the old way."""
+    """One task being followed: the URIs watched on it, the connections that asked the old way."""
 
     uris: Counter[str] = field(default_factory=Counter)
-    sessions: dict[str, set[ServerSession]] = field(default_factory=dict)
+    connections: dict[str, set[Connection]] = field(default_factory=dict)
     runner: asyncio.Task[None] | None = None
 
 
@@ -142,28 +146,44 @@ class TaskWatch:
     async def subscribe(
         self, ctx: ServerRequestContext[Any, Any], params: SubscribeRequestParams
     ) -> EmptyResult:
-        """``resources/subscribe``: watch the URI for this connection until it unsubscribes."""
+        """``resources/subscribe``: watch the URI for this connection until it unsubscribes or closes."""
         uri = str(params.uri)
         _check(uri)
         task_id = _task_of(uri)
-        if task_id is not None:
-            sessions = self._followed.get(task_id, _Followed()).sessions.get(uri, set())
-            if ctx.session not in sessions:
-                await self.watch([uri])
-                self._followed[task_id].sessions.setdefault(uri, set()).add(ctx.session)
+        if task_id is None:
+            return EmptyResult()
+        connection = _connection_of(ctx)
+        if _CLEANUP_KEY not in connection.state:  # once per connection: its subscriptions end with it
+            connection.state[_CLEANUP_KEY] = True
+            connection.exit_stack.callback(self._forget, connection)
+        subscribed: set[str] = connection.state.setdefault(_SUBSCRIBED_KEY, set())
+        if uri not in subscribed:
+            subscribed.add(uri)
+            await self.watch([uri])
+            self._followed[task_id].connections.setdefault(uri, set()).add(connection)
         return EmptyResult()
 
     async def unsubscribe(
         self, ctx: ServerRequestContext[Any, Any], params: UnsubscribeRequestParams
     ) -> EmptyResult:
         """``resources/unsubscribe``: stop watching the URI for this connection."""
-        uri = str(params.uri)
+        self._drop(_connection_of(ctx), str(params.uri))
+        return EmptyResult()
+
+    def _forget(self, connection: Connection) -> None:
+        for uri in list(connection.state.get(_SUBSCRIBED_KEY, ())):
+            self._drop(connection, uri)
+
+    def _drop(self, connection: Connection, uri: str) -> None:
+        subscribed: set[str] = connection.state.get(_SUBSCRIBED_KEY, set())
+        if uri not in subscribed:
+            return
+        subscribed.discard(uri)
         task_id = _task_of(uri)
         followed = self._followed.get(task_id) if task_id is not None else None
-        if followed is not None and ctx.session in followed.sessions.get(uri, set()):
-            followed.sessions[uri].discard(ctx.session)
-            self.unwatch([uri])
-        return EmptyResult()
+        if followed is not None:
+            followed.connections.get(uri, set()).discard(connection)
+        self.unwatch([uri])
 
     # ------------------------------------------------------------------ following a task
 
@@ -204,12 +224,14 @@ class TaskWatch:
             return
         for uri in list(followed.uris):
             await self._bus.publish(ResourceUpdated(uri=uri))
-            for session in list(followed.sessions.get(uri, ())):
-                try:
-                    await session.send_resource_updated(uri)
-                except Exception:  # the connection is gone: forget it
-                    followed.sessions[uri].discard(session)
-                    self.unwatch([uri])
+            for connection in list(followed.connections.get(uri, ())):
+                await connection.send_resource_updated(uri)  # never raises: a closed one drops it
+
+
+def _connection_of(ctx: ServerRequestContext[Any, Any]) -> Connection:
+    """The connection a request came on: the SDK's request context has no public way to it yet."""
+    connection: Connection = ctx.session._connection
+    return connection
 
 
 def _stamp(moment: dt.datetime) -> str:
