@@ -116,7 +116,12 @@ def test_a_bad_token_file_is_one_line_that_never_shows_a_token(tmp_path: Path) -
     assert_one_line_error(missing, "cannot read the token file")
 
 
-def test_without_the_mcp_extra_the_command_names_it(tmp_path: Path) -> None:
-    done = ratchet_mcp("mcp", "--store", store_of(tmp_path), preamble="import sys; sys.modules['mcp'] = None")
+def test_without_the_mcp_extra_the_command_names_it_and_its_help_still_shows(tmp_path: Path) -> None:
+    without_sdk = "import sys; sys.modules['mcp'] = None"
+
+    done = ratchet_mcp("mcp", "--store", store_of(tmp_path), preamble=without_sdk)
+    helped = ratchet_mcp("mcp", "--help", preamble=without_sdk)
 
     assert_one_line_error(done, "`ratchet mcp` needs the MCP SDK: pip install 'ratchet-runtime[mcp]'")
+    assert helped.returncode == 0, helped.stderr
+    assert "--token-file" in helped.stdout

@@ -16,6 +16,7 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.client.subscriptions import ResourceUpdated
+from mcp.shared.exceptions import MCPError
 
 from ratchet.mcp.server import build_server
 from ratchet.mcp.uris import events_uri, task_uri
@@ -109,3 +110,12 @@ async def test_a_change_in_a_store_in_memory_reaches_a_subscriber_in_process() -
 
     assert event == ResourceUpdated(uri=uri)
     assert [e["message"] for e in events["events"]] == ["looked at the logs"]
+
+
+async def test_one_stream_watches_at_most_a_hundred_uris() -> None:
+    async with opened("memory://") as store, Client(build_server(store, agent=None)) as client:
+        with pytest.raises(MCPError, match="101 resource subscriptions in one stream; at most 100"):
+            async with client.listen(resource_subscriptions=[task_uri(AGENT, f"t-{n}") for n in range(101)]):
+                pass
+        async with client.listen(resource_subscriptions=[task_uri(AGENT, "t-1")]) as subscription:
+            assert subscription.honored.resource_subscriptions == [task_uri(AGENT, "t-1")]

@@ -11,7 +11,7 @@
 - the commands, one module per family: `tasks` (tasks, show, events), `run`
   (run, cancel), `resume`, `worker`, `submit` (submit, schedules), `admin`
   (resolve, fork, gc, migrate), `people` (approve, deny, answer), `chat` (chat,
-  sessions), `demo`.
+  sessions), `demo`, `mcp` (the MCP server; the SDK is loaded only when it runs).
 
 Every command takes ``--store URL`` (or ``RATCHET_STORE``). docs/cli.md
 describes them for people.

@@ -9,12 +9,14 @@ workers and CLIs share one store as they would share it without MCP.
 from __future__ import annotations
 
 import sys
+from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated, Any
 
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import SubscribeRequestParams, UnsubscribeRequestParams
 from pydantic import Field
 
+from .._distribution import DISTRIBUTION
 from ..errors import InputError, RatchetError
 from ..runtime import Runtime
 from ..store import StateStore
@@ -62,6 +64,13 @@ def build_server(runtime_or_store: Runtime | StateStore, *, agent: str | None) -
     #     from .state_tools import register_write_tools
     #     register_write_tools(server, runtime, caller)
     return server
+
+
+def _version() -> str:
+    try:
+        return version(DISTRIBUTION)
+    except PackageNotFoundError:  # a source tree that was never installed
+        return ""
 
 
 def _add_read_tools(server: StateServer) -> None:

@@ -46,6 +46,9 @@ from .uris import parse_uri
 
 __all__ = ["TaskWatch"]
 
+MAX_URIS = 100
+"""The most URIs one listen stream, or one connection by resources/subscribe, may watch."""
+
 IDLE_LOOK = 5.0
 """Seconds between looks at a watched task when its feed hears nothing (a safety net on PostgreSQL)."""
 
@@ -137,6 +140,10 @@ class TaskWatch:
             uris = list(params.notifications.resource_subscriptions or ())
         except ValueError:  # the handler answers the malformed request itself
             uris = []
+        if len(uris) > MAX_URIS:
+            raise MCPError(
+                INVALID_PARAMS, f"{len(uris)} resource subscriptions in one stream; at most {MAX_URIS}"
+            )
         watched = await self.watch(uris)
         try:
             return await call_next(ctx)
@@ -157,6 +164,10 @@ class TaskWatch:
             connection.state[_CLEANUP_KEY] = True
             connection.exit_stack.callback(self._forget, connection)
         subscribed: set[str] = connection.state.setdefault(_SUBSCRIBED_KEY, set())
+        if uri not in subscribed and len(subscribed) >= MAX_URIS:
+            raise MCPError(
+                INVALID_PARAMS, f"this connection already watches {MAX_URIS} URIs, the most it may"
+            )
         if uri not in subscribed:
             subscribed.add(uri)
             await self.watch([uri])
