@@ -14,10 +14,11 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import httpx2
 from mcp import Client, StdioServerParameters
@@ -54,11 +55,12 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def wait_listening(port: int, process: subprocess.Popen[str]) -> None:
+def wait_listening(port: int, process: subprocess.Popen[str], errors: IO[str]) -> None:
     deadline = time.monotonic() + STARTUP
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise AssertionError(f"the server exited {process.returncode}: {process.communicate()[1]}")
+            errors.seek(0)
+            raise AssertionError(f"the server exited {process.returncode}: {errors.read()}")
         with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.5):
             return
         time.sleep(0.05)
@@ -69,25 +71,26 @@ def wait_listening(port: int, process: subprocess.Popen[str]) -> None:
 def http_server(command: list[str]) -> Iterator[str]:
     """Start `command` (an HTTP server, given ``--port`` here); yield its MCP endpoint's URL."""
     port = free_port()
-    process = subprocess.Popen(
-        [*command, "--transport", "http", "--port", str(port)],
-        cwd=REPO,
-        env=environment(),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        wait_listening(port, process)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
+    with tempfile.TemporaryFile("w+") as errors:  # a file, not a pipe: a chatty server never blocks on it
+        process = subprocess.Popen(
+            [*command, "--transport", "http", "--port", str(port)],
+            cwd=REPO,
+            env=environment(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=errors,
+            text=True,
+        )
         try:
-            process.communicate(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.communicate()
+            wait_listening(port, process, errors)
+            yield f"http://127.0.0.1:{port}/mcp"
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
 
 
 def with_token(endpoint: str, token: str | None) -> Any:

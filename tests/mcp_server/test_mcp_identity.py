@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -125,3 +126,14 @@ def test_without_the_mcp_extra_the_command_names_it_and_its_help_still_shows(tmp
     assert_one_line_error(done, "`ratchet mcp` needs the MCP SDK: pip install 'ratchet-runtime[mcp]'")
     assert helped.returncode == 0, helped.stderr
     assert "--token-file" in helped.stdout
+
+
+def test_a_port_in_use_is_one_line(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+
+        done = ratchet_mcp("mcp", "--store", store_of(tmp_path), "--transport", "http", "--port", str(port))
+
+    assert_one_line_error(done, f"cannot listen on 127.0.0.1:{port}", "choose another --port")

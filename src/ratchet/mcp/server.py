@@ -8,6 +8,7 @@ workers and CLIs share one store as they would share it without MCP.
 
 from __future__ import annotations
 
+import socket
 import sys
 from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated, Any
@@ -103,23 +104,48 @@ async def serve_stdio(server: StateServer) -> None:
 
 
 async def serve_http(server: StateServer, *, host: str, port: int, tokens: Tokens | None) -> None:
-    """Serve streamable HTTP at ``http://HOST:PORT/mcp`` until interrupted.
+    """Serve streamable HTTP at ``http://HOST:PORT/mcp`` until interrupted (port 0: any free port).
 
     With `tokens`, every request needs one of them as its bearer token (401 otherwise).
+
+    Raises:
+        InputError: the address cannot be listened on (in use, not this machine's).
     """
     import uvicorn  # the HTTP transport's server, loaded only for it
 
     app = server.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
     asgi: Any = app if tokens is None else TokenGate(app, tokens)
-    config = uvicorn.Config(asgi, host=host, port=port, log_level="warning", lifespan="on")
+    listening = _listen(host, port)
+    config = uvicorn.Config(asgi, log_level="warning", lifespan="on")
     shown = f"[{host}]" if ":" in host else host
     print(
-        f"ratchet mcp: serving http://{shown}:{port}{MCP_PATH}"
+        f"ratchet mcp: serving http://{shown}:{listening.getsockname()[1]}{MCP_PATH}"
         + (" (bearer tokens required)" if tokens is not None else ""),
         file=sys.stderr,
         flush=True,
     )
     try:
-        await uvicorn.Server(config).serve()
+        await uvicorn.Server(config).serve(sockets=[listening])
     finally:
+        listening.close()
         await server.watch.close()
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A socket bound to the address, so a busy port is one line of error, not a server's log."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+        listening = socket.socket(family, kind, proto)
+    except OSError as exc:
+        raise InputError(f"cannot listen on {host}:{port} ({exc.strerror or exc}); check --host") from None
+    try:
+        listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listening.bind(address)
+    except OSError as exc:
+        listening.close()
+        raise InputError(
+            f"cannot listen on {host}:{port} ({exc.strerror or exc}); choose another --port or --host"
+        ) from None
+    return listening
