@@ -168,7 +168,10 @@ def _budget(task: Task, steps_started: int, spent: dict[str, float]) -> dict[str
 async def recent_tasks(tx: StoreOps, *, agent: str | None, limit: int) -> tuple[list[Task], bool]:
     """The newest `limit` tasks (of `agent` when given), newest first, and whether more exist."""
     # The store lists tasks oldest first and knows no agents: this reads every task's row.
-    tasks = [task for task in await tx.list_tasks() if agent is None or task_agent(task) == agent]
+    # A row that cannot be read is left out (`ratchet tasks` shows it), not a failed listing.
+    unreadable: list[CorruptRecord] = []
+    listed = await tx.list_tasks(unreadable=unreadable)
+    tasks = [task for task in listed if agent is None or task_agent(task) == agent]
     tasks.reverse()
     return tasks[:limit], len(tasks) > limit
 

@@ -68,6 +68,7 @@ class _Followed:
     uris: Counter[str] = field(default_factory=Counter)
     connections: dict[str, set[Connection]] = field(default_factory=dict)
     runner: asyncio.Task[None] | None = None
+    ready: asyncio.Event = field(default_factory=asyncio.Event)  # set once the task was first read
 
 
 class TaskWatch:
@@ -95,11 +96,10 @@ class TaskWatch:
             followed.uris[uri] += 1
             watched.append(uri)
             if followed.runner is None:
-                ready = asyncio.Event()
                 followed.runner = asyncio.create_task(
-                    self._follow(task_id, ready), name=f"mcp watch {task_id}"
+                    self._follow(task_id, followed.ready), name=f"mcp watch {task_id}"
                 )
-                await ready.wait()
+            await followed.ready.wait()  # a watcher that came second waits for the same first look
         return watched
 
     def unwatch(self, uris: Iterable[str]) -> None:
