@@ -11,7 +11,8 @@ from mcp.shared.exceptions import MCPError
 
 from ratchet.mcp.server import build_server
 from ratchet.mcp.uris import parse_uri, task_uri
-from ratchet.model import Artifact
+from ratchet.model import Approval, Artifact, Step, StepStatus, Task, TaskStatus, WaitReason
+from ratchet.policy import Budget
 
 from ..helpers.stores import opened
 from .support import AGENT, agent_task, connect, document, mcp_command, text_of, write_script
@@ -134,3 +135,43 @@ def test_uris_round_trip_any_id() -> None:
 
     assert "/" not in uri.removeprefix("state://agents/").removesuffix("/tasks/t%3A1%2F2").replace("%2F", "")
     assert (address.kind, address.agent, address.task) == ("task", "team/a b", "t:1/2")
+
+
+async def test_the_task_document_shows_its_family_its_pending_call_and_its_budget() -> None:
+    async with opened("memory://") as store:
+        await store.create_task(Task(id="p", name="lead", instruction="lead", agent="lead"))
+        await store.create_task(
+            Task(
+                id="c",
+                name="deploy",
+                instruction="deploy",
+                agent=AGENT,
+                parent_id="p",
+                budget=Budget(max_steps=3),
+            )
+        )
+        await store.create_task(Task(id="c2", name="ask", instruction="ask", agent="asker", parent_id="p"))
+        await store.replace_steps("c", [Step(task_id="c", index=0, name="ship", status=StepStatus.CURRENT)])
+        await store.update_task((await store.get_task("c")).model_copy(update={"status": TaskStatus.RUNNING}))
+        waiting = {"status": TaskStatus.WAITING, "waiting_on": WaitReason.APPROVAL}
+        await store.update_task((await store.get_task("c")).model_copy(update=waiting))
+        await store.request_approval(
+            Approval(task_id="c", seq=4, tool="deploy", arguments={"env": "prod"}, step=0)
+        )
+        async with Client(build_server(store, agent=None)) as client:
+            child = document(await client.read_resource(task_uri(AGENT, "c")))
+            parent = document(await client.read_resource(task_uri("lead", "p")))
+
+    assert (child["status"], child["waiting_on"]) == ("waiting", "approval")
+    assert [(a["tool"], a["arguments"], a["step"]) for a in child["pending_approvals"]] == [
+        ("deploy", {"env": "prod"}, 1)
+    ]
+    assert child["parent"] == {"task_id": "p", "uri": "state://agents/lead/tasks/p"}
+    assert [(s["step"], s["name"], s["status"]) for s in child["plan"]] == [(1, "ship", "current")]
+    assert child["budget"]["limits"]["steps"] == 3
+    assert (child["budget"]["used"]["steps"], child["budget"]["left"]["steps"]) == (1, 2)
+    assert child["budget"]["left"]["llm_tokens"] is None
+    assert [(c["task_id"], c["uri"]) for c in parent["children"]] == [
+        ("c", f"state://agents/{AGENT}/tasks/c"),
+        ("c2", "state://agents/asker/tasks/c2"),
+    ]

@@ -55,7 +55,8 @@ async def test_a_subscriber_hears_each_step_of_a_task_another_process_runs(
                 async for event in subscription:
                     assert isinstance(event, ResourceUpdated)
                     updated.append(event.uri)
-                    seen.append(progress(document(await client.read_resource(uri))))
+                    final = document(await client.read_resource(uri))
+                    seen.append(progress(final))
                     if seen[-1][0] == "completed":
                         break
         finally:
@@ -64,6 +65,9 @@ async def test_a_subscriber_hears_each_step_of_a_task_another_process_runs(
     assert ("running", ("completed", "current")) in seen  # read while the worker runs: step 1 done
     assert seen[-1] == ("completed", ("completed", "completed"))
     assert set(updated) == {uri, events_uri(task_id)}
+    assert final["budget"]["used"]["steps"] == 2
+    assert final["budget"]["used"]["llm_tokens"] > 0
+    assert final["result"] == "fixed"
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
