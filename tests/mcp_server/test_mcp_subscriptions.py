@@ -89,6 +89,8 @@ async def test_a_client_of_the_earlier_protocol_subscribes_with_resources_subscr
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # resources/subscribe is the earlier protocol's, on purpose
             await client.subscribe_resource(uri)
+            with pytest.raises(MCPError, match=f"task '{task_id}' belongs to agent 'ops', not 'someone'"):
+                await client.subscribe_resource(task_uri("someone", task_id))
         worker = start_task_worker(url, task_id)
         try:
             statuses = []
@@ -106,10 +108,13 @@ async def test_a_change_in_a_store_in_memory_reaches_a_subscriber_in_process() -
         await store.create_task(Task(id="t-1", name="fix", instruction="fix X", agent=AGENT))
         async with Client(build_server(store, agent=None)) as client:
             uri = task_uri(AGENT, "t-1")
-            async with client.listen(resource_subscriptions=[uri]) as subscription:
+            wrong = task_uri("someone", "t-1")  # read refuses it: no update names it either
+            async with client.listen(resource_subscriptions=[uri, wrong]) as subscription:
                 await store.append_event(Event(task_id="t-1", kind="note", message="looked at the logs"))
                 async with asyncio.timeout(UPDATE_WAIT):
                     event = await anext(subscription)
+                with pytest.raises(TimeoutError):
+                    await asyncio.wait_for(anext(subscription), 0.5)
                 events = document(await client.read_resource(events_uri("t-1")))
 
     assert event == ResourceUpdated(uri=uri)

@@ -35,6 +35,7 @@ __all__ = [
     "ArtifactContent",
     "agent_tasks_document",
     "artifact_content",
+    "check_agent",
     "events_document",
     "recent_tasks",
     "task_agent",

@@ -42,6 +42,7 @@ from mcp_types import (
 from ..errors import InputError, RatchetError
 from ..store import StateStore
 from ..store.changes import events_topic
+from .documents import check_agent, task_agent
 from .uris import parse_uri
 
 __all__ = ["TaskWatch"]
@@ -58,7 +59,8 @@ log = logging.getLogger(__name__)
 _SUBSCRIBED_KEY = "ratchet.subscribed"
 _CLEANUP_KEY = "ratchet.subscriptions_end_with_connection"
 
-_Mark = tuple[str, str, int] | None  # a task's updated time, status and newest event seq; None: gone
+# A task's agent, updated time, status and newest event seq; None: no such task (any more).
+_Mark = tuple[str, str, str, int] | None
 
 
 @dataclass
@@ -159,6 +161,7 @@ class TaskWatch:
         task_id = _task_of(uri)
         if task_id is None:
             return EmptyResult()
+        await self._check_agent(uri, task_id)
         connection = _connection_of(ctx)
         if _CLEANUP_KEY not in connection.state:  # once per connection: its subscriptions end with it
             connection.state[_CLEANUP_KEY] = True
@@ -180,6 +183,20 @@ class TaskWatch:
         """``resources/unsubscribe``: stop watching the URI for this connection."""
         self._drop(_connection_of(ctx), str(params.uri))
         return EmptyResult()
+
+    async def _check_agent(self, uri: str, task_id: str) -> None:
+        """Refuse a URI that names a task under another agent, as reading it would."""
+        address = parse_uri(uri)
+        if address.kind != "task" or address.agent is None:
+            return
+        try:
+            task = await self._store.get_task(task_id)
+        except RatchetError:  # not there (yet): subscribing to it is allowed and never fires
+            return
+        try:
+            check_agent(task, address.agent)
+        except InputError as exc:
+            raise MCPError(INVALID_PARAMS, exc.message) from None
 
     def _forget(self, connection: Connection) -> None:
         for uri in list(connection.state.get(_SUBSCRIBED_KEY, ())):
@@ -208,7 +225,7 @@ class TaskWatch:
                     mark = await self._mark(task_id)
                     if mark != last:
                         last = mark
-                        await self._announce(task_id)
+                        await self._announce(task_id, None if mark is None else mark[0])
         except asyncio.CancelledError:
             raise
         except Exception:  # a store that failed: the subscribers hear no more, the server goes on
@@ -227,13 +244,15 @@ class TaskWatch:
             log.warning("could not read task %s for its subscribers: %s", task_id, exc)
             return None
         newest = events[-1].seq if events else 0
-        return (_stamp(task.updated_at), str(task.status), newest)
+        return (task_agent(task), _stamp(task.updated_at), str(task.status), newest)
 
-    async def _announce(self, task_id: str) -> None:
+    async def _announce(self, task_id: str, agent: str | None) -> None:
         followed = self._followed.get(task_id)
         if followed is None:
             return
         for uri in list(followed.uris):
+            if not _names_agent(uri, agent):  # a URI read refuses is never updated either
+                continue
             await self._bus.publish(ResourceUpdated(uri=uri))
             for connection in list(followed.connections.get(uri, ())):
                 await connection.send_resource_updated(uri)  # never raises: a closed one drops it
@@ -247,6 +266,12 @@ def _connection_of(ctx: ServerRequestContext[Any, Any]) -> Connection:
 
 def _stamp(moment: dt.datetime) -> str:
     return moment.isoformat()
+
+
+def _names_agent(uri: str, agent: str | None) -> bool:
+    """Whether `uri` names the task under its own agent (an events URI names no agent)."""
+    address = parse_uri(uri)
+    return address.kind != "task" or address.agent == agent
 
 
 def _check(uri: str) -> None:
