@@ -48,7 +48,12 @@ def build_server(runtime_or_store: Runtime | StateStore, *, agent: str | None) -
     """
     runtime = runtime_or_store if isinstance(runtime_or_store, Runtime) else Runtime(runtime_or_store)
     server = StateServer(
-        runtime, agent=agent, name="ratchet", instructions=_INSTRUCTIONS, log_level="WARNING"
+        runtime,
+        agent=agent,
+        name="ratchet",
+        version=_version(),
+        instructions=_INSTRUCTIONS,
+        log_level="WARNING",
     )
     watch = server.watch
     # Both ways to subscribe: subscriptions/listen (2026-07-28) is the SDK's own handler, told
