@@ -68,7 +68,7 @@ class SharingMethods:
             raise InputError(f"a note is at most {MAX_NOTE_CHARS} characters; this one has {len(text)}")
         if as_agent is not None:
             async with self.store.reading() as tx:
-                await check_may_write(tx, task_id, as_agent, "send a note to")
+                await check_may_write(tx, task_id, as_agent, "send it a note")
         return await self.send(task_id, NOTE, text)
 
     async def handoff(

@@ -21,13 +21,13 @@ if TYPE_CHECKING:
 
 __all__ = ["OWNER_ONLY", "anonymous_refusal", "check_may_write", "write_refusal"]
 
-OWNER_ONLY = frozenset({"hand off", "grant"})  # what a grant does not give: giving the task away
+OWNER_ONLY = frozenset({"hand it off", "grant it"})  # what a grant does not give: giving the task away
 
 
 def anonymous_refusal(task_id: str, action: str) -> str:
     """The line refusing `action` on task `task_id` to a connection that acts as no agent."""
     return (
-        f"this connection acts as no agent, so it may not {action} task {task_id}: give it an "
+        f"task {task_id}: this connection acts as no agent, so it may not {action}; give it an "
         "identity (`ratchet mcp --agent ID`, or over HTTP a token that names an agent)"
     )
 
@@ -38,7 +38,7 @@ def write_refusal(task: Task, agent: str | None, granted: Collection[str], actio
     Args:
         agent: the agent acting; None for a connection that acts as no agent.
         granted: the agents the task was granted to.
-        action: the verb, as the line says it: "patch", "approve", "hand off" ...
+        action: what it would do, as the line says it: "patch it", "hand it off" ...
     """
     if agent is None:
         return anonymous_refusal(task.id, action)
@@ -49,10 +49,10 @@ def write_refusal(task: Task, agent: str | None, granted: Collection[str], actio
             return None
         return (
             f"task {task.id} belongs to agent {task.agent}; agent {agent} was granted it and may write "
-            f"it, but only {task.agent} may {action} it"
+            f"it, but only {task.agent} may {action}"
         )
     return (
-        f"task {task.id} belongs to agent {task.agent}; agent {agent} may not {action} it: "
+        f"task {task.id} belongs to agent {task.agent}; agent {agent} may not {action}: "
         f"ask {task.agent} to hand it off or grant it"
     )
 

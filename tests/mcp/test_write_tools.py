@@ -121,7 +121,7 @@ async def test_a_grant_lets_another_agent_write_without_giving_the_task_away(
     assert len((await store.get_task(task_id)).state.known_facts) == 1
     # a grant lets carol write, not give the task away
     message = refused(await call(rt, "carol", "handoff", task_id=task_id, to_agent="carol"))
-    assert "was granted it and may write it, but only alice may hand off it" in message
+    assert "was granted it and may write it, but only alice may hand it off" in message
     assert "belongs to agent alice; agent bob may not patch" in refused(
         await call(rt, "bob", "patch_state", task_id=task_id, patch=FACT)
     )
@@ -135,7 +135,7 @@ async def test_a_connection_acting_as_no_agent_creates_but_may_not_write(
     message = refused(await call(rt, None, "patch_state", task_id=task_id, patch=FACT))
 
     assert (await store.get_task(task_id)).agent == "agent"
-    assert "acts as no agent, so it may not patch task" in message
+    assert f"task {task_id}: this connection acts as no agent, so it may not patch it;" in message
     assert "ratchet mcp --agent ID" in message
     for tool, arguments in [
         ("append_note", {"text": "hi"}),
@@ -206,7 +206,7 @@ async def _waiting_for_approval(rt: Runtime, store: StateStore, tmp_path: Path, 
 
 async def test_approve_and_deny_through_the_tools(rt: Runtime, store: StateStore, tmp_path: Path) -> None:
     approved_id = await _waiting_for_approval(rt, store, tmp_path, MAIL, DONE)
-    assert "may not approve it" in refused(await call(rt, "bob", "approve", task_id=approved_id))
+    assert "may not approve its call" in refused(await call(rt, "bob", "approve", task_id=approved_id))
 
     approved = ok(
         await call(rt, "alice", "approve", task_id=approved_id, edit_args={"to": "ops@example.com"})

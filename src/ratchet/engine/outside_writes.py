@@ -57,7 +57,7 @@ async def patch_from_outside(
         raise InputError(f"invalid state patch: {where}: {first['msg']}") from None
     async with store.transaction() as tx:
         task = await tx.get_task_locked(task_id)
-        await _check_scope(tx, task_id, by, "patch")
+        await _check_scope(tx, task_id, by, "patch it")
         if task.status.is_terminal:
             raise InputError(ended_refusal(task, "patch its state"))
         try:
@@ -100,7 +100,7 @@ async def hand_off(
     to_agent = _agent_id(to_agent)
     async with store.transaction() as tx:
         task = await tx.get_task_locked(task_id)
-        await _check_scope(tx, task_id, by, "hand off")
+        await _check_scope(tx, task_id, by, "hand it off")
         if task.status.is_terminal:
             raise InputError(ended_refusal(task, "hand it off"))
         if task.agent == to_agent:
@@ -138,7 +138,7 @@ async def grant_task(store: StateStore, task_id: str, agent: str, *, by: str | N
     agent = _agent_id(agent)
     async with store.transaction() as tx:
         task = await tx.get_task_locked(task_id)
-        await _check_scope(tx, task_id, by, "grant")
+        await _check_scope(tx, task_id, by, "grant it")
         if task.status.is_terminal:
             raise InputError(ended_refusal(task, "grant it"))
         if task.agent == agent:

@@ -197,7 +197,7 @@ def register_write_tools(server: MCPServer, runtime: Runtime, caller: Caller) ->
         task_id: TaskId,
         patch: Annotated[dict[str, Any], WithJsonSchema(_PATCH_SCHEMA)],
     ) -> dict[str, Any]:
-        agent = await _one_line(may_write(ctx, task_id, "patch"))
+        agent = await _one_line(may_write(ctx, task_id, "patch it"))
         task = await _one_line(runtime.patch_state(task_id, patch, as_agent=agent))
         return {**_outcome(task), "state": task.state.model_dump(mode="json")}
 
@@ -210,7 +210,7 @@ def register_write_tools(server: MCPServer, runtime: Runtime, caller: Caller) ->
         task_id: TaskId,
         text: Annotated[str, Field(description="What the agent should know.", min_length=1)],
     ) -> dict[str, Any]:
-        agent = await _one_line(may_write(ctx, task_id, "send a note to"))
+        agent = await _one_line(may_write(ctx, task_id, "send it a note"))
         sent = await _one_line(runtime.note(task_id, text, as_agent=agent))
         return {"task_id": task_id, "message": sent.seq}
 
@@ -226,7 +226,7 @@ def register_write_tools(server: MCPServer, runtime: Runtime, caller: Caller) ->
             dict[str, Any] | None, Field(description="Run the call with these arguments instead.")
         ] = None,
     ) -> dict[str, Any]:
-        await _one_line(may_write(ctx, task_id, "approve"))
+        await _one_line(may_write(ctx, task_id, "approve its call"))
         return _outcome(await _one_line(runtime.approve(task_id, edit_args=edit_args)))
 
     @server.tool(
@@ -239,7 +239,7 @@ def register_write_tools(server: MCPServer, runtime: Runtime, caller: Caller) ->
         task_id: TaskId,
         reason: Annotated[str, Field(description="Why; the agent is told.", min_length=1)],
     ) -> dict[str, Any]:
-        await _one_line(may_write(ctx, task_id, "deny"))
+        await _one_line(may_write(ctx, task_id, "deny its call"))
         return _outcome(await _one_line(runtime.deny(task_id, reason)))
 
     @server.tool(
@@ -251,7 +251,7 @@ def register_write_tools(server: MCPServer, runtime: Runtime, caller: Caller) ->
         task_id: TaskId,
         text: Annotated[str, Field(description="The answer.", min_length=1)],
     ) -> dict[str, Any]:
-        await _one_line(may_write(ctx, task_id, "answer"))
+        await _one_line(may_write(ctx, task_id, "answer it"))
         return _outcome(await _one_line(runtime.answer(task_id, text)))
 
     @server.tool(
@@ -263,7 +263,7 @@ def register_write_tools(server: MCPServer, runtime: Runtime, caller: Caller) ->
         task_id: TaskId,
         reason: Annotated[str | None, Field(description="Why (kept with the task).")] = None,
     ) -> dict[str, Any]:
-        agent = await _one_line(may_write(ctx, task_id, "cancel"))
+        agent = await _one_line(may_write(ctx, task_id, "cancel it"))
         return _outcome(
             await _one_line(runtime.cancel(task_id, reason=reason or f"cancelled by agent {agent}"))
         )
@@ -279,7 +279,7 @@ def register_write_tools(server: MCPServer, runtime: Runtime, caller: Caller) ->
         to_agent: Annotated[str, Field(description="The agent id to give the task to.", min_length=1)],
         note: Annotated[str, Field(description="What the new owner should know.")] = "",
     ) -> dict[str, Any]:
-        agent = await _one_line(may_write(ctx, task_id, "hand off"))
+        agent = await _one_line(may_write(ctx, task_id, "hand it off"))
         return _outcome(await _one_line(runtime.handoff(task_id, to_agent, note=note, as_agent=agent)))
 
     @server.tool(
@@ -292,7 +292,7 @@ def register_write_tools(server: MCPServer, runtime: Runtime, caller: Caller) ->
         task_id: TaskId,
         agent: Annotated[str, Field(description="The agent id that may write the task.", min_length=1)],
     ) -> dict[str, Any]:
-        owner = await _one_line(may_write(ctx, task_id, "grant"))
+        owner = await _one_line(may_write(ctx, task_id, "grant it"))
         new = await _one_line(runtime.grant(task_id, agent, as_agent=owner))
         granted = [g.agent for g in await _one_line(runtime.grants(task_id))]
         return {"task_id": task_id, "agent": agent, "new": new, "granted": granted}
