@@ -53,3 +53,24 @@ async def test_a_patch_to_a_waiting_agent_survives_its_resumes_and_reaches_the_m
     takes = [op for op in await store.list_ops(task_id) if op.kind is OpKind.RECEIVE]
     assert [(op.name, op.seq) for op in takes] == [(STATE_PATCH, acts[1].seq - 1)]
     assert await store.list_inbox(task_id, pending_only=True) == []
+
+
+async def test_a_task_handed_off_while_it_waits_resumes_as_recorded_and_reads_the_note(
+    rt: Runtime, store: StateStore, tmp_path: Path
+) -> None:
+    model = script(tmp_path, one_step(MAIL, DONE))
+    tools = [mail_tools(tmp_path)]
+    created = ok(await call(rt, "alice", "create_task", instruction="mail", model=model, tools=tools))
+    task_id = str(created["task_id"])
+    assert (await rt.resume(task_id)).waiting_on is WaitReason.APPROVAL
+
+    ok(await call(rt, "alice", "handoff", task_id=task_id, to_agent="bob", note="the list is in the wiki"))
+    ok(await call(rt, "bob", "approve", task_id=task_id))
+    done = await rt.resume(task_id)
+
+    assert done.status is TaskStatus.COMPLETED, done.error
+    assert done.agent == "bob"
+    assert done.inputs_params["agent"]["name"] == "alice"  # the spec it recorded: the same agent runs it
+    acts = [op for op in await store.list_ops(task_id) if op.name == "model:act"]
+    told = [m["content"] for m in acts[-1].input["messages"] if m["role"] == "user"]
+    assert any("handed off to you (agent bob) by agent alice: the list is in the wiki" in t for t in told)
