@@ -62,6 +62,7 @@ async def test_create_task_queues_a_task_of_the_caller_that_a_worker_runs(
         ({"max_steps": 0}, "max_steps"),
         ({"inputs": {"agent": 1}}, "'agent' is reserved"),
         ({"instruction": "x" * 300_000}, "instruction"),
+        ({"instruction": " "}, "instruction: say what the agent is to do"),
     ],
 )
 async def test_create_task_refuses_bad_input_in_one_line_and_writes_nothing(
@@ -112,6 +113,8 @@ async def test_a_grant_lets_another_agent_write_without_giving_the_task_away(
     task_id = await _created(rt, tmp_path)
     assert "may not grant it" in refused(await call(rt, "bob", "grant", task_id=task_id, agent="bob"))
 
+    assert "is not an agent id" in refused(await call(rt, "alice", "grant", task_id=task_id, agent=" "))
+    assert "is not an agent id" in refused(await call(rt, "alice", "handoff", task_id=task_id, to_agent=""))
     granted = ok(await call(rt, "alice", "grant", task_id=task_id, agent="carol"))
     ok(await call(rt, "carol", "patch_state", task_id=task_id, patch=FACT))
     again = ok(await call(rt, "alice", "grant", task_id=task_id, agent="carol"))
@@ -243,6 +246,7 @@ async def test_answer_and_append_note_through_the_tools(
     assert waiting.waiting_on is WaitReason.INPUT
     assert "may not answer it" in refused(await call(rt, "bob", "answer", task_id=task_id, text="eu"))
 
+    assert "text: give the answer" in refused(await call(rt, "alice", "answer", task_id=task_id, text=""))
     ok(await call(rt, "alice", "answer", task_id=task_id, text="eu-west-1"))
     sent = ok(await call(rt, "alice", "append_note", task_id=task_id, text="use the blue fleet"))
     done = await rt.resume(task_id)

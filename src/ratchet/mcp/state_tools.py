@@ -66,7 +66,13 @@ _PATCH_SCHEMA = {
     "add_open_questions, resolve_question, add_artifact, set_risk_flag; applied all or none.",
 }
 
-TaskId = Annotated[str, Field(description="The task's id (as `ratchet tasks` lists it).", min_length=1)]
+
+def _text(description: str) -> WithJsonSchema:
+    """A non-empty string in the schema; checked by the tool itself, so a bad one is a one-line error."""
+    return WithJsonSchema({"type": "string", "minLength": 1, "description": description})
+
+
+TaskId = Annotated[str, _text("The task's id (as `ratchet tasks` lists it).")]
 
 
 def _task_uri(task: Task) -> str:
@@ -113,7 +119,7 @@ def register_write_tools(server: MCPServer, runtime: Runtime, caller: Caller) ->
     )
     async def create_task(
         ctx: Context[Any, Any],
-        instruction: Annotated[str, Field(description="What the agent is to do.", min_length=1)],
+        instruction: Annotated[str, _text("What the agent is to do.")],
         name: Annotated[str | None, Field(description="A name for people (default: agent).")] = None,
         model: Annotated[
             str | None,
@@ -162,6 +168,8 @@ def register_write_tools(server: MCPServer, runtime: Runtime, caller: Caller) ->
         owner = caller(ctx) or DEFAULT_AGENT
 
         async def create() -> Task:
+            if not instruction.strip():
+                raise InputError("instruction: say what the agent is to do")
             agent = Agent(
                 name=owner,  # a task belongs to the agent its spec names (Task.agent)
                 instructions=instructions,
@@ -208,7 +216,7 @@ def register_write_tools(server: MCPServer, runtime: Runtime, caller: Caller) ->
     async def append_note(
         ctx: Context[Any, Any],
         task_id: TaskId,
-        text: Annotated[str, Field(description="What the agent should know.", min_length=1)],
+        text: Annotated[str, _text("What the agent should know.")],
     ) -> dict[str, Any]:
         agent = await _one_line(may_write(ctx, task_id, "send it a note"))
         sent = await _one_line(runtime.note(task_id, text, as_agent=agent))
@@ -237,7 +245,7 @@ def register_write_tools(server: MCPServer, runtime: Runtime, caller: Caller) ->
     async def deny(
         ctx: Context[Any, Any],
         task_id: TaskId,
-        reason: Annotated[str, Field(description="Why; the agent is told.", min_length=1)],
+        reason: Annotated[str, _text("Why; the agent is told.")],
     ) -> dict[str, Any]:
         await _one_line(may_write(ctx, task_id, "deny its call"))
         return _outcome(await _one_line(runtime.deny(task_id, reason)))
@@ -249,9 +257,11 @@ def register_write_tools(server: MCPServer, runtime: Runtime, caller: Caller) ->
     async def answer(
         ctx: Context[Any, Any],
         task_id: TaskId,
-        text: Annotated[str, Field(description="The answer.", min_length=1)],
+        text: Annotated[str, _text("The answer.")],
     ) -> dict[str, Any]:
         await _one_line(may_write(ctx, task_id, "answer it"))
+        if not text.strip():
+            raise ToolError("text: give the answer")
         return _outcome(await _one_line(runtime.answer(task_id, text)))
 
     @server.tool(
@@ -276,7 +286,7 @@ def register_write_tools(server: MCPServer, runtime: Runtime, caller: Caller) ->
     async def handoff(
         ctx: Context[Any, Any],
         task_id: TaskId,
-        to_agent: Annotated[str, Field(description="The agent id to give the task to.", min_length=1)],
+        to_agent: Annotated[str, _text("The agent id to give the task to.")],
         note: Annotated[str, Field(description="What the new owner should know.")] = "",
     ) -> dict[str, Any]:
         agent = await _one_line(may_write(ctx, task_id, "hand it off"))
@@ -290,7 +300,7 @@ def register_write_tools(server: MCPServer, runtime: Runtime, caller: Caller) ->
     async def grant(
         ctx: Context[Any, Any],
         task_id: TaskId,
-        agent: Annotated[str, Field(description="The agent id that may write the task.", min_length=1)],
+        agent: Annotated[str, _text("The agent id that may write the task.")],
     ) -> dict[str, Any]:
         owner = await _one_line(may_write(ctx, task_id, "grant it"))
         new = await _one_line(runtime.grant(task_id, agent, as_agent=owner))
