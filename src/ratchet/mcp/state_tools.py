@@ -170,11 +170,15 @@ def register_write_tools(server: MCPServer, runtime: Runtime, caller: Caller) ->
         async def create() -> Task:
             if not instruction.strip():
                 raise InputError("instruction: say what the agent is to do")
+            # Checking a tool source loads it: only code this server's trust admits (a client names
+            # the files; it must not make the server run any file it likes).
+            with runtime.trust.enforced():
+                sources = check_tool_sources(list(tools), option="tools")
             agent = Agent(
                 name=owner,  # a task belongs to the agent its spec names (Task.agent)
                 instructions=instructions,
                 model=checked_model(_model(model)),
-                tool_sources=check_tool_sources(list(tools), option="tools"),
+                tool_sources=sources,
                 budget=_budget(max_steps),
                 constraints=None
                 if approval_for is None

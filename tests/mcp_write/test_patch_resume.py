@@ -12,6 +12,7 @@ from ratchet.model import OpKind, TaskStatus, WaitReason
 from ratchet.store import StateStore
 
 from .write_support import DONE, MAIL, call, mail_tools, ok, one_step, script
+from .write_support import rt as rt
 
 REGION = {"ops": [{"op": "append_facts", "facts": [{"key": "region", "value": "eu-west-1"}]}]}
 

@@ -6,11 +6,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+from mcp import Client
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
 
-from mcp import Client
 from ratchet import Runtime
+from ratchet.store import StateStore
 
 from ..helpers.scripts import calls, plan, say, verdict
 
@@ -22,6 +24,12 @@ import ratchet
 def send_mail(to: str) -> str:
     return f"mail sent to {to}"
 """
+
+
+@pytest.fixture
+def rt(store: StateStore, tmp_path: Path) -> Runtime:
+    """The Runtime the tools write through; it may load the tools files the tests write."""
+    return Runtime(store, allow_code=[tmp_path])
 
 
 def server_as(rt: Runtime, agent: str | None) -> MCPServer:

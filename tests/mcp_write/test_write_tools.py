@@ -14,6 +14,7 @@ from ratchet.store import StateStore
 
 from ..helpers.scripts import calls, plan, say
 from .write_support import DONE, MAIL, call, mail_tools, ok, one_step, refused, script
+from .write_support import rt as rt
 
 FACT = {"ops": [{"op": "append_facts", "facts": [{"key": "region", "value": "eu-west-1"}]}]}
 
@@ -63,6 +64,7 @@ async def test_create_task_queues_a_task_of_the_caller_that_a_worker_runs(
         ({"inputs": {"agent": 1}}, "'agent' is reserved"),
         ({"instruction": "x" * 300_000}, "instruction"),
         ({"instruction": " "}, "instruction: say what the agent is to do"),
+        ({"tools": ["/etc/ratchet_tools.py"]}, "tools: no file at"),
     ],
 )
 async def test_create_task_refuses_bad_input_in_one_line_and_writes_nothing(
@@ -259,3 +261,19 @@ async def test_answer_and_append_note_through_the_tools(
     assert "already completed" in refused(
         await call(rt, "alice", "append_note", task_id=task_id, text="late")
     )
+
+
+async def test_create_task_loads_no_tools_file_its_server_does_not_trust(
+    store: StateStore, tmp_path: Path
+) -> None:
+    untrusting = Runtime(store)  # tmp_path is outside the project root and not allowed
+    given = {
+        "instruction": "mail",
+        "model": script(tmp_path, one_step(DONE)),
+        "tools": [mail_tools(tmp_path)],
+    }
+
+    message = refused(await call(untrusting, "alice", "create_task", **given))
+
+    assert "mail_tools.py is outside" in message and "admit it with" in message
+    assert await store.list_tasks() == []
