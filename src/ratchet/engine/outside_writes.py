@@ -47,6 +47,7 @@ async def patch_from_outside(
     Raises:
         InputError: the patch is not a StatePatch, does not apply to the
             task's state, or the task already ended; nothing is written.
+        WriteRefused: `by` may not write the task.
         TaskNotFound: no task has that id.
     """
     try:
