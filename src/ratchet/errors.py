@@ -16,6 +16,7 @@ Each error's docstring is its default message. The tree::
     │   │   ├── CodeRefused          the code lies outside what this process may import
     │   │   └── WorkspaceRefused     the task's workspace lies outside the workspace root
     │   ├── CannotResume             the task can't be resumed now (held, ended, stale)
+    │   ├── WriteRefused             an agent may not write a task it neither owns nor was granted
     │   └── CannotRetry              the task can't be retried (not ended, completed, no such step)
     ├── InvalidTransition            a status change the status machine forbids
     ├── StatePatchError              a StatePatch that cannot apply to the state
@@ -94,6 +95,7 @@ __all__ = [
     "TurnNotCompleted",
     "WorkflowNotFound",
     "WorkspaceRefused",
+    "WriteRefused",
 ]
 
 
@@ -191,6 +193,10 @@ class WorkspaceRefused(CodeUnavailable):
 
 class CannotResume(InputError):
     """The task cannot be resumed now."""
+
+
+class WriteRefused(InputError):
+    """This agent may not write that task: it neither owns it nor was granted it."""
 
 
 class CannotRetry(InputError):

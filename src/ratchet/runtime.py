@@ -40,6 +40,7 @@ from .model import (
 )
 from .policy import MAX_DURATION, Budget
 from .runtime_sessions import SessionMethods
+from .runtime_sharing import SharingMethods
 from .schedules import SCHEDULE_TRIGGER, Schedule, check_cron, new_schedule_id, next_due, schedule_trigger
 from .store import DEFAULT_STORE_URL, StateStore, open_store
 
@@ -48,7 +49,7 @@ __all__ = ["Runtime"]
 _UNSET: Any = object()
 
 
-class Runtime(SessionMethods):
+class Runtime(SessionMethods, SharingMethods):
     """Ratchet for Python programs; use as ``async with Runtime(url) as rt:``.
 
     Args:

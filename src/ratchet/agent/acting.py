@@ -83,18 +83,27 @@ class Acting(RunBase):
         )
 
     async def take_notes(self) -> list[dict[str, Any]]:
-        """The messages named `note` sent to the task since the last turn, as user messages (docs/agent.md).
+        """The state patches and the messages named `note` sent to the task since the last turn, as
+        user messages (docs/agent.md).
 
         Taken without waiting, journaled only when there was one; each is
         new information for a replan when ``replan_on`` lists ``"notes"``.
         """
+        told = [
+            prompts.STATE_PATCHED.format(
+                who=f"Agent {p.by}" if p.by else "A person",
+                changes=json.dumps(p.patch.model_dump(mode="json")["ops"], ensure_ascii=False),
+            )
+            for p in await self.ctx.take_outside_patches()  # patch_state over MCP (docs/mcp.md)
+        ]
         notes = [
             n if isinstance(n, str) else json.dumps(n, ensure_ascii=False)
             for n in await self.ctx.take_messages(NOTE)
         ]
-        if notes and "notes" in self.spec.replan_on:
-            self.news += [f"a note arrived: {note}" for note in notes]
-        return [{"role": "user", "content": prompts.NOTE.format(note=note)} for note in notes]
+        if (notes or told) and "notes" in self.spec.replan_on:
+            self.news += [f"a note arrived: {note}" for note in notes] + told
+        told += [prompts.NOTE.format(note=note) for note in notes]
+        return [{"role": "user", "content": text} for text in told]
 
     async def refuse_tool_calls(self, answer: ModelResponse) -> list[dict[str, Any]]:
         """Run none of an answer's tool calls, too many at once: the model is told and asked again.

@@ -69,3 +69,8 @@ def step_line(step: Step) -> str:
 
 
 NOTE = "A note was sent to you while you work on this task (take it into account from now on): {note}"
+
+STATE_PATCHED = (
+    "{who} changed this task's working memory while you work on it (take it into account from now "
+    "on): {changes}"
+)

@@ -7,15 +7,11 @@ stored.
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from ..agent import Agent, load_tools
-from ..agent.spec import BUILTIN_TOOL_NAMES
-from ..code_trust import portable_path
-from ..errors import InputError, WorkflowNotFound
+from ..agent import Agent
+from ..agent.checked import check_tool_sources, checked_model
+from ..errors import InputError
 from ..limits import MAX_TOOL_CALLS_PER_ANSWER
 from ..policy import Budget, CheckpointPolicy, CheckpointStrategy, parse_duration
-from ..providers import ScriptedModel, resolve_model
 from .resume import make_cwd_importable
 
 __all__ = [
@@ -58,7 +54,7 @@ def build_agent(
     return Agent(
         name=AGENT_NAME,
         instructions=instructions,
-        model=_checked_model(model),
+        model=checked_model(model),
         budget=Budget(max_steps=max_steps, max_llm_tokens=max_tokens),
         tool_sources=sources,
         allow_shell=allow_shell,
@@ -83,49 +79,7 @@ def checked_tool_sources(tool_files: list[str]) -> list[str]:
             defines no tool, or reuses a tool's name.
     """
     make_cwd_importable()  # --tools may name a module of the project
-    sources = [_checked_tools(source) for source in tool_files]
-    load_tools(sources)  # two files defining one name
-    return sources
-
-
-def _checked_model(spec: str) -> str:
-    provider = resolve_model(spec)  # no network: only the spec (and a script file) is checked
-    if isinstance(provider, ScriptedModel):
-        return f"scripted:{provider.path}"  # absolute, so a resume from elsewhere finds the script
-    return spec.strip()
-
-
-def _checked_tools(source: str) -> str:
-    """A ``--tools`` value checked: a .py file (recorded relative to the project root) or a module."""
-    file = Path(source).expanduser().resolve()
-    if not file.is_file() and _is_module_name(source):
-        try:
-            found = load_tools([source])
-        except WorkflowNotFound as error:
-            raise InputError(f"--tools: {error.message}") from None
-        recorded = source
-    else:
-        if not file.is_file():
-            raise InputError(
-                f"--tools: no file at {file}; give a .py file with @ratchet.tool functions, or a module"
-            )
-        if file.suffix != ".py":
-            raise InputError(
-                f"--tools: {source} is not a .py file; give a Python file with @ratchet.tool functions"
-            )
-        found = load_tools([str(file)])
-        recorded = portable_path(file)
-    if not found:
-        raise InputError(f"--tools: {source} defines no tool; mark its functions with @ratchet.tool")
-    clashes = sorted(BUILTIN_TOOL_NAMES.intersection(t.name for t in found))
-    if clashes:
-        raise InputError(f"--tools: {source} defines {clashes[0]!r}, the name of a built-in tool; rename it")
-    return recorded
-
-
-def _is_module_name(text: str) -> bool:
-    """``pkg.tools``, not ``tools.py`` nor a path."""
-    return not text.endswith(".py") and all(part.isidentifier() for part in text.split("."))
+    return check_tool_sources(tool_files, option="--tools")
 
 
 def deadline_seconds(text: str | None) -> float | None:

@@ -53,6 +53,7 @@ from .inbox import Receiving
 from .journal import Journal
 from .middleware import Middleware, compose, default_chain, perform
 from .model_calls import DEFAULT_MAX_REPAIRS, ModelCalls
+from .outside import OutsidePatches, outside_view
 from .questions import ask_person
 from .recorded_values import RecordedValues
 from .results import result_reference
@@ -73,7 +74,7 @@ M = TypeVar("M", bound=BaseModel)
 INLINE_WAIT_LIMIT = 30.0  # a retry due later than this frees the worker (a timer trigger)
 
 
-class Context(RecordedValues, Versioning, Receiving, ChildTasks):
+class Context(RecordedValues, Versioning, Receiving, ChildTasks, OutsidePatches):
     """What a workflow function receives as ``ctx``."""
 
     def __init__(
@@ -171,7 +172,9 @@ class Context(RecordedValues, Versioning, Receiving, ChildTasks):
             return False
         async with self.store.transaction(fence=self.lease) as tx:
             await write(tx)
-            self.task = self.task.model_copy(update={"write_mark": self._write_at})
+            self.task = await outside_view(
+                tx, self.task.model_copy(update={"write_mark": self._write_at}), self.state
+            )
             await tx.update_task(self.task)
         self._written = self._write_at
         return True
@@ -365,8 +368,12 @@ class Context(RecordedValues, Versioning, Receiving, ChildTasks):
     # ------------------------------------------------------------------ state and steps
 
     async def apply_patch(self, patch: StatePatch | dict[str, Any]) -> AgentState:
-        """Change the agent state; journaled, so a resume rebuilds the same state."""
+        """Change the agent state; journaled, so a resume rebuilds the same state.
+
+        Patches sent from outside (engine/outside.py) are taken first: this one applies after them.
+        """
         patch = StatePatch.model_validate(patch)
+        await self.take_outside_patches()
         seq = self._take_seq()
         recorded = self.journal.lookup(seq)
         if recorded is not None:
@@ -392,6 +399,7 @@ class Context(RecordedValues, Versioning, Receiving, ChildTasks):
         ops = ", ".join(o.op for o in patch.ops)
         async with self.store.transaction(fence=self.lease) as tx:
             await tx.record_op_finished(op)
+            task = await outside_view(tx, task, new_state)
             await tx.update_task(task)
             await tx.append_event(
                 Event(
@@ -556,6 +564,7 @@ class Context(RecordedValues, Versioning, Receiving, ChildTasks):
         async with self.store.transaction(fence=self.lease) as tx:
             if trigger is not None:
                 await tx.put_trigger(trigger)
+            task = await outside_view(tx, task, self.state)
             await tx.update_task(task)
             await tx.append_event(
                 Event(

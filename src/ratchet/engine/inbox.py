@@ -29,6 +29,7 @@ from pydantic import JsonValue
 from ..errors import InputError, NonDeterminismError, ReceiveTimeout, TaskNotFound
 from ..inbox_message import InboxMessage
 from ..model import (
+    AgentState,
     Event,
     Operation,
     OpKind,
@@ -42,6 +43,7 @@ from ..model import (
 from ..printable import printable_json
 from .calls import TaskSuspended, step_meta
 from .faults import crash_point
+from .outside import outside_view
 from .recorded import JournalHost
 
 if TYPE_CHECKING:
@@ -50,6 +52,7 @@ if TYPE_CHECKING:
 __all__ = [
     "RECEIVE_TIMEOUT_TRIGGER",
     "Receiving",
+    "deliver",
     "expire_receive",
     "receive",
     "send_message",
@@ -61,6 +64,7 @@ RECEIVE_TIMEOUT_TRIGGER = "receive_timeout"
 
 class _Receiver(JournalHost, Protocol):
     task: Task
+    state: AgentState
 
 
 class _ReceivingOwner(_Receiver, Protocol):
@@ -146,6 +150,7 @@ async def receive(ctx: _Receiver, seq: int, name: str, timeout: float | None) ->
             if recorded is None:
                 await tx.record_op_started(started)
             waiting = ctx.task.transition(TaskStatus.WAITING, waiting_on=WaitReason.MESSAGE)
+            waiting = await outside_view(tx, waiting, ctx.state)
             await tx.update_task(waiting)
             if deadline is not None:
                 await tx.put_trigger(
@@ -285,22 +290,32 @@ async def send_message(store: StateStore, task_id: str, name: str, payload: Json
     except (TypeError, ValueError) as error:
         raise InputError(f"the payload of message {name!r} is not JSON: {error}") from None
     async with store.transaction() as tx:
-        sent = await tx.send_message(InboxMessage(task_id=task_id, name=name, payload=payload))
-        task = await tx.get_task(task_id)
-        if task.status.is_terminal:
-            raise InputError(f"task {task_id} is already {task.status}; it receives no more messages")
-        shown = printable_json(payload)
-        if len(shown) > 200:
-            shown = shown[:199] + "…"
-        event = Event(
-            task_id=task_id,
-            kind="message_sent",
-            message=f"message {name!r} #{sent.seq} sent: {shown}",
-            data={"name": name, "message": sent.seq},
-        )
-        await tx.append_event(event)
-        if task.waiting_on is WaitReason.MESSAGE:
-            await _wake(tx, task, f"{task_id}:message:{sent.seq}")
+        return await deliver(tx, task_id, name, payload)
+
+
+async def deliver(tx: StoreOps, task_id: str, name: str, payload: JsonValue) -> InboxMessage:
+    """`send_message`'s writes, in the transaction `tx` (a handoff's note shares its transaction).
+
+    Raises:
+        TaskNotFound: no task has that id.
+        InputError: the task already ended.
+    """
+    sent = await tx.send_message(InboxMessage(task_id=task_id, name=name, payload=payload))
+    task = await tx.get_task(task_id)
+    if task.status.is_terminal:
+        raise InputError(f"task {task_id} is already {task.status}; it receives no more messages")
+    shown = printable_json(payload)
+    if len(shown) > 200:
+        shown = shown[:199] + "…"
+    event = Event(
+        task_id=task_id,
+        kind="message_sent",
+        message=f"message {name!r} #{sent.seq} sent: {shown}",
+        data={"name": name, "message": sent.seq},
+    )
+    await tx.append_event(event)
+    if task.waiting_on is WaitReason.MESSAGE:
+        await _wake(tx, task, f"{task_id}:message:{sent.seq}")
     return sent
 
 

@@ -30,6 +30,7 @@ from .calls import TaskSuspended, WorkerStopping
 from .children import wake_parent
 from .code_wait import wait_for_code
 from .context import ApprovalHook, Context
+from .outside import outside_view
 from .people import require_approval
 from .staleness import judge_staleness, set_aside_stale
 from .workflow import Workflow, load_workflow
@@ -360,6 +361,7 @@ async def _finish(
             display_message=f"Failed: {error}",
         )
     async with context.store.transaction(fence=context.lease) as tx:
+        task = await outside_view(tx, task, context.state)
         await tx.update_task(task)
         await tx.delete_triggers(task.id)
         if status is TaskStatus.FAILED:

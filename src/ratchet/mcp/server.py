@@ -22,8 +22,9 @@ from ..errors import InputError, RatchetError
 from ..runtime import Runtime
 from ..store import StateStore
 from . import documents
-from .identity import TokenGate, Tokens
+from .identity import TokenGate, Tokens, caller
 from .state_server import StateServer
+from .state_tools import register_write_tools
 
 __all__ = ["DEFAULT_PORT", "MCP_PATH", "build_server", "serve_http", "serve_stdio"]
 
@@ -64,11 +65,7 @@ def build_server(runtime_or_store: Runtime | StateStore, *, agent: str | None) -
     lowlevel.add_request_handler("resources/subscribe", SubscribeRequestParams, watch.subscribe)
     lowlevel.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, watch.unsubscribe)
     _add_read_tools(server)
-    # ---- the write tools (create_task, patch_state, approve, handoff, ...) -------------------
-    # The one call site for them, added at the merge once src/ratchet/mcp/state_tools.py lands:
-    #     from .identity import caller
-    #     from .state_tools import register_write_tools
-    #     register_write_tools(server, runtime, caller)
+    register_write_tools(server, runtime, caller)
     return server
 
 

@@ -43,6 +43,7 @@ from ..model import (
     TaskStatus,
     Trigger,
 )
+from ..task_grant import TaskGrant
 from .changes import ChangeFeed
 from .ops import StoreOps
 from .transaction import Opened, Transaction, TransactionGate
@@ -372,6 +373,12 @@ class StateStore(StoreOps):
 
     async def list_inbox(self, task_id: str, *, pending_only: bool = False) -> list[InboxMessage]:
         return await self._read(lambda tx: tx.list_inbox(task_id, pending_only=pending_only))
+
+    async def grant_task(self, grant: TaskGrant, *, fence: Lease | None = None) -> bool:
+        return await self._write(fence, lambda tx: tx.grant_task(grant))
+
+    async def list_grants(self, task_id: str) -> list[TaskGrant]:
+        return await self._read(lambda tx: tx.list_grants(task_id))
 
     async def get_session(self, session_id: str) -> Session:
         return await self._read(lambda tx: tx.get_session(session_id))

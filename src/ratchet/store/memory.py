@@ -14,7 +14,6 @@ from collections.abc import Collection, Sequence
 
 from ..errors import (
     ArtifactNotFound,
-    CheckpointNotFound,
     ConflictError,
     CorruptRecord,
     DuplicateRecord,
@@ -29,7 +28,6 @@ from ..model import (
     Approval,
     ApprovalStatus,
     Artifact,
-    Checkpoint,
     Event,
     Lease,
     Message,
@@ -47,8 +45,10 @@ from ..model import (
 )
 from .base import StateStore
 from .changes import TRIGGERS, events_topic
+from .memory_checkpoints import MemoryCheckpoints
+from .memory_grants import MemoryGrants
 from .memory_inbox import MemoryInbox
-from .ops import StoreOps, checkpoints_to_drop, claim_order, priority_of
+from .ops import StoreOps, claim_order, priority_of
 
 __all__ = ["MemoryStore"]
 
@@ -97,7 +97,7 @@ class _MemoryTransaction:
         self.ops.undo.clear()
 
 
-class _MemoryOps(MemoryInbox, StoreOps):
+class _MemoryOps(MemoryInbox, MemoryGrants, MemoryCheckpoints, StoreOps):
     """The tables, as dicts of JSON text (changed through `UndoLog`), and the operations on them."""
 
     def __init__(self) -> None:
@@ -110,7 +110,6 @@ class _MemoryOps(MemoryInbox, StoreOps):
         self.events: dict[str, dict[int, str]] = {}
         self.artifacts: dict[str, tuple[str, bytes]] = {}
         self.triggers: dict[int, str] = {}
-        self.checkpoints: dict[str, dict[int, str]] = {}
         self.sessions: dict[str, str] = {}
         self.approvals: dict[tuple[str, int], str] = {}
         self.leases: dict[str, str] = {}
@@ -406,47 +405,6 @@ class _MemoryOps(MemoryInbox, StoreOps):
         found = trigger_id in self.triggers
         self._delete(self.triggers, trigger_id)
         return found
-
-    # ------------------------------------------------------------------ checkpoints
-
-    async def put_checkpoint(self, checkpoint: Checkpoint) -> Checkpoint:
-        rows = self._rows(self.checkpoints, checkpoint.task_id)
-        checkpoint = checkpoint.model_copy(update={"number": max(rows, default=0) + 1})
-        self._set(rows, checkpoint.number, checkpoint.to_json())
-        return checkpoint
-
-    async def get_checkpoint(self, task_id: str, number: int) -> Checkpoint:
-        text = self.checkpoints.get(task_id, {}).get(number)
-        if text is None:
-            raise CheckpointNotFound(f"task {task_id} has no checkpoint {number}")
-        return Checkpoint.from_json(text)
-
-    async def latest_checkpoint(self, task_id: str) -> Checkpoint | None:
-        rows = self.checkpoints.get(task_id, {})
-        return Checkpoint.from_json(rows[max(rows)]) if rows else None
-
-    async def list_checkpoints(self, task_id: str) -> list[Checkpoint]:
-        rows = self.checkpoints.get(task_id, {})
-        return [Checkpoint.from_json(rows[number]) for number in sorted(rows)]
-
-    async def rotate_checkpoints(
-        self,
-        *,
-        keep: int | None = None,
-        older_than: dt.timedelta | None = None,
-        task_id: str | None = None,
-        now: dt.datetime | None = None,
-    ) -> int:
-        ages = [
-            (task, number, Checkpoint.from_json(text).created_at)
-            for task, rows in self.checkpoints.items()
-            if task_id is None or task == task_id
-            for number, text in rows.items()
-        ]
-        doomed = checkpoints_to_drop(ages, keep=keep, older_than=older_than, now=now or utcnow())
-        for task, number in doomed:
-            self._delete(self.checkpoints[task], number)
-        return len(doomed)
 
     # ------------------------------------------------------------------ approvals
 

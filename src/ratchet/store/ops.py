@@ -35,6 +35,7 @@ from ..model import (
     TaskStatus,
     Trigger,
 )
+from .grant_ops import GrantOps
 from .inbox_ops import InboxOps
 
 __all__ = ["StoreOps", "checkpoints_to_drop", "claim_order", "priority_of"]
@@ -50,10 +51,11 @@ def claim_order(trigger: Trigger) -> tuple[int, dt.datetime, int]:
     return (priority_of(trigger), trigger.fire_at, trigger.id)
 
 
-class StoreOps(InboxOps):
+class StoreOps(InboxOps, GrantOps):
     """The operations of a store; every store implements them with the same behaviour.
 
-    The inboxes' operations are declared apart, on `InboxOps` (inbox_ops.py).
+    The inboxes' operations are declared apart, on `InboxOps` (inbox_ops.py), and
+    the task grants' on `GrantOps` (grant_ops.py).
     """
 
     # ------------------------------------------------------------------ tasks

@@ -49,6 +49,7 @@ from . import rows
 from .changes import TRIGGERS, events_topic
 from .driver import Driver, Params
 from .ops import StoreOps, checkpoints_to_drop, claim_order, priority_of
+from .sql_grants import SqlGrants
 from .sql_inbox import SqlInbox
 
 __all__ = ["SqlOps"]
@@ -65,7 +66,7 @@ _INT4_MAX = 2**31 - 1  # substring offsets and message seqs are 32-bit integers
 _LEASE_COLUMNS = 9  # claim_tasks rows: a lease, then the claimed task's place in line
 
 
-class SqlOps(SqlInbox, StoreOps):
+class SqlOps(SqlInbox, SqlGrants, StoreOps):
     """The operations, run through a driver inside a transaction the caller opened."""
 
     def __init__(self, driver: Driver) -> None:

@@ -432,3 +432,12 @@ WHERE task_id = %(task_id)s AND seq = %(seq)s AND taken_by IS NULL
 SELECT record FROM inbox
 WHERE task_id = %(task_id)s AND (NOT %(pending_only)s OR taken_by IS NULL)
 ORDER BY seq
+
+-- name: insert_grant
+INSERT INTO task_grants (task_id, agent, granted_by, granted_at)
+VALUES (%(task_id)s, %(agent)s, %(granted_by)s, %(granted_at)s)
+ON CONFLICT (task_id, agent) DO NOTHING
+
+-- name: list_grants
+SELECT agent, granted_by, granted_at FROM task_grants
+WHERE task_id = %(task_id)s ORDER BY granted_at, agent

@@ -153,3 +153,11 @@ CREATE TABLE inbox (
 );
 -- A receive reads the oldest message of its name no receive took yet.
 CREATE INDEX inbox_pending ON inbox (task_id, name, seq) WHERE taken_by IS NULL;
+
+CREATE TABLE task_grants (
+    task_id     TEXT NOT NULL,
+    agent       TEXT NOT NULL,
+    granted_by  TEXT,
+    granted_at  BIGINT NOT NULL,
+    PRIMARY KEY (task_id, agent)
+);

@@ -360,3 +360,12 @@ WHERE task_id = :task_id AND seq = :seq AND taken_by IS NULL
 SELECT record FROM inbox
 WHERE task_id = :task_id AND (:pending_only = 0 OR taken_by IS NULL)
 ORDER BY seq
+
+-- name: insert_grant
+INSERT INTO task_grants (task_id, agent, granted_by, granted_at)
+VALUES (:task_id, :agent, :granted_by, :granted_at)
+ON CONFLICT (task_id, agent) DO NOTHING
+
+-- name: list_grants
+SELECT agent, granted_by, granted_at FROM task_grants
+WHERE task_id = :task_id ORDER BY granted_at, agent

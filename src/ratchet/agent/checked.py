@@ -1,0 +1,78 @@
+"""Checking what makes an agent before a task records it: its model spec and its tool sources.
+
+`ratchet run`/`submit` (cli/agent_spec.py) and the MCP tool ``create_task``
+check their input here, the same way, so a bad model spec or tools file is
+one line of bad input and nothing is stored.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..code_trust import portable_path
+from ..errors import InputError, WorkflowNotFound
+from ..providers import ScriptedModel, resolve_model
+from .spec import BUILTIN_TOOL_NAMES, load_tools
+
+__all__ = ["check_tool_sources", "checked_model"]
+
+
+def check_tool_sources(sources: list[str], *, option: str) -> list[str]:
+    """The tool sources checked, as a task records them: a .py file under the project root (the
+    current directory) relative to it, a module by its name.
+
+    Args:
+        option: how the caller names the input, to begin each error line (``--tools``).
+
+    Raises:
+        InputError: a tools file or module is missing, does not load,
+            defines no tool, or reuses a tool's name.
+    """
+    checked = [_checked_tools(source, option) for source in sources]
+    load_tools(checked)  # two files defining one name
+    return checked
+
+
+def checked_model(spec: str) -> str:
+    """The model spec checked, as a task records it (a script's path made absolute).
+
+    Raises:
+        InputError: the spec names no usable model (no network is used: only the spec is checked).
+    """
+    provider = resolve_model(spec)
+    if isinstance(provider, ScriptedModel):
+        return f"scripted:{provider.path}"  # absolute, so a resume from elsewhere finds the script
+    return spec.strip()
+
+
+def _checked_tools(source: str, option: str) -> str:
+    """A tool source checked: a .py file (recorded relative to the project root) or a module."""
+    file = Path(source).expanduser().resolve()
+    if not file.is_file() and _is_module_name(source):
+        try:
+            found = load_tools([source])
+        except WorkflowNotFound as error:
+            raise InputError(f"{option}: {error.message}") from None
+        recorded = source
+    else:
+        if not file.is_file():
+            raise InputError(
+                f"{option}: no file at {file}; give a .py file with @ratchet.tool functions, or a module"
+            )
+        if file.suffix != ".py":
+            raise InputError(
+                f"{option}: {source} is not a .py file; give a Python file with @ratchet.tool functions"
+            )
+        found = load_tools([str(file)])
+        recorded = portable_path(file)
+    if not found:
+        raise InputError(f"{option}: {source} defines no tool; mark its functions with @ratchet.tool")
+    clashes = sorted(BUILTIN_TOOL_NAMES.intersection(t.name for t in found))
+    if clashes:
+        raise InputError(f"{option}: {source} defines {clashes[0]!r}, the name of a built-in tool; rename it")
+    return recorded
+
+
+def _is_module_name(text: str) -> bool:
+    """``pkg.tools``, not ``tools.py`` nor a path."""
+    return not text.endswith(".py") and all(part.isidentifier() for part in text.split("."))
