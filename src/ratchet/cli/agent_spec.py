@@ -14,6 +14,7 @@ from ..agent.spec import BUILTIN_TOOL_NAMES
 from ..code_trust import portable_path
 from ..errors import InputError, WorkflowNotFound
 from ..limits import MAX_TOOL_CALLS_PER_ANSWER
+from ..mcp.servers import MCPServer
 from ..policy import Budget, CheckpointPolicy, CheckpointStrategy, parse_duration
 from ..providers import ScriptedModel, resolve_model
 from .resume import make_cwd_importable
@@ -42,6 +43,7 @@ def build_agent(
     checkpoint: CheckpointPolicy | None = None,
     step_timeout: float | None = None,
     session: str | None = None,
+    mcp: list[MCPServer] | None = None,
 ) -> Agent:
     """The agent the options describe, each checked now rather than when the task runs.
 
@@ -66,6 +68,7 @@ def build_agent(
         checkpoint=checkpoint,
         step_timeout=step_timeout,
         session=_checked_session(session),
+        mcp=mcp or [],
     )
 
 
