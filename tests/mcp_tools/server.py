@@ -1,13 +1,15 @@
 """A real MCP server for the MCP-tools tests, written with the SDK: ``python server.py LOG [--http PORT]``.
 
 While a file LOG with the suffix ``.down`` exists, the server exits at once
-(unreachable). Each line of the file LOG records one thing that happened: ``start`` when the
+(unreachable). Each server writes its pid in LOG with the suffix ``.pids``.
+Each line of the file LOG records one thing that happened: ``start`` when the
 server starts, ``TOOL ARG`` when a tool begins (so a test counts executions,
 and sees that a call started before it kills the worker).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -78,6 +80,8 @@ if __name__ == "__main__":
     if LOG.with_suffix(".down").exists():  # the test made the server unreachable
         sys.exit("the server is down")
     happened("start")
+    with LOG.with_suffix(".pids").open("a", encoding="utf-8") as pids:  # for a test that kills the machine
+        pids.write(f"{os.getpid()}\n")
     if len(sys.argv) > 3 and sys.argv[2] == "--http":
         server.run("streamable-http", port=int(sys.argv[3]))
     else:
