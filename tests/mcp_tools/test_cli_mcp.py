@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -96,3 +98,21 @@ def test_submit_records_the_servers_and_overrides_for_any_worker(
     done = run_ratchet("resume", task_id, "--allow-code", str(SERVER), "--store", url)
     assert done.returncode == 0, done.stderr  # read_only by the override: no approval
     assert log_lines(server_log) == ["start", "delete_record k1"]
+
+
+# The program as it runs where the SDK is not installed: importing it fails, as it would.
+WITHOUT_SDK = "import sys; sys.modules['mcp'] = None; from ratchet.cli import main; main()"
+
+
+def test_without_the_mcp_extra_the_error_names_it(tmp_path: Path) -> None:
+    model = one_call_script(tmp_path / "s.json", "lookup", {"key": "k1"})
+    args = ["run", "x", "--model", model, "--mcp", "http://127.0.0.1:8000/mcp", "--store", "memory://"]
+    done = subprocess.run(
+        [sys.executable, "-c", WITHOUT_SDK, *args],
+        cwd=tmp_path,
+        env=ratchet_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert_one_line_error(done, "pip install 'ratchet-runtime[mcp]'")

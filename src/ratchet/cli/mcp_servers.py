@@ -1,7 +1,7 @@
 """``--mcp`` and ``--mcp-risk`` of `ratchet run` and `ratchet submit`: the agent's MCP servers, checked.
 
 Checked now, before anything is stored: each spec parses, a stdio server's
-command exists here and the code trust admits it, each risk level is one
+command exists here (and, for `ratchet run`, the code trust admits it), each risk level is one
 Ratchet knows, and the SDK is installed. The servers are not contacted: a
 task lists their tools when it first runs, on the worker that runs it
 (docs/mcp.md, "Giving an agent MCP tools").
@@ -16,8 +16,11 @@ from ..mcp.servers import RISK_LEVELS, MCPServer, ToolRisk, check_command, mcp_s
 __all__ = ["checked_mcp_servers"]
 
 
-def checked_mcp_servers(specs: list[str], risks: list[str], trust: CodeTrust) -> list[MCPServer]:
+def checked_mcp_servers(specs: list[str], risks: list[str], *, trust: CodeTrust | None) -> list[MCPServer]:
     """The servers ``--mcp`` names, each with the ``--mcp-risk`` overrides.
+
+    `trust` is the code trust of the process that will run the task (`run`'s);
+    None where that is another process (`submit`: the worker's trust decides there).
 
     Raises:
         InputError: a spec is neither a command line nor an http(s) URL, its

@@ -137,7 +137,7 @@ def run_command(
         checkpoint=checkpoint_policy(checkpoint_strategy, keep_checkpoints, checkpoint_max_age),
         step_timeout=duration_seconds("--step-timeout", step_timeout),
         session=session,
-        mcp=checked_mcp_servers(mcp or [], mcp_risk or [], CodeTrust.here(allow_code or ())),
+        mcp=checked_mcp_servers(mcp or [], mcp_risk or [], trust=CodeTrust.here(allow_code or ())),
     )
     seconds = deadline_seconds(deadline)
     started = _Started()

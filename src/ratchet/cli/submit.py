@@ -16,7 +16,6 @@ from typing import Annotated
 import typer
 
 from ..agent import Agent
-from ..code_trust import CodeTrust
 from ..errors import InputError
 from ..limits import (
     MAX_INSTRUCTION_BYTES,
@@ -168,7 +167,7 @@ def submit_command(
         checkpoint=checkpoint_policy(checkpoint_strategy, keep_checkpoints, checkpoint_max_age),
         step_timeout=duration_seconds("--step-timeout", step_timeout),
         session=session,
-        mcp=checked_mcp_servers(mcp or [], mcp_risk or [], CodeTrust.here()),
+        mcp=checked_mcp_servers(mcp or [], mcp_risk or [], trust=None),  # the workers' trust decides
     )
     seconds = deadline_seconds(deadline)
     if every is not None:

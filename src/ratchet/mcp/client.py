@@ -35,7 +35,7 @@ _MAX_PAGES = 100  # of a tool listing: a server that pages forever is cut off he
 def require_sdk() -> None:
     """Raise `MissingExtra` when the ``mcp`` SDK is not installed."""
     if sdk is None:
-        raise MissingExtra("an agent's MCP servers", "the MCP SDK", "mcp")
+        raise MissingExtra("giving an agent MCP tools", "the MCP SDK", "mcp")
 
 
 def _cause(error: BaseException) -> str:
