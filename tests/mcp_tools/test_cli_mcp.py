@@ -116,3 +116,19 @@ def test_without_the_mcp_extra_the_error_names_it(tmp_path: Path) -> None:
         timeout=60,
     )
     assert_one_line_error(done, "pip install 'ratchet-runtime[mcp]'")
+
+
+def test_a_worker_that_does_not_admit_the_server_leaves_the_task_waiting_for_its_code(
+    run_ratchet: RunRatchet, tmp_path: Path, server_log: Path
+) -> None:
+    model = one_call_script(tmp_path / "s.json", "lookup", {"key": "k1"})
+    env = {k: v for k, v in ratchet_env().items() if k != ALLOW_CODE_ENV}
+    done = run_ratchet("submit", "x", "--model", model, "--mcp", stdio_command(server_log), "--json", env=env)
+    assert done.returncode == 0, done.stderr  # submit leaves the trust to the workers
+    task_id = json.loads(done.stdout)["task_id"]
+    refused = run_ratchet("resume", task_id, env=env)
+    assert_one_line_error(refused, f"task {task_id} waits for its code", f"--allow-code {SERVER}")
+    assert not server_log.exists()  # never started
+    done = run_ratchet("resume", task_id, "--allow-code", str(SERVER), env=env)
+    assert done.returncode == 0, done.stderr
+    assert log_lines(server_log) == ["start", "lookup k1"]

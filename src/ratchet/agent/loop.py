@@ -18,9 +18,11 @@ import functools
 import shutil
 from typing import Any
 
+from ..code_trust import enforced_trust
 from ..engine.context import Context
 from ..engine.workflow import Workflow
 from ..errors import InputError
+from ..mcp.servers import check_admitted
 from ..model import Severity, Step, StepStatus, Task
 from ..workspace import confined_workspace
 from .acting import Acting
@@ -48,6 +50,7 @@ def _tools_for(task: Task, store: Any) -> list[Any]:
     taken = sorted(BUILTIN_TOOL_NAMES.intersection(t.name for t in tools))
     if taken:
         raise InputError(f"tool name {taken[0]!r} is a built-in tool's; give the tool another name")
+    check_admitted(spec.mcp, enforced_trust())  # a stdio MCP server is code the worker runs
     return [*tools, *builtin_tools(workspace, store, allow_shell=spec.allow_shell)]
 
 

@@ -17,8 +17,8 @@ from typing import Any
 from pydantic import JsonValue
 
 from ..code_trust import enforced_trust
-from ..errors import CodeRefused, InputError, MCPServerUnreachable, MCPToolError, MissingExtra
-from .servers import MCPServer, check_command
+from ..errors import CodeRefused, MCPServerUnreachable, MCPToolError, MissingExtra
+from .servers import MCPServer, check_admitted
 
 try:
     import mcp as sdk
@@ -185,17 +185,12 @@ class Connections:
 
 
 def _check_admitted(server: MCPServer) -> None:
-    """Refuse (for good: not retried) a stdio server the run's code trust does not admit."""
-    trust = enforced_trust()
-    if server.command is None or trust is None:
-        return
+    """Refuse for good (not retried) a stdio server the run's code trust does not admit."""
     try:
-        check_command(server, trust)
+        check_admitted([server], enforced_trust())
     except CodeRefused as refused:
         refused.retryable = False  # type: ignore[attr-defined]  # RetryPolicy.is_retryable reads it
         raise
-    except InputError:
-        pass  # not found here: starting it fails as an unreachable server does, and is retried
 
 
 def _text(content: list[Any]) -> str | None:

@@ -12,6 +12,7 @@ import shlex
 import shutil
 import sys
 import sysconfig
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -23,7 +24,15 @@ from ..errors import CodeRefused, InputError
 from ..model import RiskLevel
 from ..policy import MAX_DURATION, RetryPolicy
 
-__all__ = ["RISK_LEVELS", "MCPServer", "ToolRisk", "check_command", "mcp_server", "tool_behaviour"]
+__all__ = [
+    "RISK_LEVELS",
+    "MCPServer",
+    "ToolRisk",
+    "check_admitted",
+    "check_command",
+    "mcp_server",
+    "tool_behaviour",
+]
 
 ToolRisk = Literal["read_only", "idempotent", "write_local", "external_action"]
 RISK_LEVELS: tuple[str, ...] = ("read_only", "idempotent", "write_local", "external_action")
@@ -192,6 +201,29 @@ def check_command(server: MCPServer, trust: CodeTrust | None) -> Path:
         f"MCP server {server.label!r}: {program} lies outside the project root {trust.root} and "
         f"this Python's scripts; admit it with --allow-code {program}"
     )
+
+
+def check_admitted(servers: Iterable[MCPServer], trust: CodeTrust | None) -> None:
+    """Refuse a stdio server whose program `trust` does not admit; a command not found here passes.
+
+    A worker checks this before it runs a task, as it checks the task's tool
+    files: refused, the task waits for its code (``waiting(code)``); not
+    found, starting the server fails later as an unreachable server does.
+
+    Raises:
+        CodeRefused: a server's program is not admitted.
+    """
+    if trust is None:
+        return
+    for server in servers:
+        if server.command is None:
+            continue
+        try:
+            check_command(server, trust)
+        except CodeRefused:
+            raise
+        except InputError:
+            pass  # not found here (or a script that is not there): the start fails, and is retried
 
 
 def _file(command: str, cwd: str | None) -> str | None:
