@@ -46,6 +46,13 @@ def delete_record(key: str) -> str:
     return f"deleted {key}"
 
 
+@server.tool(annotations=ToolAnnotations(destructive_hint=False, idempotent_hint=True))
+def tag_record(key: str, tag: str) -> str:
+    """Tag a record (tagging it twice tags it once)."""
+    happened(f"tag_record {key} {tag}")
+    return f"tagged {key}"
+
+
 @server.tool()
 def send_mail(to: str) -> str:
     """Send a mail (no annotations: an external action)."""

@@ -84,6 +84,16 @@ async def test_a_per_tool_override_beats_the_annotations(url: str, tmp_path: Pat
     async with Runtime(url) as rt:
         task = await run(rt, Agent("shop", model=model, mcp=[server]))
         assert task.status is TaskStatus.COMPLETED, task.error
+        [offered] = await events_of(rt.store, task.id, "mcp_tools")
+        assert offered.data["tools"] == {
+            "lookup": "external_action",  # overridden
+            "delete_record": "read_only",  # overridden
+            "tag_record": "idempotent",
+            "send_mail": "external_action",  # no hint
+            "broken": "read_only",
+            "charge": "external_action",
+            "audit": "read_only",
+        }
         model = one_call_script(tmp_path / "t.json", "lookup", {"key": "k2"})
         task = await run(rt, Agent("shop", model=model, mcp=[server]))
         assert (task.status, task.waiting_on) == (TaskStatus.WAITING, WaitReason.APPROVAL)

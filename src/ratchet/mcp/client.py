@@ -93,8 +93,11 @@ class _Held:
     async def close(self) -> None:
         self._closing.set()
         try:
-            await asyncio.wait_for(self._task, _CLOSE_TIMEOUT)
-        except BaseException:
+            await asyncio.wait_for(asyncio.shield(self._task), _CLOSE_TIMEOUT)
+        except asyncio.CancelledError:  # the run itself is cancelled: stop the connection, unwind on
+            self._task.cancel()
+            raise
+        except BaseException:  # it did not close in time, or failed (its calls were told already)
             self._task.cancel()
             with contextlib.suppress(BaseException):
                 await self._task

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import JsonValue
 
 from ..errors import InputError, MCPServerUnreachable, NonRetryableError, OperationFailed
+from ..model import RiskLevel
 from ..tools import Tool, ToolContext
 from .servers import MCPServer, tool_behaviour
 
@@ -119,10 +120,12 @@ async def _list_all(
     owners.update({name: "one of the agent's tools" for name in ctx.tools if name not in owners})
     made: list[MCPTool] = []
     for server in servers:
-        for listed in await _listing(ctx, server, connections):
-            if not isinstance(listed, dict):
-                continue
-            tool = MCPTool(server, listed, connections)
+        offered = [
+            MCPTool(server, listed, connections)
+            for listed in await _listing(ctx, server, connections)
+            if isinstance(listed, dict)
+        ]
+        for tool in offered:
             taken = owners.get(tool.name)
             if taken is not None:
                 raise InputError(
@@ -130,7 +133,13 @@ async def _list_all(
                     "give the server a prefix (MCPServer(..., prefix='NAME'))"
                 )
             owners[tool.name] = f"a tool of MCP server {server.label!r}"
-            made.append(tool)
+        made += offered
+        described = ", ".join(f"{t.name} ({_level(t)})" for t in offered)
+        await ctx.emit(
+            f"MCP server {server.label!r} offers {len(offered)} tool(s): {described or 'none'}",
+            kind="mcp_tools",
+            data={"server": server.label, "tools": {t.name: _level(t) for t in offered}},
+        )
     _check_overrides(servers, made)
     return made
 
@@ -149,6 +158,15 @@ async def _listing(ctx: Context, server: MCPServer, connections: Connections) ->
             f"({failed.attempts} attempt(s)): {failed.error}"
         ) from None
     return listed if isinstance(listed, list) else []
+
+
+def _level(tool: MCPTool) -> str:
+    """The tool's level as people set it: ``idempotent`` for a write that is safe to repeat."""
+    if tool.risk is RiskLevel.WRITE_LOCAL and tool.idempotent:
+        return "idempotent"
+    if tool.risk is RiskLevel.EXTERNAL_ACTION and tool.idempotent:
+        return "external_action, idempotent"
+    return str(tool.risk)
 
 
 def _check_overrides(servers: Sequence[MCPServer], made: Sequence[MCPTool]) -> None:
