@@ -153,9 +153,8 @@ async def _listing(ctx: Context, server: MCPServer, connections: Connections) ->
     try:
         listed = await ctx.call_tool(lister)
     except OperationFailed as failed:
-        raise MCPServerUnreachable(
-            f"MCP server {server.label!r}: its tools could not be listed "
-            f"({failed.attempts} attempt(s)): {failed.error}"
+        raise MCPServerUnreachable(  # the error names the server
+            f"an MCP server's tools could not be listed after {failed.attempts} attempt(s): {failed.error}"
         ) from None
     return listed if isinstance(listed, list) else []
 
