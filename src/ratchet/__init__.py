@@ -29,6 +29,7 @@ from .errors import (
     StoreError,
     TaskNotFound,
 )
+from .mcp.servers import MCPServer
 from .model import (
     AgentState,
     Artifact,
@@ -81,6 +82,7 @@ __all__ = [
     "InvalidTransition",
     "Lease",
     "LeaseLost",
+    "MCPServer",
     "Message",
     "Middleware",
     "NonDeterminismError",

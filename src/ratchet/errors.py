@@ -26,7 +26,9 @@ Each error's docstring is its default message. The tree::
     ├── TurnNotCompleted             a `Runtime.chat` turn's task did not complete
     ├── ReceiveTimeout               ``ctx.receive`` timed out with no message (also a TimeoutError)
     ├── NonRetryableError            raised by a tool: fail now, do not retry
-    │   └── ApprovalDenied           a person denied the call (or its approval timed out)
+    │   ├── ApprovalDenied           a person denied the call (or its approval timed out)
+    │   └── MCPToolError             an MCP server's tool answered with an error (isError)
+    ├── MCPServerUnreachable         an MCP server could not be started or reached (retried)
     ├── TaskStopped                  the task ended in failure for a stated limit
     │   ├── BudgetExceeded           a budget limit was reached
     │   └── DeadlineExceeded         the task's deadline, a step or tool timeout passed
@@ -73,6 +75,8 @@ __all__ = [
     "InvalidModelOutput",
     "InvalidTransition",
     "LeaseLost",
+    "MCPServerUnreachable",
+    "MCPToolError",
     "MissingExtra",
     "NonDeterminismError",
     "NonRetryableError",
@@ -278,6 +282,14 @@ class NonRetryableError(RatchetError):
 
 class ApprovalDenied(NonRetryableError):
     """A person denied the call; it did not run."""
+
+
+class MCPToolError(NonRetryableError):
+    """An MCP server's tool answered with an error; the model hears it, as it hears a tool raising."""
+
+
+class MCPServerUnreachable(RatchetError):
+    """An MCP server could not be started or reached; the call is retried under its retry policy."""
 
 
 class TaskStopped(RatchetError):

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-EXTRA_LIBRARIES = ("anthropic", "openai", "psycopg", "psycopg_pool")
+EXTRA_LIBRARIES = ("anthropic", "openai", "psycopg", "psycopg_pool", "mcp")
 
 BLOCKER = f"""
 import sys

@@ -26,6 +26,7 @@ PUBLIC_NAMES = [
     "InvalidTransition",
     "Lease",
     "LeaseLost",
+    "MCPServer",
     "Message",
     "Middleware",
     "NonDeterminismError",

@@ -18,9 +18,11 @@ import functools
 import shutil
 from typing import Any
 
+from ..code_trust import enforced_trust
 from ..engine.context import Context
 from ..engine.workflow import Workflow
 from ..errors import InputError
+from ..mcp.servers import check_admitted
 from ..model import Severity, Step, StepStatus, Task
 from ..workspace import confined_workspace
 from .acting import Acting
@@ -48,7 +50,24 @@ def _tools_for(task: Task, store: Any) -> list[Any]:
     taken = sorted(BUILTIN_TOOL_NAMES.intersection(t.name for t in tools))
     if taken:
         raise InputError(f"tool name {taken[0]!r} is a built-in tool's; give the tool another name")
+    check_admitted(spec.mcp, enforced_trust())  # a stdio MCP server is code the worker runs
     return [*tools, *builtin_tools(workspace, store, allow_shell=spec.allow_shell)]
+
+
+async def _offer_mcp_tools(ctx: Context, spec: AgentSpec) -> Any:
+    """Add the tools of the agent's MCP servers (listed once, journaled) before the built-in ones.
+
+    Returns the run's connections to its servers (None without servers); closed when the run ends.
+    """
+    if not spec.mcp:
+        return None
+    from ..mcp.tools import offer_mcp_tools
+
+    tools, connections = await offer_mcp_tools(ctx, spec.mcp, BUILTIN_TOOL_NAMES)
+    own = {name: t for name, t in ctx.tools.items() if name not in BUILTIN_TOOL_NAMES}
+    built_in = {name: t for name, t in ctx.tools.items() if name in BUILTIN_TOOL_NAMES}
+    ctx.tools = {**own, **{t.name: t for t in tools}, **built_in}
+    return connections
 
 
 class _Run(Planning, Acting):
@@ -169,12 +188,17 @@ async def agent_loop(ctx: Context, agent: dict[str, Any] | None = None, **_: Any
     workspace.mkdir(parents=True, exist_ok=True)
     ctx.state = ctx.state.model_copy(update={"constraints": spec.constraints})
     run = _Run(ctx, spec)
-    if spec.session is not None:  # memory across tasks (memory.py)
-        ctx.use_session(spec.session)
-        run.memory = exchanges_of({"history": await ctx.call_tool(session_history)})
-    report = await run.run()
-    if spec.session is not None:
-        await ctx.call_tool(session_remember, {"user": ctx.task.instruction, "assistant": report})
+    connections = await _offer_mcp_tools(ctx, spec)
+    try:
+        if spec.session is not None:  # memory across tasks (memory.py)
+            ctx.use_session(spec.session)
+            run.memory = exchanges_of({"history": await ctx.call_tool(session_history)})
+        report = await run.run()
+        if spec.session is not None:
+            await ctx.call_tool(session_remember, {"user": ctx.task.instruction, "assistant": report})
+    finally:
+        if connections is not None:
+            await connections.close()
     shutil.rmtree(workspace, ignore_errors=True)  # kept on failure, for people to look at
     return report
 

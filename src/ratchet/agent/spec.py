@@ -14,6 +14,7 @@ from ..engine.compaction import DEFAULT_COMPACTION, Compaction, compaction_refer
 from ..engine.workflow import load_module
 from ..errors import InputError
 from ..limits import MAX_TOOL_CALLS_PER_ANSWER
+from ..mcp.servers import MCPServer, mcp_server
 from ..model import Constraints, Record, Task
 from ..policy import MAX_DURATION, Budget, CheckpointPolicy
 from ..tools import Tool
@@ -79,6 +80,8 @@ class AgentSpec(Record):
     step_timeout: float | None = Field(default=None, gt=0, le=MAX_DURATION)
     # The session whose conversation and state carry over from task to task (agent/memory.py).
     session: str | None = Field(default=None, min_length=1, max_length=200)
+    # The MCP servers whose tools the agent offers (docs/mcp.md, "Giving an agent MCP tools").
+    mcp: list[MCPServer] = Field(default_factory=list)
 
 
 class Agent:
@@ -110,6 +113,9 @@ class Agent:
             (earlier instructions and results, in the planner's and act
             prompts) and its state (``ctx.session`` in tools), as a
             LangGraph thread does (docs/agent.md, "Agents with memory").
+        mcp: MCP servers whose tools the agent offers: ``"COMMAND ARGS"``
+            (stdio), ``"http(s)://..."`` (streamable HTTP) or `MCPServer`
+            specs (docs/mcp.md, "Giving an agent MCP tools").
         settings: other `AgentSpec` fields (``max_step_attempts``,
             ``max_turns_per_step``, ``history_token_budget``, ``keep_recent_messages``,
             ``max_tool_calls_per_answer``, ``max_replans``, ``replan_on``).
@@ -130,6 +136,7 @@ class Agent:
         checkpoint: CheckpointPolicy | None = None,
         step_timeout: float | None = None,
         session: str | None = None,
+        mcp: Sequence[str | MCPServer] = (),
         **settings: Any,
     ) -> None:
         self.tools = list(tools)
@@ -151,6 +158,7 @@ class Agent:
             checkpoint=checkpoint,
             step_timeout=step_timeout,
             session=session,
+            mcp=_mcp_servers(mcp),
             **{**settings, **_compaction_settings(compaction)},
         )
         self.model = model
@@ -159,6 +167,21 @@ class Agent:
     @property
     def name(self) -> str:
         return self.spec.name
+
+
+def _mcp_servers(given: Sequence[str | MCPServer]) -> list[MCPServer]:
+    """The MCP server specs, checked now; the SDK must be installed to use them.
+
+    Raises:
+        InputError: a spec is neither a command line nor an http(s) URL.
+        MissingExtra: the ``mcp`` SDK is not installed.
+    """
+    servers = [mcp_server(spec) for spec in ([given] if isinstance(given, str) else given)]
+    if servers:
+        from ..mcp.client import require_sdk
+
+        require_sdk()
+    return servers
 
 
 def recorded_checkpoint_policy(task: Task) -> CheckpointPolicy | None:

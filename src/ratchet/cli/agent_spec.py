@@ -11,6 +11,7 @@ from ..agent import Agent
 from ..agent.checked import check_tool_sources, checked_model
 from ..errors import InputError
 from ..limits import MAX_TOOL_CALLS_PER_ANSWER
+from ..mcp.servers import MCPServer
 from ..policy import Budget, CheckpointPolicy, CheckpointStrategy, parse_duration
 from .resume import make_cwd_importable
 
@@ -38,6 +39,7 @@ def build_agent(
     checkpoint: CheckpointPolicy | None = None,
     step_timeout: float | None = None,
     session: str | None = None,
+    mcp: list[MCPServer] | None = None,
 ) -> Agent:
     """The agent the options describe, each checked now rather than when the task runs.
 
@@ -62,6 +64,7 @@ def build_agent(
         checkpoint=checkpoint,
         step_timeout=step_timeout,
         session=_checked_session(session),
+        mcp=mcp or [],
     )
 
 

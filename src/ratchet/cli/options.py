@@ -239,3 +239,23 @@ StepTimeoutOption = Annotated[
         "tried again, then replanned.",
     ),
 ]
+
+# The agent's MCP servers (docs/mcp.md, "Giving an agent MCP tools").
+McpOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--mcp",
+        metavar="'COMMAND ARGS'|URL",
+        help="Give the agent the tools of this MCP server: a command run over stdio, or an "
+        "http(s):// streamable-HTTP URL; repeat for more.",
+    ),
+]
+McpRiskOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--mcp-risk",
+        metavar="TOOL=LEVEL",
+        help="Override the risk an MCP tool's annotations give: read_only, idempotent, write_local "
+        "or external_action (which waits for approval); repeat for more.",
+    ),
+]

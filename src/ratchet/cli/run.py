@@ -42,6 +42,7 @@ from .exits import (
     say_store_failed,
 )
 from .instruction import read_instruction
+from .mcp_servers import checked_mcp_servers
 from .options import (
     AllowCodeOption,
     AllowShellOption,
@@ -56,6 +57,8 @@ from .options import (
     MaxStepsOption,
     MaxTokensOption,
     MaxToolCallsOption,
+    McpOption,
+    McpRiskOption,
     ModelOption,
     SessionOption,
     StepTimeoutOption,
@@ -98,6 +101,8 @@ def run_command(
     checkpoint_max_age: CheckpointMaxAgeOption = None,
     step_timeout: StepTimeoutOption = None,
     session: SessionOption = None,
+    mcp: McpOption = None,
+    mcp_risk: McpRiskOption = None,
     max_instruction_bytes: MaxInstructionBytesOption = MAX_INSTRUCTION_BYTES,
     detach: Annotated[
         bool, typer.Option("--detach", "-d", help="Only queue the task and print its id.")
@@ -132,6 +137,7 @@ def run_command(
         checkpoint=checkpoint_policy(checkpoint_strategy, keep_checkpoints, checkpoint_max_age),
         step_timeout=duration_seconds("--step-timeout", step_timeout),
         session=session,
+        mcp=checked_mcp_servers(mcp or [], mcp_risk or [], trust=CodeTrust.here(allow_code or ())),
     )
     seconds = deadline_seconds(deadline)
     started = _Started()

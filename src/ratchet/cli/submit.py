@@ -32,6 +32,7 @@ from ..store import DEFAULT_STORE_URL, redact_url
 from . import json_output, render
 from .agent_spec import build_agent, checkpoint_policy, deadline_seconds, duration_seconds
 from .instruction import read_instruction
+from .mcp_servers import checked_mcp_servers
 from .options import (
     AllowShellOption,
     CheckpointMaxAgeOption,
@@ -46,6 +47,8 @@ from .options import (
     MaxStepsOption,
     MaxTokensOption,
     MaxToolCallsOption,
+    McpOption,
+    McpRiskOption,
     ModelOption,
     SessionOption,
     StepTimeoutOption,
@@ -99,6 +102,8 @@ def submit_command(
     checkpoint_max_age: CheckpointMaxAgeOption = None,
     step_timeout: StepTimeoutOption = None,
     session: SessionOption = None,
+    mcp: McpOption = None,
+    mcp_risk: McpRiskOption = None,
     max_instruction_bytes: MaxInstructionBytesOption = MAX_INSTRUCTION_BYTES,
     at: Annotated[
         str | None,
@@ -162,6 +167,7 @@ def submit_command(
         checkpoint=checkpoint_policy(checkpoint_strategy, keep_checkpoints, checkpoint_max_age),
         step_timeout=duration_seconds("--step-timeout", step_timeout),
         session=session,
+        mcp=checked_mcp_servers(mcp or [], mcp_risk or [], trust=None),  # the workers' trust decides
     )
     seconds = deadline_seconds(deadline)
     if every is not None:

@@ -1,13 +1,22 @@
-"""The MCP server over a store (`ratchet mcp`), built on the official `mcp` SDK.
+"""The Model Context Protocol, both ways (docs/mcp.md), on the official ``mcp`` SDK.
+
+Serving a store (`ratchet mcp`):
 
 - `uris`: the ``state://`` URIs, parsed and built in one place;
 - `documents`: the JSON documents the resources and ``get_state`` serve (no SDK);
-- `resources`: resources, templates and their listing, over the SDK;
+- `state_server`: `StateServer`, the resources, templates and their listing, over the SDK;
 - `subscriptions`: resource updates driven by the store's change feed;
 - `identity`: which agent a connection acts as (``--agent``, bearer tokens);
 - `server`: `build_server` and the stdio / streamable-HTTP transports;
 - `state_tools`: the write tools (create_task, patch_state, handoff ...), over the `Runtime`.
 
-Only these modules import the SDK (``pip install 'ratchet-runtime[mcp]'``);
-nothing else in Ratchet imports this package.
+MCP servers' tools for agents:
+
+- `servers`: `MCPServer`, how to reach a server, and the risk its tools' annotations give (no SDK);
+- `client`: a run's connections to its servers;
+- `tools`: `MCPTool`, a server's tool journaled like any tool.
+
+Modules that need the SDK import it themselves; importing this package does
+not (``import ratchet`` loads `servers`), so Ratchet works without the
+``[mcp]`` extra (``pip install 'ratchet-runtime[mcp]'``).
 """
