@@ -33,6 +33,7 @@ from pydantic_core import to_jsonable_python
 from .errors import NonRetryableError
 from .model import RiskLevel
 from .policy import RetryPolicy
+from .validation import problems
 
 if TYPE_CHECKING:
     from .sessions import CallSession
@@ -153,10 +154,9 @@ class Tool:
         try:
             parsed = self.arguments.model_validate(args)
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in exc.errors()
-            )
-            raise NonRetryableError(f"bad arguments for {self.name}: {problems}") from None
+            raise NonRetryableError(
+                f"bad arguments for {self.name}: {problems(exc, whole='arguments')}"
+            ) from None
         return {name: getattr(parsed, name) for name in type(parsed).model_fields}
 
     async def invoke(self, args: dict[str, Any], context: ToolContext) -> JsonValue:

@@ -103,6 +103,8 @@ async def test_bad_input_is_one_line_and_the_server_goes_on(transport: str, tmp_
             errors[uri] = str(refused.value)
         unknown = await client.call_tool("get_state", {"task_id": "nope"})
         empty = await client.call_tool("get_state", {"task_id": ""})
+        misshapen = await client.call_tool("patch_state", {"task_id": task_id, "patch": "not a patch"})
+        missing = await client.call_tool("create_task", {})
         artifact = await client.read_resource(f"state://tasks/{task_id}/artifacts/a-1")
         still = document(await client.read_resource(task_uri(AGENT, task_id)))
 
@@ -111,6 +113,14 @@ async def test_bad_input_is_one_line_and_the_server_goes_on(transport: str, tmp_
         assert "\n" not in errors[uri]
     assert unknown.is_error and "no task with id 'nope'" in unknown.content[0].text  # type: ignore[union-attr]
     assert empty.is_error
+    for refused_call, expected in [
+        (misshapen, "bad arguments for patch_state: patch: Input should be a valid dictionary"),
+        (missing, "bad arguments for create_task: instruction: Field required"),
+    ]:
+        assert refused_call.is_error
+        said = refused_call.content[0].text  # type: ignore[union-attr]
+        assert expected in said
+        assert "\n" not in said
     assert (text_of(artifact), artifact.contents[0].mime_type) == ('{"slow": true}', "application/json")
     assert still["task_id"] == task_id
 

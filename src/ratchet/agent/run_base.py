@@ -17,6 +17,7 @@ from ..engine.context import Context
 from ..errors import DuplicateRecord, TaskStopped
 from ..model import Artifact, Event, Message, Severity, Step
 from ..providers import ModelResponse
+from ..validation import problems
 from .findings import SUMMARY_CHARS, Report, long_report
 from .spec import AgentSpec
 
@@ -114,7 +115,7 @@ class RunBase:
 def short_error(error: BaseException) -> str:
     """One line saying what was wrong, for an event or for the model to read."""
     if isinstance(error, ValidationError):
-        return "; ".join(f"{'.'.join(map(str, e['loc'])) or 'plan'}: {e['msg']}" for e in error.errors()[:3])
+        return problems(error, whole="plan", limit=3)
     return str(error).splitlines()[0][:300] if str(error) else type(error).__name__
 
 

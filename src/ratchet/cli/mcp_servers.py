@@ -34,10 +34,10 @@ def checked_mcp_servers(specs: list[str], risks: list[str], *, trust: CodeTrust 
     for spec in specs:
         try:
             server = mcp_server(spec)
+            if server.command is not None:
+                check_command(server, trust)
         except InputError as error:
             raise InputError(f"--mcp: {error.message}") from None
-        if server.command is not None:
-            check_command(server, trust)
         servers.append(server.model_copy(update={"risk": {**server.risk, **overrides}}))
     if servers:
         from ..mcp.client import require_sdk

@@ -22,6 +22,7 @@ from pydantic import BaseModel, JsonValue, ValidationError
 from ..errors import InputError, InvalidModelOutput, OperationFailed
 from ..model import OpKind, Severity
 from ..policy import RetryPolicy
+from ..validation import problems
 from .calls import Call, CallContext, step_meta
 
 if TYPE_CHECKING:  # the providers are imported when a task first calls its model
@@ -215,12 +216,7 @@ def _validated(schema: type[M], content: JsonValue) -> M:
 def _describe(error: BaseException) -> str:
     """The problems of a validation error in one line the model can act on."""
     if isinstance(error, ValidationError):
-        problems = [
-            f"{'.'.join(str(part) for part in e['loc']) or 'the answer'}: {e['msg']}"
-            for e in error.errors()[:5]
-        ]
-        more = len(error.errors()) - len(problems)
-        return "; ".join(problems) + (f" (and {more} more)" if more > 0 else "")
+        return problems(error, whole="the answer", limit=5)
     return " ".join(str(error).split())[:300] or type(error).__name__
 
 

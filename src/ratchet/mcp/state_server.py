@@ -18,16 +18,17 @@ from typing import Any
 
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from mcp.server.subscriptions import InMemorySubscriptionBus
-from mcp_types import InputRequiredResult
+from mcp_types import CallToolResult, InputRequiredResult
 from mcp_types import Resource as MCPResource
 from mcp_types import ResourceTemplate as MCPResourceTemplate
-from pydantic import AnyUrl
+from pydantic import AnyUrl, ValidationError
 
 from ..errors import InputError, RatchetError
 from ..runtime import Runtime
 from ..store import StateStore
+from ..validation import problems
 from . import documents
 from .subscriptions import TaskWatch
 from .uris import (
@@ -99,6 +100,19 @@ class StateServer(MCPServer):
         self.store: StateStore = runtime.store
         self.agent = agent
         self.watch = TaskWatch(self.store, bus)
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as error:
+            # The SDK reports arguments that miss the input schema with pydantic's multi-line
+            # text; a client (often a model) acts on one line, as for every other refusal.
+            if not isinstance(error.__cause__, ValidationError):
+                raise
+            said = problems(error.__cause__, whole="arguments", limit=5)
+            raise ToolError(f"bad arguments for {name}: {said}") from None
 
     async def list_resource_templates(self) -> list[MCPResourceTemplate]:
         return [*_TEMPLATES, *await super().list_resource_templates()]
