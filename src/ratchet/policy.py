@@ -19,6 +19,7 @@ __all__ = [
     "RetryPolicy",
     "is_duration",
     "parse_duration",
+    "positive_duration",
 ]
 
 
@@ -142,4 +143,21 @@ def parse_duration(text: str) -> float:
     seconds = float(match[1]) * _UNIT_SECONDS[match[2]]
     if seconds > MAX_DURATION:
         raise InputError(f"{text.strip()!r} is too long; a duration is at most 36500d (100 years)")
+    return seconds
+
+
+def positive_duration(option: str, text: str | None) -> float | None:
+    """The seconds a duration option (`option`, named in errors) gives, or None without it.
+
+    Raises:
+        InputError: `text` is not a duration (up to 100 years), or is no time at all.
+    """
+    if text is None:
+        return None
+    try:
+        seconds = parse_duration(text)
+    except InputError as error:
+        raise InputError(f"{option}: {error.message}") from None
+    if seconds <= 0:
+        raise InputError(f"{option}: {text!r} leaves no time; write e.g. 30s, 10m or 2h")
     return seconds

@@ -12,7 +12,7 @@ from ..agent.checked import check_tool_sources, checked_model
 from ..errors import InputError
 from ..limits import MAX_TOOL_CALLS_PER_ANSWER
 from ..mcp.servers import MCPServer
-from ..policy import Budget, CheckpointPolicy, CheckpointStrategy, parse_duration
+from ..policy import Budget, CheckpointPolicy, CheckpointStrategy, positive_duration
 from .resume import make_cwd_importable
 
 __all__ = [
@@ -95,20 +95,8 @@ def deadline_seconds(text: str | None) -> float | None:
 
 
 def duration_seconds(option: str, text: str | None) -> float | None:
-    """The seconds a duration option (`option`) gives, or None without it.
-
-    Raises:
-        InputError: `text` is not a duration (up to 100 years), or is no time at all.
-    """
-    if text is None:
-        return None
-    try:
-        seconds = parse_duration(text)
-    except InputError as error:
-        raise InputError(f"{option}: {error.message}") from None
-    if seconds <= 0:
-        raise InputError(f"{option}: {text!r} leaves no time; write e.g. 30s, 10m or 2h")
-    return seconds
+    """The seconds a duration option (`option`) gives, or None without it (see `positive_duration`)."""
+    return positive_duration(option, text)
 
 
 def checkpoint_policy(

@@ -25,7 +25,7 @@ from ..agent.checked import check_tool_sources, checked_model
 from ..errors import InputError, RatchetError
 from ..limits import PRIORITY_DEFAULT, PRIORITY_MAX, PRIORITY_MIN
 from ..model import Constraints, HumanInTheLoop, RiskLevel, StatePatch, Task
-from ..policy import Budget, parse_duration
+from ..policy import Budget, positive_duration
 from ..runtime import Runtime
 from ..scope import anonymous_refusal, check_may_write
 from .uris import task_uri
@@ -191,7 +191,7 @@ def register_write_tools(server: MCPServer, runtime: Runtime, caller: Caller) ->
                 inputs,
                 name=name or DEFAULT_AGENT,
                 instruction=instruction,
-                deadline=_deadline(deadline),
+                deadline=positive_duration("deadline", deadline),
                 priority=priority,
             )
             return await runtime.store.get_task(task_id)
@@ -325,15 +325,3 @@ def _budget(max_steps: int | None) -> Budget:
     if max_steps is not None and (isinstance(max_steps, bool) or max_steps < 1):
         raise InputError(f"max_steps: {max_steps!r} is not a number of steps; give 1 or more")
     return Budget(max_steps=max_steps)
-
-
-def _deadline(text: str | None) -> float | None:
-    if text is None:
-        return None
-    try:
-        seconds = parse_duration(text)
-    except InputError as error:
-        raise InputError(f"deadline: {error.message}") from None
-    if seconds <= 0:
-        raise InputError(f"deadline: {text!r} leaves no time; write e.g. 30m, 2h or 1d")
-    return seconds
