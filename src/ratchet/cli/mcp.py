@@ -12,10 +12,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from ..code_trust import CodeTrust
 from ..errors import InputError
 from ..providers.base import require_library
+from ..runtime import Runtime
 from ..store import DEFAULT_STORE_URL
-from .options import ForceOpenOption, StoreOption
+from .options import AllowCodeOption, ForceOpenOption, StoreOption
+from .resume import make_cwd_importable
 from .store_access import open_store_for, run_async
 
 if TYPE_CHECKING:
@@ -68,6 +71,7 @@ def mcp_command(
             "a line (a bare TOKEN acts as --agent).",
         ),
     ] = None,
+    allow_code: AllowCodeOption = None,
 ) -> None:
     """Serve the store's tasks over MCP: state://agents/AGENT/tasks/TASK resources, subscriptions, tools.
 
@@ -89,16 +93,30 @@ def mcp_command(
             "read and steer every task; give --token-file, or bind 127.0.0.1"
         )
     tokens = None if token_file is None else load_tokens(token_file)
-    run_async(_serve(store, transport, host=host, port=port, agent=agent, tokens=tokens))
+    CodeTrust.here(allow_code or ())  # a bad allowance is bad input now, not at a client's create_task
+    make_cwd_importable()  # create_task may name a tools module of the project, as `ratchet submit` may
+    run_async(
+        _serve(
+            store, transport, host=host, port=port, agent=agent, tokens=tokens, allow_code=allow_code or []
+        )
+    )
 
 
 async def _serve(
-    url: str, transport: Transport, *, host: str, port: int, agent: str | None, tokens: Tokens | None
+    url: str,
+    transport: Transport,
+    *,
+    host: str,
+    port: int,
+    agent: str | None,
+    tokens: Tokens | None,
+    allow_code: list[str],
 ) -> None:
     from ..mcp.server import build_server, serve_http, serve_stdio  # needs the SDK
 
     async with open_store_for(url, create=True) as store:
-        server = build_server(store, agent=agent)
+        # The trust decides which tools files a client's create_task may name (docs/mcp.md, "Tools").
+        server = build_server(Runtime(store, allow_code=allow_code), agent=agent)
         if transport is Transport.STDIO:
             await serve_stdio(server)
         else:
