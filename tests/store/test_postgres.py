@@ -17,6 +17,7 @@ from collections.abc import Iterator
 import psycopg
 import pytest
 
+from ratchet.engine.outside_writes import hand_off
 from ratchet.errors import StoreError, StoreNotFound, StoreURLError
 from ratchet.model import TaskStatus, utcnow
 from ratchet.store import open_store, store_from_url
@@ -141,6 +142,35 @@ async def test_a_claimer_skips_a_task_whose_lapsed_lease_fences_a_writer(postgre
         await writer
         [lease] = await store.claim_tasks("w2", 30)
         assert (lease.task_id, lease.token, lease.owner) == (task.id, 2, "w2")
+
+
+async def test_an_outside_write_waits_for_the_run_instead_of_deadlocking_with_it(postgres_url: str) -> None:
+    """A run takes a task's event numbers, then its row; an outside write (here a handoff) takes
+    the row, then event numbers. Holding off the run first (hold_run) orders them."""
+    async with await open_store(f"{postgres_url}?pool_size=4") as store:
+        task = await store.create_task(make_task("t1"))
+        lease = await store.claim_lease(task.id, "w1", 30)
+        assert lease is not None
+        numbered, handing = asyncio.Event(), asyncio.Event()
+
+        async def run_write() -> None:
+            async with store.transaction(fence=lease) as tx:
+                await tx.append_event(make_event(task.id, "progress"))  # the task's event numbers
+                numbered.set()
+                await handing.wait()
+                await asyncio.sleep(0.2)  # the handoff is under way meanwhile
+                await tx.update_task(task.transition(TaskStatus.RUNNING))  # then its row
+
+        async def outside_write() -> None:
+            await numbered.wait()
+            handing.set()
+            await hand_off(store, task.id, "bob", note="yours", note_name="note")
+
+        await asyncio.wait_for(asyncio.gather(run_write(), outside_write()), 30)
+        stored = await store.get_task(task.id)
+        assert (stored.agent, stored.status) == ("bob", TaskStatus.RUNNING)
+        kinds = [event.kind for event in await store.list_events(task.id)]
+        assert kinds.index("handed_off") > kinds.index(make_event(task.id, "progress").kind)
 
 
 # ------------------------------------------------------------------ change feed

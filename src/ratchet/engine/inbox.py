@@ -290,6 +290,7 @@ async def send_message(store: StateStore, task_id: str, name: str, payload: Json
     except (TypeError, ValueError) as error:
         raise InputError(f"the payload of message {name!r} is not JSON: {error}") from None
     async with store.transaction() as tx:
+        await tx.hold_run(task_id)  # before any other lock: see StoreOps.hold_run
         return await deliver(tx, task_id, name, payload)
 
 

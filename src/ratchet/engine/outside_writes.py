@@ -57,6 +57,7 @@ async def patch_from_outside(
         where = ".".join(str(p) for p in first["loc"]) or "patch"
         raise InputError(f"invalid state patch: {where}: {first['msg']}") from None
     async with store.transaction() as tx:
+        await tx.hold_run(task_id)  # before any other lock: see StoreOps.hold_run
         task = await tx.get_task_locked(task_id)
         await _check_scope(tx, task_id, by, "patch it")
         if task.status.is_terminal:
@@ -100,6 +101,7 @@ async def hand_off(
     """
     to_agent = _agent_id(to_agent)
     async with store.transaction() as tx:
+        await tx.hold_run(task_id)  # before any other lock: see StoreOps.hold_run
         task = await tx.get_task_locked(task_id)
         await _check_scope(tx, task_id, by, "hand it off")
         if task.status.is_terminal:
@@ -138,6 +140,7 @@ async def grant_task(store: StateStore, task_id: str, agent: str, *, by: str | N
     """
     agent = _agent_id(agent)
     async with store.transaction() as tx:
+        await tx.hold_run(task_id)  # before any other lock: see StoreOps.hold_run
         task = await tx.get_task_locked(task_id)
         await _check_scope(tx, task_id, by, "grant it")
         if task.status.is_terminal:

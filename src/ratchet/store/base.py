@@ -214,6 +214,9 @@ class StateStore(StoreOps):
     async def get_task_locked(self, task_id: str) -> Task:
         return await self._write(None, lambda tx: tx.get_task_locked(task_id))
 
+    async def hold_run(self, task_id: str) -> None:
+        return await self._write(None, lambda tx: tx.hold_run(task_id))
+
     async def list_children(self, parent_id: str) -> list[Task]:
         return await self._read(lambda tx: tx.list_children(parent_id))
 

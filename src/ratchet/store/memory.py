@@ -158,6 +158,9 @@ class _MemoryOps(MemoryInbox, MemoryGrants, MemoryCheckpoints, StoreOps):
     async def get_task_locked(self, task_id: str) -> Task:
         return await self.get_task(task_id)  # one writer at a time here: reading is locking
 
+    async def hold_run(self, task_id: str) -> None:
+        return None  # one writer at a time here
+
     async def list_children(self, parent_id: str) -> list[Task]:
         return [task for task in await self.list_tasks() if task.parent_id == parent_id]
 

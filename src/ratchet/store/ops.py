@@ -99,6 +99,17 @@ class StoreOps(InboxOps, GrantOps):
         """
 
     @abc.abstractmethod
+    async def hold_run(self, task_id: str) -> None:
+        """Hold off the worker running the task until this transaction ends.
+
+        A writer from outside the run (a patch, a handoff, a note) takes this
+        before any other lock: the run's next fenced transaction then waits at
+        its fence check, where it holds nothing yet, so the two never wait on
+        each other (the run takes a task's event numbers and its row in either
+        order). A task no worker has leased holds nothing.
+        """
+
+    @abc.abstractmethod
     async def list_children(self, parent_id: str) -> list[Task]:
         """Return the tasks `parent_id` started as its children (``Task.parent_id``), oldest first."""
 

@@ -132,6 +132,9 @@ class SqlOps(SqlInbox, SqlGrants, StoreOps):
             raise TaskNotFound(task_id)
         return rows.task_from_row(row)
 
+    async def hold_run(self, task_id: str) -> None:
+        await self._d.one("hold_run", {"task_id": task_id})
+
     async def list_children(self, parent_id: str) -> list[Task]:
         found = await self._d.all("list_children", {"parent_id": parent_id})
         return [rows.task_from_row(row) for row in found]

@@ -65,6 +65,10 @@ SELECT id, status, record FROM tasks WHERE id = %(id)s
 -- name: get_task_locked
 SELECT id, status, record FROM tasks WHERE id = %(id)s FOR NO KEY UPDATE
 
+-- The lease row, exclusively: a fenced transaction's check_lease (FOR SHARE) waits for it.
+-- name: hold_run
+SELECT 1 FROM leases WHERE task_id = %(task_id)s FOR UPDATE
+
 -- name: lock_task
 SELECT status FROM tasks WHERE id = %(id)s FOR UPDATE
 

@@ -47,6 +47,10 @@ SELECT id, status, record FROM tasks WHERE id = :id
 -- name: get_task_locked
 SELECT id, status, record FROM tasks WHERE id = :id
 
+-- A write transaction holds the whole database already: nothing more to hold.
+-- name: hold_run
+SELECT 1 FROM leases WHERE task_id = :task_id
+
 -- name: lock_task
 SELECT status FROM tasks WHERE id = :id
 
