@@ -68,7 +68,7 @@ class MCPTool(Tool):
         Raises:
             NonRetryableError: they do not fit; the message says why.
         """
-        import jsonschema  # type: ignore[import-untyped]  # the SDK's dependency: here with it
+        import jsonschema  # type: ignore[import-untyped]  # the [mcp] extra: imported with the SDK
 
         if not isinstance(args, dict):
             raise NonRetryableError(f"bad arguments for {self.name}: give an object")
