@@ -1,0 +1,197 @@
+"""The spans Ratchet reports: one per task, per step, and per live model or tool call.
+
+Each span is started and ended at once when what it reports is over, with
+its recorded start time, so a span exists only for work that finished in
+this process: a replayed call reports nothing, and a call cut short by a
+crash reports nothing until the run that finishes it. Model calls follow
+the OpenTelemetry GenAI conventions (``gen_ai.*``). Ids: `ratchet.observe.ids`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..model import Operation, OpKind, Step, Task, utcnow
+from .ids import span_id_for, stable_span_id, trace_id_for
+
+if TYPE_CHECKING:
+    from ..engine.calls import Call
+
+try:  # the API is optional: without it, tracing is off
+    from opentelemetry import context as otel_context
+    from opentelemetry import trace
+except ImportError:  # pragma: no cover - the [otel] extra is not installed
+    trace = otel_context = None  # type: ignore[assignment]
+
+__all__ = ["call_span", "step_span", "task_span", "tracing_on"]
+
+Attributes = Mapping[str, str | int | float | bool]
+
+
+def tracing_on() -> bool:
+    """Whether spans go anywhere: the API is installed and a tracer provider was set."""
+    return trace is not None and not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+
+
+def _nanos(moment: dt.datetime) -> int:
+    return int(moment.timestamp() * 1_000_000_000)
+
+
+def _emit(
+    task_id: str,
+    name: str,
+    ids: tuple[object, ...],
+    parent: tuple[object, ...] | None,
+    start: dt.datetime,
+    end: dt.datetime,
+    attributes: Attributes,
+    error: str | None = None,
+    kind: Any = None,
+) -> None:
+    if not tracing_on():
+        return
+    if parent is None:
+        context = otel_context.Context()  # a root: no ambient span is its parent
+    else:
+        parent_span = trace.NonRecordingSpan(
+            trace.SpanContext(
+                trace_id=trace_id_for(task_id),
+                span_id=span_id_for(task_id, *parent),
+                is_remote=False,
+                trace_flags=trace.TraceFlags(trace.TraceFlags.SAMPLED),
+            )
+        )
+        context = trace.set_span_in_context(parent_span)
+    tracer = trace.get_tracer("ratchet")
+    with stable_span_id(span_id_for(task_id, *ids), trace_id_for(task_id)):
+        span = tracer.start_span(
+            name,
+            context=context,
+            kind=kind if kind is not None else trace.SpanKind.INTERNAL,
+            attributes=dict(attributes),
+            start_time=_nanos(start),
+        )
+    if error is not None:
+        span.set_status(trace.Status(trace.StatusCode.ERROR, error))
+        span.set_attribute("error.type", error.split(":", 1)[0])
+    span.end(end_time=_nanos(max(end, start)))
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) else 0
+
+
+def _task_parent(step: Any) -> tuple[object, ...]:
+    return ("step", step) if isinstance(step, int) else ("task",)
+
+
+def call_span(
+    call: Call, *, first_attempt: int, started: dt.datetime, outcome: str, error: str | None
+) -> None:
+    """Report one live call: every attempt this process made of it, as one span.
+
+    Its id is derived from the seq and the first attempt made live, so a run
+    that takes a call over after a crash (a new attempt) reports a span of
+    its own, and a run that replays it reports none.
+    """
+    task, kind, name, seq, attempt, meta = (
+        call.context.task,
+        call.kind,
+        call.name,
+        call.seq,
+        call.attempt,
+        call.meta,
+    )
+    tool = call.tool.name if call.tool is not None else None
+    attributes: dict[str, str | int | float | bool] = {
+        "ratchet.task.id": task.id,
+        "ratchet.op.seq": seq,
+        "ratchet.op.kind": str(kind),
+        "ratchet.op.name": name,
+        "ratchet.op.attempt": attempt,
+        "ratchet.op.attempts": attempt - first_attempt + 1,
+        "ratchet.op.outcome": outcome,
+        "ratchet.op.idempotency_key": call.idempotency_key,
+    }
+    step = meta.get("step")
+    if isinstance(step, int):
+        attributes["ratchet.step.index"] = step
+    if kind is OpKind.MODEL:
+        provider, _, model_name = (call.model or task.model or "unknown:unknown").partition(":")
+        attributes |= {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.system": provider,
+            "gen_ai.provider.name": provider,
+            "gen_ai.request.model": model_name,
+            "ratchet.model.purpose": name.removeprefix("model:"),
+        }
+        usage = meta.get("usage")
+        if isinstance(usage, dict):
+            attributes["gen_ai.usage.input_tokens"] = _count(usage.get("prompt_tokens"))
+            attributes["gen_ai.usage.output_tokens"] = _count(usage.get("completion_tokens"))
+        span_name = f"chat {model_name}"
+        span_kind = trace.SpanKind.CLIENT if trace is not None else None
+    else:
+        attributes |= {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool or name}
+        span_name = f"execute_tool {tool or name}"
+        span_kind = None
+    _emit(
+        task.id,
+        span_name,
+        ("op", seq, first_attempt),
+        _task_parent(step),
+        started,
+        utcnow(),
+        attributes,
+        error,
+        span_kind,
+    )
+
+
+def step_span(task: Task, step: Step, ops: list[Operation]) -> None:
+    """Report a step that ended, spanning its calls (from the first start to the last finish)."""
+    mine = [op for op in ops if op.meta.get("step") == step.index]
+    if not mine:
+        return  # a step that made no call has no time of its own in the journal
+    start = min(op.started_at for op in mine)
+    end = max(op.finished_at or op.started_at for op in mine)
+    _emit(
+        task.id,
+        f"step {step.index + 1}: {step.name}",
+        ("step", step.index),
+        ("task",),
+        start,
+        end,
+        {
+            "ratchet.task.id": task.id,
+            "ratchet.step.index": step.index,
+            "ratchet.step.name": step.name,
+            "ratchet.step.status": str(step.status),
+            "ratchet.step.attempts": step.attempts,
+        },
+        step.failure_message if step.failure_message else None,
+    )
+
+
+def task_span(task: Task) -> None:
+    """Report a task that ended: the root of its trace, from its creation to its end."""
+    attributes: dict[str, str | int | float | bool] = {
+        "ratchet.task.id": task.id,
+        "ratchet.task.name": task.name,
+        "ratchet.task.status": str(task.status),
+    }
+    for key, value in (("ratchet.task.agent", task.agent), ("ratchet.task.parent_id", task.parent_id)):
+        if value:
+            attributes[key] = value
+    _emit(
+        task.id,
+        f"task {task.name}",
+        ("task",),
+        None,
+        task.created_at,
+        task.updated_at,
+        attributes,
+        task.error if task.error else None,
+    )
