@@ -10,6 +10,7 @@ the OpenTelemetry GenAI conventions (``gen_ai.*``). Ids: `ratchet.observe.ids`.
 from __future__ import annotations
 
 import datetime as dt
+import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -19,19 +20,23 @@ from .ids import span_id_for, stable_span_id, trace_id_for
 if TYPE_CHECKING:
     from ..engine.calls import Call
 
-try:  # the API is optional: without it, tracing is off
-    from opentelemetry import context as otel_context
-    from opentelemetry import trace
-except ImportError:  # pragma: no cover - the [otel] extra is not installed
-    trace = otel_context = None  # type: ignore[assignment]
-
 __all__ = ["call_span", "step_span", "task_span", "tracing_on"]
 
 Attributes = Mapping[str, str | int | float | bool]
 
 
+def _api() -> Any:
+    """The OpenTelemetry API's trace module, if this process imported it, else None.
+
+    A tracer provider can only have been set by code that imported the API,
+    so a process that never did has tracing off, and Ratchet imports nothing.
+    """
+    return sys.modules.get("opentelemetry.trace")
+
+
 def tracing_on() -> bool:
-    """Whether spans go anywhere: the API is installed and a tracer provider was set."""
+    """Whether spans go anywhere: the API is loaded and a tracer provider was set."""
+    trace = _api()
     return trace is not None and not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
 
 
@@ -48,10 +53,13 @@ def _emit(
     end: dt.datetime,
     attributes: Attributes,
     error: str | None = None,
-    kind: Any = None,
+    client: bool = False,
 ) -> None:
     if not tracing_on():
         return
+    from opentelemetry import context as otel_context
+    from opentelemetry import trace
+
     if parent is None:
         context = otel_context.Context()  # a root: no ambient span is its parent
     else:
@@ -69,7 +77,7 @@ def _emit(
         span = tracer.start_span(
             name,
             context=context,
-            kind=kind if kind is not None else trace.SpanKind.INTERNAL,
+            kind=trace.SpanKind.CLIENT if client else trace.SpanKind.INTERNAL,
             attributes=dict(attributes),
             start_time=_nanos(start),
         )
@@ -132,11 +140,11 @@ def call_span(
             attributes["gen_ai.usage.input_tokens"] = _count(usage.get("prompt_tokens"))
             attributes["gen_ai.usage.output_tokens"] = _count(usage.get("completion_tokens"))
         span_name = f"chat {model_name}"
-        span_kind = trace.SpanKind.CLIENT if trace is not None else None
+        client = True
     else:
         attributes |= {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool or name}
         span_name = f"execute_tool {tool or name}"
-        span_kind = None
+        client = False
     _emit(
         task.id,
         span_name,
@@ -146,7 +154,7 @@ def call_span(
         utcnow(),
         attributes,
         error,
-        span_kind,
+        client,
     )
 
 
