@@ -104,29 +104,22 @@ def call_span(
     that takes a call over after a crash (a new attempt) reports a span of
     its own, and a run that replays it reports none.
     """
-    task, kind, name, seq, attempt, meta = (
-        call.context.task,
-        call.kind,
-        call.name,
-        call.seq,
-        call.attempt,
-        call.meta,
-    )
+    task, name, seq, attempt = call.context.task, call.name, call.seq, call.attempt
     tool = call.tool.name if call.tool is not None else None
     attributes: dict[str, str | int | float | bool] = {
         "ratchet.task.id": task.id,
         "ratchet.op.seq": seq,
-        "ratchet.op.kind": str(kind),
+        "ratchet.op.kind": str(call.kind),
         "ratchet.op.name": name,
         "ratchet.op.attempt": attempt,
         "ratchet.op.attempts": attempt - first_attempt + 1,
         "ratchet.op.outcome": outcome,
         "ratchet.op.idempotency_key": call.idempotency_key,
     }
-    step = meta.get("step")
+    step = call.meta.get("step")
     if isinstance(step, int):
         attributes["ratchet.step.index"] = step
-    if kind is OpKind.MODEL:
+    if call.kind is OpKind.MODEL:
         provider, _, model_name = (call.model or task.model or "unknown:unknown").partition(":")
         attributes |= {
             "gen_ai.operation.name": "chat",
@@ -135,7 +128,7 @@ def call_span(
             "gen_ai.request.model": model_name,
             "ratchet.model.purpose": name.removeprefix("model:"),
         }
-        usage = meta.get("usage")
+        usage = call.meta.get("usage")
         if isinstance(usage, dict):
             attributes["gen_ai.usage.input_tokens"] = _count(usage.get("prompt_tokens"))
             attributes["gen_ai.usage.output_tokens"] = _count(usage.get("completion_tokens"))
