@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 import httpx
+import pytest
 
 from ratchet import Runtime
 from ratchet.model import TaskStatus, utcnow
@@ -38,11 +39,13 @@ async def test_the_gauges_count_tasks_and_due_triggers(store: StateStore) -> Non
     assert await store.due_trigger_summary(utcnow() - dt.timedelta(minutes=1)) == (0, None)
 
 
-async def test_the_asgi_app_serves_the_metrics(store: StateStore) -> None:
-    app = metrics_asgi_app(store)
+async def test_the_asgi_app_serves_the_metrics_at_a_route(store: StateStore) -> None:
+    fastapi = pytest.importorskip("fastapi")  # the serve extra: how ``ratchet serve`` routes it
+    app = fastapi.FastAPI()
+    app.add_route("/metrics", metrics_asgi_app(store), include_in_schema=False)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
-        answer = await client.get("/")
-        refused = await client.post("/")
+        answer = await client.get("/metrics")
+        refused = await client.post("/metrics")
     assert answer.status_code == 200 and answer.headers["content-type"].startswith("text/plain")
     assert value(parse(answer.text), "ratchet_tasks", status="running") == 0
     assert ("ratchet_tasks", frozenset({("status", "running")})) in parse(answer.text)

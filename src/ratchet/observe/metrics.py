@@ -20,7 +20,7 @@ from ..model import TaskStatus, utcnow
 from ..providers.base import require_library
 from ..store import StateStore
 
-__all__ = ["Metrics", "metrics_asgi_app", "serve_metrics"]
+__all__ = ["Metrics", "MetricsApp", "metrics_asgi_app", "serve_metrics"]
 
 # Commit times, in seconds: from a fast local SQLite commit to a slow remote PostgreSQL one.
 COMMIT_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
@@ -107,24 +107,32 @@ Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 
-def metrics_asgi_app(store: StateStore, metrics: Metrics | None = None) -> Callable[..., Awaitable[None]]:
-    """An ASGI app answering every GET with the metrics (mount it at ``/metrics``).
+def metrics_asgi_app(store: StateStore, metrics: Metrics | None = None) -> MetricsApp:
+    """An ASGI app answering GET with the metrics; route ``/metrics`` to it.
 
-    ``app.mount("/metrics", metrics_asgi_app(store))`` in FastAPI or
-    Starlette. Without `metrics`, the app has its own (the store's gauges;
-    counters stay at 0 unless the process runs tasks while `recording` it).
+    In FastAPI or Starlette: ``app.add_route("/metrics", metrics_asgi_app(store),
+    include_in_schema=False)`` (an instance, not a function, so the route
+    hands it the raw ASGI call; ``app.mount`` would redirect ``/metrics`` to
+    ``/metrics/``). Without `metrics`, the app has its own: the store's
+    gauges, and counters that stay at 0 unless tasks run here while
+    `recording` it.
     """
-    chosen = metrics or Metrics(store)
+    return MetricsApp(metrics or Metrics(store))
 
-    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+
+class MetricsApp:
+    """The ASGI app of `metrics_asgi_app`."""
+
+    def __init__(self, metrics: Metrics) -> None:
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
         if scope.get("method", "GET") not in ("GET", "HEAD"):
             await _answer(send, 405, b"use GET\n", "text/plain; charset=utf-8")
             return
-        await _answer(send, 200, await chosen.exposition(), CONTENT_TYPE)
-
-    return app
+        await _answer(send, 200, await self.metrics.exposition(), CONTENT_TYPE)
 
 
 async def _answer(send: Send, status: int, body: bytes, content_type: str) -> None:
