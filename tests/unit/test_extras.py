@@ -14,7 +14,15 @@ from pathlib import Path
 
 import pytest
 
-EXTRA_LIBRARIES = ("anthropic", "openai", "psycopg", "psycopg_pool", "mcp")
+EXTRA_LIBRARIES = (
+    "anthropic",
+    "openai",
+    "psycopg",
+    "psycopg_pool",
+    "mcp",
+    "opentelemetry",
+    "prometheus_client",
+)
 
 BLOCKER = f"""
 import sys
@@ -99,4 +107,13 @@ def test_a_postgresql_store_without_psycopg_names_the_extra(tmp_path: Path) -> N
         ["-m", "ratchet", "tasks", "--store", "postgresql://localhost/ratchet"], tmp_path, without_extras=True
     )
     line = "error: a postgresql:// store needs psycopg: pip install 'ratchet-runtime[postgres]'"
+    assert (done.returncode, done.stderr, done.stdout) == (2, line + "\n", "")
+
+
+def test_worker_metrics_without_prometheus_client_names_the_extra(tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path / 'r.db'}"
+    done = _python(
+        ["-m", "ratchet", "worker", "--store", store, "--metrics-port", "9464"], tmp_path, without_extras=True
+    )
+    line = "error: --metrics-port needs prometheus-client: pip install 'ratchet-runtime[metrics]'"
     assert (done.returncode, done.stderr, done.stdout) == (2, line + "\n", "")

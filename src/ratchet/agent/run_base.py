@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from ..engine.context import Context
 from ..errors import DuplicateRecord, TaskStopped
 from ..model import Artifact, Event, Message, Severity, Step
+from ..observe.spans import step_span
 from ..providers import ModelResponse
 from ..validation import problems
 from .findings import SUMMARY_CHARS, Report, long_report
@@ -35,6 +36,7 @@ class RunBase:
         self.ctx = ctx
         self.spec = spec
         self.steps: list[Step] = []
+        self._steps_over: set[int] = set()
         # What each ended step found, by step index: rebuilt by replay, as the answers are journaled.
         self.reports: dict[int, Report] = {}
         self.replans = 0
@@ -98,7 +100,13 @@ class RunBase:
             await tx.replace_steps(ctx.task_id, steps)
             await tx.append_event(event)
 
-        await ctx.progress(write)
+        # The steps this write ends are reported as spans once: by the run that makes it live.
+        over_before, self._steps_over = self._steps_over, {s.index for s in steps if s.status.is_terminal}
+        if await ctx.progress(write):
+            ops = list(ctx.journal.recorded.values())
+            for step in steps:
+                if step.index in self._steps_over - over_before:
+                    step_span(ctx.task, step, ops)
 
     async def keep_messages(self, messages: list[dict[str, Any]]) -> None:
         """Append messages to the task's stored history, once (live only)."""

@@ -17,7 +17,8 @@ from ..errors import InputError
 from ..providers.base import require_library
 from ..runtime import Runtime
 from ..store import DEFAULT_STORE_URL
-from .options import AllowCodeOption, ForceOpenOption, StoreOption
+from .logs import LogLevel, observe_process
+from .options import AllowCodeOption, ForceOpenOption, LogLevelOption, StoreOption
 from .resume import make_cwd_importable
 from .store_access import open_store_for, run_async
 
@@ -72,6 +73,7 @@ def mcp_command(
         ),
     ] = None,
     allow_code: AllowCodeOption = None,
+    log_level: LogLevelOption = LogLevel.WARNING,
 ) -> None:
     """Serve the store's tasks over MCP: state://agents/AGENT/tasks/TASK resources, subscriptions, tools.
 
@@ -95,6 +97,7 @@ def mcp_command(
     tokens = None if token_file is None else load_tokens(token_file)
     CodeTrust.here(allow_code or ())  # a bad allowance is bad input now, not at a client's create_task
     make_cwd_importable()  # create_task may name a tools module of the project, as `ratchet submit` may
+    observe_process(log_level)
     run_async(
         _serve(
             store, transport, host=host, port=port, agent=agent, tokens=tokens, allow_code=allow_code or []

@@ -18,6 +18,7 @@ import typer
 
 from ..policy import CheckpointStrategy
 from .completion import complete_task_id
+from .logs import LogLevel
 from .store_access import skip_integrity_check
 
 __all__ = [
@@ -85,6 +86,14 @@ ForceOpenOption = Annotated[
         expose_value=False,
         callback=skip_integrity_check,
         help="Open an SQLite database even if it fails its integrity check (back it up first).",
+    ),
+]
+LogLevelOption = Annotated[
+    LogLevel,
+    typer.Option(
+        "--log-level",
+        case_sensitive=False,
+        help="Log Ratchet's lines of this level and above to stderr.",
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]

@@ -34,7 +34,15 @@ from .exits import (
     say_stopped,
     say_store_failed,
 )
-from .options import AllowCodeOption, ForceOpenOption, LeaseTtlOption, StoreOption, TaskArgument
+from .logs import LogLevel, observe_process
+from .options import (
+    AllowCodeOption,
+    ForceOpenOption,
+    LeaseTtlOption,
+    LogLevelOption,
+    StoreOption,
+    TaskArgument,
+)
 from .store_access import open_for_task, run_async
 from .views import Outcome, in_doubt_ops, load_outcome
 
@@ -64,6 +72,7 @@ def resume_command(
         typer.Option("--json", help="End with one JSON line: the task's id, status and outcome."),
     ] = False,
     allow_code: AllowCodeOption = None,
+    log_level: LogLevelOption = LogLevel.WARNING,
 ) -> None:
     """Run a task here, from where its journal stopped, until it ends or waits.
 
@@ -81,6 +90,7 @@ def resume_command(
     allowed = allow_code or []
     CodeTrust.here(allowed)  # a bad allowance is bad input now, before the task is touched
     make_cwd_importable()
+    observe_process(log_level)
     progress = None if as_json else render.print_event
     running = _Running()
     try:

@@ -42,6 +42,7 @@ from .exits import (
     say_store_failed,
 )
 from .instruction import read_instruction
+from .logs import LogLevel, observe_process
 from .mcp_servers import checked_mcp_servers
 from .options import (
     AllowCodeOption,
@@ -53,6 +54,7 @@ from .options import (
     InstructionArgument,
     InstructionsOption,
     KeepCheckpointsOption,
+    LogLevelOption,
     MaxInstructionBytesOption,
     MaxStepsOption,
     MaxTokensOption,
@@ -114,6 +116,7 @@ def run_command(
     store: StoreOption = DEFAULT_STORE_URL,
     force_open: ForceOpenOption = False,
     allow_code: AllowCodeOption = None,
+    log_level: LogLevelOption = LogLevel.WARNING,
 ) -> None:
     """Plan INSTRUCTION into steps and carry them out with the agent's model and tools.
 
@@ -139,6 +142,7 @@ def run_command(
         session=session,
         mcp=checked_mcp_servers(mcp or [], mcp_risk or [], trust=CodeTrust.here(allow_code or ())),
     )
+    observe_process(log_level)
     seconds = deadline_seconds(deadline)
     started = _Started()
     screen = screen_for(quiet=as_json or detach)

@@ -3,15 +3,16 @@
 A first signal stops it gracefully (running tasks finish their current call
 and are handed back); a second stops it at once. The engine's `Worker` does
 the work; this module parses the options, imports the user's workflows,
-routes the log to stderr and turns signals into the stop.
+routes the log to stderr, serves the metrics if asked, and turns signals into the stop.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import signal
-import sys
+from collections.abc import AsyncIterator
 from typing import Annotated
 
 import typer
@@ -21,15 +22,18 @@ from ..engine.runner import DEFAULT_LEASE_TTL, WorkerIdentity
 from ..engine.worker import Worker
 from ..engine.workflow import load_module
 from ..errors import InputError, RatchetError
-from ..printable import printable
-from ..store import DEFAULT_STORE_URL, redact_url
+from ..observe.recording import recording
+from ..providers.base import require_library
+from ..store import DEFAULT_STORE_URL, StateStore, redact_url
 from . import render
+from .logs import LogLevel, observe_process
 from .options import (
     MAX_CONCURRENCY,
     MAX_SECONDS,
     AllowCodeOption,
     ForceOpenOption,
     LeaseTtlOption,
+    LogLevelOption,
     StoreOption,
     finite,
 )
@@ -87,6 +91,17 @@ def worker_command(
         ),
     ] = 30.0,
     allow_code: AllowCodeOption = None,
+    metrics_port: Annotated[
+        int | None,
+        typer.Option(
+            "--metrics-port",
+            min=1,
+            max=65535,
+            metavar="PORT",
+            help="Serve Prometheus metrics at http://HOST:PORT/metrics (needs the metrics extra).",
+        ),
+    ] = None,
+    log_level: LogLevelOption = LogLevel.INFO,
 ) -> None:
     """Run tasks from the store until SIGTERM or Ctrl-C (or, with --until-idle, until none is left).
 
@@ -105,7 +120,11 @@ def worker_command(
     make_cwd_importable()
     for source in workflows or ():
         _import_workflows(source)
-    _log_to_stderr()
+    if metrics_port is not None:
+        require_library(
+            "prometheus_client", feature="--metrics-port", library="prometheus-client", extra="metrics"
+        )
+    observe_process(log_level)
     identity = WorkerIdentity(name=name) if name else WorkerIdentity()
     run_async(
         _work(
@@ -117,6 +136,7 @@ def worker_command(
             until_idle=until_idle,
             grace=grace,
             allow_code=allow_code or [],
+            metrics_port=metrics_port,
         )
     )
 
@@ -130,20 +150,6 @@ def _import_workflows(source: str) -> None:
         raise InputError(f"cannot import workflows from {source}: {type(error).__name__}: {error}") from None
 
 
-class _PrintableFormatter(logging.Formatter):
-    """Log lines quote what tasks' models and tools wrote (an error): control characters shown, not run."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        return printable(super().format(record))
-
-
-def _log_to_stderr() -> None:
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(_PrintableFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%H:%M:%S"))
-    logging.basicConfig(level=logging.WARNING, handlers=[handler])
-    logging.getLogger("ratchet").setLevel(logging.INFO)
-
-
 async def _work(
     url: str,
     identity: WorkerIdentity,
@@ -154,8 +160,9 @@ async def _work(
     until_idle: bool,
     grace: float,
     allow_code: list[str],
+    metrics_port: int | None = None,
 ) -> None:
-    async with open_store_for(url, create=True) as store:
+    async with open_store_for(url, create=True) as store, _metrics(store, metrics_port):
         worker = Worker(
             store,
             identity=identity,
@@ -188,6 +195,26 @@ async def _work(
             for signum in (signal.SIGTERM, signal.SIGINT):
                 loop.remove_signal_handler(signum)
         log.info("worker %s stopped", identity.name)
+
+
+@contextlib.asynccontextmanager
+async def _metrics(store: StateStore, port: int | None) -> AsyncIterator[None]:
+    """Serve the metrics on `port` while the worker runs, counting what its tasks do."""
+    if port is None:
+        yield
+        return
+    from ..observe.metrics import Metrics, serve_metrics
+
+    metrics = Metrics(store)
+    async with contextlib.AsyncExitStack() as stack:
+        try:
+            await stack.enter_async_context(serve_metrics(metrics, port))
+        except OSError as error:
+            raise InputError(
+                f"--metrics-port {port}: cannot listen there ({error.strerror or error})"
+            ) from None
+        with recording(metrics):
+            yield
 
 
 def _stop_on(signum: signal.Signals, stop: asyncio.Event, working: asyncio.Task[None]) -> None:

@@ -41,6 +41,7 @@ from ..model import (
     WaitReason,
     utcnow,
 )
+from ..observe.spans import step_span
 from ..policy import CheckpointStrategy
 from ..sessions import CallSession
 from ..store import StateStore, StoreOps
@@ -486,6 +487,7 @@ class Context(RecordedValues, Versioning, Receiving, ChildTasks, OutsidePatches)
             )
             if status is StepStatus.COMPLETED:
                 await self._write_checkpoint(tx)
+        step_span(self.task, step, list(self.journal.recorded.values()))
 
     # ------------------------------------------------------------------ checkpoints, events, waiting
 

@@ -15,6 +15,7 @@ from pydantic import JsonValue
 
 from ..limits import MAX_INLINE_RESULT_BYTES
 from ..model import Event, Lease, Operation, OpKind, OpStatus, utcnow
+from ..observe.recording import timed_commit
 from ..store import StateStore
 from .faults import crash_point
 from .results import read_back, set_aside, stored_result
@@ -74,9 +75,10 @@ class Journal:
     async def record_intent(self, call: Call) -> None:
         """Commit that the call is about to run (before its effect)."""
         op = call.intent = self._operation(call, OpStatus.STARTED)
-        async with self.store.transaction(fence=self.lease) as tx:
-            await tx.record_op_started(op)
-            await _append(tx, call.take_events())
+        with timed_commit():
+            async with self.store.transaction(fence=self.lease) as tx:
+                await tx.record_op_started(op)
+                await _append(tx, call.take_events())
         self.recorded[call.seq] = op
         crash_point("after_intent_commit")
 
@@ -90,9 +92,10 @@ class Journal:
             next_attempt_at=next_attempt_at,
             finished_at=utcnow(),
         )
-        async with self.store.transaction(fence=self.lease) as tx:
-            await tx.record_op_finished(op)
-            await _append(tx, call.take_events())
+        with timed_commit():
+            async with self.store.transaction(fence=self.lease) as tx:
+                await tx.record_op_finished(op)
+                await _append(tx, call.take_events())
         self.recorded[call.seq] = op
 
     async def record_outcome(
@@ -120,11 +123,12 @@ class Journal:
         if aside is not None:
             op = aside[0]
         crash_point("before_result_commit")
-        async with self.store.transaction(fence=self.lease) as tx:
-            if aside is not None:
-                await tx.put_artifact(aside[1], aside[2])  # with the outcome: both are kept, or neither
-            await tx.record_op_finished(op)
-            await _append(tx, call.take_events(op))
+        with timed_commit():
+            async with self.store.transaction(fence=self.lease) as tx:
+                if aside is not None:
+                    await tx.put_artifact(aside[1], aside[2])  # with the outcome: both are kept, or neither
+                await tx.record_op_finished(op)
+                await _append(tx, call.take_events(op))
         self.recorded[call.seq] = op
         crash_point("after_result_commit")
         return op

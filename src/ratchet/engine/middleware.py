@@ -2,7 +2,7 @@
 
 The chain, from the outside in::
 
-    events -> budget -> approval -> journal -> retry -> the call
+    observe -> events -> budget -> approval -> journal -> retry -> the call
 
 is built in one place, `default_chain`. A middleware is any object with
 ``async def __call__(self, call, proceed)`` that returns what ``await
@@ -32,6 +32,7 @@ from ..errors import (
     TaskStopped,
 )
 from ..model import Event, Operation, OpKind, OpStatus, RiskLevel, Severity, WaitReason, utcnow
+from ..observe.calls import ObserveCalls
 from ..tools import Reconciled
 from .calls import Call, TaskSuspended, WorkerStopping, error_text
 from .faults import crash_point
@@ -68,8 +69,13 @@ def compose(chain: Sequence[Middleware], terminal: Proceed) -> Proceed:
 
 
 def default_chain(extra: Sequence[Middleware] = ()) -> list[Middleware]:
-    """The standard chain, with `extra` middleware just inside the events layer."""
+    """The standard chain, with `extra` middleware just inside the events layer.
+
+    Outermost, `ObserveCalls` reports each live call as a span and in the
+    metrics (docs/observability.md); it costs a check when neither is on.
+    """
     return [
+        ObserveCalls(),
         EventsMiddleware(),
         *extra,
         BudgetMiddleware(),

@@ -24,6 +24,7 @@ from ..errors import (
     TaskStopped,
 )
 from ..model import Event, Lease, Severity, StepStatus, Task, TaskStatus, WaitReason, utcnow
+from ..observe.runs import RunReport
 from ..store import StateStore
 from ..workspace import confined_workspace
 from .calls import TaskSuspended, WorkerStopping
@@ -98,9 +99,14 @@ async def run_task(
         lease = await _claim(store, task_id, worker, lease_ttl, take_over)
     beat = _Heartbeat(store, lease, lease_ttl, asyncio.current_task())
     try:
+        report = await RunReport.begin(store, task_id)  # spans and metrics, when on
         with (trust or enforced_trust() or CodeTrust.here()).enforced():
             async with beat:
-                return await _run_leased(store, task_id, lease, load, approval_hook, stopping, force)
+                task = await _run_leased(store, task_id, lease, load, approval_hook, stopping, force)
+        if report is not None:
+            with contextlib.suppress(StoreError):  # the run is over as recorded; only its spans are lost
+                await report.ended()
+        return task
     except asyncio.CancelledError:
         if beat.lost is not None:
             raise beat.lost from None

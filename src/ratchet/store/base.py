@@ -303,6 +303,12 @@ class StateStore(StoreOps):
     async def next_due_at(self) -> dt.datetime | None:
         return await self._read(lambda tx: tx.next_due_at())
 
+    async def count_tasks_by_status(self) -> dict[TaskStatus, int]:
+        return await self._read(lambda tx: tx.count_tasks_by_status())
+
+    async def due_trigger_summary(self, now: dt.datetime | None = None) -> tuple[int, dt.datetime | None]:
+        return await self._read(lambda tx: tx.due_trigger_summary(now))
+
     async def claim_due_triggers(
         self,
         *,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
+from collections import Counter
 from collections.abc import Collection, Sequence
 
 from ..errors import (
@@ -381,6 +382,13 @@ class _MemoryOps(MemoryInbox, MemoryGrants, MemoryCheckpoints, StoreOps):
     async def next_due_at(self) -> dt.datetime | None:
         queued = self._queued()
         return queued[0].fire_at if queued else None
+
+    async def count_tasks_by_status(self) -> dict[TaskStatus, int]:
+        return dict(Counter(Task.from_json(text).status for text in self.tasks.values()))
+
+    async def due_trigger_summary(self, now: dt.datetime | None = None) -> tuple[int, dt.datetime | None]:
+        due = [t.fire_at for t in self._queued() if t.fire_at <= (now or utcnow())]
+        return len(due), min(due, default=None)
 
     async def claim_due_triggers(
         self,

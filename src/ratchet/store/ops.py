@@ -290,6 +290,14 @@ class StoreOps(InboxOps, GrantOps):
         """Return when the earliest queued trigger fires, or None when the queue is empty."""
 
     @abc.abstractmethod
+    async def count_tasks_by_status(self) -> dict[TaskStatus, int]:
+        """Return how many tasks each status holds (statuses without a task are left out)."""
+
+    @abc.abstractmethod
+    async def due_trigger_summary(self, now: dt.datetime | None = None) -> tuple[int, dt.datetime | None]:
+        """Return how many triggers are due at `now`, and when the oldest of them was due."""
+
+    @abc.abstractmethod
     async def claim_due_triggers(
         self,
         *,

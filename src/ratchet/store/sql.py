@@ -312,6 +312,15 @@ class SqlOps(SqlInbox, SqlGrants, StoreOps):
         row = await self._d.one("next_due_at")
         return None if row is None or row[0] is None else rows.from_micros(row[0])
 
+    async def count_tasks_by_status(self) -> dict[TaskStatus, int]:
+        return {TaskStatus(status): count for status, count in await self._d.all("count_tasks_by_status")}
+
+    async def due_trigger_summary(self, now: dt.datetime | None = None) -> tuple[int, dt.datetime | None]:
+        row = await self._d.one("due_trigger_summary", {"now": rows.to_micros(now or utcnow())})
+        if row is None or not row[0]:
+            return 0, None
+        return int(row[0]), rows.from_micros(row[1])
+
     async def claim_due_triggers(
         self,
         *,

@@ -200,6 +200,12 @@ FROM triggers WHERE dedupe_key = :dedupe_key AND task_id IS NULL
 -- name: next_due_at
 SELECT MIN(fire_at) FROM triggers
 
+-- name: count_tasks_by_status
+SELECT status, COUNT(*) FROM tasks GROUP BY status
+
+-- name: due_trigger_summary
+SELECT COUNT(*), MIN(fire_at) FROM triggers WHERE fire_at <= :now
+
 -- name: claim_due_triggers
 -- Among the due triggers, the most urgent first; of equal priority, the one due longest.
 DELETE FROM triggers WHERE id IN (

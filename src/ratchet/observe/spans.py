@@ -1,0 +1,198 @@
+"""The spans Ratchet reports: one per task, per step, and per live model or tool call.
+
+Each span is started and ended at once when what it reports is over, with
+its recorded start time, so a span exists only for work that finished in
+this process: a replayed call reports nothing, and a call cut short by a
+crash reports nothing until the run that finishes it. Model calls follow
+the OpenTelemetry GenAI conventions (``gen_ai.*``). Ids: `ratchet.observe.ids`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import sys
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..model import Operation, OpKind, Step, Task, utcnow
+from .ids import span_id_for, stable_span_id, trace_id_for
+
+if TYPE_CHECKING:
+    from ..engine.calls import Call
+
+__all__ = ["call_span", "step_span", "task_span", "tracing_on"]
+
+Attributes = Mapping[str, str | int | float | bool]
+
+
+def _api() -> Any:
+    """The OpenTelemetry API's trace module, if this process imported it, else None.
+
+    A tracer provider can only have been set by code that imported the API,
+    so a process that never did has tracing off, and Ratchet imports nothing.
+    """
+    return sys.modules.get("opentelemetry.trace")
+
+
+def tracing_on() -> bool:
+    """Whether spans go anywhere: the API is loaded and a tracer provider was set."""
+    trace = _api()
+    return trace is not None and not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+
+
+def _nanos(moment: dt.datetime) -> int:
+    return int(moment.timestamp() * 1_000_000_000)
+
+
+def _emit(
+    task_id: str,
+    name: str,
+    ids: tuple[object, ...],
+    parent: tuple[object, ...] | None,
+    start: dt.datetime,
+    end: dt.datetime,
+    attributes: Attributes,
+    error: str | None = None,
+    client: bool = False,
+) -> None:
+    if not tracing_on():
+        return
+    from opentelemetry import context as otel_context
+    from opentelemetry import trace
+
+    if parent is None:
+        context = otel_context.Context()  # a root: no ambient span is its parent
+    else:
+        parent_span = trace.NonRecordingSpan(
+            trace.SpanContext(
+                trace_id=trace_id_for(task_id),
+                span_id=span_id_for(task_id, *parent),
+                is_remote=False,
+                trace_flags=trace.TraceFlags(trace.TraceFlags.SAMPLED),
+            )
+        )
+        context = trace.set_span_in_context(parent_span)
+    tracer = trace.get_tracer("ratchet")
+    with stable_span_id(span_id_for(task_id, *ids), trace_id_for(task_id)):
+        span = tracer.start_span(
+            name,
+            context=context,
+            kind=trace.SpanKind.CLIENT if client else trace.SpanKind.INTERNAL,
+            attributes=dict(attributes),
+            start_time=_nanos(start),
+        )
+    if error is not None:
+        span.set_status(trace.Status(trace.StatusCode.ERROR, error))
+        span.set_attribute("error.type", error.split(":", 1)[0])
+    span.end(end_time=_nanos(max(end, start)))
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) else 0
+
+
+def _task_parent(step: Any) -> tuple[object, ...]:
+    return ("step", step) if isinstance(step, int) else ("task",)
+
+
+def call_span(
+    call: Call, *, first_attempt: int, started: dt.datetime, outcome: str, error: str | None
+) -> None:
+    """Report one live call: every attempt this process made of it, as one span.
+
+    Its id is derived from the seq and the first attempt made live, so a run
+    that takes a call over after a crash (a new attempt) reports a span of
+    its own, and a run that replays it reports none.
+    """
+    task, name, seq, attempt = call.context.task, call.name, call.seq, call.attempt
+    tool = call.tool.name if call.tool is not None else None
+    attributes: dict[str, str | int | float | bool] = {
+        "ratchet.task.id": task.id,
+        "ratchet.op.seq": seq,
+        "ratchet.op.kind": str(call.kind),
+        "ratchet.op.name": name,
+        "ratchet.op.attempt": attempt,
+        "ratchet.op.attempts": attempt - first_attempt + 1,
+        "ratchet.op.outcome": outcome,
+        "ratchet.op.idempotency_key": call.idempotency_key,
+    }
+    step = call.meta.get("step")
+    if isinstance(step, int):
+        attributes["ratchet.step.index"] = step
+    if call.kind is OpKind.MODEL:
+        provider, _, model_name = (call.model or task.model or "unknown:unknown").partition(":")
+        attributes |= {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.system": provider,
+            "gen_ai.provider.name": provider,
+            "gen_ai.request.model": model_name,
+            "ratchet.model.purpose": name.removeprefix("model:"),
+        }
+        usage = call.meta.get("usage")
+        if isinstance(usage, dict):
+            attributes["gen_ai.usage.input_tokens"] = _count(usage.get("prompt_tokens"))
+            attributes["gen_ai.usage.output_tokens"] = _count(usage.get("completion_tokens"))
+        span_name = f"chat {model_name}"
+        client = True
+    else:
+        attributes |= {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool or name}
+        span_name = f"execute_tool {tool or name}"
+        client = False
+    _emit(
+        task.id,
+        span_name,
+        ("op", seq, first_attempt),
+        _task_parent(step),
+        started,
+        utcnow(),
+        attributes,
+        error,
+        client,
+    )
+
+
+def step_span(task: Task, step: Step, ops: list[Operation]) -> None:
+    """Report a step that ended, spanning its calls (from the first start to the last finish)."""
+    mine = [op for op in ops if op.meta.get("step") == step.index]
+    if not mine:
+        return  # a step that made no call has no time of its own in the journal
+    start = min(op.started_at for op in mine)
+    end = max(op.finished_at or op.started_at for op in mine)
+    _emit(
+        task.id,
+        f"step {step.index + 1}: {step.name}",
+        ("step", step.index),
+        ("task",),
+        start,
+        end,
+        {
+            "ratchet.task.id": task.id,
+            "ratchet.step.index": step.index,
+            "ratchet.step.name": step.name,
+            "ratchet.step.status": str(step.status),
+            "ratchet.step.attempts": step.attempts,
+        },
+        step.failure_message if step.failure_message else None,
+    )
+
+
+def task_span(task: Task) -> None:
+    """Report a task that ended: the root of its trace, from its creation to its end."""
+    attributes: dict[str, str | int | float | bool] = {
+        "ratchet.task.id": task.id,
+        "ratchet.task.name": task.name,
+        "ratchet.task.status": str(task.status),
+    }
+    for key, value in (("ratchet.task.agent", task.agent), ("ratchet.task.parent_id", task.parent_id)):
+        if value:
+            attributes[key] = value
+    _emit(
+        task.id,
+        f"task {task.name}",
+        ("task",),
+        None,
+        task.created_at,
+        task.updated_at,
+        attributes,
+        task.error if task.error else None,
+    )

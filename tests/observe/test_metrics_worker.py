@@ -1,0 +1,72 @@
+"""`ratchet worker --metrics-port`, a real process scraped over HTTP while it runs a task."""
+
+from __future__ import annotations
+
+import signal
+import socket
+import time
+from pathlib import Path
+
+import httpx
+
+from ..cli.task_support import FLOWS, start_ratchet, stop_with, submit, wait_for_file
+from ..helpers.cli import assert_one_line_error, ratchet_runner
+from .metrics_support import Samples, free_port, scrape, value
+
+
+def wait_for(port: int, done: str, timeout: float = 20.0) -> Samples:
+    deadline = time.monotonic() + timeout
+    while (samples := scrape(port))[("ratchet_tasks", frozenset({("status", done)}))] < 1:
+        assert time.monotonic() < deadline, f"no task became {done} in {timeout} s"
+        time.sleep(0.05)
+    return samples
+
+
+def test_metrics_follow_a_task_as_the_worker_runs_it(tmp_path: Path, url: str) -> None:
+    port = free_port()
+    worker = start_ratchet(
+        tmp_path,
+        "worker",
+        "--store",
+        url,
+        "--poll",
+        "0.05",
+        "--workflows",
+        str(FLOWS),
+        "--metrics-port",
+        str(port),
+    )
+    try:
+        idle = scrape(port)
+        assert value(idle, "ratchet_tasks", status="running") == 0
+        assert value(idle, "ratchet_calls_total", kind="tool", outcome="succeeded") == 0
+        assert value(idle, "ratchet_queue_depth") == 0
+
+        marker = tmp_path / "lingering"
+        submit(url, "lingers_then_shouts", marker=str(marker), seconds=1.0)
+        wait_for_file(marker, worker)
+        running = scrape(port)
+        assert value(running, "ratchet_tasks", status="running") == 1
+        assert value(running, "ratchet_tasks", status="completed") == 0
+
+        done = wait_for(port, "completed")
+        assert value(done, "ratchet_tasks", status="running") == 0
+        assert value(done, "ratchet_calls_total", kind="tool", outcome="succeeded") == 2
+        assert value(done, "ratchet_journal_commit_seconds_count") >= 2
+        assert value(done, "ratchet_journal_commit_seconds_sum") > 0
+        assert value(done, "ratchet_lease_takeovers_total") == 0
+        assert httpx.get(f"http://127.0.0.1:{port}/elsewhere", timeout=5).status_code == 404
+    finally:
+        _out, err = stop_with(worker, signal.SIGTERM)
+    assert worker.returncode == 0, err
+
+
+def test_a_port_in_use_is_one_line_error(tmp_path: Path) -> None:
+    port = free_port()
+    with socket.socket() as taken:
+        taken.bind(("0.0.0.0", port))
+        taken.listen()
+        done = ratchet_runner(tmp_path)(
+            "worker", "--store", f"sqlite:///{tmp_path / 'r.db'}", "--metrics-port", str(port)
+        )
+    assert_one_line_error(done, f"--metrics-port {port}: cannot listen there")

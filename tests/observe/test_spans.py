@@ -1,0 +1,116 @@
+"""Spans of an agent task run in this process, read with the SDK's in-memory exporter.
+
+The task "dies" in a tool call (`SimulatedCrash`, a BaseException nothing
+catches: the call's intent is committed, its result is not) and is resumed
+by the same runtime: the resumed run replays what was done and reports
+only the calls it made live.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import StatusCode
+
+from ratchet import Runtime, TaskStatus
+from ratchet.model import OpKind, OpStatus
+from ratchet.observe import span_id_for, trace_id_for
+from ratchet.store import StateStore
+
+from ..agent.support import GUARD, INSTRUCTION, make_agent
+from ..helpers.agent_tools import CRASH_VARIABLE, SimulatedCrash
+from ..helpers.ledger import Ledger
+from ..helpers.scripts import calls, plan, say, verdict
+
+TASK_ID = "traced"
+SCRIPT: dict[str, Any] = {
+    "plan": [plan("look at X", "ship v2")],
+    "act": [
+        calls(("check_status", {"service": "X"}), ("restart_service", {"service": "X"})),
+        say("X restarted"),
+        calls(("deploy", {"version": "v2"})),
+        say("v2 is live"),
+    ],
+    "verify": [verdict(True, "X answers"), verdict(True, "v2 answers")],
+}
+
+
+async def test_a_resumed_task_reports_each_live_call_once_in_one_trace(
+    store: StateStore,
+    spans: InMemorySpanExporter,
+    script: Callable[[dict[str, Any]], str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    tools_ledger: Ledger,
+) -> None:
+    marker = tmp_path / "crash-once"
+    marker.touch()
+    monkeypatch.setenv(CRASH_VARIABLE, str(marker))
+    rt = Runtime(store)
+    agent = make_agent(script(SCRIPT))
+    with pytest.raises(SimulatedCrash):
+        await asyncio.wait_for(rt.run(agent, instruction=INSTRUCTION, task_id=TASK_ID), GUARD)
+    before = {span.name for span in spans.get_finished_spans()}
+    assert "execute_tool restart_service" in before and "execute_tool deploy" not in before
+
+    task = await asyncio.wait_for(rt.resume(TASK_ID), GUARD)
+    assert task.status is TaskStatus.COMPLETED, task.error
+
+    finished = spans.get_finished_spans()
+    contexts = [span.get_span_context() for span in finished]
+    assert {c.trace_id for c in contexts if c is not None} == {trace_id_for(TASK_ID)}
+    assert max(Counter(c.span_id for c in contexts if c is not None).values()) == 1
+
+    ops = [op for op in await store.list_ops(TASK_ID) if op.kind in (OpKind.MODEL, OpKind.TOOL)]
+    assert all(op.status is OpStatus.SUCCEEDED for op in ops)
+    seqs = Counter(
+        span.attributes["ratchet.op.seq"] for span in finished if "ratchet.op.seq" in span.attributes
+    )
+    assert seqs == Counter(op.seq for op in ops)  # the replayed calls are not reported again
+
+    [deploy] = [span for span in finished if span.name == "execute_tool deploy"]
+    assert deploy.attributes["ratchet.op.attempt"] == 2  # in flight at the crash: run again
+    assert (
+        deploy.attributes["ratchet.op.idempotency_key"] == f"{TASK_ID}:{deploy.attributes['ratchet.op.seq']}"
+    )
+
+    [plan_call] = [span for span in finished if span.attributes.get("ratchet.model.purpose") == "plan"]
+    assert plan_call.attributes["gen_ai.operation.name"] == "chat"
+    assert plan_call.attributes["gen_ai.system"] == "scripted"
+    assert plan_call.attributes["gen_ai.usage.input_tokens"] >= 0
+    assert "gen_ai.usage.output_tokens" in plan_call.attributes
+
+    [root] = [span for span in finished if span.parent is None]
+    assert root.name == "task ops" and root.get_span_context().span_id == span_id_for(TASK_ID, "task")
+    assert root.attributes["ratchet.task.status"] == "completed"
+    steps = [span for span in finished if "ratchet.step.name" in span.attributes]
+    assert sorted(span.attributes["ratchet.step.name"] for span in steps) == ["look at X", "ship v2"]
+    assert all(
+        span.parent is not None and span.parent.span_id == span_id_for(TASK_ID, "task") for span in steps
+    )
+
+
+async def test_a_failed_call_is_an_error_span(
+    store: StateStore,
+    spans: InMemorySpanExporter,
+    script: Callable[[dict[str, Any]], str],
+    tools_ledger: Ledger,
+) -> None:
+    rt = Runtime(store)
+    failing = {
+        "plan": [plan("look at X")],
+        "act": [calls(("check_status", {"nothing": "X"})), say("done")],
+        "verify": [verdict(True)],
+    }
+    await asyncio.wait_for(
+        rt.run(make_agent(script(failing)), instruction=INSTRUCTION, task_id=TASK_ID), GUARD
+    )
+    [check] = [span for span in spans.get_finished_spans() if span.name == "execute_tool check_status"]
+    assert check.status.status_code is StatusCode.ERROR
+    assert check.attributes["ratchet.op.outcome"] == "failed"

@@ -1,0 +1,45 @@
+"""Tracing turned on by the standard ``OTEL_*`` variables in a real ``ratchet`` process."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from ratchet.observe import trace_id_for
+
+from ..cli.task_support import submit
+from ..helpers.cli import assert_one_line_error, ratchet_command, ratchet_env
+
+
+def resume(tmp_path: Path, **env: str) -> tuple[str, subprocess.CompletedProcess[str]]:
+    url = f"sqlite:///{tmp_path / 'r.db'}"
+    task_id = submit(url, "greet", who="ann")
+    done = subprocess.run(
+        ratchet_command("resume", task_id, "--store", url),
+        cwd=tmp_path,
+        env=ratchet_env(**env),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    return task_id, done
+
+
+def test_otel_traces_exporter_console_prints_the_task_spans(tmp_path: Path) -> None:
+    task_id, done = resume(tmp_path, OTEL_TRACES_EXPORTER="console", OTEL_SERVICE_NAME="shop")
+    assert done.returncode == 0, done.stderr
+    trace_id = f'"trace_id": "0x{trace_id_for(task_id):032x}"'
+    assert done.stdout.count(trace_id) >= 2  # the tool call and the task, in the task's trace
+    assert '"name": "execute_tool shout"' in done.stdout
+    assert '"service.name": "shop"' in done.stdout
+
+
+def test_otel_sdk_disabled_wins(tmp_path: Path) -> None:
+    _task_id, done = resume(tmp_path, OTEL_TRACES_EXPORTER="console", OTEL_SDK_DISABLED="true")
+    assert done.returncode == 0, done.stderr
+    assert "trace_id" not in done.stdout
+
+
+def test_an_exporter_not_installed_is_one_line_error(tmp_path: Path) -> None:
+    _task_id, done = resume(tmp_path, OTEL_TRACES_EXPORTER="zipkin-nowhere")
+    assert_one_line_error(done, "OTEL_TRACES_EXPORTER names 'zipkin-nowhere', which is not installed")
