@@ -1,0 +1,81 @@
+"""`ratchet serve`: the HTTP API over the store (docs/serve.md).
+
+FastAPI and uvicorn are imported only once the command runs, so the rest of
+the CLI starts without them and a user without the ``[serve]`` extra gets
+one line naming it.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..code_trust import CodeTrust
+from ..errors import InputError
+from ..providers.base import require_library
+from ..store import DEFAULT_STORE_URL
+from ..tokens import is_loopback, load_tokens
+from .options import AllowCodeOption, ForceOpenOption, StoreOption
+from .resume import make_cwd_importable
+from .store_access import integrity_check
+
+__all__ = ["DEFAULT_PORT", "serve_command"]
+
+DEFAULT_PORT = 8000
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
+def serve_command(
+    store: StoreOption = DEFAULT_STORE_URL,
+    force_open: ForceOpenOption = False,
+    host: Annotated[
+        str,
+        typer.Option(
+            "--host", metavar="ADDRESS", help="The address to listen on; any but loopback needs --token-file."
+        ),
+    ] = "127.0.0.1",
+    port: Annotated[
+        int, typer.Option("--port", min=0, max=65535, metavar="N", help="The port.")
+    ] = DEFAULT_PORT,
+    token_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--token-file",
+            metavar="FILE",
+            help="Every request needs a bearer token of this file (one token a line, as for `ratchet mcp`).",
+        ),
+    ] = None,
+    log_level: Annotated[
+        str, typer.Option("--log-level", metavar="LEVEL", help="debug, info, warning or error.")
+    ] = "info",
+    allow_code: AllowCodeOption = None,
+) -> None:
+    """Serve the HTTP API (OpenAPI at /api/openapi.json) over the store.
+
+    Binds 127.0.0.1 unless --host says otherwise, and refuses another address
+    without --token-file. Tasks submitted here are queued for `ratchet worker`.
+    """
+    if log_level.lower() not in LOG_LEVELS:
+        raise InputError(f"--log-level {log_level!r}: use one of {', '.join(LOG_LEVELS)}")
+    if token_file is None and not is_loopback(host):
+        raise InputError(
+            f"refusing to serve on {host} without --token-file: anyone who reaches it could read and "
+            "steer every task; give --token-file, or bind 127.0.0.1"
+        )
+    tokens = None if token_file is None else load_tokens(token_file)
+    require_library("fastapi", feature="`ratchet serve`", library="FastAPI", extra="serve")
+    require_library("uvicorn", feature="`ratchet serve`", library="uvicorn", extra="serve")
+    CodeTrust.here(allow_code or ())  # a bad allowance is bad input now, not at a client's submit
+    make_cwd_importable()  # a submit may name a tools module of the project, as `ratchet submit` may
+    import uvicorn
+
+    from ..serve import create_app
+
+    logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
+    app = create_app(store, tokens=tokens, allow_code=allow_code or [], integrity_check=integrity_check())
+    uvicorn.run(
+        app, host=host, port=port, log_level=log_level.lower(), access_log=log_level.lower() == "debug"
+    )

@@ -1,0 +1,168 @@
+"""The HTTP API against the real app on SQLite and PostgreSQL: the CLI's records, the same decisions."""
+
+from __future__ import annotations
+
+import httpx
+
+from ratchet import Worker
+from ratchet.model import TaskStatus, WaitReason
+from ratchet.record_json import task_json, task_view_json
+from ratchet.runtime import Runtime
+from ratchet.store import StateStore
+from ratchet.task_view import load_task_view
+
+from ..helpers.people_flows import asks, mail, sends
+from .support import JSON
+
+
+async def _waiting_for_approval(rt: Runtime, ledger: str, **inputs: object) -> str:
+    task = await rt.run(mail, {"ledger": ledger, **inputs})
+    assert (task.status, task.waiting_on) == (TaskStatus.WAITING, WaitReason.APPROVAL), task.error
+    return task.id
+
+
+async def test_a_task_is_listed_and_shown_with_the_keys_of_the_cli_json(
+    api: httpx.AsyncClient, api_rt: Runtime, api_store: StateStore, ledger: str
+) -> None:
+    task_id = await _waiting_for_approval(api_rt, ledger)
+
+    listed = (await api.get("/api/tasks", params={"status": "waiting", "agent": "mail"})).json()
+    shown = (await api.get(f"/api/tasks/{task_id}")).json()
+
+    task = await api_store.get_task(task_id)
+    async with api_store.reading() as tx:
+        view = await load_task_view(tx, task_id)
+    assert listed["tasks"] == [task_json(task)] and listed["total"] == 1 and listed["next_offset"] is None
+    assert shown == task_view_json(view)
+    assert shown["pending_approvals"][0]["tool"] == "send"
+    assert (await api.get("/api/tasks", params={"status": "completed"})).json()["tasks"] == []
+    assert (await api.get("/api/tasks", params={"parent": "nobody"})).json()["total"] == 0
+
+
+async def test_tasks_are_paged(api: httpx.AsyncClient, api_rt: Runtime, ledger: str) -> None:
+    ids = [await api_rt.submit(mail, {"ledger": ledger}, task_id=f"t{n}") for n in range(5)]
+
+    first = (await api.get("/api/tasks", params={"limit": 2})).json()
+    last = (await api.get("/api/tasks", params={"limit": 2, "offset": 4})).json()
+
+    assert [t["task_id"] for t in first["tasks"]] == ids[:2] and first["next_offset"] == 2
+    assert [t["task_id"] for t in last["tasks"]] == ids[4:] and last["next_offset"] is None
+    after = (await api.get("/api/tasks", params={"created_after": "2999-01-01T00:00:00Z"})).json()
+    assert after["total"] == 0
+
+
+async def test_an_approval_with_edited_arguments_runs_the_edited_call_once(
+    api: httpx.AsyncClient, api_rt: Runtime, api_store: StateStore, ledger: str
+) -> None:
+    task_id = await _waiting_for_approval(api_rt, ledger)
+    assert [a["task_id"] for a in (await api.get("/api/approvals")).json()] == [task_id]
+
+    approved = await api.post(
+        f"/api/tasks/{task_id}/approve", json={"edit_args": {"ledger": ledger, "to": "edited@example.com"}}
+    )
+    await Worker(api_store, poll_interval=0.01).run(until_idle=True)
+
+    assert approved.status_code == 200, approved.text
+    assert (await api_store.get_task(task_id)).status is TaskStatus.COMPLETED
+    assert [s["to"] for s in sends(ledger)] == ["edited@example.com"]
+    [call] = (await api.get(f"/api/tasks/{task_id}/journal")).json()
+    assert (call["kind"], call["name"], call["status"], call["attempt"]) == ("tool", "send", "succeeded", 1)
+    assert call["idempotency_key"] == f"{task_id}:{call['seq']}"
+    assert "edited@example.com" in call["input_preview"] and call["duration_seconds"] >= 0
+    assert "input" not in call
+    full = (await api.get(f"/api/tasks/{task_id}/journal", params={"full": "true"})).json()
+    assert full[0]["input"]["to"] == "edited@example.com"
+    assert (await api.get("/api/approvals")).json() == []
+    steps = (await api.get(f"/api/tasks/{task_id}/steps")).json()
+    assert [(s["step"], s["status"]) for s in steps] == [(1, "completed")]
+
+
+async def test_a_denied_call_does_not_run_and_a_second_decision_is_refused(
+    api: httpx.AsyncClient, api_rt: Runtime, api_store: StateStore, ledger: str
+) -> None:
+    task_id = await _waiting_for_approval(api_rt, ledger)
+
+    denied = await api.post(f"/api/tasks/{task_id}/deny", json={"reason": "not today"})
+    again = await api.post(f"/api/tasks/{task_id}/approve", json={})
+    await Worker(api_store, poll_interval=0.01).run(until_idle=True)
+
+    assert denied.status_code == 200
+    assert again.status_code == 400 and "approval" in again.json()["detail"]
+    assert sends(ledger) == []
+    assert (await api_store.get_task(task_id)).status is TaskStatus.COMPLETED
+
+
+async def test_a_question_is_answered(api: httpx.AsyncClient, api_rt: Runtime, api_store: StateStore) -> None:
+    task = await api_rt.run(asks)
+    assert task.waiting_on is WaitReason.INPUT
+
+    assert (await api.get(f"/api/tasks/{task.id}")).json()["question"] == "Which region?"
+    answered = await api.post(f"/api/tasks/{task.id}/answer", json={"text": "eu-west"})
+    await Worker(api_store, poll_interval=0.01).run(until_idle=True)
+
+    assert answered.status_code == 200
+    assert (await api_store.get_task(task.id)).result["answer"] == "eu-west"  # type: ignore[index]
+
+
+async def test_cancel_retry_resume_and_messages(
+    api: httpx.AsyncClient, api_rt: Runtime, api_store: StateStore, ledger: str
+) -> None:
+    task_id = await api_rt.submit(mail, {"ledger": ledger})
+
+    sent = await api.post(f"/api/tasks/{task_id}/messages", json={"name": "go", "payload": {"n": 1}})
+    resumed = await api.post(f"/api/tasks/{task_id}/resume", headers=JSON)
+    cancelled = await api.post(f"/api/tasks/{task_id}/cancel", json={"reason": "changed my mind"})
+    again = await api.post(f"/api/tasks/{task_id}/cancel", headers=JSON)
+    resume_ended = await api.post(f"/api/tasks/{task_id}/resume", headers=JSON)
+    retried = await api.post(f"/api/tasks/{task_id}/retry", headers=JSON)
+
+    assert sent.status_code == 201 and sent.json()["name"] == "go"
+    assert [m["payload"] for m in (await api.get(f"/api/tasks/{task_id}/messages")).json()] == [{"n": 1}]
+    assert resumed.status_code == 200
+    assert cancelled.json()["status"] == "cancelled" and cancelled.json()["error"] == "changed my mind"
+    assert again.status_code == 409 and "already cancelled" in again.json()["detail"]
+    assert resume_ended.status_code == 409
+    assert retried.status_code == 201 and retried.json()["forked_from"] == task_id
+
+
+async def test_bad_input_is_a_4xx_with_one_line(api: httpx.AsyncClient, api_rt: Runtime, ledger: str) -> None:
+    task_id = await _waiting_for_approval(api_rt, ledger)
+
+    unknown = await api.get("/api/tasks/nope")
+    bad_json = await api.post(f"/api/tasks/{task_id}/deny", content=b"{not json", headers=JSON)
+    wrong_state = await api.post(f"/api/tasks/{task_id}/answer", json={"text": "x"})
+    no_checkpoint = await api.post(f"/api/tasks/{task_id}/fork", json={"checkpoint": 99})
+    not_in_doubt = await api.post(f"/api/tasks/{task_id}/in-doubt/0", json={"action": "skip"})
+    bad_status = await api.get("/api/tasks", params={"status": "sleeping"})
+
+    assert (unknown.status_code, unknown.json()) == (404, {"detail": unknown.json()["detail"]})
+    assert "nope" in unknown.json()["detail"]
+    assert bad_json.status_code == 422 and bad_json.json() == {"detail": "the body is not valid JSON"}
+    assert wrong_state.status_code == 400
+    assert no_checkpoint.status_code == 404
+    assert not_in_doubt.status_code == 400
+    assert bad_status.status_code == 422
+    for answer in (unknown, bad_json, wrong_state, no_checkpoint, not_in_doubt, bad_status):
+        assert list(answer.json()) == ["detail"] and "\n" not in answer.json()["detail"]
+
+
+async def test_sessions_schedules_workers_health_and_ready(
+    api: httpx.AsyncClient, api_rt: Runtime, api_store: StateStore, ledger: str
+) -> None:
+    trigger = await api_rt.schedule(mail, {"ledger": ledger}, every="0 9 * * *")
+    task_id = await api_rt.submit(mail, {"ledger": ledger})
+    lease = await api_store.claim_lease(task_id, "worker-a", 60, host="h1", pid=42)
+    assert lease is not None
+
+    [schedule] = (await api.get("/api/schedules")).json()
+    [worker] = (await api.get("/api/workers")).json()
+
+    assert schedule["schedule_id"] == trigger.payload["id"] and schedule["every"] == "0 9 * * *"
+    assert (worker["worker"], worker["host"], worker["pid"], worker["live"]) == ("worker-a", "h1", 42, True)
+    assert [held["task_id"] for held in worker["leases"]] == [task_id]
+    assert (await api.get(f"/api/tasks/{task_id}/leases")).json()[0]["owner"] == "worker-a"
+    assert (await api.get("/api/sessions")).json() == []
+    assert (await api.get("/api/health")).json() == {"status": "ok"}
+    ready = await api.get("/api/ready")
+    assert ready.status_code == 200 and ready.json()["status"] == "ready"
+    assert (await api.get("/api/openapi.json")).json()["info"]["title"] == "Ratchet"
