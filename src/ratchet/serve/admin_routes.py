@@ -8,7 +8,7 @@ from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from ..errors import StoreError
-from ..model import Lease, TaskStatus, utcnow
+from ..model import Lease, utcnow
 from ..record_json import lease_json, schedule_json, session_json
 from ..session_listing import list_session_summaries
 from .deps import RuntimeDep, TaskId
@@ -17,9 +17,6 @@ from .errors import detail
 __all__ = ["router"]
 
 router = APIRouter(tags=["admin"])
-
-# The tasks a worker may hold: the others' leases are history.
-_HELD = (TaskStatus.RUNNING, TaskStatus.WAITING, TaskStatus.QUEUED)
 
 
 @router.get("/sessions", summary="Sessions, most recently updated first (`ratchet sessions --json`)")
@@ -39,30 +36,31 @@ async def schedules(rt: RuntimeDep) -> list[dict[str, Any]]:
 async def workers(rt: RuntimeDep) -> list[dict[str, Any]]:
     """Each worker with a lease on an unfinished task: who it is, where, and the leases it holds.
 
-    ``heartbeat_age_seconds`` is how long ago its newest lease was granted or
-    renewed, as far as the store tells (a renewal moves the expiry on).
+    ``expires_in_seconds`` is how long until the soonest of its leases
+    expires unless renewed: a live worker's heartbeat keeps moving it on; below
+    zero, the worker stopped renewing and any worker may take its tasks over.
     """
-    leases: list[Lease] = []
     async with rt.store.reading() as tx:
-        for status in _HELD:
-            for task in await tx.list_tasks(status):
-                lease = await tx.get_lease(task.id)
-                if lease is not None and not lease.released:
-                    leases.append(lease)
+        # A lease of a task that ended is left as it was (a crash, say): not a task anyone holds.
+        leases = [
+            lease
+            for lease in await tx.held_leases()
+            if not (await tx.get_task(lease.task_id)).status.is_terminal
+        ]
     now = utcnow()
     by_owner: dict[str, list[Lease]] = {}
     for lease in leases:
         by_owner.setdefault(lease.owner, []).append(lease)
     listed = []
     for owner, held in sorted(by_owner.items()):
-        newest = max(lease.granted_at or lease.expires_at for lease in held)
+        soonest = min(lease.expires_at for lease in held)
         listed.append(
             {
                 "worker": owner,
                 "host": held[0].host,
                 "pid": held[0].pid,
                 "live": any(lease.is_live(now) for lease in held),
-                "heartbeat_age_seconds": max(0.0, (now - newest).total_seconds()),
+                "expires_in_seconds": (soonest - now).total_seconds(),
                 "leases": [lease_json(lease) for lease in held],
             }
         )
