@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-EXTRA_LIBRARIES = ("anthropic", "openai", "psycopg", "psycopg_pool", "mcp")
+EXTRA_LIBRARIES = ("anthropic", "openai", "psycopg", "psycopg_pool", "mcp", "fastapi", "uvicorn")
 
 BLOCKER = f"""
 import sys
@@ -99,4 +99,10 @@ def test_a_postgresql_store_without_psycopg_names_the_extra(tmp_path: Path) -> N
         ["-m", "ratchet", "tasks", "--store", "postgresql://localhost/ratchet"], tmp_path, without_extras=True
     )
     line = "error: a postgresql:// store needs psycopg: pip install 'ratchet-runtime[postgres]'"
+    assert (done.returncode, done.stderr, done.stdout) == (2, line + "\n", "")
+
+
+def test_serve_without_fastapi_names_the_extra(tmp_path: Path) -> None:
+    done = _python(["-m", "ratchet", "serve", "--store", "memory://"], tmp_path, without_extras=True)
+    line = "error: `ratchet serve` needs FastAPI: pip install 'ratchet-runtime[serve]'"
     assert (done.returncode, done.stderr, done.stdout) == (2, line + "\n", "")
