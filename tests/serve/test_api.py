@@ -11,6 +11,9 @@ from ratchet.runtime import Runtime
 from ratchet.store import StateStore
 from ratchet.task_view import load_task_view
 
+from ..engine.flows import FLOWS, entries
+from ..engine.support import leave_in_flight
+from ..helpers.builders import make_op
 from ..helpers.people_flows import asks, mail, sends
 from .support import JSON
 
@@ -166,3 +169,39 @@ async def test_sessions_schedules_workers_health_and_ready(
     ready = await api.get("/api/ready")
     assert ready.status_code == 200 and ready.json()["status"] == "ready"
     assert (await api.get("/api/openapi.json")).json()["info"]["title"] == "Ratchet"
+
+
+async def test_a_resumed_task_goes_to_a_worker_and_a_call_in_doubt_is_settled_with_a_result(
+    api: httpx.AsyncClient, api_rt: Runtime, api_store: StateStore, ledger: str
+) -> None:
+    task_id = await api_rt.submit(
+        f"{FLOWS}:first_call", {"ledger": ledger, "tool_name": "plain_crash"}, queue=False
+    )
+    args = {"ledger": ledger, "label": "plain_crash"}
+    await leave_in_flight(api_store, task_id, make_op(task_id, 0, name="plain_crash", input=args))
+
+    resumed = await api.post(f"/api/tasks/{task_id}/resume", headers=JSON)
+    await Worker(api_store, poll_interval=0.01).run(until_idle=True)
+    [in_doubt] = (await api.get(f"/api/tasks/{task_id}/in-doubt")).json()
+    settled = await api.post(
+        f"/api/tasks/{task_id}/in-doubt/0", json={"action": "result", "result": {"ran": "by hand"}}
+    )
+    await Worker(api_store, poll_interval=0.01).run(until_idle=True)
+
+    assert resumed.status_code == 200, resumed.text
+    assert (in_doubt["seq"], in_doubt["name"], in_doubt["status"]) == (0, "plain_crash", "started")
+    assert settled.status_code == 200, settled.text
+    done = await api_store.get_task(task_id)
+    assert (done.status, done.result) == (TaskStatus.COMPLETED, {"ran": "by hand"})
+    assert entries(ledger, "plain_crash") == []  # nothing ran it again
+
+
+async def test_a_task_held_by_a_live_worker_is_not_resumed(
+    api: httpx.AsyncClient, api_rt: Runtime, api_store: StateStore, ledger: str
+) -> None:
+    task_id = await api_rt.submit(mail, {"ledger": ledger}, queue=False)
+    assert await api_store.claim_lease(task_id, "busy-worker", 60) is not None
+
+    refused = await api.post(f"/api/tasks/{task_id}/resume", headers=JSON)
+
+    assert refused.status_code == 409 and "busy-worker" in refused.json()["detail"]
