@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
 import httpx
 
 from ratchet import Worker
@@ -205,3 +209,38 @@ async def test_a_task_held_by_a_live_worker_is_not_resumed(
     refused = await api.post(f"/api/tasks/{task_id}/resume", headers=JSON)
 
     assert refused.status_code == 409 and "busy-worker" in refused.json()["detail"]
+
+
+async def test_a_submitted_agent_task_is_queued_and_a_worker_completes_it(
+    api: httpx.AsyncClient, api_store: StateStore, script: Callable[[dict[str, Any]], str], tmp_path: Path
+) -> None:
+    model = script(
+        {
+            "plan": [
+                {"content": {"goal": "say hi", "steps": [{"step_name": "hi", "description": "say hi"}]}}
+            ],
+            "act": [{"content": "hi"}],
+            "verify": [{"content": {"passed": True, "reason": "ok"}}],
+        }
+    )
+    outside = tmp_path / "elsewhere_tools.py"  # outside what the server admits: never loaded
+    outside.write_text("import ratchet\n\n@ratchet.tool\ndef hello() -> str:\n    return 'hi'\n")
+
+    submitted = await api.post(
+        "/api/tasks", json={"instruction": "Say hi", "model": model, "name": "greeter"}
+    )
+    no_model = await api.post("/api/tasks", json={"instruction": "Say hi"})
+    blank = await api.post("/api/tasks", json={"instruction": "  ", "model": model})
+    refused_tools = await api.post(
+        "/api/tasks", json={"instruction": "x", "model": model, "tools": [str(outside)]}
+    )
+    await Worker(api_store, poll_interval=0.01).run(until_idle=True)
+
+    assert submitted.status_code == 201, submitted.text
+    task = submitted.json()
+    assert (task["name"], task["status"], task["agent"]) == ("greeter", "queued", "agent")
+    assert (await api_store.get_task(task["task_id"])).status is TaskStatus.COMPLETED
+    assert no_model.status_code == 400 and "RATCHET_MODEL" in no_model.json()["detail"]
+    assert blank.status_code == 400 and "instruction" in blank.json()["detail"]
+    assert refused_tools.status_code == 400, refused_tools.text
+    assert "is outside the project root" in refused_tools.json()["detail"]

@@ -165,3 +165,21 @@ def test_serve_answers_over_http_on_loopback_with_its_token(tmp_path: Path) -> N
     assert health.json() == {"status": "ok"}
     assert refused.status_code == 401
     assert ready.status_code == 200
+
+
+async def test_a_body_json_does_not_allow_is_refused_not_changed(api_store: StateStore) -> None:
+    async with client_for(api_store) as client:
+        nan = await client.post(
+            "/api/tasks/t1/messages", content=b'{"name": "x", "payload": NaN}', headers=JSON
+        )
+        huge = await client.post(
+            "/api/tasks/t1/messages", content=b'{"name": "x", "payload": 1e999}', headers=JSON
+        )
+        deep = await client.post(
+            "/api/tasks/t1/messages", content=b"[" * 100_000 + b"]" * 100_000, headers=JSON
+        )
+        unknown_field = await client.post("/api/tasks/t1/deny", json={"reason": "x", "why": "y"})
+
+    assert nan.status_code == huge.status_code == 422 and "NaN or Infinity" in nan.json()["detail"]
+    assert deep.status_code == 422 and "nested too deeply" in deep.json()["detail"]
+    assert unknown_field.status_code == 422 and "why" in unknown_field.json()["detail"]

@@ -64,11 +64,14 @@ def detail(status: int, message: str) -> JSONResponse:
 def _validation_message(error: RequestValidationError) -> str:
     problems = []
     for problem in error.errors()[:3]:
-        where = ".".join(str(part) for part in problem.get("loc", ()) if part != "body") or "body"
+        parts = [str(part) for part in problem.get("loc", ()) if part != "body"]
+        if len(parts) > 6:  # deep in a nested value: the start and the end say where
+            parts = [*parts[:3], "...", *parts[-2:]]
+        where = ".".join(parts) or "body"
         if problem.get("type") == "json_invalid":
             problems.append("the body is not valid JSON")
         else:
-            problems.append(f"{where}: {problem.get('msg', 'invalid')}")
+            problems.append(f"{where}: {str(problem.get('msg', 'invalid'))[:200]}")
     return "; ".join(problems) or "the request does not fit the API's schema (see /api/openapi.json)"
 
 

@@ -11,12 +11,16 @@ mount, such as the live streams and /metrics):
   ``same-site``) and an ``Origin`` other than the server's own; either is
   refused with 403. A page of another site cannot send a JSON request without
   a CORS preflight, which this server never grants;
-- a body larger than the limit is refused with 413 before the API reads it.
+- a body larger than the limit is refused with 413 before the API reads it;
+  a body with ``NaN`` or ``Infinity`` (which Python's JSON reader accepts
+  and JSON does not have) is refused with 422 rather than stored as null.
 """
 
 from __future__ import annotations
 
 import json
+import math
+from typing import Any
 from urllib.parse import urlsplit
 
 from starlette.datastructures import Headers
@@ -54,6 +58,10 @@ class RequestGuard:
         body = await self._read_body(headers, receive)
         if body is None:
             await _answer(send, 413, f"the request body is larger than {self.max_body_bytes} bytes")
+            return
+        problem = _json_problem(b"".join(message.get("body", b"") for message in body))
+        if problem is not None:
+            await _answer(send, 422, problem)
             return
         await self.app(scope, _replay(body, receive), send)
 
@@ -96,6 +104,37 @@ class RequestGuard:
                 return None
             if not message.get("more_body", False):
                 return messages
+
+
+class _NotFinite(ValueError):
+    pass
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _NotFinite(name)
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise _NotFinite(text)
+    return value
+
+
+def _json_problem(body: bytes) -> str | None:
+    """What makes `body` JSON the API must not take: NaN, an infinite number, nesting past Python's limit.
+
+    Other bad JSON (or no body) is the API's to answer.
+    """
+    try:
+        json.loads(body, parse_constant=_refuse_constant, parse_float=_finite_float)
+    except _NotFinite:
+        return "the body holds NaN or Infinity, which JSON does not have"
+    except RecursionError:
+        return "the body's JSON is nested too deeply"
+    except ValueError:  # not JSON, or not UTF-8: the API says so
+        return None
+    return None
 
 
 def _replay(messages: list[Message], server_receive: Receive) -> Receive:

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import datetime as dt
-import os
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from ..agent import Agent
-from ..agent.checked import check_tool_sources, checked_model
-from ..errors import CannotResume, CorruptRecord, InputError
+from ..agent_request import AgentRequest, submit_agent_task
+from ..errors import CannotResume, CorruptRecord
 from ..limits import PRIORITY_DEFAULT, PRIORITY_MAX, PRIORITY_MIN
-from ..model import Task, TaskStatus, Trigger, WaitReason
-from ..policy import Budget, positive_duration
+from ..model import RiskLevel, Task, TaskStatus, Trigger, WaitReason
 from ..record_json import task_json, task_view_json, unreadable_json
 from ..task_view import load_task_view
 from .deps import MAX_ID_CHARS, RuntimeDep, TaskId
@@ -24,7 +21,6 @@ __all__ = ["router"]
 router = APIRouter(tags=["tasks"])
 
 MAX_PAGE = 500
-DEFAULT_AGENT = "agent"  # the owner of a task submitted here, as of one `ratchet submit` makes
 
 
 class _Body(BaseModel):
@@ -48,6 +44,11 @@ class SubmitBody(_Body):
     max_steps: int | None = Field(default=None, ge=1, le=1_000_000)
     max_tokens: int | None = Field(default=None, ge=1)
     deadline: str | None = Field(default=None, description="How long it may take from now: 30m, 2h, 1d.")
+    approval_for: list[RiskLevel] | None = Field(
+        default=None,
+        description="The risk levels whose tool calls wait for a person's approval "
+        "(default: external_action).",
+    )
     at: dt.datetime | None = Field(default=None, description="Start no sooner than this time.")
 
 
@@ -134,36 +135,12 @@ async def get_task(rt: RuntimeDep, task_id: TaskId) -> dict[str, Any]:
 
 @router.post("/tasks", status_code=201, summary="Queue an agent task for the workers")
 async def submit_task(rt: RuntimeDep, body: SubmitBody) -> dict[str, Any]:
-    """Build the agent as `ratchet submit` does and queue its task; a `ratchet worker` runs it.
+    """Build the agent as `ratchet submit` (and MCP's ``create_task``) does and queue its task.
 
-    The tool sources are checked here, loading only code the server's trust admits.
+    The tool sources are checked here, loading only code the server's trust
+    admits; a `ratchet worker` runs the task.
     """
-    if not body.instruction.strip():
-        raise InputError("instruction: say what the agent is to do")
-    if body.inputs is not None and "agent" in body.inputs:
-        raise InputError("inputs: 'agent' is reserved for the agent's spec; use another key")
-    model = body.model if body.model is not None else os.environ.get("RATCHET_MODEL")
-    if not model:
-        raise InputError("model: name one (provider:name), or start the server with RATCHET_MODEL set")
-    with rt.trust.enforced():  # a client names the files; only code the server admits is loaded
-        sources = check_tool_sources(list(body.tools), option="tools")
-    agent = Agent(
-        name=DEFAULT_AGENT,
-        instructions=body.instructions,
-        model=checked_model(model),
-        tool_sources=sources,
-        budget=Budget(max_steps=body.max_steps, max_llm_tokens=body.max_tokens),
-    )
-    task_id = await rt.submit(
-        agent,
-        body.inputs,
-        name=body.name or DEFAULT_AGENT,
-        instruction=body.instruction,
-        deadline=positive_duration("deadline", body.deadline),
-        at=None if body.at is None else _utc(body.at),
-        priority=body.priority,
-    )
-    return task_json(await rt.store.get_task(task_id))
+    return task_json(await submit_agent_task(rt, AgentRequest(**body.model_dump())))
 
 
 @router.post("/tasks/{task_id}/cancel", summary="Cancel a task that has not ended")
