@@ -38,7 +38,7 @@ def serve_command(
         ),
     ] = "127.0.0.1",
     port: Annotated[
-        int, typer.Option("--port", min=0, max=65535, metavar="N", help="The port.")
+        int, typer.Option("--port", min=0, max=65535, metavar="N", help="The port to listen on.")
     ] = DEFAULT_PORT,
     token_file: Annotated[
         Path | None,
