@@ -126,6 +126,21 @@ def test_serve_refuses_another_address_without_a_token_file(tmp_path: Path) -> N
     assert done.stderr.count("\n") == 1 and "--token-file" in done.stderr
 
 
+def test_serve_with_a_store_it_cannot_reach_says_so_in_one_line_without_its_password(tmp_path: Path) -> None:
+    url = "postgresql://ratchet:pw-never-shown@127.0.0.1:1/ratchet"  # nothing listens on port 1
+    done = subprocess.run(
+        _ratchet("serve", "--store", url, "--port", str(_free_port()), cwd=tmp_path),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: cannot connect") and done.stderr.count("\n") == 1
+    assert "pw-never-shown" not in done.stderr + done.stdout
+
+
 def test_serve_answers_over_http_on_loopback_with_its_token(tmp_path: Path) -> None:
     port = _free_port()
     (tmp_path / "tokens").write_text("abc123\n")

@@ -17,10 +17,10 @@ from ..code_trust import CodeTrust
 from ..errors import InputError
 from ..providers.base import require_library
 from ..store import DEFAULT_STORE_URL
-from ..tokens import is_loopback, load_tokens
+from ..tokens import Tokens, is_loopback, load_tokens
 from .options import AllowCodeOption, ForceOpenOption, StoreOption
 from .resume import make_cwd_importable
-from .store_access import integrity_check
+from .store_access import open_store_for, run_async
 
 __all__ = ["DEFAULT_PORT", "serve_command"]
 
@@ -70,12 +70,24 @@ def serve_command(
     require_library("uvicorn", feature="`ratchet serve`", library="uvicorn", extra="serve")
     CodeTrust.here(allow_code or ())  # a bad allowance is bad input now, not at a client's submit
     make_cwd_importable()  # a submit may name a tools module of the project, as `ratchet submit` may
+    logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
+    run_async(
+        _serve(
+            store, host=host, port=port, tokens=tokens, allow_code=allow_code or [], level=log_level.lower()
+        )
+    )
+
+
+async def _serve(
+    url: str, *, host: str, port: int, tokens: Tokens | None, allow_code: list[str], level: str
+) -> None:
     import uvicorn
 
     from ..serve import create_app
 
-    logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
-    app = create_app(store, tokens=tokens, allow_code=allow_code or [], integrity_check=integrity_check())
-    uvicorn.run(
-        app, host=host, port=port, log_level=log_level.lower(), access_log=log_level.lower() == "debug"
-    )
+    # The store is opened here, before the server starts: one that cannot be reached (or a
+    # damaged file) is one line of bad input, exit 2, not a traceback from the app's startup.
+    async with open_store_for(url, create=True) as store:
+        app = create_app(store, tokens=tokens, allow_code=allow_code)
+        config = uvicorn.Config(app, host=host, port=port, log_level=level, access_log=level == "debug")
+        await uvicorn.Server(config).serve()
