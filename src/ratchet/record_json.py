@@ -20,14 +20,20 @@ from typing import Any
 from pydantic import BaseModel
 
 from .errors import CorruptRecord
-from .model import Approval, Event, Operation, Step, Task
+from .inbox_message import InboxMessage
+from .model import Approval, Event, Lease, Operation, Session, Step, Task
+from .schedules import Schedule
 from .task_view import TaskView, in_seq_order
 
 __all__ = [
     "approval_json",
     "event_json",
+    "inbox_message_json",
     "iso_time",
+    "lease_json",
     "operation_json",
+    "schedule_json",
+    "session_json",
     "step_json",
     "step_number",
     "task_json",
@@ -128,6 +134,21 @@ def unreadable_json(problem: CorruptRecord) -> dict[str, Any]:
     return {**dict(zip(names, problem.key, strict=False)), "unreadable": problem.problem}
 
 
+def inbox_message_json(message: InboxMessage) -> dict[str, Any]:
+    """A message sent to a task (`ratchet send`), by its ``seq`` in the task's inbox."""
+    return {
+        "seq": message.seq,
+        "name": message.name,
+        "payload": message.payload,
+        "sent_at": iso_time(message.sent_at),
+    }
+
+
+def lease_json(lease: Lease) -> dict[str, Any]:
+    """A worker's claim on a task, with whether it is live now."""
+    return {**_fields(lease), "live": lease.is_live()}
+
+
 def task_view_json(view: TaskView) -> dict[str, Any]:
     """What `ratchet show --json` prints (the MCP task document builds on it)."""
     return {
@@ -140,10 +161,7 @@ def task_view_json(view: TaskView) -> dict[str, Any]:
         "pending_approvals": [approval_json(approval) for approval in view.pending_approvals],
         "question": view.question,
         "in_doubt": [operation_json(op) for op in view.in_doubt],
-        "pending_messages": [
-            {"seq": m.seq, "name": m.name, "payload": m.payload, "sent_at": iso_time(m.sent_at)}
-            for m in view.pending_messages
-        ],
+        "pending_messages": [inbox_message_json(m) for m in view.pending_messages],
         "children": [
             {
                 "task_id": child.id,
@@ -153,4 +171,27 @@ def task_view_json(view: TaskView) -> dict[str, Any]:
             }
             for child in view.children
         ],
+    }
+
+
+def session_json(session: Session, *, tasks: int | None, turns: Any) -> dict[str, Any]:
+    """A session of `ratchet sessions`: its id, times, version, and its task list's size."""
+    return {
+        "session_id": session.id,
+        "created_at": iso_time(session.created_at),
+        "updated_at": iso_time(session.updated_at),
+        "version": session.version,
+        "tasks": tasks,
+        "turns": turns,
+    }
+
+
+def schedule_json(schedule: Schedule, next_due: dt.datetime) -> dict[str, Any]:
+    """A schedule of `ratchet schedules`: its id, cron, next due time and what it makes."""
+    return {
+        "schedule_id": schedule.id,
+        "every": schedule.cron,
+        "next_due": iso_time(next_due),
+        "instruction": schedule.template.instruction,
+        "workflow": schedule.template.workflow,
     }

@@ -24,6 +24,7 @@ COMMANDS = [
     "run",
     "schedules",
     "send",
+    "serve",
     "sessions",
     "show",
     "submit",

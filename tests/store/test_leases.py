@@ -128,3 +128,17 @@ async def test_history_shows_each_claim_from_grant_to_end(store: StateStore, tas
     assert [lease.took_over for lease in history] == [False, False, True, False]
     assert history[2:] == [third, fourth]
     assert (second.granted_at, second.took_over) == (at(11), False)
+
+
+async def test_held_leases_are_every_lease_not_released_by_owner(store: StateStore) -> None:
+    tasks = [await store.create_task(make_task(name)) for name in ("b", "a", "c")]
+    b, a, c = [
+        await _claim(store, task, owner, 0) for task, owner in zip(tasks, ("w2", "w1", "w1"), strict=True)
+    ]
+    released = await _claim(store, await store.create_task(make_task("d")), "w0", 0)
+    await store.release_lease(released, now=at(1))
+
+    held = await store.held_leases()
+
+    assert [(lease.owner, lease.task_id) for lease in held] == [("w1", "a"), ("w1", "c"), ("w2", "b")]
+    assert held == [a, c, b]

@@ -22,6 +22,8 @@ EXTRA_LIBRARIES = (
     "mcp",
     "opentelemetry",
     "prometheus_client",
+    "fastapi",
+    "uvicorn",
 )
 
 BLOCKER = f"""
@@ -116,4 +118,10 @@ def test_worker_metrics_without_prometheus_client_names_the_extra(tmp_path: Path
         ["-m", "ratchet", "worker", "--store", store, "--metrics-port", "9464"], tmp_path, without_extras=True
     )
     line = "error: --metrics-port needs prometheus-client: pip install 'ratchet-runtime[metrics]'"
+    assert (done.returncode, done.stderr, done.stdout) == (2, line + "\n", "")
+
+
+def test_serve_without_fastapi_names_the_extra(tmp_path: Path) -> None:
+    done = _python(["-m", "ratchet", "serve", "--store", "memory://"], tmp_path, without_extras=True)
+    line = "error: `ratchet serve` needs FastAPI: pip install 'ratchet-runtime[serve]'"
     assert (done.returncode, done.stderr, done.stdout) == (2, line + "\n", "")

@@ -24,7 +24,7 @@ from .._distribution import DISTRIBUTION
 from ..errors import InputError, StoreError
 from ..limits import utf8_problem
 from ..printable import printable
-from . import admin, chat, demo, mcp, messages, people, resume, retry, run, submit, tasks, worker
+from . import admin, chat, demo, mcp, messages, people, resume, retry, run, serve, submit, tasks, worker
 
 __all__ = ["COMMANDS", "app", "main"]
 
@@ -41,6 +41,7 @@ COMMANDS: dict[str, Callable[..., Any]] = {
     "schedules": submit.schedules_command,
     "worker": worker.worker_command,
     "mcp": mcp.mcp_command,
+    "serve": serve.serve_command,
     "resolve": admin.resolve_command,
     "approve": people.approve_command,
     "deny": people.deny_command,

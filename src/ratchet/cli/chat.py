@@ -6,19 +6,17 @@ from typing import Annotated
 
 import typer
 
-from ..chat.client import INTERNAL_PREFIX, ChatOptions
-from ..chat.tasklist import tasks_of
+from ..chat.client import ChatOptions
 from ..chat.terminal import chat_loop
 from ..chat.turn import DEFAULT_MAX_MODEL_CALLS, user_tools
 from ..code_trust import CodeTrust
 from ..errors import StoreNotFound
-from ..model import Session
+from ..session_listing import SessionSummary, list_session_summaries
 from ..store import DEFAULT_STORE_URL, redact_url
 from . import json_output, render
 from .agent_spec import checked_tool_sources
 from .options import MAX_COUNT, AllowCodeOption, ForceOpenOption, JsonOption, StoreOption
 from .store_access import integrity_check, open_store_for, run_async
-from .views import SessionSummary
 
 __all__ = ["chat_command", "sessions_command"]
 
@@ -83,26 +81,19 @@ def chat_command(
     )
 
 
-def _summary(session: Session) -> SessionSummary:
-    tasks = session.state.get("tasks")
-    count = len(tasks_of(session.state)) if isinstance(tasks, list) else None
-    return SessionSummary(session=session, tasks=count, turns=session.state.get("turns"))
-
-
-async def _list_sessions(url: str) -> list[Session]:
+async def _list_sessions(url: str) -> list[SessionSummary]:
     try:
         async with open_store_for(url, create=False) as opened:
-            found = await opened.list_sessions()
+            return await list_session_summaries(opened)
     except StoreNotFound:
         return []  # nothing was ever stored there: an empty listing
-    return [s for s in found if not s.id.startswith(INTERNAL_PREFIX)]
 
 
 def sessions_command(
     store: StoreOption = DEFAULT_STORE_URL, force_open: ForceOpenOption = False, as_json: JsonOption = False
 ) -> None:
     """List sessions, most recently updated first."""
-    listed = [_summary(session) for session in run_async(_list_sessions(store))]
+    listed = run_async(_list_sessions(store))
     if as_json:
         json_output.print_json(
             [json_output.session_json(s.session, tasks=s.tasks, turns=s.turns) for s in listed]

@@ -21,20 +21,21 @@ import datetime as dt
 import sys
 from typing import Any
 
-from ..model import Session, Task
+from ..model import Task
 from ..printable import printable_json
 from ..record_json import (
     approval_json,
     event_json,
     iso_time,
     operation_json,
+    schedule_json,
+    session_json,
     step_json,
     step_number,
     task_json,
     task_view_json,
     unreadable_json,
 )
-from ..schedules import Schedule
 from .progress import RunProgress
 from .views import Outcome
 
@@ -66,29 +67,6 @@ def print_json(value: Any) -> None:
 def print_json_line(value: Any) -> None:
     """One JSON object on one line of stdout (a run's outcome, one event of a stream)."""
     sys.stdout.write(printable_json(value) + "\n")
-
-
-def session_json(session: Session, *, tasks: int | None, turns: Any) -> dict[str, Any]:
-    """A session of `ratchet sessions`: its id, times, version, and its task list's size."""
-    return {
-        "session_id": session.id,
-        "created_at": iso_time(session.created_at),
-        "updated_at": iso_time(session.updated_at),
-        "version": session.version,
-        "tasks": tasks,
-        "turns": turns,
-    }
-
-
-def schedule_json(schedule: Schedule, next_due: dt.datetime) -> dict[str, Any]:
-    """A schedule of `ratchet schedules`: its id, cron, next due time and what it makes."""
-    return {
-        "schedule_id": schedule.id,
-        "every": schedule.cron,
-        "next_due": iso_time(next_due),
-        "instruction": schedule.template.instruction,
-        "workflow": schedule.template.workflow,
-    }
 
 
 # --------------------------------------------------------------------------- what commands did

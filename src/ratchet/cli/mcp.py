@@ -23,7 +23,7 @@ from .resume import make_cwd_importable
 from .store_access import open_store_for, run_async
 
 if TYPE_CHECKING:
-    from ..mcp.identity import Tokens
+    from ..tokens import Tokens
 
 __all__ = ["mcp_command"]
 
@@ -87,7 +87,7 @@ def mcp_command(
         raise InputError("--agent is empty; give the agent id clients act as")
     if transport is Transport.STDIO and token_file is not None:
         raise InputError("--token-file is for --transport http; over stdio, clients act as --agent")
-    from ..mcp.identity import is_loopback, load_tokens  # needs the SDK
+    from ..tokens import is_loopback, load_tokens
 
     if transport is Transport.HTTP and token_file is None and not is_loopback(host):
         raise InputError(

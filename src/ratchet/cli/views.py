@@ -11,9 +11,9 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from ..model import Approval, Operation, Session, Task, WaitReason, utcnow
+from ..model import Approval, Operation, Task, WaitReason, utcnow
+from ..session_listing import SessionSummary
 from ..store import StoreOps
 from ..task_view import (
     TaskView,
@@ -47,20 +47,6 @@ class Outcome:
     pending_approvals: list[Approval]
     question: str | None
     wakes_at: dt.datetime | None
-
-
-@dataclass(frozen=True)
-class SessionSummary:
-    """A session as `ratchet sessions` lists it.
-
-    Attributes:
-        tasks: how many items its task list holds; None when it keeps none.
-        turns: how many chat turns it had, as the session counts them.
-    """
-
-    session: Session
-    tasks: int | None
-    turns: Any
 
 
 def in_tree_order(tasks: Sequence[Task]) -> list[tuple[int, Task]]:

@@ -5,26 +5,21 @@
   file says which agent each token acts as. Without a token file (allowed on a
   loopback address only) every connection acts as ``--agent``.
 
-The token file holds one token a line: ``AGENT_ID TOKEN`` (the token acts as
-that agent) or a bare ``TOKEN`` (it acts as ``--agent``, or as no agent).
-Blank lines and lines starting with ``#`` are skipped. Tokens are compared as
-SHA-256 digests and never printed, not even in an error.
+The token file (read by `ratchet.tokens`, which `ratchet serve` shares) holds
+one token a line: ``AGENT_ID TOKEN`` (the token acts as that agent) or a bare
+``TOKEN`` (it acts as ``--agent``, or as no agent).
 """
 
 from __future__ import annotations
 
-import hashlib
-import ipaddress
 import json
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from mcp.server.mcpserver import Context
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..errors import InputError
+from ..tokens import Tokens, bearer_token, is_loopback, load_tokens
 from .state_server import StateServer
 
 __all__ = ["AGENT_SCOPE_KEY", "TokenGate", "Tokens", "caller", "is_loopback", "load_tokens"]
@@ -50,64 +45,6 @@ def caller(ctx: Context[Any, Any]) -> str | None:
     return default
 
 
-def is_loopback(host: str) -> bool:
-    """Whether `host` is an address only this machine can reach (``localhost`` included)."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-@dataclass(frozen=True)
-class Tokens:
-    """The tokens of a token file: each token's digest, and the agent it acts as (None: ``--agent``)."""
-
-    agents: dict[str, str | None]
-
-    def agent_for(self, token: str) -> tuple[bool, str | None]:
-        """Whether `token` is known, and the agent it acts as."""
-        digest = _digest(token)
-        return digest in self.agents, self.agents.get(digest)
-
-
-def _digest(token: str) -> str:
-    return hashlib.sha256(token.encode("utf-8")).hexdigest()
-
-
-def load_tokens(path: Path) -> Tokens:
-    """Read a token file (see the module's docstring).
-
-    Raises:
-        InputError: the file cannot be read, a line has more than two words, a
-            token is given twice, or it holds no token.
-    """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
-        raise InputError(f"cannot read the token file {str(path)!r} ({reason})") from None
-    agents: dict[str, str | None] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        words = line.split()
-        if not words or words[0].startswith("#"):
-            continue
-        if len(words) > 2:
-            raise InputError(
-                f"line {number} of the token file {str(path)!r} has {len(words)} words; "
-                "write AGENT_ID TOKEN, or a bare TOKEN"
-            )
-        agent, token = (None, words[0]) if len(words) == 1 else (words[0], words[1])
-        digest = _digest(token)
-        if digest in agents:
-            raise InputError(f"line {number} of the token file {str(path)!r} repeats a token given above")
-        agents[digest] = agent
-    if not agents:
-        raise InputError(f"the token file {str(path)!r} holds no token; write AGENT_ID TOKEN, one a line")
-    return Tokens(agents)
-
-
 class TokenGate:
     """ASGI middleware: every HTTP request needs a bearer token of the file, else 401.
 
@@ -122,8 +59,8 @@ class TokenGate:
         if scope["type"] != "http":  # the lifespan: no request to check
             await self.app(scope, receive, send)
             return
-        scheme, _, token = Headers(scope=scope).get("authorization", "").partition(" ")
-        known, agent = self.tokens.agent_for(token.strip()) if scheme.lower() == "bearer" else (False, None)
+        token = bearer_token(Headers(scope=scope).get("authorization", ""))
+        known, agent = (False, None) if token is None else self.tokens.agent_for(token)
         if not known:
             await _refuse(send)
             return

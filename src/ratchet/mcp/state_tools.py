@@ -11,7 +11,6 @@ line; nothing is written then.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, TypeVar
 
@@ -20,12 +19,10 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 from pydantic import Field, WithJsonSchema
 
-from ..agent import Agent
-from ..agent.checked import check_tool_sources, checked_model
-from ..errors import InputError, RatchetError
+from ..agent_request import DEFAULT_AGENT, AgentRequest, submit_agent_task
+from ..errors import RatchetError
 from ..limits import PRIORITY_DEFAULT, PRIORITY_MAX, PRIORITY_MIN
-from ..model import Constraints, HumanInTheLoop, RiskLevel, StatePatch, Task
-from ..policy import Budget, positive_duration
+from ..model import RiskLevel, StatePatch, Task
 from ..runtime import Runtime
 from ..scope import anonymous_refusal, check_may_write
 from .uris import task_uri
@@ -34,10 +31,6 @@ __all__ = ["register_write_tools"]
 
 Caller = Callable[[Context[Any, Any]], "str | None"]
 _T = TypeVar("_T")
-
-DEFAULT_AGENT = (
-    "agent"  # the owner of a task created by a connection acting as no agent (as `ratchet submit`)
-)
 
 
 def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
@@ -167,36 +160,19 @@ def register_write_tools(server: MCPServer, runtime: Runtime, caller: Caller) ->
     ) -> dict[str, Any]:
         owner = caller(ctx) or DEFAULT_AGENT
 
-        async def create() -> Task:
-            if not instruction.strip():
-                raise InputError("instruction: say what the agent is to do")
-            # Checking a tool source loads it: only code this server's trust admits (a client names
-            # the files; it must not make the server run any file it likes).
-            with runtime.trust.enforced():
-                sources = check_tool_sources(list(tools), option="tools")
-            agent = Agent(
-                name=owner,  # a task belongs to the agent its spec names (Task.agent)
-                instructions=instructions,
-                model=checked_model(_model(model)),
-                tool_sources=sources,
-                budget=_budget(max_steps),
-                constraints=None
-                if approval_for is None
-                else Constraints(human_in_the_loop=HumanInTheLoop(required_for_risk_levels=approval_for)),
-            )
-            if inputs is not None and "agent" in inputs:
-                raise InputError("inputs: 'agent' is reserved for the agent's spec; use another key")
-            task_id = await runtime.submit(
-                agent,
-                inputs,
-                name=name or DEFAULT_AGENT,
-                instruction=instruction,
-                deadline=positive_duration("deadline", deadline),
-                priority=priority,
-            )
-            return await runtime.store.get_task(task_id)
-
-        return _outcome(await _one_line(create()))
+        request = AgentRequest(
+            instruction=instruction,
+            name=name,
+            model=model,
+            tools=list(tools),
+            instructions=instructions,
+            inputs=inputs,
+            priority=priority,
+            max_steps=max_steps,
+            deadline=deadline,
+            approval_for=approval_for,
+        )
+        return _outcome(await _one_line(submit_agent_task(runtime, request, owner=owner)))
 
     @server.tool(
         description="Change a task's working memory (AgentState: facts, open questions, artifacts, "
@@ -310,18 +286,3 @@ def register_write_tools(server: MCPServer, runtime: Runtime, caller: Caller) ->
         new = await _one_line(runtime.grant(task_id, agent, as_agent=owner))
         granted = [g.agent for g in await _one_line(runtime.grants(task_id))]
         return {"task_id": task_id, "agent": agent, "new": new, "granted": granted}
-
-
-def _model(model: str | None) -> str:
-    chosen = model if model is not None else os.environ.get("RATCHET_MODEL")
-    if not chosen or not chosen.strip():
-        raise InputError(
-            "model: give provider:name (e.g. openai:gpt-4o-mini), or set RATCHET_MODEL for the server"
-        )
-    return chosen
-
-
-def _budget(max_steps: int | None) -> Budget:
-    if max_steps is not None and (isinstance(max_steps, bool) or max_steps < 1):
-        raise InputError(f"max_steps: {max_steps!r} is not a number of steps; give 1 or more")
-    return Budget(max_steps=max_steps)

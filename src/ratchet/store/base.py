@@ -428,6 +428,9 @@ class StateStore(StoreOps):
     async def get_lease(self, task_id: str) -> Lease | None:
         return await self._read(lambda tx: tx.get_lease(task_id))
 
+    async def held_leases(self) -> list[Lease]:
+        return await self._read(lambda tx: tx.held_leases())
+
     async def lease_history(self, task_id: str) -> list[Lease]:
         return await self._read(lambda tx: tx.lease_history(task_id))
 

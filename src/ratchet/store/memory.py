@@ -530,6 +530,10 @@ class _MemoryOps(MemoryInbox, MemoryGrants, MemoryCheckpoints, StoreOps):
         text = self.leases.get(task_id)
         return None if text is None else Lease.from_json(text)
 
+    async def held_leases(self) -> list[Lease]:
+        leases = [Lease.from_json(text) for text in self.leases.values()]
+        return sorted((lease for lease in leases if not lease.released), key=_by_holder)
+
     async def lease_history(self, task_id: str) -> list[Lease]:
         rows = self.lease_claims.get(task_id, {})
         return [Lease.from_json(rows[token]) for token in sorted(rows)]
@@ -556,3 +560,7 @@ class _MemoryOps(MemoryInbox, MemoryGrants, MemoryCheckpoints, StoreOps):
             if lease is not None:
                 leases.append(lease)
         return leases
+
+
+def _by_holder(lease: Lease) -> tuple[str, str]:
+    return lease.owner, lease.task_id

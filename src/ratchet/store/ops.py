@@ -462,6 +462,10 @@ class StoreOps(InboxOps, GrantOps):
         """Return the task's current lease (live, expired or released), or None."""
 
     @abc.abstractmethod
+    async def held_leases(self) -> list[Lease]:
+        """Return every lease not released (live or expired), by owner then task id."""
+
+    @abc.abstractmethod
     async def lease_history(self, task_id: str) -> list[Lease]:
         """Return every claim made on the task, by token.
 

@@ -525,5 +525,8 @@ class SqlOps(SqlInbox, SqlGrants, StoreOps):
         row = await self._d.one("get_lease", {"task_id": task_id})
         return None if row is None else rows.lease_from_row(row)
 
+    async def held_leases(self) -> list[Lease]:
+        return [rows.lease_from_row(row) for row in await self._d.all("held_leases", {})]
+
     async def lease_history(self, task_id: str) -> list[Lease]:
         return [rows.lease_from_row(row) for row in await self._d.all("lease_history", {"task_id": task_id})]

@@ -304,6 +304,11 @@ WHERE id = %(id)s AND version = %(expected_version)s
 -- name: list_sessions
 SELECT record FROM sessions ORDER BY updated_at DESC, id
 
+-- name: held_leases
+-- Every lease not released (live or expired): who holds which task (`ratchet serve`'s workers).
+SELECT task_id, owner, token, expires_at, host, pid, released, granted_at, took_over
+FROM leases WHERE NOT released ORDER BY owner COLLATE "C", task_id COLLATE "C"
+
 -- name: get_lease
 SELECT task_id, owner, token, expires_at, host, pid, released, granted_at, took_over
 FROM leases WHERE task_id = %(task_id)s

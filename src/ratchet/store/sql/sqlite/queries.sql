@@ -270,6 +270,11 @@ SELECT record FROM sessions ORDER BY updated_at DESC, id
 SELECT task_id, owner, token, expires_at, host, pid, released, granted_at, took_over
 FROM leases WHERE task_id = :task_id
 
+-- name: held_leases
+-- Every lease not released (live or expired): who holds which task (`ratchet serve`'s workers).
+SELECT task_id, owner, token, expires_at, host, pid, released, granted_at, took_over
+FROM leases WHERE released = 0 ORDER BY owner, task_id
+
 -- name: claim_lease
 -- Granted when the task has no lease, or its lease was released, expired or
 -- is taken over (took_over says whether it was still live). No row comes back

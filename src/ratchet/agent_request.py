@@ -1,0 +1,99 @@
+"""An agent task a client asks for (MCP ``create_task``, HTTP ``POST /api/tasks``), checked and queued once.
+
+Both servers build the agent here, so the same request is refused for the
+same reason with the same words wherever it comes from. The tool sources a
+client names are checked under the server's trust: a client names the files,
+and must not make the server load any file it likes.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .agent import Agent
+from .agent.checked import check_tool_sources, checked_model
+from .errors import InputError
+from .limits import PRIORITY_DEFAULT
+from .model import Constraints, HumanInTheLoop, RiskLevel, Task
+from .policy import Budget, positive_duration
+from .runtime import Runtime
+
+__all__ = ["DEFAULT_AGENT", "AgentRequest", "submit_agent_task"]
+
+DEFAULT_AGENT = "agent"  # the owner of a task asked for by a client acting as no agent (as `ratchet submit`)
+
+
+@dataclass(frozen=True)
+class AgentRequest:
+    """What a client asks for: an instruction and the agent to carry it out."""
+
+    instruction: str
+    name: str | None = None
+    model: str | None = None  # None: the server's RATCHET_MODEL
+    tools: Sequence[str] = ()
+    instructions: str = ""
+    inputs: dict[str, Any] | None = None
+    priority: int = PRIORITY_DEFAULT
+    max_steps: int | None = None
+    max_tokens: int | None = None
+    deadline: str | None = None  # a duration from now: 30m, 2h, 1d
+    approval_for: list[RiskLevel] | None = None  # None: the default constraints
+    at: dt.datetime | None = None
+
+
+async def submit_agent_task(runtime: Runtime, request: AgentRequest, *, owner: str = DEFAULT_AGENT) -> Task:
+    """Check `request`, then create its task queued for a worker; return the task.
+
+    Raises:
+        InputError: the instruction is empty, the model is missing or unusable,
+            a tool source is refused or does not load, `inputs` uses the key
+            ``agent``, the deadline is not a duration, a number is out of range.
+    """
+    if not request.instruction.strip():
+        raise InputError("instruction: say what the agent is to do")
+    with runtime.trust.enforced():
+        sources = check_tool_sources(list(request.tools), option="tools")
+    agent = Agent(
+        name=owner,  # a task belongs to the agent its spec names (Task.agent)
+        instructions=request.instructions,
+        model=checked_model(_model(request.model)),
+        tool_sources=sources,
+        budget=_budget(request.max_steps, request.max_tokens),
+        constraints=None
+        if request.approval_for is None
+        else Constraints(human_in_the_loop=HumanInTheLoop(required_for_risk_levels=request.approval_for)),
+    )
+    if request.inputs is not None and "agent" in request.inputs:
+        raise InputError("inputs: 'agent' is reserved for the agent's spec; use another key")
+    at = request.at
+    task_id = await runtime.submit(
+        agent,
+        request.inputs,
+        name=request.name or DEFAULT_AGENT,
+        instruction=request.instruction,
+        deadline=positive_duration("deadline", request.deadline),
+        priority=request.priority,
+        at=None if at is None else (at.replace(tzinfo=dt.UTC) if at.tzinfo is None else at),
+    )
+    return await runtime.store.get_task(task_id)
+
+
+def _model(model: str | None) -> str:
+    chosen = model if model is not None else os.environ.get("RATCHET_MODEL")
+    if not chosen or not chosen.strip():
+        raise InputError(
+            "model: give provider:name (e.g. openai:gpt-4o-mini), or set RATCHET_MODEL for the server"
+        )
+    return chosen
+
+
+def _budget(max_steps: int | None, max_tokens: int | None) -> Budget:
+    if max_steps is not None and (isinstance(max_steps, bool) or max_steps < 1):
+        raise InputError(f"max_steps: {max_steps!r} is not a number of steps; give 1 or more")
+    if max_tokens is not None and (isinstance(max_tokens, bool) or max_tokens < 1):
+        raise InputError(f"max_tokens: {max_tokens!r} is not a number of tokens; give 1 or more")
+    return Budget(max_steps=max_steps, max_llm_tokens=max_tokens)

@@ -1,0 +1,90 @@
+"""Sessions, schedules, workers and their leases, and the server's health and readiness."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+from fastapi.responses import JSONResponse
+
+from ..errors import StoreError
+from ..model import Lease, utcnow
+from ..record_json import lease_json, schedule_json, session_json
+from ..session_listing import list_session_summaries
+from .deps import RuntimeDep, TaskId
+from .errors import detail
+
+__all__ = ["router"]
+
+router = APIRouter(tags=["admin"])
+
+
+@router.get("/sessions", summary="Sessions, most recently updated first (`ratchet sessions --json`)")
+async def sessions(rt: RuntimeDep) -> list[dict[str, Any]]:
+    return [
+        session_json(s.session, tasks=s.tasks, turns=s.turns) for s in await list_session_summaries(rt.store)
+    ]
+
+
+@router.get("/schedules", summary="Schedules, soonest first (`ratchet schedules --json`)")
+async def schedules(rt: RuntimeDep) -> list[dict[str, Any]]:
+    listed = sorted(await rt.schedules(), key=lambda pair: pair[1])
+    return [schedule_json(schedule, due) for schedule, due in listed]
+
+
+@router.get("/workers", summary="Workers holding a task's lease, and their leases")
+async def workers(rt: RuntimeDep) -> list[dict[str, Any]]:
+    """Each worker with a lease on an unfinished task: who it is, where, and the leases it holds.
+
+    ``expires_in_seconds`` is how long until the soonest of its leases
+    expires unless renewed: a live worker's heartbeat keeps moving it on; below
+    zero, the worker stopped renewing and any worker may take its tasks over.
+    """
+    async with rt.store.reading() as tx:
+        # A lease of a task that ended is left as it was (a crash, say): not a task anyone holds.
+        leases = [
+            lease
+            for lease in await tx.held_leases()
+            if not (await tx.get_task(lease.task_id)).status.is_terminal
+        ]
+    now = utcnow()
+    by_owner: dict[str, list[Lease]] = {}
+    for lease in leases:
+        by_owner.setdefault(lease.owner, []).append(lease)
+    listed = []
+    for owner, held in sorted(by_owner.items()):
+        soonest = min(lease.expires_at for lease in held)
+        listed.append(
+            {
+                "worker": owner,
+                "host": held[0].host,
+                "pid": held[0].pid,
+                "live": any(lease.is_live(now) for lease in held),
+                "expires_in_seconds": (soonest - now).total_seconds(),
+                "leases": [lease_json(lease) for lease in held],
+            }
+        )
+    return listed
+
+
+@router.get("/tasks/{task_id}/leases", summary="The leases a task has had, oldest first")
+async def task_leases(rt: RuntimeDep, task_id: TaskId) -> list[dict[str, Any]]:
+    await rt.store.get_task(task_id)
+    return [lease_json(lease) for lease in await rt.store.lease_history(task_id)]
+
+
+@router.get("/health", summary="The server answers")
+async def health() -> dict[str, Any]:
+    return {"status": "ok"}
+
+
+@router.get(
+    "/ready", summary="The store answers", responses={503: {"description": "The store does not answer"}}
+)
+async def ready(rt: RuntimeDep) -> Any:
+    """200 when a read of the store succeeds now; 503 with the store's one-line error otherwise."""
+    try:
+        version = await rt.store.schema_version()
+    except StoreError as error:
+        return detail(503, error.message)
+    return JSONResponse({"status": "ready", "schema_version": version})

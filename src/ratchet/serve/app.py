@@ -1,0 +1,97 @@
+"""`create_app`: the FastAPI application of `ratchet serve`, every router included in one place."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+from collections.abc import AsyncIterator, Iterable
+from pathlib import Path
+from typing import Any, cast
+
+from fastapi import FastAPI
+
+from ..runtime import Runtime
+from ..store import StateStore, open_store
+from ..tokens import Tokens
+from . import admin_routes, journal_routes, people_routes, task_routes
+from .errors import install_error_handlers
+from .guard import DEFAULT_MAX_BODY_BYTES, RequestGuard
+
+__all__ = ["OPENAPI_URL", "create_app"]
+
+OPENAPI_URL = "/api/openapi.json"
+
+
+def create_app(
+    store: str | StateStore,
+    *,
+    tokens: Tokens | None = None,
+    allow_code: Iterable[str | Path] = (),
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    integrity_check: bool = True,
+) -> FastAPI:
+    """The HTTP API over `store` (docs/serve.md, "The HTTP API" and "Security").
+
+    Args:
+        store: a store URL (opened when the app starts, closed when it stops)
+            or an open `StateStore` (the caller closes it).
+        tokens: with a token file, every request needs one of its bearer tokens.
+        allow_code: what code tasks submitted here may name beyond the project
+            root and installed packages (as ``ratchet serve --allow-code``).
+        max_body_bytes: a larger request body is refused with 413.
+        integrity_check: check an SQLite file for damage as it opens.
+    """
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if isinstance(store, str):
+            opened = await open_store(store, create=True, integrity_check=integrity_check)
+            app.state.runtime = Runtime(opened, allow_code=allow_code)
+            try:
+                yield
+            finally:
+                await opened.close()
+        else:
+            yield
+
+    app = FastAPI(
+        title="Ratchet",
+        summary="Watch and steer durable agent tasks: the same records as `ratchet ... --json`.",
+        openapi_url=OPENAPI_URL,
+        docs_url="/api/docs",
+        redoc_url=None,
+        lifespan=lifespan,
+    )
+    if not isinstance(store, str):
+        app.state.runtime = Runtime(store, allow_code=allow_code)
+    install_error_handlers(app)
+    for family in (task_routes, journal_routes, people_routes, admin_routes):
+        app.include_router(family.router, prefix="/api")
+
+    # Prometheus scrapes /metrics (docs/observability.md); the guard below wraps it like every route.
+    if importlib.util.find_spec("prometheus_client") is not None:
+        # An ASGI instance, which Starlette's Route hands the raw call (its types name only functions).
+        app.add_route("/metrics", cast(Any, _Metrics(app)), include_in_schema=False)
+    # ----------------------------------------------------------------- the live streams go here
+
+    app.add_middleware(RequestGuard, tokens=tokens, max_body_bytes=max_body_bytes)
+    return app
+
+
+class _Metrics:
+    """The /metrics endpoint, an ASGI app (a plain function would be given a Request instead).
+
+    Built at the first scrape: an app given a store URL opens its store only once started.
+    """
+
+    def __init__(self, app: FastAPI) -> None:
+        self._app = app
+        self._served: Any = None
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if self._served is None:
+            from ..observe.metrics import metrics_asgi_app
+
+            runtime: Runtime = self._app.state.runtime
+            self._served = metrics_asgi_app(runtime.store)
+        await self._served(scope, receive, send)

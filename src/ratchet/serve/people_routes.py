@@ -1,0 +1,135 @@
+"""What a person settles: approvals, answers, in-doubt calls; and messages and notes sent to a task.
+
+Each decision is written durably and queues the task for a worker, exactly
+as `ratchet approve`, `deny`, `answer`, `resolve`, `send` and `note` do; the
+answer is the task as the decision left it (`task_json`).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Path
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+from ..errors import InputError
+from ..model import TaskStatus, WaitReason
+from ..record_json import approval_json, inbox_message_json, iso_time, operation_json, task_json
+from ..task_view import in_doubt_ops
+from .deps import ID_PATTERN, MAX_ID_CHARS, RuntimeDep, TaskId
+
+__all__ = ["router"]
+
+router = APIRouter(tags=["people"])
+
+Seq = Annotated[int, Path(ge=0, le=2**62, description="The operation's seq in the task's journal.")]
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ApproveBody(_Body):
+    edit_args: dict[str, JsonValue] | None = Field(
+        default=None, description="Run the call with these arguments instead of the model's."
+    )
+
+
+class DenyBody(_Body):
+    reason: str = Field(min_length=1, max_length=10_000, description="Why; the agent is told.")
+
+
+class AnswerBody(_Body):
+    text: str = Field(min_length=1, description="The answer to the task's question.")
+
+
+class MessageBody(_Body):
+    name: str = Field(min_length=1, max_length=MAX_ID_CHARS, pattern=ID_PATTERN)
+    payload: JsonValue = None
+
+
+class NoteBody(_Body):
+    text: str = Field(min_length=1, description="A note the agent reads at its next turn.")
+
+
+class ResolveBody(_Body):
+    action: Literal["retry", "skip", "result"] = Field(
+        description="retry: it did not happen, run it again; skip: it happened, no result; "
+        "result: it happened, with `result`."
+    )
+    result: JsonValue = None
+
+
+@router.get("/approvals", summary="Every tool call waiting for a person's approval")
+async def pending_approvals(rt: RuntimeDep) -> list[dict[str, Any]]:
+    """The pending approvals of every task waiting on one, oldest request first."""
+    found = []
+    async with rt.store.reading() as tx:
+        for task in await tx.list_tasks(TaskStatus.WAITING):
+            if task.waiting_on is WaitReason.APPROVAL:
+                found += await tx.list_approvals(task.id, pending_only=True)
+    return [approval_json(approval) for approval in sorted(found, key=lambda a: a.requested_at)]
+
+
+@router.get("/tasks/{task_id}/approvals", summary="A task's approvals, decided or not")
+async def task_approvals(rt: RuntimeDep, task_id: TaskId, pending: bool = False) -> list[dict[str, Any]]:
+    async with rt.store.reading() as tx:
+        await tx.get_task(task_id)
+        return [approval_json(a) for a in await tx.list_approvals(task_id, pending_only=pending)]
+
+
+@router.post("/tasks/{task_id}/approve", summary="Approve the call a task waits for")
+async def approve(rt: RuntimeDep, task_id: TaskId, body: ApproveBody | None = None) -> dict[str, Any]:
+    """It then runs (with ``edit_args`` instead of the model's arguments, if given); 400 if none waits."""
+    return task_json(await rt.approve(task_id, edit_args=(body or ApproveBody()).edit_args))
+
+
+@router.post("/tasks/{task_id}/deny", summary="Deny the call a task waits for")
+async def deny(rt: RuntimeDep, task_id: TaskId, body: DenyBody) -> dict[str, Any]:
+    """The call fails as denied and the agent is told the reason."""
+    return task_json(await rt.deny(task_id, body.reason))
+
+
+@router.post("/tasks/{task_id}/answer", summary="Answer the question a task waits on")
+async def answer(rt: RuntimeDep, task_id: TaskId, body: AnswerBody) -> dict[str, Any]:
+    return task_json(await rt.answer(task_id, body.text))
+
+
+@router.get("/tasks/{task_id}/in-doubt", summary="The calls a person must settle before the task goes on")
+async def in_doubt(rt: RuntimeDep, task_id: TaskId) -> list[dict[str, Any]]:
+    async with rt.store.reading() as tx:
+        return [operation_json(op) for op in await in_doubt_ops(tx, await tx.get_task(task_id))]
+
+
+@router.post(
+    "/tasks/{task_id}/in-doubt/{seq}", summary="Settle an in-doubt call: retry, skip or set its result"
+)
+async def resolve(rt: RuntimeDep, task_id: TaskId, seq: Seq, body: ResolveBody) -> dict[str, Any]:
+    if body.action != "result" and "result" in body.model_fields_set:
+        raise InputError(f"a result goes with the action 'result', not {body.action!r}")
+    if body.action == "result":
+        task = await rt.resolve(task_id, seq, result=body.result)
+    else:
+        task = await rt.resolve(task_id, seq, retry=body.action == "retry", skip=body.action == "skip")
+    return task_json(task)
+
+
+@router.get("/tasks/{task_id}/messages", summary="The messages sent to a task, in the order sent")
+async def messages(rt: RuntimeDep, task_id: TaskId, pending: bool = False) -> list[dict[str, Any]]:
+    """Each as ``pending_messages`` of `GET /api/tasks/{task_id}` shows it, with when it was taken."""
+    async with rt.store.reading() as tx:
+        await tx.get_task(task_id)
+        inbox = await tx.list_inbox(task_id, pending_only=pending)
+    return [{**inbox_message_json(m), "taken_at": iso_time(m.taken_at)} for m in inbox]
+
+
+@router.post("/tasks/{task_id}/messages", status_code=201, summary="Send a message to a task")
+async def send(rt: RuntimeDep, task_id: TaskId, body: MessageBody) -> dict[str, Any]:
+    """Its workflow gets it from ``ctx.receive(name)``, exactly once (`ratchet send`)."""
+    return inbox_message_json(await rt.send(task_id, body.name, body.payload))
+
+
+@router.post("/tasks/{task_id}/notes", status_code=201, summary="Leave a note for a task's agent")
+async def note(rt: RuntimeDep, task_id: TaskId, body: NoteBody) -> dict[str, Any]:
+    """The agent reads it at its next turn (`Runtime.note`)."""
+    return inbox_message_json(await rt.note(task_id, body.text))

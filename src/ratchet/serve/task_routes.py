@@ -1,0 +1,193 @@
+"""Tasks: list, show, submit, cancel, resume, retry and fork (the records of `ratchet tasks/show --json`)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+from ..agent_request import AgentRequest, submit_agent_task
+from ..errors import CannotResume, CorruptRecord
+from ..limits import PRIORITY_DEFAULT, PRIORITY_MAX, PRIORITY_MIN
+from ..model import RiskLevel, Task, TaskStatus, Trigger, WaitReason
+from ..record_json import task_json, task_view_json, unreadable_json
+from ..task_view import load_task_view
+from .deps import MAX_ID_CHARS, RuntimeDep, TaskId
+
+__all__ = ["router"]
+
+router = APIRouter(tags=["tasks"])
+
+MAX_PAGE = 500
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SubmitBody(_Body):
+    """An agent task to queue for the workers, as `ratchet submit` makes one."""
+
+    instruction: str = Field(min_length=1, description="What the agent is to do.")
+    model: str | None = Field(
+        default=None,
+        description="provider:name, e.g. openai:gpt-4o-mini or scripted:PATH.json "
+        "(default: RATCHET_MODEL of the server).",
+    )
+    name: str | None = Field(default=None, min_length=1, max_length=MAX_ID_CHARS)
+    tools: list[str] = Field(default_factory=list, description="Tool sources: .py files or module names.")
+    instructions: str = Field(default="", description="How the agent works, for every prompt.")
+    inputs: dict[str, JsonValue] | None = None
+    priority: int = Field(default=PRIORITY_DEFAULT, ge=PRIORITY_MIN, le=PRIORITY_MAX)
+    max_steps: int | None = Field(default=None, ge=1, le=1_000_000)
+    max_tokens: int | None = Field(default=None, ge=1)
+    deadline: str | None = Field(default=None, description="How long it may take from now: 30m, 2h, 1d.")
+    approval_for: list[RiskLevel] | None = Field(
+        default=None,
+        description="The risk levels whose tool calls wait for a person's approval "
+        "(default: external_action).",
+    )
+    at: dt.datetime | None = Field(default=None, description="Start no sooner than this time.")
+
+
+class CancelBody(_Body):
+    reason: str = Field(default="cancelled by a person", min_length=1, max_length=10_000)
+
+
+class RetryBody(_Body):
+    from_step: int | None = Field(default=None, ge=1, description="Start from this step (from 1).")
+
+
+class ForkBody(_Body):
+    checkpoint: int = Field(ge=1, le=2**31, description="The checkpoint to start from (from 1).")
+
+
+def _matches(
+    task: Task,
+    *,
+    agent: str | None,
+    name: str | None,
+    parent: str | None,
+    created_after: dt.datetime | None,
+    created_before: dt.datetime | None,
+) -> bool:
+    return (
+        (agent is None or task.agent == agent)
+        and (name is None or task.name == name)
+        and (parent is None or task.parent_id == parent)
+        and (created_after is None or task.created_at >= _utc(created_after))
+        and (created_before is None or task.created_at < _utc(created_before))
+    )
+
+
+def _utc(moment: dt.datetime) -> dt.datetime:
+    return moment.replace(tzinfo=dt.UTC) if moment.tzinfo is None else moment
+
+
+@router.get("/tasks", summary="List tasks, oldest first, a page at a time")
+async def list_tasks(
+    rt: RuntimeDep,
+    status: TaskStatus | None = None,
+    agent: Annotated[str | None, Query(max_length=MAX_ID_CHARS)] = None,
+    name: Annotated[str | None, Query(max_length=MAX_ID_CHARS)] = None,
+    parent: Annotated[str | None, Query(max_length=MAX_ID_CHARS, description="The parent task's id.")] = None,
+    created_after: dt.datetime | None = None,
+    created_before: dt.datetime | None = None,
+    offset: Annotated[int, Query(ge=0, le=2**31)] = 0,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 100,
+) -> dict[str, Any]:
+    """The tasks that match every filter given, as `ratchet tasks --json` prints each.
+
+    ``next_offset`` is the offset of the next page (None on the last);
+    ``unreadable`` lists the task rows that cannot be read (with the first page).
+    """
+    unreadable: list[CorruptRecord] = []
+    tasks = await rt.store.list_tasks(status, unreadable=unreadable)
+    found = [
+        task
+        for task in tasks
+        if _matches(
+            task,
+            agent=agent,
+            name=name,
+            parent=parent,
+            created_after=created_after,
+            created_before=created_before,
+        )
+    ]
+    page = found[offset : offset + limit]
+    return {
+        "tasks": [task_json(task) for task in page],
+        "total": len(found),
+        "next_offset": offset + limit if offset + limit < len(found) else None,
+        "unreadable": [unreadable_json(row) for row in unreadable] if offset == 0 else [],
+    }
+
+
+@router.get("/tasks/{task_id}", summary="One task: what `ratchet show --json` prints")
+async def get_task(rt: RuntimeDep, task_id: TaskId) -> dict[str, Any]:
+    """The task, its steps, latest events, what it waits on, its pending messages and children."""
+    async with rt.store.reading() as tx:
+        return task_view_json(await load_task_view(tx, task_id))
+
+
+@router.post("/tasks", status_code=201, summary="Queue an agent task for the workers")
+async def submit_task(rt: RuntimeDep, body: SubmitBody) -> dict[str, Any]:
+    """Build the agent as `ratchet submit` (and MCP's ``create_task``) does and queue its task.
+
+    The tool sources are checked here, loading only code the server's trust
+    admits; a `ratchet worker` runs the task.
+    """
+    return task_json(await submit_agent_task(rt, AgentRequest(**body.model_dump())))
+
+
+@router.post("/tasks/{task_id}/cancel", summary="Cancel a task that has not ended")
+async def cancel_task(rt: RuntimeDep, task_id: TaskId, body: CancelBody | None = None) -> dict[str, Any]:
+    """The worker running it stops at its next write; its children are cancelled too (409 if it ended)."""
+    return task_json(await rt.cancel(task_id, reason=(body or CancelBody()).reason))
+
+
+@router.post("/tasks/{task_id}/resume", summary="Queue a task for a worker to carry on")
+async def resume_task(rt: RuntimeDep, task_id: TaskId) -> dict[str, Any]:
+    """Queue the task for any `ratchet worker`; nothing runs in the server itself.
+
+    The same refusals as `ratchet resume` (409): the task failed or was
+    cancelled (retry it), waits on a person, is held by a live worker, or
+    was set aside as stale. A completed task is returned as it is.
+    """
+    async with rt.store.transaction() as tx:
+        task = await tx.get_task(task_id)
+        if task.status is TaskStatus.COMPLETED:
+            return task_json(task)
+        if task.status.is_terminal:
+            raise CannotResume(f"task {task_id} is already {task.status}; retry it to start a new attempt")
+        if (
+            task.waiting_on is not None
+            and task.waiting_on.needs_person
+            and task.waiting_on is not WaitReason.CODE
+        ):
+            raise CannotResume(
+                f"task {task_id} waits on {task.waiting_on}; settle that first (approve, answer or resolve)"
+            )
+        lease = await tx.get_lease(task_id)
+        if lease is not None and lease.is_live():
+            raise CannotResume(f"task {task_id} is held by the live worker {lease.owner}; it carries it on")
+        await tx.put_trigger(Trigger(kind="wake", task_id=task_id, dedupe_key=f"{task_id}:resume"))
+        return task_json(task)
+
+
+@router.post("/tasks/{task_id}/retry", status_code=201, summary="Start a new attempt of an ended task")
+async def retry_task(rt: RuntimeDep, task_id: TaskId, body: RetryBody | None = None) -> dict[str, Any]:
+    """A new task linked to this failed or cancelled one, queued for a worker (409 otherwise)."""
+    new_id = await rt.retry(task_id, from_step=(body or RetryBody()).from_step)
+    return task_json(await rt.store.get_task(new_id))
+
+
+@router.post("/tasks/{task_id}/fork", status_code=201, summary="Start a new task from a checkpoint")
+async def fork_task(rt: RuntimeDep, task_id: TaskId, body: ForkBody) -> dict[str, Any]:
+    """What `ratchet fork --json` prints: the new task's id, the original's and the checkpoint."""
+    await rt.store.get_task(task_id)  # an unknown task is named as such, not as a checkpoint
+    new_id = await rt.fork(task_id, body.checkpoint)
+    return {"task_id": new_id, "forked_from": task_id, "checkpoint": body.checkpoint}

@@ -1,0 +1,250 @@
+"""The HTTP API against the real app on SQLite and PostgreSQL: the CLI's records, the same decisions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from ratchet import Worker
+from ratchet.model import TaskStatus, WaitReason
+from ratchet.record_json import task_json, task_view_json
+from ratchet.runtime import Runtime
+from ratchet.store import StateStore
+from ratchet.task_view import load_task_view
+
+from ..engine.flows import FLOWS, entries
+from ..engine.support import leave_in_flight
+from ..helpers.builders import make_op
+from ..helpers.people_flows import asks, mail, sends
+from .support import JSON
+
+
+async def _waiting_for_approval(rt: Runtime, ledger: str, **inputs: object) -> str:
+    task = await rt.run(mail, {"ledger": ledger, **inputs})
+    assert (task.status, task.waiting_on) == (TaskStatus.WAITING, WaitReason.APPROVAL), task.error
+    return task.id
+
+
+async def test_a_task_is_listed_and_shown_with_the_keys_of_the_cli_json(
+    api: httpx.AsyncClient, api_rt: Runtime, api_store: StateStore, ledger: str
+) -> None:
+    task_id = await _waiting_for_approval(api_rt, ledger)
+
+    listed = (await api.get("/api/tasks", params={"status": "waiting", "agent": "mail"})).json()
+    shown = (await api.get(f"/api/tasks/{task_id}")).json()
+
+    task = await api_store.get_task(task_id)
+    async with api_store.reading() as tx:
+        view = await load_task_view(tx, task_id)
+    assert listed["tasks"] == [task_json(task)] and listed["total"] == 1 and listed["next_offset"] is None
+    assert shown == task_view_json(view)
+    assert shown["pending_approvals"][0]["tool"] == "send"
+    assert (await api.get("/api/tasks", params={"status": "completed"})).json()["tasks"] == []
+    assert (await api.get("/api/tasks", params={"parent": "nobody"})).json()["total"] == 0
+
+
+async def test_tasks_are_paged(api: httpx.AsyncClient, api_rt: Runtime, ledger: str) -> None:
+    ids = [await api_rt.submit(mail, {"ledger": ledger}, task_id=f"t{n}") for n in range(5)]
+
+    first = (await api.get("/api/tasks", params={"limit": 2})).json()
+    last = (await api.get("/api/tasks", params={"limit": 2, "offset": 4})).json()
+
+    assert [t["task_id"] for t in first["tasks"]] == ids[:2] and first["next_offset"] == 2
+    assert [t["task_id"] for t in last["tasks"]] == ids[4:] and last["next_offset"] is None
+    after = (await api.get("/api/tasks", params={"created_after": "2999-01-01T00:00:00Z"})).json()
+    assert after["total"] == 0
+
+
+async def test_an_approval_with_edited_arguments_runs_the_edited_call_once(
+    api: httpx.AsyncClient, api_rt: Runtime, api_store: StateStore, ledger: str
+) -> None:
+    task_id = await _waiting_for_approval(api_rt, ledger)
+    assert [a["task_id"] for a in (await api.get("/api/approvals")).json()] == [task_id]
+
+    approved = await api.post(
+        f"/api/tasks/{task_id}/approve", json={"edit_args": {"ledger": ledger, "to": "edited@example.com"}}
+    )
+    await Worker(api_store, poll_interval=0.01).run(until_idle=True)
+
+    assert approved.status_code == 200, approved.text
+    assert (await api_store.get_task(task_id)).status is TaskStatus.COMPLETED
+    assert [s["to"] for s in sends(ledger)] == ["edited@example.com"]
+    [call] = (await api.get(f"/api/tasks/{task_id}/journal")).json()
+    assert (call["kind"], call["name"], call["status"], call["attempt"]) == ("tool", "send", "succeeded", 1)
+    assert call["idempotency_key"] == f"{task_id}:{call['seq']}"
+    assert "edited@example.com" in call["input_preview"] and call["duration_seconds"] >= 0
+    assert "input" not in call
+    full = (await api.get(f"/api/tasks/{task_id}/journal", params={"full": "true"})).json()
+    assert full[0]["input"]["to"] == "edited@example.com"
+    assert (await api.get("/api/approvals")).json() == []
+    steps = (await api.get(f"/api/tasks/{task_id}/steps")).json()
+    assert [(s["step"], s["status"]) for s in steps] == [(1, "completed")]
+
+
+async def test_a_denied_call_does_not_run_and_a_second_decision_is_refused(
+    api: httpx.AsyncClient, api_rt: Runtime, api_store: StateStore, ledger: str
+) -> None:
+    task_id = await _waiting_for_approval(api_rt, ledger)
+
+    denied = await api.post(f"/api/tasks/{task_id}/deny", json={"reason": "not today"})
+    again = await api.post(f"/api/tasks/{task_id}/approve", json={})
+    await Worker(api_store, poll_interval=0.01).run(until_idle=True)
+
+    assert denied.status_code == 200
+    assert again.status_code == 400 and "approval" in again.json()["detail"]
+    assert sends(ledger) == []
+    assert (await api_store.get_task(task_id)).status is TaskStatus.COMPLETED
+
+
+async def test_a_question_is_answered(api: httpx.AsyncClient, api_rt: Runtime, api_store: StateStore) -> None:
+    task = await api_rt.run(asks)
+    assert task.waiting_on is WaitReason.INPUT
+
+    assert (await api.get(f"/api/tasks/{task.id}")).json()["question"] == "Which region?"
+    answered = await api.post(f"/api/tasks/{task.id}/answer", json={"text": "eu-west"})
+    await Worker(api_store, poll_interval=0.01).run(until_idle=True)
+
+    assert answered.status_code == 200
+    assert (await api_store.get_task(task.id)).result["answer"] == "eu-west"  # type: ignore[index]
+
+
+async def test_cancel_retry_resume_and_messages(
+    api: httpx.AsyncClient, api_rt: Runtime, api_store: StateStore, ledger: str
+) -> None:
+    task_id = await api_rt.submit(mail, {"ledger": ledger})
+
+    sent = await api.post(f"/api/tasks/{task_id}/messages", json={"name": "go", "payload": {"n": 1}})
+    resumed = await api.post(f"/api/tasks/{task_id}/resume", headers=JSON)
+    cancelled = await api.post(f"/api/tasks/{task_id}/cancel", json={"reason": "changed my mind"})
+    again = await api.post(f"/api/tasks/{task_id}/cancel", headers=JSON)
+    resume_ended = await api.post(f"/api/tasks/{task_id}/resume", headers=JSON)
+    retried = await api.post(f"/api/tasks/{task_id}/retry", headers=JSON)
+
+    assert sent.status_code == 201 and sent.json()["name"] == "go"
+    assert [m["payload"] for m in (await api.get(f"/api/tasks/{task_id}/messages")).json()] == [{"n": 1}]
+    assert resumed.status_code == 200
+    assert cancelled.json()["status"] == "cancelled" and cancelled.json()["error"] == "changed my mind"
+    assert again.status_code == 409 and "already cancelled" in again.json()["detail"]
+    assert resume_ended.status_code == 409
+    assert retried.status_code == 201 and retried.json()["forked_from"] == task_id
+
+
+async def test_bad_input_is_a_4xx_with_one_line(api: httpx.AsyncClient, api_rt: Runtime, ledger: str) -> None:
+    task_id = await _waiting_for_approval(api_rt, ledger)
+
+    unknown = await api.get("/api/tasks/nope")
+    bad_json = await api.post(f"/api/tasks/{task_id}/deny", content=b"{not json", headers=JSON)
+    wrong_state = await api.post(f"/api/tasks/{task_id}/answer", json={"text": "x"})
+    no_checkpoint = await api.post(f"/api/tasks/{task_id}/fork", json={"checkpoint": 99})
+    not_in_doubt = await api.post(f"/api/tasks/{task_id}/in-doubt/0", json={"action": "skip"})
+    bad_status = await api.get("/api/tasks", params={"status": "sleeping"})
+
+    assert (unknown.status_code, unknown.json()) == (404, {"detail": unknown.json()["detail"]})
+    assert "nope" in unknown.json()["detail"]
+    assert bad_json.status_code == 422 and bad_json.json() == {"detail": "the body is not valid JSON"}
+    assert wrong_state.status_code == 400
+    assert no_checkpoint.status_code == 404
+    assert not_in_doubt.status_code == 400
+    assert bad_status.status_code == 422
+    for answer in (unknown, bad_json, wrong_state, no_checkpoint, not_in_doubt, bad_status):
+        assert list(answer.json()) == ["detail"] and "\n" not in answer.json()["detail"]
+
+
+async def test_sessions_schedules_workers_health_and_ready(
+    api: httpx.AsyncClient, api_rt: Runtime, api_store: StateStore, ledger: str
+) -> None:
+    trigger = await api_rt.schedule(mail, {"ledger": ledger}, every="0 9 * * *")
+    task_id = await api_rt.submit(mail, {"ledger": ledger})
+    lease = await api_store.claim_lease(task_id, "worker-a", 60, host="h1", pid=42)
+    assert lease is not None
+
+    [schedule] = (await api.get("/api/schedules")).json()
+    [worker] = (await api.get("/api/workers")).json()
+
+    assert schedule["schedule_id"] == trigger.payload["id"] and schedule["every"] == "0 9 * * *"
+    assert (worker["worker"], worker["host"], worker["pid"], worker["live"]) == ("worker-a", "h1", 42, True)
+    assert [held["task_id"] for held in worker["leases"]] == [task_id]
+    assert (await api.get(f"/api/tasks/{task_id}/leases")).json()[0]["owner"] == "worker-a"
+    assert (await api.get("/api/sessions")).json() == []
+    assert (await api.get("/api/health")).json() == {"status": "ok"}
+    ready = await api.get("/api/ready")
+    assert ready.status_code == 200 and ready.json()["status"] == "ready"
+    assert (await api.get("/api/openapi.json")).json()["info"]["title"] == "Ratchet"
+    scraped = await api.get("/metrics")
+    assert scraped.status_code == 200
+    assert 'ratchet_tasks{status="queued"} 1.0' in scraped.text  # the submitted task, read at the scrape
+    assert "/metrics" not in (await api.get("/api/openapi.json")).json()["paths"]
+
+
+async def test_a_resumed_task_goes_to_a_worker_and_a_call_in_doubt_is_settled_with_a_result(
+    api: httpx.AsyncClient, api_rt: Runtime, api_store: StateStore, ledger: str
+) -> None:
+    task_id = await api_rt.submit(
+        f"{FLOWS}:first_call", {"ledger": ledger, "tool_name": "plain_crash"}, queue=False
+    )
+    args = {"ledger": ledger, "label": "plain_crash"}
+    await leave_in_flight(api_store, task_id, make_op(task_id, 0, name="plain_crash", input=args))
+
+    resumed = await api.post(f"/api/tasks/{task_id}/resume", headers=JSON)
+    await Worker(api_store, poll_interval=0.01).run(until_idle=True)
+    [in_doubt] = (await api.get(f"/api/tasks/{task_id}/in-doubt")).json()
+    settled = await api.post(
+        f"/api/tasks/{task_id}/in-doubt/0", json={"action": "result", "result": {"ran": "by hand"}}
+    )
+    await Worker(api_store, poll_interval=0.01).run(until_idle=True)
+
+    assert resumed.status_code == 200, resumed.text
+    assert (in_doubt["seq"], in_doubt["name"], in_doubt["status"]) == (0, "plain_crash", "started")
+    assert settled.status_code == 200, settled.text
+    done = await api_store.get_task(task_id)
+    assert (done.status, done.result) == (TaskStatus.COMPLETED, {"ran": "by hand"})
+    assert entries(ledger, "plain_crash") == []  # nothing ran it again
+
+
+async def test_a_task_held_by_a_live_worker_is_not_resumed(
+    api: httpx.AsyncClient, api_rt: Runtime, api_store: StateStore, ledger: str
+) -> None:
+    task_id = await api_rt.submit(mail, {"ledger": ledger}, queue=False)
+    assert await api_store.claim_lease(task_id, "busy-worker", 60) is not None
+
+    refused = await api.post(f"/api/tasks/{task_id}/resume", headers=JSON)
+
+    assert refused.status_code == 409 and "busy-worker" in refused.json()["detail"]
+
+
+async def test_a_submitted_agent_task_is_queued_and_a_worker_completes_it(
+    api: httpx.AsyncClient, api_store: StateStore, script: Callable[[dict[str, Any]], str], tmp_path: Path
+) -> None:
+    model = script(
+        {
+            "plan": [
+                {"content": {"goal": "say hi", "steps": [{"step_name": "hi", "description": "say hi"}]}}
+            ],
+            "act": [{"content": "hi"}],
+            "verify": [{"content": {"passed": True, "reason": "ok"}}],
+        }
+    )
+    outside = tmp_path / "elsewhere_tools.py"  # outside what the server admits: never loaded
+    outside.write_text("import ratchet\n\n@ratchet.tool\ndef hello() -> str:\n    return 'hi'\n")
+
+    submitted = await api.post(
+        "/api/tasks", json={"instruction": "Say hi", "model": model, "name": "greeter"}
+    )
+    no_model = await api.post("/api/tasks", json={"instruction": "Say hi"})
+    blank = await api.post("/api/tasks", json={"instruction": "  ", "model": model})
+    refused_tools = await api.post(
+        "/api/tasks", json={"instruction": "x", "model": model, "tools": [str(outside)]}
+    )
+    await Worker(api_store, poll_interval=0.01).run(until_idle=True)
+
+    assert submitted.status_code == 201, submitted.text
+    task = submitted.json()
+    assert (task["name"], task["status"], task["agent"]) == ("greeter", "queued", "agent")
+    assert (await api_store.get_task(task["task_id"])).status is TaskStatus.COMPLETED
+    assert no_model.status_code == 400 and "RATCHET_MODEL" in no_model.json()["detail"]
+    assert blank.status_code == 400 and "instruction" in blank.json()["detail"]
+    assert refused_tools.status_code == 400, refused_tools.text
+    assert "is outside the project root" in refused_tools.json()["detail"]
