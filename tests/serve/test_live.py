@@ -9,6 +9,10 @@ from pathlib import Path
 
 import httpx
 import pytest
+from fastapi import FastAPI
+
+from ratchet.serve.live import live_router
+from ratchet.store import store_from_url
 
 from ..helpers.cli import ratchet_command, ratchet_env
 from .live_server import SseReader, serve_live
@@ -177,3 +181,13 @@ def test_a_client_going_away_ends_its_stream_and_heartbeats_keep_an_idle_one_ali
         while served.store._feeds:  # the stream's watch on the store is given back
             assert time.monotonic() < deadline, "the stream kept working after its client left"
             time.sleep(0.05)
+
+
+def test_the_streams_are_in_the_openapi_schema_as_event_streams() -> None:
+    app = FastAPI()
+    app.include_router(live_router(store_from_url("memory://")))
+    paths = app.openapi()["paths"]
+    for path in ("/api/tasks/{task_id}/events/stream", "/api/stream"):
+        operation = paths[path]["get"]
+        assert "text/event-stream" in operation["responses"]["200"]["content"]
+        assert "Last-Event-ID" in {parameter["name"] for parameter in operation["parameters"]}

@@ -152,6 +152,7 @@ def live_router(store: StateStore, *, heartbeat: float = HEARTBEAT_SECONDS) -> A
         "/api/tasks/{task_id}/events/stream",
         summary="Stream a task's events (Server-Sent Events)",
         response_class=EventSourceResponse,
+        response_model=None,
         responses={
             200: {"content": {"text/event-stream": {}}, "description": "Each event, its id the event's seq."},
             400: {"description": "Last-Event-ID or after is not a whole number."},
@@ -176,6 +177,7 @@ def live_router(store: StateStore, *, heartbeat: float = HEARTBEAT_SECONDS) -> A
         "/api/stream",
         summary="Stream task changes: created, status moved (Server-Sent Events)",
         response_class=EventSourceResponse,
+        response_model=None,
         responses={
             200: {"content": {"text/event-stream": {}}, "description": "Each change, its id its position."},
             400: {"description": "Last-Event-ID or after is not a whole number."},
