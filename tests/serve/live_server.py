@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Coroutine, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 import uvicorn
@@ -18,6 +19,7 @@ from ratchet.serve.live import live_router
 from ratchet.store import StateStore, store_from_url
 
 START_TIMEOUT = 30.0
+T = TypeVar("T")
 
 
 @dataclass
@@ -26,15 +28,22 @@ class Served:
 
     base: str
     store: StateStore
+    loop: asyncio.AbstractEventLoop
+
+    def run(self, work: Coroutine[Any, Any, T]) -> T:
+        """Run `work` on the server's event loop (where its store lives) and return its result."""
+        return asyncio.run_coroutine_threadsafe(work, self.loop).result(START_TIMEOUT)
 
 
 @contextlib.contextmanager
 def serve_live(url: str, *, heartbeat: float = 1.0) -> Iterator[Served]:
     """Serve the live routes over the store at `url` on 127.0.0.1, on a free port, for the block."""
     store = store_from_url(url)
+    loops: list[asyncio.AbstractEventLoop] = []
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        loops.append(asyncio.get_running_loop())
         async with store:
             yield
 
@@ -50,7 +59,7 @@ def serve_live(url: str, *, heartbeat: float = 1.0) -> Iterator[Served]:
         time.sleep(0.02)
     port = server.servers[0].sockets[0].getsockname()[1]
     try:
-        yield Served(f"http://127.0.0.1:{port}", store)
+        yield Served(f"http://127.0.0.1:{port}", store, loops[0])
     finally:
         server.should_exit = True
         thread.join(START_TIMEOUT)

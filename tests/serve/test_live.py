@@ -11,9 +11,11 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
+from ratchet.model import Event, TaskStatus
 from ratchet.serve.live import live_router
-from ratchet.store import store_from_url
+from ratchet.store import StateStore, store_from_url
 
+from ..helpers.builders import make_task
 from ..helpers.cli import ratchet_command, ratchet_env
 from .live_server import SseReader, serve_live
 
@@ -191,3 +193,42 @@ def test_the_streams_are_in_the_openapi_schema_as_event_streams() -> None:
         operation = paths[path]["get"]
         assert "text/event-stream" in operation["responses"]["200"]["content"]
         assert "Last-Event-ID" in {parameter["name"] for parameter in operation["parameters"]}
+
+
+async def _complete(store: StateStore, task_id: str) -> None:
+    async with store.transaction() as tx:
+        task = await tx.get_task(task_id)
+        await tx.update_task(task.transition(TaskStatus.COMPLETED, result="done"))
+        await tx.append_event(Event(task_id=task_id, kind="task", message="all done"))
+
+
+def test_on_the_memory_store_both_streams_resume_without_gap_or_duplicate() -> None:
+    with serve_live("memory://") as served, httpx.Client(base_url=served.base, timeout=TIMEOUT) as client:
+        store = served.store
+        task = served.run(store.create_task(make_task("t1")))
+        served.run(store.update_task(task.transition(TaskStatus.RUNNING)))
+        for number in range(1, 6):
+            served.run(store.append_event(Event(task_id="t1", kind="progress", message=f"p{number}")))
+        with client.stream("GET", "/api/tasks/t1/events/stream") as response:
+            reader = SseReader(response)
+            first = [reader.next() for _ in range(3)]
+        for number in range(6, 9):
+            served.run(store.append_event(Event(task_id="t1", kind="progress", message=f"p{number}")))
+        with client.stream("GET", "/api/tasks/t1/events/stream", headers={"Last-Event-ID": "3"}) as response:
+            reader = SseReader(response)
+            rest = [reader.next() for _ in range(5)]
+            served.run(_complete(store, "t1"))
+            rest += reader.until("end")
+        with client.stream("GET", "/api/stream", headers={"Last-Event-ID": "0"}) as response:
+            reader = SseReader(response)
+            changes = [reader.next().json() for _ in range(3)]
+
+    messages = first + rest
+    assert [m.id for m in messages] == [*map(str, range(1, 10)), None]
+    assert [m.json()["message"] for m in messages[:-1]] == [*(f"p{n}" for n in range(1, 9)), "all done"]
+    assert messages[-1].json() == {"task_id": "t1", "status": "completed"}
+    assert [(c["position"], c["kind"], c["status_text"]) for c in changes] == [
+        (1, "created", "queued"),
+        (2, "status", "running"),
+        (3, "status", "completed"),
+    ]

@@ -89,17 +89,17 @@ async def task_event_messages(
     store: StateStore, task_id: str, after: int, *, idle: float = HEARTBEAT_SECONDS, page: int = PAGE
 ) -> AsyncIterator[dict[str, str]]:
     """The SSE messages of a task's events after seq `after`, then ``end`` once the task has ended."""
-    async for batch in follow_events(store, task_id, after_seq=after, idle=idle, page=page):
-        for item in batch:
-            if isinstance(item, Event):
-                yield {"id": str(item.seq), "data": _data(event_json(item))}
-            else:
-                seq = last_seq_of([item])
-                shown = {"data": _data(unreadable_json(item)), "event": "unreadable"}
-                yield shown if seq is None else {**shown, "id": str(seq)}
     try:
-        status = (await store.get_task(task_id)).status_text
-    except CorruptRecord:
+        async for batch in follow_events(store, task_id, after_seq=after, idle=idle, page=page):
+            for item in batch:
+                if isinstance(item, Event):
+                    yield {"id": str(item.seq), "data": _data(event_json(item))}
+                else:
+                    seq = last_seq_of([item])
+                    shown = {"data": _data(unreadable_json(item)), "event": "unreadable"}
+                    yield shown if seq is None else {**shown, "id": str(seq)}
+        status: str | None = (await store.get_task(task_id)).status_text
+    except (TaskNotFound, CorruptRecord):  # deleted while followed, or its row unreadable: no status to give
         status = None
     yield {"event": "end", "data": _data({"task_id": task_id, "status": status})}
 
