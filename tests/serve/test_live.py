@@ -157,11 +157,13 @@ def test_an_unknown_task_is_404_and_a_bad_cursor_400_each_with_one_line(tmp_path
         missing = client.get("/api/tasks/nope/events/stream")
         bad_header = client.get("/api/stream", headers={"Last-Event-ID": "abc"})
         bad_query = client.get("/api/tasks/nope/events/stream?after=-1")
+        too_big = client.get("/api/stream?after=" + "9" * 30)
     assert missing.status_code == 404
     assert missing.json()["detail"] == "no task has the id 'nope'"
     assert bad_header.status_code == 400
     assert bad_query.status_code == 400
-    for response in (bad_header, bad_query):
+    assert too_big.status_code == 400
+    for response in (bad_header, bad_query, too_big):
         detail = response.json()["detail"]
         assert "\n" not in detail and "whole number" in detail
     assert "Last-Event-ID" in bad_header.json()["detail"]

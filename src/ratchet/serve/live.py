@@ -46,6 +46,9 @@ PAGE = 100
 """How many records a stream reads at once: its memory stays bounded, however far behind the client is."""
 
 
+_CURSOR_MAX = 2**63 - 1  # the databases' integers: a larger one would fail in the store, not here
+
+
 def parse_cursor(last_event_id: str | None, after: str | None) -> int | None:
     """The position a client resumes after: its ``Last-Event-ID`` header, else ``?after=``; None for neither.
 
@@ -56,9 +59,9 @@ def parse_cursor(last_event_id: str | None, after: str | None) -> int | None:
         if text is None or text.strip() == "":
             continue
         text = text.strip()
-        if not text.isascii() or not text.isdigit():
+        if not text.isascii() or not text.isdigit() or int(text) > _CURSOR_MAX:
             raise ValueError(
-                f"{name} must be the id of the last message received (a whole number from 0), "
+                f"{name} must be the id of the last message received (a whole number from 0 to 2**63-1), "
                 f"not {text[:40]!r}"
             )
         return int(text)
