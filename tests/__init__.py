@@ -16,6 +16,7 @@ pytest.register_assert_rewrite(
     "tests.failover",
     "tests.helpers",
     "tests.providers",
+    "tests.serve",
     "tests.store",
     "tests.unit",
 )

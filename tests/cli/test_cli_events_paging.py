@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ratchet.cli.tasks import EVENTS_PAGE
+from ratchet.event_feed import EVENTS_PAGE
 from ratchet.model import Event, Task, TaskStatus
 from ratchet.store import open_store
 

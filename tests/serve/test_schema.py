@@ -49,7 +49,9 @@ def on_postgres(postgres_url: str) -> Iterator[TestClient]:
 
 @pytest.fixture
 def api_schema() -> Any:
-    return schemathesis.openapi.from_dict(create_app("memory://").openapi())
+    # The live streams (tag "live") answer with a stream that lasts as long as its subject: a
+    # request there has no response to judge. test_live.py covers their 400s and 404s.
+    return schemathesis.openapi.from_dict(create_app("memory://").openapi()).exclude(tag="live")
 
 
 schema = schemathesis.pytest.from_fixture("api_schema")

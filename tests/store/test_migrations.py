@@ -174,7 +174,10 @@ def test_both_dialects_name_the_same_queries() -> None:
 
     PostgreSQL alone has the queries of its advisory locks, LISTEN and schema checks.
     """
-    postgres_only = {"current_schema", "listen_events", "listen_triggers", "lock_migrations", "lock_sequence"}
+    postgres_only = {
+        "current_schema", "listen_events", "listen_tasks", "listen_triggers",
+        "lock_migrations", "lock_sequence",
+    }  # fmt: skip
     sqlite = set(catalogue.queries("sqlite"))
     assert sqlite == set(catalogue.queries("postgresql")) - postgres_only
 

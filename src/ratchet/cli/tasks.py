@@ -12,21 +12,19 @@ from typing import Annotated
 import typer
 
 from ..errors import CorruptRecord, InputError, StoreNotFound
+from ..event_feed import follow_events
 from ..model import Event, Task, TaskStatus
 from ..store import DEFAULT_STORE_URL
-from ..store.changes import events_topic
 from . import json_output, render
 from .completion import complete_status
 from .options import ForceOpenOption, JsonOption, StoreOption, TaskArgument
 from .store_access import open_for_task, open_store_for, run_async
-from .views import TaskView, in_seq_order, in_tree_order, load_task_view
+from .views import TaskView, in_tree_order, load_task_view
 
 __all__ = ["events_command", "parse_status", "show_command", "tasks_command"]
 
 # The longest wait for news when nothing is heard; SQLite looks every 0.2 s anyway (the store's poll).
 FOLLOW_IDLE_SECONDS = 30.0
-# Events are read and printed a page at a time: memory stays bounded however many a task has.
-EVENTS_PAGE = 500
 
 
 def parse_status(text: str) -> TaskStatus:
@@ -141,34 +139,8 @@ def _print_event_json(item: Event | CorruptRecord) -> None:
 async def _print_events(
     url: str, task_id: str, *, follow: bool, printer: Callable[[Event | CorruptRecord], None]
 ) -> None:
-    async with open_for_task(url, task_id) as store, store.changes(events_topic(task_id)) as feed:
-        last_seq = 0
-        while True:
-            # One read for both, so a task seen ended has all its events seen too
-            # (a status change and its event commit together).
-            async with store.reading() as tx:
-                try:
-                    task: Task | None = await tx.get_task(task_id)
-                except CorruptRecord:  # its events are rows of their own, still readable
-                    task = None
-                unreadable: list[CorruptRecord] = []
-                events = await tx.list_events(
-                    task_id, after_seq=last_seq, limit=EVENTS_PAGE, unreadable=unreadable
-                )
-            shown = in_seq_order(events, unreadable)
-            for item in shown:
+    async with open_for_task(url, task_id) as store:
+        async for batch in follow_events(store, task_id, follow=follow, idle=FOLLOW_IDLE_SECONDS):
+            for item in batch:
                 printer(item)
-            if shown:
-                last_seq = max([last_seq, *(e.seq for e in events), *_int_seqs(unreadable)])
-                render.flush()
-            if len(shown) == EVENTS_PAGE:
-                continue  # more are stored: the next page, at once
-            if not follow or (task is not None and task.status.is_terminal):
-                return
-            # PostgreSQL wakes us on each new event (NOTIFY); SQLite looks again after a short poll.
-            await feed.wait(FOLLOW_IDLE_SECONDS)
-
-
-def _int_seqs(unreadable: list[CorruptRecord]) -> list[int]:
-    seqs = (row.key[-1] for row in unreadable)
-    return [seq for seq in seqs if isinstance(seq, int)]
+            render.flush()

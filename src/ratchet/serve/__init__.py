@@ -1,4 +1,4 @@
-"""`ratchet serve`: the HTTP API over a store (docs/serve.md).
+"""`ratchet serve`: the HTTP API over a store and its live streams (docs/serve.md).
 
 FastAPI is imported only by this package's modules, so the rest of Ratchet
 runs without the ``[serve]`` extra.

@@ -11,11 +11,12 @@ from typing import Any, cast
 from fastapi import FastAPI
 
 from ..runtime import Runtime
-from ..store import StateStore, open_store
+from ..store import StateStore, store_from_url
 from ..tokens import Tokens
 from . import admin_routes, journal_routes, people_routes, task_routes
 from .errors import install_error_handlers
 from .guard import DEFAULT_MAX_BODY_BYTES, RequestGuard
+from .live import live_router
 
 __all__ = ["OPENAPI_URL", "create_app"]
 
@@ -42,15 +43,22 @@ def create_app(
         integrity_check: check an SQLite file for damage as it opens.
     """
 
+    # A URL's store is built now (the live streams hold it) and opened while the app runs.
+    owned = isinstance(store, str)
+    served: StateStore = (
+        store_from_url(store, create=True, integrity_check=integrity_check)
+        if isinstance(store, str)
+        else store
+    )
+
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        if isinstance(store, str):
-            opened = await open_store(store, create=True, integrity_check=integrity_check)
-            app.state.runtime = Runtime(opened, allow_code=allow_code)
+        if owned:
+            await served.open()
             try:
                 yield
             finally:
-                await opened.close()
+                await served.close()
         else:
             yield
 
@@ -62,8 +70,7 @@ def create_app(
         redoc_url=None,
         lifespan=lifespan,
     )
-    if not isinstance(store, str):
-        app.state.runtime = Runtime(store, allow_code=allow_code)
+    app.state.runtime = Runtime(served, allow_code=allow_code)
     install_error_handlers(app)
     for family in (task_routes, journal_routes, people_routes, admin_routes):
         app.include_router(family.router, prefix="/api")
@@ -72,7 +79,7 @@ def create_app(
     if importlib.util.find_spec("prometheus_client") is not None:
         # An ASGI instance, which Starlette's Route hands the raw call (its types name only functions).
         app.add_route("/metrics", cast(Any, _Metrics(app)), include_in_schema=False)
-    # ----------------------------------------------------------------- the live streams go here
+    app.include_router(live_router(served))  # the guard below checks their token too
 
     app.add_middleware(RequestGuard, tokens=tokens, max_body_bytes=max_body_bytes)
     return app

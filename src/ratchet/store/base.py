@@ -43,6 +43,7 @@ from ..model import (
     TaskStatus,
     Trigger,
 )
+from ..task_change import TaskChange
 from ..task_grant import TaskGrant
 from .changes import ChangeFeed
 from .ops import StoreOps
@@ -282,6 +283,12 @@ class StateStore(StoreOps):
         self, task_id: str, count: int, *, unreadable: list[CorruptRecord] | None = None
     ) -> list[Event]:
         return await self._read(lambda tx: tx.last_events(task_id, count, unreadable=unreadable))
+
+    async def list_task_changes(self, *, after: int = 0, limit: int | None = None) -> list[TaskChange]:
+        return await self._read(lambda tx: tx.list_task_changes(after=after, limit=limit))
+
+    async def last_task_change(self) -> int:
+        return await self._read(lambda tx: tx.last_task_change())
 
     async def put_artifact(
         self, artifact: Artifact, content: bytes, *, fence: Lease | None = None

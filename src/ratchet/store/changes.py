@@ -1,7 +1,8 @@
 """Change feeds: how a waiter hears that a store changed.
 
 A transaction names the topics it touched (`TRIGGERS` when it queued work or
-released a lease, ``events_topic(task_id)`` when it appended a task's event);
+released a lease, ``events_topic(task_id)`` when it appended a task's event,
+`TASKS` when it logged a task change: a task created or its status moved);
 when it commits, the store wakes this process's feeds watching those topics.
 Other processes' changes reach a feed through the database where it can tell
 (PostgreSQL's NOTIFY), or by looking again every ``poll`` seconds (SQLite).
@@ -12,10 +13,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable
 
-__all__ = ["TRIGGERS", "ChangeFeed", "events_topic"]
+__all__ = ["TASKS", "TRIGGERS", "ChangeFeed", "events_topic"]
 
 TRIGGERS = "triggers"
 """The change-feed topic of new work: a trigger was queued or a lease released."""
+
+TASKS = "tasks"
+"""The change-feed topic of the task-change log (ratchet.task_change): a task created or its status moved."""
 
 
 def events_topic(task_id: str) -> str:

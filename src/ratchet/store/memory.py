@@ -44,11 +44,13 @@ from ..model import (
     check_task_move,
     utcnow,
 )
+from ..task_change import TaskChange, TaskChangeKind
 from .base import StateStore
 from .changes import TRIGGERS, events_topic
 from .memory_checkpoints import MemoryCheckpoints
 from .memory_grants import MemoryGrants
 from .memory_inbox import MemoryInbox
+from .memory_task_changes import MemoryTaskChanges
 from .ops import StoreOps, claim_order, priority_of
 
 __all__ = ["MemoryStore"]
@@ -98,7 +100,7 @@ class _MemoryTransaction:
         self.ops.undo.clear()
 
 
-class _MemoryOps(MemoryInbox, MemoryGrants, MemoryCheckpoints, StoreOps):
+class _MemoryOps(MemoryInbox, MemoryGrants, MemoryCheckpoints, MemoryTaskChanges, StoreOps):
     """The tables, as dicts of JSON text (changed through `UndoLog`), and the operations on them."""
 
     def __init__(self) -> None:
@@ -137,6 +139,7 @@ class _MemoryOps(MemoryInbox, MemoryGrants, MemoryCheckpoints, StoreOps):
         if task.id in self.tasks:
             raise DuplicateRecord(f"a task with id {task.id!r} already exists")
         self._set(self.tasks, task.id, task.to_json())
+        self._note_task_change(TaskChange.of(task, TaskChangeKind.CREATED))
         return task
 
     async def get_task(self, task_id: str) -> Task:
@@ -169,6 +172,8 @@ class _MemoryOps(MemoryInbox, MemoryGrants, MemoryCheckpoints, StoreOps):
         stored = await self.get_task(task.id)
         check_task_move(task.id, stored.status, task.status)
         self._set(self.tasks, task.id, task.to_json())
+        if (stored.status, stored.waiting_on) != (task.status, task.waiting_on):
+            self._note_task_change(TaskChange.of(task, TaskChangeKind.STATUS))
         return task
 
     async def list_orphaned_tasks(

@@ -37,6 +37,7 @@ from ..model import (
 )
 from .grant_ops import GrantOps
 from .inbox_ops import InboxOps
+from .task_change_ops import TaskChangeOps
 
 __all__ = ["StoreOps", "checkpoints_to_drop", "claim_order", "priority_of"]
 
@@ -51,18 +52,19 @@ def claim_order(trigger: Trigger) -> tuple[int, dt.datetime, int]:
     return (priority_of(trigger), trigger.fire_at, trigger.id)
 
 
-class StoreOps(InboxOps, GrantOps):
+class StoreOps(InboxOps, GrantOps, TaskChangeOps):
     """The operations of a store; every store implements them with the same behaviour.
 
-    The inboxes' operations are declared apart, on `InboxOps` (inbox_ops.py), and
-    the task grants' on `GrantOps` (grant_ops.py).
+    The inboxes' operations are declared apart, on `InboxOps` (inbox_ops.py),
+    the task grants' on `GrantOps` (grant_ops.py), and the task-change log's on
+    `TaskChangeOps` (task_change_ops.py).
     """
 
     # ------------------------------------------------------------------ tasks
 
     @abc.abstractmethod
     async def create_task(self, task: Task) -> Task:
-        """Insert a new task.
+        """Insert a new task, and log its ``created`` change (task_change_ops.py).
 
         Raises:
             DuplicateRecord: a task with that id exists.
@@ -120,7 +122,8 @@ class StoreOps(InboxOps, GrantOps):
         The move from the stored status to ``task.status`` must be allowed by
         the status machine (staying in the same status is allowed unless the
         stored status is terminal), so a stale writer cannot revive an ended
-        task.
+        task. A move of its status (or of what a waiting task waits on) is
+        logged as a ``status`` change (task_change_ops.py).
 
         Raises:
             TaskNotFound: no task has that id.

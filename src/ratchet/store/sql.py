@@ -45,12 +45,14 @@ from ..model import (
     check_task_move,
     utcnow,
 )
+from ..task_change import TaskChange, TaskChangeKind
 from . import rows
 from .changes import TRIGGERS, events_topic
 from .driver import Driver, Params
 from .ops import StoreOps, checkpoints_to_drop, claim_order, priority_of
 from .sql_grants import SqlGrants
 from .sql_inbox import SqlInbox
+from .sql_task_changes import SqlTaskChanges
 
 __all__ = ["SqlOps"]
 
@@ -66,12 +68,13 @@ _INT4_MAX = 2**31 - 1  # substring offsets and message seqs are 32-bit integers
 _LEASE_COLUMNS = 9  # claim_tasks rows: a lease, then the claimed task's place in line
 
 
-class SqlOps(SqlInbox, SqlGrants, StoreOps):
+class SqlOps(SqlInbox, SqlGrants, SqlTaskChanges, StoreOps):
     """The operations, run through a driver inside a transaction the caller opened."""
 
     def __init__(self, driver: Driver) -> None:
         self._d = driver
         self.touched: set[str] = set()  # change-feed topics the transaction's writes touched
+        self.noted_changes: list[TaskChange] = []  # task changes to log as the transaction commits
 
     async def schema_version(self) -> int:
         row = await self._d.one("schema_version")
@@ -97,6 +100,7 @@ class SqlOps(SqlInbox, SqlGrants, StoreOps):
     async def create_task(self, task: Task) -> Task:
         if await self._d.execute("insert_task", rows.task_params(task)) == 0:
             raise DuplicateRecord(f"a task with id {task.id!r} already exists")
+        self._note_task_change(TaskChange.of(task, TaskChangeKind.CREATED))
         return task
 
     async def get_task(self, task_id: str) -> Task:
@@ -140,8 +144,13 @@ class SqlOps(SqlInbox, SqlGrants, StoreOps):
         return [rows.task_from_row(row) for row in found]
 
     async def update_task(self, task: Task) -> Task:
-        check_task_move(task.id, await self._lock_task(task.id), task.status)
+        row = await self._d.one("lock_task", {"id": task.id})
+        if row is None:
+            raise TaskNotFound(task.id)
+        check_task_move(task.id, rows.task_status(row[0], task.id), task.status)
         await self._d.execute("update_task", rows.task_params(task))
+        if (row[0], row[1]) != (task.status, task.waiting_on):
+            self._note_task_change(TaskChange.of(task, TaskChangeKind.STATUS))
         return task
 
     async def list_orphaned_tasks(

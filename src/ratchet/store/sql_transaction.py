@@ -31,6 +31,7 @@ class SqlTransaction:
     async def begin(self, *, write: bool) -> SqlTransaction:
         """Start the transaction (giving the connection back if that fails); return it."""
         self.ops.touched = set()
+        self.ops.noted_changes = []
         try:
             await self.driver.begin(write=write)
         except BaseException:
@@ -42,8 +43,14 @@ class SqlTransaction:
     async def end(self, *, commit: bool) -> None:
         try:
             if commit:
+                try:
+                    await self.ops.log_task_changes()
+                except BaseException:
+                    await self.driver.rollback()
+                    raise
                 await self.driver.commit()
             else:
+                self.ops.noted_changes = []
                 await self.driver.rollback()
         finally:
             if self.release is not None:

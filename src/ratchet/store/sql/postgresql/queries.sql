@@ -23,6 +23,9 @@ LISTEN ratchet_triggers
 -- name: listen_events
 LISTEN ratchet_events
 
+-- name: listen_tasks
+LISTEN ratchet_tasks
+
 -- name: lock_migrations
 SELECT pg_advisory_xact_lock(7316425586001286601)
 
@@ -70,7 +73,7 @@ SELECT id, status, record FROM tasks WHERE id = %(id)s FOR NO KEY UPDATE
 SELECT 1 FROM leases WHERE task_id = %(task_id)s FOR UPDATE
 
 -- name: lock_task
-SELECT status FROM tasks WHERE id = %(id)s FOR UPDATE
+SELECT status, waiting_on FROM tasks WHERE id = %(id)s FOR UPDATE
 
 -- name: list_tasks
 SELECT id, status, record FROM tasks ORDER BY created_at, position LIMIT %(limit)s
@@ -456,3 +459,19 @@ ON CONFLICT (task_id, agent) DO NOTHING
 -- name: list_grants
 SELECT agent, granted_by, granted_at FROM task_grants
 WHERE task_id = %(task_id)s ORDER BY granted_at, agent
+
+-- name: next_task_change_position
+SELECT COALESCE(MAX(position), 0) + 1 FROM task_changes
+
+-- name: insert_task_change
+INSERT INTO task_changes (position, task_id, time, record)
+VALUES (%(position)s, %(task_id)s, %(time)s, %(record)s)
+
+-- name: notify_task_changes
+SELECT pg_notify('ratchet_tasks', 'tasks')
+
+-- name: list_task_changes
+SELECT record FROM task_changes WHERE position > %(after)s ORDER BY position LIMIT %(limit)s
+
+-- name: last_task_change
+SELECT MAX(position) FROM task_changes

@@ -161,3 +161,10 @@ CREATE TABLE task_grants (
     granted_at  BIGINT NOT NULL,
     PRIMARY KEY (task_id, agent)
 );
+
+CREATE TABLE task_changes (
+    position    BIGINT PRIMARY KEY,
+    task_id     TEXT NOT NULL,
+    time        BIGINT NOT NULL,
+    record      TEXT NOT NULL
+);

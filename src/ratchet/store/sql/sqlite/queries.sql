@@ -52,7 +52,7 @@ SELECT id, status, record FROM tasks WHERE id = :id
 SELECT 1 FROM leases WHERE task_id = :task_id
 
 -- name: lock_task
-SELECT status FROM tasks WHERE id = :id
+SELECT status, waiting_on FROM tasks WHERE id = :id
 
 -- name: list_tasks
 SELECT id, status, record FROM tasks ORDER BY created_at, rowid LIMIT COALESCE(:limit, -1)
@@ -384,3 +384,19 @@ ON CONFLICT (task_id, agent) DO NOTHING
 -- name: list_grants
 SELECT agent, granted_by, granted_at FROM task_grants
 WHERE task_id = :task_id ORDER BY granted_at, agent
+
+-- name: next_task_change_position
+SELECT COALESCE(MAX(position), 0) + 1 FROM task_changes
+
+-- name: insert_task_change
+INSERT INTO task_changes (position, task_id, time, record)
+VALUES (:position, :task_id, :time, :record)
+
+-- name: notify_task_changes
+SELECT 0
+
+-- name: list_task_changes
+SELECT record FROM task_changes WHERE position > :after ORDER BY position LIMIT COALESCE(:limit, -1)
+
+-- name: last_task_change
+SELECT MAX(position) FROM task_changes

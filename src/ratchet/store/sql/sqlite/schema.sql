@@ -157,3 +157,10 @@ CREATE TABLE task_grants (
     granted_at  INTEGER NOT NULL,
     PRIMARY KEY (task_id, agent)
 ) WITHOUT ROWID;
+
+CREATE TABLE task_changes (
+    position    INTEGER PRIMARY KEY,
+    task_id     TEXT NOT NULL,
+    time        INTEGER NOT NULL,
+    record      TEXT NOT NULL
+) WITHOUT ROWID;

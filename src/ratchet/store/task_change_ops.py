@@ -1,0 +1,33 @@
+"""`TaskChangeOps`: the store operations of the log of task changes (see ratchet.task_change).
+
+Part of `StoreOps` (ops.py); the memory store (memory_task_changes.py) and
+every SQL store (sql_task_changes.py) implement them with the behaviour
+written here. Nobody writes the log directly: `create_task` logs a
+``created`` change, and `update_task` a ``status`` change when the task's
+status or what it waits on moved, in the same transaction.
+"""
+
+from __future__ import annotations
+
+import abc
+
+from ..task_change import TaskChange
+
+__all__ = ["TaskChangeOps"]
+
+
+class TaskChangeOps(abc.ABC):
+    """Reading the log of task changes, in its order."""
+
+    @abc.abstractmethod
+    async def list_task_changes(self, *, after: int = 0, limit: int | None = None) -> list[TaskChange]:
+        """The logged changes whose position is greater than `after`, by position, at most `limit`.
+
+        Positions start at 1 and have no gap: a change is logged when its
+        transaction commits, each after every change committed before it,
+        so reading on from the last position seen misses nothing.
+        """
+
+    @abc.abstractmethod
+    async def last_task_change(self) -> int:
+        """The position of the newest logged change (0 when none was)."""
