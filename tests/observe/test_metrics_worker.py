@@ -64,9 +64,23 @@ def test_metrics_follow_a_task_as_the_worker_runs_it(tmp_path: Path, url: str) -
 def test_a_port_in_use_is_one_line_error(tmp_path: Path) -> None:
     port = free_port()
     with socket.socket() as taken:
-        taken.bind(("0.0.0.0", port))
+        taken.bind(("127.0.0.1", port))
         taken.listen()
         done = ratchet_runner(tmp_path)(
             "worker", "--store", f"sqlite:///{tmp_path / 'r.db'}", "--metrics-port", str(port)
         )
-    assert_one_line_error(done, f"--metrics-port {port}: cannot listen there")
+    assert_one_line_error(done, f"--metrics-port {port} on 127.0.0.1: cannot listen there")
+
+
+def test_an_address_it_cannot_listen_on_is_one_line_error(tmp_path: Path) -> None:
+    port = free_port()
+    done = ratchet_runner(tmp_path)(
+        "worker",
+        "--store",
+        f"sqlite:///{tmp_path / 'r.db'}",
+        "--metrics-port",
+        str(port),
+        "--metrics-host",
+        "no-such-host.invalid",
+    )
+    assert_one_line_error(done, f"--metrics-port {port} on no-such-host.invalid: cannot listen there")

@@ -101,6 +101,14 @@ def worker_command(
             help="Serve Prometheus metrics at http://HOST:PORT/metrics (needs the metrics extra).",
         ),
     ] = None,
+    metrics_host: Annotated[
+        str,
+        typer.Option(
+            "--metrics-host",
+            metavar="HOST",
+            help="The address --metrics-port listens on; 0.0.0.0 lets a scraper on another machine in.",
+        ),
+    ] = "127.0.0.1",
     log_level: LogLevelOption = LogLevel.INFO,
 ) -> None:
     """Run tasks from the store until SIGTERM or Ctrl-C (or, with --until-idle, until none is left).
@@ -137,6 +145,7 @@ def worker_command(
             grace=grace,
             allow_code=allow_code or [],
             metrics_port=metrics_port,
+            metrics_host=metrics_host,
         )
     )
 
@@ -161,8 +170,12 @@ async def _work(
     grace: float,
     allow_code: list[str],
     metrics_port: int | None = None,
+    metrics_host: str = "127.0.0.1",
 ) -> None:
-    async with open_store_for(url, create=True) as store, _metrics(store, metrics_port):
+    async with (
+        open_store_for(url, create=True) as store,
+        _metrics(store, metrics_port, metrics_host),
+    ):
         worker = Worker(
             store,
             identity=identity,
@@ -198,8 +211,8 @@ async def _work(
 
 
 @contextlib.asynccontextmanager
-async def _metrics(store: StateStore, port: int | None) -> AsyncIterator[None]:
-    """Serve the metrics on `port` while the worker runs, counting what its tasks do."""
+async def _metrics(store: StateStore, port: int | None, host: str) -> AsyncIterator[None]:
+    """Serve the metrics on `host`:`port` while the worker runs, counting what its tasks do."""
     if port is None:
         yield
         return
@@ -208,10 +221,10 @@ async def _metrics(store: StateStore, port: int | None) -> AsyncIterator[None]:
     metrics = Metrics(store)
     async with contextlib.AsyncExitStack() as stack:
         try:
-            await stack.enter_async_context(serve_metrics(metrics, port))
+            await stack.enter_async_context(serve_metrics(metrics, port, host))
         except OSError as error:
             raise InputError(
-                f"--metrics-port {port}: cannot listen there ({error.strerror or error})"
+                f"--metrics-port {port} on {host}: cannot listen there ({error.strerror or error})"
             ) from None
         with recording(metrics):
             yield

@@ -142,7 +142,9 @@ async def _answer(send: Send, status: int, body: bytes, content_type: str) -> No
 
 
 @contextlib.asynccontextmanager
-async def serve_metrics(metrics: Metrics, port: int, host: str = "0.0.0.0") -> AsyncIterator[asyncio.Server]:
+async def serve_metrics(
+    metrics: Metrics, port: int, host: str = "127.0.0.1"
+) -> AsyncIterator[asyncio.Server]:
     """Serve ``GET /metrics`` on `host`:`port` in this event loop while the block runs.
 
     A small HTTP/1.0 server of its own (no web framework needed): one
