@@ -19,6 +19,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 
 from ratchet import Runtime, TaskStatus
+from ratchet.engine import workflow
 from ratchet.model import OpKind, OpStatus
 from ratchet.observe import span_id_for, trace_id_for
 from ratchet.store import StateStore
@@ -114,3 +115,28 @@ async def test_a_failed_call_is_an_error_span(
     [check] = [span for span in spans.get_finished_spans() if span.name == "execute_tool check_status"]
     assert check.status.status_code is StatusCode.ERROR
     assert check.attributes["ratchet.op.outcome"] == "failed"
+
+
+@workflow
+async def leaf(ctx: Any) -> str:
+    return "leaf"
+
+
+@workflow
+async def parent(ctx: Any) -> Any:
+    return await ctx.run_child(leaf, {})
+
+
+async def test_a_child_tasks_trace_links_to_its_parent_task(
+    store: StateStore, spans: InMemorySpanExporter
+) -> None:
+    task = await asyncio.wait_for(Runtime(store).run(parent, task_id="parent"), GUARD)
+    assert task.status is TaskStatus.COMPLETED, task.error
+    [child] = await store.list_children("parent")
+    roots = {span.name: span for span in spans.get_finished_spans() if span.parent is None}
+    child_root, parent_root = roots["task leaf"], roots["task parent"]
+    assert child_root.get_span_context().trace_id == trace_id_for(child.id)
+    [link] = child_root.links
+    assert link.context.trace_id == trace_id_for("parent")
+    assert link.context.span_id == span_id_for("parent", "task") == parent_root.get_span_context().span_id
+    assert not parent_root.links

@@ -54,6 +54,7 @@ def _emit(
     attributes: Attributes,
     error: str | None = None,
     client: bool = False,
+    linked_task: str | None = None,
 ) -> None:
     if not tracing_on():
         return
@@ -63,15 +64,10 @@ def _emit(
     if parent is None:
         context = otel_context.Context()  # a root: no ambient span is its parent
     else:
-        parent_span = trace.NonRecordingSpan(
-            trace.SpanContext(
-                trace_id=trace_id_for(task_id),
-                span_id=span_id_for(task_id, *parent),
-                is_remote=False,
-                trace_flags=trace.TraceFlags(trace.TraceFlags.SAMPLED),
-            )
-        )
-        context = trace.set_span_in_context(parent_span)
+        context = trace.set_span_in_context(trace.NonRecordingSpan(_span_context(task_id, *parent)))
+    # A child task has a trace of its own (its ids derive from its own id, so a resume needs no
+    # lookup); a link to its parent task's span lets a trace viewer go from one to the other.
+    links = [trace.Link(_span_context(linked_task, "task"))] if linked_task else []
     tracer = trace.get_tracer("ratchet")
     with stable_span_id(span_id_for(task_id, *ids), trace_id_for(task_id)):
         span = tracer.start_span(
@@ -79,12 +75,25 @@ def _emit(
             context=context,
             kind=trace.SpanKind.CLIENT if client else trace.SpanKind.INTERNAL,
             attributes=dict(attributes),
+            links=links,
             start_time=_nanos(start),
         )
     if error is not None:
         span.set_status(trace.Status(trace.StatusCode.ERROR, error))
         span.set_attribute("error.type", error.split(":", 1)[0])
     span.end(end_time=_nanos(max(end, start)))
+
+
+def _span_context(task_id: str, *ids: object) -> Any:
+    """The context of the span `ids` name in the task, for a parent or a link."""
+    from opentelemetry import trace
+
+    return trace.SpanContext(
+        trace_id=trace_id_for(task_id),
+        span_id=span_id_for(task_id, *ids),
+        is_remote=False,
+        trace_flags=trace.TraceFlags(trace.TraceFlags.SAMPLED),
+    )
 
 
 def _count(value: object) -> int:
@@ -195,4 +204,5 @@ def task_span(task: Task) -> None:
         task.updated_at,
         attributes,
         task.error if task.error else None,
+        linked_task=task.parent_id,
     )
