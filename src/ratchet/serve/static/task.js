@@ -92,6 +92,7 @@ export async function showTask(root, taskId) {
   const controls = el("div", { class: "controls" });
   const slots = { approval: el("div"), question: el("div"), inDoubt: el("div") };
   const plan = el("ol", { id: "plan" });
+  const noPlan = el("p", { class: "muted", hidden: true, text: "No plan: this task runs its code step by step." });
   const events = el("ol", { id: "events" });
   const budget = el("div", { id: "budget" });
   const tree = el("div", { id: "tree" });
@@ -108,7 +109,7 @@ export async function showTask(root, taskId) {
     el(
       "div",
       { class: "columns" },
-      el("div", {}, el("h2", { text: "Plan" }), plan, el("h2", { text: "Budget" }), budget, el("h2", { text: "Task tree" }), tree),
+      el("div", {}, el("h2", { text: "Plan" }), plan, noPlan, el("h2", { text: "Budget" }), budget, el("h2", { text: "Task tree" }), tree),
       el("div", {}, el("h2", { text: "Events" }), events),
     ),
     timeline,
@@ -186,7 +187,7 @@ export async function showTask(root, taskId) {
         ),
       ),
     );
-    if (!view.steps.length) plan.append(el("li", { class: "muted", "data-step-status": "none", text: "No plan: this task runs its code step by step." }));
+    noPlan.hidden = view.steps.length > 0;
     gauges(budget, spent);
     const family = [];
     if (task.parent_id) family.push(el("p", {}, "Started by ", el("a", { href: `/tasks/${encodeURIComponent(task.parent_id)}`, text: task.parent_id })));
