@@ -40,7 +40,6 @@ from .model import (
     Operation,
     Plan,
     Session,
-    StatePatch,
     Step,
     StepStatus,
     Task,
@@ -50,6 +49,7 @@ from .model import (
 )
 from .policy import Budget, CheckpointPolicy, CheckpointStrategy, RetryPolicy
 from .runtime import Runtime
+from .state_patch import StatePatch
 from .store import DEFAULT_STORE_URL, StateStore, open_store
 from .tools import Reconciled, Tool, ToolContext, tool
 

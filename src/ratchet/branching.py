@@ -31,7 +31,6 @@ from .model import (
     Operation,
     OpKind,
     OpStatus,
-    StatePatch,
     Step,
     StepStatus,
     Task,
@@ -39,6 +38,7 @@ from .model import (
     Trigger,
     utcnow,
 )
+from .state_patch import StatePatch
 from .store import StateStore, StoreOps
 
 __all__ = ["RetryPoint", "fork_task", "retry_point", "retry_task"]

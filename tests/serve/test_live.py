@@ -179,13 +179,12 @@ def test_a_client_going_away_ends_its_stream_and_heartbeats_keep_an_idle_one_ali
         httpx.Client(base_url=served.base, timeout=TIMEOUT) as client,
     ):
         with client.stream("GET", f"/api/tasks/{task_id}/events/stream") as response:
-            SseReader(response).heartbeat()
-            # The heartbeat is the response's own ping, which may come before the stream's
-            # generator has opened its watch on the store: wait for the watch, bounded.
-            opened_by = time.monotonic() + TIMEOUT
-            while len(served.store._feeds) != 1:
-                assert time.monotonic() < opened_by, "the stream never watched the store"
-                time.sleep(0.02)
+            reader = SseReader(response)
+            # A message is sent from inside the stream's watch on the store, so the watch is open
+            # now (a heartbeat proves nothing: it is the response's own ping, sent apart).
+            assert reader.next().id is not None  # the event its submission wrote
+            assert len(served.store._feeds) == 1
+            reader.heartbeat()  # nothing more happens: the heartbeats keep the stream alive
         deadline = time.monotonic() + TIMEOUT
         while served.store._feeds:  # the stream's watch on the store is given back
             assert time.monotonic() < deadline, "the stream kept working after its client left"

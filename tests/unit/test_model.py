@@ -17,7 +17,6 @@ from ratchet.model import (
     Plan,
     PlanStep,
     Record,
-    StatePatch,
     StepStatus,
     Task,
     TaskStatus,
@@ -26,6 +25,7 @@ from ratchet.model import (
     check_task_move,
 )
 from ratchet.policy import Budget
+from ratchet.state_patch import StatePatch
 
 from ..helpers.builders import (
     at,

@@ -32,7 +32,6 @@ from ..model import (
     OpKind,
     OpStatus,
     Severity,
-    StatePatch,
     Step,
     StepStatus,
     Task,
@@ -44,6 +43,7 @@ from ..model import (
 from ..observe.spans import step_span
 from ..policy import CheckpointStrategy
 from ..sessions import CallSession
+from ..state_patch import StatePatch
 from ..store import StateStore, StoreOps
 from ..tools import Tool, ToolContext
 from .budget import BudgetTracker

@@ -24,7 +24,8 @@ from pydantic import JsonValue, ValidationError
 
 from ..errors import StatePatchError
 from ..inbox_message import InboxMessage
-from ..model import AgentState, Severity, StatePatch, Task
+from ..model import AgentState, Severity, Task
+from ..state_patch import StatePatch
 
 if TYPE_CHECKING:
     from ..store import StoreOps

@@ -12,8 +12,9 @@ from pydantic import JsonValue, ValidationError
 
 from ..errors import InputError, StatePatchError
 from ..inbox_message import InboxMessage
-from ..model import Event, StatePatch, Task, utcnow
+from ..model import Event, Task, utcnow
 from ..scope import check_may_write
+from ..state_patch import StatePatch
 from ..task_grant import TaskGrant
 from .inbox import deliver
 from .outside import STATE_PATCH

@@ -22,9 +22,10 @@ from pydantic import Field, WithJsonSchema
 from ..agent_request import DEFAULT_AGENT, AgentRequest, submit_agent_task
 from ..errors import RatchetError
 from ..limits import PRIORITY_DEFAULT, PRIORITY_MAX, PRIORITY_MIN
-from ..model import RiskLevel, StatePatch, Task
+from ..model import RiskLevel, Task
 from ..runtime import Runtime
 from ..scope import anonymous_refusal, check_may_write
+from ..state_patch import StatePatch
 from .uris import task_uri
 
 __all__ = ["register_write_tools"]
