@@ -13,7 +13,7 @@ from fastapi import FastAPI
 from ..runtime import Runtime
 from ..store import StateStore, store_from_url
 from ..tokens import Tokens
-from . import admin_routes, journal_routes, people_routes, task_routes
+from . import admin_routes, journal_routes, pages, people_routes, task_routes
 from .errors import install_error_handlers
 from .guard import DEFAULT_MAX_BODY_BYTES, RequestGuard
 from .live import live_router
@@ -80,8 +80,11 @@ def create_app(
         # An ASGI instance, which Starlette's Route hands the raw call (its types name only functions).
         app.add_route("/metrics", cast(Any, _Metrics(app)), include_in_schema=False)
     app.include_router(live_router(served))  # the guard below checks their token too
+    app.include_router(pages.router)  # the dashboard: its shell and assets need no token (pages.py)
 
-    app.add_middleware(RequestGuard, tokens=tokens, max_body_bytes=max_body_bytes)
+    app.add_middleware(
+        RequestGuard, tokens=tokens, max_body_bytes=max_body_bytes, public=pages.is_public_page
+    )
     return app
 
 

@@ -4,7 +4,9 @@ An ASGI middleware (plain ASGI, so it also covers the routes other modules
 mount, such as the live streams and /metrics):
 
 - with a token file, every request needs ``Authorization: Bearer TOKEN`` of
-  that file, else 401 (`ratchet.tokens` reads the file, as for `ratchet mcp`);
+  that file, else 401 (`ratchet.tokens` reads the file, as for `ratchet mcp`),
+  except the requests `public` names: the dashboard's page shell and assets,
+  which hold no data (a browser's navigation cannot send the header);
 - a request that changes state (any method but GET, HEAD and OPTIONS) must
   say ``Content-Type: application/json``, and must not come from another site:
   a browser marks a cross-site request with ``Sec-Fetch-Site: cross-site`` (or
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -38,10 +41,18 @@ _SAME_SITE = frozenset({"same-origin", "none"})
 class RequestGuard:
     """ASGI middleware: bearer token, cross-site refusal and body size (see the module's docstring)."""
 
-    def __init__(self, app: ASGIApp, *, tokens: Tokens | None, max_body_bytes: int) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        tokens: Tokens | None,
+        max_body_bytes: int,
+        public: Callable[[str, str], bool] = lambda method, path: False,
+    ) -> None:
         self.app = app
         self.tokens = tokens
         self.max_body_bytes = max_body_bytes
+        self.public = public
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":  # the lifespan: no request to check
@@ -66,7 +77,7 @@ class RequestGuard:
         await self.app(scope, _replay(body, receive), send)
 
     def _refusal(self, scope: Scope, headers: Headers) -> tuple[int, str, dict[str, str]] | None:
-        if self.tokens is not None:
+        if self.tokens is not None and not self.public(scope["method"], scope["path"]):
             token = bearer_token(headers.get("authorization", ""))
             if token is None or not self.tokens.agent_for(token)[0]:
                 return (

@@ -1,0 +1,96 @@
+// The dashboard's entry: asks for a token when the API wants one, then shows
+// the page the path names. Each page is a function (page, signal) that fills
+// `main#page` and returns a cleanup that stops its live streams.
+
+import { api, ApiError, forgetToken, keepToken, whenUnauthorized } from "./api.js";
+import { el, flash, put } from "./dom.js";
+import { showSessions, showWorkers } from "./admin.js";
+import { showTask } from "./task.js";
+import { showTasks } from "./tasks.js";
+
+const page = document.getElementById("page");
+const login = document.getElementById("login");
+const loginError = document.getElementById("login-error");
+let cleanup = null;
+
+function route(path) {
+  const task = /^\/tasks\/([^/]+)$/.exec(path);
+  if (task) return ["tasks", (root) => showTask(root, decodeURIComponent(task[1]))];
+  if (path === "/sessions") return ["sessions", showSessions];
+  if (path === "/workers") return ["workers", showWorkers];
+  if (path === "/") return ["tasks", showTasks];
+  return [null, (root) => put(root, el("p", { text: `The dashboard has no page at ${path}.` }))];
+}
+
+function stopPage() {
+  if (cleanup) cleanup();
+  cleanup = null;
+}
+
+function askForToken(message) {
+  stopPage();
+  page.hidden = true;
+  login.hidden = false;
+  loginError.textContent = message || "";
+  loginError.hidden = !message;
+  document.getElementById("token").focus();
+}
+
+async function start() {
+  stopPage();
+  flash("");
+  const [nav, show] = route(location.pathname);
+  for (const link of document.querySelectorAll("nav a")) {
+    link.classList.toggle("current", link.dataset.nav === nav);
+  }
+  login.hidden = true;
+  page.hidden = false;
+  put(page, el("p", { class: "muted", text: "Loading…" }));
+  try {
+    cleanup = (await show(page)) || null;
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 401) return; // the login form is up
+    put(page, el("p", { class: "error", text: error.message }));
+  }
+}
+
+// Several requests may meet the 401 at once: the first one with a token says why.
+whenUnauthorized(() => {
+  const hadToken = sessionStorage.getItem("ratchet-token") !== null;
+  forgetToken();
+  if (hadToken) askForToken("That token is not accepted by this server.");
+  else if (login.hidden) askForToken("");
+});
+
+login.addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const input = document.getElementById("token");
+  const token = input.value.trim();
+  if (!token) return;
+  keepToken(token);
+  try {
+    await api("/api/tasks?limit=1");
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 401) {
+      askForToken("That token is not accepted by this server.");
+    } else {
+      askForToken(error.message);
+    }
+    return;
+  }
+  input.value = "";
+  start();
+});
+
+// Links inside the dashboard change the page without reloading it.
+document.addEventListener("click", (event) => {
+  const link = event.target.closest("a[href^='/']");
+  if (!link || event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey) return;
+  if (link.getAttribute("href").startsWith("/api/") || link.getAttribute("href").startsWith("/static/")) return;
+  event.preventDefault();
+  history.pushState(null, "", link.getAttribute("href"));
+  start();
+});
+window.addEventListener("popstate", start);
+
+start();
