@@ -579,7 +579,9 @@ class Lease(Record):
     """A worker's claim on a task. ``token`` only grows, one step per claim.
 
     ``granted_at`` is when the claim was made; ``took_over`` says it was made
-    over a lease that was still live (its holder was known to be gone).
+    over a lease that was still live (its holder was known to be gone);
+    ``renewed_at`` is when its holder's heartbeat last renewed it (None: not
+    since it was granted).
     """
 
     task_id: NonEmpty
@@ -591,6 +593,12 @@ class Lease(Record):
     released: bool = False
     granted_at: dt.datetime | None = None
     took_over: bool = False
+    renewed_at: dt.datetime | None = None
+
+    @property
+    def heard_at(self) -> dt.datetime | None:
+        """When its holder was last heard from: the last renewal, else the claim."""
+        return self.renewed_at or self.granted_at
 
     def is_live(self, now: dt.datetime | None = None) -> bool:
         return not self.released and self.expires_at > (now or utcnow())

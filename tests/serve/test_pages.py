@@ -70,25 +70,17 @@ async def test_the_shell_holds_no_task_data_and_no_secret(
     assert listing.text == without.text  # the token changes nothing in the shell
 
 
-@pytest.mark.parametrize(
-    ("name", "media_type"),
-    [
-        ("main.js", "text/javascript; charset=utf-8"),
-        ("api.js", "text/javascript; charset=utf-8"),
-        ("tasks.js", "text/javascript; charset=utf-8"),
-        ("task.js", "text/javascript; charset=utf-8"),
-        ("style.css", "text/css; charset=utf-8"),
-    ],
-)
-async def test_each_asset_is_served_with_its_content_type(
-    guarded: httpx.AsyncClient, name: str, media_type: str
-) -> None:
-    answer = await guarded.get(f"/static/{name}")
+async def test_each_asset_is_served_with_its_content_type(guarded: httpx.AsyncClient) -> None:
+    media_types = {"js": "text/javascript; charset=utf-8", "css": "text/css; charset=utf-8"}
+    assert {"main.js", "api.js", "tasks.js", "task.js", "style.css"} <= ASSETS
 
-    assert answer.status_code == 200
-    assert answer.headers["content-type"] == media_type
-    assert answer.headers["x-content-type-options"] == "nosniff"
-    assert answer.content
+    for name in sorted(ASSETS):
+        answer = await guarded.get(f"/static/{name}")
+
+        assert answer.status_code == 200, name
+        assert answer.headers["content-type"] == media_types[name.rpartition(".")[2]]
+        assert answer.headers["x-content-type-options"] == "nosniff"
+        assert answer.content
 
 
 async def test_every_module_the_shell_and_scripts_import_is_served(guarded: httpx.AsyncClient) -> None:
@@ -145,3 +137,11 @@ async def test_the_pages_are_not_in_the_api_schema(memory_store: StateStore) -> 
         schema = (await client.get("/api/openapi.json")).json()
 
     assert not [path for path in schema["paths"] if not path.startswith("/api/")]
+
+
+async def test_no_script_writes_markup(guarded: httpx.AsyncClient) -> None:
+    """Task goals and tool arguments are user and model data: the scripts put in text, never HTML."""
+    for name in sorted(name for name in ASSETS if name.endswith(".js")):
+        text = (await guarded.get(f"/static/{name}")).text
+        for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "Function("):
+            assert sink not in text, f"{name} uses {sink}"

@@ -8,7 +8,7 @@ from ratchet.errors import DuplicateRecord
 from ratchet.model import OpStatus, Task
 from ratchet.store import StateStore
 
-from ..helpers.builders import finish, make_op, make_task
+from ..helpers.builders import at, finish, make_op, make_task
 
 
 async def test_started_op_is_recorded(store: StateStore, task: Task) -> None:
@@ -29,6 +29,21 @@ async def test_finishing_without_intent_inserts_the_row(store: StateStore, task:
     await store.record_op_finished(done)
     assert await store.get_op(task.id, 3) == done
     assert await store.list_ops(task.id) == [done]
+
+
+async def test_a_later_attempt_brings_its_own_start_and_the_same_attempt_keeps_its_intents(
+    store: StateStore, task: Task
+) -> None:
+    first = make_op(task.id, 0, OpStatus.FAILED, name="read_file", started_at=at(0), finished_at=at(1))
+    await store.record_op_finished(first.model_copy(update={"next_attempt_at": at(2)}))
+    second = make_op(task.id, 0, OpStatus.SUCCEEDED, name="read_file", attempt=2, started_at=at(2))
+    await store.record_op_finished(second.model_copy(update={"finished_at": at(3)}))
+    assert (await store.get_op(task.id, 0)).started_at == at(2)  # type: ignore[union-attr]
+
+    intent = await store.record_op_started(make_op(task.id, 1, started_at=at(5)))
+    settled = finish(intent).model_copy(update={"started_at": at(9)})  # e.g. a person settles it later
+    await store.record_op_finished(settled)
+    assert (await store.get_op(task.id, 1)).started_at == at(5)  # type: ignore[union-attr]
 
 
 async def test_a_failure_is_recorded_as_finished(store: StateStore, task: Task) -> None:

@@ -67,6 +67,19 @@ async def test_renew_extends_the_lease(store: StateStore, task: Task) -> None:
     assert await store.claim_lease(task.id, "w2", TTL, now=at(TTL + 1)) is None
 
 
+async def test_renew_records_when_the_heartbeat_was_heard(store: StateStore, task: Task) -> None:
+    lease = await _claim(store, task, "w1", 0)
+    assert (lease.renewed_at, lease.heard_at) == (None, at(0))
+    renewed = await store.renew_lease(lease, TTL, now=at(20))
+
+    assert renewed.renewed_at == renewed.heard_at == at(20)
+    assert await store.get_lease(task.id) == renewed
+    assert await store.held_leases() == [renewed]
+    assert [claim.renewed_at for claim in await store.lease_history(task.id)] == [at(20)]
+    taken = await _claim(store, task, "w2", 2 * TTL)  # a new claim has not been renewed yet
+    assert (await store.get_lease(task.id)) == taken and taken.renewed_at is None
+
+
 async def test_renew_of_an_expired_but_unreplaced_lease(store: StateStore, task: Task) -> None:
     lease = await _claim(store, task, "w1", 0)
     renewed = await store.renew_lease(lease, TTL, now=at(TTL + 5))

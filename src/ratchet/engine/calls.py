@@ -139,6 +139,7 @@ class Call:
         kind, name, seq, input: what the journal records.
         attempt: the attempt about to run (from 1); set from the journal on resume.
         not_before: the next attempt may not start before this time.
+        started_at: when the current attempt started (None until one starts in this process).
         recorded: what the journal held at this seq when the call began.
         intent: the intent row this process wrote for the current attempt.
         replayed: the result came from the journal; nothing ran.
@@ -162,6 +163,7 @@ class Call:
     attempt: int = 1
     ordinal_base: int = 0
     not_before: dt.datetime | None = None
+    started_at: dt.datetime | None = None
     recorded: Operation | None = None
     intent: Operation | None = None
     replayed: bool = False

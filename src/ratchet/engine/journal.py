@@ -69,6 +69,7 @@ class Journal:
             status=status,
             input=call.input,
             meta=call.meta,
+            started_at=call.started_at or utcnow(),
             **fields,
         )
 

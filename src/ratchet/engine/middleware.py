@@ -302,6 +302,7 @@ class RetryMiddleware:
             if call.not_before is not None:
                 await context.wait_until(call.not_before, call)
                 context.stop_here_if_stopping(call)
+            call.started_at = utcnow()  # the journal row keeps only the last attempt's: a retry tells it
             if call.needs_intent:
                 await context.journal.record_intent(call)
             try:
@@ -333,7 +334,12 @@ class RetryMiddleware:
                             f"{call.name} (operation {call.seq}) attempt {call.attempt} failed: "
                             f"{error_text(error)}; attempt {call.attempt + 1} in {delay:.3g} s"
                         ),
-                        data={"seq": call.seq, "attempt": call.attempt, "delay": delay},
+                        data={
+                            "seq": call.seq,
+                            "attempt": call.attempt,
+                            "delay": delay,
+                            "started_at": call.started_at.isoformat(),
+                        },
                     )
                 )
                 await context.journal.record_retry(call, error, call.not_before)

@@ -9,7 +9,7 @@ from fastapi.responses import JSONResponse
 
 from ..errors import StoreError
 from ..model import Lease, utcnow
-from ..record_json import lease_json, schedule_json, session_json
+from ..record_json import iso_time, lease_json, schedule_json, session_json
 from ..session_listing import list_session_summaries
 from .deps import RuntimeDep, TaskId
 from .errors import detail
@@ -39,6 +39,8 @@ async def workers(rt: RuntimeDep) -> list[dict[str, Any]]:
     ``expires_in_seconds`` is how long until the soonest of its leases
     expires unless renewed: a live worker's heartbeat keeps moving it on; below
     zero, the worker stopped renewing and any worker may take its tasks over.
+    ``heartbeat_at`` is when it was last heard from (its latest renewal or
+    claim of any of its leases), ``heartbeat_age_seconds`` how long ago that was.
     """
     async with rt.store.reading() as tx:
         # A lease of a task that ended is left as it was (a crash, say): not a task anyone holds.
@@ -54,6 +56,7 @@ async def workers(rt: RuntimeDep) -> list[dict[str, Any]]:
     listed = []
     for owner, held in sorted(by_owner.items()):
         soonest = min(lease.expires_at for lease in held)
+        heard = max((lease.heard_at for lease in held if lease.heard_at is not None), default=None)
         listed.append(
             {
                 "worker": owner,
@@ -61,6 +64,8 @@ async def workers(rt: RuntimeDep) -> list[dict[str, Any]]:
                 "pid": held[0].pid,
                 "live": any(lease.is_live(now) for lease in held),
                 "expires_in_seconds": (soonest - now).total_seconds(),
+                "heartbeat_at": iso_time(heard),
+                "heartbeat_age_seconds": None if heard is None else (now - heard).total_seconds(),
                 "leases": [lease_json(lease) for lease in held],
             }
         )

@@ -255,8 +255,12 @@ class _MemoryOps(MemoryInbox, MemoryGrants, MemoryCheckpoints, MemoryTaskChanges
             op = op.model_copy(update={"finished_at": utcnow()})
         stored = op
         if op.seq in rows:
-            stored = Operation.from_json(rows[op.seq]).model_copy(
+            before = Operation.from_json(rows[op.seq])
+            # A later attempt brings its own start; the same attempt keeps the start its intent wrote.
+            started_at = before.started_at if before.attempt == op.attempt else op.started_at
+            stored = before.model_copy(
                 update={
+                    "started_at": started_at,
                     "attempt": op.attempt,
                     "status": op.status,
                     "output": op.output,
@@ -518,7 +522,10 @@ class _MemoryOps(MemoryInbox, MemoryGrants, MemoryCheckpoints, MemoryTaskChanges
 
     async def renew_lease(self, lease: Lease, ttl: float, *, now: dt.datetime | None = None) -> Lease:
         current = self._current(lease)
-        renewed = current.model_copy(update={"expires_at": (now or utcnow()) + dt.timedelta(seconds=ttl)})
+        now = now or utcnow()
+        renewed = current.model_copy(
+            update={"expires_at": now + dt.timedelta(seconds=ttl), "renewed_at": now}
+        )
         self._set(self.leases, lease.task_id, renewed.to_json())
         self._update_claim(renewed)
         return renewed

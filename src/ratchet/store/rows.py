@@ -92,6 +92,7 @@ def op_outcome_params(op: Operation) -> dict[str, Any]:
         "finished_at": _maybe_micros(op.finished_at),
         "next_attempt_at": _maybe_micros(op.next_attempt_at),
         "meta": _encode(op.meta) if op.meta else "{}",
+        "started_at": to_micros(op.started_at),
     }
 
 
@@ -257,12 +258,17 @@ def lease_params(lease: Lease) -> dict[str, Any]:
         "pid": lease.pid,
         "granted_at": _maybe_micros(lease.granted_at),
         "took_over": lease.took_over,
+        "renewed_at": _maybe_micros(lease.renewed_at),
     }
 
 
 def lease_from_row(row: Sequence[Any]) -> Lease:
-    """A lease from ``task_id, owner, token, expires_at, host, pid, released, granted_at, took_over``."""
-    task_id, owner, token, expires_at, host, pid, released, granted_at, took_over = row
+    """A lease from ``task_id, owner, token, expires_at, host, pid, released, granted_at, took_over``.
+
+    A read of a lease adds ``renewed_at``; a claim's row, just granted, has none to give.
+    """
+    task_id, owner, token, expires_at, host, pid, released, granted_at, took_over, *renewed = row
+    renewed_at = renewed[0] if renewed else None
     try:
         return Lease(
             task_id=task_id,
@@ -274,6 +280,7 @@ def lease_from_row(row: Sequence[Any]) -> Lease:
             released=bool(released),
             granted_at=None if granted_at is None else from_micros(granted_at),
             took_over=bool(took_over),
+            renewed_at=None if renewed_at is None else from_micros(renewed_at),
         )
     except _UNDECODABLE as exc:
         raise _corrupt(f"lease {token} of task {task_id}", "leases", (task_id,), exc) from exc

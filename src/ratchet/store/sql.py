@@ -516,7 +516,8 @@ class SqlOps(SqlInbox, SqlGrants, SqlTaskChanges, StoreOps):
         return leases
 
     async def renew_lease(self, lease: Lease, ttl: float, *, now: dt.datetime | None = None) -> Lease:
-        renewed = lease.model_copy(update={"expires_at": (now or utcnow()) + dt.timedelta(seconds=ttl)})
+        now = now or utcnow()
+        renewed = lease.model_copy(update={"expires_at": now + dt.timedelta(seconds=ttl), "renewed_at": now})
         params = rows.lease_params(renewed)
         if await self._d.execute("renew_lease", params) == 0:
             raise LeaseLost(f"lease {lease.token} on task {lease.task_id} was released or replaced")

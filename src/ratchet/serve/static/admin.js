@@ -18,6 +18,7 @@ function table(id, headings, rows) {
 /** Fill `root` from `load` now and every few seconds; the cleanup stops it. */
 async function refreshing(root, load) {
   await load(root);
+  document.getElementById("live").textContent = `read every ${REFRESH_MS / 1000} s`;
   const timer = setInterval(() => load(root).catch(() => {}), REFRESH_MS);
   return () => clearInterval(timer);
 }

@@ -45,6 +45,7 @@ async function start() {
   }
   login.hidden = true;
   page.hidden = false;
+  document.getElementById("live").textContent = ""; // a page with live streams says how they are
   put(page, el("p", { class: "muted", text: "Loading…" }));
   try {
     cleanup = (await show(page)) || null;

@@ -133,10 +133,12 @@ ON CONFLICT (task_id, seq) DO UPDATE SET
 WHERE operations.status <> 'succeeded'
 
 -- name: finish_op
+-- A later attempt than the row's brings its own start; the same attempt keeps the start its intent wrote.
 UPDATE operations SET attempt = %(attempt)s, status = %(status)s, output = %(output)s,
                       error = %(error)s, finished_at = %(finished_at)s,
                       error_type = %(error_type)s, next_attempt_at = %(next_attempt_at)s,
-                      meta = %(meta)s
+                      meta = %(meta)s,
+                      started_at = CASE WHEN attempt = %(attempt)s THEN started_at ELSE %(started_at)s END
 WHERE task_id = %(task_id)s AND seq = %(seq)s AND status <> 'succeeded'
 
 -- name: insert_finished_op
@@ -309,11 +311,11 @@ SELECT record FROM sessions ORDER BY updated_at DESC, id
 
 -- name: held_leases
 -- Every lease not released (live or expired): who holds which task (`ratchet serve`'s workers).
-SELECT task_id, owner, token, expires_at, host, pid, released, granted_at, took_over
+SELECT task_id, owner, token, expires_at, host, pid, released, granted_at, took_over, renewed_at
 FROM leases WHERE NOT released ORDER BY owner COLLATE "C", task_id COLLATE "C"
 
 -- name: get_lease
-SELECT task_id, owner, token, expires_at, host, pid, released, granted_at, took_over
+SELECT task_id, owner, token, expires_at, host, pid, released, granted_at, took_over, renewed_at
 FROM leases WHERE task_id = %(task_id)s
 
 -- name: claim_lease
@@ -328,7 +330,7 @@ WITH granted AS (
     ON CONFLICT (task_id) DO UPDATE SET
         owner = excluded.owner, host = excluded.host, pid = excluded.pid,
         token = l.token + 1, expires_at = excluded.expires_at, released = FALSE,
-        granted_at = excluded.granted_at,
+        granted_at = excluded.granted_at, renewed_at = NULL,
         took_over = NOT l.released AND l.expires_at > excluded.granted_at
     WHERE l.released OR l.expires_at <= excluded.granted_at OR %(take_over)s
     RETURNING task_id, owner, token, expires_at, host, pid, released, granted_at, took_over
@@ -363,7 +365,8 @@ WITH candidates AS (
 ), renewed AS (
     UPDATE leases AS l SET
         owner = %(owner)s, host = %(host)s, pid = %(pid)s, token = l.token + 1,
-        expires_at = %(expires_at)s, released = FALSE, granted_at = %(now)s, took_over = FALSE
+        expires_at = %(expires_at)s, released = FALSE, granted_at = %(now)s, took_over = FALSE,
+        renewed_at = NULL
     FROM lapsed
     WHERE l.task_id = lapsed.task_id AND (l.released OR l.expires_at <= %(now)s)
     RETURNING l.task_id, l.owner, l.token, l.expires_at, l.host, l.pid, l.released,
@@ -388,11 +391,11 @@ VALUES (%(task_id)s, %(token)s, %(owner)s, %(host)s, %(pid)s, %(expires_at)s, %(
         %(took_over)s)
 
 -- name: renew_lease
-UPDATE leases SET expires_at = %(expires_at)s
+UPDATE leases SET expires_at = %(expires_at)s, renewed_at = %(renewed_at)s
 WHERE task_id = %(task_id)s AND token = %(token)s AND NOT released
 
 -- name: renew_lease_claim
-UPDATE lease_claims SET expires_at = %(expires_at)s
+UPDATE lease_claims SET expires_at = %(expires_at)s, renewed_at = %(renewed_at)s
 WHERE task_id = %(task_id)s AND token = %(token)s
 
 -- name: release_lease
@@ -409,7 +412,7 @@ UPDATE lease_claims SET released = TRUE, expires_at = LEAST(expires_at, %(now)s)
 WHERE task_id = %(task_id)s AND token = %(token)s
 
 -- name: lease_history
-SELECT task_id, owner, token, expires_at, host, pid, released, granted_at, took_over
+SELECT task_id, owner, token, expires_at, host, pid, released, granted_at, took_over, renewed_at
 FROM lease_claims WHERE task_id = %(task_id)s ORDER BY token
 
 -- name: insert_approval

@@ -116,7 +116,8 @@ CREATE TABLE leases (
     expires_at  BIGINT NOT NULL,
     released    BOOLEAN NOT NULL,
     granted_at  BIGINT,
-    took_over   BOOLEAN NOT NULL DEFAULT FALSE
+    took_over   BOOLEAN NOT NULL DEFAULT FALSE,
+    renewed_at  BIGINT
 );
 
 CREATE TABLE lease_claims (
@@ -129,6 +130,7 @@ CREATE TABLE lease_claims (
     granted_at  BIGINT,
     took_over   BOOLEAN NOT NULL DEFAULT FALSE,
     released    BOOLEAN NOT NULL DEFAULT FALSE,
+    renewed_at  BIGINT,
     PRIMARY KEY (task_id, token)
 );
 

@@ -109,9 +109,11 @@ ON CONFLICT (task_id, seq) DO UPDATE SET
 WHERE operations.status <> 'succeeded'
 
 -- name: finish_op
+-- A later attempt than the row's brings its own start; the same attempt keeps the start its intent wrote.
 UPDATE operations SET attempt = :attempt, status = :status, output = :output, error = :error,
                       finished_at = :finished_at, error_type = :error_type,
-                      next_attempt_at = :next_attempt_at, meta = :meta
+                      next_attempt_at = :next_attempt_at, meta = :meta,
+                      started_at = CASE WHEN attempt = :attempt THEN started_at ELSE :started_at END
 WHERE task_id = :task_id AND seq = :seq AND status <> 'succeeded'
 
 -- name: insert_finished_op
@@ -267,12 +269,12 @@ WHERE id = :id AND version = :expected_version
 SELECT record FROM sessions ORDER BY updated_at DESC, id
 
 -- name: get_lease
-SELECT task_id, owner, token, expires_at, host, pid, released, granted_at, took_over
+SELECT task_id, owner, token, expires_at, host, pid, released, granted_at, took_over, renewed_at
 FROM leases WHERE task_id = :task_id
 
 -- name: held_leases
 -- Every lease not released (live or expired): who holds which task (`ratchet serve`'s workers).
-SELECT task_id, owner, token, expires_at, host, pid, released, granted_at, took_over
+SELECT task_id, owner, token, expires_at, host, pid, released, granted_at, took_over, renewed_at
 FROM leases WHERE released = 0 ORDER BY owner, task_id
 
 -- name: claim_lease
@@ -285,7 +287,7 @@ VALUES (:task_id, :owner, :host, :pid, 1, :expires_at, 0, :now, 0)
 ON CONFLICT (task_id) DO UPDATE SET
     owner = excluded.owner, host = excluded.host, pid = excluded.pid, token = l.token + 1,
     expires_at = excluded.expires_at, released = 0, granted_at = excluded.granted_at,
-    took_over = NOT l.released AND l.expires_at > excluded.granted_at
+    took_over = NOT l.released AND l.expires_at > excluded.granted_at, renewed_at = NULL
 WHERE l.released OR l.expires_at <= excluded.granted_at OR :take_over
 RETURNING task_id, owner, token, expires_at, host, pid, released, granted_at, took_over
 
@@ -310,7 +312,7 @@ LIMIT :limit
 ON CONFLICT (task_id) DO UPDATE SET
     owner = excluded.owner, host = excluded.host, pid = excluded.pid, token = excluded.token,
     expires_at = excluded.expires_at, released = 0, granted_at = excluded.granted_at,
-    took_over = 0
+    took_over = 0, renewed_at = NULL
 RETURNING task_id, owner, token, expires_at, host, pid, released, granted_at, took_over,
           (SELECT t.priority FROM tasks t WHERE t.id = task_id),
           (SELECT t.created_at FROM tasks t WHERE t.id = task_id),
@@ -321,11 +323,12 @@ INSERT INTO lease_claims (task_id, token, owner, host, pid, expires_at, granted_
 VALUES (:task_id, :token, :owner, :host, :pid, :expires_at, :granted_at, :took_over)
 
 -- name: renew_lease
-UPDATE leases SET expires_at = :expires_at
+UPDATE leases SET expires_at = :expires_at, renewed_at = :renewed_at
 WHERE task_id = :task_id AND token = :token AND released = 0
 
 -- name: renew_lease_claim
-UPDATE lease_claims SET expires_at = :expires_at WHERE task_id = :task_id AND token = :token
+UPDATE lease_claims SET expires_at = :expires_at, renewed_at = :renewed_at
+WHERE task_id = :task_id AND token = :token
 
 -- name: release_lease
 UPDATE leases SET released = 1 WHERE task_id = :task_id AND token = :token AND released = 0
@@ -335,7 +338,7 @@ UPDATE lease_claims SET released = 1, expires_at = MIN(expires_at, :now)
 WHERE task_id = :task_id AND token = :token
 
 -- name: lease_history
-SELECT task_id, owner, token, expires_at, host, pid, released, granted_at, took_over
+SELECT task_id, owner, token, expires_at, host, pid, released, granted_at, took_over, renewed_at
 FROM lease_claims WHERE task_id = :task_id ORDER BY token
 
 -- name: insert_approval

@@ -112,7 +112,8 @@ CREATE TABLE leases (
     expires_at  INTEGER NOT NULL,
     released    INTEGER NOT NULL,
     granted_at  INTEGER,
-    took_over   INTEGER NOT NULL DEFAULT 0
+    took_over   INTEGER NOT NULL DEFAULT 0,
+    renewed_at  INTEGER
 );
 
 CREATE TABLE lease_claims (
@@ -125,6 +126,7 @@ CREATE TABLE lease_claims (
     granted_at  INTEGER,
     took_over   INTEGER NOT NULL DEFAULT 0,
     released    INTEGER NOT NULL DEFAULT 0,
+    renewed_at  INTEGER,
     PRIMARY KEY (task_id, token)
 ) WITHOUT ROWID;
 
