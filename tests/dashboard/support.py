@@ -58,16 +58,22 @@ def assert_png(path: Path) -> None:
     assert path.read_bytes()[:8] == PNG_SIGNATURE, f"{path} is not a PNG"
 
 
-def write_agent(directory: Path, *, delay: float = 0.0) -> str:
+def write_agent(directory: Path, *, delay: float = 0.0, last: list[dict[str, Any]] | None = None) -> str:
     """Write the tools file and the model's script; return the `--model` value.
 
     The plan has three steps: record `a`, record `b` (each report `delay`
-    seconds after its call, so a watcher sees the task advance), then publish
-    `c`, which waits for approval.
+    seconds after its call, so a watcher sees the task advance), then `last`:
+    by default publish `c`, which waits for approval.
     """
     (directory / "tools.py").write_text(TOOLS + PUBLISH)
-    act = [*acts("a", delay=delay), *acts("b", delay=delay), *acts("c", tool="publish")]
+    final = acts("c", tool="publish") if last is None else last
+    act = [*acts("a", delay=delay), *acts("b", delay=delay), *final]
     return script(directory, act=act, steps=("a", "b", "c"))
+
+
+def asks(question: str) -> list[dict[str, Any]]:
+    """A last step that asks a person `question` (the built-in ask_user), then reports."""
+    return [{"tool_calls": [{"name": "ask_user", "arguments": {"question": question}}]}, {"content": "asked"}]
 
 
 def calls(directory: Path, tool: str) -> list[str]:

@@ -89,6 +89,12 @@ def test_approving_in_the_page_runs_the_call_once_and_the_task_completes(
         expect(page.locator("#task-status")).to_have_text("completed")
         expect(page.locator("#approval")).not_to_be_visible()
         assert_not_reloaded(page)
+        # The journal and the timeline show the calls: record a, record b, and the approved publish.
+        publish = page.locator("table#journal tbody tr").filter(has=page.get_by_text("publish", exact=True))
+        expect(publish).to_have_count(1)
+        attempts = page.locator("#timeline svg rect.call[data-attempt]")
+        expect(attempts.first).to_be_attached()
+        assert attempts.count() >= 3
         shoot(page, "task-completed")
 
     assert calls(tmp_path, "publish") == ["c"]
