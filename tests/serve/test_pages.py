@@ -71,7 +71,11 @@ async def test_the_shell_holds_no_task_data_and_no_secret(
 
 
 async def test_each_asset_is_served_with_its_content_type(guarded: httpx.AsyncClient) -> None:
-    media_types = {"js": "text/javascript; charset=utf-8", "css": "text/css; charset=utf-8"}
+    media_types = {
+        "js": "text/javascript; charset=utf-8",
+        "css": "text/css; charset=utf-8",
+        "svg": "image/svg+xml",
+    }
     assert {"main.js", "api.js", "tasks.js", "task.js", "style.css"} <= ASSETS
 
     for name in sorted(ASSETS):

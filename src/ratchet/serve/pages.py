@@ -10,11 +10,12 @@ a token: `is_public_page` names exactly those requests, nothing else.
 
 from __future__ import annotations
 
+import functools
 import re
 from importlib import resources
 
 from fastapi import APIRouter
-from fastapi.responses import Response
+from fastapi.responses import JSONResponse, Response
 
 __all__ = ["ASSETS", "is_public_page", "router"]
 
@@ -58,13 +59,17 @@ def is_public_page(method: str, path: str) -> bool:
     return _PAGE_PATH.fullmatch(path) is not None
 
 
+@functools.cache
+def _body(name: str) -> bytes:
+    return (_STATIC / name).read_bytes()  # package data: read once, as the module list above
+
+
 def _file(name: str) -> Response:
     media_type = _MEDIA_TYPES["." + name.rpartition(".")[2]]
-    body = (_STATIC / name).read_bytes()
-    return Response(body, media_type=media_type, headers=_SHELL_HEADERS)
+    return Response(_body(name), media_type=media_type, headers=_SHELL_HEADERS)
 
 
-def _shell() -> Response:
+async def _shell() -> Response:
     return _file("index.html")
 
 
@@ -76,5 +81,5 @@ for _path in ("/", "/tasks/{task_id}", "/sessions", "/workers"):
 async def asset(name: str) -> Response:
     """A file of the dashboard; a name the package does not ship is 404."""
     if name not in ASSETS:
-        return Response(b'{"detail": "no such file"}', status_code=404, media_type="application/json")
+        return JSONResponse({"detail": f"the dashboard has no file {name[:80]!r}"}, status_code=404)
     return _file(name)
