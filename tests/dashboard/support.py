@@ -40,6 +40,16 @@ def publish(entry: str, ctx: ratchet.ToolContext) -> str:
     """Publish an entry to the world (a person approves each call first)."""
     _effect("publish", ctx.idempotency_key, entry)
     return f"published {entry}"
+
+
+@ratchet.tool
+async def sync(entry: str) -> str:
+    """Copy an entry elsewhere; it holds while the file `hold` exists. No ToolContext: never rerun unasked."""
+    with (HERE / "calls.jsonl").open("a") as log:
+        log.write(json.dumps({"tool": "sync", "key": None, "entry": entry}) + "\\n")
+    while (HERE / "hold").exists():
+        await asyncio.sleep(0.05)
+    return f"synced {entry}"
 '''
 
 
@@ -171,11 +181,11 @@ def serving(directory: Path, store: str, *, token: str | None = None) -> Iterato
 
 
 @contextlib.contextmanager
-def working(directory: Path, store: str) -> Iterator[subprocess.Popen[str]]:
+def working(directory: Path, store: str, *options: str) -> Iterator[subprocess.Popen[str]]:
     """Run `ratchet worker` in `directory` (it loads tools.py from there); its log goes to worker.log."""
     with (directory / "worker.log").open("w") as log:
         process = subprocess.Popen(
-            ratchet_command("worker", "--store", store, "--poll", "0.1", "--grace", "1"),
+            ratchet_command("worker", "--store", store, "--poll", "0.1", "--grace", "1", *options),
             cwd=directory,
             env=ratchet_env(),
             stdout=log,
