@@ -12,6 +12,7 @@ from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
+from ..cli.run_support import acts
 from .conftest import OpenPage, Shoot
 from .support import Server, asks, calls, run_detached, working, write_agent
 
@@ -84,3 +85,17 @@ def test_a_question_is_answered_in_the_page_and_the_agent_gets_the_answer(
 
     journal = server.api("GET", f"/api/tasks/{task_id}/journal", params={"full": "true"}).json()
     assert any("#releases" in str(operation.get("output")) for operation in journal), journal
+
+
+def test_markup_in_a_tool_argument_is_shown_as_text_and_never_runs(
+    server: Server, open_page: OpenPage, tmp_path: Path
+) -> None:
+    markup = "<img src=x onerror=window.__ratchetInjected=true>"  # no quote: the JSON shows it as is
+    task_id = run_detached(tmp_path, server.store, write_agent(tmp_path, last=acts(markup, tool="publish")))
+    with working(tmp_path, server.store):
+        page = waiting_page(server, open_page, task_id, "approval")
+        expect(page.locator("#approval")).to_contain_text(markup)
+        expect(page.locator("ol#events")).to_contain_text("publish")
+
+    assert page.locator("#approval img, ol#events img, table#journal img").count() == 0
+    assert page.evaluate("window.__ratchetInjected === undefined")
