@@ -69,11 +69,12 @@ export async function api(path, { method, body } = {}) {
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Split a text stream into SSE messages ({type, data, id}); `dispatch` gets each one. */
-class SseParser {
+/** Split a text stream into SSE messages ({type, data, id}); `dispatch` gets each one. Exported for its tests. */
+export class SseParser {
   constructor(dispatch) {
     this.dispatch = dispatch;
     this.buffer = "";
+    this.lastEventId = undefined;
     this.reset();
   }
 
@@ -98,9 +99,9 @@ class SseParser {
 
   line(line) {
     if (line === "") {
-      if (this.data.length || this.id !== undefined) {
-        this.dispatch({ type: this.type || "message", data: this.data.join("\n"), id: this.id });
-      }
+      // As the spec says: an id with no data moves the last event id on and dispatches nothing.
+      if (this.id !== undefined) this.lastEventId = this.id;
+      if (this.data.length) this.dispatch({ type: this.type || "message", data: this.data.join("\n"), id: this.id });
       this.reset();
       return;
     }
@@ -147,7 +148,7 @@ export function follow(path, onMessage, { onState = () => {}, lastId = null } = 
         wait = 500;
         const parser = new SseParser((message) => {
           if (ended || stopped) return;
-          if (message.id !== undefined) lastId = message.id;
+          lastId = message.id ?? lastId;
           if (onMessage(message) === true) ended = true;
         });
         const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
@@ -155,6 +156,7 @@ export function follow(path, onMessage, { onState = () => {}, lastId = null } = 
           const { value, done } = await reader.read();
           if (done) break;
           parser.push(value);
+          lastId = parser.lastEventId ?? lastId;
         }
         reader.cancel().catch(() => {});
       } catch (error) {

@@ -40,9 +40,10 @@ export function when(iso) {
   return Number.isNaN(moment.getTime()) ? String(iso) : moment.toLocaleString();
 }
 
-/** Seconds as "850 ms", "12.3 s", "4 min 5 s", "2 h 3 min". */
+/** Seconds as "0.25 ms", "850 ms", "12.3 s", "4 min 5 s", "2 h 3 min". */
 export function duration(seconds) {
   if (seconds === null || seconds === undefined) return "";
+  if (seconds < 0.01) return `${(seconds * 1000).toFixed(2)} ms`;
   if (seconds < 1) return `${Math.round(seconds * 1000)} ms`;
   if (seconds < 60) return `${seconds.toFixed(1)} s`;
   if (seconds < 3600) return `${Math.floor(seconds / 60)} min ${Math.round(seconds % 60)} s`;

@@ -12,6 +12,7 @@ const page = document.getElementById("page");
 const login = document.getElementById("login");
 const loginError = document.getElementById("login-error");
 let cleanup = null;
+let shown = 0; // which start() is the current one: a page left while loading is stopped when it loads
 
 function route(path) {
   const task = /^\/tasks\/([^/]+)$/.exec(path);
@@ -47,10 +48,13 @@ async function start() {
   page.hidden = false;
   document.getElementById("live").textContent = ""; // a page with live streams says how they are
   put(page, el("p", { class: "muted", text: "Loading…" }));
+  const current = ++shown;
   try {
-    cleanup = (await show(page)) || null;
+    const stop = (await show(page)) || null;
+    if (current === shown) cleanup = stop;
+    else if (stop) stop();
   } catch (error) {
-    if (error instanceof ApiError && error.status === 401) return; // the login form is up
+    if (current !== shown || (error instanceof ApiError && error.status === 401)) return; // left, or the login form is up
     put(page, el("p", { class: "error", text: error.message }));
   }
 }

@@ -6,13 +6,19 @@ import { duration, el, svg } from "./dom.js";
 
 const ROW = 22;
 const LABEL = 190;
-const WIDTH = 1000;
+const MIN_WIDTH = 600;
 const TOP = 20;
 const MIN_BAR = 2;
 
 function outcome(attempt) {
   if (attempt.status === "failed" && attempt.retried) return "retried";
   return attempt.status; // started, succeeded, failed
+}
+
+/** An ISO time in milliseconds, keeping the microseconds Date.parse drops (calls can be that short). */
+function instant(iso) {
+  const fraction = /\.\d{3}(\d+)/.exec(iso);
+  return Date.parse(iso) + (fraction ? Number(`0.${fraction[1]}`) : 0);
 }
 
 function label(text, max = 28) {
@@ -28,7 +34,7 @@ export function drawTimeline(target, attempts, now = new Date()) {
     else target.append(note);
     return;
   }
-  const time = (iso) => (iso ? new Date(iso).getTime() : null);
+  const time = (iso) => (iso ? instant(iso) : null);
   const rows = [];
   const bySeq = new Map();
   let first = Infinity;
@@ -43,6 +49,7 @@ export function drawTimeline(target, attempts, now = new Date()) {
       rows.push(attempt);
     }
   }
+  const WIDTH = Math.max(target.clientWidth, MIN_WIDTH); // drawn at the page's width: text keeps its size
   const span = Math.max(last - first, 1);
   const scale = (WIDTH - LABEL - 10) / span;
   const height = TOP + rows.length * ROW + 6;
