@@ -93,10 +93,10 @@ def calls(directory: Path, tool: str) -> list[str]:
     return [found["entry"] for found in map(json.loads, lines) if found["tool"] == tool]
 
 
-def run_detached(directory: Path, store: str, model: str) -> str:
-    """`ratchet run ... --detach`: queue the agent's task; return its id."""
+def run_detached(directory: Path, store: str, model: str, *options: str) -> str:
+    """`ratchet run ... --detach` (and `options`): queue the agent's task; return its id."""
     done = ratchet_runner(directory)(
-        "run", "keep the ledger", "-m", model, "--tools", "tools.py", "--detach", "--store", store
+        "run", "keep the ledger", "-m", model, "--tools", "tools.py", "--detach", "--store", store, *options
     )
     assert done.returncode == 0, done.stderr
     [task_id] = done.stdout.split()

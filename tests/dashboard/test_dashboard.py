@@ -13,6 +13,7 @@ from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
+from ..cli.run_support import acts
 from .conftest import OpenPage, Shoot
 from .support import Server, calls, run_detached, serving, working, write_agent
 
@@ -104,19 +105,26 @@ def test_approving_in_the_page_runs_the_call_once_and_the_task_completes(
 def test_the_sessions_and_workers_pages_show_their_tables(
     server: Server, open_page: OpenPage, shoot: Shoot, tmp_path: Path
 ) -> None:
-    model = write_agent(tmp_path, delay=30.0)  # the worker holds the task's lease while its model waits
-    task_id = run_detached(tmp_path, server.store, model)
     page = open_page(server)
     with working(tmp_path, server.store):
+        # A session is recorded when a task bound to it completes.
+        model = write_agent(tmp_path, last=acts("c"))
+        in_session = run_detached(tmp_path, server.store, model, "--session", "release-notes")
+        server.wait_for_status(in_session, "completed")
+        # The script is read again for each new task: this one's model waits, and its worker holds the lease.
+        model = write_agent(tmp_path, delay=30.0)
+        task_id = run_detached(tmp_path, server.store, model)
         server.wait_for_status(task_id, "running")
         page.goto("/workers")
         worker = page.locator("table#workers tbody tr")
         expect(worker).to_have_count(1)
         expect(worker.locator("td.heartbeat-age")).to_have_text(re.compile(r"\d"))
+        expect(worker).to_contain_text(task_id)
         shoot(page, "workers")
 
     page.goto("/sessions")
-    expect(page.locator("table#sessions")).to_be_attached()
+    expect(page.locator("table#sessions tbody tr")).to_have_count(1)
+    expect(page.locator("table#sessions tbody tr")).to_contain_text("release-notes")
     shoot(page, "sessions")
 
 
