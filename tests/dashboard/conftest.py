@@ -62,7 +62,7 @@ def open_page(browser: Browser) -> Iterator[OpenPage]:
 
 
 @pytest.fixture
-def shoot(request: pytest.FixtureRequest) -> Shoot:
+def shoot() -> Shoot:
     """Save a screenshot of the page under the artifacts folder's screenshots/; check it is a PNG."""
     folder = artifacts_dir() / "screenshots"
 
