@@ -550,7 +550,7 @@ def main() -> None:
     binaries = find_binaries()
     if binaries is None:
         raise SystemExit(
-            "PostgreSQL server binaries (initdb, pg_ctl) not found: run scripts/install-postgresql"
+            "PostgreSQL server binaries (initdb, pg_ctl) not found: run scripts/install-system-packages"
         )
     cluster = Cluster(binaries)
     try:

@@ -28,7 +28,7 @@ import pytest
 
 __all__ = ["Cluster", "LazyCluster", "find_binaries"]
 
-INSTALL_HINT = "PostgreSQL server binaries (initdb, pg_ctl) not found: run scripts/install-postgresql"
+INSTALL_HINT = "PostgreSQL server binaries (initdb, pg_ctl) not found: run scripts/install-system-packages"
 SERVER_USER = "postgres"
 SETTINGS = (
     "-c listen_addresses=localhost -c fsync=off -c synchronous_commit=off "
@@ -72,7 +72,7 @@ class Cluster:
             except LookupError:
                 raise RuntimeError(
                     f"as root, the tests run PostgreSQL as the user {SERVER_USER!r}, and there is none: "
-                    "run scripts/install-postgresql (its package creates the user)"
+                    "run scripts/install-system-packages (its package creates the user)"
                 ) from None
 
     def _run(self, *args: str) -> None:
