@@ -124,7 +124,9 @@ def test_the_sessions_and_workers_pages_show_their_tables(
 
     page.goto("/sessions")
     expect(page.locator("table#sessions tbody tr")).to_have_count(1)
-    expect(page.locator("table#sessions tbody tr")).to_contain_text("release-notes")
+    session = page.locator("table#sessions tbody tr")
+    expect(session).to_contain_text("release-notes")
+    expect(session.locator("td.turns")).to_have_text("—")  # an agent's session counts no chat turns
     shoot(page, "sessions")
 
 

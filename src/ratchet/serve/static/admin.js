@@ -23,6 +23,12 @@ async function refreshing(root, load) {
   return () => clearInterval(timer);
 }
 
+// A session keeps what its code chose: a count, a structure, or nothing (null shows as a dash).
+function shown(value) {
+  if (value === null || value === undefined) return "—";
+  return typeof value === "object" ? JSON.stringify(value) : String(value);
+}
+
 export function showSessions(root) {
   return refreshing(root, async (target) => {
     const sessions = await api("/api/sessions");
@@ -31,8 +37,8 @@ export function showSessions(root) {
         "tr",
         { "data-session-id": s.session_id },
         el("td", { class: "id mono", text: s.session_id }),
-        el("td", { class: "tasks", text: s.tasks ?? "" }),
-        el("td", { class: "turns", text: typeof s.turns === "object" ? JSON.stringify(s.turns) : s.turns ?? "" }),
+        el("td", { class: "tasks", text: shown(s.tasks) }),
+        el("td", { class: "turns", text: shown(s.turns) }),
         el("td", { class: "version", text: s.version }),
         el("td", { text: when(s.created_at) }),
         el("td", { text: when(s.updated_at) }),
