@@ -13,7 +13,7 @@ import datetime as dt
 from enum import StrEnum
 from typing import Annotated, Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
 from .errors import InvalidTransition
 from .limits import PRIORITY_DEFAULT, PRIORITY_MAX, PRIORITY_MIN
@@ -319,6 +319,15 @@ class Operation(Record):
     meta: dict[str, Any] = Field(default_factory=dict)
     started_at: dt.datetime = Field(default_factory=utcnow)
     finished_at: dt.datetime | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _starts_when_it_ends_unless_told(cls, data: Any) -> Any:
+        # An operation written once, finished (a state change, a child started), has no start of
+        # its own; a default read after its `finished_at` would put its start after its end.
+        if isinstance(data, dict) and "started_at" not in data and data.get("finished_at") is not None:
+            return {**data, "started_at": data["finished_at"]}
+        return data
 
     @property
     def is_finished(self) -> bool:

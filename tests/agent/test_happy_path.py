@@ -52,6 +52,18 @@ async def test_a_planned_task_runs_every_step_and_completes(
     assert tools_ledger.effects() == {("restart_service", restart.idempotency_key): 1}
 
 
+async def test_every_journaled_call_ends_after_it_starts(
+    each_store: StateStore, script: Callable[[dict[str, Any]], str]
+) -> None:
+    task = await run_agent(Runtime(each_store), make_agent(script(SCRIPT)))
+
+    ops = await each_store.list_ops(task.id)
+    assert {op.kind for op in ops} >= {"model", "tool", "state"}  # a state change has no attempt to time
+    assert all(op.finished_at is not None and op.started_at <= op.finished_at for op in ops), [
+        (op.seq, op.name, op.started_at, op.finished_at) for op in ops
+    ]
+
+
 async def test_each_transition_is_an_event(
     store: StateStore, script: Callable[[dict[str, Any]], str]
 ) -> None:

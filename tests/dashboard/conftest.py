@@ -70,7 +70,7 @@ def shoot() -> Shoot:
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"{name}.png"
         path.unlink(missing_ok=True)
-        page.screenshot(path=str(path))
+        page.screenshot(path=str(path), full_page=True)  # the whole page: the timeline is below the fold
         assert_png(path)
         return path
 

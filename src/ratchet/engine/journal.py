@@ -69,7 +69,9 @@ class Journal:
             status=status,
             input=call.input,
             meta=call.meta,
-            started_at=call.started_at or utcnow(),
+            # A call with no attempt started here (a state change, a replay's outcome) takes the
+            # moment it ends: `finished_at`, given by the caller, was read before this line runs.
+            started_at=call.started_at or fields.get("finished_at") or utcnow(),
             **fields,
         )
 
