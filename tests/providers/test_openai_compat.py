@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from ratchet.errors import InputError
 from ratchet.providers import (
     ModelError,
     ModelProvider,
@@ -403,8 +404,29 @@ async def test_the_api_key_comes_from_the_environment(
     assert server.last.headers["authorization"] == "Bearer sk-from-env"
 
 
-def test_openai_defaults_to_openai() -> None:
+def test_openai_defaults_to_openai(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     assert resolve_model("openai:gpt-4o-mini").base_url == "https://api.openai.com/v1"  # type: ignore[attr-defined]
+
+
+def test_openai_s_public_endpoint_without_a_key_is_one_line_at_once() -> None:
+    with pytest.raises(InputError) as raised:
+        resolve_model("openai:gpt-4o-mini")
+    assert raised.value.message == (
+        "openai:gpt-4o-mini needs an API key for https://api.openai.com/v1: set OPENAI_API_KEY, "
+        "or point OPENAI_BASE_URL at your OpenAI-compatible server"
+    )
+
+
+async def test_a_model_the_server_does_not_know_fails_at_once(server: LoopbackServer) -> None:
+    server.answer(Reply(error_body("The model `gpt-5-mini-x` does not exist", "model_not_found"), status=404))
+    model = OpenAIModel("gpt-5-mini-x", base_url=f"{server.url}/v1", api_key="sk-test")
+    error = await failure(model)
+    assert (error.status, error.retryable) == (404, False)
+    assert error.message == (
+        "openai:gpt-5-mini-x: the server has no model 'gpt-5-mini-x' "
+        "(HTTP 404: The model `gpt-5-mini-x` does not exist); check the model name"
+    )
 
 
 async def test_ollama_is_the_openai_protocol_at_localhost(

@@ -17,6 +17,7 @@ import pytest
 EXTRA_LIBRARIES = (
     "anthropic",
     "openai",
+    "litellm",
     "psycopg",
     "psycopg_pool",
     "mcp",
@@ -84,6 +85,10 @@ def test_import_ratchet_and_the_cli_help_load_no_extra(tmp_path: Path) -> None:
         (
             "openai:gpt-4o-mini",
             "error: the openai: provider needs the OpenAI SDK: pip install 'ratchet-runtime[openai]'",
+        ),
+        (
+            "litellm:gemini/gemini-1.5-pro",
+            "error: the litellm: provider needs LiteLLM: pip install 'ratchet-runtime[litellm]'",
         ),
         (
             "ollama:llama3.1",

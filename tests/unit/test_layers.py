@@ -161,7 +161,12 @@ BELOW = {
     "ratchet.sessions": ("ratchet.engine", *_APPS),
     "ratchet.engine": _APPS,
 }
-PROVIDERS = ("ratchet.providers.anthropic", "ratchet.providers.openai_compat", "ratchet.providers.scripted")
+PROVIDERS = (
+    "ratchet.providers.anthropic",
+    "ratchet.providers.litellm",
+    "ratchet.providers.openai_compat",
+    "ratchet.providers.scripted",
+)
 
 
 def test_lower_layers_import_no_higher_one() -> None:

@@ -43,9 +43,13 @@ def test_a_scripted_model_with_a_missing_file_is_an_input_error(tmp_path: Path) 
         ("openai:gpt-4o-mini", "OpenAIModel"),
         ("ollama:llama3.1", "OpenAIModel"),
         ("anthropic:claude-x", "AnthropicModel"),
+        ("litellm:gemini/gemini-1.5-pro", "LiteLLMModel"),
     ],
 )
-def test_every_provider_resolves_without_network(spec: str, kind: str) -> None:
+def test_every_provider_resolves_without_network(
+    spec: str, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")  # OpenAI's public endpoint needs one
     assert type(resolve_model(spec)).__name__ == kind
 
 
@@ -56,7 +60,7 @@ def test_an_unknown_provider_lists_the_known_ones(spec: str) -> None:
     message = raised.value.message
     assert "\n" not in message
     assert repr(spec) in message
-    assert "anthropic, ollama, openai, scripted" in message
+    assert "anthropic, litellm, ollama, openai, scripted" in message
     assert "provider:name" in message
 
 

@@ -2,11 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from ratchet.errors import InputError
-
-from .anthropic import AnthropicModel
 from .base import (
     MalformedAnswer,
     ModelError,
@@ -19,49 +14,23 @@ from .base import (
     Usage,
     is_retryable_status,
 )
-from .openai_compat import OpenAIModel
+from .registry import ENTRY_POINT_GROUP, ProviderFactory, register_provider, resolve_model
 from .scripted import ScriptedModel
 
 __all__ = [
+    "ENTRY_POINT_GROUP",
     "MalformedAnswer",
     "ModelError",
     "ModelProvider",
     "ModelRequest",
     "ModelResponse",
     "OutputSchema",
+    "ProviderFactory",
     "Purpose",
     "ScriptedModel",
     "ToolCall",
     "Usage",
     "is_retryable_status",
+    "register_provider",
     "resolve_model",
 ]
-
-
-# Each provider's factory takes the part after "provider:".
-_PROVIDERS: dict[str, Callable[[str], ModelProvider]] = {
-    "scripted": ScriptedModel,
-    "openai": OpenAIModel,
-    "ollama": OpenAIModel.ollama,
-    "anthropic": AnthropicModel,
-}
-
-
-def resolve_model(spec: str) -> ModelProvider:
-    """The model a ``provider:name`` string names, e.g. ``scripted:demo/script.json``.
-
-    Raises:
-        InputError: the string names no known provider, or no model, or a
-            provider that cannot be built (a missing script file).
-    """
-    known = ", ".join(sorted(_PROVIDERS))
-    provider, colon, name = spec.strip().partition(":")
-    factory = _PROVIDERS.get(provider)
-    if not colon or factory is None:
-        raise InputError(
-            f"unknown model {spec!r}: write provider:name with a provider among {known} "
-            "(e.g. openai:gpt-4o-mini or scripted:script.json)"
-        )
-    if not name:
-        raise InputError(f"model {spec!r} names no model after {provider!r}: write {provider}:NAME")
-    return factory(name)

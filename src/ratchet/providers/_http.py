@@ -22,6 +22,7 @@ _CONTEXT_OVERFLOW = re.compile(
     r"prompt is too long",
     re.IGNORECASE,
 )
+_NO_MODEL = re.compile(r"model.*(does not exist|not found|not_found)", re.IGNORECASE)
 
 
 def http_error(
@@ -38,6 +39,13 @@ def http_error(
     if overflow and status not in (408, 429):
         return ModelError(
             f"{model}: HTTP {status}: the prompt does not fit the model's context: {detail}",
+            status=status,
+            retryable=False,
+        )
+    if status == 404 and (code == "model_not_found" or _NO_MODEL.search(detail)):
+        _, _, name = model.partition(":")
+        return ModelError(
+            f"{model}: the server has no model {name!r} (HTTP 404: {detail}); check the model name",
             status=status,
             retryable=False,
         )

@@ -18,12 +18,13 @@ The request records, the answer decoding (`_wire`) and the HTTP errors
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 from typing import TYPE_CHECKING, Any, cast
+from urllib.parse import urlsplit
 
-from pydantic import JsonValue
+from ratchet.errors import InputError
 
+from ._chat_shape import chat_message, chat_response, chat_tools
 from ._http import connection_error, http_error, one_line
 from ._structured import (
     OPENAI_WAYS,
@@ -33,21 +34,12 @@ from ._structured import (
     refusal_names,
     schema_instruction,
 )
-from ._wire import (
-    ChatMessage,
-    decode_arguments,
-    decode_json_answer,
-    make_tool_call,
-    message_text,
-    parse_messages,
-    parse_tools,
-    with_json_instruction,
-)
-from .base import MalformedAnswer, ModelError, ModelRequest, ModelResponse, ToolCall, Usage, require_library
+from ._wire import parse_messages, with_json_instruction
+from .base import ModelError, ModelRequest, ModelResponse, require_library
 
 if TYPE_CHECKING:
     import openai
-    from openai.types.chat import ChatCompletion, ChatCompletionMessage
+    from openai.types.chat import ChatCompletion
 
 __all__ = ["OpenAIModel"]
 
@@ -69,7 +61,8 @@ class OpenAIModel:
         base_url: the API root, ending in ``/v1``; by default ``OPENAI_BASE_URL``,
             else OpenAI's.
         api_key: by default ``OPENAI_API_KEY``; without either, a placeholder
-            key is sent, which local servers ignore.
+            key is sent, which local servers ignore (OpenAI's own API needs
+            one: without it, `InputError` at once).
         timeout: seconds one HTTP exchange may take; a timeout is a retryable
             failure.
         provider: the prefix of `name`: ``openai``, or ``ollama`` for `ollama`.
@@ -93,7 +86,14 @@ class OpenAIModel:
         self.model = model
         self.name = f"{provider}:{model}"
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL
-        self.api_key = api_key or os.environ.get("OPENAI_API_KEY") or PLACEHOLDER_API_KEY
+        key = api_key or os.environ.get("OPENAI_API_KEY")
+        if not key and urlsplit(self.base_url).hostname == urlsplit(OPENAI_BASE_URL).hostname:
+            # The public API answers 401 to every request without one: say so before any task starts.
+            raise InputError(
+                f"{self.name} needs an API key for {self.base_url}: set OPENAI_API_KEY, "
+                "or point OPENAI_BASE_URL at your OpenAI-compatible server"
+            )
+        self.api_key = key or PLACEHOLDER_API_KEY
         self.timeout = timeout
         self._client: openai.AsyncOpenAI | None = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
@@ -101,15 +101,15 @@ class OpenAIModel:
         self._formats = formats if formats is not None else endpoint_formats
 
     @classmethod
-    def ollama(cls, model: str) -> OpenAIModel:
+    def ollama(cls, model: str, *, base_url: str | None = None, api_key: str | None = None) -> OpenAIModel:
         """``ollama:MODEL``: Ollama's OpenAI-compatible API.
 
         At ``OLLAMA_BASE_URL`` if set (a URL ending in ``/v1``), else
         ``http://localhost:11434/v1``. Ollama needs no key, so none of the
         user's is sent to it.
         """
-        base_url = os.environ.get("OLLAMA_BASE_URL") or OLLAMA_BASE_URL
-        return cls(model, base_url=base_url, api_key="ollama", provider="ollama")
+        base_url = base_url or os.environ.get("OLLAMA_BASE_URL") or OLLAMA_BASE_URL
+        return cls(model, base_url=base_url, api_key=api_key or "ollama", provider="ollama")
 
     def __repr__(self) -> str:
         return f"OpenAIModel({self.model!r}, base_url={self.base_url!r})"
@@ -154,7 +154,7 @@ class OpenAIModel:
                 raise connection_error(self.name, self.base_url, exc) from exc
             except openai.OpenAIError as exc:
                 raise ModelError(f"{self.name}: {one_line(str(exc))}", retryable=False) from exc
-            return self._response(request, completion, ordinal)
+            return chat_response(self.name, request, completion, ordinal)
         raise AssertionError("unreachable: the last way (the prompt) is never refused")
 
     @property
@@ -189,75 +189,10 @@ class OpenAIModel:
             messages = with_json_instruction(messages, extra)
         arguments: dict[str, Any] = {
             "model": self.model,
-            "messages": [_wire_message(message) for message in messages],
+            "messages": [chat_message(message) for message in messages],
         }
         if request.tools:
-            arguments["tools"] = [
-                {
-                    "type": "function",
-                    "function": {
-                        "name": spec.name,
-                        "description": spec.description,
-                        "parameters": spec.parameters,
-                    },
-                }
-                for spec in parse_tools(self.name, request)
-            ]
+            arguments["tools"] = chat_tools(self.name, request)
         if response_format is not None:
             arguments["response_format"] = response_format
         return arguments
-
-    def _response(self, request: ModelRequest, completion: ChatCompletion, ordinal: int) -> ModelResponse:
-        choices = getattr(completion, "choices", None)
-        if not choices:
-            raise ModelError(f"{self.name} answered with no choices", retryable=False)
-        choice = choices[0]
-        message: ChatCompletionMessage = choice.message
-        truncated = choice.finish_reason == "length"
-        calls = [self._tool_call(index, call) for index, call in enumerate(message.tool_calls or [])]
-        content: JsonValue = message.content
-        if request.wants_json and (content or not calls):
-            refusal = getattr(message, "refusal", None)
-            if not content and refusal:
-                raise MalformedAnswer(f"{self.name} refused to answer: {one_line(str(refusal))}")
-            content = decode_json_answer(self.name, request, message.content, truncated=truncated)
-        usage = getattr(completion, "usage", None)
-        return ModelResponse(
-            content=content,
-            tool_calls=calls,
-            usage=Usage(
-                prompt_tokens=getattr(usage, "prompt_tokens", None) or 0,
-                completion_tokens=getattr(usage, "completion_tokens", None) or 0,
-            ),
-            ordinal=ordinal,
-        )
-
-    def _tool_call(self, index: int, call: Any) -> ToolCall:
-        function = getattr(call, "function", None)
-        if function is None:
-            raise ModelError(
-                f"{self.name} asked for a {getattr(call, 'type', 'non-function')} tool call; "
-                "Ratchet offers function tools only",
-                retryable=False,
-            )
-        arguments = decode_arguments(self.name, function.name, function.arguments)
-        return make_tool_call(self.name, call.id or f"call_{index}", function.name, arguments)
-
-
-def _wire_message(message: ChatMessage) -> dict[str, Any]:
-    wire: dict[str, Any] = {"role": message.role, "content": message_text(message.content)}
-    if message.name and message.role != "tool":
-        wire["name"] = message.name
-    if message.role == "tool":
-        wire["tool_call_id"] = message.tool_call_id
-    if message.tool_calls:
-        wire["content"] = wire["content"] or None
-        wire["tool_calls"] = [
-            {
-                "id": call.id,
-                "type": "function",
-                "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
-            }
-            for call in message.tool_calls
-        ]
-    return wire

@@ -1,0 +1,101 @@
+"""OpenAI's chat-completions shape, both ways: `openai:` and `litellm:` speak it.
+
+`chat_messages` and `chat_tools` write a `ModelRequest`'s messages and tools
+as the API takes them; `chat_response` reads a completion (the OpenAI SDK's,
+or LiteLLM's look-alike) into a `ModelResponse`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import JsonValue
+
+from ._http import one_line
+from ._wire import (
+    ChatMessage,
+    decode_arguments,
+    decode_json_answer,
+    make_tool_call,
+    message_text,
+    parse_tools,
+)
+from .base import MalformedAnswer, ModelError, ModelRequest, ModelResponse, ToolCall, Usage
+
+__all__ = ["chat_message", "chat_response", "chat_tools"]
+
+
+def chat_message(message: ChatMessage) -> dict[str, Any]:
+    """One message as the chat-completions API takes it."""
+    wire: dict[str, Any] = {"role": message.role, "content": message_text(message.content)}
+    if message.name and message.role != "tool":
+        wire["name"] = message.name
+    if message.role == "tool":
+        wire["tool_call_id"] = message.tool_call_id
+    if message.tool_calls:
+        wire["content"] = wire["content"] or None
+        wire["tool_calls"] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+            }
+            for call in message.tool_calls
+        ]
+    return wire
+
+
+def chat_tools(model: str, request: ModelRequest) -> list[dict[str, Any]]:
+    """The request's tools as function tools."""
+    return [
+        {
+            "type": "function",
+            "function": {"name": spec.name, "description": spec.description, "parameters": spec.parameters},
+        }
+        for spec in parse_tools(model, request)
+    ]
+
+
+def chat_response(model: str, request: ModelRequest, completion: Any, ordinal: int) -> ModelResponse:
+    """A completion's first choice as a `ModelResponse`.
+
+    Raises:
+        ModelError: no choice, or a tool call that is not a function call.
+        MalformedAnswer: the JSON asked for, or a tool's arguments, do not decode.
+    """
+    choices = getattr(completion, "choices", None)
+    if not choices:
+        raise ModelError(f"{model} answered with no choices", retryable=False)
+    choice = choices[0]
+    message = choice.message
+    truncated = choice.finish_reason == "length"
+    calls = [_tool_call(model, index, call) for index, call in enumerate(message.tool_calls or [])]
+    content: JsonValue = message.content
+    if request.wants_json and (content or not calls):
+        refusal = getattr(message, "refusal", None)
+        if not content and refusal:
+            raise MalformedAnswer(f"{model} refused to answer: {one_line(str(refusal))}")
+        content = decode_json_answer(model, request, message.content, truncated=truncated)
+    usage = getattr(completion, "usage", None)
+    return ModelResponse(
+        content=content,
+        tool_calls=calls,
+        usage=Usage(
+            prompt_tokens=getattr(usage, "prompt_tokens", None) or 0,
+            completion_tokens=getattr(usage, "completion_tokens", None) or 0,
+        ),
+        ordinal=ordinal,
+    )
+
+
+def _tool_call(model: str, index: int, call: Any) -> ToolCall:
+    function = getattr(call, "function", None)
+    if function is None:
+        raise ModelError(
+            f"{model} asked for a {getattr(call, 'type', 'non-function')} tool call; "
+            "Ratchet offers function tools only",
+            retryable=False,
+        )
+    arguments = decode_arguments(model, function.name, function.arguments)
+    return make_tool_call(model, call.id or f"call_{index}", function.name, arguments)

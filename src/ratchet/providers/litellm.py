@@ -1,0 +1,164 @@
+"""Every provider LiteLLM reaches: ``litellm:gemini/gemini-1.5-pro``, ``litellm:groq/llama-3.1-8b-instant``.
+
+The part after ``litellm:`` is LiteLLM's own model string (``PROVIDER/MODEL``),
+and its credentials come from the variables LiteLLM reads (``GEMINI_API_KEY``,
+``AWS_ACCESS_KEY_ID``, ``AZURE_API_KEY`` ...). LiteLLM does the HTTP, in the
+OpenAI chat shape both ways (`_chat_shape`); this module turns its exceptions
+into `ModelError`, classified as for the other providers.
+
+LiteLLM takes seconds to import, so it is imported on the first request.
+Before that import, LiteLLM is told to use the price table it ships with
+(``LITELLM_LOCAL_MODEL_COST_MAP``) instead of fetching one, and its telemetry
+and its "give feedback" banners are turned off: a worker without network
+must not wait on either.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import TYPE_CHECKING, Any
+
+from ._chat_shape import chat_message, chat_response, chat_tools
+from ._http import connection_error, http_error, one_line
+from ._structured import schema_instruction
+from ._wire import parse_messages, with_json_instruction
+from .base import ModelError, ModelRequest, ModelResponse, require_library
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+__all__ = ["LiteLLMModel"]
+
+# LiteLLM prefixes its messages with its class names ("litellm.RateLimitError: ... OpenAIException - ").
+_PREFIX = re.compile(r"^(?:(?:litellm\.)?\w+(?:Error|Exception)?: )+(?:\w+Exception - )?")
+
+
+class LiteLLMModel:
+    """A `ModelProvider` over LiteLLM's ``acompletion``.
+
+    Constructing one does no I/O and does not import LiteLLM; without it
+    installed it raises `MissingExtra`, which names the ``[litellm]`` extra.
+
+    Args:
+        model: LiteLLM's model string, ``PROVIDER/MODEL`` (``openai/gpt-4o-mini``).
+        base_url: the API root (LiteLLM's ``api_base``); by default the provider's.
+        api_key: by default the variable LiteLLM reads for that provider.
+        timeout: seconds one request may take; a timeout is a retryable failure.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout: float = 60,
+    ) -> None:
+        require_library("litellm", feature="the litellm: provider", library="LiteLLM", extra="litellm")
+        self.model = model
+        self.name = f"litellm:{model}"
+        self.base_url = base_url
+        self.api_key = api_key
+        self.timeout = timeout
+
+    def __repr__(self) -> str:
+        return f"LiteLLMModel({self.model!r}, base_url={self.base_url!r})"
+
+    async def complete(self, request: ModelRequest, *, ordinal: int) -> ModelResponse:
+        """Ask LiteLLM for one answer to `request`.
+
+        A request for JSON asks for a JSON object (``response_format``, dropped
+        for providers without it) and spells out the schema in the prompt.
+
+        Raises:
+            ModelError: the provider failed (``retryable`` per the HTTP status,
+                or True when no answer came), or answered something unusable
+                (`MalformedAnswer`: not retryable).
+        """
+        litellm = _litellm()
+        arguments = self._arguments(request)
+        try:
+            completion = await litellm.acompletion(**arguments)
+        except Exception as exc:
+            raise self._error(litellm, exc) from exc
+        return chat_response(self.name, request, completion, ordinal)
+
+    def _arguments(self, request: ModelRequest) -> dict[str, Any]:
+        messages = parse_messages(self.name, request)
+        if request.wants_json:
+            schema = request.output_schema
+            messages = with_json_instruction(messages, schema_instruction(schema) if schema else "")
+        arguments: dict[str, Any] = {
+            "model": self.model,
+            "messages": [chat_message(message) for message in messages],
+            "timeout": self.timeout,
+            # Ratchet's retry middleware retries, durably; LiteLLM must not retry on its own.
+            "num_retries": 0,
+            "max_retries": 0,
+            # A provider without some parameter (response_format) gets the request without it.
+            "drop_params": True,
+        }
+        if self.base_url is not None:
+            arguments["api_base"] = self.base_url
+        if self.api_key is not None:
+            arguments["api_key"] = self.api_key
+        if request.tools:
+            arguments["tools"] = chat_tools(self.name, request)
+        if request.wants_json:
+            arguments["response_format"] = {"type": "json_object"}
+        return arguments
+
+    def _error(self, litellm: ModuleType, exc: Exception) -> ModelError:
+        where = self.base_url or f"{self.model.partition('/')[0]}'s API"
+        if isinstance(exc, litellm.Timeout):
+            return ModelError.from_status(
+                None, f"{self.name}: no answer from {where} within {self.timeout:g} s"
+            )
+        if isinstance(exc, litellm.APIConnectionError) or _no_connection(exc):
+            return connection_error(self.name, where, _transport_cause(exc))
+        message = _PREFIX.sub("", one_line(str(getattr(exc, "message", None) or exc)))
+        status = getattr(exc, "status_code", None)
+        if isinstance(exc, litellm.ContextWindowExceededError):
+            return ModelError(
+                f"{self.name}: HTTP {status}: the prompt does not fit the model's context: {message}",
+                status=status,
+                retryable=False,
+            )
+        if isinstance(status, int):
+            headers = getattr(exc, "litellm_response_headers", None) or getattr(
+                getattr(exc, "response", None), "headers", None
+            )
+            body = getattr(exc, "body", None)
+            return http_error(self.name, status, body if body else message, message, headers or {})
+        return ModelError(f"{self.name}: {type(exc).__name__}: {message}", retryable=False)
+
+
+def _litellm() -> ModuleType:
+    """LiteLLM, imported with its network calls at import time and its telemetry off."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    litellm.telemetry = False
+    litellm.suppress_debug_info = True
+    return litellm
+
+
+def _no_connection(exc: BaseException) -> bool:
+    """Whether LiteLLM reports, as a status error, a request that got no HTTP answer."""
+    return _transport_cause(exc) is not exc
+
+
+def _transport_cause(exc: BaseException) -> BaseException:
+    """The connection failure (httpx's, or the OpenAI SDK's) under `exc`, else `exc`."""
+    import httpx
+    import openai
+
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            break
+        if seen is not exc and isinstance(seen, (httpx.TransportError, openai.APIConnectionError)):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return exc
