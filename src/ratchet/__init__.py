@@ -48,6 +48,7 @@ from .model import (
     WaitReason,
 )
 from .policy import Budget, CheckpointPolicy, CheckpointStrategy, RetryPolicy
+from .providers import register_provider
 from .runtime import Runtime
 from .state_patch import StatePatch
 from .store import DEFAULT_STORE_URL, StateStore, open_store
@@ -112,6 +113,7 @@ __all__ = [
     "Workflow",
     "__version__",
     "open_store",
+    "register_provider",
     "tool",
     "workflow",
 ]

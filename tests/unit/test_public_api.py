@@ -56,6 +56,7 @@ PUBLIC_NAMES = [
     "Workflow",
     "__version__",
     "open_store",
+    "register_provider",
     "tool",
     "workflow",
 ]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import email.utils
 import math
+import os
 import re
 import time
 from collections.abc import Mapping
@@ -53,10 +54,31 @@ def http_error(
 
 
 def connection_error(model: str, base_url: str, exc: BaseException) -> ModelError:
-    """The retryable `ModelError` for a request that got no HTTP answer."""
+    """The retryable `ModelError` for a request that got no HTTP answer.
+
+    The cause named is the operating system's ("Connection refused", "Name or
+    service not known") when one lies under the SDK's and httpx's wrappers.
+    """
     cause = exc.__cause__ or exc.__context__
     reason = one_line(str(cause)) if cause is not None and str(cause) else one_line(str(exc))
+    system = _system_cause(exc)
+    if system and system not in reason:
+        reason = f"{system} ({reason})"
     return ModelError.from_status(None, f"{model}: cannot reach {base_url}: {reason}")
+
+
+def _system_cause(exc: BaseException) -> str | None:
+    """The deepest operating-system error under `exc` (a refused connection, an unknown host)."""
+    found: str | None = None
+    seen: BaseException | None = exc
+    for _ in range(12):
+        if seen is None:
+            break
+        if isinstance(seen, OSError) and isinstance(seen.errno, int):
+            # asyncio's refusal says "Connect call failed (...)"; the errno's own name is clearer.
+            found = os.strerror(seen.errno) if seen.errno > 0 else seen.strerror
+        seen = seen.__cause__ or seen.__context__
+    return found
 
 
 def error_detail(body: object, fallback: str) -> str:
