@@ -57,8 +57,15 @@ def chat_tools(model: str, request: ModelRequest) -> list[dict[str, Any]]:
     ]
 
 
-def chat_response(model: str, request: ModelRequest, completion: Any, ordinal: int) -> ModelResponse:
+def chat_response(
+    model: str, request: ModelRequest, completion: Any, ordinal: int, *, provider: str, asked: str
+) -> ModelResponse:
     """A completion's first choice as a `ModelResponse`.
+
+    Args:
+        model: the provider's name, for messages (``openai:gpt-4o-mini``).
+        provider, asked: the protocol prefix and the model name asked for (see
+            `ModelResponse.provider`); the answer's own model name wins over `asked`.
 
     Raises:
         ModelError: no choice, or a tool call that is not a function call.
@@ -86,6 +93,10 @@ def chat_response(model: str, request: ModelRequest, completion: Any, ordinal: i
             completion_tokens=getattr(usage, "completion_tokens", None) or 0,
         ),
         ordinal=ordinal,
+        provider=provider,
+        model=answered
+        if isinstance(answered := getattr(completion, "model", None), str) and answered
+        else asked,
     )
 
 

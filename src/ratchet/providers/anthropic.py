@@ -234,6 +234,8 @@ class AnthropicModel:
             tool_calls=calls,
             usage=Usage(prompt_tokens=prompt_tokens, completion_tokens=usage.output_tokens),
             ordinal=ordinal,
+            provider="anthropic",
+            model=getattr(message, "model", None) or self.model,
         )
 
 

@@ -105,13 +105,19 @@ class ModelResponse(Record):
     """A model's answer: text or a JSON value, and/or tool calls.
 
     ``ordinal`` is the request's index within its purpose, when the provider
-    knows it (the scripted model always sets it).
+    knows it (the scripted model always sets it). ``provider`` and ``model``
+    say who answered, for pricing the call: the provider's protocol prefix
+    (``openai``, ``anthropic``, ``litellm``; a named endpoint gives its
+    provider's) and the model as the server named it in its answer (else as
+    it was asked for); None when the provider does not say (the scripted model).
     """
 
     content: JsonValue = None
     tool_calls: list[ToolCall] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)
     ordinal: int | None = Field(default=None, ge=0)
+    provider: str | None = None
+    model: str | None = None
 
 
 @runtime_checkable

@@ -82,7 +82,11 @@ class LiteLLMModel:
             completion = await litellm.acompletion(**arguments)
         except Exception as exc:
             raise self._error(litellm, exc) from exc
-        return chat_response(self.name, request, completion, ordinal)
+        response = chat_response(
+            self.name, request, completion, ordinal, provider="litellm", asked=self.model
+        )
+        # LiteLLM's model string (``gemini/...``), not the server's name: it keys LiteLLM's price table.
+        return response.model_copy(update={"model": self.model})
 
     def _arguments(self, request: ModelRequest) -> dict[str, Any]:
         messages = parse_messages(self.name, request)

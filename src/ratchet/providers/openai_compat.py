@@ -84,6 +84,7 @@ class OpenAIModel:
             "openai", feature=f"the {provider}: provider", library="the OpenAI SDK", extra="openai"
         )
         self.model = model
+        self.provider = provider
         self.name = f"{provider}:{model}"
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL
         key = api_key or os.environ.get("OPENAI_API_KEY")
@@ -154,7 +155,9 @@ class OpenAIModel:
                 raise connection_error(self.name, self.base_url, exc) from exc
             except openai.OpenAIError as exc:
                 raise ModelError(f"{self.name}: {one_line(str(exc))}", retryable=False) from exc
-            return chat_response(self.name, request, completion, ordinal)
+            return chat_response(
+                self.name, request, completion, ordinal, provider=self.provider, asked=self.model
+            )
         raise AssertionError("unreachable: the last way (the prompt) is never refused")
 
     @property
