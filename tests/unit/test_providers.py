@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import pytest
@@ -43,7 +44,13 @@ def test_a_scripted_model_with_a_missing_file_is_an_input_error(tmp_path: Path) 
         ("openai:gpt-4o-mini", "OpenAIModel"),
         ("ollama:llama3.1", "OpenAIModel"),
         ("anthropic:claude-x", "AnthropicModel"),
-        ("litellm:gemini/gemini-1.5-pro", "LiteLLMModel"),
+        pytest.param(
+            "litellm:gemini/gemini-1.5-pro",
+            "LiteLLMModel",
+            marks=pytest.mark.skipif(
+                importlib.util.find_spec("litellm") is None, reason="the [litellm] extra is not installed"
+            ),
+        ),
     ],
 )
 def test_every_provider_resolves_without_network(
