@@ -7,6 +7,7 @@ only ``NAME:MODEL``, and the key only by its variable's name.
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -94,3 +95,30 @@ async def test_an_unreachable_server_is_retried_then_fails_naming_the_url_and_th
     assert f"cannot reach {url}" in task.error and "Connection refused" in task.error
     plans = await model_ops(store, task.id, "plan")
     assert [op.attempt for op in plans] == [3]  # the default policy: three attempts, then failed
+
+
+async def test_an_agent_task_completes_through_litellm_at_a_named_endpoint(
+    store: StateStore,
+    servers: tuple[LoopbackServer, LoopbackServer],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    if importlib.util.find_spec("litellm") is None:
+        pytest.skip("the [litellm] extra is not installed")
+    server, _ = servers
+    write_config(
+        tmp_path,
+        monkeypatch,
+        f'[endpoints.lite]\nprovider = "litellm"\nbase_url = "{server.url}/v1"\napi_key_env = "LITE_KEY"\n',
+    )
+    monkeypatch.setenv("LITE_KEY", "sk-lite")
+    server.answer(completion(json.dumps(PLAN)), *ACT_AND_VERIFY)
+
+    task = await run_agent(Runtime(store), make_agent("lite:openai/model-c"))
+
+    assert task.status is TaskStatus.COMPLETED, task.error
+    assert task.result == "X is degraded"
+    assert {r.body["model"] for r in server.received} == {"model-c"}
+    assert {r.headers["authorization"] for r in server.received} == {"Bearer sk-lite"}
+    (plan,) = await model_ops(store, task.id, "plan")
+    assert plan.output is not None and plan.output["provider"] == "litellm"
