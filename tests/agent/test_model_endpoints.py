@@ -104,7 +104,7 @@ async def test_an_agent_task_completes_through_litellm_at_a_named_endpoint(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     if importlib.util.find_spec("litellm") is None:
-        pytest.skip("the [litellm] extra is not installed")
+        pytest.fail("this test needs the [litellm] extra: pip install -e '.[test]'", pytrace=False)
     server, _ = servers
     write_config(
         tmp_path,
