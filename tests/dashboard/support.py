@@ -163,8 +163,8 @@ def serving(directory: Path, store: str, *, token: str | None = None) -> Iterato
     try:
         assert process.stdout is not None
         output = LineReader(process.stdout)
-        output.wait_for("Uvicorn running on", START_TIMEOUT)
-        [base] = [m[1] for line in output.lines if (m := re.search(r"running on (http://\S+)", line))]
+        output.wait_for("ratchet serve: the dashboard at", START_TIMEOUT)
+        [base] = [m[1] for line in output.lines if (m := re.search(r"dashboard at (http://\S+?)/,", line))]
         server = Server(base, store, directory, token)
         deadline = time.monotonic() + START_TIMEOUT
         while True:

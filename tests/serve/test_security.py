@@ -141,6 +141,26 @@ def test_serve_with_a_store_it_cannot_reach_says_so_in_one_line_without_its_pass
     assert "pw-never-shown" not in done.stderr + done.stdout
 
 
+def test_serve_on_a_port_in_use_says_so_in_one_line(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            _ratchet("serve", "--store", f"sqlite:///{tmp_path}/r.db", "--port", str(port), cwd=tmp_path),
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    assert done.returncode == 2
+    assert done.stderr == (
+        f"error: cannot listen on 127.0.0.1:{port} (Address already in use); "
+        "choose another --port or --host\n"
+    )
+
+
 def test_serve_answers_over_http_on_loopback_with_its_token(tmp_path: Path) -> None:
     port = _free_port()
     (tmp_path / "tokens").write_text("abc123\n")

@@ -7,6 +7,7 @@ one line naming it.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -14,6 +15,7 @@ import typer
 
 from ..code_trust import CodeTrust
 from ..errors import InputError
+from ..listening import listen_socket
 from ..providers.base import require_library
 from ..store import DEFAULT_STORE_URL
 from ..tokens import Tokens, is_loopback, load_tokens
@@ -81,6 +83,19 @@ async def _serve(
     # The store is opened here, before the server starts: one that cannot be reached (or a
     # damaged file) is one line of bad input, exit 2, not a traceback from the app's startup.
     async with open_store_for(url, create=True) as store:
+        listening = listen_socket(host, port)  # a busy port is one line, exit 2, not uvicorn's exit 3
         app = create_app(store, tokens=tokens, allow_code=allow_code)
-        config = uvicorn.Config(app, host=host, port=port, log_level=level, access_log=level == "debug")
-        await uvicorn.Server(config).serve()
+        config = uvicorn.Config(app, log_level=level, access_log=level == "debug")
+        # uvicorn names no address when given a socket: say where the dashboard is (port 0: the one taken).
+        shown = f"[{host}]" if ":" in host else host
+        address = f"http://{shown}:{listening.getsockname()[1]}"
+        print(
+            f"ratchet serve: the dashboard at {address}/, the API under /api"
+            + (" (bearer tokens required)" if tokens is not None else ""),
+            file=sys.stderr,
+            flush=True,
+        )
+        try:
+            await uvicorn.Server(config).serve(sockets=[listening])
+        finally:
+            listening.close()

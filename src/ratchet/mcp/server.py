@@ -8,7 +8,6 @@ workers and CLIs share one store as they would share it without MCP.
 
 from __future__ import annotations
 
-import socket
 import sys
 from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated, Any
@@ -19,6 +18,7 @@ from pydantic import Field
 
 from .._distribution import DISTRIBUTION
 from ..errors import InputError, RatchetError
+from ..listening import listen_socket
 from ..runtime import Runtime
 from ..store import StateStore
 from . import documents
@@ -117,7 +117,7 @@ async def serve_http(server: StateServer, *, host: str, port: int, tokens: Token
 
     app = server.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
     asgi: Any = app if tokens is None else TokenGate(app, tokens)
-    listening = _listen(host, port)
+    listening = listen_socket(host, port)
     config = uvicorn.Config(asgi, log_level="warning", lifespan="on")
     shown = f"[{host}]" if ":" in host else host
     print(
@@ -131,23 +131,3 @@ async def serve_http(server: StateServer, *, host: str, port: int, tokens: Token
     finally:
         listening.close()
         await server.watch.close()
-
-
-def _listen(host: str, port: int) -> socket.socket:
-    """A socket bound to the address, so a busy port is one line of error, not a server's log."""
-    try:
-        family, kind, proto, _, address = socket.getaddrinfo(
-            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
-        )[0]
-        listening = socket.socket(family, kind, proto)
-    except OSError as exc:
-        raise InputError(f"cannot listen on {host}:{port} ({exc.strerror or exc}); check --host") from None
-    try:
-        listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listening.bind(address)
-    except OSError as exc:
-        listening.close()
-        raise InputError(
-            f"cannot listen on {host}:{port} ({exc.strerror or exc}); choose another --port or --host"
-        ) from None
-    return listening
