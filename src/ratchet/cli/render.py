@@ -25,6 +25,7 @@ from rich.text import Text
 from ..errors import CorruptRecord
 from ..model import (
     Approval,
+    Checkpoint,
     Event,
     Operation,
     Severity,
@@ -48,6 +49,7 @@ __all__ = [
     "console",
     "flush",
     "format_time",
+    "print_checkpoints",
     "print_event",
     "print_line",
     "print_note",
@@ -181,6 +183,34 @@ def print_tasks(
     for row in unreadable:
         table.add_row(Text(str(row.key[0])), Text(row.problem), Text("unreadable", style="red"), "", "", "")
     print_table(table)
+
+
+# At most this many checkpoints in `ratchet show`: the newest, where a fork most often starts.
+SHOWN_CHECKPOINTS = 10
+
+
+def print_checkpoints(task: Task, checkpoints: Sequence[Checkpoint], *, store_url: str) -> None:
+    """The task's checkpoints, newest last (at most `SHOWN_CHECKPOINTS`), and how to fork from one."""
+    if not checkpoints:
+        console.print(Text("Checkpoints: none yet."))
+        return
+    shown = checkpoints[-SHOWN_CHECKPOINTS:]
+    hidden = len(checkpoints) - len(shown)
+    console.print(
+        Text(
+            f"Checkpoints ({len(checkpoints)}" + (f", the last {len(shown)}" if hidden else "") + "):",
+            style="bold",
+        )
+    )
+    for saved in shown:
+        done = sum(1 for step in saved.steps if step.status is StepStatus.COMPLETED)
+        print_line(
+            f"  #{saved.number}  {format_time(saved.created_at)}  {saved.task.status_text}, "
+            f"{done}/{len(saved.steps)} steps done, journal up to seq {saved.last_seq}"
+        )
+    print_line(
+        "  Start a new task from one: " + command("fork", task.id, "--checkpoint", "N", store_url=store_url)
+    )
 
 
 def print_note(text: str) -> None:

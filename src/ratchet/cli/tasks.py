@@ -14,7 +14,7 @@ import typer
 
 from ..errors import CorruptRecord, StoreNotFound
 from ..event_feed import follow_events
-from ..model import Event, Task
+from ..model import Checkpoint, Event, Task
 from ..store import DEFAULT_STORE_URL
 from ..task_listing import TaskFilter, TaskRow
 from . import json_output, render
@@ -143,17 +143,20 @@ def show_command(
     force_open: ForceOpenOption = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Show one task: its status, steps, what it waits on and its latest events."""
-    view = run_async(_load_task_view(store, task_id))
+    """Show one task: its status, steps, what it waits on, its checkpoints and latest events."""
+    view, checkpoints = run_async(_load_task_view(store, task_id))
     if as_json:
-        json_output.print_json(json_output.task_view_json(view))
+        shown = json_output.task_view_json(view)
+        shown["checkpoints"] = [json_output.checkpoint_json(saved) for saved in checkpoints]
+        json_output.print_json(shown)
     else:
         render.print_task_view(view, store_url=store)
+        render.print_checkpoints(view.task, checkpoints, store_url=store)
 
 
-async def _load_task_view(url: str, task_id: str) -> TaskView:
+async def _load_task_view(url: str, task_id: str) -> tuple[TaskView, list[Checkpoint]]:
     async with open_for_task(url, task_id) as store, store.reading() as tx:
-        return await load_task_view(tx, task_id)
+        return await load_task_view(tx, task_id), await tx.list_checkpoints(task_id)
 
 
 # --------------------------------------------------------------------------- events
