@@ -16,6 +16,11 @@ What each entry can honestly say, from what the store keeps:
   keeps one row per call, so it cannot say how many runs did.
 - **in doubt**: a tool call started and never finished, with no worker
   holding the task now: nobody knows whether it happened (`ratchet resolve`).
+- **was in doubt**: how a call found in doubt was settled, from the event
+  that settled it: ``run again`` (an idempotent or key-taking tool run again
+  on resume, ``in_doubt_rerun``; or a person's ``ratchet resolve --retry``),
+  ``skipped`` or ``given a result`` (``ratchet resolve``, the ``resolved``
+  event).
 - **retried**: the journal keeps a call's last attempt; each earlier one is
   put back from the ``retry`` event that recorded its failure (its start in
   the event's data, its end the event's time).
@@ -40,9 +45,9 @@ __all__ = [
     "JournalEntry",
     "call_attempts",
     "journal_entry_json",
+    "journal_events",
     "load_journal",
     "preview",
-    "retry_events",
 ]
 
 PREVIEW_CHARS = 200
@@ -93,6 +98,7 @@ class JournalEntry:
     replayed: bool
     in_doubt: bool
     earlier: tuple[EarlierAttempt, ...]
+    was_in_doubt: str | None = None  # how it was settled: "run again", "skipped", "given a result"
 
     @property
     def duration(self) -> float | None:
@@ -124,13 +130,25 @@ def _earlier_attempts(op: Operation, retries: list[Event]) -> tuple[EarlierAttem
     return tuple(found)
 
 
-def _by_seq(retries: list[Event]) -> dict[int, list[Event]]:
+def _by_seq(events: list[Event], kind: str) -> dict[int, list[Event]]:
     grouped: dict[int, list[Event]] = {}
-    for event in retries:
+    for event in events:
         seq = event.data.get("seq")
-        if isinstance(seq, int) and isinstance(event.data.get("attempt"), int):
+        if event.kind == kind and isinstance(seq, int):
             grouped.setdefault(seq, []).append(event)
     return grouped
+
+
+def _settled(reruns: list[Event], resolutions: list[Event]) -> str | None:
+    """How a call found in doubt was settled, by the last event that settled it (None: never in doubt)."""
+    found = sorted([*reruns, *resolutions], key=lambda e: e.seq)
+    if not found:
+        return None
+    last = found[-1]
+    if last.kind == "in_doubt_rerun":
+        return "run again"
+    how = last.data.get("how")
+    return "run again" if how == "run it again" else how if isinstance(how, str) else "resolved"
 
 
 def _run_of(op: Operation, runs: list[Lease]) -> int | None:
@@ -140,14 +158,20 @@ def _run_of(op: Operation, runs: list[Lease]) -> int | None:
     return max(started, default=None)
 
 
-async def retry_events(tx: StoreOps, task_id: str) -> list[Event]:
-    """Every ``retry`` event of the task, read a page at a time (an unreadable one is skipped)."""
+_JOURNAL_EVENTS = frozenset({"retry", "in_doubt_rerun", "resolved"})
+
+
+async def journal_events(tx: StoreOps, task_id: str) -> list[Event]:
+    """The task's events that tell of its calls' attempts and doubts, read a page at a time.
+
+    An unreadable event is skipped: the journal shows what can be read.
+    """
     found: list[Event] = []
     after = 0
     while True:
         unreadable: list[CorruptRecord] = []
         page = await tx.list_events(task_id, after_seq=after, limit=_EVENT_PAGE, unreadable=unreadable)
-        found.extend(event for event in page if event.kind == "retry")
+        found.extend(event for event in page if event.kind in _JOURNAL_EVENTS)
         seqs = [event.seq for event in page] + [int(row.key[1]) for row in unreadable]
         if len(seqs) < _EVENT_PAGE:
             return found
@@ -165,7 +189,9 @@ async def load_journal(tx: StoreOps, task_id: str, *, after_seq: int = -1) -> Jo
     runs = await tx.lease_history(task_id)
     lease = await tx.get_lease(task_id)
     held = lease is not None and lease.is_live()
-    earlier = _by_seq(await retry_events(tx, task_id))
+    events = await journal_events(tx, task_id)
+    retries = _by_seq(events, "retry")
+    reruns, resolutions = _by_seq(events, "in_doubt_rerun"), _by_seq(events, "resolved")
     latest = max((run.token for run in runs), default=None)
     entries = []
     for op in ops:
@@ -176,7 +202,8 @@ async def load_journal(tx: StoreOps, task_id: str, *, after_seq: int = -1) -> Jo
                 run=run,
                 replayed=run is not None and latest is not None and run < latest,
                 in_doubt=op.status is OpStatus.STARTED and op.kind is OpKind.TOOL and not held,
-                earlier=_earlier_attempts(op, earlier.get(op.seq, [])),
+                earlier=_earlier_attempts(op, retries.get(op.seq, [])),
+                was_in_doubt=_settled(reruns.get(op.seq, []), resolutions.get(op.seq, [])),
             )
         )
     return Journal(task=task, entries=entries, runs=runs)
@@ -198,6 +225,7 @@ def journal_entry_json(entry: JournalEntry, *, full: bool) -> dict[str, Any]:
     shown["run"] = entry.run
     shown["replayed"] = entry.replayed
     shown["in_doubt"] = entry.in_doubt
+    shown["was_in_doubt"] = entry.was_in_doubt
     shown["retried"] = entry.retried
     shown["earlier_attempts"] = [
         {

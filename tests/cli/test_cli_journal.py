@@ -12,8 +12,9 @@ import pytest
 import ratchet
 
 from ..engine.flows import FLOWS as ENGINE_FLOWS
-from ..helpers.cli import RunRatchet, assert_one_line_error
+from ..helpers.cli import RunRatchet, assert_one_line_error, ratchet_env
 from .task_support import leave_send_email_in_flight, run_here, with_store
+from .test_cli_demo import run_demo
 
 
 @pytest.fixture
@@ -117,3 +118,25 @@ def test_show_lists_the_checkpoints_and_how_to_fork_from_one(run_ratchet: RunRat
     assert saved and [c["checkpoint"] for c in saved] == list(range(1, len(saved) + 1))
     assert f"Checkpoints ({len(saved)}" in shown.stdout
     assert f"ratchet fork --store {url} {task.id} --checkpoint N" in shown.stdout
+
+
+def test_the_demos_journal_shows_what_the_resume_replayed_and_ran_again(
+    run_ratchet: RunRatchet, tmp_path: Path
+) -> None:
+    url = f"sqlite:///{tmp_path}/demo.db"
+    done = run_demo(tmp_path, "--store", url)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+    [task_id] = [row.id for row in with_store(url, lambda store: store.list_task_rows())]
+    entries = _journal(run_ratchet, url, task_id)
+    table = run_ratchet("journal", task_id, "--store", url, env=ratchet_env(COLUMNS="300"))
+
+    assert sum(entry["replayed"] for entry in entries) == 15  # as the demo's own report counts them
+    [apply] = [entry for entry in entries if entry["name"] == "apply_manifest"]
+    assert (apply["was_in_doubt"], apply["run"], apply["replayed"], apply["attempt"]) == (
+        "run again",
+        2,
+        False,
+        2,
+    )
+    assert "was in doubt: run again" in table.stdout

@@ -66,6 +66,8 @@ def _status(entry: JournalEntry) -> Text:
     if op.status is OpStatus.STARTED:
         return Text("running", style="yellow")
     shown = str(op.status) + (" (retry due)" if op.retry_pending else "")
+    if entry.was_in_doubt is not None:
+        shown += f", was in doubt: {entry.was_in_doubt}"
     return Text(shown, style=_STATUS_STYLES[op.status])
 
 
