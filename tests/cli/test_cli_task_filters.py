@@ -117,6 +117,7 @@ def test_a_filter_matching_nothing_says_so(run_ratchet: RunRatchet, store_url: s
         (("--name", " "), "--name needs a value"),
         (("--limit", "-1"), "--limit"),
         (("--limit", "many"), "--limit"),
+        (("--limit", str(2**31)), "--limit"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(

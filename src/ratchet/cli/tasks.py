@@ -19,7 +19,7 @@ from ..store import DEFAULT_STORE_URL
 from ..task_listing import TaskFilter, TaskRow
 from . import json_output, render
 from .completion import complete_status
-from .options import ForceOpenOption, JsonOption, StoreOption, TaskArgument
+from .options import MAX_COUNT, ForceOpenOption, JsonOption, StoreOption, TaskArgument
 from .store_access import open_for_task, open_store_for, run_async
 from .task_filters import task_filter
 from .views import TaskView, in_tree_order, load_task_view
@@ -72,7 +72,12 @@ def tasks_command(
     ] = None,
     limit: Annotated[
         int,
-        typer.Option("--limit", min=0, help="List at most this many (0: all); says how many more there are."),
+        typer.Option(
+            "--limit",
+            min=0,
+            max=MAX_COUNT,
+            help="List at most this many (0: all); says how many more there are.",
+        ),
     ] = DEFAULT_LIMIT,
     desc: Annotated[bool, typer.Option("--desc", help="Newest first (the default is oldest first).")] = False,
     tree: Annotated[
