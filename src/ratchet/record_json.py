@@ -21,12 +21,13 @@ from pydantic import BaseModel
 
 from .errors import CorruptRecord
 from .inbox_message import InboxMessage
-from .model import Approval, Event, Lease, Operation, Session, Step, Task
+from .model import Approval, Checkpoint, Event, Lease, Operation, Session, Step, Task
 from .schedules import Schedule
 from .task_view import TaskView, in_seq_order
 
 __all__ = [
     "approval_json",
+    "checkpoint_json",
     "event_json",
     "inbox_message_json",
     "iso_time",
@@ -132,6 +133,19 @@ def unreadable_json(problem: CorruptRecord) -> dict[str, Any]:
     """A stored row that cannot be read: its key, and what is wrong with it as ``unreadable``."""
     names = _KEY_NAMES.get(problem.table, ())
     return {**dict(zip(names, problem.key, strict=False)), "unreadable": problem.problem}
+
+
+def checkpoint_json(checkpoint: Checkpoint) -> dict[str, Any]:
+    """A checkpoint by its number (what `ratchet fork --checkpoint` takes), without its snapshot."""
+    return {
+        "task_id": checkpoint.task_id,
+        "checkpoint": checkpoint.number,
+        "created_at": iso_time(checkpoint.created_at),
+        "last_seq": checkpoint.last_seq,
+        "message_cursor": checkpoint.message_cursor,
+        "status": str(checkpoint.task.status),
+        "steps_completed": sum(1 for step in checkpoint.steps if str(step.status) == "completed"),
+    }
 
 
 def inbox_message_json(message: InboxMessage) -> dict[str, Any]:

@@ -16,6 +16,7 @@ COMMANDS = [
     "events",
     "fork",
     "gc",
+    "journal",
     "mcp",
     "migrate",
     "resolve",

@@ -24,7 +24,22 @@ from .._distribution import DISTRIBUTION
 from ..errors import InputError, StoreError
 from ..limits import utf8_problem
 from ..printable import printable
-from . import admin, chat, demo, mcp, messages, people, resume, retry, run, serve, submit, tasks, worker
+from . import (
+    admin,
+    chat,
+    demo,
+    journal,
+    mcp,
+    messages,
+    people,
+    resume,
+    retry,
+    run,
+    serve,
+    submit,
+    tasks,
+    worker,
+)
 
 __all__ = ["COMMANDS", "app", "main"]
 
@@ -36,6 +51,7 @@ COMMANDS: dict[str, Callable[..., Any]] = {
     "tasks": tasks.tasks_command,
     "show": tasks.show_command,
     "events": tasks.events_command,
+    "journal": journal.journal_command,
     "resume": resume.resume_command,
     "submit": submit.submit_command,
     "schedules": submit.schedules_command,

@@ -37,5 +37,5 @@ def complete_task_id(ctx: typer.Context, incomplete: str) -> list[str]:
 
 async def _task_ids(url: str, incomplete: str) -> list[str]:
     async with open_store_for(url, create=False) as store:
-        tasks = await store.list_tasks()
-    return [task.id for task in reversed(tasks) if task.id.startswith(incomplete)]
+        rows = await store.list_task_rows(newest_first=True)  # the ids alone, not every record
+    return [row.id for row in rows if row.id.startswith(incomplete)]

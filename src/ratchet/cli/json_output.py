@@ -25,6 +25,7 @@ from ..model import Task
 from ..printable import printable_json
 from ..record_json import (
     approval_json,
+    checkpoint_json,
     event_json,
     iso_time,
     operation_json,
@@ -41,6 +42,7 @@ from .views import Outcome
 
 __all__ = [
     "approval_json",
+    "checkpoint_json",
     "event_json",
     "iso_time",
     "operation_json",

@@ -25,6 +25,7 @@ from rich.text import Text
 from ..errors import CorruptRecord
 from ..model import (
     Approval,
+    Checkpoint,
     Event,
     Operation,
     Severity,
@@ -34,9 +35,10 @@ from ..model import (
     TaskStatus,
     WaitReason,
 )
-from ..printable import plain, printable_json
+from ..printable import plain, printable, printable_json
 from ..schedules import Schedule
 from ..store import DEFAULT_STORE_URL, redact_url
+from ..task_listing import TaskFilter, TaskRow
 from .views import Outcome, SessionSummary, TaskView, in_seq_order, in_tree_order
 
 __all__ = [
@@ -47,8 +49,10 @@ __all__ = [
     "console",
     "flush",
     "format_time",
+    "print_checkpoints",
     "print_event",
     "print_line",
+    "print_note",
     "print_outcome",
     "print_schedules",
     "print_sessions",
@@ -141,20 +145,25 @@ def print_table(table: Table) -> None:
 
 
 def print_tasks(
-    tasks: list[Task],
+    tasks: Sequence[TaskRow],
     *,
     store_url: str,
-    status: TaskStatus | None,
+    where: TaskFilter,
     unreadable: Sequence[CorruptRecord] = (),
     tree: bool = False,
 ) -> None:
-    """The tasks, then those whose rows cannot be read: status ``unreadable``, what is wrong as their name.
+    """The listed tasks, then the unreadable rows: status ``unreadable``, what is wrong as their name.
 
-    With `tree`, each task is followed by its children, indented under it.
+    With `tree`, each task is followed by its children (among those listed), indented under it.
     """
     rows = in_tree_order(tasks) if tree else [(0, task) for task in tasks]
     if not tasks and not unreadable:
-        what = f"No {status} tasks" if status else "No tasks yet"
+        kinds = " or ".join(sorted(str(status) for status in where.statuses))
+        what = f"No {kinds} tasks" if kinds else "No tasks"
+        if where.name is not None or where.agent is not None or where.since or where.until:
+            what += " match those filters"
+        elif not kinds:
+            what += " yet"
         print_line(f"{what} in {redact_url(store_url)}.")
         return
     table = Table()
@@ -165,15 +174,48 @@ def print_tasks(
     for depth, task in rows:
         table.add_row(
             plain("  " * depth + ("└ " if depth else "") + task.id),
-            plain(task.name),
-            status_text(task),
-            plain(task.agent),
+            plain(task.name or "-"),
+            plain(task.status_text, style=_STATUS_STYLES[task.status]),
+            plain(task.agent or "-"),
             format_time(task.created_at),
             format_time(task.updated_at),
         )
     for row in unreadable:
         table.add_row(Text(str(row.key[0])), Text(row.problem), Text("unreadable", style="red"), "", "", "")
     print_table(table)
+
+
+# At most this many checkpoints in `ratchet show`: the newest, where a fork most often starts.
+SHOWN_CHECKPOINTS = 10
+
+
+def print_checkpoints(task: Task, checkpoints: Sequence[Checkpoint], *, store_url: str) -> None:
+    """The task's checkpoints, newest last (at most `SHOWN_CHECKPOINTS`), and how to fork from one."""
+    if not checkpoints:
+        console.print(Text("Checkpoints: none yet."))
+        return
+    shown = checkpoints[-SHOWN_CHECKPOINTS:]
+    hidden = len(checkpoints) - len(shown)
+    console.print(
+        Text(
+            f"Checkpoints ({len(checkpoints)}" + (f", the last {len(shown)}" if hidden else "") + "):",
+            style="bold",
+        )
+    )
+    for saved in shown:
+        done = sum(1 for step in saved.steps if step.status is StepStatus.COMPLETED)
+        print_line(
+            f"  #{saved.number}  {format_time(saved.created_at)}  {saved.task.status_text}, "
+            f"{done}/{len(saved.steps)} steps done, journal up to seq {saved.last_seq}"
+        )
+    print_line(
+        "  Start a new task from one: " + command("fork", task.id, "--checkpoint", "N", store_url=store_url)
+    )
+
+
+def print_note(text: str) -> None:
+    """One line for people on stderr, where it stays out of the JSON a program reads from stdout."""
+    sys.stderr.write(printable(text) + "\n")
 
 
 # --------------------------------------------------------------------------- show

@@ -7,80 +7,136 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Annotated
 
 import typer
 
-from ..errors import CorruptRecord, InputError, StoreNotFound
+from ..errors import CorruptRecord, StoreNotFound
 from ..event_feed import follow_events
-from ..model import Event, Task, TaskStatus
+from ..model import Checkpoint, Event, Task
 from ..store import DEFAULT_STORE_URL
+from ..task_listing import TaskFilter, TaskRow
 from . import json_output, render
 from .completion import complete_status
-from .options import ForceOpenOption, JsonOption, StoreOption, TaskArgument
+from .options import MAX_COUNT, ForceOpenOption, JsonOption, StoreOption, TaskArgument
 from .store_access import open_for_task, open_store_for, run_async
+from .task_filters import task_filter
 from .views import TaskView, in_tree_order, load_task_view
 
-__all__ = ["events_command", "parse_status", "show_command", "tasks_command"]
+__all__ = ["events_command", "show_command", "tasks_command"]
 
 # The longest wait for news when nothing is heard; SQLite looks every 0.2 s anyway (the store's poll).
 FOLLOW_IDLE_SECONDS = 30.0
 
 
-def parse_status(text: str) -> TaskStatus:
-    """Return the task status `text` names.
-
-    Raises:
-        InputError: `text` names no status.
-    """
-    try:
-        return TaskStatus(text.strip().lower())
-    except ValueError:
-        names = ", ".join(status.value for status in TaskStatus)
-        raise InputError(f"unknown status {text!r}; use one of {names}") from None
-
-
 # --------------------------------------------------------------------------- tasks
+
+DEFAULT_LIMIT = 50
+
+
+@dataclass(frozen=True)
+class _Listing:
+    rows: list[TaskRow]
+    total: int  # how many tasks pass the filter, listed or not
+    unreadable: list[CorruptRecord]
+    records: list[Task] | None = None  # the listed tasks' whole records (for --json only)
 
 
 def tasks_command(
     store: StoreOption = DEFAULT_STORE_URL,
     force_open: ForceOpenOption = False,
     status: Annotated[
-        str | None,
+        list[str] | None,
         typer.Option(
             "--status",
             metavar="STATUS",
             autocompletion=complete_status,
-            help="Only tasks with this status: queued, running, waiting, completed, failed or cancelled.",
+            help="Only tasks with this status (repeat for any of several): queued, running, waiting, "
+            "completed, failed or cancelled.",
         ),
     ] = None,
+    name: Annotated[str | None, typer.Option("--name", help="Only tasks of this name (exactly).")] = None,
+    agent: Annotated[str | None, typer.Option("--agent", help="Only tasks of this agent (exactly).")] = None,
+    since: Annotated[
+        str | None,
+        typer.Option(
+            "--since", metavar="TIME", help="Only tasks created at or after TIME: ISO 8601 or 2h (ago)."
+        ),
+    ] = None,
+    until: Annotated[
+        str | None,
+        typer.Option(
+            "--until", metavar="TIME", help="Only tasks created before TIME: ISO 8601 or 30m (ago)."
+        ),
+    ] = None,
+    limit: Annotated[
+        int,
+        typer.Option(
+            "--limit",
+            min=0,
+            max=MAX_COUNT,
+            help="List at most this many (0: all); says how many more there are.",
+        ),
+    ] = DEFAULT_LIMIT,
+    desc: Annotated[bool, typer.Option("--desc", help="Newest first (the default is oldest first).")] = False,
     tree: Annotated[
         bool,
         typer.Option("--tree", help="Show each task's child tasks under it, indented (JSON: with a depth)."),
     ] = False,
     as_json: JsonOption = False,
 ) -> None:
-    """List tasks, oldest first (then those whose stored rows cannot be read, as `unreadable`)."""
-    wanted = parse_status(status) if status is not None else None
-    tasks, unreadable = run_async(_list_tasks(store, wanted))
+    """List tasks, oldest first, at most --limit of them (then the rows that cannot be read, as `unreadable`).
+
+    The table reads only the columns it shows; --json prints the listed tasks' whole records.
+    """
+    where = task_filter(statuses=status or (), name=name, agent=agent, since=since, until=until)
+    listing = run_async(_list_tasks(store, where, limit=limit or None, newest_first=desc, records=as_json))
+    more = listing.total - len(listing.rows)
     if as_json:
-        listed = in_tree_order(tasks) if tree else [(0, task) for task in tasks]
+        records = listing.records or []
+        listed = in_tree_order(records) if tree else [(0, task) for task in records]
         json_output.print_json(
             [{**json_output.task_json(task), **({"depth": depth} if tree else {})} for depth, task in listed]
-            + [json_output.unreadable_json(row) for row in unreadable]
+            + [json_output.unreadable_json(row) for row in listing.unreadable]
         )
+        if more > 0:
+            render.print_note(f"{more} more; raise --limit (0 for all) or narrow the filters")
     else:
-        render.print_tasks(tasks, store_url=store, status=wanted, unreadable=unreadable, tree=tree)
+        render.print_tasks(
+            listing.rows,
+            store_url=store,
+            where=where,
+            unreadable=listing.unreadable,
+            tree=tree,
+        )
+        if more > 0:
+            render.print_line(
+                f"… {more} more (of {listing.total}); raise --limit (0 for all) or narrow the filters."
+            )
 
 
-async def _list_tasks(url: str, status: TaskStatus | None) -> tuple[list[Task], list[CorruptRecord]]:
+async def _list_tasks(
+    url: str, where: TaskFilter, *, limit: int | None, newest_first: bool, records: bool
+) -> _Listing:
     unreadable: list[CorruptRecord] = []
     try:
-        async with open_store_for(url, create=False) as store:
-            return await store.list_tasks(status, unreadable=unreadable), unreadable
+        async with open_store_for(url, create=False) as store, store.reading() as tx:
+            rows = await tx.list_task_rows(
+                where, limit=limit, newest_first=newest_first, unreadable=unreadable
+            )
+            total = await tx.count_task_rows(where)
+            if not records:
+                return _Listing(rows, total, unreadable)
+            tasks: list[Task] = []
+            for row in rows:
+                try:
+                    tasks.append(await tx.get_task(row.id))
+                except CorruptRecord as problem:
+                    unreadable.append(problem)
+            return _Listing(rows, total, unreadable, tasks)
     except StoreNotFound:
-        return [], []  # nothing was ever stored there: an empty listing, not an error
+        return _Listing([], 0, [], [])  # nothing was ever stored there: an empty listing, not an error
 
 
 # --------------------------------------------------------------------------- show
@@ -92,17 +148,20 @@ def show_command(
     force_open: ForceOpenOption = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Show one task: its status, steps, what it waits on and its latest events."""
-    view = run_async(_load_task_view(store, task_id))
+    """Show one task: its status, steps, what it waits on, its checkpoints and latest events."""
+    view, checkpoints = run_async(_load_task_view(store, task_id))
     if as_json:
-        json_output.print_json(json_output.task_view_json(view))
+        shown = json_output.task_view_json(view)
+        shown["checkpoints"] = [json_output.checkpoint_json(saved) for saved in checkpoints]
+        json_output.print_json(shown)
     else:
         render.print_task_view(view, store_url=store)
+        render.print_checkpoints(view.task, checkpoints, store_url=store)
 
 
-async def _load_task_view(url: str, task_id: str) -> TaskView:
+async def _load_task_view(url: str, task_id: str) -> tuple[TaskView, list[Checkpoint]]:
     async with open_for_task(url, task_id) as store, store.reading() as tx:
-        return await load_task_view(tx, task_id)
+        return await load_task_view(tx, task_id), await tx.list_checkpoints(task_id)
 
 
 # --------------------------------------------------------------------------- events

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
 from ..model import Approval, Operation, Task, WaitReason, utcnow
 from ..session_listing import SessionSummary
@@ -49,17 +50,28 @@ class Outcome:
     wakes_at: dt.datetime | None
 
 
-def in_tree_order(tasks: Sequence[Task]) -> list[tuple[int, Task]]:
-    """The tasks with their depth, each parent followed by its children (`ratchet tasks --tree`).
+class _Listed(Protocol):
+    @property
+    def id(self) -> str: ...
 
-    A task whose parent is not among `tasks` is shown at the top level.
+    @property
+    def parent_id(self) -> str | None: ...
+
+
+_T = TypeVar("_T", bound=_Listed)
+
+
+def in_tree_order(tasks: Sequence[_T]) -> list[tuple[int, _T]]:
+    """The tasks (records or listing rows) with their depth, each parent followed by its children.
+
+    What `ratchet tasks --tree` shows; a task whose parent is not among `tasks` is shown at the top level.
     """
     listed = {task.id for task in tasks}
-    children: dict[str | None, list[Task]] = {}
+    children: dict[str | None, list[_T]] = {}
     for task in tasks:
         parent = task.parent_id if task.parent_id in listed else None
         children.setdefault(parent, []).append(task)
-    ordered: list[tuple[int, Task]] = []
+    ordered: list[tuple[int, _T]] = []
     pending = [(0, task) for task in reversed(children.get(None, []))]
     while pending:
         depth, task = pending.pop()

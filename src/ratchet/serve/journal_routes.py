@@ -1,63 +1,30 @@
 """A task's record of what happened: its journal (operations), steps, checkpoints and events.
 
 Each route reads the task first, so an unknown task is a 404 rather than an
-empty list. The journal's entries are `operation_json` records (as in
-`ratchet show --json`) with their duration and a short preview of their
-input and output; the whole values come with ``?full=true``.
+empty list. The journal's entries are those of `ratchet journal --json`
+(ratchet.journal_view): `operation_json` records with their duration, a short
+preview of their input and output (the whole values with ``?full=true``) and
+what the store tells of their runs and attempts.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
 from ..errors import CorruptRecord
-from ..model import Checkpoint, Event, Operation
-from ..record_json import event_json, iso_time, operation_json, step_json, unreadable_json
+from ..journal_view import journal_entry_json, load_journal
+from ..model import Event
+from ..record_json import checkpoint_json, event_json, step_json, unreadable_json
 from ..task_view import in_seq_order
 from .deps import RuntimeDep, TaskId
 
-__all__ = ["PREVIEW_CHARS", "router"]
+__all__ = ["router"]
 
 router = APIRouter(tags=["journal"])
 
-PREVIEW_CHARS = 200
 MAX_PAGE = 1000
-
-
-def preview(value: Any) -> str | None:
-    """`value` as JSON text, cut to `PREVIEW_CHARS` characters (None stays None)."""
-    if value is None:
-        return None
-    text = json.dumps(value, ensure_ascii=False, default=str)
-    return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
-
-
-def journal_entry(op: Operation, *, full: bool) -> dict[str, Any]:
-    """One journaled call: its `operation_json` record, duration and previews."""
-    entry = operation_json(op)
-    finished = op.finished_at
-    entry["duration_seconds"] = None if finished is None else (finished - op.started_at).total_seconds()
-    entry["input_preview"] = preview(op.input)
-    entry["output_preview"] = preview(op.output)
-    if not full:
-        del entry["input"], entry["output"]
-    return entry
-
-
-def checkpoint_json(checkpoint: Checkpoint) -> dict[str, Any]:
-    """A checkpoint by its number (what `ratchet fork --checkpoint` takes), without its snapshot."""
-    return {
-        "task_id": checkpoint.task_id,
-        "checkpoint": checkpoint.number,
-        "created_at": iso_time(checkpoint.created_at),
-        "last_seq": checkpoint.last_seq,
-        "message_cursor": checkpoint.message_cursor,
-        "status": str(checkpoint.task.status),
-        "steps_completed": sum(1 for step in checkpoint.steps if str(step.status) == "completed"),
-    }
 
 
 @router.get("/tasks/{task_id}/journal", summary="A task's journaled calls, in seq order")
@@ -68,11 +35,14 @@ async def journal(
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 200,
     full: Annotated[bool, Query(description="Include each call's whole input and output.")] = False,
 ) -> list[dict[str, Any]]:
-    """Kind, name, attempt, status, duration, idempotency key, input and output previews of each call."""
+    """Kind, name, attempt, status, duration, idempotency key, input and output previews of each call,
+    the run that recorded it, whether it was replayed, is in doubt or was retried (with its earlier attempts).
+
+    What `ratchet journal --json` prints; see ratchet.journal_view for what each mark means.
+    """
     async with rt.store.reading() as tx:
-        await tx.get_task(task_id)
-        ops = await tx.list_ops(task_id, after_seq=after_seq)
-    return [journal_entry(op, full=full) for op in ops[:limit]]
+        found = await load_journal(tx, task_id, after_seq=after_seq)
+    return [journal_entry_json(entry, full=full) for entry in found.entries[:limit]]
 
 
 @router.get("/tasks/{task_id}/steps", summary="A task's plan: its steps, numbered from 1")

@@ -13,6 +13,7 @@ from ..errors import CannotResume, CorruptRecord
 from ..limits import PRIORITY_DEFAULT, PRIORITY_MAX, PRIORITY_MIN
 from ..model import RiskLevel, Task, TaskStatus, Trigger, WaitReason
 from ..record_json import task_json, task_view_json, unreadable_json
+from ..task_listing import TaskFilter
 from ..task_view import load_task_view
 from .deps import MAX_ID_CHARS, RuntimeDep, TaskId
 
@@ -64,28 +65,6 @@ class ForkBody(_Body):
     checkpoint: int = Field(ge=1, le=2**31, description="The checkpoint to start from (from 1).")
 
 
-def _matches(
-    task: Task,
-    *,
-    agent: str | None,
-    name: str | None,
-    parent: str | None,
-    created_after: dt.datetime | None,
-    created_before: dt.datetime | None,
-) -> bool:
-    return (
-        (agent is None or task.agent == agent)
-        and (name is None or task.name == name)
-        and (parent is None or task.parent_id == parent)
-        and (created_after is None or task.created_at >= _utc(created_after))
-        and (created_before is None or task.created_at < _utc(created_before))
-    )
-
-
-def _utc(moment: dt.datetime) -> dt.datetime:
-    return moment.replace(tzinfo=dt.UTC) if moment.tzinfo is None else moment
-
-
 @router.get("/tasks", summary="List tasks, oldest first, a page at a time")
 async def list_tasks(
     rt: RuntimeDep,
@@ -100,29 +79,33 @@ async def list_tasks(
 ) -> dict[str, Any]:
     """The tasks that match every filter given, as `ratchet tasks --json` prints each.
 
-    ``next_offset`` is the offset of the next page (None on the last);
-    ``unreadable`` lists the task rows that cannot be read (with the first page).
+    The store filters, orders and pages (`list_task_rows`); only the page's
+    records are read. ``next_offset`` is the offset of the next page (None
+    on the last); ``unreadable`` lists the rows of this page that cannot be
+    read (as ``total`` counts them).
     """
+    where = TaskFilter(
+        statuses=frozenset() if status is None else frozenset({status}),
+        name=name,
+        agent=agent,
+        parent_id=parent,
+        since=created_after,
+        until=created_before,
+    )
     unreadable: list[CorruptRecord] = []
-    tasks = await rt.store.list_tasks(status, unreadable=unreadable)
-    found = [
-        task
-        for task in tasks
-        if _matches(
-            task,
-            agent=agent,
-            name=name,
-            parent=parent,
-            created_after=created_after,
-            created_before=created_before,
-        )
-    ]
-    page = found[offset : offset + limit]
+    page: list[Task] = []
+    async with rt.store.reading() as tx:
+        total = await tx.count_task_rows(where)
+        for row in await tx.list_task_rows(where, limit=limit, offset=offset, unreadable=unreadable):
+            try:
+                page.append(await tx.get_task(row.id))
+            except CorruptRecord as problem:
+                unreadable.append(problem)
     return {
         "tasks": [task_json(task) for task in page],
-        "total": len(found),
-        "next_offset": offset + limit if offset + limit < len(found) else None,
-        "unreadable": [unreadable_json(row) for row in unreadable] if offset == 0 else [],
+        "total": total,
+        "next_offset": offset + limit if offset + limit < total else None,
+        "unreadable": [unreadable_json(row) for row in unreadable],
     }
 
 

@@ -45,6 +45,7 @@ from ..model import (
 )
 from ..task_change import TaskChange
 from ..task_grant import TaskGrant
+from ..task_listing import ALL_TASKS, TaskFilter, TaskRow
 from .changes import ChangeFeed
 from .ops import StoreOps
 from .transaction import Opened, Transaction, TransactionGate
@@ -211,6 +212,24 @@ class StateStore(StoreOps):
         unreadable: list[CorruptRecord] | None = None,
     ) -> list[Task]:
         return await self._read(lambda tx: tx.list_tasks(status, limit=limit, unreadable=unreadable))
+
+    async def list_task_rows(
+        self,
+        where: TaskFilter = ALL_TASKS,
+        *,
+        limit: int | None = None,
+        offset: int = 0,
+        newest_first: bool = False,
+        unreadable: list[CorruptRecord] | None = None,
+    ) -> list[TaskRow]:
+        return await self._read(
+            lambda tx: tx.list_task_rows(
+                where, limit=limit, offset=offset, newest_first=newest_first, unreadable=unreadable
+            )
+        )
+
+    async def count_task_rows(self, where: TaskFilter = ALL_TASKS) -> int:
+        return await self._read(lambda tx: tx.count_task_rows(where))
 
     async def get_task_locked(self, task_id: str) -> Task:
         return await self._write(None, lambda tx: tx.get_task_locked(task_id))

@@ -295,6 +295,9 @@ def task_params(task: Task) -> dict[str, Any]:
         "record": task.to_json(),
         "priority": task.priority,
         "parent_id": task.parent_id,
+        "name": task.name,
+        "agent": task.agent,
+        "updated_at": to_micros(task.updated_at),
     }
 
 

@@ -58,8 +58,9 @@ SELECT token, released FROM leases WHERE task_id = %(task_id)s FOR SHARE
 SELECT pg_advisory_xact_lock(hashtextextended(%(key)s, 0))
 
 -- name: insert_task
-INSERT INTO tasks (id, status, waiting_on, created_at, record, priority, parent_id)
-VALUES (%(id)s, %(status)s, %(waiting_on)s, %(created_at)s, %(record)s, %(priority)s, %(parent_id)s)
+INSERT INTO tasks (id, status, waiting_on, created_at, record, priority, parent_id, name, agent, updated_at)
+VALUES (%(id)s, %(status)s, %(waiting_on)s, %(created_at)s, %(record)s, %(priority)s, %(parent_id)s,
+        %(name)s, %(agent)s, %(updated_at)s)
 ON CONFLICT (id) DO NOTHING
 
 -- name: get_task
@@ -87,7 +88,7 @@ ORDER BY created_at, position LIMIT %(limit)s
 
 -- name: update_task
 UPDATE tasks SET status = %(status)s, waiting_on = %(waiting_on)s, record = %(record)s,
-                 priority = %(priority)s
+                 priority = %(priority)s, name = %(name)s, agent = %(agent)s, updated_at = %(updated_at)s
 WHERE id = %(id)s
 
 -- name: list_orphaned_tasks
@@ -478,3 +479,94 @@ SELECT record FROM task_changes WHERE position > %(after)s ORDER BY position LIM
 
 -- name: last_task_change
 SELECT MAX(position) FROM task_changes
+
+-- The task listing (task_row_ops.py): only the columns a listing shows; a filter not given
+-- is NULL. One query per leading filter, so each walks its own index in creation order
+-- (by name, by agent, or by creation time alone) and stops at the limit.
+
+-- name: task_rows_asc
+SELECT id, name, status, waiting_on, agent, parent_id, created_at, updated_at FROM tasks
+WHERE created_at >= %(since)s AND created_at < %(until)s
+  AND (%(statuses)s::text IS NULL
+       OR status IN (SELECT jsonb_array_elements_text(%(statuses)s::jsonb)))
+  AND (%(name)s::text IS NULL OR name = %(name)s::text)
+  AND (%(agent)s::text IS NULL OR agent = %(agent)s::text)
+  AND (%(parent_id)s::text IS NULL OR parent_id = %(parent_id)s::text)
+ORDER BY created_at, position LIMIT %(limit)s OFFSET %(offset)s
+
+-- name: task_rows_desc
+SELECT id, name, status, waiting_on, agent, parent_id, created_at, updated_at FROM tasks
+WHERE created_at >= %(since)s AND created_at < %(until)s
+  AND (%(statuses)s::text IS NULL
+       OR status IN (SELECT jsonb_array_elements_text(%(statuses)s::jsonb)))
+  AND (%(name)s::text IS NULL OR name = %(name)s::text)
+  AND (%(agent)s::text IS NULL OR agent = %(agent)s::text)
+  AND (%(parent_id)s::text IS NULL OR parent_id = %(parent_id)s::text)
+ORDER BY created_at DESC, position DESC LIMIT %(limit)s OFFSET %(offset)s
+
+-- name: count_task_rows
+SELECT COUNT(*) FROM tasks
+WHERE created_at >= %(since)s AND created_at < %(until)s
+  AND (%(statuses)s::text IS NULL
+       OR status IN (SELECT jsonb_array_elements_text(%(statuses)s::jsonb)))
+  AND (%(name)s::text IS NULL OR name = %(name)s::text)
+  AND (%(agent)s::text IS NULL OR agent = %(agent)s::text)
+  AND (%(parent_id)s::text IS NULL OR parent_id = %(parent_id)s::text)
+
+-- name: task_rows_by_name_asc
+SELECT id, name, status, waiting_on, agent, parent_id, created_at, updated_at FROM tasks
+WHERE name = %(name)s
+  AND created_at >= %(since)s AND created_at < %(until)s
+  AND (%(statuses)s::text IS NULL
+       OR status IN (SELECT jsonb_array_elements_text(%(statuses)s::jsonb)))
+  AND (%(agent)s::text IS NULL OR agent = %(agent)s::text)
+  AND (%(parent_id)s::text IS NULL OR parent_id = %(parent_id)s::text)
+ORDER BY created_at, position LIMIT %(limit)s OFFSET %(offset)s
+
+-- name: task_rows_by_name_desc
+SELECT id, name, status, waiting_on, agent, parent_id, created_at, updated_at FROM tasks
+WHERE name = %(name)s
+  AND created_at >= %(since)s AND created_at < %(until)s
+  AND (%(statuses)s::text IS NULL
+       OR status IN (SELECT jsonb_array_elements_text(%(statuses)s::jsonb)))
+  AND (%(agent)s::text IS NULL OR agent = %(agent)s::text)
+  AND (%(parent_id)s::text IS NULL OR parent_id = %(parent_id)s::text)
+ORDER BY created_at DESC, position DESC LIMIT %(limit)s OFFSET %(offset)s
+
+-- name: count_task_rows_by_name
+SELECT COUNT(*) FROM tasks
+WHERE name = %(name)s
+  AND created_at >= %(since)s AND created_at < %(until)s
+  AND (%(statuses)s::text IS NULL
+       OR status IN (SELECT jsonb_array_elements_text(%(statuses)s::jsonb)))
+  AND (%(agent)s::text IS NULL OR agent = %(agent)s::text)
+  AND (%(parent_id)s::text IS NULL OR parent_id = %(parent_id)s::text)
+
+-- name: task_rows_by_agent_asc
+SELECT id, name, status, waiting_on, agent, parent_id, created_at, updated_at FROM tasks
+WHERE agent = %(agent)s
+  AND created_at >= %(since)s AND created_at < %(until)s
+  AND (%(statuses)s::text IS NULL
+       OR status IN (SELECT jsonb_array_elements_text(%(statuses)s::jsonb)))
+  AND (%(name)s::text IS NULL OR name = %(name)s::text)
+  AND (%(parent_id)s::text IS NULL OR parent_id = %(parent_id)s::text)
+ORDER BY created_at, position LIMIT %(limit)s OFFSET %(offset)s
+
+-- name: task_rows_by_agent_desc
+SELECT id, name, status, waiting_on, agent, parent_id, created_at, updated_at FROM tasks
+WHERE agent = %(agent)s
+  AND created_at >= %(since)s AND created_at < %(until)s
+  AND (%(statuses)s::text IS NULL
+       OR status IN (SELECT jsonb_array_elements_text(%(statuses)s::jsonb)))
+  AND (%(name)s::text IS NULL OR name = %(name)s::text)
+  AND (%(parent_id)s::text IS NULL OR parent_id = %(parent_id)s::text)
+ORDER BY created_at DESC, position DESC LIMIT %(limit)s OFFSET %(offset)s
+
+-- name: count_task_rows_by_agent
+SELECT COUNT(*) FROM tasks
+WHERE agent = %(agent)s
+  AND created_at >= %(since)s AND created_at < %(until)s
+  AND (%(statuses)s::text IS NULL
+       OR status IN (SELECT jsonb_array_elements_text(%(statuses)s::jsonb)))
+  AND (%(name)s::text IS NULL OR name = %(name)s::text)
+  AND (%(parent_id)s::text IS NULL OR parent_id = %(parent_id)s::text)

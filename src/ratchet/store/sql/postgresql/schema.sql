@@ -11,10 +11,16 @@ CREATE TABLE tasks (
     position    BIGINT GENERATED ALWAYS AS IDENTITY,
     waiting_on  TEXT,
     priority    INTEGER NOT NULL DEFAULT 5,
-    parent_id   TEXT
+    parent_id   TEXT,
+    name        TEXT,
+    agent       TEXT,
+    updated_at  BIGINT
 );
 CREATE INDEX tasks_by_status ON tasks (status, created_at);
 CREATE INDEX tasks_by_parent ON tasks (parent_id, created_at);
+CREATE INDEX tasks_by_created ON tasks (created_at, position);
+CREATE INDEX tasks_by_name ON tasks (name, created_at, position);
+CREATE INDEX tasks_by_agent ON tasks (agent, created_at, position);
 
 CREATE TABLE steps (
     task_id     TEXT NOT NULL,

@@ -37,8 +37,9 @@ SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'
 SELECT token, released FROM leases WHERE task_id = :task_id
 
 -- name: insert_task
-INSERT INTO tasks (id, status, waiting_on, created_at, record, priority, parent_id)
-VALUES (:id, :status, :waiting_on, :created_at, :record, :priority, :parent_id)
+INSERT INTO tasks (id, status, waiting_on, created_at, record, priority, parent_id, name, agent, updated_at)
+VALUES (:id, :status, :waiting_on, :created_at, :record, :priority, :parent_id, :name, :agent,
+        :updated_at)
 ON CONFLICT (id) DO NOTHING
 
 -- name: get_task
@@ -65,7 +66,8 @@ SELECT id, status, record FROM tasks WHERE status = :status
 ORDER BY created_at, rowid LIMIT COALESCE(:limit, -1)
 
 -- name: update_task
-UPDATE tasks SET status = :status, waiting_on = :waiting_on, record = :record, priority = :priority
+UPDATE tasks SET status = :status, waiting_on = :waiting_on, record = :record, priority = :priority,
+                 name = :name, agent = :agent, updated_at = :updated_at
 WHERE id = :id
 
 -- name: list_orphaned_tasks
@@ -403,3 +405,85 @@ SELECT record FROM task_changes WHERE position > :after ORDER BY position LIMIT 
 
 -- name: last_task_change
 SELECT MAX(position) FROM task_changes
+
+-- The task listing (task_row_ops.py): only the columns a listing shows; a filter not given
+-- is NULL. One query per leading filter, so each walks its own index in creation order
+-- (by name, by agent, or by creation time alone) and stops at the limit.
+
+-- name: task_rows_asc
+SELECT id, name, status, waiting_on, agent, parent_id, created_at, updated_at FROM tasks
+WHERE created_at >= :since AND created_at < :until
+  AND (:statuses IS NULL OR status IN (SELECT value FROM json_each(:statuses)))
+  AND (:name IS NULL OR name = :name)
+  AND (:agent IS NULL OR agent = :agent)
+  AND (:parent_id IS NULL OR parent_id = :parent_id)
+ORDER BY created_at, rowid LIMIT COALESCE(:limit, -1) OFFSET :offset
+
+-- name: task_rows_desc
+SELECT id, name, status, waiting_on, agent, parent_id, created_at, updated_at FROM tasks
+WHERE created_at >= :since AND created_at < :until
+  AND (:statuses IS NULL OR status IN (SELECT value FROM json_each(:statuses)))
+  AND (:name IS NULL OR name = :name)
+  AND (:agent IS NULL OR agent = :agent)
+  AND (:parent_id IS NULL OR parent_id = :parent_id)
+ORDER BY created_at DESC, rowid DESC LIMIT COALESCE(:limit, -1) OFFSET :offset
+
+-- name: count_task_rows
+SELECT COUNT(*) FROM tasks
+WHERE created_at >= :since AND created_at < :until
+  AND (:statuses IS NULL OR status IN (SELECT value FROM json_each(:statuses)))
+  AND (:name IS NULL OR name = :name)
+  AND (:agent IS NULL OR agent = :agent)
+  AND (:parent_id IS NULL OR parent_id = :parent_id)
+
+-- name: task_rows_by_name_asc
+SELECT id, name, status, waiting_on, agent, parent_id, created_at, updated_at FROM tasks
+WHERE name = :name
+  AND created_at >= :since AND created_at < :until
+  AND (:statuses IS NULL OR status IN (SELECT value FROM json_each(:statuses)))
+  AND (:agent IS NULL OR agent = :agent)
+  AND (:parent_id IS NULL OR parent_id = :parent_id)
+ORDER BY created_at, rowid LIMIT COALESCE(:limit, -1) OFFSET :offset
+
+-- name: task_rows_by_name_desc
+SELECT id, name, status, waiting_on, agent, parent_id, created_at, updated_at FROM tasks
+WHERE name = :name
+  AND created_at >= :since AND created_at < :until
+  AND (:statuses IS NULL OR status IN (SELECT value FROM json_each(:statuses)))
+  AND (:agent IS NULL OR agent = :agent)
+  AND (:parent_id IS NULL OR parent_id = :parent_id)
+ORDER BY created_at DESC, rowid DESC LIMIT COALESCE(:limit, -1) OFFSET :offset
+
+-- name: count_task_rows_by_name
+SELECT COUNT(*) FROM tasks
+WHERE name = :name
+  AND created_at >= :since AND created_at < :until
+  AND (:statuses IS NULL OR status IN (SELECT value FROM json_each(:statuses)))
+  AND (:agent IS NULL OR agent = :agent)
+  AND (:parent_id IS NULL OR parent_id = :parent_id)
+
+-- name: task_rows_by_agent_asc
+SELECT id, name, status, waiting_on, agent, parent_id, created_at, updated_at FROM tasks
+WHERE agent = :agent
+  AND created_at >= :since AND created_at < :until
+  AND (:statuses IS NULL OR status IN (SELECT value FROM json_each(:statuses)))
+  AND (:name IS NULL OR name = :name)
+  AND (:parent_id IS NULL OR parent_id = :parent_id)
+ORDER BY created_at, rowid LIMIT COALESCE(:limit, -1) OFFSET :offset
+
+-- name: task_rows_by_agent_desc
+SELECT id, name, status, waiting_on, agent, parent_id, created_at, updated_at FROM tasks
+WHERE agent = :agent
+  AND created_at >= :since AND created_at < :until
+  AND (:statuses IS NULL OR status IN (SELECT value FROM json_each(:statuses)))
+  AND (:name IS NULL OR name = :name)
+  AND (:parent_id IS NULL OR parent_id = :parent_id)
+ORDER BY created_at DESC, rowid DESC LIMIT COALESCE(:limit, -1) OFFSET :offset
+
+-- name: count_task_rows_by_agent
+SELECT COUNT(*) FROM tasks
+WHERE agent = :agent
+  AND created_at >= :since AND created_at < :until
+  AND (:statuses IS NULL OR status IN (SELECT value FROM json_each(:statuses)))
+  AND (:name IS NULL OR name = :name)
+  AND (:parent_id IS NULL OR parent_id = :parent_id)

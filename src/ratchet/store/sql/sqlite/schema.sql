@@ -8,10 +8,16 @@ CREATE TABLE tasks (
     record      TEXT NOT NULL,
     waiting_on  TEXT,
     priority    INTEGER NOT NULL DEFAULT 5,
-    parent_id   TEXT
+    parent_id   TEXT,
+    name        TEXT,
+    agent       TEXT,
+    updated_at  INTEGER
 );
 CREATE INDEX tasks_by_status ON tasks (status, created_at);
 CREATE INDEX tasks_by_parent ON tasks (parent_id, created_at);
+CREATE INDEX tasks_by_created ON tasks (created_at);
+CREATE INDEX tasks_by_name ON tasks (name, created_at);
+CREATE INDEX tasks_by_agent ON tasks (agent, created_at);
 
 CREATE TABLE steps (
     task_id     TEXT NOT NULL,

@@ -1,0 +1,40 @@
+"""`TaskRowOps`: the store operations of task listings (see ratchet.task_listing).
+
+Part of `StoreOps` (ops.py); the memory store (memory_task_rows.py) and every
+SQL store (sql_task_rows.py) implement them with the behaviour written here.
+"""
+
+from __future__ import annotations
+
+import abc
+
+from ..errors import CorruptRecord
+from ..task_listing import ALL_TASKS, TaskFilter, TaskRow
+
+__all__ = ["TaskRowOps"]
+
+
+class TaskRowOps(abc.ABC):
+    """Listing tasks by their columns, filtered, ordered and paged by the store."""
+
+    @abc.abstractmethod
+    async def list_task_rows(
+        self,
+        where: TaskFilter = ALL_TASKS,
+        *,
+        limit: int | None = None,
+        offset: int = 0,
+        newest_first: bool = False,
+        unreadable: list[CorruptRecord] | None = None,
+    ) -> list[TaskRow]:
+        """The tasks that pass `where`, oldest first (or newest first), from `offset` on, at most `limit`.
+
+        Tasks created at the same moment keep the order they were stored in.
+        Only the listed columns are read: a task whose record does not parse
+        is listed all the same (`get_task` says what is wrong with it); a row
+        whose columns do not decode is left out (added to `unreadable`).
+        """
+
+    @abc.abstractmethod
+    async def count_task_rows(self, where: TaskFilter = ALL_TASKS) -> int:
+        """How many tasks pass `where`."""
