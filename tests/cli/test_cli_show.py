@@ -69,6 +69,7 @@ def test_show_json_is_one_object_with_every_part(
         "in_doubt",
         "pending_messages",
         "children",
+        "spend",
     }
     assert shown["pending_messages"] == []
     assert as_task(shown["task"]) == task
