@@ -65,7 +65,7 @@ class BudgetTracker:
         return [
             ("max_steps", self.steps, self.budget.max_steps, ""),
             ("max_llm_tokens", self.llm_tokens, self.budget.max_llm_tokens, " tokens"),
-            ("max_cost", self.cost, self.budget.max_cost, ""),
+            ("max_cost", self.cost, self.budget.max_cost, " USD"),
             ("max_wall_time", (now - started).total_seconds(), self.budget.max_wall_time, " s"),
         ]
 
