@@ -30,7 +30,8 @@ class Budget(BaseModel):
         max_steps: plan steps the task may run.
         max_wall_time: seconds from the task's start to its end.
         max_llm_tokens: prompt plus completion tokens over all model calls.
-        max_cost: money spent on model calls, in the provider's currency.
+        max_cost: money spent on model calls, in US dollars, as priced by
+            `ratchet.pricing` (a call with no known price counts 0; docs/limits.md).
         max_artifact_bytes_in_context: tool output larger than this becomes an
             artifact whose summary, not its body, enters the prompt.
         max_inline_result_bytes: a tool result larger than this (as UTF-8

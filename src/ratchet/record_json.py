@@ -23,7 +23,7 @@ from .errors import CorruptRecord
 from .inbox_message import InboxMessage
 from .model import Approval, Checkpoint, Event, Lease, Operation, Session, Step, Task
 from .schedules import Schedule
-from .task_view import TaskView, in_seq_order
+from .task_view import Spend, TaskView, in_seq_order
 
 __all__ = [
     "approval_json",
@@ -35,6 +35,7 @@ __all__ = [
     "operation_json",
     "schedule_json",
     "session_json",
+    "spend_json",
     "step_json",
     "step_number",
     "task_json",
@@ -185,6 +186,18 @@ def task_view_json(view: TaskView) -> dict[str, Any]:
             }
             for child in view.children
         ],
+        "spend": spend_json(view.spend),
+    }
+
+
+def spend_json(spend: Spend) -> dict[str, Any]:
+    """A task's spending: tokens, US dollars (priced calls only), unpriced calls, limit, what is left."""
+    return {
+        "llm_tokens": spend.llm_tokens,
+        "cost": spend.cost,
+        "unpriced_calls": spend.unpriced_calls,
+        "max_cost": spend.max_cost,
+        "cost_left": spend.cost_left,
     }
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from .engine.children import child_spending
 from .engine.people import pending_question, question_text
 from .errors import CorruptRecord
 from .inbox_message import InboxMessage
@@ -18,15 +19,47 @@ from .store import StoreOps
 
 __all__ = [
     "SHOW_EVENT_COUNT",
+    "Spend",
     "TaskView",
     "in_doubt_ops",
     "in_seq_order",
     "load_task_view",
     "open_question",
     "pending_approvals",
+    "task_spend",
 ]
 
 SHOW_EVENT_COUNT = 10
+
+
+@dataclass(frozen=True)
+class Spend:
+    """What a task's model calls used, its child tasks' included, against its cost limit.
+
+    ``cost`` is in US dollars and counts only the priced calls; ``unpriced_calls``
+    says how many had no known price (docs/limits.md).
+    """
+
+    llm_tokens: int = 0
+    cost: float = 0.0
+    unpriced_calls: int = 0
+    max_cost: float | None = None
+
+    @property
+    def cost_left(self) -> float | None:
+        """What is left of ``max_cost`` (never below 0), or None with no limit."""
+        return None if self.max_cost is None else max(self.max_cost - self.cost, 0.0)
+
+
+async def task_spend(tx: StoreOps, task: Task) -> Spend:
+    """What `task` spent (one read of its journal and its children's totals)."""
+    spent = await child_spending(tx, task.id)
+    return Spend(
+        llm_tokens=int(spent["llm_tokens"]),
+        cost=spent["cost"],
+        unpriced_calls=int(spent["unpriced_calls"]),
+        max_cost=task.budget.max_cost,
+    )
 
 
 @dataclass(frozen=True)
@@ -42,6 +75,7 @@ class TaskView:
     unreadable_events: list[CorruptRecord] = field(default_factory=list)
     pending_messages: list[InboxMessage] = field(default_factory=list)  # sent, not yet received
     children: list[Task] = field(default_factory=list)
+    spend: Spend = field(default_factory=Spend)
 
 
 async def pending_approvals(tx: StoreOps, task: Task) -> list[Approval]:
@@ -90,6 +124,7 @@ async def load_task_view(tx: StoreOps, task_id: str, *, event_count: int = SHOW_
         unreadable_events=unreadable,
         pending_messages=await tx.list_inbox(task_id, pending_only=True),
         children=await tx.list_children(task_id),
+        spend=await task_spend(tx, task),
     )
 
 

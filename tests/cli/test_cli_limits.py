@@ -46,6 +46,8 @@ def _files(root: Path) -> list[Path]:
         (["submit", "hi", *AGENT, "--at", "9999-12-31T23:00:00-05:00"], "out of the range of dates"),
         (["submit", "hi", *AGENT, "--max-steps", HUGE], "--max-steps"),
         (["run", "hi", *AGENT, "--max-tokens", HUGE], "--max-tokens"),
+        (["run", "hi", *AGENT, "--max-cost", "nan"], "--max-cost"),
+        (["submit", "hi", *AGENT, "--max-cost", "0"], "--max-cost"),
         (["run", "hi", *AGENT, "--max-tool-calls", HUGE], "--max-tool-calls"),
         (["submit", "hi", *AGENT, "--max-tool-calls", "0"], "--max-tool-calls"),
         (["submit", "hi", *AGENT, "--max-instruction-bytes", HUGE], "--max-instruction-bytes"),

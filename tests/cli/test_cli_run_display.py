@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import os
 import re
@@ -82,9 +83,17 @@ def test_the_panel_shows_the_plan_the_tool_calls_and_the_budget() -> None:
 def test_the_json_counts_completed_steps() -> None:
     shown = run_json(progress())
 
-    assert shown["usage"] == {"llm_tokens": 1234, "steps": 1}
+    assert shown["usage"] == {"llm_tokens": 1234, "cost": 0.0, "steps": 1}
     assert shown["steps"][1] == {"step": 2, "name": "deploy", "status": "current", "failure_message": None}
     assert "1 of 3 steps done" in usage_text(progress())
+
+
+def test_the_usage_line_says_the_cost_against_max_cost() -> None:
+    shown = progress()
+    task = shown.task.model_copy(update={"budget": Budget(max_cost=0.5)})
+    text = usage_text(dataclasses.replace(shown, task=task, cost=0.0125))
+
+    assert text.startswith("1,234 LLM tokens · $0.0125 of $0.5 · 1 of 3 steps done")
 
 
 def test_on_a_terminal_run_draws_a_live_panel(tmp_path: Path) -> None:

@@ -70,6 +70,7 @@ def test_show_json_is_one_object_with_every_part(
         "pending_messages",
         "children",
         "checkpoints",
+        "spend",
     }
     assert shown["pending_messages"] == []
     assert as_task(shown["task"]) == task

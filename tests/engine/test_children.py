@@ -13,8 +13,11 @@ from ratchet.engine.task_spec import AGENT_LOOP
 from ratchet.engine.worker import Worker
 from ratchet.model import OpKind, TaskStatus, WaitReason
 from ratchet.policy import Budget
+from ratchet.pricing import cost_of
+from ratchet.providers import Usage
 from ratchet.runtime import Runtime
 from ratchet.store import StateStore
+from ratchet.task_view import load_task_view
 
 from ..helpers.scripts import plan, say, verdict
 from .child_flows import BUDGET, HERE, most_at_once
@@ -189,3 +192,25 @@ async def test_a_child_spends_no_more_tokens_than_its_parent_has_left(
     )
     assert task.status is TaskStatus.FAILED
     assert task.error is not None and task.error.endswith(f"child task {second.id} failed: {second.error}")
+
+
+async def test_a_child_spends_no_more_money_than_its_parent_has_left_and_its_cost_counts_in_the_parent(
+    store: StateStore, rt: Runtime, script: Callable[[dict[str, Any]], str]
+) -> None:
+    pytest.importorskip("genai_prices")  # the `prices` extra (in `test`)
+    usage = {"prompt_tokens": 1000, "completion_tokens": 500}
+    one = cost_of("openai", "gpt-4o", Usage(**usage))
+    assert one is not None
+    spends_one = {"content": "hello", "usage": usage}
+    model = script({"priced_as": "openai:gpt-4o", "act": [spends_one, spends_one]})
+
+    task = await rt.run(f"{HERE}:token_parent", {"model": model}, budget=Budget(max_cost=1.5 * one))
+
+    first, second = await store.list_children(task.id)
+    assert first.status is TaskStatus.COMPLETED
+    assert second.budget.max_cost == pytest.approx(0.5 * one)  # what the parent had left when it started
+    assert second.status is TaskStatus.FAILED
+    assert "budget exceeded (max_cost" in (second.error or "")
+    async with store.reading() as tx:
+        spend = (await load_task_view(tx, task.id)).spend
+    assert spend.cost == pytest.approx(2 * one)

@@ -102,7 +102,7 @@ def test_records_are_frozen_and_round_trip_as_json() -> None:
 def test_defaults_are_empty() -> None:
     response = ModelResponse()
     assert (response.content, response.tool_calls, response.ordinal) == (None, [], None)
-    assert response.usage == Usage(prompt_tokens=0, completion_tokens=0, cost=0.0)
+    assert response.usage == Usage(prompt_tokens=0, completion_tokens=0, cost=None)  # priced by the engine
     request = ModelRequest(purpose=Purpose.ACT)
     assert (request.messages, request.tools, request.json_output) == ([], [], False)
 

@@ -81,8 +81,15 @@ def test_it_is_a_model_provider_named_by_its_spec(tmp_path: Path) -> None:
     assert scripted.name == f"scripted:{tmp_path / 'script.json'}"
 
 
-def test_the_script_has_one_list_per_purpose() -> None:
-    assert set(Script.model_fields) == {p.value for p in Purpose}
+def test_the_script_has_one_list_per_purpose_and_the_model_it_is_priced_as() -> None:
+    assert set(Script.model_fields) == {p.value for p in Purpose} | {"priced_as"}
+
+
+def test_priced_as_names_a_model_as_provider_colon_name(tmp_path: Path) -> None:
+    assert model(tmp_path, {"priced_as": "openai:gpt-4o"}).priced_as == "openai:gpt-4o"
+    assert model(tmp_path, {}).priced_as is None
+    with pytest.raises(InputError, match="priced_as"):
+        model(tmp_path, {"priced_as": "gpt-4o"})
 
 
 def test_a_relative_path_resolves_against_the_current_directory(
@@ -194,7 +201,7 @@ async def test_default_usage_is_a_quarter_of_the_text_lengths(tmp_path: Path) ->
     assert usage.prompt_tokens == (10 + 9) // 4
     answer = json.dumps({"content": "y" * 30, "tool_calls": []}, separators=(",", ":"))
     assert usage.completion_tokens == len(answer) // 4
-    assert usage.cost == 0.0
+    assert usage.cost is None  # the engine prices the call (ratchet.pricing)
     assert usage.total_tokens == usage.prompt_tokens + usage.completion_tokens
 
 

@@ -112,5 +112,5 @@ def run_json(progress: RunProgress) -> dict[str, Any]:
             }
             for step in progress.steps
         ],
-        "usage": {"llm_tokens": progress.llm_tokens, "steps": progress.steps_done},
+        "usage": {"llm_tokens": progress.llm_tokens, "cost": progress.cost, "steps": progress.steps_done},
     }

@@ -36,6 +36,7 @@ __all__ = [
     "JsonOption",
     "KeepCheckpointsOption",
     "LeaseTtlOption",
+    "MaxCostOption",
     "MaxInstructionBytesOption",
     "MaxStepsOption",
     "MaxTokensOption",
@@ -185,6 +186,17 @@ MaxTokensOption = Annotated[
         max=MAX_COUNT,
         metavar="N",
         help="At most N LLM tokens (prompt plus completion).",
+    ),
+]
+MaxCostOption = Annotated[
+    float | None,
+    typer.Option(
+        "--max-cost",
+        min=0.000001,
+        max=1e9,
+        callback=finite,
+        metavar="USD",
+        help="Fail the task once its model calls cost this many US dollars (unpriced calls count 0).",
     ),
 ]
 MaxToolCallsOption = Annotated[

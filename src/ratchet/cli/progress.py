@@ -60,6 +60,7 @@ class RunProgress:
         tool_calls: every tool call the journal holds, by seq (also those no
             event reports: a successful read-only or write-local call).
         llm_tokens: prompt plus completion tokens of the model calls so far.
+        cost: what the priced model calls cost so far, in US dollars.
         last_event: the newest event, for a one-line "what just happened".
     """
 
@@ -68,6 +69,7 @@ class RunProgress:
     tool_calls: list[Operation]
     llm_tokens: int
     last_event: Event | None
+    cost: float = 0.0
 
     @property
     def steps_done(self) -> int:
@@ -99,6 +101,10 @@ def usage_text(progress: RunProgress) -> str:
     tokens = f"{progress.llm_tokens:,} LLM tokens"
     if budget.max_llm_tokens is not None:
         tokens += f" of {budget.max_llm_tokens:,}"
+    if progress.cost or budget.max_cost is not None:
+        tokens += f" · {render.dollars(progress.cost)}"
+        if budget.max_cost is not None:
+            tokens += f" of {render.dollars(budget.max_cost)}"
     steps = f"{progress.steps_done} of {len(progress.steps)} steps done"
     if budget.max_steps is not None:
         steps += f" (at most {budget.max_steps} may start)"
@@ -176,6 +182,7 @@ class Watcher:
     last_event: Event | None = None
     settled_seq: int = -1
     settled_tokens: int = 0
+    settled_cost: float = 0.0
     tool_calls: dict[int, Operation] = field(default_factory=dict)
 
     async def poll(self) -> Seen:
@@ -189,6 +196,7 @@ class Watcher:
         self.tool_calls.update((op.seq, op) for op in changed)
         while (op := ops.get(self.settled_seq + 1)) is not None and _is_final(op):
             self.settled_tokens += _tokens(op)
+            self.settled_cost += _cost(op)
             self.settled_seq = op.seq
             del ops[op.seq]
         self.last_event = events[-1] if events else self.last_event
@@ -198,6 +206,7 @@ class Watcher:
             tool_calls=[self.tool_calls[seq] for seq in sorted(self.tool_calls)],
             llm_tokens=self.settled_tokens + sum(_tokens(op) for op in ops.values()),
             last_event=self.last_event,
+            cost=self.settled_cost + sum(_cost(op) for op in ops.values()),
         )
         return Seen(progress, events, changed)
 
@@ -211,6 +220,12 @@ def _tokens(op: Operation) -> int:
     if not isinstance(usage, dict):
         return 0
     return int(usage.get("prompt_tokens") or 0) + int(usage.get("completion_tokens") or 0)
+
+
+def _cost(op: Operation) -> float:
+    usage = op.meta.get("usage") if op.kind is OpKind.MODEL else None
+    cost = usage.get("cost") if isinstance(usage, dict) else None
+    return float(cost) if isinstance(cost, int | float) else 0.0  # an unpriced call: None
 
 
 # --------------------------------------------------------------------------- showing it

@@ -39,7 +39,7 @@ from ..printable import plain, printable, printable_json
 from ..schedules import Schedule
 from ..store import DEFAULT_STORE_URL, redact_url
 from ..task_listing import TaskFilter, TaskRow
-from .views import Outcome, SessionSummary, TaskView, in_seq_order, in_tree_order
+from .views import Outcome, SessionSummary, Spend, TaskView, in_seq_order, in_tree_order
 
 __all__ = [
     "STEP_STYLES",
@@ -47,6 +47,7 @@ __all__ = [
     "add_id_column",
     "command",
     "console",
+    "dollars",
     "flush",
     "format_time",
     "print_checkpoints",
@@ -222,7 +223,7 @@ def print_note(text: str) -> None:
 
 
 def print_task_view(view: TaskView, *, store_url: str) -> None:
-    console.print(_task_panel(view.task))
+    console.print(_task_panel(view.task, view.spend))
     console.print(_steps_table(view.steps) if view.steps else Text("Steps: none planned yet."))
     if view.children:
         console.print(Text(f"Children ({len(view.children)}):", style="bold"))
@@ -252,7 +253,7 @@ def print_task_view(view: TaskView, *, store_url: str) -> None:
         console.print(Text("Events: none yet."))
 
 
-def _task_panel(task: Task) -> Panel:
+def _task_panel(task: Task, spend: Spend) -> Panel:
     fields = Table.grid(padding=(0, 2))
     fields.add_column(style="bold", no_wrap=True)
     # The id and the name are rows of their own: a panel's title is cut short on a narrow terminal.
@@ -274,9 +275,28 @@ def _task_panel(task: Task) -> Panel:
         fields.add_row("error", plain(task.error, style="red"))
     if task.deadline:
         fields.add_row("deadline", format_time(task.deadline))
+    if spend.llm_tokens or spend.unpriced_calls or spend.max_cost is not None:
+        fields.add_row("spent", _spend_text(spend))
     fields.add_row("created", format_time(task.created_at))
     fields.add_row("updated", format_time(task.updated_at))
     return Panel(fields, title=plain(task.name), title_align="left")
+
+
+def _spend_text(spend: Spend) -> str:
+    """``$0.0075 of $0.05 ($0.0425 left), 1,500 tokens; 1 call unpriced``."""
+    text = dollars(spend.cost)
+    if spend.max_cost is not None and spend.cost_left is not None:
+        text += f" of {dollars(spend.max_cost)} ({dollars(spend.cost_left)} left)"
+    text += f", {spend.llm_tokens:,} tokens"
+    if spend.unpriced_calls:
+        calls = "call" if spend.unpriced_calls == 1 else "calls"
+        text += f"; {spend.unpriced_calls} model {calls} unpriced (not counted)"
+    return text
+
+
+def dollars(amount: float) -> str:
+    """US dollars to the millionth, without trailing zeros: ``$0.0075``, ``$12.5``, ``$0``."""
+    return "$" + f"{amount:,.6f}".rstrip("0").rstrip(".")
 
 
 def _steps_table(steps: list[Step]) -> Table:

@@ -17,6 +17,7 @@ from ..model import Approval, Operation, Task, WaitReason, utcnow
 from ..session_listing import SessionSummary
 from ..store import StoreOps
 from ..task_view import (
+    Spend,
     TaskView,
     in_doubt_ops,
     in_seq_order,
@@ -28,6 +29,7 @@ from ..task_view import (
 __all__ = [
     "Outcome",
     "SessionSummary",
+    "Spend",
     "TaskView",
     "in_doubt_ops",
     "in_seq_order",

@@ -17,6 +17,8 @@ PRESSURE_AT = 0.8
 class BudgetTracker:
     """Counts tokens, cost and steps (replayed calls count too), and enforces the limits.
 
+    A model call with no known price (its usage's cost is None) counts 0
+    toward ``max_cost`` and is counted in `unpriced_calls` (docs/limits.md).
     `on_pressure` is awaited once, the first time any limit is 80 % used.
     """
 
@@ -25,7 +27,9 @@ class BudgetTracker:
         self.budget = task.budget
         self.llm_tokens = 0
         self.cost = 0.0
+        self.unpriced_calls = 0
         self.steps = 0
+        self._unpriced_models: set[str] = set()
         self._on_pressure = on_pressure
         self._pressure_reported = "budget_pressure" in task.state.risk_flags
         budget = self.budget
@@ -34,11 +38,24 @@ class BudgetTracker:
             for limit in (budget.max_steps, budget.max_llm_tokens, budget.max_cost, budget.max_wall_time)
         )
 
-    def count_usage(self, usage: Any) -> None:
+    def count_usage(self, usage: Any, unpriced_model: Any = None) -> None:
+        """Count one call's usage (a dict, as journaled); `unpriced_model` names a model with no price."""
         if isinstance(usage, dict):
             self.llm_tokens += int(usage.get("prompt_tokens", 0))
             self.llm_tokens += int(usage.get("completion_tokens", 0))
-            self.cost += float(usage.get("cost", 0.0))
+            cost = usage.get("cost")
+            if cost is None:
+                self.unpriced_calls += 1
+            else:
+                self.cost += float(cost)
+        if isinstance(unpriced_model, str):
+            self._unpriced_models.add(unpriced_model)
+
+    def first_unpriced(self, model: str) -> bool:
+        """Whether this is the task's first call to `model` with no price (replayed calls included)."""
+        first = model not in self._unpriced_models
+        self._unpriced_models.add(model)
+        return first
 
     def count_step(self) -> None:
         self.steps += 1
@@ -48,7 +65,7 @@ class BudgetTracker:
         return [
             ("max_steps", self.steps, self.budget.max_steps, ""),
             ("max_llm_tokens", self.llm_tokens, self.budget.max_llm_tokens, " tokens"),
-            ("max_cost", self.cost, self.budget.max_cost, ""),
+            ("max_cost", self.cost, self.budget.max_cost, " USD"),
             ("max_wall_time", (now - started).total_seconds(), self.budget.max_wall_time, " s"),
         ]
 

@@ -215,19 +215,27 @@ async def _start(ctx: _Parent, seq: int, child: Child) -> str:
 
 
 async def child_spending(tx: StoreOps, task_id: str) -> dict[str, float]:
-    """What a task spent: tokens and cost of its model calls, its steps, and its children's."""
-    tokens, cost, steps = 0.0, 0.0, float(len(await tx.list_steps(task_id)))
+    """What a task spent: tokens and cost of its model calls, its steps, and its children's.
+
+    ``unpriced_calls`` counts the model calls no price was known for (their
+    cost is not in ``cost``).
+    """
+    tokens, cost, unpriced, steps = 0.0, 0.0, 0.0, float(len(await tx.list_steps(task_id)))
     for op in await tx.list_ops(task_id):
         usage = op.meta.get("usage") if op.kind is OpKind.MODEL else None
         if isinstance(usage, dict):
             tokens += float(usage.get("prompt_tokens", 0)) + float(usage.get("completion_tokens", 0))
-            cost += float(usage.get("cost", 0.0))
+            if usage.get("cost") is None:
+                unpriced += 1
+            else:
+                cost += float(str(usage["cost"]))
         spent = op.output.get("spent") if op.kind is OpKind.CHILD and isinstance(op.output, dict) else None
         if isinstance(spent, dict):
             tokens += float(spent.get("llm_tokens", 0))
             cost += float(spent.get("cost", 0))
+            unpriced += float(spent.get("unpriced_calls", 0))
             steps += float(spent.get("steps", 0))
-    return {"llm_tokens": tokens, "cost": cost, "steps": steps}
+    return {"llm_tokens": tokens, "cost": cost, "unpriced_calls": unpriced, "steps": steps}
 
 
 async def _wait(ctx: _Parent, seq: int, child_id: str) -> JsonValue:
@@ -243,6 +251,7 @@ async def _wait(ctx: _Parent, seq: int, child_id: str) -> JsonValue:
     if isinstance(spent, dict):
         ctx.budget.llm_tokens += int(float(str(spent.get("llm_tokens", 0))))
         ctx.budget.cost += float(str(spent.get("cost", 0)))
+        ctx.budget.unpriced_calls += int(float(str(spent.get("unpriced_calls", 0))))
         ctx.budget.steps += int(float(str(spent.get("steps", 0))))
     if recorded.status is OpStatus.FAILED:
         raise OperationFailed("wait_child", seq, recorded.error_type or "ChildFailed", recorded.error or "")

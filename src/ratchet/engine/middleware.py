@@ -34,6 +34,7 @@ from ..errors import (
 from ..model import Event, Operation, OpKind, OpStatus, RiskLevel, Severity, WaitReason, utcnow
 from ..observe.calls import ObserveCalls
 from ..tools import Reconciled
+from .call_cost import UNPRICED_META, priced_answer
 from .calls import Call, TaskSuspended, WorkerStopping, error_text
 from .faults import crash_point
 
@@ -176,7 +177,7 @@ class BudgetMiddleware:
             await budget.check()
         output = await proceed(call)
         if call.kind is OpKind.MODEL:
-            budget.count_usage(call.meta.get("usage"))
+            budget.count_usage(call.meta.get("usage"), call.meta.get(UNPRICED_META))
         if live:
             await budget.check()
         return output
@@ -355,7 +356,8 @@ async def perform(call: Call) -> JsonValue:
         ordinal = call.ordinal_base + call.attempt - 1
         call.meta["ordinal"] = ordinal
         crash_point("during_model_call")
-        response = await context.model_for(call.model).complete(call.request, ordinal=ordinal)
+        provider = context.model_for(call.model)
+        response = priced_answer(call, provider, await provider.complete(call.request, ordinal=ordinal))
         call.meta["usage"] = response.usage.model_dump()
         answer: JsonValue = response.model_dump(mode="json")
         return answer

@@ -153,7 +153,8 @@ def _budget(task: Task, steps_started: int, spent: dict[str, float]) -> dict[str
     used: dict[str, float] = {
         "steps": steps_started,
         "llm_tokens": int(spent["llm_tokens"]),
-        "cost": spent["cost"],
+        "cost": spent["cost"],  # US dollars, of the calls a price was known for
+        "unpriced_calls": int(spent["unpriced_calls"]),
         "wall_time": round(wall, 3),
     }
     limits: dict[str, float | None] = {

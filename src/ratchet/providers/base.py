@@ -51,11 +51,16 @@ class ToolCall(Record):
 
 
 class Usage(Record):
-    """What one model answer cost."""
+    """What one model answer cost.
+
+    ``cost`` is in US dollars: None until the engine prices the call
+    (`ratchet.pricing`), and None after when no price is known. A provider
+    that knows what its call cost may set it; the engine keeps it.
+    """
 
     prompt_tokens: int = Field(default=0, ge=0)
     completion_tokens: int = Field(default=0, ge=0)
-    cost: float = Field(default=0.0, ge=0.0)
+    cost: float | None = Field(default=None, ge=0.0)
 
     @property
     def total_tokens(self) -> int:

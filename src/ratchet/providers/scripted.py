@@ -57,8 +57,13 @@ class ScriptEntry(Record):
 
 
 class Script(Record):
-    """A whole script file: one list of entries per purpose."""
+    """A whole script file: one list of entries per purpose.
 
+    ``priced_as`` (``"openai:gpt-4o"``) prices the script's calls as that
+    model's (docs/limits.md); without it they cost nothing.
+    """
+
+    priced_as: str | None = Field(default=None, pattern=r"^[^:\s]+:\S+$")
     plan: list[ScriptEntry] = Field(default_factory=list)
     act: list[ScriptEntry] = Field(default_factory=list)
     verify: list[ScriptEntry] = Field(default_factory=list)
@@ -85,6 +90,7 @@ class ScriptedModel:
         self.name = f"scripted:{path}"
         self.path = Path(path).resolve()
         self.script = _load_script(self.path)
+        self.priced_as = self.script.priced_as
 
     def __repr__(self) -> str:
         return f"ScriptedModel({str(self.path)!r})"

@@ -111,7 +111,7 @@ async def list_tasks(
 
 @router.get("/tasks/{task_id}", summary="One task: what `ratchet show --json` prints")
 async def get_task(rt: RuntimeDep, task_id: TaskId) -> dict[str, Any]:
-    """The task, its steps, latest events, what it waits on, its pending messages and children."""
+    """The task, its steps, latest events, what it waits on, its pending messages, children and spend."""
     async with rt.store.reading() as tx:
         return task_view_json(await load_task_view(tx, task_id))
 

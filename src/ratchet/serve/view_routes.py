@@ -27,7 +27,8 @@ async def budget(rt: RuntimeDep, task_id: TaskId) -> dict[str, Any]:
     """``limits``, ``used`` and ``left`` for ``steps``, ``llm_tokens``, ``cost`` and ``wall_time`` (seconds).
 
     A limit (and what is left of it) is null when the task has none; tokens
-    and cost include what its child tasks spent.
+    and cost include what its child tasks spent. ``used.unpriced_calls``
+    counts the model calls no price was known for (their cost is not in ``cost``).
     """
     document = await task_document(rt.store, task_id)
     shown: dict[str, Any] = document["budget"]
