@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import datetime as dt
 import secrets
+from collections.abc import Callable
 from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -219,12 +220,10 @@ async def fire_schedule(tx: StoreOps, trigger: Trigger) -> Task | None:
 
 async def pause_schedule(tx: StoreOps, schedule_id: str) -> Schedule | None:
     """Pause a schedule: no due time fires until it is resumed. None: no such schedule."""
-    queued = await _queued(tx, schedule_id)
-    if queued is None:
-        return None
-    paused = Schedule.from_trigger(queued).model_copy(update={"paused": True})
-    await tx.update_trigger(schedule_trigger(paused, queued.fire_at).model_copy(update={"id": queued.id}))
-    return paused
+    changed = await _change(
+        tx, schedule_id, lambda schedule, due: (schedule.model_copy(update={"paused": True}), due)
+    )
+    return None if changed is None else changed[0]
 
 
 async def resume_schedule(tx: StoreOps, schedule_id: str) -> tuple[Schedule, dt.datetime] | None:
@@ -234,16 +233,16 @@ async def resume_schedule(tx: StoreOps, schedule_id: str) -> tuple[Schedule, dt.
     Temporal and DBOS). A schedule that was not paused is left as it was.
     None: no such schedule.
     """
-    queued = await _queued(tx, schedule_id)
-    if queued is None:
-        return None
-    schedule = Schedule.from_trigger(queued)
-    if not schedule.paused:
-        return schedule, queued.fire_at
-    resumed = schedule.model_copy(update={"paused": False})
-    due = next_due(resumed.cron, utcnow(), resumed.tz) if resumed.cron is not None else utcnow()
-    await tx.update_trigger(schedule_trigger(resumed, due).model_copy(update={"id": queued.id}))
-    return resumed, due
+
+    def resumed(schedule: Schedule, due: dt.datetime) -> tuple[Schedule, dt.datetime]:
+        if not schedule.paused:
+            return schedule, due
+        now = utcnow()
+        return schedule.model_copy(update={"paused": False}), (
+            now if schedule.cron is None else next_due(schedule.cron, now, schedule.tz)
+        )
+
+    return await _change(tx, schedule_id, resumed)
 
 
 async def trigger_schedule(tx: StoreOps, schedule_id: str) -> Task | None:
@@ -261,9 +260,31 @@ async def trigger_schedule(tx: StoreOps, schedule_id: str) -> Task | None:
     created = await _make_task(tx, schedule, task_id, now)
     if created is None:  # triggered twice in one microsecond: that task is the answer
         return await tx.get_task(task_id)
-    noted = schedule.model_copy(update={"last_task": created.id})
-    await tx.update_trigger(queued.model_copy(update={"payload": noted.model_dump(mode="json")}))
+    await _change(tx, schedule_id, lambda kept, due: (kept.model_copy(update={"last_task": task_id}), due))
     return created
+
+
+# A worker firing the schedule between our read and our write replaces its
+# trigger (a new id): the write then changes nothing, and a second read, in
+# this READ COMMITTED transaction, finds the new one.
+_CHANGE_TRIES = 5
+
+
+async def _change(
+    tx: StoreOps,
+    schedule_id: str,
+    change: Callable[[Schedule, dt.datetime], tuple[Schedule, dt.datetime]],
+) -> tuple[Schedule, dt.datetime] | None:
+    """Apply `change` to the queued schedule (its settings, its next due time); None: no such schedule."""
+    for _ in range(_CHANGE_TRIES):
+        queued = await _queued(tx, schedule_id)
+        if queued is None:
+            return None
+        schedule, due = change(Schedule.from_trigger(queued), queued.fire_at)
+        changed = schedule_trigger(schedule, due).model_copy(update={"id": queued.id})
+        if await tx.update_trigger(changed):
+            return schedule, changed.fire_at
+    raise InputError(f"schedule {schedule_id!r} was being fired by workers all along; try again")
 
 
 async def _queued(tx: StoreOps, schedule_id: str) -> Trigger | None:

@@ -180,3 +180,21 @@ async def test_a_triggered_run_is_the_last_run_skip_waits_for(
     assert task_id is not None
     skipped = [e for e in await store.list_events(task_id) if e.kind == "schedule_skipped"]
     assert len(skipped) >= 1
+
+
+async def test_a_schedule_stored_before_these_settings_reads_as_utc_skip_running(
+    store: StateStore, rt: Runtime, ledger: str
+) -> None:
+    queued = await rt.schedule(*_flow(ledger), every="0 9 * * *", schedule_id="old")
+    older = {k: v for k, v in queued.payload.items() if k not in {"tz", "overlap", "paused", "last_task"}}
+    assert await store.update_trigger(queued.model_copy(update={"payload": older}))
+
+    plan, due = await _schedule_of(rt, "old")
+
+    assert (plan.tz, plan.overlap, plan.paused, plan.last_task, due) == (
+        "UTC",
+        "skip",
+        False,
+        None,
+        queued.fire_at,
+    )
