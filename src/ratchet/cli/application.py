@@ -24,22 +24,8 @@ from .._distribution import DISTRIBUTION
 from ..errors import InputError, StoreError
 from ..limits import utf8_problem
 from ..printable import printable
-from . import (
-    admin,
-    chat,
-    demo,
-    mcp,
-    messages,
-    people,
-    resume,
-    retry,
-    run,
-    schedules,
-    serve,
-    submit,
-    tasks,
-    worker,
-)
+from . import admin, chat, demo, mcp, messages, people, resume, retry, run, serve, submit, tasks, worker
+from .schedules import schedules_command
 
 __all__ = ["COMMANDS", "app", "main"]
 
@@ -53,7 +39,7 @@ COMMANDS: dict[str, Callable[..., Any]] = {
     "events": tasks.events_command,
     "resume": resume.resume_command,
     "submit": submit.submit_command,
-    "schedules": schedules.schedules_command,
+    "schedules": schedules_command,
     "worker": worker.worker_command,
     "mcp": mcp.mcp_command,
     "serve": serve.serve_command,
