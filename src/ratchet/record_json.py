@@ -214,11 +214,19 @@ def session_json(session: Session, *, tasks: int | None, turns: Any) -> dict[str
 
 
 def schedule_json(schedule: Schedule, next_due: dt.datetime) -> dict[str, Any]:
-    """A schedule of `ratchet schedules`: its id, cron, next due time and what it makes."""
+    """A schedule of `ratchet schedules`: its id, cron and zone, state, next due time and what it makes.
+
+    ``next_due`` is null while the schedule is paused; ``last_task`` is the
+    last task it made (the run ``overlap: skip`` waits for).
+    """
     return {
         "schedule_id": schedule.id,
         "every": schedule.cron,
-        "next_due": iso_time(next_due),
+        "tz": schedule.tz,
+        "overlap": schedule.overlap,
+        "paused": schedule.paused,
+        "next_due": None if schedule.paused else iso_time(next_due),
+        "last_task": schedule.last_task,
         "instruction": schedule.template.instruction,
         "workflow": schedule.template.workflow,
     }

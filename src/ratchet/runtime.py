@@ -41,7 +41,20 @@ from .model import (
 from .policy import MAX_DURATION, Budget
 from .runtime_sessions import SessionMethods
 from .runtime_sharing import SharingMethods
-from .schedules import SCHEDULE_TRIGGER, Schedule, check_cron, new_schedule_id, next_due, schedule_trigger
+from .schedules import (
+    SCHEDULE_TRIGGER,
+    Overlap,
+    Schedule,
+    check_cron,
+    check_overlap,
+    check_tz,
+    new_schedule_id,
+    next_due,
+    pause_schedule,
+    resume_schedule,
+    schedule_trigger,
+    trigger_schedule,
+)
 from .store import DEFAULT_STORE_URL, StateStore, open_store
 
 __all__ = ["Runtime"]
@@ -198,22 +211,37 @@ class Runtime(SessionMethods, SharingMethods):
         schedule_id: str | None = None,
         approval_timeout: float | None = _UNSET,
         priority: int = PRIORITY_DEFAULT,
+        tz: str = "UTC",
+        overlap: Overlap = "skip",
     ) -> Trigger:
-        """Make a task for `workflow` at every time the cron expression `every` matches (UTC).
+        """Make a task for `workflow` at every time the cron expression `every` matches in `tz`.
 
         Workers fire each due time once: the task ``<schedule id>-<time>``
-        is created and queued. Returns the schedule's queued trigger (its
-        ``payload["id"]`` is the schedule id, ``fire_at`` the first due time).
+        (the time in UTC) is created and queued. Returns the schedule's
+        queued trigger (its ``payload["id"]`` is the schedule id,
+        ``fire_at`` the first due time).
 
         Args:
+            every: five cron fields, or a macro (``@hourly``, ``@daily``,
+                ``@weekly``, ``@monthly``, ``@yearly``).
             deadline: seconds each task may run, from its creation.
+            tz: the IANA time zone `every` is read in (``Europe/Paris``);
+                daylight-saving changes are croniter's.
+            overlap: ``skip`` (the default, as Temporal's) makes no task at a
+                due time while the schedule's last task is still queued or
+                running, and says so in an event of that task; ``allow``
+                always makes one.
 
         Raises:
-            InputError: `every` is not a five-field cron expression, or never
-                matches; the instruction is not UTF-8 text or is too large;
-                the deadline is not a number of seconds up to 100 years.
+            InputError: `every` is not a cron expression or macro, or never
+                matches; `tz` is not a time zone; `overlap` is neither
+                ``skip`` nor ``allow``; the instruction is not UTF-8 text or
+                is too large; the deadline is not a number of seconds up to
+                100 years.
         """
-        check_cron(every)
+        check_tz(tz)
+        check_cron(every, tz)
+        check_overlap(overlap)
         if deadline is not None and not 0 < deadline <= MAX_DURATION:
             raise InputError(f"deadline {deadline!r}: give seconds from a task's creation, up to 100 years")
         schedule_id = schedule_id or new_schedule_id()
@@ -229,8 +257,10 @@ class Runtime(SessionMethods, SharingMethods):
             approval_timeout=approval_timeout,
             priority=priority,
         )
-        plan = Schedule(id=schedule_id, template=template, cron=every, deadline_seconds=deadline)
-        return await self.store.put_trigger(schedule_trigger(plan, next_due(every, utcnow())))
+        plan = Schedule(
+            id=schedule_id, template=template, cron=every, deadline_seconds=deadline, tz=tz, overlap=overlap
+        )
+        return await self.store.put_trigger(schedule_trigger(plan, next_due(every, utcnow(), tz)))
 
     async def unschedule(self, schedule_id: str) -> bool:
         """Stop a schedule: no more tasks are made from it. Returns whether it existed."""
@@ -239,8 +269,31 @@ class Runtime(SessionMethods, SharingMethods):
                 return await self.store.delete_trigger(trigger.id)
         return False
 
+    async def pause_schedule(self, schedule_id: str) -> Schedule | None:
+        """Pause a schedule: no due time fires until it is resumed. None: no such schedule."""
+        async with self.store.transaction() as tx:
+            return await pause_schedule(tx, schedule_id)
+
+    async def resume_schedule(self, schedule_id: str) -> tuple[Schedule, dt.datetime] | None:
+        """Resume a paused schedule from now (missed due times are not made up); None: no such schedule.
+
+        Returns the schedule and its next due time.
+        """
+        async with self.store.transaction() as tx:
+            return await resume_schedule(tx, schedule_id)
+
+    async def trigger_schedule(self, schedule_id: str) -> str | None:
+        """Make a schedule's task now, once; its next due time stays. None: no such schedule.
+
+        Returns the new task's id. An operator's explicit request: it runs even while the schedule is
+        paused or its last run still goes.
+        """
+        async with self.store.transaction() as tx:
+            made = await trigger_schedule(tx, schedule_id)
+        return None if made is None else made.id
+
     async def schedules(self) -> list[tuple[Schedule, dt.datetime]]:
-        """Every schedule, with its next due time, soonest first."""
+        """Every schedule, with its next due time (`PAUSED_FIRE_AT` while paused), soonest first."""
         return [
             (Schedule.from_trigger(trigger), trigger.fire_at)
             for trigger in await self.store.list_triggers()

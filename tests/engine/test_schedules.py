@@ -11,35 +11,11 @@ from ratchet.engine import Worker
 from ratchet.errors import InputError
 from ratchet.model import TaskStatus, utcnow
 from ratchet.runtime import Runtime
-from ratchet.schedules import SCHEDULE_TRIGGER, Schedule, next_due, schedule_trigger
+from ratchet.schedules import SCHEDULE_TRIGGER, next_due
 from ratchet.store import StateStore
 
 from .flows import FLOWS, entries
-
-EVERY_MINUTE = "* * * * *"
-
-
-async def _backdated(rt: Runtime, ledger: str, minutes: int) -> tuple[Schedule, list[dt.datetime]]:
-    """A schedule made `minutes` ago that no worker has fired since: its missed due times."""
-    queued = await rt.schedule(
-        f"{FLOWS}:call_one",
-        {"ledger": ledger, "tool_name": "record"},
-        every=EVERY_MINUTE,
-        schedule_id="nightly",
-    )
-    plan = Schedule.from_trigger(queued)
-    await rt.store.delete_trigger(queued.id)
-    due = [next_due(EVERY_MINUTE, utcnow() - dt.timedelta(minutes=minutes))]
-    while (following := next_due(EVERY_MINUTE, due[-1])) <= utcnow():
-        due.append(following)
-    await rt.store.put_trigger(schedule_trigger(plan, due[0]))
-    return plan, due
-
-
-async def _work(store: StateStore, workers: int = 1) -> None:
-    crew = [Worker(store, poll_interval=0.02, lease_ttl=5.0, concurrency=3) for _ in range(workers)]
-    async with asyncio.timeout(30):
-        await asyncio.gather(*(member.run(until_idle=True) for member in crew))
+from .schedule_support import EVERY_MINUTE, backdated, work
 
 
 async def test_a_schedule_waits_for_its_first_due_time(store: StateStore, rt: Runtime, ledger: str) -> None:
@@ -48,7 +24,7 @@ async def test_a_schedule_waits_for_its_first_due_time(store: StateStore, rt: Ru
     )
     assert queued.kind == SCHEDULE_TRIGGER and queued.fire_at > utcnow()
     assert queued.fire_at.weekday() == 0 and (queued.fire_at.hour, queued.fire_at.minute) == (9, 0)
-    await _work(store)
+    await work(store)
     assert await store.list_tasks() == []
     [(plan, due)] = await rt.schedules()
     assert (plan.id, plan.cron, due) == (queued.payload["id"], "0 9 * * 1", queued.fire_at)
@@ -57,9 +33,9 @@ async def test_a_schedule_waits_for_its_first_due_time(store: StateStore, rt: Ru
 async def test_each_missed_due_time_makes_one_task_and_the_next_is_queued(
     store: StateStore, rt: Runtime, ledger: str
 ) -> None:
-    _, due = await _backdated(rt, ledger, minutes=4)
+    _, due = await backdated(rt, ledger, minutes=4)
 
-    await _work(store)
+    await work(store)
 
     tasks = await store.list_tasks()
     assert sorted(task.id for task in tasks) == sorted(f"nightly-{t:%Y%m%dT%H%M%SZ}" for t in due)
@@ -70,9 +46,9 @@ async def test_each_missed_due_time_makes_one_task_and_the_next_is_queued(
 
 
 async def test_workers_at_once_fire_each_due_time_once(store: StateStore, rt: Runtime, ledger: str) -> None:
-    _, due = await _backdated(rt, ledger, minutes=6)
+    _, due = await backdated(rt, ledger, minutes=6)
 
-    await _work(store, workers=4)
+    await work(store, workers=4)
 
     tasks = await store.list_tasks()
     assert len(tasks) == len(due) == len({task.id for task in tasks})
@@ -83,8 +59,8 @@ async def test_workers_at_once_fire_each_due_time_once(store: StateStore, rt: Ru
 async def test_unschedule_stops_a_schedule_and_keeps_its_tasks(
     store: StateStore, rt: Runtime, ledger: str
 ) -> None:
-    plan, due = await _backdated(rt, ledger, minutes=1)
-    await _work(store)
+    plan, due = await backdated(rt, ledger, minutes=1)
+    await work(store)
     assert await rt.unschedule(plan.id) is True
     assert await rt.unschedule(plan.id) is False
     assert await rt.schedules() == []
@@ -103,7 +79,7 @@ async def test_a_task_submitted_for_later_starts_no_sooner(
     start = utcnow() + dt.timedelta(seconds=1.0)
     task_id = await rt.submit(f"{FLOWS}:call_one", {"ledger": ledger, "tool_name": "record"}, at=start)
 
-    await _work(store)
+    await work(store)
     assert (await store.get_task(task_id)).status is TaskStatus.QUEUED
 
     worker = Worker(store, poll_interval=0.02, lease_ttl=5.0)

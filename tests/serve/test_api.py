@@ -153,6 +153,48 @@ async def test_bad_input_is_a_4xx_with_one_line(api: httpx.AsyncClient, api_rt: 
         assert list(answer.json()) == ["detail"] and "\n" not in answer.json()["detail"]
 
 
+async def test_schedules_show_their_zone_overlap_and_pause(
+    api: httpx.AsyncClient, api_rt: Runtime, ledger: str
+) -> None:
+    paris = await api_rt.schedule(
+        mail, {"ledger": ledger}, every="@daily", tz="Europe/Paris", overlap="allow"
+    )
+    utc = await api_rt.schedule(mail, {"ledger": ledger}, every="0 9 * * *")
+    await api_rt.pause_schedule(str(utc.payload["id"]))
+
+    first, second = (await api.get("/api/schedules")).json()
+
+    assert (first["schedule_id"], first["tz"], first["overlap"], first["paused"]) == (
+        paris.payload["id"],
+        "Europe/Paris",
+        "allow",
+        False,
+    )
+    assert first["next_due"] == paris.fire_at.isoformat() and first["every"] == "@daily"
+    assert (second["schedule_id"], second["tz"], second["overlap"]) == (utc.payload["id"], "UTC", "skip")
+    assert (second["paused"], second["next_due"], second["last_task"]) == (True, None, None)
+
+
+async def test_schedules_are_paused_resumed_and_triggered(
+    api: httpx.AsyncClient, api_rt: Runtime, api_store: StateStore, ledger: str
+) -> None:
+    queued = await api_rt.schedule(mail, {"ledger": ledger}, every="0 9 * * *", schedule_id="daily")
+
+    paused = await api.post("/api/schedules/daily/pause", headers=JSON)
+    triggered = await api.post("/api/schedules/daily/trigger", headers=JSON)
+    resumed = await api.post("/api/schedules/daily/resume", headers=JSON)
+
+    assert paused.status_code == 200 and (paused.json()["paused"], paused.json()["next_due"]) == (True, None)
+    assert triggered.status_code == 201
+    task_id = triggered.json()["task_id"]
+    assert (await api_store.get_task(task_id)).id.startswith("daily-")
+    assert resumed.json()["next_due"] == queued.fire_at.isoformat()
+    assert resumed.json()["last_task"] == task_id and resumed.json()["paused"] is False
+    for action in ("pause", "resume", "trigger"):
+        missing = await api.post(f"/api/schedules/nope/{action}", headers=JSON)
+        assert missing.status_code == 404 and "no schedule 'nope'" in missing.json()["detail"]
+
+
 async def test_sessions_schedules_workers_health_and_ready(
     api: httpx.AsyncClient, api_rt: Runtime, api_store: StateStore, ledger: str
 ) -> None:

@@ -164,3 +164,14 @@ async def test_delete_one_trigger(store: StateStore, task: Task) -> None:
     assert await store.delete_trigger(doomed.id) is True
     assert await store.delete_trigger(doomed.id) is False
     assert await store.list_triggers() == [kept]
+
+
+async def test_update_trigger_moves_its_time_and_payload_only(store: StateStore, task: Task) -> None:
+    queued = await store.put_trigger(make_trigger(at(60), kind="schedule", dedupe_key="s1", priority=3))
+    other = await store.put_trigger(make_trigger(at(10), task_id=task.id))
+    moved = queued.model_copy(update={"fire_at": at(5), "payload": {"paused": True}, "priority": 9})
+    assert await store.update_trigger(moved) is True
+    assert await store.list_triggers() == [moved.model_copy(update={"priority": 3}), other]
+    assert await store.claim_due_triggers(now=at(5), limit=1) == [moved.model_copy(update={"priority": 3})]
+    assert await store.update_trigger(moved) is False
+    assert await store.list_triggers() == [other]

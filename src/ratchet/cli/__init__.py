@@ -9,7 +9,7 @@
 - `exits`: the exit codes of the commands that run a task;
 - `agent_spec`: the agent `run` and `submit` build from their options;
 - the commands, one module per family: `tasks` (tasks, show, events), `run`
-  (run, cancel), `resume`, `worker`, `submit` (submit, schedules), `admin`
+  (run, cancel), `resume`, `worker`, `submit` (submit), `schedules`, `admin`
   (resolve, fork, gc, migrate), `people` (approve, deny, answer), `chat` (chat,
   sessions), `demo`, `mcp` (the MCP server; the SDK is loaded only when it runs).
 

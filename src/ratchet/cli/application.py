@@ -40,6 +40,7 @@ from . import (
     tasks,
     worker,
 )
+from .schedules import schedules_command
 
 __all__ = ["COMMANDS", "app", "main"]
 
@@ -54,7 +55,7 @@ COMMANDS: dict[str, Callable[..., Any]] = {
     "journal": journal.journal_command,
     "resume": resume.resume_command,
     "submit": submit.submit_command,
-    "schedules": submit.schedules_command,
+    "schedules": schedules_command,
     "worker": worker.worker_command,
     "mcp": mcp.mcp_command,
     "serve": serve.serve_command,

@@ -441,17 +441,19 @@ def print_unreadable_event(row: CorruptRecord) -> None:
 
 
 def print_schedules(found: Sequence[tuple[Schedule, dt.datetime]]) -> None:
-    """The schedules and when each is next due, in UTC as their cron expressions are."""
+    """The schedules, each with its cron expression's time zone and when it is next due (in UTC)."""
     table = Table()
     add_id_column(table, "schedule", [schedule.id for schedule, _ in found])
-    for column in ("every", "next due (UTC)", "instruction"):
+    for column in ("every", "tz", "next due (UTC)", "overlap", "instruction"):
         table.add_column(column, overflow="fold")
     for schedule, due in found:
         due_utc = due.astimezone(dt.UTC)
         table.add_row(
             plain(schedule.id),
             plain(schedule.cron or ""),
-            f"{due_utc:%Y-%m-%d %H:%M:%S}",
+            plain(schedule.tz),
+            "paused" if schedule.paused else f"{due_utc:%Y-%m-%d %H:%M:%S}",
+            schedule.overlap,
             plain(schedule.template.instruction),
         )
     print_table(table)

@@ -1,10 +1,11 @@
-"""`ratchet submit` and `ratchet schedules`: queue agent tasks for workers, now, later or on a cron.
+"""`ratchet submit`: queue agent tasks for workers, now, later or on a cron.
 
 `submit` builds the agent exactly as `ratchet run` does (the same options,
 checked the same way) but runs nothing: the task is queued for any
 `ratchet worker` on the store, and its id is printed. ``--at`` queues it for
 a later time; ``--every CRON`` makes a schedule instead, which workers turn
-into one task per due time (see `ratchet.schedules`).
+into one task per due time (see `ratchet.schedules`; `ratchet schedules`
+lists and controls them).
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ from ..limits import (
 from ..model import utcnow
 from ..policy import is_duration, parse_duration
 from ..runtime import Runtime
-from ..schedules import Schedule, check_cron
-from ..store import DEFAULT_STORE_URL, redact_url
+from ..schedules import OVERLAP_POLICIES, Overlap, check_cron, check_overlap, check_tz
+from ..store import DEFAULT_STORE_URL
 from . import json_output, render
 from .agent_spec import build_agent, checkpoint_policy, deadline_seconds, duration_seconds
 from .instruction import read_instruction
@@ -41,7 +42,6 @@ from .options import (
     ForceOpenOption,
     InstructionArgument,
     InstructionsOption,
-    JsonOption,
     KeepCheckpointsOption,
     MaxCostOption,
     MaxInstructionBytesOption,
@@ -58,7 +58,7 @@ from .options import (
 )
 from .store_access import open_store_for, run_async
 
-__all__ = ["parse_start_time", "schedules_command", "submit_command"]
+__all__ = ["parse_start_time", "submit_command"]
 
 
 def parse_start_time(text: str, *, now: dt.datetime | None = None) -> dt.datetime:
@@ -132,7 +132,27 @@ def submit_command(
         typer.Option(
             "--every",
             metavar="CRON",
-            help="Make a task at every time the cron expression matches (UTC), e.g. '0 9 * * 1-5'.",
+            help="Make a task at every time the cron expression matches (in --tz, UTC by default), "
+            "e.g. '0 9 * * 1-5', or at a macro's: @hourly, @daily, @weekly, @monthly, @yearly.",
+        ),
+    ] = None,
+    tz: Annotated[
+        str | None,
+        typer.Option(
+            "--tz",
+            metavar="ZONE",
+            help="With --every: the IANA time zone the cron expression is read in (Europe/Paris); UTC "
+            "by default. Daylight-saving changes are handled as croniter does.",
+        ),
+    ] = None,
+    overlap: Annotated[
+        str | None,
+        typer.Option(
+            "--overlap",
+            metavar="POLICY",
+            help=f"With --every: {' or '.join(OVERLAP_POLICIES)}. skip (the default) makes no task at a "
+            "due time while the schedule's last task is still queued or running, and says so in that "
+            "task's events; allow always makes one.",
         ),
     ] = None,
     as_json: Annotated[
@@ -151,13 +171,18 @@ def submit_command(
     instruction = read_instruction(instruction, limit=max_instruction_bytes)
     if at is not None and every is not None:
         raise InputError("give --at or --every, not both")
+    if every is None and (tz is not None or overlap is not None):
+        raise InputError(
+            f"{'--tz' if tz is not None else '--overlap'} is for a schedule: give --every CRON too"
+        )
     if store.partition(":")[0].strip().lower() == "memory":
         raise InputError(
             "a memory:// store would lose the task at once; use sqlite:///PATH or postgresql://..."
         )
     start = None if at is None else parse_start_time(at)
     if every is not None:
-        check_cron(every)
+        check_cron(every, check_tz(tz or "UTC"))
+        policy = check_overlap(overlap or "skip")
     agent = build_agent(
         model=model,
         tool_files=tools or [],
@@ -176,7 +201,15 @@ def submit_command(
     if every is not None:
         schedule_id, next_due = run_async(
             _schedule(
-                store, agent, instruction, seconds, every, limit=max_instruction_bytes, priority=priority
+                store,
+                agent,
+                instruction,
+                seconds,
+                every,
+                limit=max_instruction_bytes,
+                priority=priority,
+                tz=tz or "UTC",
+                overlap=policy,
             )
         )
         if as_json:
@@ -184,8 +217,9 @@ def submit_command(
             return
         print(schedule_id)
         print(
-            f"scheduled '{every}' (UTC); first due {next_due.isoformat()}; workers make one task "
-            f"per due time (`{render.command('schedules', store_url=store)}` lists schedules)",
+            f"scheduled '{every}' ({tz or 'UTC'}, overlap {policy}); first due {next_due.isoformat()}; "
+            "workers make one task per due time "
+            f"(`{render.command('schedules', store_url=store)}` lists schedules)",
             file=sys.stderr,
         )
         return
@@ -223,46 +257,26 @@ async def _queue(
 
 
 async def _schedule(
-    url: str, agent: Agent, instruction: str, deadline: float | None, every: str, *, limit: int, priority: int
+    url: str,
+    agent: Agent,
+    instruction: str,
+    deadline: float | None,
+    every: str,
+    *,
+    limit: int,
+    priority: int,
+    tz: str,
+    overlap: Overlap,
 ) -> tuple[str, dt.datetime]:
     async with open_store_for(url, create=True) as store:
         runtime = Runtime(store, max_instruction_bytes=limit)
         trigger = await runtime.schedule(
-            agent, instruction=instruction, deadline=deadline, every=every, priority=priority
+            agent,
+            instruction=instruction,
+            deadline=deadline,
+            every=every,
+            priority=priority,
+            tz=tz,
+            overlap=overlap,
         )
         return str(trigger.payload["id"]), trigger.fire_at
-
-
-def schedules_command(
-    delete: Annotated[
-        str | None,
-        typer.Option("--delete", metavar="ID", help="Stop this schedule: no more tasks are made from it."),
-    ] = None,
-    store: StoreOption = DEFAULT_STORE_URL,
-    force_open: ForceOpenOption = False,
-    as_json: JsonOption = False,
-) -> None:
-    """List the schedules (`ratchet submit --every`), soonest due first; or delete one."""
-    if delete is not None:
-        if not run_async(_delete(store, delete)):
-            raise InputError(f"no schedule {delete!r} in {redact_url(store)}; `ratchet schedules` lists them")
-        render.print_line(f"schedule {delete} deleted; the tasks it made are kept")
-        return
-    found = run_async(_list(store))
-    if as_json:
-        json_output.print_json([json_output.schedule_json(schedule, due) for schedule, due in found])
-        return
-    if not found:
-        render.print_line(f"no schedules in {redact_url(store)}")
-        return
-    render.print_schedules(found)
-
-
-async def _list(url: str) -> list[tuple[Schedule, dt.datetime]]:
-    async with open_store_for(url, create=False) as store:
-        return sorted(await Runtime(store).schedules(), key=lambda found: found[1])
-
-
-async def _delete(url: str, schedule_id: str) -> bool:
-    async with open_store_for(url, create=False) as store:
-        return await Runtime(store).unschedule(schedule_id)

@@ -2,21 +2,31 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Path
 from fastapi.responses import JSONResponse
 
 from ..errors import StoreError
 from ..model import Lease, utcnow
 from ..record_json import iso_time, lease_json, schedule_json, session_json
+from ..schedules import PAUSED_FIRE_AT
 from ..session_listing import list_session_summaries
-from .deps import RuntimeDep, TaskId
+from .deps import ID_PATTERN, MAX_ID_CHARS, RuntimeDep, TaskId
 from .errors import detail
 
 __all__ = ["router"]
 
 router = APIRouter(tags=["admin"])
+
+ScheduleId = Annotated[
+    str, Path(min_length=1, max_length=MAX_ID_CHARS, pattern=ID_PATTERN, description="The schedule's id.")
+]
+_NO_SCHEDULE: dict[int | str, dict[str, Any]] = {404: {"description": "No such schedule"}}
+
+
+def _no_schedule(schedule_id: str) -> JSONResponse:
+    return detail(404, f"no schedule {schedule_id!r}; GET /api/schedules lists them")
 
 
 @router.get("/sessions", summary="Sessions, most recently updated first (`ratchet sessions --json`)")
@@ -30,6 +40,32 @@ async def sessions(rt: RuntimeDep) -> list[dict[str, Any]]:
 async def schedules(rt: RuntimeDep) -> list[dict[str, Any]]:
     listed = sorted(await rt.schedules(), key=lambda pair: pair[1])
     return [schedule_json(schedule, due) for schedule, due in listed]
+
+
+@router.post("/schedules/{schedule_id}/pause", summary="Pause a schedule", responses=_NO_SCHEDULE)
+async def pause_schedule(rt: RuntimeDep, schedule_id: ScheduleId) -> Any:
+    """No due time fires until it is resumed (`ratchet schedules --pause`); answers the schedule."""
+    paused = await rt.pause_schedule(schedule_id)
+    return _no_schedule(schedule_id) if paused is None else schedule_json(paused, PAUSED_FIRE_AT)
+
+
+@router.post("/schedules/{schedule_id}/resume", summary="Resume a paused schedule", responses=_NO_SCHEDULE)
+async def resume_schedule(rt: RuntimeDep, schedule_id: ScheduleId) -> Any:
+    """From now: the due times it missed are not made up (`ratchet schedules --resume`)."""
+    resumed = await rt.resume_schedule(schedule_id)
+    return _no_schedule(schedule_id) if resumed is None else schedule_json(*resumed)
+
+
+@router.post(
+    "/schedules/{schedule_id}/trigger",
+    status_code=201,
+    summary="Make a schedule's task now",
+    responses=_NO_SCHEDULE,
+)
+async def trigger_schedule(rt: RuntimeDep, schedule_id: ScheduleId) -> Any:
+    """Once, even paused; its next due time stays (`ratchet schedules --trigger`)."""
+    task_id = await rt.trigger_schedule(schedule_id)
+    return _no_schedule(schedule_id) if task_id is None else {"schedule_id": schedule_id, "task_id": task_id}
 
 
 @router.get("/workers", summary="Workers holding a task's lease, and their leases")

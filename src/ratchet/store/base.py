@@ -356,6 +356,9 @@ class StateStore(StoreOps):
     async def delete_trigger(self, trigger_id: int, *, fence: Lease | None = None) -> bool:
         return await self._write(fence, lambda tx: tx.delete_trigger(trigger_id))
 
+    async def update_trigger(self, trigger: Trigger, *, fence: Lease | None = None) -> bool:
+        return await self._write(fence, lambda tx: tx.update_trigger(trigger))
+
     async def put_checkpoint(self, checkpoint: Checkpoint, *, fence: Lease | None = None) -> Checkpoint:
         return await self._write(fence, lambda tx: tx.put_checkpoint(checkpoint))
 

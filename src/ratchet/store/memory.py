@@ -427,6 +427,15 @@ class _MemoryOps(MemoryInbox, MemoryGrants, MemoryCheckpoints, MemoryTaskChanges
         self._delete(self.triggers, trigger_id)
         return found
 
+    async def update_trigger(self, trigger: Trigger) -> bool:
+        if trigger.id not in self.triggers:
+            return False
+        queued = Trigger.from_json(self.triggers[trigger.id])
+        changed = queued.model_copy(update={"fire_at": trigger.fire_at, "payload": trigger.payload})
+        self._set(self.triggers, trigger.id, changed.to_json())
+        self.touched.add(TRIGGERS)
+        return True
+
     # ------------------------------------------------------------------ approvals
 
     async def request_approval(self, approval: Approval) -> Approval:

@@ -333,6 +333,14 @@ class StoreOps(InboxOps, GrantOps, TaskChangeOps, TaskRowOps):
     async def delete_trigger(self, trigger_id: int) -> bool:
         """Remove one queued trigger; return whether it was queued."""
 
+    @abc.abstractmethod
+    async def update_trigger(self, trigger: Trigger) -> bool:
+        """Give the queued trigger ``trigger.id`` this ``fire_at`` and payload; return whether it was queued.
+
+        Its kind, task, priority and dedupe key stay as queued: a schedule
+        paused, resumed or noting its last run stays the one queued trigger.
+        """
+
     # ------------------------------------------------------------------ checkpoints
 
     @abc.abstractmethod

@@ -356,6 +356,12 @@ class SqlOps(SqlInbox, SqlGrants, SqlTaskChanges, SqlTaskRows, StoreOps):
     async def delete_trigger(self, trigger_id: int) -> bool:
         return await self._d.execute("delete_trigger", {"id": trigger_id}) > 0
 
+    async def update_trigger(self, trigger: Trigger) -> bool:
+        params = rows.trigger_params(trigger)
+        self.touched.add(TRIGGERS)  # an earlier fire time (a resumed schedule) wakes the workers
+        changed = {"id": trigger.id, "fire_at": params["fire_at"], "payload": params["payload"]}
+        return await self._d.execute("update_trigger", changed) > 0
+
     # ------------------------------------------------------------------ checkpoints
 
     async def put_checkpoint(self, checkpoint: Checkpoint) -> Checkpoint:

@@ -269,6 +269,9 @@ DELETE FROM triggers WHERE task_id = %(task_id)s
 -- name: delete_trigger
 DELETE FROM triggers WHERE id = %(id)s
 
+-- name: update_trigger
+UPDATE triggers SET fire_at = %(fire_at)s, payload = %(payload)s WHERE id = %(id)s
+
 -- name: next_checkpoint_number
 SELECT COALESCE(MAX(number), 0) + 1 FROM checkpoints WHERE task_id = %(task_id)s
 

@@ -231,6 +231,9 @@ DELETE FROM triggers WHERE task_id = :task_id
 -- name: delete_trigger
 DELETE FROM triggers WHERE id = :id
 
+-- name: update_trigger
+UPDATE triggers SET fire_at = :fire_at, payload = :payload WHERE id = :id
+
 -- name: next_checkpoint_number
 SELECT COALESCE(MAX(number), 0) + 1 FROM checkpoints WHERE task_id = :task_id
 
