@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import genai_prices  # noqa: F401  # the `prices` extra (in `test`): the table these tests price with
 import pytest
 
 from ratchet import Budget, Runtime, TaskStatus
@@ -23,8 +24,6 @@ from ratchet.task_view import load_task_view
 
 from ..helpers.scripts import calls, plan, say, verdict
 from .support import event_kinds, events_of, make_agent, run_agent
-
-pytest.importorskip("genai_prices")  # the `prices` extra (in `test`): the table these tests price with
 
 USAGE = {"prompt_tokens": 1000, "completion_tokens": 500}
 GPT_4O = "openai:gpt-4o"

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import genai_prices  # noqa: F401  # the `prices` extra (in `test`)
 import pytest
 
 from ratchet.pricing import cost_of
@@ -17,8 +18,6 @@ from ratchet.providers import Usage
 
 from ..helpers.cli import RunRatchet
 from .run_support import plan
-
-pytest.importorskip("genai_prices")  # the `prices` extra (in `test`)
 
 USAGE = {"prompt_tokens": 1000, "completion_tokens": 500}
 

@@ -197,7 +197,6 @@ async def test_a_child_spends_no_more_tokens_than_its_parent_has_left(
 async def test_a_child_spends_no_more_money_than_its_parent_has_left_and_its_cost_counts_in_the_parent(
     store: StateStore, rt: Runtime, script: Callable[[dict[str, Any]], str]
 ) -> None:
-    pytest.importorskip("genai_prices")  # the `prices` extra (in `test`)
     usage = {"prompt_tokens": 1000, "completion_tokens": 500}
     one = cost_of("openai", "gpt-4o", Usage(**usage))
     assert one is not None

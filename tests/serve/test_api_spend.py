@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import genai_prices  # noqa: F401  # the `prices` extra (in `test`): fails, never skips, without it
 import httpx
 import pytest
 
@@ -14,8 +15,6 @@ from ratchet.providers import Usage
 from ratchet.runtime import Runtime
 
 from ..helpers.scripts import plan, say, verdict
-
-pytest.importorskip("genai_prices")  # the `prices` extra (in `test`)
 
 USAGE = {"prompt_tokens": 1000, "completion_tokens": 500}
 

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
 import socket
 import sys
 from pathlib import Path
 from typing import Any
 
+import genai_prices  # the `prices` extra (in `test`)
 import pytest
 
 from ratchet.pricing import cost_of, priced_model, unpriced_message
-from ratchet.providers import OpenAIModel, ScriptedModel, Usage
-
-genai_prices = pytest.importorskip("genai_prices")  # the `prices` extra (in `test`)
+from ratchet.providers import ScriptedModel, Usage
+from ratchet.providers.openai_compat import OpenAIModel
 
 USAGE = Usage(prompt_tokens=1000, completion_tokens=500)
 
@@ -65,8 +64,10 @@ def test_a_scripted_model_costs_nothing() -> None:
     assert cost_of("scripted", "/any/script.json", USAGE) == 0.0
 
 
-@pytest.mark.skipif(importlib.util.find_spec("litellm") is not None, reason="LiteLLM's own table prices it")
-def test_litellm_models_fall_back_to_the_table_by_the_provider_in_their_name() -> None:
+def test_litellm_models_fall_back_to_the_table_by_the_provider_in_their_name(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "litellm", None)  # as where LiteLLM is not installed: no import
     assert cost_of("litellm", "gemini/gemini-1.5-pro", USAGE) == pytest.approx(
         _table("gemini/gemini-1.5-pro", provider_id="litellm")
     )

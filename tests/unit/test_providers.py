@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
@@ -44,13 +43,7 @@ def test_a_scripted_model_with_a_missing_file_is_an_input_error(tmp_path: Path) 
         ("openai:gpt-4o-mini", "OpenAIModel"),
         ("ollama:llama3.1", "OpenAIModel"),
         ("anthropic:claude-x", "AnthropicModel"),
-        pytest.param(
-            "litellm:gemini/gemini-1.5-pro",
-            "LiteLLMModel",
-            marks=pytest.mark.skipif(
-                importlib.util.find_spec("litellm") is None, reason="the [litellm] extra is not installed"
-            ),
-        ),
+        ("litellm:gemini/gemini-1.5-pro", "LiteLLMModel"),
     ],
 )
 def test_every_provider_resolves_without_network(
