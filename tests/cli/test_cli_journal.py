@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 import ratchet
+from ratchet.cli.journal import journal_duration
 
 from ..engine.flows import FLOWS as ENGINE_FLOWS
 from ..helpers.cli import RunRatchet, assert_one_line_error, ratchet_env
@@ -140,3 +141,12 @@ def test_the_demos_journal_shows_what_the_resume_replayed_and_ran_again(
         2,
     )
     assert "was in doubt: run again" in table.stdout
+
+
+@pytest.mark.parametrize(
+    ("seconds", "shown"),
+    [(None, "-"), (0.0, "0 µs"), (5.3e-05, "53 µs"), (0.000296, "296 µs"), (0.304, "304 ms"),
+     (1.5, "1.5 s"), (125.4, "2 min 5 s")],
+)  # fmt: skip
+def test_durations_read_at_a_glance(seconds: float | None, shown: str) -> None:
+    assert journal_duration(seconds) == shown

@@ -127,7 +127,8 @@ def _demo_paths(url: str | None) -> tuple[DemoPaths, bool]:
 def _point_to(paths: DemoPaths, task_id: str | None) -> None:
     store = f"--store {paths.store_url}"
     look = (
-        f"`ratchet show {task_id} {store}`, `ratchet events {task_id} {store}`"
+        f"`ratchet show {task_id} {store}`, `ratchet journal {task_id} {store}` (each call, the one "
+        f"in doubt and how it was settled), `ratchet events {task_id} {store}`"
         if task_id
         else f"`ratchet tasks {store}`"
     )

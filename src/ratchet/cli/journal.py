@@ -20,7 +20,7 @@ from . import json_output, render
 from .options import ForceOpenOption, JsonOption, StoreOption, TaskArgument
 from .store_access import open_for_task, run_async
 
-__all__ = ["journal_command"]
+__all__ = ["journal_command", "journal_duration"]
 
 # Previews in the table are shorter than the API's: the table has ten columns.
 TABLE_PREVIEW_CHARS = 60
@@ -71,8 +71,18 @@ def _status(entry: JournalEntry) -> Text:
     return Text(shown, style=_STATUS_STYLES[op.status])
 
 
-def _seconds(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3g}s"
+def journal_duration(value: float | None) -> str:
+    """A duration people read at a glance: 53 µs, 0.30 ms, 304 ms, 1.5 s, 2 min 5 s."""
+    if value is None:
+        return "-"
+    if value < 0.001:
+        return f"{value * 1e6:.0f} µs"
+    if value < 1:
+        return f"{value * 1e3:.3g} ms"
+    if value < 60:
+        return f"{value:.3g} s"
+    minutes, seconds = divmod(round(value), 60)
+    return f"{minutes} min {seconds} s"
 
 
 def _print_journal(found: Journal, *, full: bool, store_url: str) -> None:
@@ -102,7 +112,7 @@ def _print_journal(found: Journal, *, full: bool, store_url: str) -> None:
             _status(entry),
             run,
             render.format_time(op.started_at),
-            _seconds(entry.duration),
+            journal_duration(entry.duration),
             plain(op.idempotency_key),
             _value(op.input, full=full),
             plain(op.error) if op.error is not None else _value(op.output, full=full),
@@ -116,7 +126,7 @@ def _print_journal(found: Journal, *, full: bool, store_url: str) -> None:
                 Text("failed, retried", style="red"),
                 "",
                 render.format_time(attempt.started_at),
-                _seconds(attempt.duration),
+                journal_duration(attempt.duration),
                 "",
                 "",
                 plain(attempt.error),
