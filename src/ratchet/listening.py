@@ -11,7 +11,7 @@ import socket
 
 from .errors import InputError
 
-__all__ = ["listen_socket"]
+__all__ = ["listen_socket", "listening_url"]
 
 
 def listen_socket(host: str, port: int) -> socket.socket:
@@ -32,3 +32,9 @@ def listen_socket(host: str, port: int) -> socket.socket:
             f"cannot listen on {host}:{port} ({exc.strerror or exc}); choose another --port or --host"
         ) from None
     return listening
+
+
+def listening_url(host: str, listening: socket.socket) -> str:
+    """The ``http://HOST:PORT`` a server on `listening` answers at (port 0: the one the socket took)."""
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{listening.getsockname()[1]}"

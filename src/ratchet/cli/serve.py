@@ -15,7 +15,7 @@ import typer
 
 from ..code_trust import CodeTrust
 from ..errors import InputError
-from ..listening import listen_socket
+from ..listening import listen_socket, listening_url
 from ..providers.base import require_library
 from ..store import DEFAULT_STORE_URL
 from ..tokens import Tokens, is_loopback, load_tokens
@@ -86,11 +86,9 @@ async def _serve(
         listening = listen_socket(host, port)  # a busy port is one line, exit 2, not uvicorn's exit 3
         app = create_app(store, tokens=tokens, allow_code=allow_code)
         config = uvicorn.Config(app, log_level=level, access_log=level == "debug")
-        # uvicorn names no address when given a socket: say where the dashboard is (port 0: the one taken).
-        shown = f"[{host}]" if ":" in host else host
-        address = f"http://{shown}:{listening.getsockname()[1]}"
+        # uvicorn names no address when given a socket: say where the dashboard is.
         print(
-            f"ratchet serve: the dashboard at {address}/, the API under /api"
+            f"ratchet serve: the dashboard at {listening_url(host, listening)}/, the API under /api"
             + (" (bearer tokens required)" if tokens is not None else ""),
             file=sys.stderr,
             flush=True,

@@ -18,7 +18,7 @@ from pydantic import Field
 
 from .._distribution import DISTRIBUTION
 from ..errors import InputError, RatchetError
-from ..listening import listen_socket
+from ..listening import listen_socket, listening_url
 from ..runtime import Runtime
 from ..store import StateStore
 from . import documents
@@ -119,9 +119,8 @@ async def serve_http(server: StateServer, *, host: str, port: int, tokens: Token
     asgi: Any = app if tokens is None else TokenGate(app, tokens)
     listening = listen_socket(host, port)
     config = uvicorn.Config(asgi, log_level="warning", lifespan="on")
-    shown = f"[{host}]" if ":" in host else host
     print(
-        f"ratchet mcp: serving http://{shown}:{listening.getsockname()[1]}{MCP_PATH}"
+        f"ratchet mcp: serving {listening_url(host, listening)}{MCP_PATH}"
         + (" (bearer tokens required)" if tokens is not None else ""),
         file=sys.stderr,
         flush=True,
