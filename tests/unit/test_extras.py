@@ -25,6 +25,9 @@ EXTRA_LIBRARIES = (
     "prometheus_client",
     "fastapi",
     "uvicorn",
+    # The `bench` extra's peers, which only bench/peers.py loads.
+    "langgraph",
+    "dbos",
 )
 
 BLOCKER = f"""
