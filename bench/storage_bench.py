@@ -52,11 +52,14 @@ TOOLS = [
         "type": "function",
         "function": {
             "name": f"tool_{name}",
-            "description": f"{name.capitalize()} one service of the cluster and say what happened, in detail.",
+            "description": f"{name.capitalize()} one service of the cluster and say what happened.",
             "parameters": {
                 "type": "object",
                 "properties": {
-                    "service": {"type": "string", "description": "the service's name, as the cluster lists it"},
+                    "service": {
+                        "type": "string",
+                        "description": "the service's name, as the cluster lists it",
+                    },
                     "version": {"type": "string", "description": "the release to act on, e.g. 2.14.1"},
                     "dry_run": {"type": "boolean", "description": "say what would happen, change nothing"},
                 },
@@ -82,7 +85,10 @@ def observation(turn: int) -> str:
 
 @ratchet.workflow
 async def conversation(ctx: ratchet.Context, turns: int) -> int:
-    messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": TASK}]
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": TASK},
+    ]
     for turn in range(turns):
         reply = await ctx.call_model({"purpose": "act", "messages": messages, "tools": TOOLS})
         messages = [
@@ -101,7 +107,10 @@ def unique_payload(turns: int) -> int:
     """The distinct messages and the tool schemas, each once, as compact JSON bytes."""
     messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": TASK}]
     for turn in range(turns):
-        messages += [{"role": "assistant", "content": answer(turn)}, {"role": "user", "content": observation(turn)}]
+        messages += [
+            {"role": "assistant", "content": answer(turn)},
+            {"role": "user", "content": observation(turn)},
+        ]
     return sum(_compact(m) for m in messages) + _compact(TOOLS)
 
 
@@ -142,7 +151,9 @@ def sqlite_bytes(path: Path, task_id: str) -> dict[str, int]:
 
 def postgres_bytes(url: str, task_id: str) -> dict[str, int]:
     with psycopg.connect(url, autocommit=True) as conn:
-        tables = {name for (name,) in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")}
+        tables = {
+            name for (name,) in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
+        }
         row = conn.execute(
             "SELECT COALESCE(SUM(octet_length(input) + COALESCE(octet_length(output), 0)), 0)"
             " FROM operations WHERE task_id = %s",
@@ -152,8 +163,8 @@ def postgres_bytes(url: str, task_id: str) -> dict[str, int]:
         relations = ["operations"]
         if _has_contents(tables):
             row = conn.execute(
-                "SELECT COALESCE(SUM(octet_length(hash) + COALESCE(octet_length(prev), 0) + octet_length(body)), 0)"
-                " FROM contents WHERE task_id = %s",
+                "SELECT COALESCE(SUM(octet_length(hash) + COALESCE(octet_length(prev), 0)"
+                " + octet_length(body)), 0) FROM contents WHERE task_id = %s",
                 (task_id,),
             ).fetchone()
             journal += int(row[0]) if row else 0
@@ -172,7 +183,8 @@ def report(store: str, turns: int, figures: dict[str, int]) -> None:
     verdict = "met" if ratio <= 2 else "NOT met"
     place = "file" if store == "SQLite" else "relations"
     print(
-        f"  {store:<10} {turns:4d} turns  unique {unique / 1e3:9.1f} kB  journal {figures['journal'] / 1e3:9.1f} kB"
+        f"  {store:<10} {turns:4d} turns  unique {unique / 1e3:8.1f} kB"
+        f"  journal {figures['journal'] / 1e3:8.1f} kB"
         f"  ({ratio:6.2f}x, target <= 2x: {verdict})  {place} {figures['file'] / 1e3:9.1f} kB"
         f"  ({figures['file'] / unique:6.2f}x)"
     )

@@ -600,3 +600,47 @@ WITH RECURSIVE wanted(hash) AS (
 )
 SELECT c.hash, c.prev, c.body FROM contents c JOIN wanted w ON c.hash = w.hash
 WHERE c.task_id = %(task_id)s
+
+-- delete_task (store/sql_task_delete.py): every row of one task, table by table.
+
+-- name: delete_task_steps
+DELETE FROM steps WHERE task_id = %(task_id)s
+
+-- name: delete_task_operations
+DELETE FROM operations WHERE task_id = %(task_id)s
+
+-- name: delete_task_contents
+DELETE FROM contents WHERE task_id = %(task_id)s
+
+-- name: delete_task_messages
+DELETE FROM messages WHERE thread_id = %(task_id)s
+
+-- name: delete_task_events
+DELETE FROM events WHERE task_id = %(task_id)s
+
+-- name: delete_task_artifacts
+DELETE FROM artifacts WHERE task_id = %(task_id)s
+
+-- name: delete_task_triggers
+DELETE FROM triggers WHERE task_id = %(task_id)s
+
+-- name: delete_task_checkpoints
+DELETE FROM checkpoints WHERE task_id = %(task_id)s
+
+-- name: delete_task_approvals
+DELETE FROM approvals WHERE task_id = %(task_id)s
+
+-- name: delete_task_inbox
+DELETE FROM inbox WHERE task_id = %(task_id)s
+
+-- name: delete_task_task_grants
+DELETE FROM task_grants WHERE task_id = %(task_id)s
+
+-- name: delete_task_lease_claims
+DELETE FROM lease_claims WHERE task_id = %(task_id)s
+
+-- name: delete_task_leases
+DELETE FROM leases WHERE task_id = %(task_id)s
+
+-- name: delete_task_tasks
+DELETE FROM tasks WHERE id = %(task_id)s
