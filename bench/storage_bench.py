@@ -17,7 +17,9 @@ The unique payload is what the conversation holds once: the distinct messages
 
 Target (issue 17, item 5): journal bytes <= 2x the unique payload, growing
 linearly with the new content per turn (the figure at 100 turns and 200 turns
-shows the growth). PostgreSQL is a throwaway cluster (``tests/helpers/pg.py``).
+shows the growth). Each line also gives the time per turn (a journaled model
+call and the workflow around it), to show what the encoding costs.
+PostgreSQL is a throwaway cluster (``tests/helpers/pg.py``).
 
 Run: ``python bench/storage_bench.py [--turns N] [--only sqlite|postgresql]``
 """
@@ -32,6 +34,7 @@ import platform
 import sqlite3
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -118,11 +121,14 @@ def write_script(path: Path, turns: int) -> None:
     path.write_text(json.dumps({"act": [{"content": answer(turn)} for turn in range(turns)]}))
 
 
-async def run_conversation(url: str, script: Path, turns: int) -> str:
+async def run_conversation(url: str, script: Path, turns: int) -> tuple[str, float]:
+    """Run the conversation; return its task id and the seconds per turn it took."""
     async with ratchet.Runtime(url) as runtime:
+        began = time.perf_counter()
         task = await runtime.run(conversation, {"turns": turns}, model=f"scripted:{script}")
+        seconds = time.perf_counter() - began
     assert task.status == "completed", task.error
-    return task.id
+    return task.id, seconds / turns
 
 
 def _has_contents(tables: set[str]) -> bool:
@@ -186,20 +192,20 @@ def report(store: str, turns: int, figures: dict[str, int]) -> None:
         f"  {store:<10} {turns:4d} turns  unique {unique / 1e3:8.1f} kB"
         f"  journal {figures['journal'] / 1e3:8.1f} kB"
         f"  ({ratio:6.2f}x, target <= 2x: {verdict})  {place} {figures['file'] / 1e3:9.1f} kB"
-        f"  ({figures['file'] / unique:6.2f}x)"
+        f"  ({figures['file'] / unique:6.2f}x)  {figures['us_per_turn'] / 1e3:6.2f} ms/turn"
     )
 
 
 def measure_sqlite(workdir: Path, script: Path, turns: int) -> dict[str, int]:
     path = workdir / f"storage-{turns}.db"
-    task_id = asyncio.run(run_conversation(f"sqlite:///{path}", script, turns))
-    return sqlite_bytes(path, task_id)
+    task_id, per_turn = asyncio.run(run_conversation(f"sqlite:///{path}", script, turns))
+    return {**sqlite_bytes(path, task_id), "us_per_turn": int(per_turn * 1e6)}
 
 
 def measure_postgresql(cluster: Cluster, script: Path, turns: int) -> dict[str, int]:
     url = cluster.create_database()
-    task_id = asyncio.run(run_conversation(url, script, turns))
-    return postgres_bytes(url, task_id)
+    task_id, per_turn = asyncio.run(run_conversation(url, script, turns))
+    return {**postgres_bytes(url, task_id), "us_per_turn": int(per_turn * 1e6)}
 
 
 def main() -> None:

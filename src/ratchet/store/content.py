@@ -106,18 +106,28 @@ def _list_hasher() -> Any:
 
 
 def _chunk(text: str) -> bytes:
-    return f"{len(text)}:{text}".encode()
+    return b"%d:%s" % (len(text), text.encode())
 
 
 @dataclass
 class _ListNode:
-    """One list of an input: its items as stored (blob hashes at `blobs`), and each item's JSON."""
+    """One list of an input: its items, and each item's JSON."""
 
     hash: str
     items: list[Any]
-    blobs: list[int]
-    blob_rows: dict[str, str]
     texts: list[str]
+
+    def stored_whole(self) -> tuple[str, dict[str, str]]:
+        """The row of the list stored whole (each large item by its hash), and the rows of those items."""
+        items = list(self.items)
+        blobs: list[int] = []
+        rows: dict[str, str] = {}
+        for index, text in enumerate(self.texts):
+            if len(text) >= THRESHOLD:
+                items[index] = digest = _blob_hash(text)
+                rows[digest] = text
+                blobs.append(index)
+        return _encode({"n": len(items), "i": items, "b": blobs}), rows
 
 
 @dataclass
@@ -151,23 +161,11 @@ class _Encoding:
 
     def _list(self, value: list[Any], path: Path) -> str:
         hasher = _list_hasher()
-        items: list[Any] = []
-        blobs: list[int] = []
-        blob_rows: dict[str, str] = {}
-        texts: list[str] = []
-        for index, item in enumerate(value):
-            text = _encode(item)
-            texts.append(text)
+        texts = [_encode(item) for item in value]
+        for text in texts:
             hasher.update(_chunk(text))
-            if len(text) >= THRESHOLD:
-                digest = _blob_hash(text)
-                blob_rows[digest] = text
-                items.append(digest)
-                blobs.append(index)
-            else:
-                items.append(item)
         digest = _short(hasher)
-        self.lists[digest] = _ListNode(digest, items, blobs, blob_rows, texts)
+        self.lists[digest] = _ListNode(digest, value, texts)
         self.list_paths.append(path)
         return digest
 
@@ -230,10 +228,6 @@ def _extended(task_id: str, node: _ListNode) -> tuple[str, int] | None:
     return digest, size
 
 
-def _node_body(node: _ListNode) -> str:
-    return _encode({"n": len(node.items), "i": node.items, "b": node.blobs})
-
-
 def _tail_body(node: _ListNode, start: int) -> str:
     # The items a list adds to the one it extends are new: kept in its row, not as blobs of their own.
     return f'{{"n":{len(node.items)},"i":[{",".join(node.texts[start:])}],"b":[]}}'
@@ -251,9 +245,10 @@ async def _write_list(driver: Driver, task_id: str, node: _ListNode) -> None:
             if await driver.execute("put_content_after", params):
                 return
     # Stored whole: no earlier list to extend, or it is not stored (its transaction rolled back).
-    if node.blob_rows:
-        await driver.execute_many("put_content", _blob_params(task_id, node.blob_rows))
-    await driver.execute("put_content", {"task_id": task_id, "hash": node.hash, "body": _node_body(node)})
+    body, rows = node.stored_whole()
+    if rows:
+        await driver.execute_many("put_content", _blob_params(task_id, rows))
+    await driver.execute("put_content", {"task_id": task_id, "hash": node.hash, "body": body})
 
 
 def _remember(task_id: str, digest: str, length: int) -> None:
