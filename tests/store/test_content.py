@@ -18,6 +18,7 @@ import pytest
 from hypothesis import strategies as st
 
 from ratchet.branching import fork_task
+from ratchet.errors import CorruptRecord
 from ratchet.model import OpKind, OpStatus, Task, TaskStatus
 from ratchet.store import StateStore, open_store
 
@@ -185,3 +186,18 @@ async def test_a_conversation_stores_each_message_once(store: StateStore, store_
     unique = sum(len(str(m)) for m in history(59)) + len(str(TOOLS))
     stored = _journal_bytes(store_url, task.id)
     assert stored < 2 * unique  # as they were: ~20x (every call carried the whole history)
+
+
+@pytest.mark.parametrize("store_kind", ["sqlite"], indirect=True)
+async def test_an_input_whose_content_is_gone_is_unreadable_and_says_which(
+    store: StateStore, store_url: str, task: Task
+) -> None:
+    await record_conversation(store, task.id, 3)
+    with sqlite3.connect(store_url.removeprefix("sqlite:///")) as conn:
+        conn.execute("DELETE FROM contents WHERE prev IS NOT NULL")
+    with pytest.raises(
+        CorruptRecord,
+        match=r"stored content of operation\(s\) 1, 2 of task t1 is unreadable: content \S+ is missing",
+    ):
+        await store.list_ops(task.id)
+    assert (await store.get_op(task.id, 0)) is not None  # the first call's list was stored whole

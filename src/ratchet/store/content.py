@@ -284,15 +284,27 @@ async def loaded(driver: Driver, task_id: str, ops: Sequence[Operation]) -> list
     reader = _Reader(driver, task_id)
     for op in wrapped:
         reader.want(op.input)
-    try:
-        await reader.fetch()
-        inputs = {op.seq: reader.value(op.input) for op in wrapped}
-    except (KeyError, ValueError, TypeError, IndexError) as exc:
-        seqs = ", ".join(str(op.seq) for op in wrapped)
+    await reader.fetch()
+    inputs: dict[int, Any] = {}
+    broken: dict[int, Exception] = {}
+    for op in wrapped:
+        try:
+            inputs[op.seq] = reader.value(op.input)
+        except _UNREADABLE as exc:
+            broken[op.seq] = exc
+    if broken:
+        seqs = ", ".join(str(seq) for seq in broken)
+        first = next(iter(broken.values()))
         raise CorruptRecord(
-            f"the content of operations {seqs} of task {task_id}", "contents", (task_id,), _problem(exc)
-        ) from exc
+            f"the stored content of operation(s) {seqs} of task {task_id}",
+            "contents",
+            (task_id,),
+            _problem(first),
+        ) from first
     return [op.model_copy(update={"input": inputs[op.seq]}) if op.seq in inputs else op for op in ops]
+
+
+_UNREADABLE = (KeyError, ValueError, TypeError, IndexError)
 
 
 def _problem(exc: Exception) -> str:
@@ -327,7 +339,11 @@ class _Reader:
         await self._get(self._blobs | self._lists)
         items: set[str] = set()
         for digest in self._lists:
-            for node in self._chain(digest):
+            try:
+                chain = self._chain(digest)
+            except _UNREADABLE:
+                continue  # said when the input that names it is rebuilt
+            for node in chain:
                 items.update(node["i"][index] for index in node["b"])
         missing = items - self._rows.keys()
         if missing:
