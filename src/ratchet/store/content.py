@@ -215,8 +215,6 @@ def _extended(task_id: str, node: _ListNode) -> tuple[str, int] | None:
     wanted = {size for size in recent.values() if size <= length}
     prefixes: dict[int, str] = {}
     hasher = _list_hasher()
-    if 0 in wanted:
-        prefixes[0] = _short(hasher)
     for index, text in enumerate(node.texts, start=1):
         hasher.update(_chunk(text))
         if index in wanted:
