@@ -91,6 +91,25 @@ def _rows_naming(url: str, task_id: str) -> dict[str, int]:
     return found
 
 
+def _memory_rows_naming(store: StateStore, task_id: str) -> dict[str, int]:
+    """The same, over the memory store's tables (its dicts of JSON text)."""
+    tables = {name: table for name, table in vars(store._ops).items() if isinstance(table, dict)}  # type: ignore[attr-defined]
+    return {name: sum(task_id in repr(item) for item in table.items()) for name, table in tables.items()}
+
+
+@pytest.mark.parametrize("store_kind", ["memory"], indirect=True)
+async def test_no_table_of_the_memory_store_names_a_deleted_task_but_the_change_log(
+    store: StateStore,
+) -> None:
+    await fill(store, DOOMED)
+    await cancelled(store, DOOMED)
+    before = _memory_rows_naming(store, DOOMED)
+    assert before["ops"] and before["lease_claims"] and before["approvals"]
+    await store.delete_task(DOOMED)
+    after = {table: count for table, count in _memory_rows_naming(store, DOOMED).items() if count}
+    assert after == {"task_changes": before["task_changes"]}
+
+
 @pytest.mark.parametrize("store_kind", ["sqlite", "postgres"], indirect=True)
 async def test_no_row_of_any_table_names_a_deleted_task_but_the_change_log(
     store: StateStore, store_url: str
