@@ -17,7 +17,8 @@ Each error's docstring is its default message. The tree::
     │   │   └── WorkspaceRefused     the task's workspace lies outside the workspace root
     │   ├── CannotResume             the task can't be resumed now (held, ended, stale)
     │   ├── WriteRefused             an agent may not write a task it neither owns nor was granted
-    │   └── CannotRetry              the task can't be retried (not ended, completed, no such step)
+    │   ├── CannotRetry              the task can't be retried (not ended, completed, no such step)
+    │   └── CannotDelete             the task can't be deleted (not ended, leased, has children)
     ├── InvalidTransition            a status change the status machine forbids
     ├── StatePatchError              a StatePatch that cannot apply to the state
     ├── NonDeterminismError          a resumed workflow asked for a different call than it journaled
@@ -61,6 +62,7 @@ __all__ = [
     "ApprovalDenied",
     "ArtifactNotFound",
     "BudgetExceeded",
+    "CannotDelete",
     "CannotResume",
     "CannotRetry",
     "CheckpointNotFound",
@@ -205,6 +207,10 @@ class WriteRefused(InputError):
 
 class CannotRetry(InputError):
     """The task cannot be retried: only a failed or cancelled task can, from a step it reached."""
+
+
+class CannotDelete(InputError):
+    """The task cannot be deleted: only an ended task no worker holds, with no child tasks, can."""
 
 
 class InvalidTransition(RatchetError):

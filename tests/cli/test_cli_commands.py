@@ -11,6 +11,7 @@ COMMANDS = [
     "approve",
     "cancel",
     "chat",
+    "delete",
     "demo",
     "deny",
     "events",

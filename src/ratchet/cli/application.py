@@ -27,6 +27,7 @@ from ..printable import printable
 from . import (
     admin,
     chat,
+    delete,
     demo,
     journal,
     mcp,
@@ -67,6 +68,7 @@ COMMANDS: dict[str, Callable[..., Any]] = {
     "fork": admin.fork_command,
     "retry": retry.retry_command,
     "gc": admin.gc_command,
+    "delete": delete.delete_command,
     "chat": chat.chat_command,
     "sessions": chat.sessions_command,
     "migrate": admin.migrate_command,

@@ -240,6 +240,9 @@ class StateStore(StoreOps):
     async def list_children(self, parent_id: str) -> list[Task]:
         return await self._read(lambda tx: tx.list_children(parent_id))
 
+    async def delete_task(self, task_id: str) -> None:
+        return await self._write(None, lambda tx: tx.delete_task(task_id))
+
     async def update_task(self, task: Task, *, fence: Lease | None = None) -> Task:
         return await self._write(fence, lambda tx: tx.update_task(task))
 

@@ -51,6 +51,7 @@ from .memory_checkpoints import MemoryCheckpoints
 from .memory_grants import MemoryGrants
 from .memory_inbox import MemoryInbox
 from .memory_task_changes import MemoryTaskChanges
+from .memory_task_delete import MemoryTaskDelete
 from .memory_task_rows import MemoryTaskRows
 from .ops import StoreOps, claim_order, priority_of
 
@@ -101,7 +102,15 @@ class _MemoryTransaction:
         self.ops.undo.clear()
 
 
-class _MemoryOps(MemoryInbox, MemoryGrants, MemoryCheckpoints, MemoryTaskChanges, MemoryTaskRows, StoreOps):
+class _MemoryOps(
+    MemoryInbox,
+    MemoryGrants,
+    MemoryCheckpoints,
+    MemoryTaskChanges,
+    MemoryTaskRows,
+    MemoryTaskDelete,
+    StoreOps,
+):
     """The tables, as dicts of JSON text (changed through `UndoLog`), and the operations on them."""
 
     def __init__(self) -> None:

@@ -46,13 +46,14 @@ from ..model import (
     utcnow,
 )
 from ..task_change import TaskChange, TaskChangeKind
-from . import rows
+from . import content, rows
 from .changes import TRIGGERS, events_topic
 from .driver import Driver, Params
 from .ops import StoreOps, checkpoints_to_drop, claim_order, priority_of
 from .sql_grants import SqlGrants
 from .sql_inbox import SqlInbox
 from .sql_task_changes import SqlTaskChanges
+from .sql_task_delete import SqlTaskDelete
 from .sql_task_rows import SqlTaskRows
 
 __all__ = ["SqlOps"]
@@ -69,7 +70,7 @@ _INT4_MAX = 2**31 - 1  # substring offsets and message seqs are 32-bit integers
 _LEASE_COLUMNS = 9  # claim_tasks rows: a lease, then the claimed task's place in line
 
 
-class SqlOps(SqlInbox, SqlGrants, SqlTaskChanges, SqlTaskRows, StoreOps):
+class SqlOps(SqlInbox, SqlGrants, SqlTaskChanges, SqlTaskRows, SqlTaskDelete, StoreOps):
     """The operations, run through a driver inside a transaction the caller opened."""
 
     def __init__(self, driver: Driver) -> None:
@@ -192,7 +193,7 @@ class SqlOps(SqlInbox, SqlGrants, SqlTaskChanges, SqlTaskRows, StoreOps):
     async def record_op_started(self, op: Operation) -> Operation:
         if op.is_finished or op.output is not None or op.error is not None or op.finished_at:
             op = op.model_copy(update=_INTENT_RESET)
-        if await self._d.execute("record_op_started", rows.op_params(op)) == 0:
+        if await self._d.execute("record_op_started", rows.op_params(await content.stored(self._d, op))) == 0:
             raise DuplicateRecord(f"operation {op.seq} of task {op.task_id} already succeeded")
         return op
 
@@ -204,7 +205,7 @@ class SqlOps(SqlInbox, SqlGrants, SqlTaskChanges, SqlTaskRows, StoreOps):
         outcome = rows.op_outcome_params(op)
         written = (
             await self._d.execute("finish_op", outcome)
-            or await self._d.execute("insert_finished_op", rows.op_params(op))
+            or await self._d.execute("insert_finished_op", rows.op_params(await content.stored(self._d, op)))
             # The insert finds a row when another writer recorded the intent meanwhile.
             or await self._d.execute("finish_op", outcome)
         )
@@ -214,11 +215,11 @@ class SqlOps(SqlInbox, SqlGrants, SqlTaskChanges, SqlTaskRows, StoreOps):
 
     async def get_op(self, task_id: str, seq: int) -> Operation | None:
         row = await self._d.one("get_op", {"task_id": task_id, "seq": seq})
-        return None if row is None else rows.op_from_row(row)
+        return None if row is None else (await content.loaded(self._d, task_id, [rows.op_from_row(row)]))[0]
 
     async def list_ops(self, task_id: str, *, after_seq: int = -1) -> list[Operation]:
         found = await self._d.all("list_ops", {"task_id": task_id, "after_seq": after_seq})
-        return [rows.op_from_row(row) for row in found]
+        return await content.loaded(self._d, task_id, [rows.op_from_row(row) for row in found])
 
     # ------------------------------------------------------------------ messages
 

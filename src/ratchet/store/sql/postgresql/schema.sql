@@ -176,3 +176,11 @@ CREATE TABLE task_changes (
     time        BIGINT NOT NULL,
     record      TEXT NOT NULL
 );
+
+CREATE TABLE contents (
+    task_id     TEXT NOT NULL,
+    hash        TEXT NOT NULL,
+    prev        TEXT,
+    body        TEXT NOT NULL,
+    PRIMARY KEY (task_id, hash)
+);

@@ -490,3 +490,74 @@ WHERE agent = :agent
   AND (:statuses IS NULL OR status IN (SELECT value FROM json_each(:statuses)))
   AND (:name IS NULL OR name = :name)
   AND (:parent_id IS NULL OR parent_id = :parent_id)
+
+-- contents (store/content.py): a task's content-addressed values, each stored once.
+
+-- name: put_content
+INSERT INTO contents (task_id, hash, prev, body) VALUES (:task_id, :hash, NULL, :body)
+ON CONFLICT (task_id, hash) DO NOTHING
+
+-- name: put_content_after
+-- A list stored as the list it extends (prev) and its new items: only when prev is stored (else 0 rows).
+INSERT INTO contents (task_id, hash, prev, body)
+SELECT :task_id, :hash, :prev, :body
+WHERE EXISTS (SELECT 1 FROM contents WHERE task_id = :task_id AND hash = :prev)
+ON CONFLICT (task_id, hash) DO NOTHING
+
+-- name: has_content
+SELECT 1 FROM contents WHERE task_id = :task_id AND hash = :hash
+
+-- name: get_contents
+-- The rows of the hashes given (a JSON array), and of every list each extends, back to its start.
+WITH RECURSIVE wanted(hash) AS (
+    SELECT value FROM json_each(:hashes)
+    UNION
+    SELECT c.prev FROM contents c JOIN wanted w ON c.hash = w.hash
+    WHERE c.task_id = :task_id AND c.prev IS NOT NULL
+)
+SELECT c.hash, c.prev, c.body FROM contents c JOIN wanted w ON c.hash = w.hash
+WHERE c.task_id = :task_id
+
+-- delete_task (store/sql_task_delete.py): every row of one task, table by table.
+
+-- name: delete_task_steps
+DELETE FROM steps WHERE task_id = :task_id
+
+-- name: delete_task_operations
+DELETE FROM operations WHERE task_id = :task_id
+
+-- name: delete_task_contents
+DELETE FROM contents WHERE task_id = :task_id
+
+-- name: delete_task_messages
+DELETE FROM messages WHERE thread_id = :task_id
+
+-- name: delete_task_events
+DELETE FROM events WHERE task_id = :task_id
+
+-- name: delete_task_artifacts
+DELETE FROM artifacts WHERE task_id = :task_id
+
+-- name: delete_task_triggers
+DELETE FROM triggers WHERE task_id = :task_id
+
+-- name: delete_task_checkpoints
+DELETE FROM checkpoints WHERE task_id = :task_id
+
+-- name: delete_task_approvals
+DELETE FROM approvals WHERE task_id = :task_id
+
+-- name: delete_task_inbox
+DELETE FROM inbox WHERE task_id = :task_id
+
+-- name: delete_task_task_grants
+DELETE FROM task_grants WHERE task_id = :task_id
+
+-- name: delete_task_lease_claims
+DELETE FROM lease_claims WHERE task_id = :task_id
+
+-- name: delete_task_leases
+DELETE FROM leases WHERE task_id = :task_id
+
+-- name: delete_task_tasks
+DELETE FROM tasks WHERE id = :task_id

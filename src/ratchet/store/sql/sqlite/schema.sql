@@ -172,3 +172,11 @@ CREATE TABLE task_changes (
     time        INTEGER NOT NULL,
     record      TEXT NOT NULL
 ) WITHOUT ROWID;
+
+CREATE TABLE contents (
+    task_id     TEXT NOT NULL,
+    hash        TEXT NOT NULL,
+    prev        TEXT,
+    body        TEXT NOT NULL,
+    PRIMARY KEY (task_id, hash)
+) WITHOUT ROWID;
