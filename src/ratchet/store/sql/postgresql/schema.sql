@@ -176,3 +176,19 @@ CREATE TABLE task_changes (
     time        BIGINT NOT NULL,
     record      TEXT NOT NULL
 );
+
+-- The fence as a statement that fails (migration 0012): SQLSTATE RLOST becomes LeaseLost.
+CREATE FUNCTION ratchet_check_fence(fenced_task TEXT, fenced_token BIGINT) RETURNS BOOLEAN
+LANGUAGE plpgsql AS $$
+DECLARE
+    current_token BIGINT;
+    is_released BOOLEAN;
+BEGIN
+    SELECT token, released INTO current_token, is_released
+    FROM leases WHERE task_id = fenced_task FOR SHARE;
+    IF NOT FOUND OR current_token <> fenced_token OR is_released THEN
+        RAISE EXCEPTION 'lease % on task % is no longer current', fenced_token, fenced_task
+            USING ERRCODE = 'RLOST';
+    END IF;
+    RETURN TRUE;
+END $$;
