@@ -14,11 +14,11 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Callable, Iterable, Sequence
-from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
-from typing import Any, NoReturn, TypeVar
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
+from ..compact_json import encode as _encode
 from ..errors import CorruptRecord
 from ..inbox_message import InboxMessage
 from ..limits import PRIORITY_DEFAULT
@@ -58,28 +58,6 @@ def to_micros(value: dt.datetime) -> int:
 
 def from_micros(value: int) -> dt.datetime:
     return _EPOCH + dt.timedelta(microseconds=value)
-
-
-def _unencodable(value: object) -> NoReturn:
-    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
-
-
-# json's C encoder, made once: `JSONEncoder.encode` makes one per call, which costs more than
-# encoding a journal-sized value. No check for cycles (markers=None): every value stored here
-# was validated as JSON by its record's model first, and that rejects a cycle.
-_c_encode = (
-    None
-    if c_make_encoder is None  # a Python without json's C speedups
-    else c_make_encoder(None, _unencodable, encode_basestring, None, ":", ",", False, False, True)
-)
-_slow_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
-
-
-def _encode(value: Any) -> str:
-    """Compact JSON, non-ASCII kept as is (``json.dumps(separators=(",", ":"), ensure_ascii=False)``)."""
-    if _c_encode is None:
-        return _slow_encode(value)
-    return "".join(_c_encode(value, 0))
 
 
 def _dump(value: Any) -> str | None:
