@@ -13,7 +13,7 @@ import datetime as dt
 import psycopg
 import pytest
 
-from ratchet.errors import LeaseLost
+from ratchet.errors import DuplicateRecord, LeaseLost
 from ratchet.model import OpStatus, TaskStatus, utcnow
 from ratchet.store import open_store
 
@@ -65,3 +65,24 @@ async def test_the_fence_function_raises_its_own_sqlstate(postgres_url: str) -> 
         conn.execute("SELECT ratchet_check_fence('t1', 1)")
     assert raised.value.sqlstate == "RLOST"
     assert "lease 1 on task t1 is no longer current" in str(raised.value)
+
+
+async def test_a_journal_write_sent_with_the_commit_that_changes_nothing_raises_and_keeps_nothing(
+    postgres_url: str,
+) -> None:
+    async with await open_store(postgres_url) as store:
+        task = await store.create_task(make_task("t1"))
+        lease = await store.claim_lease(task.id, "w1", 30)
+        assert lease is not None
+        await store.record_op_finished(
+            make_op(task.id, 0, OpStatus.SUCCEEDED, output={"ok": True}), fence=lease
+        )
+        with pytest.raises(DuplicateRecord, match=r"^operation 0 of task t1 already succeeded$"):
+            async with store.transaction(fence=lease) as tx:
+                await tx.record_op_started(make_op(task.id, 0))
+                await tx.update_task(task.transition(TaskStatus.RUNNING))
+        with pytest.raises(DuplicateRecord, match=r"^operation 0 of task t1 already succeeded$"):
+            await store.record_op_finished(make_op(task.id, 0, OpStatus.FAILED, error="late"), fence=lease)
+        assert (await store.get_task(task.id)).status is TaskStatus.QUEUED
+        op = await store.get_op(task.id, 0)
+        assert op is not None and (op.status, op.output) == (OpStatus.SUCCEEDED, {"ok": True})

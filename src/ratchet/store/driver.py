@@ -46,11 +46,15 @@ class Driver(abc.ABC):
         """Run the named query; return every row."""
 
     @abc.abstractmethod
-    async def write(self, name: str, values: Sequence[Any]) -> int:
-        """Run the named query with positional parameters; return how many rows it changed.
+    async def write(self, name: str, values: Sequence[Any], refused: Callable[[], BaseException]) -> None:
+        """Run the named write with positional parameters; raise ``refused()`` if it changed no row.
 
         For the statements every journaled call runs: binding by position
-        costs less than by name.
+        costs less than by name. A dialect whose query raises inside the
+        database when it changes nothing (its own SQLSTATE) may send it with
+        the transaction's next statement or its commit, in one round trip:
+        then ``refused()`` is raised there, and nothing of the transaction is
+        kept.
         """
 
     @abc.abstractmethod

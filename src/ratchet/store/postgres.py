@@ -158,16 +158,18 @@ def store_error(target: Target, exc: psycopg.Error, conn: psycopg.AsyncConnectio
     return server_error(target, exc)
 
 
-_FENCE_FAILED = "RLOST"  # the SQLSTATE ratchet_check_fence raises (migration 0012)
+_FENCE_FAILED = "RLOST"  # what ratchet_check_fence raises (migration 0012)
+_NOTHING_WRITTEN = "RNONE"  # what ratchet_expect_written raises (migration 0012)
 
 
 class PostgresDriver(Driver):
     """One pooled connection, for one transaction.
 
-    ``BEGIN`` and the checks (`check`) wait, unsent, for the transaction's
-    first statement and go with it in one pipeline: one round trip. A check
-    that fails raises in the database, which aborts the transaction; the
-    statements after it do not run, and the error becomes the check's failure.
+    ``BEGIN``, the checks (`check`) and the journal's writes (`write`) wait,
+    unsent, for the transaction's next statement or its commit, and go with
+    it in one pipeline: one round trip. A check or write that fails raises in
+    the database (its own SQLSTATE), which aborts the transaction: nothing
+    after it runs, and the error becomes the failure the store gave with it.
     """
 
     def __init__(self, conn: psycopg.AsyncConnection[Any], target: Target) -> None:
@@ -175,7 +177,7 @@ class PostgresDriver(Driver):
         self.target = target
         self._q = catalogue.queries(DIALECT)
         self._waiting: list[tuple[str, Sequence[Any] | Params | None]] = []  # sent with the next statement
-        self._failures: list[Callable[[], BaseException]] = []  # of the checks waiting
+        self._failures: dict[str, Callable[[], BaseException]] = {}  # by SQLSTATE, of what waits
 
     async def _run(self, name: str, params: Params | Sequence[Any] | None) -> psycopg.AsyncCursor[Any]:
         if self._waiting:
@@ -190,7 +192,7 @@ class PostgresDriver(Driver):
     ) -> psycopg.AsyncCursor[Any]:
         """Send what waits, then `query`, in one pipeline; return the last cursor, its results in."""
         waiting, self._waiting = self._waiting, []
-        failures, self._failures = self._failures, []
+        failures, self._failures = self._failures, {}
         if query is not None:
             waiting.append((query, params))
         try:
@@ -199,24 +201,33 @@ class PostgresDriver(Driver):
                     cursor = await self.conn.execute(sql, values)
             # Leaving the pipeline synced it: every result is in, and the first error raised.
         except psycopg.Error as exc:
-            if exc.sqlstate == _FENCE_FAILED and failures:
-                # The check aborted the transaction: nothing after it ran, and the rollback
-                # that follows (the caller's, or `commit`'s) keeps nothing of it.
-                raise failures[0]() from None
+            failure = failures.get(exc.sqlstate or "")
+            if failure is not None:
+                # The statement aborted the transaction: nothing after it ran, and the
+                # rollback that follows (the caller's, or `commit`'s) keeps nothing of it.
+                raise failure() from None
             raise store_error(self.target, exc, self.conn) from exc
         return cursor
+
+    async def _wait(
+        self, query: str, values: Sequence[Any], sqlstate: str, failure: Callable[[], BaseException]
+    ) -> None:
+        """Hold `query` for the next statement; `failure()` is what its `sqlstate` raises."""
+        if sqlstate in self._failures:  # one of each at a time, so an error names its statement
+            await self._run_pipelined(None, None)
+        self._waiting.append((query, values))
+        self._failures[sqlstate] = failure
 
     async def _send_waiting(self) -> None:
         """Send what waits, alone: what comes next runs outside a pipeline."""
         if self._waiting:
             await self._run_pipelined(None, None)
 
-    async def write(self, name: str, values: Sequence[Any]) -> int:
-        return (await self._run(name, values)).rowcount
+    async def write(self, name: str, values: Sequence[Any], refused: Callable[[], BaseException]) -> None:
+        await self._wait(self._q[name], values, _NOTHING_WRITTEN, refused)
 
     async def check(self, name: str, values: Sequence[Any], failure: Callable[[], BaseException]) -> None:
-        self._waiting.append((self._q[name], values))
-        self._failures.append(failure)
+        await self._wait(self._q[name], values, _FENCE_FAILED, failure)
 
     async def execute(self, name: str, params: Params | None = None) -> int:
         return (await self._run(name, params)).rowcount
@@ -243,20 +254,20 @@ class PostgresDriver(Driver):
 
     async def begin(self, *, write: bool) -> None:
         self._waiting = [(self._q["begin_write" if write else "begin_read"], None)]
-        self._failures = []
+        self._failures = {}
 
     async def commit(self) -> None:
-        if self._waiting and not self._failures:
-            self._waiting = []  # nothing was sent: no transaction to end
+        if len(self._waiting) == 1 and self.conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+            self._waiting = []  # only BEGIN waits: nothing was sent, no transaction to end
             return
         try:
-            await self._run("commit", None)  # with a fence still waiting, if nothing ran: checked first
+            await self._run("commit", None)  # with what waits: a journaled write's one round trip
         except BaseException:
             await self.rollback()
             raise
 
     async def rollback(self) -> None:
-        self._waiting, self._failures = [], []
+        self._waiting, self._failures = [], {}
         if self.conn.closed or self.conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
             return
         try:

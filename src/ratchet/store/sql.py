@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 from ..errors import (
     ArtifactNotFound,
@@ -193,8 +193,7 @@ class SqlOps(SqlInbox, SqlGrants, SqlTaskChanges, SqlTaskRows, StoreOps):
     async def record_op_started(self, op: Operation) -> Operation:
         if op.is_finished or op.output is not None or op.error is not None or op.finished_at:
             op = op.model_copy(update=_INTENT_RESET)
-        if await self._d.write("record_op_started", rows.op_values(op)) == 0:
-            raise DuplicateRecord(f"operation {op.seq} of task {op.task_id} already succeeded")
+        await self._d.write("record_op_started", rows.op_values(op), _already_succeeded(op))
         return op
 
     async def record_op_finished(self, op: Operation) -> Operation:
@@ -202,8 +201,7 @@ class SqlOps(SqlInbox, SqlGrants, SqlTaskChanges, SqlTaskRows, StoreOps):
             raise ValueError("record_op_finished needs a succeeded or failed operation")
         if op.finished_at is None:
             op = op.model_copy(update={"finished_at": utcnow()})
-        if await self._d.write("record_op_finished", rows.op_values(op)) == 0:
-            raise DuplicateRecord(f"operation {op.seq} of task {op.task_id} already succeeded")
+        await self._d.write("record_op_finished", rows.op_values(op), _already_succeeded(op))
         return op
 
     async def get_op(self, task_id: str, seq: int) -> Operation | None:
@@ -541,3 +539,8 @@ class SqlOps(SqlInbox, SqlGrants, SqlTaskChanges, SqlTaskRows, StoreOps):
 
     async def lease_history(self, task_id: str) -> list[Lease]:
         return [rows.lease_from_row(row) for row in await self._d.all("lease_history", {"task_id": task_id})]
+
+
+def _already_succeeded(op: Operation) -> Callable[[], DuplicateRecord]:
+    """What a journal write raises when the row it would change has already succeeded."""
+    return lambda: DuplicateRecord(f"operation {op.seq} of task {op.task_id} already succeeded")

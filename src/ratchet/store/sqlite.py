@@ -171,11 +171,13 @@ class SqliteDriver(Driver):
         except sqlite3.Error as exc:
             raise self._error(exc) from exc
 
-    async def write(self, name: str, values: Sequence[Any]) -> int:
+    async def write(self, name: str, values: Sequence[Any], refused: Callable[[], BaseException]) -> None:
         try:
-            return self._cursor.execute(self._q[name], values).rowcount
+            written = self._cursor.execute(self._q[name], values).rowcount
         except sqlite3.Error as exc:
             raise self._error(exc) from exc
+        if written == 0:
+            raise refused()
 
     async def check(self, name: str, values: Sequence[Any], failure: Callable[[], BaseException]) -> None:
         try:

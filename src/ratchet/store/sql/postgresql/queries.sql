@@ -126,35 +126,45 @@ SELECT idx, record FROM steps WHERE task_id = %(task_id)s ORDER BY idx
 -- name: record_op_started
 -- The journal's two writes take an operation's row positionally (rows.OP_COLUMNS order):
 -- they run on every journaled call, and binding by position is the cheaper way.
-INSERT INTO operations (task_id, seq, kind, name, attempt, idempotency_key, status,
-                        input, output, error, started_at, finished_at, error_type,
-                        next_attempt_at, meta)
-VALUES (%s, %s, %s, %s, %s, %s, %s,
-        %s, %s, %s, %s, %s, %s, %s,
-        %s)
-ON CONFLICT (task_id, seq) DO UPDATE SET
-    kind = excluded.kind, name = excluded.name, attempt = excluded.attempt,
-    idempotency_key = excluded.idempotency_key, status = 'started', input = excluded.input,
-    output = NULL, error = NULL, started_at = excluded.started_at, finished_at = NULL,
-    error_type = NULL, next_attempt_at = NULL, meta = excluded.meta
-WHERE operations.status <> 'succeeded'
+-- Raises SQLSTATE RNONE when it writes nothing (the row already succeeded), so the driver
+-- may send it with the commit, unread (migration 0012).
+WITH written AS (
+    INSERT INTO operations (task_id, seq, kind, name, attempt, idempotency_key, status,
+                            input, output, error, started_at, finished_at, error_type,
+                            next_attempt_at, meta)
+    VALUES (%s, %s, %s, %s, %s, %s, %s,
+            %s, %s, %s, %s, %s, %s, %s,
+            %s)
+    ON CONFLICT (task_id, seq) DO UPDATE SET
+        kind = excluded.kind, name = excluded.name, attempt = excluded.attempt,
+        idempotency_key = excluded.idempotency_key, status = 'started', input = excluded.input,
+        output = NULL, error = NULL, started_at = excluded.started_at, finished_at = NULL,
+        error_type = NULL, next_attempt_at = NULL, meta = excluded.meta
+    WHERE operations.status <> 'succeeded'
+    RETURNING 1
+)
+SELECT ratchet_expect_written(count(*)) FROM written
 
 -- name: record_op_finished
 -- One statement whether or not an intent row is there (a read-only call writes none).
 -- A later attempt than the row's brings its own start; the same attempt keeps the start its intent wrote.
-INSERT INTO operations (task_id, seq, kind, name, attempt, idempotency_key, status,
-                        input, output, error, started_at, finished_at, error_type,
-                        next_attempt_at, meta)
-VALUES (%s, %s, %s, %s, %s, %s, %s,
-        %s, %s, %s, %s, %s, %s, %s,
-        %s)
-ON CONFLICT (task_id, seq) DO UPDATE SET
-    attempt = excluded.attempt, status = excluded.status, output = excluded.output,
-    error = excluded.error, finished_at = excluded.finished_at, error_type = excluded.error_type,
-    next_attempt_at = excluded.next_attempt_at, meta = excluded.meta,
-    started_at = CASE WHEN operations.attempt = excluded.attempt
-                      THEN operations.started_at ELSE excluded.started_at END
-WHERE operations.status <> 'succeeded'
+WITH written AS (
+    INSERT INTO operations (task_id, seq, kind, name, attempt, idempotency_key, status,
+                            input, output, error, started_at, finished_at, error_type,
+                            next_attempt_at, meta)
+    VALUES (%s, %s, %s, %s, %s, %s, %s,
+            %s, %s, %s, %s, %s, %s, %s,
+            %s)
+    ON CONFLICT (task_id, seq) DO UPDATE SET
+        attempt = excluded.attempt, status = excluded.status, output = excluded.output,
+        error = excluded.error, finished_at = excluded.finished_at, error_type = excluded.error_type,
+        next_attempt_at = excluded.next_attempt_at, meta = excluded.meta,
+        started_at = CASE WHEN operations.attempt = excluded.attempt
+                          THEN operations.started_at ELSE excluded.started_at END
+    WHERE operations.status <> 'succeeded'
+    RETURNING 1
+)
+SELECT ratchet_expect_written(count(*)) FROM written
 
 -- name: get_op
 SELECT task_id, seq, kind, name, attempt, idempotency_key, status, input, output, error,

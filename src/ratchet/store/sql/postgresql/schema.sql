@@ -192,3 +192,15 @@ BEGIN
     END IF;
     RETURN TRUE;
 END $$;
+
+-- A write that must change a row, as a statement that fails when it changed none: the
+-- journal's writes call it, so they too can be sent unread, with the commit.
+-- SQLSTATE RNONE; the driver raises the refusal the store gave with the write.
+CREATE FUNCTION ratchet_expect_written(written BIGINT) RETURNS BOOLEAN
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF written = 0 THEN
+        RAISE EXCEPTION 'the write changed no row' USING ERRCODE = 'RNONE';
+    END IF;
+    RETURN TRUE;
+END $$;
