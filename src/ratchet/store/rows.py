@@ -118,11 +118,6 @@ def op_values(op: Operation) -> tuple[Any, ...]:
     )
 
 
-def op_params(op: Operation) -> dict[str, Any]:
-    """The operation's row as named parameters (`op_values`, named)."""
-    return dict(zip(OP_COLUMNS, op_values(op), strict=True))
-
-
 def op_from_row(row: Sequence[Any]) -> Operation:
     try:
         return _op(row)
