@@ -131,6 +131,7 @@ async def test_a_claimer_skips_a_task_whose_lapsed_lease_fences_a_writer(postgre
 
         async def late_writer() -> None:
             async with store.transaction(fence=lapsed) as tx:
+                await tx.get_task(task.id)  # the fence goes with the first statement: the lease row is held
                 writing.set()
                 await claimed_once.wait()
                 await tx.update_task(task.transition(TaskStatus.RUNNING))

@@ -200,10 +200,18 @@ class Call:
         self._on_outcome.append(report)
 
     def take_events(self, outcome: Operation | None = None) -> list[Event]:
-        staged, self._events = self._events, []
-        events = [event if isinstance(event, Event) else event() for event in staged]
-        if outcome is not None:
-            events += [e for report in self._on_outcome if (e := report(outcome)) is not None]
+        """The events staged for the next write; with the call's `outcome`, those that report it too.
+
+        The reports are taken with the outcome: they hold the call (a cycle the
+        garbage collector would otherwise have to find, once per call).
+        """
+        events: list[Event] = []
+        if self._events:
+            staged, self._events = self._events, []
+            events = [event if isinstance(event, Event) else event() for event in staged]
+        if outcome is not None and self._on_outcome:
+            reports, self._on_outcome = self._on_outcome, []
+            events += [e for report in reports if (e := report(outcome)) is not None]
         return events
 
     def describe(self, limit: int = 80) -> str:

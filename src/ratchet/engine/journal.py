@@ -8,6 +8,7 @@ commit together (docs/durability.md, the contract).
 from __future__ import annotations
 
 import datetime as dt
+import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +16,7 @@ from pydantic import JsonValue
 
 from ..limits import MAX_INLINE_RESULT_BYTES
 from ..model import Event, Lease, Operation, OpKind, OpStatus, utcnow
-from ..observe.recording import timed_commit
+from ..observe.recording import current_recorder
 from ..store import StateStore
 from .faults import crash_point
 from .results import read_back, set_aside, stored_result
@@ -78,10 +79,12 @@ class Journal:
     async def record_intent(self, call: Call) -> None:
         """Commit that the call is about to run (before its effect)."""
         op = call.intent = self._operation(call, OpStatus.STARTED)
-        with timed_commit():
-            async with self.store.transaction(fence=self.lease) as tx:
-                await tx.record_op_started(op)
-                await _append(tx, call.take_events())
+        recorder, began = current_recorder(), time.perf_counter()
+        async with self.store.transaction(fence=self.lease) as tx:
+            await tx.record_op_started(op)
+            await _append(tx, call.take_events())
+        if recorder is not None:
+            recorder.committed(time.perf_counter() - began)
         self.recorded[call.seq] = op
         crash_point("after_intent_commit")
 
@@ -95,10 +98,12 @@ class Journal:
             next_attempt_at=next_attempt_at,
             finished_at=utcnow(),
         )
-        with timed_commit():
-            async with self.store.transaction(fence=self.lease) as tx:
-                await tx.record_op_finished(op)
-                await _append(tx, call.take_events())
+        recorder, began = current_recorder(), time.perf_counter()
+        async with self.store.transaction(fence=self.lease) as tx:
+            await tx.record_op_finished(op)
+            await _append(tx, call.take_events())
+        if recorder is not None:
+            recorder.committed(time.perf_counter() - began)
         self.recorded[call.seq] = op
 
     async def record_outcome(
@@ -126,17 +131,22 @@ class Journal:
         if aside is not None:
             op = aside[0]
         crash_point("before_result_commit")
-        with timed_commit():
-            async with self.store.transaction(fence=self.lease) as tx:
-                if aside is not None:
-                    await tx.put_artifact(aside[1], aside[2])  # with the outcome: both are kept, or neither
-                await tx.record_op_finished(op)
-                await _append(tx, call.take_events(op))
+        events = call.take_events(op)
+        recorder, began = current_recorder(), time.perf_counter()
+        async with self.store.transaction(fence=self.lease) as tx:
+            if aside is not None:
+                await tx.put_artifact(aside[1], aside[2])  # with the outcome: both are kept, or neither
+            await tx.record_op_finished(op)
+            await _append(tx, events)
+        if recorder is not None:  # the commit's time, reported only when it commits
+            recorder.committed(time.perf_counter() - began)
         self.recorded[call.seq] = op
         crash_point("after_result_commit")
         return op
 
 
 async def _append(tx: object, events: list[Event]) -> None:
+    if not events:
+        return
     for event in events:
         await tx.append_event(event)  # type: ignore[attr-defined]

@@ -17,6 +17,7 @@ from typing import Literal
 
 from pydantic import JsonValue
 
+from ..compact_json import encode as _encode
 from ..model import Artifact, ArtifactRef, Operation, Record
 from ..store import StateStore
 
@@ -26,7 +27,6 @@ RESULT_ARTIFACT = "result_artifact"
 PREVIEW_CHARS = 200
 
 # As the SQL stores write JSON (store/rows.py): the artifact's size is what the journal would have held.
-_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
 
 class StoredResult(Record):

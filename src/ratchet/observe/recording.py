@@ -10,12 +10,11 @@ recorder is installed. No registry is global: two workers in one process
 from __future__ import annotations
 
 import contextlib
-import time
 from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import Protocol
 
-__all__ = ["Recorder", "current_recorder", "note_takeover", "recording", "timed_commit"]
+__all__ = ["Recorder", "current_recorder", "note_takeover", "recording"]
 
 
 class Recorder(Protocol):
@@ -57,18 +56,6 @@ def recording(recorder: Recorder) -> Iterator[None]:
         yield
     finally:
         _recorder.reset(token)
-
-
-@contextlib.contextmanager
-def timed_commit() -> Iterator[None]:
-    """Time the journal commit inside the block (reported only when it commits)."""
-    recorder = _recorder.get()
-    if recorder is None:
-        yield
-        return
-    began = time.perf_counter()
-    yield
-    recorder.committed(time.perf_counter() - began)
 
 
 def note_takeover() -> None:

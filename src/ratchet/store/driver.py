@@ -3,7 +3,8 @@
 `SqlOps` (sql.py) writes every store operation once, in terms of a driver;
 each SQL store (sqlite.py, postgres.py) is a driver plus how it connects.
 A driver knows nothing of tasks or leases: it runs the query of a name from
-its dialect's catalogue (sql/<dialect>/queries.sql) with named parameters,
+its dialect's catalogue (sql/<dialect>/queries.sql) with named parameters
+(the journal's hottest statements, `write` and `check`, bind theirs by position),
 and turns every error of its database library into a `StoreError` (a unique
 key broken becomes `DuplicateRecord`), so nothing above it sees the library.
 """
@@ -11,7 +12,7 @@ key broken becomes `DuplicateRecord`), so nothing above it sees the library.
 from __future__ import annotations
 
 import abc
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 __all__ = ["Driver", "Params", "Row"]
@@ -43,6 +44,29 @@ class Driver(abc.ABC):
     @abc.abstractmethod
     async def all(self, name: str, params: Params | None = None) -> list[Row]:
         """Run the named query; return every row."""
+
+    @abc.abstractmethod
+    async def write(self, name: str, values: Sequence[Any], refused: Callable[[], BaseException]) -> None:
+        """Run the named write with positional parameters; raise ``refused()`` if it changed no row.
+
+        For the statements every journaled call runs: binding by position
+        costs less than by name. A dialect whose query raises inside the
+        database when it changes nothing (its own SQLSTATE) may send it with
+        the transaction's next statement or its commit, in one round trip:
+        then ``refused()`` is raised there, and nothing of the transaction is
+        kept.
+        """
+
+    @abc.abstractmethod
+    async def check(self, name: str, values: Sequence[Any], failure: Callable[[], BaseException]) -> None:
+        """Run the named check query; raise ``failure()`` unless it holds.
+
+        The check holds when the query returns a row whose first column is
+        true. A dialect whose query raises inside the database instead (its
+        own SQLSTATE) may send it with the transaction's next statement, in
+        one round trip: then ``failure()`` is raised by that statement, and
+        nothing of the transaction is kept.
+        """
 
     @abc.abstractmethod
     async def lock(self, key: str) -> None:

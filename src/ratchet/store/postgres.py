@@ -4,6 +4,9 @@ Each transaction takes a connection from a pool (psycopg 3, async), so
 transactions of different asyncio tasks run at once. Writes run at READ
 COMMITTED and say what they must lock: a fenced transaction holds its lease row
 ``FOR SHARE`` until it commits, so no claim can replace the lease in between;
+its fence is a statement that fails (``ratchet_check_fence``, SQLSTATE RLOST),
+sent with ``BEGIN`` and the transaction's first statement in one round trip
+(pipeline mode), so a journaled write costs that round trip and the commit;
 numbers handed out per owner (event seqs, message seqs, checkpoint numbers)
 are allocated under a transaction-scoped advisory lock of that owner; work is
 claimed with ``FOR UPDATE SKIP LOCKED``. Reads run in a REPEATABLE READ,
@@ -15,7 +18,7 @@ line that names the database and never a password.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import psycopg
@@ -155,19 +158,76 @@ def store_error(target: Target, exc: psycopg.Error, conn: psycopg.AsyncConnectio
     return server_error(target, exc)
 
 
+_FENCE_FAILED = "RLOST"  # what ratchet_check_fence raises (migration 0013)
+_NOTHING_WRITTEN = "RNONE"  # what ratchet_expect_written raises (migration 0013)
+
+
 class PostgresDriver(Driver):
-    """One pooled connection, for one transaction."""
+    """One pooled connection, for one transaction.
+
+    ``BEGIN``, the checks (`check`) and the journal's writes (`write`) wait,
+    unsent, for the transaction's next statement or its commit, and go with
+    it in one pipeline: one round trip. A check or write that fails raises in
+    the database (its own SQLSTATE), which aborts the transaction: nothing
+    after it runs, and the error becomes the failure the store gave with it.
+    """
 
     def __init__(self, conn: psycopg.AsyncConnection[Any], target: Target) -> None:
         self.conn = conn
         self.target = target
         self._q = catalogue.queries(DIALECT)
+        self._waiting: list[tuple[str, Sequence[Any] | Params | None]] = []  # sent with the next statement
+        self._failures: dict[str, Callable[[], BaseException]] = {}  # by SQLSTATE, of what waits
 
-    async def _run(self, name: str, params: Params | None) -> psycopg.AsyncCursor[Any]:
+    async def _run(self, name: str, params: Params | Sequence[Any] | None) -> psycopg.AsyncCursor[Any]:
+        if self._waiting:
+            return await self._run_pipelined(self._q[name], params)
         try:
             return await self.conn.execute(self._q[name], params)
         except psycopg.Error as exc:
             raise store_error(self.target, exc, self.conn) from exc
+
+    async def _run_pipelined(
+        self, query: str | None, params: Params | Sequence[Any] | None
+    ) -> psycopg.AsyncCursor[Any]:
+        """Send what waits, then `query`, in one pipeline; return the last cursor, its results in."""
+        waiting, self._waiting = self._waiting, []
+        failures, self._failures = self._failures, {}
+        if query is not None:
+            waiting.append((query, params))
+        try:
+            async with self.conn.pipeline():
+                for sql, values in waiting:
+                    cursor = await self.conn.execute(sql, values)
+            # Leaving the pipeline synced it: every result is in, and the first error raised.
+        except psycopg.Error as exc:
+            failure = failures.get(exc.sqlstate or "")
+            if failure is not None:
+                # The statement aborted the transaction: nothing after it ran, and the
+                # rollback that follows (the caller's, or `commit`'s) keeps nothing of it.
+                raise failure() from None
+            raise store_error(self.target, exc, self.conn) from exc
+        return cursor
+
+    async def _wait(
+        self, query: str, values: Sequence[Any], sqlstate: str, failure: Callable[[], BaseException]
+    ) -> None:
+        """Hold `query` for the next statement; `failure()` is what its `sqlstate` raises."""
+        if sqlstate in self._failures:  # one of each at a time, so an error names its statement
+            await self._run_pipelined(None, None)
+        self._waiting.append((query, values))
+        self._failures[sqlstate] = failure
+
+    async def _send_waiting(self) -> None:
+        """Send what waits, alone: what comes next runs outside a pipeline."""
+        if self._waiting:
+            await self._run_pipelined(None, None)
+
+    async def write(self, name: str, values: Sequence[Any], refused: Callable[[], BaseException]) -> None:
+        await self._wait(self._q[name], values, _NOTHING_WRITTEN, refused)
+
+    async def check(self, name: str, values: Sequence[Any], failure: Callable[[], BaseException]) -> None:
+        await self._wait(self._q[name], values, _FENCE_FAILED, failure)
 
     async def execute(self, name: str, params: Params | None = None) -> int:
         return (await self._run(name, params)).rowcount
@@ -175,6 +235,7 @@ class PostgresDriver(Driver):
     async def execute_many(self, name: str, params: Sequence[Params]) -> None:
         if not params:
             return
+        await self._send_waiting()  # executemany runs a pipeline of its own
         try:
             async with self.conn.cursor() as cursor:
                 await cursor.executemany(self._q[name], params)
@@ -192,13 +253,22 @@ class PostgresDriver(Driver):
         await self._run("lock_sequence", {"key": key})
 
     async def begin(self, *, write: bool) -> None:
-        await self._run("begin_write" if write else "begin_read", None)
+        self._waiting = [(self._q["begin_write" if write else "begin_read"], None)]
+        self._failures = {}
 
     async def commit(self) -> None:
-        await self._run("commit", None)
+        if len(self._waiting) == 1 and self.conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+            self._waiting = []  # only BEGIN waits: nothing was sent, no transaction to end
+            return
+        try:
+            await self._run("commit", None)  # with what waits: a journaled write's one round trip
+        except BaseException:
+            await self.rollback()
+            raise
 
     async def rollback(self) -> None:
-        if self.conn.closed:
+        self._waiting, self._failures = [], {}
+        if self.conn.closed or self.conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
             return
         try:
             await self.conn.execute(self._q["rollback"])

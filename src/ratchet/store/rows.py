@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
+from ..compact_json import encode as _encode
 from ..errors import CorruptRecord
 from ..inbox_message import InboxMessage
 from ..limits import PRIORITY_DEFAULT
@@ -59,9 +60,6 @@ def from_micros(value: int) -> dt.datetime:
     return _EPOCH + dt.timedelta(microseconds=value)
 
 
-_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
-
-
 def _dump(value: Any) -> str | None:
     return None if value is None else _encode(value)
 
@@ -79,41 +77,45 @@ def _maybe_micros(value: dt.datetime | None) -> int | None:
     return None if value is None else to_micros(value)
 
 
-def op_outcome_params(op: Operation) -> dict[str, Any]:
-    """The parameters that finishing a recorded operation changes."""
-    return {
-        "task_id": op.task_id,
-        "seq": op.seq,
-        "attempt": op.attempt,
-        "status": str(op.status),
-        "output": _dump(op.output),
-        "error": op.error,
-        "error_type": op.error_type,
-        "finished_at": _maybe_micros(op.finished_at),
-        "next_attempt_at": _maybe_micros(op.next_attempt_at),
-        "meta": _encode(op.meta) if op.meta else "{}",
-        "started_at": to_micros(op.started_at),
-    }
+OP_COLUMNS = (
+    "task_id",
+    "seq",
+    "kind",
+    "name",
+    "attempt",
+    "idempotency_key",
+    "status",
+    "input",
+    "output",
+    "error",
+    "started_at",
+    "finished_at",
+    "error_type",
+    "next_attempt_at",
+    "meta",
+)
+"""The columns of an operation row, in the order `op_values` gives them."""
 
 
-def op_params(op: Operation) -> dict[str, Any]:
-    return {
-        "task_id": op.task_id,
-        "seq": op.seq,
-        "kind": str(op.kind),
-        "name": op.name,
-        "attempt": op.attempt,
-        "idempotency_key": op.idempotency_key,
-        "status": str(op.status),
-        "input": _dump(op.input),
-        "output": _dump(op.output),
-        "error": op.error,
-        "started_at": to_micros(op.started_at),
-        "finished_at": _maybe_micros(op.finished_at),
-        "error_type": op.error_type,
-        "next_attempt_at": _maybe_micros(op.next_attempt_at),
-        "meta": _encode(op.meta) if op.meta else "{}",
-    }
+def op_values(op: Operation) -> tuple[Any, ...]:
+    """The operation's row, positionally in `OP_COLUMNS` order (the journal writes bind these)."""
+    return (
+        op.task_id,
+        op.seq,
+        op.kind._value_,  # not .value: a property, and this runs twice per call
+        op.name,
+        op.attempt,
+        op.idempotency_key,
+        op.status._value_,
+        None if op.input is None else _encode(op.input),
+        None if op.output is None else _encode(op.output),
+        op.error,
+        to_micros(op.started_at),
+        None if op.finished_at is None else to_micros(op.finished_at),
+        op.error_type,
+        None if op.next_attempt_at is None else to_micros(op.next_attempt_at),
+        _encode(op.meta) if op.meta else "{}",
+    )
 
 
 def op_from_row(row: Sequence[Any]) -> Operation:

@@ -5,7 +5,7 @@ dialects differ only in the text of those queries (sql/sqlite/queries.sql,
 sql/postgresql/queries.sql), never here. What each write locks is said by
 its queries: on PostgreSQL a task's row while its status moves
 (``lock_task``: ``FOR UPDATE``), the lease row of a fenced transaction
-(``check_lease``: ``FOR SHARE``), a per-owner lock while numbering rows
+(``check_fence``: ``FOR SHARE``), a per-owner lock while numbering rows
 (`Driver.lock`); SQLite's ``BEGIN IMMEDIATE`` holds the whole file instead.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 from ..errors import (
     ArtifactNotFound,
@@ -84,11 +84,12 @@ class SqlOps(SqlInbox, SqlGrants, SqlTaskChanges, SqlTaskRows, SqlTaskDelete, St
         return int(row[0])
 
     async def check_fence(self, lease: Lease) -> None:
-        row = await self._d.one("check_lease", {"task_id": lease.task_id})
-        if row is None or row[0] != lease.token or row[1]:
-            raise LeaseLost(
+        def lost() -> LeaseLost:
+            return LeaseLost(
                 f"lease {lease.token} of {lease.owner} on task {lease.task_id} is no longer current"
             )
+
+        await self._d.check("check_fence", (lease.task_id, lease.token), lost)
 
     async def _next_number(self, kind: str, query: str, owner: str, params: Params) -> int:
         """The next number of `owner`'s `kind` rows, held for this transaction until it commits."""
@@ -193,8 +194,9 @@ class SqlOps(SqlInbox, SqlGrants, SqlTaskChanges, SqlTaskRows, SqlTaskDelete, St
     async def record_op_started(self, op: Operation) -> Operation:
         if op.is_finished or op.output is not None or op.error is not None or op.finished_at:
             op = op.model_copy(update=_INTENT_RESET)
-        if await self._d.execute("record_op_started", rows.op_params(await content.stored(self._d, op))) == 0:
-            raise DuplicateRecord(f"operation {op.seq} of task {op.task_id} already succeeded")
+        await self._d.write(
+            "record_op_started", rows.op_values(await content.stored(self._d, op)), _already_succeeded(op)
+        )
         return op
 
     async def record_op_finished(self, op: Operation) -> Operation:
@@ -202,15 +204,9 @@ class SqlOps(SqlInbox, SqlGrants, SqlTaskChanges, SqlTaskRows, SqlTaskDelete, St
             raise ValueError("record_op_finished needs a succeeded or failed operation")
         if op.finished_at is None:
             op = op.model_copy(update={"finished_at": utcnow()})
-        outcome = rows.op_outcome_params(op)
-        written = (
-            await self._d.execute("finish_op", outcome)
-            or await self._d.execute("insert_finished_op", rows.op_params(await content.stored(self._d, op)))
-            # The insert finds a row when another writer recorded the intent meanwhile.
-            or await self._d.execute("finish_op", outcome)
+        await self._d.write(
+            "record_op_finished", rows.op_values(await content.stored(self._d, op)), _already_succeeded(op)
         )
-        if not written:
-            raise DuplicateRecord(f"operation {op.seq} of task {op.task_id} already succeeded")
         return op
 
     async def get_op(self, task_id: str, seq: int) -> Operation | None:
@@ -548,3 +544,8 @@ class SqlOps(SqlInbox, SqlGrants, SqlTaskChanges, SqlTaskRows, SqlTaskDelete, St
 
     async def lease_history(self, task_id: str) -> list[Lease]:
         return [rows.lease_from_row(row) for row in await self._d.all("lease_history", {"task_id": task_id})]
+
+
+def _already_succeeded(op: Operation) -> Callable[[], DuplicateRecord]:
+    """What a journal write raises when the row it would change has already succeeded."""
+    return lambda: DuplicateRecord(f"operation {op.seq} of task {op.task_id} already succeeded")

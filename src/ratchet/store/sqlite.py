@@ -21,8 +21,9 @@ import contextlib
 import sqlite3
 import time
 import urllib.parse
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from ..errors import StoreError, StoreReadOnly, StoreUnavailable
 from . import catalogue
@@ -148,6 +149,9 @@ class SqliteDriver(Driver):
         self.lock_timeout = lock_timeout
         self.read_only = read_only
         self._q = catalogue.queries(DIALECT)
+        # One cursor for every statement: results are read before the next one runs (the
+        # store's transactions take turns), and a cursor made per statement costs its allocation.
+        self._cursor = conn.cursor()
 
     def _error(self, exc: sqlite3.Error) -> StoreError:
         return store_error(self.path, exc)
@@ -163,9 +167,25 @@ class SqliteDriver(Driver):
 
     async def execute(self, name: str, params: Params | None = None) -> int:
         try:
-            return self.conn.execute(self._q[name], params or {}).rowcount
+            return self._cursor.execute(self._q[name], params or {}).rowcount
         except sqlite3.Error as exc:
             raise self._error(exc) from exc
+
+    async def write(self, name: str, values: Sequence[Any], refused: Callable[[], BaseException]) -> None:
+        try:
+            written = self._cursor.execute(self._q[name], values).rowcount
+        except sqlite3.Error as exc:
+            raise self._error(exc) from exc
+        if written == 0:
+            raise refused()
+
+    async def check(self, name: str, values: Sequence[Any], failure: Callable[[], BaseException]) -> None:
+        try:
+            row = self._cursor.execute(self._q[name], values).fetchone()
+        except sqlite3.Error as exc:
+            raise self._error(exc) from exc
+        if row is None or not row[0]:
+            raise failure()
 
     async def execute_many(self, name: str, params: Sequence[Params]) -> None:
         try:
@@ -175,7 +195,7 @@ class SqliteDriver(Driver):
 
     async def one(self, name: str, params: Params | None = None) -> Row | None:
         try:
-            row: Row | None = self.conn.execute(self._q[name], params or {}).fetchone()
+            row: Row | None = self._cursor.execute(self._q[name], params or {}).fetchone()
         except sqlite3.Error as exc:
             raise self._error(exc) from exc
         return row
@@ -194,16 +214,18 @@ class SqliteDriver(Driver):
             return
         if self.read_only is not None:
             raise read_only_error(self.path, self.read_only)
-        deadline = time.monotonic() + self.lock_timeout
+        deadline = None
         pause = 0.001
         while True:
             try:
-                self.conn.execute(self._q["begin_write"])
+                self._cursor.execute(self._q["begin_write"])
                 return
             except sqlite3.OperationalError as exc:
                 if "locked" not in str(exc) and "busy" not in str(exc):
                     raise self._error(exc) from exc
-                if time.monotonic() > deadline:
+                if deadline is None:  # read only once it is needed: most transactions begin at once
+                    deadline = time.monotonic() + self.lock_timeout
+                elif time.monotonic() > deadline:
                     raise StoreUnavailable(
                         f"{self.path} stayed locked by another process for {self.lock_timeout:g} s"
                     ) from exc
@@ -214,7 +236,7 @@ class SqliteDriver(Driver):
 
     async def commit(self) -> None:
         try:
-            self.conn.execute(self._q["commit"])
+            self._cursor.execute(self._q["commit"])
         except sqlite3.Error as exc:
             await self.rollback()
             raise self._error(exc) from exc

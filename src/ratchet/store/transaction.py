@@ -123,5 +123,5 @@ class Transaction:
             await opened.end(commit=commit)
         finally:
             self._store._gate.leave()
-        if commit:
+        if commit and opened.touched:  # most journal writes touch no feed: nothing to wake
             self._store.publish(opened.touched)

@@ -51,8 +51,11 @@ WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'
 -- name: current_schema
 SELECT current_schema()
 
--- name: check_lease
-SELECT token, released FROM leases WHERE task_id = %(task_id)s FOR SHARE
+-- name: check_fence
+-- Driver.check: true when the lease (task_id, token) is current; else it raises SQLSTATE RLOST
+-- (migration 0012), so the driver sends it with the transaction's next statement, unread.
+-- It holds the lease row FOR SHARE until the commit: no claim can replace the lease before.
+SELECT ratchet_check_fence(%s, %s)
 
 -- name: lock_sequence
 SELECT pg_advisory_xact_lock(hashtextextended(%(key)s, 0))
@@ -69,7 +72,7 @@ SELECT id, status, record FROM tasks WHERE id = %(id)s
 -- name: get_task_locked
 SELECT id, status, record FROM tasks WHERE id = %(id)s FOR NO KEY UPDATE
 
--- The lease row, exclusively: a fenced transaction's check_lease (FOR SHARE) waits for it.
+-- The lease row, exclusively: a fenced transaction's check_fence (FOR SHARE) waits for it.
 -- name: hold_run
 SELECT 1 FROM leases WHERE task_id = %(task_id)s FOR UPDATE
 
@@ -121,35 +124,47 @@ WHERE task_id = %(task_id)s AND idx = %(idx)s
 SELECT idx, record FROM steps WHERE task_id = %(task_id)s ORDER BY idx
 
 -- name: record_op_started
-INSERT INTO operations (task_id, seq, kind, name, attempt, idempotency_key, status,
-                        input, output, error, started_at, finished_at, error_type,
-                        next_attempt_at, meta)
-VALUES (%(task_id)s, %(seq)s, %(kind)s, %(name)s, %(attempt)s, %(idempotency_key)s, 'started',
-        %(input)s, NULL, NULL, %(started_at)s, NULL, NULL, NULL, %(meta)s)
-ON CONFLICT (task_id, seq) DO UPDATE SET
-    kind = excluded.kind, name = excluded.name, attempt = excluded.attempt,
-    idempotency_key = excluded.idempotency_key, status = 'started', input = excluded.input,
-    output = NULL, error = NULL, started_at = excluded.started_at, finished_at = NULL,
-    error_type = NULL, next_attempt_at = NULL, meta = excluded.meta
-WHERE operations.status <> 'succeeded'
+-- The journal's two writes take an operation's row positionally (rows.OP_COLUMNS order):
+-- they run on every journaled call, and binding by position is the cheaper way.
+-- Raises SQLSTATE RNONE when it writes nothing (the row already succeeded), so the driver
+-- may send it with the commit, unread (migration 0012).
+WITH written AS (
+    INSERT INTO operations (task_id, seq, kind, name, attempt, idempotency_key, status,
+                            input, output, error, started_at, finished_at, error_type,
+                            next_attempt_at, meta)
+    VALUES (%s, %s, %s, %s, %s, %s, %s,
+            %s, %s, %s, %s, %s, %s, %s,
+            %s)
+    ON CONFLICT (task_id, seq) DO UPDATE SET
+        kind = excluded.kind, name = excluded.name, attempt = excluded.attempt,
+        idempotency_key = excluded.idempotency_key, status = 'started', input = excluded.input,
+        output = NULL, error = NULL, started_at = excluded.started_at, finished_at = NULL,
+        error_type = NULL, next_attempt_at = NULL, meta = excluded.meta
+    WHERE operations.status <> 'succeeded'
+    RETURNING 1
+)
+SELECT ratchet_expect_written(count(*)) FROM written
 
--- name: finish_op
+-- name: record_op_finished
+-- One statement whether or not an intent row is there (a read-only call writes none).
 -- A later attempt than the row's brings its own start; the same attempt keeps the start its intent wrote.
-UPDATE operations SET attempt = %(attempt)s, status = %(status)s, output = %(output)s,
-                      error = %(error)s, finished_at = %(finished_at)s,
-                      error_type = %(error_type)s, next_attempt_at = %(next_attempt_at)s,
-                      meta = %(meta)s,
-                      started_at = CASE WHEN attempt = %(attempt)s THEN started_at ELSE %(started_at)s END
-WHERE task_id = %(task_id)s AND seq = %(seq)s AND status <> 'succeeded'
-
--- name: insert_finished_op
-INSERT INTO operations (task_id, seq, kind, name, attempt, idempotency_key, status,
-                        input, output, error, started_at, finished_at, error_type,
-                        next_attempt_at, meta)
-VALUES (%(task_id)s, %(seq)s, %(kind)s, %(name)s, %(attempt)s, %(idempotency_key)s, %(status)s,
-        %(input)s, %(output)s, %(error)s, %(started_at)s, %(finished_at)s, %(error_type)s,
-        %(next_attempt_at)s, %(meta)s)
-ON CONFLICT (task_id, seq) DO NOTHING
+WITH written AS (
+    INSERT INTO operations (task_id, seq, kind, name, attempt, idempotency_key, status,
+                            input, output, error, started_at, finished_at, error_type,
+                            next_attempt_at, meta)
+    VALUES (%s, %s, %s, %s, %s, %s, %s,
+            %s, %s, %s, %s, %s, %s, %s,
+            %s)
+    ON CONFLICT (task_id, seq) DO UPDATE SET
+        attempt = excluded.attempt, status = excluded.status, output = excluded.output,
+        error = excluded.error, finished_at = excluded.finished_at, error_type = excluded.error_type,
+        next_attempt_at = excluded.next_attempt_at, meta = excluded.meta,
+        started_at = CASE WHEN operations.attempt = excluded.attempt
+                          THEN operations.started_at ELSE excluded.started_at END
+    WHERE operations.status <> 'succeeded'
+    RETURNING 1
+)
+SELECT ratchet_expect_written(count(*)) FROM written
 
 -- name: get_op
 SELECT task_id, seq, kind, name, attempt, idempotency_key, status, input, output, error,

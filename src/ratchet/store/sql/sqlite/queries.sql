@@ -33,8 +33,10 @@ INSERT INTO ratchet_schema_version (version, applied_at) VALUES (:version, :appl
 -- name: list_tables
 SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'
 
--- name: check_lease
-SELECT token, released FROM leases WHERE task_id = :task_id
+-- name: check_fence
+-- Driver.check: a row whose first column is true when the lease (task_id, token) is current.
+-- BEGIN IMMEDIATE already holds the file: no claim can replace the lease before the commit.
+SELECT token = ?2 AND NOT released FROM leases WHERE task_id = ?1
 
 -- name: insert_task
 INSERT INTO tasks (id, status, waiting_on, created_at, record, priority, parent_id, name, agent, updated_at)
@@ -98,11 +100,14 @@ UPDATE steps SET status = :status, record = :record WHERE task_id = :task_id AND
 SELECT idx, record FROM steps WHERE task_id = :task_id ORDER BY idx
 
 -- name: record_op_started
+-- The journal's two writes take an operation's row positionally (rows.OP_COLUMNS order):
+-- they run on every journaled call, and binding by position is the cheaper way.
 INSERT INTO operations (task_id, seq, kind, name, attempt, idempotency_key, status,
                         input, output, error, started_at, finished_at, error_type,
                         next_attempt_at, meta)
-VALUES (:task_id, :seq, :kind, :name, :attempt, :idempotency_key, 'started',
-        :input, NULL, NULL, :started_at, NULL, NULL, NULL, :meta)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,
+        ?8, ?9, ?10, ?11, ?12, ?13, ?14,
+        ?15)
 ON CONFLICT (task_id, seq) DO UPDATE SET
     kind = excluded.kind, name = excluded.name, attempt = excluded.attempt,
     idempotency_key = excluded.idempotency_key, status = 'started', input = excluded.input,
@@ -110,22 +115,22 @@ ON CONFLICT (task_id, seq) DO UPDATE SET
     error_type = NULL, next_attempt_at = NULL, meta = excluded.meta
 WHERE operations.status <> 'succeeded'
 
--- name: finish_op
+-- name: record_op_finished
+-- One statement whether or not an intent row is there (a read-only call writes none).
 -- A later attempt than the row's brings its own start; the same attempt keeps the start its intent wrote.
-UPDATE operations SET attempt = :attempt, status = :status, output = :output, error = :error,
-                      finished_at = :finished_at, error_type = :error_type,
-                      next_attempt_at = :next_attempt_at, meta = :meta,
-                      started_at = CASE WHEN attempt = :attempt THEN started_at ELSE :started_at END
-WHERE task_id = :task_id AND seq = :seq AND status <> 'succeeded'
-
--- name: insert_finished_op
 INSERT INTO operations (task_id, seq, kind, name, attempt, idempotency_key, status,
                         input, output, error, started_at, finished_at, error_type,
                         next_attempt_at, meta)
-VALUES (:task_id, :seq, :kind, :name, :attempt, :idempotency_key, :status,
-        :input, :output, :error, :started_at, :finished_at, :error_type,
-        :next_attempt_at, :meta)
-ON CONFLICT (task_id, seq) DO NOTHING
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,
+        ?8, ?9, ?10, ?11, ?12, ?13, ?14,
+        ?15)
+ON CONFLICT (task_id, seq) DO UPDATE SET
+    attempt = excluded.attempt, status = excluded.status, output = excluded.output,
+    error = excluded.error, finished_at = excluded.finished_at, error_type = excluded.error_type,
+    next_attempt_at = excluded.next_attempt_at, meta = excluded.meta,
+    started_at = CASE WHEN operations.attempt = excluded.attempt
+                      THEN operations.started_at ELSE excluded.started_at END
+WHERE operations.status <> 'succeeded'
 
 -- name: get_op
 SELECT task_id, seq, kind, name, attempt, idempotency_key, status, input, output, error,

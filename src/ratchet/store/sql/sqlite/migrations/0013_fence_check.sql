@@ -1,0 +1,3 @@
+-- Nothing changes on SQLite: its fence stays a query whose row the store reads
+-- (BEGIN IMMEDIATE holds the file, and a statement costs no round trip).
+-- PostgreSQL's migration 0013 adds the fence function; the versions stay in step.
