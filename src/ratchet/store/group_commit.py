@@ -100,7 +100,7 @@ class Joinable(Protocol):
 class Gate(Protocol):
     """The store's `TransactionGate`, as a group uses it."""
 
-    async def enter(self, *, lock: bool = True) -> None: ...
+    def hold(self) -> None: ...
 
     def leave(self, *, lock: bool = True) -> None: ...
 
@@ -258,7 +258,7 @@ class GroupCommit:
     async def enter(self, fence: Lease | None) -> Member:
         """Begin a write transaction: join the group that admits joiners, or lead a new one."""
         gate = self.store._gate
-        await gate.enter(lock=False)  # refuses a transaction nested in one of the same store
+        gate.hold()  # refuses a transaction nested in one of the same store
         try:
             while True:
                 group = self._admitting
@@ -306,7 +306,9 @@ class GroupCommit:
             return
         # Alone (no joiner waits, no other task is ready to write): commit at once.
         interrupted = await self._serve_joiners(group) if group.waiting or _others_ready(group.loop) else None
-        self._stop_admitting(group)
+        group.admitting = False
+        if self._admitting is group:
+            self._admitting = None
         try:
             await opened.end(commit=True)
         except BaseException as exc:
@@ -320,7 +322,8 @@ class GroupCommit:
         self.store._gate.release()
         self.commits += 1
         self.members += 1 + len(group.kept)
-        self._end(group, None)
+        if group.kept or group.waiting:
+            group.finish(None)
         self.store.publish(opened.touched)
         if interrupted is not None:
             raise interrupted

@@ -37,22 +37,25 @@ class TransactionGate:
     def __init__(self, *, exclusive: bool) -> None:
         self._lock = asyncio.Lock() if exclusive else None
 
-    async def enter(self, *, lock: bool = True) -> None:
-        """Refuse a nested transaction, then take the turn (without `lock`: a group holds it)."""
+    async def enter(self) -> None:
         holding = _HOLDING.get()
         if id(self) in holding:
-            raise StoreError(
-                "the store was called inside one of its own transactions; "
-                "call the transaction's object (tx) instead"
-            )
-        if lock:
-            await self.acquire()
+            raise _nested()
+        if self._lock is not None:
+            await self._lock.acquire()
+        _HOLDING.set(holding | {id(self)})
+
+    def hold(self) -> None:
+        """Refuse a nested transaction, as `enter`, but without taking the turn (a group holds it)."""
+        holding = _HOLDING.get()
+        if id(self) in holding:
+            raise _nested()
         _HOLDING.set(holding | {id(self)})
 
     def leave(self, *, lock: bool = True) -> None:
         _HOLDING.set(_HOLDING.get() - {id(self)})
-        if lock:
-            self.release()
+        if lock and self._lock is not None:
+            self._lock.release()
 
     async def acquire(self) -> None:
         if self._lock is not None:
@@ -61,6 +64,12 @@ class TransactionGate:
     def release(self) -> None:
         if self._lock is not None:
             self._lock.release()
+
+
+def _nested() -> StoreError:
+    return StoreError(
+        "the store was called inside one of its own transactions; call the transaction's object (tx) instead"
+    )
 
 
 class Opened(Protocol):
