@@ -437,8 +437,11 @@ class GroupCommit:
 def _others_ready(loop: asyncio.AbstractEventLoop) -> bool:
     """Whether the event loop has other callbacks ready to run now (a loop that does not say: yes).
 
-    asyncio's own loop keeps them in ``_ready``; with it empty no other task
-    can reach the store before this one commits, so waiting would only delay it.
+    asyncio's own loop keeps them in ``_ready`` (with the cancelled ones it has
+    not dropped yet); with none there, no other task can reach the store
+    before this one commits, so waiting would only delay it.
     """
     ready = getattr(loop, "_ready", None)
-    return ready is None or len(ready) > 0
+    if ready is None:
+        return True
+    return any(not handle.cancelled() for handle in ready)
