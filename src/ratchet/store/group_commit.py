@@ -90,6 +90,10 @@ class Joinable(Protocol):
         """Take on a member's noted changes, to log and publish them with this transaction's commit."""
         ...
 
+    async def flush(self) -> None:
+        """Send what the driver held back, raising its errors (see `Driver.flush`)."""
+        ...
+
     async def savepoint(self) -> None: ...
 
     async def roll_back_to_savepoint(self) -> None: ...
@@ -226,9 +230,13 @@ class Member:
             if failed:
                 # The block's error is the one to see; a rollback failing after it breaks the
                 # whole transaction, and the group's commit then says so to the others.
-                with contextlib.suppress(Exception):
-                    await opened.roll_back_to_savepoint()
+                await _roll_back_member(opened)
                 return
+            try:
+                await opened.flush()  # its held-back statements fail in its own turn
+            except BaseException:
+                await _roll_back_member(opened)
+                raise
             # Its savepoint stays until the commit ends them all: a RELEASE would cost a statement
             # (a round trip on PostgreSQL) and change nothing; a later member's ROLLBACK TO finds
             # its own savepoint, the newest of the name.
@@ -304,8 +312,16 @@ class GroupCommit:
         if failed:
             await self._roll_back(group, opened)  # no joiner ran yet: nothing else is lost
             return
-        # Alone (no joiner waits, no other task is ready to write): commit at once.
-        interrupted = await self._serve_joiners(group) if group.waiting or _others_ready(group.loop) else None
+        # Alone (no joiner waits, no other task is ready to write): commit at once, with
+        # whatever the driver held back. Else the leader's own statements go first.
+        interrupted = None
+        if group.waiting or _others_ready(group.loop):
+            try:
+                await opened.flush()
+            except BaseException:
+                await self._roll_back(group, opened)
+                raise
+            interrupted = await self._serve_joiners(group)
         group.admitting = False
         if self._admitting is group:
             self._admitting = None
@@ -414,8 +430,7 @@ class GroupCommit:
             if fence is not None:
                 await opened.ops.check_fence(fence)
         except BaseException:
-            with contextlib.suppress(Exception):
-                await opened.roll_back_to_savepoint()
+            await _roll_back_member(opened)
             group.pass_turn()
             raise
         return Member(self, group, opened, waiting)
@@ -432,6 +447,19 @@ class GroupCommit:
                 return await waiting.turn
             waiting.turn.cancel()  # the leader passes over it
             return _Turn.LEAD
+
+
+async def _roll_back_member(opened: Joinable) -> None:
+    """Undo a member's writes back to its savepoint (statements held back for it are sent and undone).
+
+    Errors are swallowed: the member's own error is the one to see, and a
+    rollback that failed leaves the transaction broken, which the group's
+    commit then reports to every member still in it.
+    """
+    with contextlib.suppress(Exception):
+        await opened.flush()
+    with contextlib.suppress(Exception):
+        await opened.roll_back_to_savepoint()
 
 
 def _others_ready(loop: asyncio.AbstractEventLoop) -> bool:

@@ -68,6 +68,9 @@ class SqlTransaction:
         self.ops.noted_changes += member.ops.noted_changes
         self.ops.touched |= member.ops.touched
 
+    async def flush(self) -> None:
+        await self.driver.flush()
+
     async def savepoint(self) -> None:
         await self.driver.execute("savepoint")
 
