@@ -75,6 +75,25 @@ async def test_writers_at_once_share_commits_and_one_that_fails_fails_alone(stor
     _grouped(store, WRITERS - len(failed))
 
 
+async def test_a_stale_lease_fails_alone_when_a_member_writes_only_its_journal_row(store: StateStore) -> None:
+    """A driver may hold a journal write back to send it with the next statement: still, its
+    failure is its member's, never the next member's or the group's."""
+    leased = await _tasks_with_leases(store, 8)
+    for i in (2, 6):
+        await store.claim_lease(leased[i][0].id, "w2", 60, take_over=True)
+
+    async def write(task: Task, lease: Lease) -> None:
+        async with store.transaction(fence=lease) as tx:
+            await tx.record_op_started(make_op(task.id, 0))
+
+    outcomes = await asyncio.gather(*(write(*pair) for pair in leased), return_exceptions=True)
+
+    assert [i for i, o in enumerate(outcomes) if o is not None] == [2, 6]
+    assert all(isinstance(outcomes[i], LeaseLost) for i in (2, 6))
+    for i, (task, _) in enumerate(leased):
+        assert (await store.get_op(task.id, 0) is not None) is (i not in (2, 6))
+
+
 async def test_each_task_s_writes_stay_in_order(store: StateStore) -> None:
     leased = await _tasks_with_leases(store, 8)
 
