@@ -41,7 +41,7 @@ async def looking(ctx: ratchet.Context, url: str) -> list[Any]:
 
 
 async def test_each_intent_is_committed_before_its_tool_runs_while_tasks_share_commits(url: str) -> None:
-    async with Runtime(url) as rt:
+    async with Runtime(f"{url}?group_commit=on") as rt:  # on PostgreSQL, grouping is opt-in
         groups = rt.store.groups
         assert groups is not None
         tasks = await asyncio.gather(*(rt.run(looking, {"url": url}) for _ in range(TASKS)))

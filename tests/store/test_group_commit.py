@@ -144,7 +144,7 @@ async def test_a_failed_commit_fails_every_member_of_the_group(postgres_url: str
             "CREATE CONSTRAINT TRIGGER refuse AFTER INSERT ON events DEFERRABLE INITIALLY DEFERRED "
             "FOR EACH ROW EXECUTE FUNCTION refuse()"
         )
-    async with await open_store(postgres_url) as store:
+    async with await open_store(f"{postgres_url}?group_commit=on") as store:
         assert store.groups is not None
         store.groups.patience = store.groups.max_wait = 30.0  # one group, however loaded the machine
 

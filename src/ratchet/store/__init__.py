@@ -7,7 +7,8 @@ cost of a sync per commit (see docs/stores.md). ``postgresql:`` URLs are libpq
 URLs (any libpq option, such as ``?sslmode=require``, passes through) plus
 Ratchet's ``?pool_size=N``: the most connections the store opens at once
 (default 10). Both take ``?group_commit=on|off``: whether write transactions
-that arrive together share one commit (on by default; store/group_commit.py).
+that arrive together share one commit (store/group_commit.py; on by default
+on SQLite, off on PostgreSQL, see docs/stores.md).
 """
 
 from __future__ import annotations
@@ -85,7 +86,7 @@ def store_from_url(url: str, *, create: bool = True, integrity_check: bool = Tru
 def _postgres_store(url: str, *, create: bool) -> StateStore:
     """The PostgreSQL store of `url`, its Ratchet options taken out of the libpq URL."""
     base, _, query = url.partition("?")
-    kept, pool_size, group_commit = [], DEFAULT_POOL_SIZE, True
+    kept, pool_size, group_commit = [], DEFAULT_POOL_SIZE, False  # opt-in there: docs/stores.md
     for item in filter(None, query.split("&")):
         key, _, value = item.partition("=")
         if unquote(key) == "group_commit":

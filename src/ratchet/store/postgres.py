@@ -48,7 +48,6 @@ class PostgresStore(StateStore):
 
     change_poll = None  # every writer's commits reach the feeds through LISTEN/NOTIFY
     exclusive = False  # each transaction has a pooled connection of its own
-    group_commit = True  # writes that arrive together share a commit (group_commit.py)
 
     def __init__(
         self, conninfo: str, *, url: str | None = None, pool_size: int = 10, create: bool = True
