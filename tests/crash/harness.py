@@ -28,7 +28,7 @@ from ratchet.model import OpStatus, utcnow
 from ratchet.store import StateStore
 
 from ..helpers.ledger import Ledger
-from ..helpers.stores import STORE_URLS, discard
+from ..helpers.stores import STORE_URLS, discard, sharing_commits
 from .flows import ORDER, REPEATABLE_TOOLS, SCRIPT, STEP_NAMES, TASK_ID, UNKEYED_TOOL, derived_key
 
 REPO = Path(__file__).resolve().parents[2]
@@ -153,7 +153,7 @@ class Stores:
     def fresh(self, root: Path) -> str:
         """The URL of a new, empty store for the run kept under `root`."""
         root.mkdir(parents=True, exist_ok=True)
-        url = STORE_URLS[self.kind](root)
+        url = sharing_commits(STORE_URLS[self.kind](root))
         self._made.append(url)
         return url
 

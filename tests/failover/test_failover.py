@@ -28,6 +28,7 @@ from ratchet.cli.agent_spec import build_agent
 from ratchet.model import Lease, OpKind
 
 from ..helpers.failover_tools import LEDGER_ENV, SECONDS_ENV, connect
+from ..helpers.stores import sharing_commits
 
 REPO = Path(__file__).resolve().parents[2]
 HELPERS = REPO / "tests" / "helpers"
@@ -180,10 +181,13 @@ def _ledger(path: Path) -> tuple[Counter[str], dict[str, set[str]], Counter[str]
 
 @pytest.fixture(params=["postgres", "sqlite"])
 def shared_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """The store the workers share: PostgreSQL (many machines) or a SQLite file (one machine)."""
+    """The store the workers share: PostgreSQL (many machines) or a SQLite file (one machine).
+
+    Group commit is on for both (SQLite's default; PostgreSQL opts in), as in the crash suite.
+    """
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'ratchet.db'}"
-    return str(request.getfixturevalue("postgres_url"))
+    return sharing_commits(str(request.getfixturevalue("postgres_url")))
 
 
 def test_workers_killed_again_and_again_finish_every_task_once(shared_url: str, tmp_path: Path) -> None:

@@ -123,7 +123,7 @@ class Cluster:
 
     def drop_database(self, url: str) -> None:
         """Drop the database at `url`, closing whatever is still connected to it."""
-        name = url.rsplit("/", 1)[1]
+        name = url.rsplit("/", 1)[1].partition("?")[0]  # a store URL may carry options
         with self.admin() as conn:
             conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 

@@ -25,6 +25,17 @@ STORE_URLS: dict[str, Callable[[Path], str]] = {
 }
 
 
+def sharing_commits(url: str) -> str:
+    """`url` with group commit on: the default on SQLite, opted into on PostgreSQL (docs/stores.md).
+
+    The crash and failover suites run every store this way, so that what they
+    prove (each effect once, nothing lost) holds for transactions that share a commit.
+    """
+    if url.startswith("postgresql://"):
+        return url + ("&" if "?" in url else "?") + "group_commit=on"
+    return url
+
+
 def discard(url: str) -> None:
     """Drop the store at `url` if it is a database on the test cluster (files go with tmp_path)."""
     if url.startswith("postgresql://"):
