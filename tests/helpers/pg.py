@@ -58,8 +58,9 @@ def _free_port() -> int:
 class Cluster:
     """A running PostgreSQL server in a temporary directory, reachable on localhost."""
 
-    def __init__(self, binaries: Path) -> None:
+    def __init__(self, binaries: Path, *, settings: str = SETTINGS) -> None:
         self.binaries = binaries
+        self.settings = settings  # the server's -c options (a bench may want commits that wait for the disk)
         self.root = Path(tempfile.mkdtemp(prefix="ratchet-pg-"))  # pytest's tmp dirs are 0700 root
         self.data = self.root / "data"
         self.port = 0
@@ -88,7 +89,7 @@ class Cluster:
         self._run("initdb", "-D", str(self.data), "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8")
         for attempt in range(5):
             self.port = _free_port()
-            options = f"-p {self.port} -k {self.data} {SETTINGS}"
+            options = f"-p {self.port} -k {self.data} {self.settings}"
             try:
                 log = str(self.root / "server.log")
                 self._run("pg_ctl", "start", "-w", "-D", str(self.data), "-l", log, "-o", options)

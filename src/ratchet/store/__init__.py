@@ -4,9 +4,11 @@
 ``sqlite:`` URLs take one option, ``?durability=normal|full``: ``normal`` (the
 default) survives a killed process, ``full`` also survives a power loss at the
 cost of a sync per commit (see docs/stores.md). ``postgresql:`` URLs are libpq
-URLs (any libpq option, such as ``?sslmode=require``, passes through) plus one
-option of Ratchet's, ``?pool_size=N``: the most connections the store opens
-at once (default 10).
+URLs (any libpq option, such as ``?sslmode=require``, passes through) plus
+Ratchet's ``?pool_size=N``: the most connections the store opens at once
+(default 10). Both take ``?group_commit=on|off``: whether write transactions
+that arrive together share one commit (store/group_commit.py; on by default
+on SQLite, off on PostgreSQL, see docs/stores.md).
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ def store_from_url(url: str, *, create: bool = True, integrity_check: bool = Tru
 
     Args:
         url: ``memory://``, ``sqlite:///PATH[?durability=normal|full]`` or
-            ``postgresql://...[?pool_size=N]``.
+            ``postgresql://...[?pool_size=N]``; either of the last two may
+            add ``group_commit=off``.
         create: create the database when it does not exist; when False,
             opening a missing database raises `StoreNotFound`.
         integrity_check: check an SQLite file's pages as it opens (``PRAGMA
@@ -62,7 +65,7 @@ def store_from_url(url: str, *, create: bool = True, integrity_check: bool = Tru
                 "or sqlite:////absolute/path.db"
             )
         options = parse_qs(query, keep_blank_values=True)
-        unknown = set(options) - {"durability"}
+        unknown = set(options) - {"durability", "group_commit"}
         if unknown:
             raise StoreURLError(f"store URL {shown!r}: unknown option {sorted(unknown)[0]!r}")
         durability = options.get("durability", ["normal"])[-1]
@@ -70,7 +73,9 @@ def store_from_url(url: str, *, create: bool = True, integrity_check: bool = Tru
             raise StoreURLError(
                 f"store URL {shown!r}: durability must be 'normal' or 'full', not {durability!r}"
             )
-        return SqliteStore(path[1:], durability=durability, create=create, integrity_check=integrity_check)
+        store = SqliteStore(path[1:], durability=durability, create=create, integrity_check=integrity_check)
+        store.share_commits(_group_commit(options.get("group_commit", ["on"])[-1], url))
+        return store
     if scheme in ("postgresql", "postgres"):
         return _postgres_store(url, create=create)
     raise StoreURLError(
@@ -81,9 +86,12 @@ def store_from_url(url: str, *, create: bool = True, integrity_check: bool = Tru
 def _postgres_store(url: str, *, create: bool) -> StateStore:
     """The PostgreSQL store of `url`, its Ratchet options taken out of the libpq URL."""
     base, _, query = url.partition("?")
-    kept, pool_size = [], DEFAULT_POOL_SIZE
+    kept, pool_size, group_commit = [], DEFAULT_POOL_SIZE, False  # opt-in there: docs/stores.md
     for item in filter(None, query.split("&")):
         key, _, value = item.partition("=")
+        if unquote(key) == "group_commit":
+            group_commit = _group_commit(unquote(value), url)
+            continue
         if unquote(key) != "pool_size":
             kept.append(item)  # left as written: libpq decodes its own options
             continue
@@ -114,7 +122,16 @@ def _postgres_store(url: str, *, create: bool) -> StateStore:
             raise StoreURLError(f"store URL {redact_url(url)!r}: port {port!r} is not a number")
     from .postgres import PostgresStore
 
-    return PostgresStore(conninfo, url=url, pool_size=pool_size, create=create)
+    store = PostgresStore(conninfo, url=url, pool_size=pool_size, create=create)
+    store.share_commits(group_commit)
+    return store
+
+
+def _group_commit(value: str, url: str) -> bool:
+    if value not in ("on", "off"):
+        shown = redact_url(url)
+        raise StoreURLError(f"store URL {shown!r}: group_commit must be 'on' or 'off', not {value!r}")
+    return value == "on"
 
 
 async def open_store(url: str, *, create: bool = True, integrity_check: bool = True) -> StateStore:

@@ -47,6 +47,7 @@ from ..task_change import TaskChange
 from ..task_grant import TaskGrant
 from ..task_listing import ALL_TASKS, TaskFilter, TaskRow
 from .changes import ChangeFeed
+from .group_commit import GroupCommit
 from .ops import StoreOps
 from .transaction import Opened, Transaction, TransactionGate
 
@@ -71,8 +72,12 @@ class StateStore(StoreOps):
     exclusive: bool = True
     """Whether the store's transactions take turns (one connection) rather than run at once (a pool)."""
 
+    group_commit: bool = False
+    """Whether write transactions that arrive together share one commit by default (group_commit.py)."""
+
     def __init__(self) -> None:
         self._gate = TransactionGate(exclusive=self.exclusive)
+        self._groups: GroupCommit | None = GroupCommit(self) if self.group_commit else None
         self._feeds: set[ChangeFeed] = set()
 
     # ------------------------------------------------------------------ lifecycle
@@ -111,6 +116,15 @@ class StateStore(StoreOps):
             LeaseLost: on entry, when `fence` is not the task's current lease.
         """
         return Transaction(self, write=True, fence=fence)
+
+    @property
+    def groups(self) -> GroupCommit | None:
+        """The store's group commit, or None when it is off; its counters say how well writes grouped."""
+        return self._groups
+
+    def share_commits(self, on: bool) -> None:
+        """Let write transactions that arrive together share one commit, or not; before the store is used."""
+        self._groups = GroupCommit(self) if on else None
 
     def reading(self) -> Transaction:
         """Return a context manager giving operations for a consistent read."""

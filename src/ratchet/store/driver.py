@@ -89,3 +89,12 @@ class Driver(abc.ABC):
     @abc.abstractmethod
     async def rollback(self) -> None:
         """Roll the transaction back; never raises for a connection that is already lost."""
+
+    async def flush(self) -> None:
+        """Send the statements held back to go with the next one, and raise their errors.
+
+        A driver that sends each statement at once has none. Group commit
+        (group_commit.py) flushes at the end of each member's block, so that a
+        member's errors are raised in its own turn, not in the next member's.
+        """
+        return  # nothing held back: each statement was sent as it ran

@@ -223,6 +223,9 @@ class PostgresDriver(Driver):
         if self._waiting:
             await self._run_pipelined(None, None)
 
+    async def flush(self) -> None:
+        await self._send_waiting()
+
     async def write(self, name: str, values: Sequence[Any], refused: Callable[[], BaseException]) -> None:
         await self._wait(self._q[name], values, _NOTHING_WRITTEN, refused)
 

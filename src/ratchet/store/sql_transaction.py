@@ -3,7 +3,8 @@
 Both SQL stores hand these to the shared `Transaction` (transaction.py). The
 SQLite store keeps one for its one connection and reuses it; the PostgreSQL
 store makes one per pooled connection it takes, and gives the connection
-back when the transaction ends (`release`).
+back when the transaction ends (`release`). Other write transactions may join
+one (`joiner`, in a savepoint) and share its commit (group_commit.py).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from .driver import Driver
+from .group_commit import Joinable
 from .sql import SqlOps
 
 __all__ = ["SqlTransaction"]
@@ -55,3 +57,22 @@ class SqlTransaction:
         finally:
             if self.release is not None:
                 await self.release(self.driver)
+
+    # ------------------------------------------------------------------ group commit (group_commit.py)
+
+    def joiner(self) -> SqlTransaction:
+        return SqlTransaction(self.driver, SqlOps(self.driver))
+
+    def adopt(self, member: Joinable) -> None:
+        assert isinstance(member, SqlTransaction)
+        self.ops.noted_changes += member.ops.noted_changes
+        self.ops.touched |= member.ops.touched
+
+    async def flush(self) -> None:
+        await self.driver.flush()
+
+    async def savepoint(self) -> None:
+        await self.driver.execute("savepoint")
+
+    async def roll_back_to_savepoint(self) -> None:
+        await self.driver.execute("rollback_to_savepoint")

@@ -44,6 +44,8 @@ _READ_ONLY_CODES = {sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN}
 class SqliteStore(StateStore):
     """The store of a ``sqlite:///PATH`` URL."""
 
+    group_commit = True  # writes that arrive together share a commit (group_commit.py)
+
     def __init__(
         self,
         path: str | Path,

@@ -16,6 +16,7 @@ from typing import Protocol
 
 from ..errors import StoreError
 from ..model import Lease
+from .group_commit import GroupCommit, Member
 from .ops import StoreOps
 
 __all__ = ["Opened", "Transaction", "TransactionGate", "Transactional"]
@@ -39,18 +40,36 @@ class TransactionGate:
     async def enter(self) -> None:
         holding = _HOLDING.get()
         if id(self) in holding:
-            raise StoreError(
-                "the store was called inside one of its own transactions; "
-                "call the transaction's object (tx) instead"
-            )
+            raise _nested()
         if self._lock is not None:
             await self._lock.acquire()
         _HOLDING.set(holding | {id(self)})
 
-    def leave(self) -> None:
+    def hold(self) -> None:
+        """Refuse a nested transaction, as `enter`, but without taking the turn (a group holds it)."""
+        holding = _HOLDING.get()
+        if id(self) in holding:
+            raise _nested()
+        _HOLDING.set(holding | {id(self)})
+
+    def leave(self, *, lock: bool = True) -> None:
         _HOLDING.set(_HOLDING.get() - {id(self)})
+        if lock and self._lock is not None:
+            self._lock.release()
+
+    async def acquire(self) -> None:
+        if self._lock is not None:
+            await self._lock.acquire()
+
+    def release(self) -> None:
         if self._lock is not None:
             self._lock.release()
+
+
+def _nested() -> StoreError:
+    return StoreError(
+        "the store was called inside one of its own transactions; call the transaction's object (tx) instead"
+    )
 
 
 class Opened(Protocol):
@@ -73,6 +92,7 @@ class Transactional(Protocol):
     """What `Transaction` needs of a store."""
 
     _gate: TransactionGate
+    _groups: GroupCommit | None
 
     async def _begin(self, *, write: bool) -> Opened: ...
 
@@ -82,15 +102,19 @@ class Transactional(Protocol):
 class Transaction:
     """``async with``: one transaction of a store, committed when the block ends, rolled back on error."""
 
-    __slots__ = ("_fence", "_opened", "_store", "_write")
+    __slots__ = ("_fence", "_member", "_opened", "_store", "_write")
 
     def __init__(self, store: Transactional, *, write: bool, fence: Lease | None) -> None:
         self._store = store
         self._write = write
         self._fence = fence
         self._opened: Opened | None = None
+        self._member: Member | None = None
 
     async def __aenter__(self) -> StoreOps:
+        if self._write and self._store._groups is not None:  # it may share its commit (group_commit.py)
+            self._member = await self._store._groups.enter(self._fence)
+            return self._member.ops
         gate = self._store._gate
         await gate.enter()
         try:
@@ -108,6 +132,10 @@ class Transaction:
         return opened.ops
 
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: object, tb: object) -> None:
+        if self._member is not None:
+            member, self._member = self._member, None
+            await member.leave(failed=exc_type is not None)
+            return
         if exc_type is None:
             await self._end(commit=True)
             return

@@ -17,6 +17,14 @@ COMMIT
 -- name: rollback
 ROLLBACK
 
+-- A write transaction that joins another's group commit runs in a savepoint (store/group_commit.py),
+-- which stays until the commit; rolling back to it finds the newest of the name.
+-- name: savepoint
+SAVEPOINT ratchet_member
+
+-- name: rollback_to_savepoint
+ROLLBACK TO SAVEPOINT ratchet_member
+
 -- name: listen_triggers
 LISTEN ratchet_triggers
 

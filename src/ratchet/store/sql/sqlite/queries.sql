@@ -15,6 +15,14 @@ COMMIT
 -- name: rollback
 ROLLBACK
 
+-- A write transaction that joins another's group commit runs in a savepoint (store/group_commit.py),
+-- which stays until the commit; rolling back to it finds the newest of the name.
+-- name: savepoint
+SAVEPOINT ratchet_member
+
+-- name: rollback_to_savepoint
+ROLLBACK TO SAVEPOINT ratchet_member
+
 -- name: create_version_table
 CREATE TABLE IF NOT EXISTS ratchet_schema_version (
     version     INTEGER PRIMARY KEY,

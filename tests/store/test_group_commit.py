@@ -1,0 +1,207 @@
+"""Group commit: write transactions that arrive together share one commit, and each keeps its own fate.
+
+The behaviour tests run on every store (the memory store commits nothing to
+share, so there each transaction commits alone and the same things hold); the
+SQL stores must also show that the writes did share commits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import psycopg
+import pytest
+
+from ratchet.errors import DuplicateRecord, LeaseLost, StoreError, StoreURLError
+from ratchet.model import Lease, OpStatus, Task
+from ratchet.store import StateStore, open_store
+
+from ..helpers.builders import finish, make_event, make_op, make_task
+from ..helpers.disk import SmallDisk
+
+WRITERS = 12
+
+
+class Boom(Exception):
+    """Raised inside a transaction block to make it roll back."""
+
+
+async def _tasks_with_leases(store: StateStore, count: int) -> list[tuple[Task, Lease]]:
+    found = []
+    for i in range(count):
+        task = await store.create_task(make_task(f"t{i}"))
+        lease = await store.claim_lease(task.id, "w1", 60)
+        assert lease is not None
+        found.append((task, lease))
+    return found
+
+
+def _grouped(store: StateStore, writes: int) -> None:
+    """On a store that groups, `writes` transactions that arrived together took fewer commits."""
+    groups = store.groups
+    if groups is not None:
+        assert groups.members == writes
+        assert groups.commits < writes
+
+
+async def test_writers_at_once_share_commits_and_one_that_fails_fails_alone(store: StateStore) -> None:
+    leased = await _tasks_with_leases(store, WRITERS)
+    await store.claim_lease(leased[3][0].id, "w2", 60, take_over=True)  # w1's lease on t3 is stale now
+    if store.groups is not None:
+        store.groups.commits = store.groups.members = 0
+
+    async def write(i: int, task: Task, lease: Lease) -> None:
+        async with store.transaction(fence=lease) as tx:
+            await tx.append_event(make_event(task.id, "before"))
+            await tx.record_op_started(make_op(task.id, 0))
+            if i == 5:
+                await tx.create_task(make_task("t0"))  # a duplicate: DuplicateRecord
+            if i == 7:
+                raise Boom
+
+    outcomes = await asyncio.gather(
+        *(write(i, *pair) for i, pair in enumerate(leased)), return_exceptions=True
+    )
+
+    assert isinstance(outcomes[3], LeaseLost)
+    assert isinstance(outcomes[5], DuplicateRecord)
+    assert isinstance(outcomes[7], Boom)
+    failed = {3, 5, 7}
+    assert [i for i, outcome in enumerate(outcomes) if outcome is not None] == sorted(failed)
+    for i, (task, _) in enumerate(leased):
+        kept = i not in failed
+        assert (await store.get_op(task.id, 0) is not None) is kept
+        assert [e.message for e in await store.list_events(task.id)] == (["before"] if kept else [])
+    _grouped(store, WRITERS - len(failed))
+
+
+async def test_a_stale_lease_fails_alone_when_a_member_writes_only_its_journal_row(store: StateStore) -> None:
+    """A driver may hold a journal write back to send it with the next statement: still, its
+    failure is its member's, never the next member's or the group's."""
+    leased = await _tasks_with_leases(store, 8)
+    for i in (2, 6):
+        await store.claim_lease(leased[i][0].id, "w2", 60, take_over=True)
+
+    async def write(task: Task, lease: Lease) -> None:
+        async with store.transaction(fence=lease) as tx:
+            await tx.record_op_started(make_op(task.id, 0))
+
+    outcomes = await asyncio.gather(*(write(*pair) for pair in leased), return_exceptions=True)
+
+    assert [i for i, o in enumerate(outcomes) if o is not None] == [2, 6]
+    assert all(isinstance(outcomes[i], LeaseLost) for i in (2, 6))
+    for i, (task, _) in enumerate(leased):
+        assert (await store.get_op(task.id, 0) is not None) is (i not in (2, 6))
+
+
+async def test_each_task_s_writes_stay_in_order(store: StateStore) -> None:
+    leased = await _tasks_with_leases(store, 8)
+
+    async def write(task: Task, lease: Lease) -> None:
+        intent = make_op(task.id, 0)
+        for n in range(10):
+            async with store.transaction(fence=lease) as tx:
+                await tx.append_event(make_event(task.id, str(n)))
+                if n == 3:
+                    await tx.record_op_started(intent)
+                if n == 4:
+                    await tx.record_op_finished(finish(intent))
+
+    await asyncio.gather(*(write(*pair) for pair in leased))
+
+    for task, _ in leased:
+        events = await store.list_events(task.id)
+        assert [(e.seq, e.message) for e in events] == [(n + 1, str(n)) for n in range(10)]
+        op = await store.get_op(task.id, 0)
+        assert op is not None and op.status is OpStatus.SUCCEEDED
+
+
+async def test_a_nested_transaction_is_refused_in_a_member_too(store: StateStore) -> None:
+    leased = await _tasks_with_leases(store, 4)
+
+    async def write(task: Task, lease: Lease) -> None:
+        async with store.transaction(fence=lease) as tx:
+            await tx.append_event(make_event(task.id))
+            await store.append_event(make_event(task.id, "nested"))
+
+    outcomes = await asyncio.gather(*(write(*pair) for pair in leased), return_exceptions=True)
+
+    assert all(isinstance(o, StoreError) and "inside one of its own" in str(o) for o in outcomes)
+    for task, _ in leased:
+        assert await store.list_events(task.id) == []
+
+
+async def test_a_failed_commit_fails_every_member_of_the_group(postgres_url: str) -> None:
+    """A deferred constraint refuses one member's event at COMMIT: none of the group is kept."""
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        async with await open_store(postgres_url) as store:
+            leased = await _tasks_with_leases(store, 6)
+        conn.execute(
+            "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+            "IF NEW.message = 'refused' THEN RAISE EXCEPTION 'refused at commit'; END IF; RETURN NULL; END $$"
+        )
+        conn.execute(
+            "CREATE CONSTRAINT TRIGGER refuse AFTER INSERT ON events DEFERRABLE INITIALLY DEFERRED "
+            "FOR EACH ROW EXECUTE FUNCTION refuse()"
+        )
+    async with await open_store(f"{postgres_url}?group_commit=on") as store:
+        assert store.groups is not None
+        store.groups.patience = store.groups.max_wait = 30.0  # one group, however loaded the machine
+
+        async def write(i: int, task: Task, lease: Lease) -> None:
+            async with store.transaction(fence=lease) as tx:
+                await tx.append_event(make_event(task.id, "refused" if i == 0 else "fine"))
+                await tx.record_op_started(make_op(task.id, 0))
+
+        outcomes = await asyncio.gather(
+            *(write(i, *pair) for i, pair in enumerate(leased)), return_exceptions=True
+        )
+
+        assert all(isinstance(o, StoreError) and "refused at commit" in str(o) for o in outcomes), outcomes
+        for task, _ in leased:
+            assert await store.get_op(task.id, 0) is None
+            assert await store.list_events(task.id) == []
+        assert store.groups.commits == 0
+
+
+async def test_a_full_disk_fails_every_member_and_keeps_none(small_disk: SmallDisk) -> None:
+    async with await open_store(f"sqlite:///{small_disk.directory / 'r.db'}") as store:
+        leased = await _tasks_with_leases(store, 6)
+
+        async def write(task: Task, lease: Lease) -> None:
+            async with store.transaction(fence=lease) as tx:
+                await tx.append_event(make_event(task.id, "x" * 2000))
+                await tx.record_op_started(make_op(task.id, 0))
+
+        small_disk.fill()
+        try:
+            outcomes = await asyncio.gather(*(write(*pair) for pair in leased), return_exceptions=True)
+        finally:
+            small_disk.free()
+
+        assert all(isinstance(o, StoreError) for o in outcomes), outcomes
+        for task, _ in leased:
+            assert await store.get_op(task.id, 0) is None
+            assert await store.list_events(task.id) == []
+        await store.append_event(make_event(leased[0][0].id, "after"))  # the store still works
+        assert [e.message for e in await store.list_events(leased[0][0].id)] == ["after"]
+
+
+async def test_group_commit_off_commits_each_transaction_alone(url: str) -> None:
+    async with await open_store(url + ("&" if "?" in url else "?") + "group_commit=off") as store:
+        assert store.groups is None
+        leased = await _tasks_with_leases(store, 4)
+
+        async def write(task: Task, lease: Lease) -> None:
+            async with store.transaction(fence=lease) as tx:
+                await tx.append_event(make_event(task.id))
+
+        await asyncio.gather(*(write(*pair) for pair in leased))
+        for task, _ in leased:
+            assert len(await store.list_events(task.id)) == 1
+
+
+@pytest.mark.parametrize("value", ["yes", ""])
+async def test_group_commit_takes_on_or_off(url: str, value: str) -> None:
+    with pytest.raises(StoreURLError, match="group_commit must be 'on' or 'off'"):
+        await open_store(url + ("&" if "?" in url else "?") + f"group_commit={value}")
