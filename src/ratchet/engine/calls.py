@@ -168,6 +168,7 @@ class Call:
     intent: Operation | None = None
     replayed: bool = False
     meta: dict[str, JsonValue] = field(default_factory=dict)
+    _replays: bool | None = None  # whether the journal will replay it, once asked (`will_replay`)
     _events: list[Event | Callable[[], Event]] = field(default_factory=list)
     _on_outcome: list[Callable[[Operation], Event | None]] = field(default_factory=list)
 
@@ -186,6 +187,17 @@ class Call:
     def needs_intent(self) -> bool:
         """A tool with side effects commits its intent before it runs (journal before effect)."""
         return self.tool is not None and not self.tool.safe_to_repeat
+
+    @property
+    def will_replay(self) -> bool:
+        """Whether the journal holds the call's result already (nothing will run), as the call began.
+
+        Asked by several layers before the journal layer writes anything: looked up once.
+        """
+        if self._replays is None:
+            recorded = self.context.journal.lookup(self.seq)
+            self._replays = recorded is not None and recorded.is_finished and not recorded.retry_pending
+        return self._replays
 
     def stage_event(self, event: Event | Callable[[], Event]) -> None:
         """Commit `event` with this call's next journal write.

@@ -86,11 +86,6 @@ def default_chain(extra: Sequence[Middleware] = ()) -> list[Middleware]:
     ]
 
 
-def _will_replay(call: Call) -> bool:
-    recorded = call.context.journal.lookup(call.seq)
-    return recorded is not None and recorded.is_finished and not recorded.retry_pending
-
-
 class EventsMiddleware:
     """Reports calls as events, committed with the journal's writes (never a commit of its own).
 
@@ -105,7 +100,7 @@ class EventsMiddleware:
         self.every_call = every_call
 
     async def __call__(self, call: Call, proceed: Proceed) -> JsonValue:
-        if _will_replay(call):
+        if call.will_replay:
             return await proceed(call)
         noteworthy = (
             self.every_call
@@ -172,7 +167,7 @@ class BudgetMiddleware:
 
     async def __call__(self, call: Call, proceed: Proceed) -> JsonValue:
         budget = call.context.budget
-        live = not _will_replay(call)
+        live = not call.will_replay
         if live:
             await budget.check()
         output = await proceed(call)
@@ -191,7 +186,7 @@ class ApprovalMiddleware:
     """
 
     async def __call__(self, call: Call, proceed: Proceed) -> JsonValue:
-        if call.kind is OpKind.TOOL and not _will_replay(call):
+        if call.kind is OpKind.TOOL and not call.will_replay:
             await call.context.approve(call)
         return await proceed(call)
 

@@ -97,8 +97,13 @@ OP_COLUMNS = (
 """The columns of an operation row, in the order `op_values` gives them."""
 
 
-def op_values(op: Operation) -> tuple[Any, ...]:
-    """The operation's row, positionally in `OP_COLUMNS` order (the journal writes bind these)."""
+def op_values(op: Operation, input_json: str | None = None) -> tuple[Any, ...]:
+    """The operation's row, positionally in `OP_COLUMNS` order (the journal writes bind these).
+
+    `input_json`, when given, is ``op.input`` already encoded (an intent's, for its outcome).
+    """
+    if input_json is None and op.input is not None:
+        input_json = _encode(op.input)
     return (
         op.task_id,
         op.seq,
@@ -107,7 +112,7 @@ def op_values(op: Operation) -> tuple[Any, ...]:
         op.attempt,
         op.idempotency_key,
         op.status._value_,
-        None if op.input is None else _encode(op.input),
+        input_json,
         None if op.output is None else _encode(op.output),
         op.error,
         to_micros(op.started_at),

@@ -15,6 +15,7 @@ import datetime as dt
 import json
 from collections.abc import Callable, Collection, Sequence
 
+from .. import compact_json
 from ..errors import (
     ArtifactNotFound,
     CheckpointNotFound,
@@ -77,6 +78,9 @@ class SqlOps(SqlInbox, SqlGrants, SqlTaskChanges, SqlTaskRows, SqlTaskDelete, St
         self._d = driver
         self.touched: set[str] = set()  # change-feed topics the transaction's writes touched
         self.noted_changes: list[TaskChange] = []  # task changes to log as the transaction commits
+        # The last journal write's input, (task, seq, the input, its JSON), when it held nothing
+        # large: a call's outcome carries its intent's input (the same object), encoded once.
+        self._last_input: tuple[str, int, object, str | None] | None = None
 
     async def schema_version(self) -> int:
         row = await self._d.one("schema_version")
@@ -194,9 +198,7 @@ class SqlOps(SqlInbox, SqlGrants, SqlTaskChanges, SqlTaskRows, SqlTaskDelete, St
     async def record_op_started(self, op: Operation) -> Operation:
         if op.is_finished or op.output is not None or op.error is not None or op.finished_at:
             op = op.model_copy(update=_INTENT_RESET)
-        await self._d.write(
-            "record_op_started", rows.op_values(await content.stored(self._d, op)), _already_succeeded(op)
-        )
+        await self._d.write("record_op_started", await self._op_values(op), _already_succeeded(op))
         return op
 
     async def record_op_finished(self, op: Operation) -> Operation:
@@ -204,10 +206,21 @@ class SqlOps(SqlInbox, SqlGrants, SqlTaskChanges, SqlTaskRows, SqlTaskDelete, St
             raise ValueError("record_op_finished needs a succeeded or failed operation")
         if op.finished_at is None:
             op = op.model_copy(update={"finished_at": utcnow()})
-        await self._d.write(
-            "record_op_finished", rows.op_values(await content.stored(self._d, op)), _already_succeeded(op)
-        )
+        await self._d.write("record_op_finished", await self._op_values(op), _already_succeeded(op))
         return op
+
+    async def _op_values(self, op: Operation) -> tuple[object, ...]:
+        """The row of `op`, its input's large parts stored by content (`content.stored`)."""
+        last = self._last_input
+        if last is not None and last[2] is op.input and last[0] == op.task_id and last[1] == op.seq:
+            return rows.op_values(op, last[3])
+        stored = await content.stored(self._d, op)
+        if stored is not op:  # content rows written in this transaction: nothing to reuse later
+            self._last_input = None
+            return rows.op_values(stored)
+        encoded = None if op.input is None else compact_json.encode(op.input)
+        self._last_input = (op.task_id, op.seq, op.input, encoded)
+        return rows.op_values(op, encoded)
 
     async def get_op(self, task_id: str, seq: int) -> Operation | None:
         row = await self._d.one("get_op", {"task_id": task_id, "seq": seq})

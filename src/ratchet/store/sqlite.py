@@ -154,6 +154,22 @@ class SqliteDriver(Driver):
         # One cursor for every statement: results are read before the next one runs (the
         # store's transactions take turns), and a cursor made per statement costs its allocation.
         self._cursor = conn.cursor()
+        # A check waits here for the transaction's next statement: a journal write that has a
+        # variant "<write>_if_<check>" carries it (the fence and the write in one statement);
+        # any other statement, or the commit, runs it first.
+        self._pending: tuple[str, Sequence[Any], Callable[[], BaseException]] | None = None
+        self._folded = {name: sql for name, sql in self._q.items() if "_if_" in name}
+
+    def _run_pending(self) -> None:
+        pending, self._pending = self._pending, None
+        assert pending is not None
+        name, values, failure = pending
+        try:
+            row = self._cursor.execute(self._q[name], values).fetchone()
+        except sqlite3.Error as exc:
+            raise self._error(exc) from exc
+        if row is None or not row[0]:
+            raise failure()
 
     def _error(self, exc: sqlite3.Error) -> StoreError:
         return store_error(self.path, exc)
@@ -162,18 +178,37 @@ class SqliteDriver(Driver):
     # they are the store's hottest lines, and a call costs as much as a statement.
 
     def _run(self, name: str, params: Params | None) -> sqlite3.Cursor:
+        if self._pending is not None:
+            self._run_pending()
         try:
             return self.conn.execute(self._q[name], params or {})
         except sqlite3.Error as exc:
             raise self._error(exc) from exc
 
     async def execute(self, name: str, params: Params | None = None) -> int:
+        if self._pending is not None:
+            self._run_pending()
         try:
             return self._cursor.execute(self._q[name], params or {}).rowcount
         except sqlite3.Error as exc:
             raise self._error(exc) from exc
 
     async def write(self, name: str, values: Sequence[Any], refused: Callable[[], BaseException]) -> None:
+        pending = self._pending
+        if pending is not None:
+            folded = self._folded.get(f"{name}_if_{pending[0]}")
+            if folded is None:
+                self._run_pending()
+            else:
+                try:
+                    written = self._cursor.execute(folded, (*values, *pending[1])).rowcount
+                except sqlite3.Error as exc:
+                    raise self._error(exc) from exc
+                if written == 0:  # the check failed, or the write was refused: the check says which
+                    self._run_pending()
+                    raise refused()
+                self._pending = None
+                return
         try:
             written = self._cursor.execute(self._q[name], values).rowcount
         except sqlite3.Error as exc:
@@ -182,20 +217,22 @@ class SqliteDriver(Driver):
             raise refused()
 
     async def check(self, name: str, values: Sequence[Any], failure: Callable[[], BaseException]) -> None:
-        try:
-            row = self._cursor.execute(self._q[name], values).fetchone()
-        except sqlite3.Error as exc:
-            raise self._error(exc) from exc
-        if row is None or not row[0]:
-            raise failure()
+        # Run with the next statement (Driver.check allows it): the write it guards may carry it.
+        if self._pending is not None:
+            self._run_pending()
+        self._pending = (name, values, failure)
 
     async def execute_many(self, name: str, params: Sequence[Params]) -> None:
+        if self._pending is not None:
+            self._run_pending()
         try:
             self.conn.executemany(self._q[name], params)
         except sqlite3.Error as exc:
             raise self._error(exc) from exc
 
     async def one(self, name: str, params: Params | None = None) -> Row | None:
+        if self._pending is not None:
+            self._run_pending()
         try:
             row: Row | None = self._cursor.execute(self._q[name], params or {}).fetchone()
         except sqlite3.Error as exc:
@@ -209,6 +246,7 @@ class SqliteDriver(Driver):
         """Nothing to take: ``BEGIN IMMEDIATE`` already holds the whole file's write lock."""
 
     async def begin(self, *, write: bool) -> None:
+        self._pending = None
         if self.conn.in_transaction:  # a rollback that failed left it open
             await self.rollback()
         if not write:
@@ -236,7 +274,17 @@ class SqliteDriver(Driver):
             await asyncio.sleep(pause)
             pause = min(pause * 2, 0.05)
 
+    async def flush(self) -> None:
+        if self._pending is not None:  # a group commit's member ends: its check fails in its own turn
+            self._run_pending()
+
     async def commit(self) -> None:
+        if self._pending is not None:  # a check no statement ran after: it holds, or nothing is kept
+            try:
+                self._run_pending()
+            except BaseException:
+                await self.rollback()
+                raise
         try:
             self._cursor.execute(self._q["commit"])
         except sqlite3.Error as exc:
@@ -246,6 +294,7 @@ class SqliteDriver(Driver):
     async def rollback(self) -> None:
         # SQLite has already rolled back after some errors (a full disk, an I/O
         # error); a second ROLLBACK would fail with "no transaction is active".
+        self._pending = None
         if not self.conn.in_transaction:
             return
         with contextlib.suppress(sqlite3.Error):  # the error that led here is the one to report

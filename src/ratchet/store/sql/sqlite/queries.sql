@@ -123,6 +123,23 @@ ON CONFLICT (task_id, seq) DO UPDATE SET
     error_type = NULL, next_attempt_at = NULL, meta = excluded.meta
 WHERE operations.status <> 'succeeded'
 
+-- name: record_op_started_if_check_fence
+-- record_op_started, written only while the lease (?16, ?17) is current: the fence and the write in one
+-- statement (SqliteDriver.write runs check_fence itself when this one writes nothing).
+INSERT INTO operations (task_id, seq, kind, name, attempt, idempotency_key, status,
+                        input, output, error, started_at, finished_at, error_type,
+                        next_attempt_at, meta)
+SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7,
+        ?8, ?9, ?10, ?11, ?12, ?13, ?14,
+        ?15
+WHERE (SELECT token = ?17 AND NOT released FROM leases WHERE task_id = ?16)
+ON CONFLICT (task_id, seq) DO UPDATE SET
+    kind = excluded.kind, name = excluded.name, attempt = excluded.attempt,
+    idempotency_key = excluded.idempotency_key, status = 'started', input = excluded.input,
+    output = NULL, error = NULL, started_at = excluded.started_at, finished_at = NULL,
+    error_type = NULL, next_attempt_at = NULL, meta = excluded.meta
+WHERE operations.status <> 'succeeded'
+
 -- name: record_op_finished
 -- One statement whether or not an intent row is there (a read-only call writes none).
 -- A later attempt than the row's brings its own start; the same attempt keeps the start its intent wrote.
@@ -132,6 +149,24 @@ INSERT INTO operations (task_id, seq, kind, name, attempt, idempotency_key, stat
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,
         ?8, ?9, ?10, ?11, ?12, ?13, ?14,
         ?15)
+ON CONFLICT (task_id, seq) DO UPDATE SET
+    attempt = excluded.attempt, status = excluded.status, output = excluded.output,
+    error = excluded.error, finished_at = excluded.finished_at, error_type = excluded.error_type,
+    next_attempt_at = excluded.next_attempt_at, meta = excluded.meta,
+    started_at = CASE WHEN operations.attempt = excluded.attempt
+                      THEN operations.started_at ELSE excluded.started_at END
+WHERE operations.status <> 'succeeded'
+
+-- name: record_op_finished_if_check_fence
+-- record_op_finished, written only while the lease (?16, ?17) is current: the fence and the write in one
+-- statement (SqliteDriver.write runs check_fence itself when this one writes nothing).
+INSERT INTO operations (task_id, seq, kind, name, attempt, idempotency_key, status,
+                        input, output, error, started_at, finished_at, error_type,
+                        next_attempt_at, meta)
+SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7,
+        ?8, ?9, ?10, ?11, ?12, ?13, ?14,
+        ?15
+WHERE (SELECT token = ?17 AND NOT released FROM leases WHERE task_id = ?16)
 ON CONFLICT (task_id, seq) DO UPDATE SET
     attempt = excluded.attempt, status = excluded.status, output = excluded.output,
     error = excluded.error, finished_at = excluded.finished_at, error_type = excluded.error_type,
