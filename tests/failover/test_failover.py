@@ -183,10 +183,10 @@ def _ledger(path: Path) -> tuple[Counter[str], dict[str, set[str]], Counter[str]
 def shared_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """The store the workers share: PostgreSQL (many machines) or a SQLite file (one machine).
 
-    Group commit is on for both (SQLite's default; PostgreSQL opts in), as in the crash suite.
+    Group commit is on for both (opted in), as in the crash suite.
     """
     if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'ratchet.db'}"
+        return sharing_commits(f"sqlite:///{tmp_path / 'ratchet.db'}")
     return sharing_commits(str(request.getfixturevalue("postgres_url")))
 
 

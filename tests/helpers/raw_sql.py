@@ -24,7 +24,10 @@ def run_sql(url: str, statement: str, *params: object) -> list[tuple[Any, ...]]:
     Parameters are written ``?`` in `statement`, for both databases.
     """
     if url.startswith("sqlite:///"):
-        with contextlib.closing(sqlite3.connect(url.removeprefix("sqlite:///"))) as conn, conn:
+        with (
+            contextlib.closing(sqlite3.connect(url.removeprefix("sqlite:///").partition("?")[0])) as conn,
+            conn,
+        ):
             return conn.execute(statement, params).fetchall()
     with psycopg.connect(url, autocommit=True) as conn:
         cursor = conn.execute(statement.replace("?", "%s"), params)

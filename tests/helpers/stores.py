@@ -26,12 +26,12 @@ STORE_URLS: dict[str, Callable[[Path], str]] = {
 
 
 def sharing_commits(url: str) -> str:
-    """`url` with group commit on: the default on SQLite, opted into on PostgreSQL (docs/stores.md).
+    """`url` with group commit on (by default only SQLite with durability=full has it; docs/stores.md).
 
-    The crash and failover suites run every store this way, so that what they
+    The crash and failover suites run every SQL store this way, so that what they
     prove (each effect once, nothing lost) holds for transactions that share a commit.
     """
-    if url.startswith("postgresql://"):
+    if url.startswith(("postgresql://", "sqlite:///")):
         return url + ("&" if "?" in url else "?") + "group_commit=on"
     return url
 

@@ -8,6 +8,7 @@ SQL stores must also show that the writes did share commits.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 
 import psycopg
 import pytest
@@ -18,12 +19,20 @@ from ratchet.store import StateStore, open_store
 
 from ..helpers.builders import finish, make_event, make_op, make_task
 from ..helpers.disk import SmallDisk
+from ..helpers.stores import opened, sharing_commits
 
 WRITERS = 12
 
 
 class Boom(Exception):
     """Raised inside a transaction block to make it roll back."""
+
+
+@pytest.fixture
+async def store(store_url: str) -> AsyncIterator[StateStore]:
+    """The suite's store with group commit on (by default only SQLite with durability=full has it)."""
+    async with opened(sharing_commits(store_url)) as store:
+        yield store
 
 
 async def _tasks_with_leases(store: StateStore, count: int) -> list[tuple[Task, Lease]]:

@@ -8,7 +8,7 @@ URLs (any libpq option, such as ``?sslmode=require``, passes through) plus
 Ratchet's ``?pool_size=N``: the most connections the store opens at once
 (default 10). Both take ``?group_commit=on|off``: whether write transactions
 that arrive together share one commit (store/group_commit.py; on by default
-on SQLite, off on PostgreSQL, see docs/stores.md).
+on SQLite with ``durability=full``, off otherwise, see docs/stores.md).
 """
 
 from __future__ import annotations
@@ -74,7 +74,8 @@ def store_from_url(url: str, *, create: bool = True, integrity_check: bool = Tru
                 f"store URL {shown!r}: durability must be 'normal' or 'full', not {durability!r}"
             )
         store = SqliteStore(path[1:], durability=durability, create=create, integrity_check=integrity_check)
-        store.share_commits(_group_commit(options.get("group_commit", ["on"])[-1], url))
+        if "group_commit" in options:  # else the store's default: on only with durability=full
+            store.share_commits(_group_commit(options["group_commit"][-1], url))
         return store
     if scheme in ("postgresql", "postgres"):
         return _postgres_store(url, create=create)

@@ -44,8 +44,6 @@ _READ_ONLY_CODES = {sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN}
 class SqliteStore(StateStore):
     """The store of a ``sqlite:///PATH`` URL."""
 
-    group_commit = True  # writes that arrive together share a commit (group_commit.py)
-
     def __init__(
         self,
         path: str | Path,
@@ -67,6 +65,10 @@ class SqliteStore(StateStore):
         """Why the database can only be read, once `open` found it so (writes raise `StoreReadOnly`)."""
         self.integrity_check = integrity_check
         self._open: SqlTransaction | None = None  # the one connection's, reused
+        # Sharing commits pays where a commit costs an fsync (durability=full); at `normal` a
+        # commit costs about what serving a group's member does, and 1,000 tasks resuming at
+        # once were 2.8x slower with it (docs/benchmarks.md, "Group commit").
+        self.share_commits(durability == "full")
 
     async def open(self) -> None:
         check_file(self.path, create=self.create)
