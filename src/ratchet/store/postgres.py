@@ -195,18 +195,27 @@ class PostgresDriver(Driver):
         failures, self._failures = self._failures, {}
         if query is not None:
             waiting.append((query, params))
+        error: psycopg.Error | None = None
         try:
             async with self.conn.pipeline():
                 for sql, values in waiting:
-                    cursor = await self.conn.execute(sql, values)
+                    try:
+                        cursor = await self.conn.execute(sql, values)
+                    except psycopg.Error as sent:
+                        # Not raised through the pipeline's exit: psycopg would log a warning
+                        # of its own ("error ignored terminating ...") beside ours.
+                        error = sent
+                        break
             # Leaving the pipeline synced it: every result is in, and the first error raised.
-        except psycopg.Error as exc:
-            failure = failures.get(exc.sqlstate or "")
+        except psycopg.Error as synced:
+            error = error or synced
+        if error is not None:
+            failure = failures.get(error.sqlstate or "")
             if failure is not None:
                 # The statement aborted the transaction: nothing after it ran, and the
                 # rollback that follows (the caller's, or `commit`'s) keeps nothing of it.
                 raise failure() from None
-            raise store_error(self.target, exc, self.conn) from exc
+            raise store_error(self.target, error, self.conn) from error
         return cursor
 
     async def _wait(
