@@ -159,10 +159,15 @@ class Tool:
             ) from None
         return {name: getattr(parsed, name) for name in type(parsed).model_fields}
 
-    async def invoke(self, args: dict[str, Any], context: ToolContext) -> JsonValue:
-        """Run the tool once and return its result as JSON-ready data."""
+    async def invoke(self, args: dict[str, Any], context: ToolContext | None) -> JsonValue:
+        """Run the tool once and return its result as JSON-ready data.
+
+        `context` may be None for a tool without a `ToolContext` parameter (`takes_key`): it would not see it.
+        """
         kwargs = self.validate(args)
         if self.context_param is not None:
+            if context is None:
+                raise TypeError(f"tool {self.name} takes a ToolContext: invoke it with one")
             kwargs[self.context_param] = context
         if self._is_async:
             result = await self.fn(**kwargs)

@@ -239,7 +239,7 @@ class Context(RecordedValues, Versioning, Receiving, ChildTasks, OutsidePatches)
             task_id=self.task_id,
             seq=call.seq,
             attempt=call.attempt,
-            idempotency_key=call.idempotency_key,
+            idempotency_key=key,
             step=self._current_step,
             workspace=self.workspace,
             emit=self.emit,

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import JsonValue
 
 from ..limits import MAX_INLINE_RESULT_BYTES
-from ..model import Event, Lease, Operation, OpKind, OpStatus, utcnow
+from ..model import Lease, Operation, OpKind, OpStatus, utcnow
 from ..observe.recording import current_recorder
 from ..store import StateStore
 from .faults import crash_point
@@ -82,7 +82,8 @@ class Journal:
         recorder, began = current_recorder(), time.perf_counter()
         async with self.store.transaction(fence=self.lease) as tx:
             await tx.record_op_started(op)
-            await _append(tx, call.take_events())
+            for event in call.take_events():
+                await tx.append_event(event)
         if recorder is not None:
             recorder.committed(time.perf_counter() - began)
         self.recorded[call.seq] = op
@@ -101,7 +102,8 @@ class Journal:
         recorder, began = current_recorder(), time.perf_counter()
         async with self.store.transaction(fence=self.lease) as tx:
             await tx.record_op_finished(op)
-            await _append(tx, call.take_events())
+            for event in call.take_events():
+                await tx.append_event(event)
         if recorder is not None:
             recorder.committed(time.perf_counter() - began)
         self.recorded[call.seq] = op
@@ -137,16 +139,10 @@ class Journal:
             if aside is not None:
                 await tx.put_artifact(aside[1], aside[2])  # with the outcome: both are kept, or neither
             await tx.record_op_finished(op)
-            await _append(tx, events)
+            for event in events:
+                await tx.append_event(event)
         if recorder is not None:  # the commit's time, reported only when it commits
             recorder.committed(time.perf_counter() - began)
         self.recorded[call.seq] = op
         crash_point("after_result_commit")
         return op
-
-
-async def _append(tx: object, events: list[Event]) -> None:
-    if not events:
-        return
-    for event in events:
-        await tx.append_event(event)  # type: ignore[attr-defined]

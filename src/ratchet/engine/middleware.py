@@ -109,8 +109,8 @@ class EventsMiddleware:
         )
         if noteworthy and call.kind is OpKind.TOOL:
             # Told when it is written: by then an approval may have changed the arguments.
-            call.stage_event(lambda: _call_event(call))
-        call.on_outcome(lambda op: _outcome_event(call, op, noteworthy))
+            call.stage_event(functools.partial(_call_event, call))
+        call.on_outcome(_outcome_event if noteworthy else _failure_event)
         return await proceed(call)
 
 
@@ -125,32 +125,38 @@ def _call_event(call: Call) -> Event:
     )
 
 
-def _outcome_event(call: Call, op: Operation, noteworthy: bool) -> Event | None:
-    data: dict[str, JsonValue] = {"seq": op.seq, "name": op.name, "attempt": op.attempt}
-    if op.status is not OpStatus.SUCCEEDED:
-        return Event(
-            task_id=call.task_id,
-            kind=f"{op.kind}_failed",
-            severity=Severity.ERROR,
-            message=f"{op.kind} call {op.seq} ({op.name}) failed: {op.error_type}: {op.error}",
-            display_message=f"<- {op.name} failed: {op.error}",
-            data={**data, "error_type": op.error_type},
-        )
-    if not noteworthy:
+def _failure_event(op: Operation) -> Event | None:
+    """The event of a call that is not noteworthy: none unless it failed."""
+    if op.status is OpStatus.SUCCEEDED:
         return None
+    return Event(
+        task_id=op.task_id,
+        kind=f"{op.kind}_failed",
+        severity=Severity.ERROR,
+        message=f"{op.kind} call {op.seq} ({op.name}) failed: {op.error_type}: {op.error}",
+        display_message=f"<- {op.name} failed: {op.error}",
+        data={"seq": op.seq, "name": op.name, "attempt": op.attempt, "error_type": op.error_type},
+    )
+
+
+def _outcome_event(op: Operation) -> Event | None:
+    """The event of a noteworthy call's outcome."""
+    if op.status is not OpStatus.SUCCEEDED:
+        return _failure_event(op)
+    data: dict[str, JsonValue] = {"seq": op.seq, "name": op.name, "attempt": op.attempt}
     if op.kind is OpKind.MODEL:
         answer = op.output if isinstance(op.output, dict) else {}
         calls = len(answer.get("tool_calls") or [])
         said = f"{calls} tool call(s)" if calls else "an answer"
         return Event(
-            task_id=call.task_id,
+            task_id=op.task_id,
             kind="model_result",
             message=f"model call {op.seq} ({op.name}, attempt {op.attempt}) returned {said}",
             display_message=f"<- model ({op.name.removeprefix('model:')}): {said}",
             data={**data, "usage": op.meta.get("usage")},
         )
     return Event(
-        task_id=call.task_id,
+        task_id=op.task_id,
         kind="tool_result",
         message=f"tool call {op.seq} ({op.name}) succeeded on attempt {op.attempt}",
         display_message=f"<- {op.name} ok",
@@ -356,10 +362,13 @@ async def perform(call: Call) -> JsonValue:
         call.meta["usage"] = response.usage.model_dump()
         answer: JsonValue = response.model_dump(mode="json")
         return answer
-    assert call.tool is not None
+    tool = call.tool
+    assert tool is not None
     arguments = call.input or {}
     assert isinstance(arguments, dict)
-    tool_context = context.tool_context(call)
-    if tool_context.session is not None:
-        await tool_context.session.load()  # its state as the call starts
-    return await call.tool.invoke(dict(arguments), tool_context)
+    tool_context = None
+    if tool.takes_key:  # only a tool with a ToolContext parameter sees its context (and session)
+        tool_context = context.tool_context(call)
+        if tool_context.session is not None:
+            await tool_context.session.load()  # its state as the call starts
+    return await tool.invoke(arguments, tool_context)  # it validates them into arguments of its own

@@ -81,7 +81,7 @@ class MCPTool(Tool):
             pass  # a schema the server got wrong: the server checks the arguments itself
         return dict(args)
 
-    async def invoke(self, args: dict[str, Any], context: ToolContext) -> JsonValue:
+    async def invoke(self, args: dict[str, Any], context: ToolContext | None) -> JsonValue:
         arguments = self.validate(args)
         return await self._connections.call_tool(
             self.server, self.remote_name, arguments, safe_to_repeat=self.safe_to_repeat

@@ -49,7 +49,7 @@ from ..errors import CorruptRecord
 from ..model import Operation
 from .driver import Driver
 
-__all__ = ["MARK", "THRESHOLD", "loaded", "stored"]
+__all__ = ["MARK", "THRESHOLD", "loaded", "may_apply", "stored"]
 
 THRESHOLD = 256
 """A value whose JSON is this long (or about: measured without encoding it) is stored once, by hash."""
@@ -173,6 +173,15 @@ class _Encoding:
 # --------------------------------------------------------------------------- writing
 
 
+def may_apply(value: Any) -> bool:
+    """Whether an input may have parts to store by content (`stored` then decides): it is about
+    `THRESHOLD` long as JSON, or must be wrapped. Most tool calls' arguments are not: their
+    writes then skip `stored`."""
+    if value is None or isinstance(value, bool | int | float):
+        return False
+    return (isinstance(value, dict) and MARK in value) or _size(value, THRESHOLD) >= THRESHOLD
+
+
 async def stored(driver: Driver, op: Operation) -> Operation:
     """`op` as its row holds it: its input's large parts stored in the task's contents, by hash.
 
@@ -180,11 +189,9 @@ async def stored(driver: Driver, op: Operation) -> Operation:
     with nothing large comes back as it is (the same object).
     """
     value = op.input
-    if value is None or isinstance(value, bool | int | float):
+    if not may_apply(value):
         return op
     must_wrap = isinstance(value, dict) and MARK in value
-    if not must_wrap and _size(value, THRESHOLD) < THRESHOLD:
-        return op
     encoding = _Encoding()
     tree = encoding.value(value, [])
     if not (must_wrap or encoding.blob_paths or encoding.list_paths):

@@ -198,7 +198,10 @@ class SqlOps(SqlInbox, SqlGrants, SqlTaskChanges, SqlTaskRows, SqlTaskDelete, St
     async def record_op_started(self, op: Operation) -> Operation:
         if op.is_finished or op.output is not None or op.error is not None or op.finished_at:
             op = op.model_copy(update=_INTENT_RESET)
-        await self._d.write("record_op_started", await self._op_values(op), _already_succeeded(op))
+        values = self._op_values(op)
+        if values is None:
+            values = await self._stored_op_values(op)
+        await self._d.write("record_op_started", values, _already_succeeded(op))
         return op
 
     async def record_op_finished(self, op: Operation) -> Operation:
@@ -206,18 +209,30 @@ class SqlOps(SqlInbox, SqlGrants, SqlTaskChanges, SqlTaskRows, SqlTaskDelete, St
             raise ValueError("record_op_finished needs a succeeded or failed operation")
         if op.finished_at is None:
             op = op.model_copy(update={"finished_at": utcnow()})
-        await self._d.write("record_op_finished", await self._op_values(op), _already_succeeded(op))
+        values = self._op_values(op)
+        if values is None:
+            values = await self._stored_op_values(op)
+        await self._d.write("record_op_finished", values, _already_succeeded(op))
         return op
 
-    async def _op_values(self, op: Operation) -> tuple[object, ...]:
-        """The row of `op`, its input's large parts stored by content (`content.stored`)."""
+    def _op_values(self, op: Operation) -> tuple[object, ...] | None:
+        """The row of `op`; None when its input may have large parts to store first (`_stored_op_values`)."""
         last = self._last_input
         if last is not None and last[2] is op.input and last[0] == op.task_id and last[1] == op.seq:
             return rows.op_values(op, last[3])
+        if content.may_apply(op.input):
+            return None
+        return self._encoded_op_values(op)
+
+    async def _stored_op_values(self, op: Operation) -> tuple[object, ...]:
+        """The row of `op`, its input's large parts stored by content (`content.stored`)."""
         stored = await content.stored(self._d, op)
         if stored is not op:  # content rows written in this transaction: nothing to reuse later
             self._last_input = None
             return rows.op_values(stored)
+        return self._encoded_op_values(op)
+
+    def _encoded_op_values(self, op: Operation) -> tuple[object, ...]:
         encoded = None if op.input is None else compact_json.encode(op.input)
         self._last_input = (op.task_id, op.seq, op.input, encoded)
         return rows.op_values(op, encoded)

@@ -45,11 +45,12 @@ class SqlTransaction:
     async def end(self, *, commit: bool) -> None:
         try:
             if commit:
-                try:
-                    await self.ops.log_task_changes()
-                except BaseException:
-                    await self.driver.rollback()
-                    raise
+                if self.ops.noted_changes:  # most writes (the journal's) change no task's status
+                    try:
+                        await self.ops.log_task_changes()
+                    except BaseException:
+                        await self.driver.rollback()
+                        raise
                 await self.driver.commit()
             else:
                 self.ops.noted_changes = []

@@ -160,7 +160,7 @@ class SqliteDriver(Driver):
         # variant "<write>_if_<check>" carries it (the fence and the write in one statement);
         # any other statement, or the commit, runs it first.
         self._pending: tuple[str, Sequence[Any], Callable[[], BaseException]] | None = None
-        self._folded = {name: sql for name, sql in self._q.items() if "_if_" in name}
+        self._folded = {tuple(name.split("_if_")): sql for name, sql in self._q.items() if "_if_" in name}
 
     def _run_pending(self) -> None:
         pending, self._pending = self._pending, None
@@ -198,7 +198,7 @@ class SqliteDriver(Driver):
     async def write(self, name: str, values: Sequence[Any], refused: Callable[[], BaseException]) -> None:
         pending = self._pending
         if pending is not None:
-            folded = self._folded.get(f"{name}_if_{pending[0]}")
+            folded = self._folded.get((name, pending[0]))
             if folded is None:
                 self._run_pending()
             else:

@@ -21,8 +21,6 @@ from .ops import StoreOps
 
 __all__ = ["Opened", "Transaction", "TransactionGate", "Transactional"]
 
-_HOLDING: ContextVar[frozenset[int]] = ContextVar("ratchet_open_transactions", default=frozenset())
-
 
 class TransactionGate:
     """Refuses a store's transaction opened inside another of its own, and lets one through at a time.
@@ -36,24 +34,25 @@ class TransactionGate:
 
     def __init__(self, *, exclusive: bool) -> None:
         self._lock = asyncio.Lock() if exclusive else None
+        # Whether the running task (and the tasks it starts) is inside one of this store's
+        # transactions: a flag per gate, so a transaction sets one value, not a set of stores.
+        self._inside: ContextVar[bool] = ContextVar(f"ratchet_in_transaction_{id(self)}", default=False)
 
     async def enter(self) -> None:
-        holding = _HOLDING.get()
-        if id(self) in holding:
+        if self._inside.get():
             raise _nested()
         if self._lock is not None:
             await self._lock.acquire()
-        _HOLDING.set(holding | {id(self)})
+        self._inside.set(True)
 
     def hold(self) -> None:
         """Refuse a nested transaction, as `enter`, but without taking the turn (a group holds it)."""
-        holding = _HOLDING.get()
-        if id(self) in holding:
+        if self._inside.get():
             raise _nested()
-        _HOLDING.set(holding | {id(self)})
+        self._inside.set(True)
 
     def leave(self, *, lock: bool = True) -> None:
-        _HOLDING.set(_HOLDING.get() - {id(self)})
+        self._inside.set(False)
         if lock and self._lock is not None:
             self._lock.release()
 
