@@ -112,12 +112,7 @@ class Journal:
         self, call: Call, *, output: JsonValue = None, error: BaseException | None = None
     ) -> Operation:
         """Commit the call's final result, or its final failure."""
-        if error is None and call.intent is not None and call.intent.attempt == call.attempt:
-            # The intent of this very attempt, completed: a copy, not a second validation.
-            op = call.intent.model_copy(
-                update={"status": OpStatus.SUCCEEDED, "output": output, "finished_at": utcnow()}
-            )
-        elif error is None:
+        if error is None:
             op = self._operation(call, OpStatus.SUCCEEDED, output=output, finished_at=utcnow())
         else:
             op = self._operation(
