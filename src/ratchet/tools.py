@@ -122,6 +122,7 @@ class Tool:
         self.reconcile = reconcile
         self.description, described = _documented(fn)
         self.context_param, self.arguments = _arguments_model(fn, self.name, described)
+        self._argument_names = tuple(self.arguments.model_fields)
         self._is_async = inspect.iscoroutinefunction(fn)
 
     def __repr__(self) -> str:
@@ -157,7 +158,7 @@ class Tool:
             raise NonRetryableError(
                 f"bad arguments for {self.name}: {problems(exc, whole='arguments')}"
             ) from None
-        return {name: getattr(parsed, name) for name in type(parsed).model_fields}
+        return {name: getattr(parsed, name) for name in self._argument_names}
 
     async def invoke(self, args: dict[str, Any], context: ToolContext | None) -> JsonValue:
         """Run the tool once and return its result as JSON-ready data.
