@@ -8,7 +8,9 @@
    committed); beside raw sqlite3 ``BEGIN IMMEDIATE; INSERT; COMMIT`` of a
    journal-sized row, measured in the same run (before and after the calls,
    averaged). Targets: side-effect call <= 3x one raw insert+commit (1.5x the
-   two commits it needs), read-only call <= 1.5x.
+   two commits it needs), read-only call <= 1.5x. The same ratios in CPU time
+   (``time.process_time``) are printed beside: other processes on the machine
+   move them far less than the wall-clock ones.
 2. Overhead per op on PostgreSQL (a throwaway cluster started as
    bench/scale_bench.py does; ``--no-postgres`` skips it): the side-effect
    call, beside raw psycopg ``INSERT`` then ``COMMIT`` on an
@@ -59,11 +61,12 @@ async def lookup(request: str, target: str, note: str) -> dict:
 
 
 @ratchet.workflow(tools=[noop, lookup])
-async def loop(ctx: ratchet.Context, ops: int, tool: str = "noop") -> float:
-    began = time.perf_counter()
+async def loop(ctx: ratchet.Context, ops: int, tool: str = "noop") -> list[float]:
+    """The calls' wall-clock and CPU seconds."""
+    began, cpu = time.perf_counter(), time.process_time()
     for _ in range(ops):
         await ctx.call_tool(tool, PAYLOAD)
-    return time.perf_counter() - began
+    return [time.perf_counter() - began, time.process_time() - cpu]
 
 
 @ratchet.workflow(tools=[noop])
@@ -75,7 +78,8 @@ async def park(ctx: ratchet.Context, ops: int) -> None:
     await asyncio.Event().wait()
 
 
-def raw_insert_commit(path: Path, count: int) -> float:
+def raw_insert_commit(path: Path, count: int) -> tuple[float, float]:
+    """Seconds per raw ``BEGIN IMMEDIATE; INSERT; COMMIT``: wall clock, CPU."""
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
@@ -86,44 +90,59 @@ def raw_insert_commit(path: Path, count: int) -> float:
     )
     payload = json.dumps(PAYLOAD)
     rows = [("bench", i, "tool", "noop", "succeeded", payload, '{"ok":true}', i) for i in range(count)]
-    began = time.perf_counter()
+    began, cpu = time.perf_counter(), time.process_time()
     for row in rows:
         conn.execute("BEGIN IMMEDIATE")
         conn.execute("INSERT INTO ops VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row)
         conn.execute("COMMIT")
-    seconds = time.perf_counter() - began
+    seconds, cpu = time.perf_counter() - began, time.process_time() - cpu
     conn.close()
-    return seconds / count
+    return seconds / count, cpu / count
 
 
 async def direct(count: int) -> float:
+    return (await direct_times(count))[0]
+
+
+async def direct_times(count: int) -> tuple[float, float]:
+    """Seconds per direct call of the tool: wall clock, CPU."""
     context = ratchet.ToolContext(task_id="bench", seq=0, attempt=1, idempotency_key="bench:0")
-    began = time.perf_counter()
+    began, cpu = time.perf_counter(), time.process_time()
     for _ in range(count):
         await noop.invoke(PAYLOAD, context)
-    return (time.perf_counter() - began) / count
+    return (time.perf_counter() - began) / count, (time.process_time() - cpu) / count
 
 
 async def through_context(url: str, count: int, tool: str = "noop") -> float:
+    return (await through_context_times(url, count, tool))[0]
+
+
+async def through_context_times(url: str, count: int, tool: str = "noop") -> tuple[float, float]:
+    """Seconds per call through ``ctx.call_tool``: wall clock, CPU."""
     async with ratchet.Runtime(url) as runtime:
         task = await runtime.run(loop, {"ops": count, "tool": tool})
     assert task.status == "completed", task.error
-    return float(task.result) / count
+    wall, cpu = task.result
+    return wall / count, cpu / count
 
 
 async def overhead(workdir: Path, count: int) -> dict[str, float]:
+    """Per call: the figures in wall-clock seconds, and each again in CPU seconds (``*_cpu``)."""
     raw_before = raw_insert_commit(workdir / "raw.db", count)
-    plain = await direct(count)
-    durable = await through_context(f"sqlite:///{workdir / 'overhead.db'}", count)
-    read_only = await through_context(f"sqlite:///{workdir / 'read_only.db'}", count, "lookup")
+    plain = await direct_times(count)
+    durable = await through_context_times(f"sqlite:///{workdir / 'overhead.db'}", count)
+    read_only = await through_context_times(f"sqlite:///{workdir / 'read_only.db'}", count, "lookup")
     raw_after = raw_insert_commit(workdir / "raw2.db", count)
-    return {
-        "raw": (raw_before + raw_after) / 2,
-        "direct": plain,
-        "durable": durable,
-        "overhead": durable - plain,
-        "read_only": read_only - plain,
-    }
+    figures = {}
+    for i, suffix in enumerate(("", "_cpu")):
+        figures |= {
+            f"raw{suffix}": (raw_before[i] + raw_after[i]) / 2,
+            f"direct{suffix}": plain[i],
+            f"durable{suffix}": durable[i],
+            f"overhead{suffix}": durable[i] - plain[i],
+            f"read_only{suffix}": read_only[i] - plain[i],
+        }
+    return figures
 
 
 # --------------------------------------------------------------------------- resume
@@ -267,6 +286,12 @@ def main() -> None:
         print(f"  raw insert+commit           {figures['raw'] * 1e6:9.1f} us")
         _ratio("side-effect / raw", figures["overhead"] / figures["raw"], 3.0)
         _ratio("read-only / raw", figures["read_only"] / figures["raw"], 1.5)
+        print(
+            f"  in CPU time: side-effect {figures['overhead_cpu'] * 1e6:.1f} us, read-only "
+            f"{figures['read_only_cpu'] * 1e6:.1f} us, raw {figures['raw_cpu'] * 1e6:.1f} us"
+        )
+        _ratio("side-effect / raw (CPU)", figures["overhead_cpu"] / figures["raw_cpu"], 3.0)
+        _ratio("read-only / raw (CPU)", figures["read_only_cpu"] / figures["raw_cpu"], 1.5)
         if not args.no_postgres:
             pg = postgres_overhead(args.pg_ops)
             print(f"overhead per tool op on PostgreSQL ({args.pg_ops} ops; {pg['server']}):")

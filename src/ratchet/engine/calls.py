@@ -214,8 +214,8 @@ class Call:
     def take_events(self, outcome: Operation | None = None) -> list[Event]:
         """The events staged for the next write; with the call's `outcome`, those that report it too.
 
-        The reports are taken with the outcome: they hold the call (a cycle the
-        garbage collector would otherwise have to find, once per call).
+        What is staged is taken, not left: a staged event may hold the call (a
+        cycle the garbage collector would otherwise have to find, once per call).
         """
         events: list[Event] = []
         if self._events:
