@@ -64,6 +64,14 @@ async def test_arguments_are_validated_against_the_signature() -> None:
         await deploy.invoke({}, context)
 
 
+async def test_a_context_is_needed_only_by_a_tool_that_takes_one() -> None:
+    # The journal builds a ToolContext only for a tool with a ToolContext parameter.
+    with pytest.raises(TypeError, match="deploy takes a ToolContext"):
+        await deploy.invoke({"service": "api"}, None)
+    assert not pick.takes_key
+    assert await pick.invoke({"n": 2}, None) == 2
+
+
 @ratchet.tool(risk="read_only")
 def pick(
     n: Annotated[int, Field(ge=1, le=10)],

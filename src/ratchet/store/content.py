@@ -174,9 +174,11 @@ class _Encoding:
 
 
 def may_apply(value: Any) -> bool:
-    """Whether an input may have parts to store by content (`stored` then decides): it is about
-    `THRESHOLD` long as JSON, or must be wrapped. Most tool calls' arguments are not: their
-    writes then skip `stored`."""
+    """Whether an input may have parts to store by content (`stored` decides which).
+
+    It may when it is about `THRESHOLD` long as JSON, or must be wrapped; most
+    tool calls' arguments are not, and their writes skip `stored`.
+    """
     if value is None or isinstance(value, bool | int | float):
         return False
     return (isinstance(value, dict) and MARK in value) or _size(value, THRESHOLD) >= THRESHOLD
