@@ -346,6 +346,9 @@ class RetryMiddleware:
 async def perform(call: Call) -> JsonValue:
     """The real call at the end of the chain: the model provider or the tool."""
     context = call.context
+    if call.kind is OpKind.MODEL and call.run is not None:
+        crash_point("during_model_call")
+        return await call.run(call)
     if call.kind is OpKind.MODEL:
         assert call.request is not None
         ordinal = call.ordinal_base + call.attempt - 1
