@@ -36,7 +36,10 @@ from ...store import DEFAULT_STORE_URL, StateStore
 from ._model import RatchetModel
 from ._toolset import RatchetToolset
 
-__all__ = ["RatchetAgent"]
+__all__ = ["AGENT_RUN", "RatchetAgent"]
+
+# The workflow of a run made outside any workflow (named, not imported: it imports this module).
+AGENT_RUN = "ratchet.integrations.pydantic_ai.workflow:agent_run"
 
 
 @dataclass
@@ -152,13 +155,22 @@ class RatchetAgent:
     ) -> AgentRunResult[Any]:
         """Run the agent in the task of `context`: each model request and tool call journaled.
 
-        Tool calls run one after the other, so each takes the same seq on every replay.
+        Tool calls run one after the other, so each takes the same seq on every replay. The run's
+        ``run_id`` and ``conversation_id`` (unless given, or the history has one) are made from the
+        task's id and the run's place in it, the same on every replay.
         """
         model = options.pop("model", None) or self.wrapped.model
         if model is None:
             raise InputError(f"agent {self.name} has no model: give Agent(model=...) or run(model=...)")
         journaled = RatchetModel(infer_model(model), context=context, name=f"model:{self.name}")
         wrapped = [RatchetToolset(t, context=context) for t in [*self.wrapped.toolsets, *(toolsets or ())]]
+        # pydantic-ai stamps a fresh UUID on each answer by default; ids made from the run's place
+        # in the task are the same on every replay, so a replayed answer is the recorded one.
+        place = f"{context.task_id}:{context.next_seq}"
+        options.setdefault("run_id", f"run:{place}")
+        history = options.get("message_history") or ()
+        if not any(getattr(message, "conversation_id", None) for message in history):
+            options.setdefault("conversation_id", f"conversation:{place}")
         with (
             self.wrapped.override(model=journaled, toolsets=wrapped, tools=[]),
             Agent.parallel_tool_call_execution_mode("sequential"),
@@ -169,7 +181,6 @@ class RatchetAgent:
         self, user_prompt: str | None, history: Sequence[ModelMessage] | None, task_id: str | None
     ) -> AgentRunResult[Any]:
         from ...runtime import Runtime
-        from .workflow import agent_run
 
         inputs: dict[str, JsonValue] = {
             "agent": self.name,
@@ -186,7 +197,7 @@ class RatchetAgent:
                         existing = await runtime.store.get_task(task_id)
                 if existing is None:
                     task = await runtime.run(
-                        agent_run, inputs, name=self.name, budget=self.budget, task_id=task_id
+                        AGENT_RUN, inputs, name=self.name, budget=self.budget, task_id=task_id
                     )
                 elif existing.inputs_params.get("agent") != self.name:
                     raise InputError(f"task {existing.id} is not a run of agent {self.name}")
