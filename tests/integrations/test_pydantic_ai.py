@@ -203,3 +203,12 @@ def test_the_recorded_workflow_reference_names_the_workflow() -> None:
     from ratchet.integrations.pydantic_ai.workflow import agent_run
 
     assert agent_run.reference == AGENT_RUN
+
+
+async def test_a_task_whose_agent_is_not_found_waits_for_its_code(rt: Runtime) -> None:
+    from ratchet.integrations.pydantic_ai._agent import AGENT_RUN
+
+    task_id = await rt.submit(AGENT_RUN, {"agent": "nobody", "source": __name__, "prompt": "hi"}, queue=False)
+    task = await rt.resume(task_id)
+
+    assert (task.status, task.waiting_on) == (TaskStatus.WAITING, WaitReason.CODE)

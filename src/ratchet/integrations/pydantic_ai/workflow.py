@@ -8,6 +8,7 @@ name from it; the process that started the run uses its own object.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from pydantic import JsonValue
@@ -15,8 +16,10 @@ from pydantic_ai.messages import ModelMessagesTypeAdapter
 from pydantic_core import to_jsonable_python
 
 from ...engine.context import Context
-from ...engine.workflow import load_module, workflow
+from ...engine.workflow import Workflow, load_module
 from ...errors import WorkflowNotFound
+from ...model import Task
+from ...tools import Tool
 from ._agent import RatchetAgent, here_run
 
 __all__ = ["agent_run", "find_agent"]
@@ -36,13 +39,31 @@ def find_agent(source: str, name: str) -> RatchetAgent:
     raise WorkflowNotFound(f"{source} defines no RatchetAgent named {name!r} at module level")
 
 
-@workflow(name="pydantic-ai agent run")
+def _agent_of(task: Task) -> RatchetAgent:
+    """The agent of `task`: this process's own object if it started the run, else found by name."""
+    name, source = str(task.inputs_params.get("agent")), str(task.inputs_params.get("source"))
+    here = here_run(name)
+    return here.agent if here is not None else find_agent(source, name)
+
+
+def _agent_loads(task: Task, store: object) -> list[Tool]:
+    # Called before the run writes anything: an agent that can't be found here makes the
+    # task wait for its code (`waiting(code)`), as a missing workflow does, instead of failing it.
+    _agent_of(task)
+    return []
+
+
+def _checking_its_agent(fn: Callable[..., Awaitable[JsonValue]]) -> Workflow:
+    return Workflow(fn, name="pydantic-ai agent run", tools_for=_agent_loads)
+
+
+@_checking_its_agent
 async def agent_run(
     ctx: Context, agent: str, source: str, prompt: str | None = None, message_history: Any = None
 ) -> JsonValue:
     """Run the agent on the prompt in this task; its output and new messages are the task's result."""
     here = here_run(agent)
-    found = here.agent if here is not None else find_agent(source, agent)
+    found = _agent_of(ctx.task)
     history = ModelMessagesTypeAdapter.validate_python(message_history or [])
     result = await found.run_in(ctx, prompt, message_history=history or None)
     if here is not None:
