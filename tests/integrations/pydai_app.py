@@ -36,7 +36,11 @@ def booking_model(messages: list[ModelMessage], info: AgentInfo) -> ModelRespons
 agent = Agent(FunctionModel(booking_model), name="booker")
 
 
-@agent.tool_plain(metadata={"ratchet": {"uses_key": True}})
+# PYDAI_KEYED=0: the tool does not say it uses its key, so a call caught in flight waits for a person.
+KEYED = os.environ.get("PYDAI_KEYED", "1") == "1"
+
+
+@agent.tool_plain(metadata={"ratchet": {"uses_key": KEYED}})
 def book(item: str) -> str:
     """Book an item: one line in the ledger per booking; a key already booked is not booked again."""
     key = tool_context().idempotency_key

@@ -177,4 +177,17 @@ class RatchetToolset(WrapperToolset[Any]):
             if failed.error_type != "ApprovalDenied":
                 raise
             raise ToolFailed(f"a person denied this call: {failed.error}") from None  # the model hears it
-        return unwrap_tool_call_result(JSON_CODEC.load(CallToolResult, recorded))
+        return _decoded(recorded)
+
+
+def _decoded(recorded: JsonValue) -> Any:
+    """What the tool returned, or the control flow it raised, read back from the journal.
+
+    A result that is not in pydantic-ai's shape was given by a person settling a call
+    in doubt (`ratchet resolve --result JSON`, or None for ``--skip``): it is the tool's return.
+    """
+    try:
+        loaded = JSON_CODEC.load(CallToolResult, recorded)
+    except ValidationError:
+        return recorded
+    return unwrap_tool_call_result(loaded)
