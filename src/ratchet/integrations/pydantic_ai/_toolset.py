@@ -13,6 +13,7 @@ idempotency key above all).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -108,9 +109,10 @@ def tool_settings(tool: ToolsetTool[Any]) -> ToolSettings:
 class AgentTool(Tool):
     """One call of a pydantic-ai tool, as the journal runs it.
 
-    Made per call: it holds the call's run context and its arguments as
-    pydantic-ai validated them. Arguments a person edited at an approval are
-    validated again by the tool's own validator.
+    One per call: it holds the call's run context and its arguments as
+    pydantic-ai validated them (`for_call` copies the first one made for the
+    tool, as building a `Tool` costs a pydantic model). Arguments a person
+    edited at an approval are validated again by the tool's own validator.
     """
 
     def __init__(
@@ -130,6 +132,15 @@ class AgentTool(Tool):
         self._args = args
         self._run_context = run_context
         self.shown: dict[str, JsonValue] = to_jsonable_python(args)
+
+    def for_call(
+        self, tool: ToolsetTool[Any], args: dict[str, Any], run_context: RunContext[Any]
+    ) -> AgentTool:
+        """This tool for another call of it."""
+        call = copy.copy(self)
+        call._tool, call._args, call._run_context = tool, args, run_context
+        call.shown = to_jsonable_python(args)
+        return call
 
     async def _unused(self) -> None:
         """Not called: `invoke` calls the toolset."""
@@ -166,11 +177,16 @@ class RatchetToolset(WrapperToolset[Any]):
     def __init__(self, wrapped: AbstractToolset[Any], *, context: Context) -> None:
         super().__init__(wrapped)
         self._context = context
+        self._made: dict[str, AgentTool] = {}  # the first call of each tool, copied for the next ones
 
     async def call_tool(
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
     ) -> Any:
-        call = AgentTool(self.wrapped, tool, tool_args, ctx)
+        made = self._made.get(name)
+        if made is None or made._tool.tool_def != tool.tool_def:
+            call = self._made[name] = AgentTool(self.wrapped, tool, tool_args, ctx)
+        else:
+            call = made.for_call(tool, tool_args, ctx)
         try:
             recorded = await self._context.call_tool(call, call.shown)
         except OperationFailed as failed:
