@@ -47,7 +47,6 @@ class _HereRun:
     """A run this process started: the agent object itself, and where its live result goes."""
 
     agent: RatchetAgent
-    deps: Any
     results: list[AgentRunResult[Any]] = field(default_factory=list)
 
 
@@ -209,7 +208,7 @@ class RatchetAgent:
 
     @contextmanager
     def _here(self) -> Iterator[_HereRun]:
-        here = _HereRun(agent=self, deps=None)
+        here = _HereRun(agent=self)
         token = _HERE.set(here)
         try:
             yield here
