@@ -111,3 +111,18 @@ def test_a_call_in_doubt_of_a_tool_without_a_key_waits_for_a_person(url: str, tm
     assert (status, ops) == (TaskStatus.COMPLETED, JOURNAL)
     assert isinstance(result, dict) and result["output"] == "booked 2 items"
     assert [line.split()[0] for line in ledger.read_text().splitlines()] == list(ITEMS)
+
+
+def test_running_the_app_again_with_the_task_id_resumes_the_run_there(url: str, tmp_path: Path) -> None:
+    ledger = tmp_path / "ledger.txt"
+    start = [sys.executable, "-m", "tests.integrations.pydai_app", url, "trip-3"]
+    killed = _run(start, ledger, "after_result_commit@2")
+    assert killed.returncode == KILLED, killed.stdout + killed.stderr
+
+    again = _run(start, ledger)  # RatchetAgent.run(task_id=...) takes over the dead process's task
+
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert again.stdout.strip() == "booked 2 items"  # the AgentRunResult of the resumed run
+    status, ops, _ = asyncio.run(_task(url, "trip-3"))
+    assert (status, ops) == (TaskStatus.COMPLETED, JOURNAL)
+    assert [line.split()[0] for line in ledger.read_text().splitlines()] == list(ITEMS)
