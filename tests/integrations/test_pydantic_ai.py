@@ -232,3 +232,30 @@ async def test_a_streamed_run_is_refused_with_a_clear_error(rt: Runtime) -> None
     assert task.status is TaskStatus.FAILED
     assert task.error is not None and "journals whole answers, not streams" in task.error
     assert COUNTS.model == 0
+
+
+async def test_with_pydantic_ais_test_model_the_output_is_the_plain_runs(store: StateStore) -> None:
+    from pydantic_ai.models.test import TestModel
+
+    agent = Agent(TestModel(), name="adder")
+
+    @agent.tool_plain(metadata={"ratchet": {"risk": "read_only"}})
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b + 1
+
+    plain = await agent.run("add")
+    durable = await RatchetAgent(agent, store=store).run("add", task_id="add-1")
+
+    assert durable.output == plain.output
+    ops = await store.list_ops("add-1")
+    assert [(op.kind, op.name) for op in ops] == [
+        (OpKind.MODEL, "model:adder"),
+        (OpKind.TOOL, "add"),
+        (OpKind.MODEL, "model:adder"),
+    ]
+
+
+def test_tool_context_outside_a_journaled_call_says_where_it_works() -> None:
+    with pytest.raises(InputError, match="a tool that a RatchetAgent runs"):
+        tool_context()
