@@ -259,3 +259,46 @@ async def test_with_pydantic_ais_test_model_the_output_is_the_plain_runs(store: 
 def test_tool_context_outside_a_journaled_call_says_where_it_works() -> None:
     with pytest.raises(InputError, match="a tool that a RatchetAgent runs"):
         tool_context()
+
+
+DELEGATE_COUNTS = Counts()
+WRITER = RatchetAgent(_agent(DELEGATE_COUNTS), name="writer")
+LEAD_COUNTS = Counts()
+LEAD = Agent(calling("delegate", {"topic": "ops"}, LEAD_COUNTS), name="lead")
+
+
+@LEAD.tool_plain(metadata={"ratchet": {"uses_key": True}})
+async def delegate(topic: str) -> str:
+    """Have the writer agent do it."""
+    LEAD_COUNTS.tools.append({"topic": topic, "key": tool_context().idempotency_key})
+    return str((await WRITER.run(f"tell {topic}")).output)
+
+
+LEAD_AGENT = RatchetAgent(LEAD)
+
+
+@ratchet.workflow
+async def delegation(ctx: Context) -> dict[str, Any]:
+    """A lead agent whose tool runs another agent, then a question that makes the workflow replay."""
+    result = await LEAD_AGENT.run("get it done")
+    return {"output": result.output, "answer": await ctx.ask_user("ok?")}
+
+
+async def test_an_agent_a_tool_delegates_to_runs_inside_that_tools_journal_entry(
+    rt: Runtime, store: StateStore
+) -> None:
+    for counts in (LEAD_COUNTS, DELEGATE_COUNTS):
+        counts.model, counts.tools[:] = 0, []
+    waiting = await rt.run(delegation)
+    await rt.answer(waiting.id, "yes")
+    done = await rt.resume(waiting.id)
+
+    assert done.status is TaskStatus.COMPLETED
+    assert done.result == {"output": "the tool said: the tool said: sent to ops", "answer": "yes"}
+    assert (LEAD_COUNTS.model, DELEGATE_COUNTS.model, len(DELEGATE_COUNTS.tools)) == (2, 2, 1)  # once each
+    ops = await store.list_ops(waiting.id)
+    assert [(op.kind, op.name) for op in ops[:3]] == [
+        (OpKind.MODEL, "model:lead"),
+        (OpKind.TOOL, "delegate"),
+        (OpKind.MODEL, "model:lead"),
+    ]

@@ -34,7 +34,7 @@ from ...model import TaskStatus
 from ...policy import Budget
 from ...store import DEFAULT_STORE_URL, StateStore
 from ._model import RatchetModel
-from ._toolset import RatchetToolset
+from ._toolset import RatchetToolset, in_tool_call
 
 __all__ = ["AGENT_RUN", "RatchetAgent"]
 
@@ -115,6 +115,9 @@ class RatchetAgent:
             **options: inside a workflow, what ``Agent.run`` takes (``output_type``,
                 ``model_settings``, ``usage_limits``, ``model`` ...).
 
+        Inside a tool of another RatchetAgent's run (delegation), this is a plain
+        ``Agent.run``: the calling tool's journal entry covers it.
+
         Returns:
             pydantic-ai's `AgentRunResult`.
 
@@ -123,6 +126,12 @@ class RatchetAgent:
                 waits on a person, or another process ran it); ``error.task`` tells.
             InputError: options a task of its own can't record.
         """
+        if in_tool_call():
+            # An agent a tool delegates to: the tool's journal entry covers the whole delegation
+            # (its result is replayed, and its key passed on), as a run inside a Temporal
+            # activity or a DBOS step is a plain run. Journaling its calls too would take seqs
+            # that a replay of the tool, which does not run it, would not take.
+            return await self.wrapped.run(user_prompt, message_history=message_history, deps=deps, **options)
         context = current_context()
         if context is not None:
             if task_id is not None:

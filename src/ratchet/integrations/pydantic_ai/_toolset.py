@@ -56,6 +56,11 @@ def tool_context() -> ToolContext:
     return found
 
 
+def in_tool_call() -> bool:
+    """Whether a journaled tool call runs here (its own calls are covered by its journal entry)."""
+    return _CURRENT.get() is not None
+
+
 @contextmanager
 def _serving(context: ToolContext) -> Iterator[None]:
     token = _CURRENT.set(context)
