@@ -1,5 +1,6 @@
 """``ctx.call_foreign_model``: another library's model request, journaled like ``ctx.call_model``'s;
-``current_context()``: the running workflow's context, for code handed no ``ctx``."""
+``current_context()`` and ``current_tool_call()``: the running workflow's context and tool call,
+for code handed neither."""
 
 from __future__ import annotations
 
@@ -9,10 +10,12 @@ import ratchet
 from ratchet.engine.calls import Call
 from ratchet.engine.context import Context
 from ratchet.engine.current import current_context
+from ratchet.engine.tool_serving import current_tool_call
 from ratchet.model import OpKind, OpStatus, TaskStatus, WaitReason
 from ratchet.policy import Budget
 from ratchet.runtime import Runtime
 from ratchet.store import StateStore
+from ratchet.tools import ToolContext
 
 ASKED: list[JsonValue] = []
 
@@ -60,3 +63,28 @@ async def test_a_foreign_models_usage_counts_toward_the_budget(rt: Runtime) -> N
     assert task.status is TaskStatus.FAILED
     assert task.error is not None and "budget exceeded (max_llm_tokens: 84 tokens of 50 tokens)" in task.error
     assert len(ASKED) == 2  # the limit is checked after each call: the second one crossed it
+
+
+SEEN: list[object] = []
+
+
+@ratchet.tool
+async def notes_its_call(ctx: ToolContext) -> str:
+    """Record what `current_tool_call` says inside a tool's body."""
+    SEEN.append(current_tool_call() == ctx)
+    return "ok"
+
+
+@ratchet.workflow(tools=[notes_its_call])
+async def calls_a_tool(ctx: Context) -> JsonValue:
+    SEEN.append(current_tool_call())
+    return await ctx.call_tool("notes_its_call")
+
+
+async def test_current_tool_call_is_the_running_tools_context_and_none_around_it(rt: Runtime) -> None:
+    SEEN.clear()
+    task = await rt.run(calls_a_tool)
+
+    assert task.status is TaskStatus.COMPLETED
+    assert SEEN == [None, True]
+    assert current_tool_call() is None

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import JsonValue
 from pydantic_ai import Agent, ModelRetry
 from pydantic_ai.messages import ModelMessagesTypeAdapter, ModelResponse
 
@@ -302,3 +303,26 @@ async def test_an_agent_a_tool_delegates_to_runs_inside_that_tools_journal_entry
         (OpKind.TOOL, "delegate"),
         (OpKind.MODEL, "model:lead"),
     ]
+
+
+@ratchet.tool(idempotent=True)
+async def ask_the_writer(topic: str) -> str:
+    """A Ratchet tool that delegates to a RatchetAgent."""
+    return str((await WRITER.run(f"tell {topic}")).output)
+
+
+@ratchet.workflow(tools=[ask_the_writer])
+async def ratchet_tool_delegation(ctx: Context) -> JsonValue:
+    return await ctx.call_tool("ask_the_writer", {"topic": "ops"})
+
+
+async def test_a_ratchet_tool_that_runs_an_agent_runs_it_inside_its_journal_entry(
+    rt: Runtime, store: StateStore
+) -> None:
+    DELEGATE_COUNTS.model, DELEGATE_COUNTS.tools[:] = 0, []
+    task = await rt.run(ratchet_tool_delegation)
+
+    assert task.status is TaskStatus.COMPLETED
+    assert task.result == "the tool said: sent to ops"
+    assert [op.name for op in await store.list_ops(task.id)] == ["ask_the_writer"]
+    assert DELEGATE_COUNTS.model == 2

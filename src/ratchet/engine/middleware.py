@@ -37,6 +37,7 @@ from ..tools import Reconciled
 from .call_cost import UNPRICED_META, priced_answer
 from .calls import Call, TaskSuspended, WorkerStopping, error_text
 from .faults import crash_point
+from .tool_serving import serving_tool
 
 __all__ = [
     "ApprovalMiddleware",
@@ -365,4 +366,5 @@ async def perform(call: Call) -> JsonValue:
     tool_context = context.tool_context(call)
     if tool_context.session is not None:
         await tool_context.session.load()  # its state as the call starts
-    return await call.tool.invoke(dict(arguments), tool_context)
+    with serving_tool(tool_context):
+        return await call.tool.invoke(dict(arguments), tool_context)

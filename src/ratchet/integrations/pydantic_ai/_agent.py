@@ -115,8 +115,9 @@ class RatchetAgent:
             **options: inside a workflow, what ``Agent.run`` takes (``output_type``,
                 ``model_settings``, ``usage_limits``, ``model`` ...).
 
-        Inside a tool of another RatchetAgent's run (delegation), this is a plain
-        ``Agent.run``: the calling tool's journal entry covers it.
+        Inside a journaled tool's body (a tool of another RatchetAgent's run that
+        delegates to this one, or any Ratchet tool), this is a plain ``Agent.run``:
+        the calling tool's journal entry covers it.
 
         Returns:
             pydantic-ai's `AgentRunResult`.
@@ -127,7 +128,8 @@ class RatchetAgent:
             InputError: options a task of its own can't record.
         """
         if in_tool_call():
-            # An agent a tool delegates to: the tool's journal entry covers the whole delegation
+            # An agent a tool delegates to (a tool of another RatchetAgent's run, or any Ratchet
+            # tool): the tool's journal entry covers the whole delegation
             # (its result is replayed, and its key passed on), as a run inside a Temporal
             # activity or a DBOS step is a plain run. Journaling its calls too would take seqs
             # that a replay of the tool, which does not run it, would not take.

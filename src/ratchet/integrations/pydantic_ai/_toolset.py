@@ -14,9 +14,6 @@ idempotency key above all).
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +27,7 @@ from pydantic_ai.toolsets.wrapper import WrapperToolset
 from pydantic_core import to_jsonable_python
 
 from ...engine.context import Context
+from ...engine.tool_serving import current_tool_call
 from ...errors import InputError, NonRetryableError, OperationFailed
 from ...model import RiskLevel
 from ...tools import Tool, ToolContext
@@ -38,8 +36,6 @@ __all__ = ["METADATA_KEY", "AgentTool", "RatchetToolset", "ToolSettings", "tool_
 
 # The key of a pydantic-ai tool's metadata that says how Ratchet treats it.
 METADATA_KEY = "ratchet"
-
-_CURRENT: ContextVar[ToolContext | None] = ContextVar("ratchet_pydantic_ai_tool", default=None)
 
 
 def tool_context() -> ToolContext:
@@ -50,24 +46,15 @@ def tool_context() -> ToolContext:
     Raises:
         InputError: no journaled tool call is running here.
     """
-    found = _CURRENT.get()
+    found = current_tool_call()
     if found is None:
         raise InputError("tool_context() is for a tool that a RatchetAgent runs inside a Ratchet task")
     return found
 
 
 def in_tool_call() -> bool:
-    """Whether a journaled tool call runs here (its own calls are covered by its journal entry)."""
-    return _CURRENT.get() is not None
-
-
-@contextmanager
-def _serving(context: ToolContext) -> Iterator[None]:
-    token = _CURRENT.set(context)
-    try:
-        yield
-    finally:
-        _CURRENT.reset(token)
+    """Whether a journaled tool's body runs here (its own calls are covered by its journal entry)."""
+    return current_tool_call() is not None
 
 
 @dataclass(frozen=True)
@@ -168,10 +155,9 @@ class AgentTool(Tool):
 
     async def invoke(self, args: dict[str, Any], context: ToolContext) -> JsonValue:
         arguments = self._args if args == self.shown else self.validate(args)
-        with _serving(context):
-            result = await wrap_tool_call_result(
-                self._toolset.call_tool(self.name, arguments, self._run_context, self._tool)
-            )
+        result = await wrap_tool_call_result(
+            self._toolset.call_tool(self.name, arguments, self._run_context, self._tool)
+        )
         recorded: JsonValue = JSON_CODEC.dump(CallToolResult, result)
         return recorded
 
