@@ -25,7 +25,7 @@ Each error's docstring is its default message. The tree::
     ├── OperationFailed              a journaled call failed for good (after its retries)
     ├── InvalidModelOutput           a model's answer did not fit the schema asked for, after its repairs
     ├── TurnNotCompleted             a `Runtime.chat` turn's task did not complete
-    ├── AgentRunNotCompleted         a `RatchetAgent` run's task did not complete here (pydantic-ai)
+    ├── AgentRunNotCompleted         a `RatchetAgent` run's task did not complete (pydantic-ai)
     ├── ReceiveTimeout               ``ctx.receive`` timed out with no message (also a TimeoutError)
     ├── NonRetryableError            raised by a tool: fail now, do not retry
     │   ├── ApprovalDenied           a person denied the call (or its approval timed out)
@@ -277,7 +277,7 @@ class TurnNotCompleted(RatchetError):
 
 
 class AgentRunNotCompleted(RatchetError):
-    """The agent run's task did not complete here: it failed, was cancelled, waits, or ran elsewhere.
+    """The agent run's task did not complete: it failed, was cancelled, or waits (on a person, say).
 
     Raised by ``RatchetAgent.run`` outside a workflow; ``task`` is the run's
     task as it stands (``task.status``, ``task.error``, ``task.result``).
@@ -289,8 +289,6 @@ class AgentRunNotCompleted(RatchetError):
             message = f"the agent run's task {task.id} is {task.status_text}{why}"
             if task.waiting_on is not None:
                 message += f"; once settled, run it again with task_id={task.id!r} or `ratchet resume`"
-            elif task.result is not None:
-                message += "; it completed in another process: its result is in `ratchet show`"
         super().__init__(message)
         self.task = task
 

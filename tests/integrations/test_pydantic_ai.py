@@ -326,3 +326,26 @@ async def test_a_ratchet_tool_that_runs_an_agent_runs_it_inside_its_journal_entr
     assert task.result == "the tool said: sent to ops"
     assert [op.name for op in await store.list_ops(task.id)] == ["ask_the_writer"]
     assert DELEGATE_COUNTS.model == 2
+
+
+async def test_running_a_completed_task_again_replays_its_result(store: StateStore) -> None:
+    counts = Counts()
+    mailer = RatchetAgent(_agent(counts), store=store)
+    first = await mailer.run("tell ops", task_id="mail-5")
+    ran = (counts.model, list(counts.tools))
+
+    again = await mailer.run("tell ops", task_id="mail-5")
+
+    assert (counts.model, counts.tools) == ran  # nothing ran again
+    assert again.output == first.output
+    responses = [[m for m in r.all_messages() if isinstance(m, ModelResponse)] for r in (first, again)]
+    assert responses[1] == responses[0]  # the requests differ only in when pydantic-ai made them
+    assert len(await store.list_ops("mail-5")) == 3  # and nothing was written
+
+
+async def test_a_completed_task_whose_journal_does_not_replay_says_so(store: StateStore) -> None:
+    await RatchetAgent(_agent(Counts()), store=store).run("tell ops", task_id="mail-6")
+    changed = Agent(calling("send", {"to": "ops"}, Counts()), name="mailer")  # now without its tool
+
+    with pytest.raises(AgentRunNotCompleted, match="does not replay with this code"):
+        await RatchetAgent(changed, store=store).run("tell ops", task_id="mail-6")

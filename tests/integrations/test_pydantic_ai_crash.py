@@ -126,3 +126,6 @@ def test_running_the_app_again_with_the_task_id_resumes_the_run_there(url: str, 
     status, ops, _ = asyncio.run(_task(url, "trip-3"))
     assert (status, ops) == (TaskStatus.COMPLETED, JOURNAL)
     assert [line.split()[0] for line in ledger.read_text().splitlines()] == list(ITEMS)
+    replayed = _run(start, ledger)  # the completed run's result, from its journal
+    assert (replayed.returncode, replayed.stdout.strip()) == (0, "booked 2 items")
+    assert len(ledger.read_text().splitlines()) == len(ITEMS)

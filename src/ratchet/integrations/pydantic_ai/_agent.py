@@ -11,6 +11,7 @@ finding the agent again by its name in the module that defined it.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 from collections.abc import Iterator, Sequence
@@ -27,10 +28,12 @@ from pydantic_ai.run import AgentRunResult
 from pydantic_ai.toolsets import AbstractToolset
 
 from ...code_trust import FILE_MODULE_PREFIX, portable_path
+from ...engine.calls import WorkerStopping
 from ...engine.context import Context
 from ...engine.current import current_context
-from ...errors import AgentRunNotCompleted, InputError, TaskNotFound
-from ...model import TaskStatus
+from ...engine.workflow import load_workflow
+from ...errors import AgentRunNotCompleted, InputError, LeaseLost, NonDeterminismError, TaskNotFound
+from ...model import Lease, Task, TaskStatus, utcnow
 from ...policy import Budget
 from ...store import DEFAULT_STORE_URL, StateStore
 from ._model import RatchetModel
@@ -48,6 +51,16 @@ class _HereRun:
 
     agent: RatchetAgent
     results: list[AgentRunResult[Any]] = field(default_factory=list)
+
+
+# A lease token no store ever grants (tokens count claims from 1): a replay's writes are refused.
+_NO_TOKEN = 2**62
+
+
+def _stopped() -> asyncio.Event:
+    stopped = asyncio.Event()
+    stopped.set()
+    return stopped
 
 
 _HERE: ContextVar[_HereRun | None] = ContextVar("ratchet_pydantic_ai_run", default=None)
@@ -111,7 +124,8 @@ class RatchetAgent:
             deps: the run's dependencies. A run outside a workflow takes none, since a
                 worker that resumes it could not rebuild them; pass them in a workflow.
             task_id: outside a workflow, the id of the task: a new one is made under
-                it, or the existing one (not yet completed) is resumed here.
+                it; an unfinished one is resumed here; a completed one has its journal
+                replayed for its result (nothing runs again).
             **options: inside a workflow, what ``Agent.run`` takes (``output_type``,
                 ``model_settings``, ``usage_limits``, ``model`` ...).
 
@@ -123,8 +137,8 @@ class RatchetAgent:
             pydantic-ai's `AgentRunResult`.
 
         Raises:
-            AgentRunNotCompleted: a task of its own did not complete here (it failed,
-                waits on a person, or another process ran it); ``error.task`` tells.
+            AgentRunNotCompleted: a task of its own did not complete (it failed, or
+                waits on a person), or its journal does not replay; ``error.task`` tells.
             InputError: options a task of its own can't record.
         """
         if in_tool_call():
@@ -151,8 +165,6 @@ class RatchetAgent:
 
     def run_sync(self, user_prompt: str | None = None, **options: Any) -> AgentRunResult[Any]:
         """`run`, for code that is not async (outside a workflow only)."""
-        import asyncio
-
         return asyncio.run(self.run(user_prompt, **options))
 
     async def run_in(
@@ -212,10 +224,43 @@ class RatchetAgent:
                 elif existing.inputs_params.get("agent") != self.name:
                     raise InputError(f"task {existing.id} is not a run of agent {self.name}")
                 else:
-                    task = await runtime.resume(existing.id)
-        if task.status is TaskStatus.COMPLETED and here.results:
-            return here.results[-1]
+                    task = await runtime.resume(existing.id)  # a completed one is returned as it is
+                if task.status is TaskStatus.COMPLETED:
+                    # Run here: its live result. Run before, or by another process: its journal replayed.
+                    return here.results[-1] if here.results else await self._replayed(runtime.store, task)
         raise AgentRunNotCompleted(task=task)
+
+    async def _replayed(self, store: StateStore, task: Task) -> AgentRunResult[Any]:
+        """The result of a completed run, rebuilt by replaying its journal: nothing runs again.
+
+        Its context is stopping from the start, so a call the journal has no result for
+        is never made (`WorkerStopping`), and its lease is one no store granted (a token
+        past any real one), so nothing it might write is written.
+        """
+        lease = Lease(task_id=task.id, owner="replay", token=_NO_TOKEN, expires_at=utcnow())
+        context = Context(
+            store=store,
+            task=task,
+            lease=lease,
+            workflow=load_workflow(AGENT_RUN),
+            recorded=await store.list_ops(task.id),
+            steps=(),
+            stopping=_stopped(),
+        )
+        inputs = task.inputs_params
+        history = ModelMessagesTypeAdapter.validate_python(inputs.get("message_history") or [])
+        prompt = None if inputs.get("prompt") is None else str(inputs["prompt"])
+        try:
+            return await self.run_in(context, prompt, message_history=history or None)
+        except (WorkerStopping, LeaseLost, NonDeterminismError) as error:
+            why = "it asks for a call it did not make"
+            if isinstance(error, NonDeterminismError):
+                why = f"operation {error.seq} was {error.recorded!r}, not {error.requested!r}"
+            raise AgentRunNotCompleted(
+                f"task {task.id} completed, but its journal does not replay with this code "
+                f"({why}); its result is in `ratchet show {task.id}`",
+                task=task,
+            ) from None
 
     @contextmanager
     def _here(self) -> Iterator[_HereRun]:
