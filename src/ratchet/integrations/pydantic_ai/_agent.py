@@ -6,7 +6,8 @@ are the task's journaled operations, replayed when the workflow runs again
 after a crash. Outside one, ``run`` makes a task of its own (the
 ``agent_run`` workflow) on the agent's store and runs it here; if this
 process dies, ``ratchet resume TASK`` or any ``ratchet worker`` finishes it,
-finding the agent again by its name in the module that defined it.
+finding the agent again by its name in the module that defined it. A run
+under the id of a completed task replays its journal for its result.
 """
 
 from __future__ import annotations
