@@ -25,6 +25,7 @@ Each error's docstring is its default message. The tree::
     ├── OperationFailed              a journaled call failed for good (after its retries)
     ├── InvalidModelOutput           a model's answer did not fit the schema asked for, after its repairs
     ├── TurnNotCompleted             a `Runtime.chat` turn's task did not complete
+    ├── AgentRunNotCompleted         a `RatchetAgent` run's task did not complete (pydantic-ai)
     ├── ReceiveTimeout               ``ctx.receive`` timed out with no message (also a TimeoutError)
     ├── NonRetryableError            raised by a tool: fail now, do not retry
     │   ├── ApprovalDenied           a person denied the call (or its approval timed out)
@@ -59,6 +60,7 @@ from typing import Any
 from ._distribution import DISTRIBUTION
 
 __all__ = [
+    "AgentRunNotCompleted",
     "ApprovalDenied",
     "ArtifactNotFound",
     "BudgetExceeded",
@@ -270,6 +272,23 @@ class TurnNotCompleted(RatchetError):
             why = f": {task.error}" if task.error else ""
             shown = f"`ratchet show {task.id}` tells more"
             message = f"the turn's task {task.id} is {task.status_text}{why} ({shown})"
+        super().__init__(message)
+        self.task = task
+
+
+class AgentRunNotCompleted(RatchetError):
+    """The agent run's task did not complete: it failed, was cancelled, or waits (on a person, say).
+
+    Raised by ``RatchetAgent.run`` outside a workflow; ``task`` is the run's
+    task as it stands (``task.status``, ``task.error``, ``task.result``).
+    """
+
+    def __init__(self, message: str | None = None, *, task: Any = None) -> None:
+        if message is None and task is not None:
+            why = f": {task.error}" if task.error else ""
+            message = f"the agent run's task {task.id} is {task.status_text}{why}"
+            if task.waiting_on is not None:
+                message += f"; once settled, run it again with task_id={task.id!r} or `ratchet resume`"
         super().__init__(message)
         self.task = task
 

@@ -25,6 +25,7 @@ EXTRA_LIBRARIES = (
     "prometheus_client",
     "fastapi",
     "uvicorn",
+    "pydantic_ai",
     # The `bench` extra's peers, which only bench/peers.py loads.
     "langgraph",
     "dbos",

@@ -8,7 +8,7 @@ context a middleware may use (`CallContext`), not the whole workflow context.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NoReturn, Protocol
 
@@ -145,6 +145,8 @@ class Call:
         replayed: the result came from the journal; nothing ran.
         meta: what the call reports besides its output (usage, ordinal).
         model: for a model call, the ``provider:name`` it names (None: the task's model).
+        run: for a model call made by another library's model (an integration's), what
+            makes it: `perform` awaits ``run(call)`` instead of asking a provider.
         ordinal_base: for a model call, how many requests of its purpose the
             task made before this call (the scripted model's ordinal is
             ``ordinal_base + attempt - 1``).
@@ -159,6 +161,7 @@ class Call:
     tool: Tool | None = None
     request: ModelRequest | None = None
     model: str | None = None
+    run: Callable[[Call], Awaitable[JsonValue]] | None = None
     timeout: float | None = None
     attempt: int = 1
     ordinal_base: int = 0

@@ -50,6 +50,7 @@ from .budget import BudgetTracker
 from .calls import Call, TaskSuspended, WorkerStopping, step_meta
 from .children import ChildTasks
 from .faults import crash_point
+from .foreign_models import ForeignModelCalls
 from .inbox import Receiving
 from .journal import Journal
 from .middleware import Middleware, compose, default_chain, perform
@@ -75,7 +76,7 @@ M = TypeVar("M", bound=BaseModel)
 INLINE_WAIT_LIMIT = 30.0  # a retry due later than this frees the worker (a timer trigger)
 
 
-class Context(RecordedValues, Versioning, Receiving, ChildTasks, OutsidePatches):
+class Context(RecordedValues, Versioning, Receiving, ChildTasks, OutsidePatches, ForeignModelCalls):
     """What a workflow function receives as ``ctx``."""
 
     def __init__(

@@ -37,6 +37,7 @@ from ..tools import Reconciled
 from .call_cost import UNPRICED_META, priced_answer
 from .calls import Call, TaskSuspended, WorkerStopping, error_text
 from .faults import crash_point
+from .tool_serving import serving_tool
 
 __all__ = [
     "ApprovalMiddleware",
@@ -352,6 +353,9 @@ class RetryMiddleware:
 async def perform(call: Call) -> JsonValue:
     """The real call at the end of the chain: the model provider or the tool."""
     context = call.context
+    if call.kind is OpKind.MODEL and call.run is not None:
+        crash_point("during_model_call")
+        return await call.run(call)
     if call.kind is OpKind.MODEL:
         assert call.request is not None
         ordinal = call.ordinal_base + call.attempt - 1
@@ -371,4 +375,6 @@ async def perform(call: Call) -> JsonValue:
         tool_context = context.tool_context(call)
         if tool_context.session is not None:
             await tool_context.session.load()  # its state as the call starts
-    return await tool.invoke(arguments, tool_context)  # it validates them into arguments of its own
+    # Code in the body that is handed no context (a pydantic-ai tool) asks for it: built then, once.
+    with serving_tool(call, tool_context):
+        return await tool.invoke(arguments, tool_context)  # it validates them into arguments of its own

@@ -31,6 +31,7 @@ from .calls import TaskSuspended, WorkerStopping
 from .children import wake_parent
 from .code_wait import wait_for_code
 from .context import ApprovalHook, Context
+from .current import running_in
 from .outside import outside_view
 from .people import require_approval
 from .staleness import judge_staleness, set_aside_stale
@@ -271,7 +272,9 @@ async def _run_leased(
     )
     try:
         try:
-            result = await _within_deadline(context, workflow.fn(context, **running.inputs_params))
+            result = await _within_deadline(
+                context, running_in(context, workflow.fn(context, **running.inputs_params))
+            )
         except (TaskSuspended, WorkerStopping):
             return context.task
         except (LeaseLost, asyncio.CancelledError):

@@ -1,0 +1,74 @@
+"""The workflow of a `RatchetAgent` run made outside any workflow: one agent run, as a task.
+
+Its inputs name the agent (its name, and the module or file that defines it)
+and the run's prompt and message history. A worker resuming the task imports
+that module (as its code trust allows) and takes the `RatchetAgent` of that
+name from it; the process that started the run uses its own object.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from pydantic import JsonValue
+from pydantic_ai.messages import ModelMessagesTypeAdapter
+from pydantic_core import to_jsonable_python
+
+from ...engine.context import Context
+from ...engine.workflow import Workflow, load_module
+from ...errors import WorkflowNotFound
+from ...model import Task
+from ...tools import Tool
+from ._agent import RatchetAgent, here_run
+
+__all__ = ["agent_run", "find_agent"]
+
+
+def find_agent(source: str, name: str) -> RatchetAgent:
+    """The `RatchetAgent` named `name` among the module-level names of `source`.
+
+    Raises:
+        CodeRefused: the run's code trust does not admit `source`.
+        WorkflowNotFound: `source` does not load, or defines no such agent.
+    """
+    module = load_module(source)
+    for value in vars(module).values():
+        if isinstance(value, RatchetAgent) and value.name == name:
+            return value
+    raise WorkflowNotFound(f"{source} defines no RatchetAgent named {name!r} at module level")
+
+
+def _agent_of(task: Task) -> RatchetAgent:
+    """The agent of `task`: this process's own object if it started the run, else found by name."""
+    name, source = str(task.inputs_params.get("agent")), str(task.inputs_params.get("source"))
+    here = here_run(name)
+    return here.agent if here is not None else find_agent(source, name)
+
+
+def _agent_loads(task: Task, store: object) -> list[Tool]:
+    # Called before the run writes anything: an agent that can't be found here makes the
+    # task wait for its code (`waiting(code)`), as a missing workflow does, instead of failing it.
+    _agent_of(task)
+    return []
+
+
+def _checking_its_agent(fn: Callable[..., Awaitable[JsonValue]]) -> Workflow:
+    return Workflow(fn, name="pydantic-ai agent run", tools_for=_agent_loads)
+
+
+@_checking_its_agent
+async def agent_run(
+    ctx: Context, agent: str, source: str, prompt: str | None = None, message_history: Any = None
+) -> JsonValue:
+    """Run the agent on the prompt in this task; its output and new messages are the task's result."""
+    here = here_run(agent)
+    found = _agent_of(ctx.task)
+    history = ModelMessagesTypeAdapter.validate_python(message_history or [])
+    result = await found.run_in(ctx, prompt, message_history=history or None)
+    if here is not None:
+        here.results.append(result)
+    return {
+        "output": to_jsonable_python(result.output),
+        "new_messages": ModelMessagesTypeAdapter.dump_python(result.new_messages(), mode="json"),
+    }

@@ -1,0 +1,43 @@
+"""What the pydantic-ai bridge's tests share: a scripted-by-history `FunctionModel` and call counters."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    RetryPromptPart,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+
+@dataclass
+class Counts:
+    """How many times the model and the tools really ran (a replay adds nothing)."""
+
+    model: int = 0
+    tools: list[dict[str, Any]] = field(default_factory=list)
+
+
+def calling(tool: str, args: dict[str, Any], counts: Counts) -> FunctionModel:
+    """A model that calls `tool` with `args` (again after a retry), then answers with what it returned."""
+
+    def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        counts.model += 1
+        last = messages[-1]
+        assert isinstance(last, ModelRequest)
+        for part in last.parts:
+            if isinstance(part, ToolReturnPart) and part.outcome == "success":
+                return ModelResponse(parts=[TextPart(f"the tool said: {part.content}")])
+            if isinstance(part, ToolReturnPart | RetryPromptPart) and "denied" in str(part.content):
+                return ModelResponse(parts=[TextPart(f"the tool failed: {part.content}")])
+        calls = sum(isinstance(p, ToolCallPart) for m in messages for p in m.parts)
+        return ModelResponse(parts=[ToolCallPart(tool, args, tool_call_id=f"call-{calls}")])
+
+    return FunctionModel(answer)
