@@ -8,6 +8,7 @@ SQL stores must also show that the writes did share commits.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 
 import psycopg
@@ -19,6 +20,7 @@ from ratchet.store import StateStore, open_store
 
 from ..helpers.builders import finish, make_event, make_op, make_task
 from ..helpers.disk import SmallDisk
+from ..helpers.fences import leased_task
 from ..helpers.stores import opened, sharing_commits
 
 WRITERS = 12
@@ -36,13 +38,7 @@ async def store(store_url: str) -> AsyncIterator[StateStore]:
 
 
 async def _tasks_with_leases(store: StateStore, count: int) -> list[tuple[Task, Lease]]:
-    found = []
-    for i in range(count):
-        task = await store.create_task(make_task(f"t{i}"))
-        lease = await store.claim_lease(task.id, "w1", 60)
-        assert lease is not None
-        found.append((task, lease))
-    return found
+    return [await leased_task(store, f"t{i}") for i in range(count)]
 
 
 def _grouped(store: StateStore, writes: int) -> None:
@@ -214,3 +210,115 @@ async def test_group_commit_off_commits_each_transaction_alone(url: str) -> None
 async def test_group_commit_takes_on_or_off(url: str, value: str) -> None:
     with pytest.raises(StoreURLError, match="group_commit must be 'on' or 'off'"):
         await open_store(url + ("&" if "?" in url else "?") + f"group_commit={value}")
+
+
+# ---------------------------------------------------------------- fences against a sibling's lease change
+# A task's own transactions (children gathered under asyncio.gather) may release its lease while a
+# sibling's fenced transaction waits to run: the sibling's fence must come out as it would alone.
+
+LONG = 30.0  # a patience or wait no loaded machine runs out of: the test arranges the group itself
+
+
+async def test_a_sibling_arriving_while_the_release_is_pending_passes_its_fence_as_alone(
+    postgres_url: str,
+) -> None:
+    """PostgreSQL: alone, the sibling's fence runs when it begins, before the release, whose
+    update then waits for the sibling's commit; in a group it would run after the release."""
+    async with opened(sharing_commits(postgres_url)) as store:
+        assert store.groups is not None
+        store.groups.patience = LONG
+        task, lease = await leased_task(store)
+        releasing, release = asyncio.Event(), asyncio.Event()
+        sibling_began = asyncio.Event()
+
+        async def release_lease() -> None:
+            async with store.transaction(fence=lease) as tx:
+                await tx.get_task(task.id)
+                releasing.set()
+                await release.wait()
+                await tx.release_lease(lease)
+
+        async def sibling() -> None:
+            await releasing.wait()
+            async with store.transaction(fence=lease) as tx:
+                await tx.get_task(task.id)  # a round trip: its fence has run
+                sibling_began.set()
+                await tx.append_event(make_event(task.id, "sibling"))
+
+        releaser, writer = asyncio.create_task(release_lease()), asyncio.create_task(sibling())
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(sibling_began.wait(), 1.0)
+        release.set()
+        outcomes = await asyncio.gather(releaser, writer, return_exceptions=True)
+
+        assert outcomes == [None, None]
+        assert [e.message for e in await store.list_events(task.id)] == ["sibling"]
+        released = await store.get_lease(task.id)
+        assert released is not None and released.released
+
+
+async def test_a_sibling_queued_before_a_release_is_fenced_before_it(postgres_url: str) -> None:
+    """PostgreSQL: a sibling queued in another task's group, then a release arriving: the release
+    does not overtake the queued sibling's fence by leading a group on another connection."""
+    async with opened(sharing_commits(postgres_url)) as store:
+        assert store.groups is not None
+        store.groups.patience = LONG
+        (other, other_lease), (task, lease) = await _tasks_with_leases(store, 2)
+        leading, go = asyncio.Event(), asyncio.Event()
+
+        async def lead() -> None:
+            async with store.transaction(fence=other_lease) as tx:
+                await tx.get_task(other.id)
+                leading.set()
+                await go.wait()
+
+        async def sibling() -> None:
+            await leading.wait()
+            async with store.transaction(fence=lease) as tx:
+                await tx.append_event(make_event(task.id, "sibling"))
+
+        async def release_lease() -> None:
+            await leading.wait()
+            for _ in range(3):
+                await asyncio.sleep(0)  # the sibling is queued first
+            async with store.transaction(fence=lease) as tx:
+                await tx.release_lease(lease)
+
+        running = [asyncio.create_task(work()) for work in (lead, sibling, release_lease)]
+        await asyncio.sleep(0.2)  # what an overtaking release needs to commit
+        go.set()
+        outcomes = await asyncio.gather(*running, return_exceptions=True)
+
+        assert outcomes == [None, None, None]
+        assert [e.message for e in await store.list_events(task.id)] == ["sibling"]
+
+
+async def test_a_joiner_whose_group_ran_out_of_time_still_runs_before_later_arrivals(
+    store: StateStore,
+) -> None:
+    """A joiner queued before the group stopped admitting runs in it, before a transaction the
+    leader's task opens next (here: the release of the lease the joiner is fenced by)."""
+    task, lease = await leased_task(store)
+    if store.groups is not None:
+        store.groups.patience = LONG if store.groups.patience is not None else None
+        store.groups.max_wait = 0.0  # the group stops admitting as soon as the leader's block ends
+    leading = asyncio.Event()
+
+    async def lead_then_release() -> None:
+        async with store.transaction(fence=lease) as tx:
+            await tx.append_event(make_event(task.id, "leader"))
+            leading.set()
+            for _ in range(3):
+                await asyncio.sleep(0)  # the sibling arrives and waits
+        async with store.transaction(fence=lease) as tx:
+            await tx.release_lease(lease)
+
+    async def sibling() -> None:
+        await leading.wait()
+        async with store.transaction(fence=lease) as tx:
+            await tx.append_event(make_event(task.id, "sibling"))
+
+    outcomes = await asyncio.gather(lead_then_release(), sibling(), return_exceptions=True)
+
+    assert outcomes == [None, None]
+    assert [e.message for e in await store.list_events(task.id)] == ["leader", "sibling"]

@@ -16,7 +16,10 @@ transactions share it:
 - When the leader's block is done, it gives the turn to each waiting joiner in
   the order they arrived, then commits once. The group stops admitting joiners
   when it has `max_members` or `max_wait` seconds have passed since the
-  leader's block ended. Every member's ``async with`` returns only after that
+  leader's block ended; a joiner already waiting then still has its turn, and
+  those a group could not serve (its leader failed) go on, in their order,
+  into the next group, ahead of whoever arrives later (`_hand_over`). Every
+  member's ``async with`` returns only after that
   commit (or raises its error: then none of them is committed), so an intent is
   committed before its effect starts, and a task's next write starts only
   after its previous one committed: a task's writes are never reordered.
@@ -25,6 +28,9 @@ transactions share it:
   once. On SQLite (one connection, whose statements never yield to the loop)
   that one pass is what forms the group; on PostgreSQL the members arrive while
   the leader's statements wait for the server.
+- A member's fence check comes out as it would alone (see `_fenced_in_turn`):
+  arrival order is kept, and on a pooled store a transaction fenced on a task
+  that already has one in the group leads a group of its own.
 - Each member's change-feed topics and task changes are its own: kept apart
   while the group runs, dropped with a member rolled back to its savepoint, and
   the survivors' logged and published only with the shared commit.
@@ -129,8 +135,7 @@ class GroupStore(Protocol):
 
 class _Turn(enum.Enum):
     JOIN = "join"  # run your block in the group's transaction
-    AGAIN = "again"  # the group ended without you: enter again (lead or join another)
-    LEAD = "lead"  # you waited long enough: lead a group of your own
+    LEAD = "lead"  # lead `_Waiting.group` (a successor), or a group of your own if you waited too long
 
 
 class _Waiting:
@@ -140,17 +145,30 @@ class _Waiting:
     nothing another task waits on.
     """
 
-    __slots__ = ("outcome", "turn")
+    __slots__ = ("group", "outcome", "task_id", "turn")
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.turn: asyncio.Future[_Turn] = loop.create_future()
-        self.outcome: asyncio.Future[None] = loop.create_future()
+    def __init__(self, group: _Group, task_id: str | None) -> None:
+        self.group = group  # the group it waits in: a successor, once handed over
+        self.task_id = task_id  # the task its fence is on, if it has one
+        self.turn: asyncio.Future[_Turn] = group.loop.create_future()
+        self.outcome: asyncio.Future[None] = group.loop.create_future()
 
 
 class _Group:
     """One database transaction shared by its members, and who waits to join it."""
 
-    __slots__ = ("admitting", "baton", "deadline", "kept", "loop", "members", "opened", "serving", "waiting")
+    __slots__ = (
+        "admitting",
+        "baton",
+        "deadline",
+        "fenced",
+        "kept",
+        "loop",
+        "members",
+        "opened",
+        "serving",
+        "waiting",
+    )
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
@@ -162,30 +180,31 @@ class _Group:
         self.deadline = math.inf  # no joiner runs before the leader's block ended
         self.serving = False  # a joiner holds the connection; the leader waits for the baton
         self.baton: asyncio.Future[None] | None = None
+        self.fenced: set[str] = set()  # the tasks its members' fences are on
 
     def pass_turn(self) -> None:
         """Give the connection to the next joiner in line, or back to the leader.
 
         Each joiner passes it on as its block ends, so a joiner's turn costs
-        one hop of the event loop, not two.
+        one hop of the event loop, not two. Past the deadline the group admits
+        no one new, but serves those already waiting: one that arrived before
+        a later transaction must not run after it (that one may change the
+        lease this one is fenced by: alone, this one would have run first).
         """
-        if self.loop.time() < self.deadline:
-            while self.waiting:
-                waiting = self.waiting.popleft()
-                if not waiting.turn.done():  # else it was cancelled, or gave up, while it waited
-                    waiting.turn.set_result(_Turn.JOIN)
-                    return
+        if self.loop.time() >= self.deadline:
+            self.admitting = False
+        while self.waiting:
+            waiting = self.waiting.popleft()
+            if not waiting.turn.done():  # else it was cancelled, or gave up, while it waited
+                waiting.turn.set_result(_Turn.JOIN)
+                return
         self.serving = False
         if self.baton is not None and not self.baton.done():
             self.baton.set_result(None)
 
     def finish(self, error: BaseException | None) -> None:
-        """Stop admitting, send the joiners never served to enter again, and tell the members the outcome."""
+        """Stop admitting and tell the members the outcome (`_hand_over` took the joiners never served)."""
         self.admitting = False
-        while self.waiting:
-            waiting = self.waiting.popleft()
-            if not waiting.turn.done():
-                waiting.turn.set_result(_Turn.AGAIN)
         for joiner in self.kept:
             if joiner.outcome.done():  # cancelled while it waited
                 continue
@@ -258,6 +277,8 @@ class GroupCommit:
         # On one connection (SQLite) a joiner has nowhere else to go; a pooled store has.
         self.patience = None if store.exclusive else PATIENCE
         self._admitting: _Group | None = None
+        # Per task, on a pooled store: the newest fenced transaction's block began (`_fenced_in_turn`).
+        self._began: dict[str, asyncio.Future[None]] = {}
         self.commits = 0
         """Commits made (each of a group of one or more members): with `members`, how well writes group."""
         self.members = 0
@@ -267,23 +288,70 @@ class GroupCommit:
         """Begin a write transaction: join the group that admits joiners, or lead a new one."""
         gate = self.store._gate
         gate.hold()  # refuses a transaction nested in one of the same store
+        task_id = None if fence is None else fence.task_id
+        began = None
         try:
-            while True:
-                group = self._admitting
-                if group is None or not group.admitting or group.members >= self.max_members:
-                    return await self._lead(fence)
-                member = await self._join(group, fence)
-                if member is not None:
-                    return member
+            if task_id is not None and self.patience is not None:
+                began = await self._fenced_in_turn(task_id)
+            group = self._admitting
+            if (
+                group is None
+                or not group.admitting
+                or group.members >= self.max_members
+                or (began is not None and task_id in group.fenced)
+            ):
+                return await self._lead(fence)
+            return await self._join(group, fence)
         except BaseException:
             gate.leave(lock=False)
             raise
+        finally:
+            if began is not None:
+                assert task_id is not None
+                self._let_next_of_task_in(task_id, began)
+
+    async def _fenced_in_turn(self, task_id: str) -> asyncio.Future[None]:
+        """On a pooled store, wait until the task's earlier fenced transaction began its block.
+
+        Why (the fence must come out as it would alone): a task's own
+        transactions can change its lease (a parent waiting on children
+        releases it while a sibling under ``asyncio.gather`` still writes).
+        Alone on PostgreSQL, each checks its fence as it begins, holding the
+        lease row ``FOR SHARE``, so a release that comes later waits for the
+        sibling's commit. A joiner checks its fence only in its turn, after
+        the blocks before it: queued behind a release of its own task, it
+        would see that release (uncommitted) and raise `LeaseLost`. So two
+        transactions fenced on one task never share a group (`enter` makes
+        the second lead a group of its own, on another connection, at once),
+        and the second starts only once the first began its block (else,
+        leading elsewhere, it could release the lease before a first one
+        still queued in a group checked it). On one connection (SQLite) no
+        rule is needed: alone, transactions run in the order they arrive, as
+        a group's members do (see `_Group.pass_turn` and `_hand_over`).
+        Other tasks' transactions group as before: this costs only a task
+        with several writers at once, which then commit as they would alone.
+        """
+        earlier = self._began.get(task_id)
+        mine = self._began[task_id] = asyncio.get_running_loop().create_future()
+        if earlier is not None and not earlier.done():
+            await asyncio.wait((earlier,))  # (if this one is cancelled, the earlier one is not)
+        return mine
+
+    def _let_next_of_task_in(self, task_id: str, began: asyncio.Future[None]) -> None:
+        if not began.done():
+            began.set_result(None)
+        if self._began.get(task_id) is began:
+            del self._began[task_id]
 
     # ------------------------------------------------------------------ leading
 
-    async def _lead(self, fence: Lease | None) -> Member:
-        loop = asyncio.get_running_loop()
-        group = self._admitting = _Group(loop)
+    async def _lead(self, fence: Lease | None, group: _Group | None = None) -> Member:
+        """Lead a new group, or `group`: the successor of one that could not serve its joiners."""
+        if group is None:
+            group = _Group(asyncio.get_running_loop())
+        self._admitting = group
+        if fence is not None:
+            group.fenced.add(fence.task_id)
         gate = self.store._gate
         try:
             await gate.acquire()  # one connection (SQLite): the group before this one commits first
@@ -338,7 +406,7 @@ class GroupCommit:
         self.store._gate.release()
         self.commits += 1
         self.members += 1 + len(group.kept)
-        if group.kept or group.waiting:
+        if group.kept:  # none waits unserved: `_serve_joiners` served them all
             group.finish(None)
         self.store.publish(opened.touched)
         if interrupted is not None:
@@ -355,7 +423,7 @@ class GroupCommit:
         group.deadline = loop.time() + self.max_wait
         looked = False
         while True:
-            if group.waiting and loop.time() < group.deadline:
+            if group.waiting:  # past the deadline too: see `_Group.pass_turn`
                 group.serving = True
                 group.pass_turn()
                 while group.serving:
@@ -396,33 +464,61 @@ class GroupCommit:
 
     def _end(self, group: _Group, error: BaseException | None) -> None:
         self._stop_admitting(group)
+        self._hand_over(group)
         group.finish(error)
+
+    def _hand_over(self, group: _Group) -> None:
+        """Send the joiners `group` never served, in their order, into a successor the first of them leads.
+
+        They arrived before anyone who enters from now on (the failed
+        leader's task may write again at once): entering again, they could
+        be overtaken.
+        """
+        waiting = [w for w in group.waiting if not w.turn.done()]
+        group.waiting.clear()
+        if not waiting:
+            return
+        successor = _Group(group.loop)
+        successor.members = len(waiting)
+        for joiner in waiting:
+            joiner.group = successor
+            if joiner.task_id is not None:
+                successor.fenced.add(joiner.task_id)
+        successor.waiting.extend(waiting[1:])
+        self._admitting = successor
+        waiting[0].turn.set_result(_Turn.LEAD)
 
     # ------------------------------------------------------------------ joining
 
-    async def _join(self, group: _Group, fence: Lease | None) -> Member | None:
-        """Wait for a turn in `group` and begin the block in a savepoint; None: the group ended first."""
-        waiting = _Waiting(group.loop)
+    async def _join(self, group: _Group, fence: Lease | None) -> Member:
+        """Wait for a turn in `group` and begin the block in a savepoint (or lead, see `_Turn.LEAD`)."""
+        waiting = _Waiting(group, None if fence is None else fence.task_id)
         group.waiting.append(waiting)
         group.members += 1
+        if waiting.task_id is not None:
+            group.fenced.add(waiting.task_id)
         try:
             if self.patience is None:
                 turn = await waiting.turn
             else:
-                turn = await self._wait_for_turn(group, waiting)
+                turn = await self._wait_for_turn(waiting)
         except asyncio.CancelledError:
+            group = waiting.group  # a successor, if it was handed over
             group.members -= 1
-            if waiting.turn.done() and not waiting.turn.cancelled():
-                if waiting.turn.result() is _Turn.JOIN:
-                    group.pass_turn()  # the turn came as the cancellation did: pass it on
-            else:
+            if not waiting.turn.done():
                 waiting.turn.cancel()  # the leader passes over it
+            elif not waiting.turn.cancelled():  # the turn came as the cancellation did: pass it on
+                if waiting.turn.result() is _Turn.JOIN:
+                    group.pass_turn()
+                else:
+                    self._hand_over(group)  # the successor it was to lead: the next in line leads it
             raise
-        if turn is _Turn.AGAIN:
-            return None
         if turn is _Turn.LEAD:
-            group.members -= 1
-            return await self._lead(fence)
+            if waiting.turn.cancelled():  # it gave up waiting: a group of its own
+                waiting.group.members -= 1
+                return await self._lead(fence)
+            return await self._lead(fence, waiting.group)
+        group = waiting.group
         assert group.opened is not None
         opened = group.opened.joiner()
         try:
@@ -435,7 +531,7 @@ class GroupCommit:
             raise
         return Member(self, group, opened, waiting)
 
-    async def _wait_for_turn(self, group: _Group, waiting: _Waiting) -> _Turn:
+    async def _wait_for_turn(self, waiting: _Waiting) -> _Turn:
         """The joiner's turn, or `_Turn.LEAD` if the leader's block still runs after `patience` seconds."""
         assert self.patience is not None
         try:
@@ -443,7 +539,7 @@ class GroupCommit:
         except TimeoutError:
             if waiting.turn.done():  # given as the time ran out
                 return waiting.turn.result()
-            if group.deadline != math.inf:  # the group is serving its joiners: the turn comes soon
+            if waiting.group.deadline != math.inf:  # the group is serving its joiners: the turn comes soon
                 return await waiting.turn
             waiting.turn.cancel()  # the leader passes over it
             return _Turn.LEAD
