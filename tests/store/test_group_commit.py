@@ -8,7 +8,6 @@ SQL stores must also show that the writes did share commits.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import AsyncIterator
 
 import psycopg
@@ -219,50 +218,15 @@ async def test_group_commit_takes_on_or_off(url: str, value: str) -> None:
 LONG = 30.0  # a patience or wait no loaded machine runs out of: the test arranges the group itself
 
 
-async def test_a_sibling_arriving_while_the_release_is_pending_passes_its_fence_as_alone(
+async def test_a_sibling_queued_in_a_group_is_fenced_before_a_later_release_on_another_connection(
     postgres_url: str,
 ) -> None:
-    """PostgreSQL: alone, the sibling's fence runs when it begins, before the release, whose
-    update then waits for the sibling's commit; in a group it would run after the release."""
+    """PostgreSQL: a sibling waits in a full group behind another task's block; its task's release,
+    arriving next, would lead a group of its own on another connection and commit first."""
     async with opened(sharing_commits(postgres_url)) as store:
         assert store.groups is not None
         store.groups.patience = LONG
-        task, lease = await leased_task(store)
-        releasing, release = asyncio.Event(), asyncio.Event()
-        sibling_began = asyncio.Event()
-
-        async def release_lease() -> None:
-            async with store.transaction(fence=lease) as tx:
-                await tx.get_task(task.id)
-                releasing.set()
-                await release.wait()
-                await tx.release_lease(lease)
-
-        async def sibling() -> None:
-            await releasing.wait()
-            async with store.transaction(fence=lease) as tx:
-                await tx.get_task(task.id)  # a round trip: its fence has run
-                sibling_began.set()
-                await tx.append_event(make_event(task.id, "sibling"))
-
-        releaser, writer = asyncio.create_task(release_lease()), asyncio.create_task(sibling())
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(sibling_began.wait(), 1.0)
-        release.set()
-        outcomes = await asyncio.gather(releaser, writer, return_exceptions=True)
-
-        assert outcomes == [None, None]
-        assert [e.message for e in await store.list_events(task.id)] == ["sibling"]
-        released = await store.get_lease(task.id)
-        assert released is not None and released.released
-
-
-async def test_a_sibling_queued_before_a_release_is_fenced_before_it(postgres_url: str) -> None:
-    """PostgreSQL: a sibling queued in another task's group, then a release arriving: the release
-    does not overtake the queued sibling's fence by leading a group on another connection."""
-    async with opened(sharing_commits(postgres_url)) as store:
-        assert store.groups is not None
-        store.groups.patience = LONG
+        store.groups.max_members = 2  # the other task's block and the sibling: the release leads elsewhere
         (other, other_lease), (task, lease) = await _tasks_with_leases(store, 2)
         leading, go = asyncio.Event(), asyncio.Event()
 
@@ -291,6 +255,8 @@ async def test_a_sibling_queued_before_a_release_is_fenced_before_it(postgres_ur
 
         assert outcomes == [None, None, None]
         assert [e.message for e in await store.list_events(task.id)] == ["sibling"]
+        released = await store.get_lease(task.id)
+        assert released is not None and released.released
 
 
 async def test_a_joiner_whose_group_ran_out_of_time_still_runs_before_later_arrivals(

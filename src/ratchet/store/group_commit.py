@@ -28,9 +28,9 @@ transactions share it:
   once. On SQLite (one connection, whose statements never yield to the loop)
   that one pass is what forms the group; on PostgreSQL the members arrive while
   the leader's statements wait for the server.
-- A member's fence check comes out as it would alone (see `_fenced_in_turn`):
-  arrival order is kept, and on a pooled store a transaction fenced on a task
-  that already has one in the group leads a group of its own.
+- A member's fence check comes out as it would alone (`_in_task_order`):
+  members run in the order they arrived, and on a pooled store a fenced
+  transaction starts only once the statements of its task's previous one ran.
 - Each member's change-feed topics and task changes are its own: kept apart
   while the group runs, dropped with a member rolled back to its savepoint, and
   the survivors' logged and published only with the shared commit.
@@ -145,11 +145,10 @@ class _Waiting:
     nothing another task waits on.
     """
 
-    __slots__ = ("group", "outcome", "task_id", "turn")
+    __slots__ = ("group", "outcome", "turn")
 
-    def __init__(self, group: _Group, task_id: str | None) -> None:
+    def __init__(self, group: _Group) -> None:
         self.group = group  # the group it waits in: a successor, once handed over
-        self.task_id = task_id  # the task its fence is on, if it has one
         self.turn: asyncio.Future[_Turn] = group.loop.create_future()
         self.outcome: asyncio.Future[None] = group.loop.create_future()
 
@@ -161,7 +160,6 @@ class _Group:
         "admitting",
         "baton",
         "deadline",
-        "fenced",
         "kept",
         "loop",
         "members",
@@ -180,7 +178,6 @@ class _Group:
         self.deadline = math.inf  # no joiner runs before the leader's block ended
         self.serving = False  # a joiner holds the connection; the leader waits for the baton
         self.baton: asyncio.Future[None] | None = None
-        self.fenced: set[str] = set()  # the tasks its members' fences are on
 
     def pass_turn(self) -> None:
         """Give the connection to the next joiner in line, or back to the leader.
@@ -214,10 +211,34 @@ class _Group:
                 joiner.outcome.set_exception(error)
 
 
+class _TaskTurn:
+    """A fenced transaction's place among its task's (`GroupCommit._in_task_order`)."""
+
+    __slots__ = ("_done", "_task_id", "_turns")
+
+    def __init__(self, turns: dict[str, _TaskTurn], task_id: str) -> None:
+        self._turns = turns
+        self._task_id = task_id
+        self._done: asyncio.Future[None] | None = None  # made when the next one waits
+
+    async def ended(self) -> None:
+        """Return once `end` was called (if this one is cancelled, the transaction it waits on is not)."""
+        if self._done is None:
+            self._done = asyncio.get_running_loop().create_future()
+        await asyncio.wait((self._done,))
+
+    def end(self) -> None:
+        """The transaction's statements ran (or it failed): its task's next one may start."""
+        if self._done is not None and not self._done.done():
+            self._done.set_result(None)
+        if self._turns.get(self._task_id) is self:
+            del self._turns[self._task_id]
+
+
 class Member:
     """One transaction's place in a group: its operations, and how its block ends."""
 
-    __slots__ = ("_group", "_groups", "_opened", "_waiting")
+    __slots__ = ("_group", "_groups", "_opened", "_waiting", "task_turn")
 
     def __init__(
         self, groups: GroupCommit, group: _Group, opened: Joinable, waiting: _Waiting | None
@@ -226,6 +247,13 @@ class Member:
         self._group = group
         self._opened = opened
         self._waiting = waiting  # None for the leader
+        self.task_turn: _TaskTurn | None = None  # set by `GroupCommit.enter` on a pooled store
+
+    def statements_ran(self) -> None:
+        """Its statements were sent and answered: its task's next fenced transaction may start."""
+        if self.task_turn is not None:
+            self.task_turn.end()
+            self.task_turn = None
 
     @property
     def ops(self) -> StoreOps:
@@ -236,11 +264,12 @@ class Member:
         gate = self._groups.store._gate
         try:
             if self._waiting is None:
-                await self._groups._lead_to_commit(self._group, failed=failed)
+                await self._groups._lead_to_commit(self, failed=failed)
             else:
                 await self._leave_as_joiner(failed=failed)
         finally:
             gate.leave(lock=False)
+            self.statements_ran()
 
     async def _leave_as_joiner(self, *, failed: bool) -> None:
         assert self._waiting is not None
@@ -263,6 +292,7 @@ class Member:
             group.opened.adopt(opened)
             group.kept.append(self._waiting)
         finally:
+            self.statements_ran()
             group.pass_turn()
         await self._waiting.outcome
 
@@ -277,8 +307,8 @@ class GroupCommit:
         # On one connection (SQLite) a joiner has nowhere else to go; a pooled store has.
         self.patience = None if store.exclusive else PATIENCE
         self._admitting: _Group | None = None
-        # Per task, on a pooled store: the newest fenced transaction's block began (`_fenced_in_turn`).
-        self._began: dict[str, asyncio.Future[None]] = {}
+        # Per task, on a pooled store: its newest fenced transaction's statements ran (`_in_task_order`).
+        self._task_turns: dict[str, _TaskTurn] = {}
         self.commits = 0
         """Commits made (each of a group of one or more members): with `members`, how well writes group."""
         self.members = 0
@@ -288,60 +318,47 @@ class GroupCommit:
         """Begin a write transaction: join the group that admits joiners, or lead a new one."""
         gate = self.store._gate
         gate.hold()  # refuses a transaction nested in one of the same store
-        task_id = None if fence is None else fence.task_id
-        began = None
+        turn = None
         try:
-            if task_id is not None and self.patience is not None:
-                began = await self._fenced_in_turn(task_id)
+            if fence is not None and self.patience is not None:
+                turn = await self._in_task_order(fence.task_id)
             group = self._admitting
-            if (
-                group is None
-                or not group.admitting
-                or group.members >= self.max_members
-                or (began is not None and task_id in group.fenced)
-            ):
-                return await self._lead(fence)
-            return await self._join(group, fence)
+            if group is None or not group.admitting or group.members >= self.max_members:
+                member = await self._lead(fence)
+            else:
+                member = await self._join(group, fence)
         except BaseException:
             gate.leave(lock=False)
+            if turn is not None:
+                turn.end()
             raise
-        finally:
-            if began is not None:
-                assert task_id is not None
-                self._let_next_of_task_in(task_id, began)
+        member.task_turn = turn
+        return member
 
-    async def _fenced_in_turn(self, task_id: str) -> asyncio.Future[None]:
-        """On a pooled store, wait until the task's earlier fenced transaction began its block.
+    async def _in_task_order(self, task_id: str) -> _TaskTurn:
+        """On a pooled store, wait until the statements of the task's previous fenced transaction ran.
 
-        Why (the fence must come out as it would alone): a task's own
-        transactions can change its lease (a parent waiting on children
-        releases it while a sibling under ``asyncio.gather`` still writes).
-        Alone on PostgreSQL, each checks its fence as it begins, holding the
-        lease row ``FOR SHARE``, so a release that comes later waits for the
-        sibling's commit. A joiner checks its fence only in its turn, after
-        the blocks before it: queued behind a release of its own task, it
-        would see that release (uncommitted) and raise `LeaseLost`. So two
-        transactions fenced on one task never share a group (`enter` makes
-        the second lead a group of its own, on another connection, at once),
-        and the second starts only once the first began its block (else,
-        leading elsewhere, it could release the lease before a first one
-        still queued in a group checked it). On one connection (SQLite) no
-        rule is needed: alone, transactions run in the order they arrive, as
-        a group's members do (see `_Group.pass_turn` and `_hand_over`).
-        Other tasks' transactions group as before: this costs only a task
-        with several writers at once, which then commit as they would alone.
+        Why (a member's fence must come out as it would alone): a task's own
+        transactions can change its lease; a parent waiting on children
+        releases it while a sibling under ``asyncio.gather`` still writes.
+        Alone, on one connection (SQLite), transactions run one after another
+        in the order they arrive, and so do a group's members. On a pool
+        (PostgreSQL) groups run at once on several connections, and a joiner
+        checks its fence only in its turn: a sibling queued in one group could
+        have its fence checked after a release that arrived later and led a
+        group of its own on another connection (it then raised `LeaseLost`,
+        about one run in three of the gathered-children test). So, per task,
+        a fenced transaction starts only once its previous one's statements
+        ran, the fence included (that one holds the lease row ``FOR SHARE``
+        until its commit: a release coming next waits for it). Commits still
+        overlap, and other tasks' transactions do not wait: only a task with
+        several writers at once pays, a block's length per writer.
         """
-        earlier = self._began.get(task_id)
-        mine = self._began[task_id] = asyncio.get_running_loop().create_future()
-        if earlier is not None and not earlier.done():
-            await asyncio.wait((earlier,))  # (if this one is cancelled, the earlier one is not)
+        earlier = self._task_turns.get(task_id)
+        mine = self._task_turns[task_id] = _TaskTurn(self._task_turns, task_id)
+        if earlier is not None:
+            await earlier.ended()
         return mine
-
-    def _let_next_of_task_in(self, task_id: str, began: asyncio.Future[None]) -> None:
-        if not began.done():
-            began.set_result(None)
-        if self._began.get(task_id) is began:
-            del self._began[task_id]
 
     # ------------------------------------------------------------------ leading
 
@@ -350,8 +367,6 @@ class GroupCommit:
         if group is None:
             group = _Group(asyncio.get_running_loop())
         self._admitting = group
-        if fence is not None:
-            group.fenced.add(fence.task_id)
         gate = self.store._gate
         try:
             await gate.acquire()  # one connection (SQLite): the group before this one commits first
@@ -373,8 +388,9 @@ class GroupCommit:
                 raise
         return Member(self, group, opened, None)
 
-    async def _lead_to_commit(self, group: _Group, *, failed: bool) -> None:
+    async def _lead_to_commit(self, leader: Member, *, failed: bool) -> None:
         """The leader's block is done: let the joiners run theirs, then commit (or roll back) once."""
+        group = leader._group
         opened = group.opened
         assert opened is not None
         if failed:
@@ -389,6 +405,7 @@ class GroupCommit:
             except BaseException:
                 await self._roll_back(group, opened)
                 raise
+            leader.statements_ran()
             interrupted = await self._serve_joiners(group)
         group.admitting = False
         if self._admitting is group:
@@ -482,8 +499,6 @@ class GroupCommit:
         successor.members = len(waiting)
         for joiner in waiting:
             joiner.group = successor
-            if joiner.task_id is not None:
-                successor.fenced.add(joiner.task_id)
         successor.waiting.extend(waiting[1:])
         self._admitting = successor
         waiting[0].turn.set_result(_Turn.LEAD)
@@ -492,11 +507,9 @@ class GroupCommit:
 
     async def _join(self, group: _Group, fence: Lease | None) -> Member:
         """Wait for a turn in `group` and begin the block in a savepoint (or lead, see `_Turn.LEAD`)."""
-        waiting = _Waiting(group, None if fence is None else fence.task_id)
+        waiting = _Waiting(group)
         group.waiting.append(waiting)
         group.members += 1
-        if waiting.task_id is not None:
-            group.fenced.add(waiting.task_id)
         try:
             if self.patience is None:
                 turn = await waiting.turn
