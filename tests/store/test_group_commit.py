@@ -288,3 +288,33 @@ async def test_a_joiner_whose_group_ran_out_of_time_still_runs_before_later_arri
 
     assert outcomes == [None, None]
     assert [e.message for e in await store.list_events(task.id)] == ["leader", "sibling"]
+
+
+async def test_the_joiners_of_a_failed_leader_still_run_before_what_its_task_writes_next(
+    store: StateStore,
+) -> None:
+    task, lease = await leased_task(store)
+    if store.groups is not None and store.groups.patience is not None:
+        store.groups.patience = LONG
+    leading = asyncio.Event()
+
+    async def fail_then_release() -> None:
+        with pytest.raises(Boom):
+            async with store.transaction(fence=lease) as tx:
+                await tx.append_event(make_event(task.id, "rolled back"))
+                leading.set()
+                for _ in range(3):
+                    await asyncio.sleep(0)  # the siblings arrive and wait
+                raise Boom
+        async with store.transaction(fence=lease) as tx:
+            await tx.release_lease(lease)
+
+    async def sibling(i: int) -> None:
+        await leading.wait()
+        async with store.transaction(fence=lease) as tx:
+            await tx.append_event(make_event(task.id, f"sibling {i}"))
+
+    outcomes = await asyncio.gather(fail_then_release(), sibling(0), sibling(1), return_exceptions=True)
+
+    assert outcomes == [None, None, None]
+    assert [e.message for e in await store.list_events(task.id)] == ["sibling 0", "sibling 1"]

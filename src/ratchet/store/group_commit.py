@@ -214,21 +214,25 @@ class _Group:
 class _TaskTurn:
     """A fenced transaction's place among its task's (`GroupCommit._in_task_order`)."""
 
-    __slots__ = ("_done", "_task_id", "_turns")
+    __slots__ = ("_done", "_ended", "_task_id", "_turns")
 
     def __init__(self, turns: dict[str, _TaskTurn], task_id: str) -> None:
         self._turns = turns
         self._task_id = task_id
+        self._ended = False
         self._done: asyncio.Future[None] | None = None  # made when the next one waits
 
     async def ended(self) -> None:
         """Return once `end` was called (if this one is cancelled, the transaction it waits on is not)."""
+        if self._ended:
+            return
         if self._done is None:
             self._done = asyncio.get_running_loop().create_future()
         await asyncio.wait((self._done,))
 
     def end(self) -> None:
         """The transaction's statements ran (or it failed): its task's next one may start."""
+        self._ended = True
         if self._done is not None and not self._done.done():
             self._done.set_result(None)
         if self._turns.get(self._task_id) is self:
