@@ -23,6 +23,7 @@ from ..helpers.fences import leased_task
 from ..helpers.stores import opened, sharing_commits
 
 WRITERS = 12
+LONG = 30.0  # a patience or wait no loaded machine runs out of: a test arranges its groups itself
 
 
 class Boom(Exception):
@@ -33,6 +34,8 @@ class Boom(Exception):
 async def store(store_url: str) -> AsyncIterator[StateStore]:
     """The suite's store with group commit on (by default only SQLite with durability=full has it)."""
     async with opened(sharing_commits(store_url)) as store:
+        if store.groups is not None and store.groups.patience is not None:
+            store.groups.patience = LONG  # joiners wait for their leader, however loaded the machine
         yield store
 
 
@@ -215,8 +218,6 @@ async def test_group_commit_takes_on_or_off(url: str, value: str) -> None:
 # A task's own transactions (children gathered under asyncio.gather) may release its lease while a
 # sibling's fenced transaction waits to run: the sibling's fence must come out as it would alone.
 
-LONG = 30.0  # a patience or wait no loaded machine runs out of: the test arranges the group itself
-
 
 async def test_a_sibling_queued_in_a_group_is_fenced_before_a_later_release_on_another_connection(
     postgres_url: str,
@@ -266,7 +267,6 @@ async def test_a_joiner_whose_group_ran_out_of_time_still_runs_before_later_arri
     leader's task opens next (here: the release of the lease the joiner is fenced by)."""
     task, lease = await leased_task(store)
     if store.groups is not None:
-        store.groups.patience = LONG if store.groups.patience is not None else None
         store.groups.max_wait = 0.0  # the group stops admitting as soon as the leader's block ends
     leading = asyncio.Event()
 
@@ -294,8 +294,6 @@ async def test_the_joiners_of_a_failed_leader_still_run_before_what_its_task_wri
     store: StateStore,
 ) -> None:
     task, lease = await leased_task(store)
-    if store.groups is not None and store.groups.patience is not None:
-        store.groups.patience = LONG
     leading = asyncio.Event()
 
     async def fail_then_release() -> None:
