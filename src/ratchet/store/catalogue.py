@@ -35,6 +35,7 @@ VERSION_TABLE = "ratchet_schema_version"
 RATCHET_TABLES = frozenset({"tasks", "steps", "operations", "events", "leases"})
 
 _NAME = re.compile(r"^-- name: (\w+)\s*$", re.MULTILINE)
+_INCLUDE = re.compile(r"^-- include: (\w+)\s*$", re.MULTILINE)
 _MIGRATION = re.compile(r"^(\d{4})_(\w+)\.sql$")
 
 
@@ -51,15 +52,19 @@ def _dir(dialect: str) -> resources.abc.Traversable:
 
 @functools.cache
 def queries(dialect: str) -> dict[str, str]:
-    """Return the dialect's named queries, by name."""
+    """Return the dialect's named queries, by name.
+
+    A line ``-- include: NAME`` in a query stands for the text of the block
+    NAME (a condition several queries share, written once).
+    """
     text = _dir(dialect).joinpath("queries.sql").read_text(encoding="utf-8")
     parts = _NAME.split(text)
-    named = {}
+    named: dict[str, str] = {}
     for name, body in zip(parts[1::2], parts[2::2], strict=True):
         if name in named:
             raise ValueError(f"query {name!r} is defined twice in {dialect}/queries.sql")
         named[name] = body.strip()
-    return named
+    return {name: _INCLUDE.sub(lambda line: named[line[1]], body) for name, body in named.items()}
 
 
 @functools.cache
