@@ -1,7 +1,8 @@
 """The SQL of each dialect: named queries, the whole schema, numbered migrations.
 
 Files live in ``sql/<dialect>/``: ``queries.sql`` (blocks opened by a line
-``-- name: NAME``), ``schema.sql`` (the current schema, whole) and
+``-- name: NAME``; a line ``-- include: NAME`` in one stands for that block's
+text), ``schema.sql`` (the current schema, whole) and
 ``migrations/NNNN_title.sql`` (applied in order, each once).
 
 A database's schema version is the highest row of its version table;
