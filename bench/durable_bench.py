@@ -230,16 +230,11 @@ def postgres_overhead(count: int) -> dict[str, Any]:
     """The side-effect and read-only calls on a throwaway PostgreSQL, beside raw psycopg."""
     sys.path.insert(0, str(Path(__file__).parent))
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for the tests' throwaway cluster
-    from tests.helpers.pg import INSTALL_HINT, Cluster, find_binaries
+    from tests.helpers.pg import throwaway_cluster
 
     from scale_bench import raw_async
 
-    binaries = find_binaries()
-    if binaries is None:
-        raise SystemExit(f"{INSTALL_HINT} (or pass --no-postgres)")
-    cluster = Cluster(binaries)
-    try:
-        cluster.start()
+    with throwaway_cluster() as cluster:
         with cluster.admin() as conn:
             row = conn.execute("SHOW server_version").fetchone()
         with cluster.database() as raw_url, cluster.database() as url, cluster.database() as ro_url:
@@ -249,8 +244,6 @@ def postgres_overhead(count: int) -> dict[str, Any]:
             read_only = asyncio.run(through_context(ro_url, count, "lookup"))
         with cluster.database() as raw_url:  # raw_async makes its table: a fresh database
             raw_after = asyncio.run(raw_async(raw_url, count))
-    finally:
-        cluster.stop()
     return {
         "server": f"PostgreSQL {row[0] if row else '?'}, fsync off",
         "raw": (raw_before + raw_after) / 2,

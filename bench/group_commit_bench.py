@@ -42,14 +42,9 @@ import ratchet
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # for the tests' throwaway cluster
-from tests.helpers.pg import SETTINGS, Cluster, find_binaries  # noqa: E402 (after the path above)
+from tests.helpers.pg import DURABLE_SETTINGS, SETTINGS, Cluster, throwaway_cluster  # noqa: E402
 
 PAYLOAD = {"request": "noop", "target": "service-a", "note": "x" * 40}
-DURABLE_SETTINGS = (
-    SETTINGS.replace("fsync=off", "fsync=on")
-    .replace("synchronous_commit=off", "synchronous_commit=on")
-    .replace("full_page_writes=off", "full_page_writes=on")
-)
 TARGET = 5.0
 
 
@@ -157,20 +152,13 @@ def main() -> None:
             with tempfile.TemporaryDirectory() as workdir, sqlite_urls(Path(workdir), durability) as fresh:
                 report(f"sqlite durability={durability}", fresh, args, target=durability == "full")
     if "postgres" in stores:
-        binaries = find_binaries()
-        if binaries is None:
-            sys.exit("PostgreSQL server binaries not found: run scripts/install-system-packages")
-        cluster = Cluster(binaries, settings=DURABLE_SETTINGS if args.pg_fsync == "on" else SETTINGS)
-        cluster.start()
-        try:
+        with throwaway_cluster(settings=DURABLE_SETTINGS if args.pg_fsync == "on" else SETTINGS) as cluster:
             with cluster.admin() as conn:
                 names = ("fsync", "synchronous_commit")
                 shown = [f"{n}={conn.execute(f'SHOW {n}').fetchone()[0]}" for n in names]
                 version = conn.execute("SHOW server_version").fetchone()[0]
             with postgres_urls(cluster) as fresh:
                 report(f"postgresql {version.split()[0]} {' '.join(shown)}", fresh, args)
-        finally:
-            cluster.stop()
     print(f"load average {os.getloadavg()[0]:.2f} at the end")
 
 

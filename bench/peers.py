@@ -59,7 +59,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # for the tests' throwaway cluster
-from tests.helpers.pg import INSTALL_HINT, Cluster, find_binaries  # noqa: E402 (after the path above)
+from tests.helpers.pg import Cluster, throwaway_cluster  # noqa: E402 (after the path above)
 
 LOOPS = Path(__file__).resolve().parent / "peer_loops.py"
 Pick = Callable[[list[float]], float]  # which of the runs' figures a table shows
@@ -380,24 +380,15 @@ def main() -> None:
     chosen = cases(args.only, args.stores)
     failures = {case: reason for case in chosen if (reason := missing_package(case.system))}
     cluster, pg_failure = None, None
-    if "postgres" in args.stores:
-        binaries = find_binaries()
-        try:
-            if binaries is None:
-                raise RuntimeError(INSTALL_HINT)
-            cluster = Cluster(binaries)
-            cluster.start()
-        except RuntimeError as refused:
-            if cluster is not None:
-                cluster.stop()
-            cluster, pg_failure = None, str(refused).splitlines()[0]
-            failures.update({case: pg_failure for case in chosen if case.store == "postgres"})
-    try:
+    with contextlib.ExitStack() as stack:
+        if "postgres" in args.stores:
+            try:
+                cluster = stack.enter_context(throwaway_cluster())
+            except RuntimeError as refused:
+                pg_failure = str(refused).splitlines()[0]
+                failures.update({case: pg_failure for case in chosen if case.store == "postgres"})
         print("\n".join(machine(cluster, pg_failure)), flush=True)
         measured = measure(chosen, args.steps, args.runs, cluster, failures)
-    finally:
-        if cluster is not None:
-            cluster.stop()
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"load average {load} at the end\n\nmedians of {args.runs} run(s):\n")
     print("\n".join(table(chosen, args.steps, measured, failures)))

@@ -58,7 +58,7 @@ from ratchet.store.changes import events_topic
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # for the tests' throwaway cluster
-from tests.helpers.pg import Cluster, find_binaries  # noqa: E402 (after the path above)
+from tests.helpers.pg import Cluster, throwaway_cluster  # noqa: E402 (after the path above)
 
 LEASE_TTL = 30
 WORKER_TIME_LIMIT = 240.0  # seconds per configuration before the bench gives up
@@ -547,21 +547,12 @@ def main() -> None:
     parser.add_argument("--spacing", type=float, default=0.005, help="seconds between events")
     args = parser.parse_args()
 
-    binaries = find_binaries()
-    if binaries is None:
-        raise SystemExit(
-            "PostgreSQL server binaries (initdb, pg_ctl) not found: run scripts/install-system-packages"
-        )
-    cluster = Cluster(binaries)
-    try:
-        cluster.start()
+    with throwaway_cluster() as cluster:
         print("\n".join(_facts(cluster)))
         with tempfile.TemporaryDirectory(prefix="ratchet-scale-bench-") as tmp:
             report_throughput(cluster, Path(tmp), args)
             report_overhead(cluster, args.ops)
             report_events(cluster, Path(tmp), args.events, args.spacing)
-    finally:
-        cluster.stop()
 
 
 def _counts(text: str) -> list[int]:

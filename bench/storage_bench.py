@@ -44,7 +44,7 @@ import ratchet
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # for the tests' throwaway cluster
-from tests.helpers.pg import Cluster, find_binaries  # noqa: E402 (after the path above)
+from tests.helpers.pg import Cluster, throwaway_cluster  # noqa: E402 (after the path above)
 
 SYSTEM = "You are a careful operations agent. " + " ".join(
     f"Rule {i}: check the service's state before acting and report what you changed." for i in range(24)
@@ -226,15 +226,9 @@ def main() -> None:
             for turns in sizes:
                 report("SQLite", turns, measure_sqlite(workdir, script, turns))
         if args.only != "sqlite":
-            binaries = find_binaries()
-            assert binaries is not None, "no PostgreSQL server binaries (initdb, pg_ctl) found"
-            cluster = Cluster(binaries)
-            cluster.start()
-            try:
+            with throwaway_cluster() as cluster:
                 for turns in sizes:
                     report("PostgreSQL", turns, measure_postgresql(cluster, script, turns))
-            finally:
-                cluster.stop()
 
 
 if __name__ == "__main__":

@@ -42,7 +42,7 @@ from ratchet.task_listing import TaskFilter
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # for the tests' throwaway cluster and record builder
 from tests.helpers.builders import make_task  # noqa: E402 (after the path above)
-from tests.helpers.pg import Cluster, find_binaries  # noqa: E402
+from tests.helpers.pg import throwaway_cluster  # noqa: E402
 
 NAMES = [f"job-{i:02d}" for i in range(20)]
 AGENTS = [f"agent-{i}" for i in range(5)]
@@ -211,17 +211,11 @@ def main() -> None:
             print(f"SQLite filled in {time.perf_counter() - began:.1f} s")
             measure("SQLite", url, args.repeats)
         if args.only != "sqlite":
-            binaries = find_binaries()
-            assert binaries is not None, "no PostgreSQL server binaries (initdb, pg_ctl) found"
-            cluster = Cluster(binaries)
-            cluster.start()
-            try:
+            with throwaway_cluster() as cluster:
                 began = time.perf_counter()
                 url = fill_postgresql(cluster.create_database(), args.tasks)
                 print(f"PostgreSQL filled in {time.perf_counter() - began:.1f} s")
                 measure("PostgreSQL", url, args.repeats)
-            finally:
-                cluster.stop()
 
 
 if __name__ == "__main__":

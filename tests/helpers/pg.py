@@ -26,7 +26,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-__all__ = ["Cluster", "LazyCluster", "find_binaries"]
+__all__ = ["DURABLE_SETTINGS", "SETTINGS", "Cluster", "LazyCluster", "find_binaries", "throwaway_cluster"]
 
 INSTALL_HINT = "PostgreSQL server binaries (initdb, pg_ctl) not found: run scripts/install-system-packages"
 SERVER_USER = "postgres"
@@ -34,6 +34,12 @@ SETTINGS = (
     "-c listen_addresses=localhost -c fsync=off -c synchronous_commit=off "
     "-c full_page_writes=off -c max_connections=400"
 )
+DURABLE_SETTINGS = (
+    SETTINGS.replace("fsync=off", "fsync=on")
+    .replace("synchronous_commit=off", "synchronous_commit=on")
+    .replace("full_page_writes=off", "full_page_writes=on")
+)
+"""As `SETTINGS`, but a commit waits for the disk, as in production (a bench of commits wants it)."""
 
 
 def find_binaries() -> Path | None:
@@ -135,6 +141,25 @@ class Cluster:
             yield url
         finally:
             self.drop_database(url)
+
+
+@contextlib.contextmanager
+def throwaway_cluster(*, settings: str = SETTINGS) -> Iterator[Cluster]:
+    """A PostgreSQL server of its own for the block (a bench's), stopped and removed after it.
+
+    Raises:
+        RuntimeError: no server binaries (the message says how to install them), no server user
+            to run them as root, or the server did not start.
+    """
+    binaries = find_binaries()
+    if binaries is None:
+        raise RuntimeError(INSTALL_HINT)
+    cluster = Cluster(binaries, settings=settings)
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.stop()
 
 
 class LazyCluster:

@@ -19,9 +19,11 @@ from ratchet.store import StateStore, open_store
 
 from ..helpers.builders import finish, make_event, make_op, make_task
 from ..helpers.disk import SmallDisk
+from ..helpers.fences import leased_task
 from ..helpers.stores import opened, sharing_commits
 
 WRITERS = 12
+LONG = 30.0  # a patience or wait no loaded machine runs out of: a test arranges its groups itself
 
 
 class Boom(Exception):
@@ -32,17 +34,13 @@ class Boom(Exception):
 async def store(store_url: str) -> AsyncIterator[StateStore]:
     """The suite's store with group commit on (by default only SQLite with durability=full has it)."""
     async with opened(sharing_commits(store_url)) as store:
+        if store.groups is not None and store.groups.patience is not None:
+            store.groups.patience = LONG  # joiners wait for their leader, however loaded the machine
         yield store
 
 
 async def _tasks_with_leases(store: StateStore, count: int) -> list[tuple[Task, Lease]]:
-    found = []
-    for i in range(count):
-        task = await store.create_task(make_task(f"t{i}"))
-        lease = await store.claim_lease(task.id, "w1", 60)
-        assert lease is not None
-        found.append((task, lease))
-    return found
+    return [await leased_task(store, f"t{i}") for i in range(count)]
 
 
 def _grouped(store: StateStore, writes: int) -> None:
@@ -214,3 +212,107 @@ async def test_group_commit_off_commits_each_transaction_alone(url: str) -> None
 async def test_group_commit_takes_on_or_off(url: str, value: str) -> None:
     with pytest.raises(StoreURLError, match="group_commit must be 'on' or 'off'"):
         await open_store(url + ("&" if "?" in url else "?") + f"group_commit={value}")
+
+
+# ---------------------------------------------------------------- fences against a sibling's lease change
+# A task's own transactions (children gathered under asyncio.gather) may release its lease while a
+# sibling's fenced transaction waits to run: the sibling's fence must come out as it would alone.
+
+
+async def test_a_sibling_queued_in_a_group_is_fenced_before_a_later_release_on_another_connection(
+    postgres_url: str,
+) -> None:
+    """PostgreSQL: a sibling waits in a full group behind another task's block; its task's release,
+    arriving next, would lead a group of its own on another connection and commit first."""
+    async with opened(sharing_commits(postgres_url)) as store:
+        assert store.groups is not None
+        store.groups.patience = LONG
+        store.groups.max_members = 2  # the other task's block and the sibling: the release leads elsewhere
+        (other, other_lease), (task, lease) = await _tasks_with_leases(store, 2)
+        leading, go = asyncio.Event(), asyncio.Event()
+
+        async def lead() -> None:
+            async with store.transaction(fence=other_lease) as tx:
+                await tx.get_task(other.id)
+                leading.set()
+                await go.wait()
+
+        async def sibling() -> None:
+            await leading.wait()
+            async with store.transaction(fence=lease) as tx:
+                await tx.append_event(make_event(task.id, "sibling"))
+
+        async def release_lease() -> None:
+            await leading.wait()
+            for _ in range(3):
+                await asyncio.sleep(0)  # the sibling is queued first
+            async with store.transaction(fence=lease) as tx:
+                await tx.release_lease(lease)
+
+        running = [asyncio.create_task(work()) for work in (lead, sibling, release_lease)]
+        await asyncio.sleep(0.2)  # what an overtaking release needs to commit
+        go.set()
+        outcomes = await asyncio.gather(*running, return_exceptions=True)
+
+        assert outcomes == [None, None, None]
+        assert [e.message for e in await store.list_events(task.id)] == ["sibling"]
+        released = await store.get_lease(task.id)
+        assert released is not None and released.released
+
+
+async def test_a_joiner_whose_group_ran_out_of_time_still_runs_before_later_arrivals(
+    store: StateStore,
+) -> None:
+    """A joiner queued before the group stopped admitting runs in it, before a transaction the
+    leader's task opens next (here: the release of the lease the joiner is fenced by)."""
+    task, lease = await leased_task(store)
+    if store.groups is not None:
+        store.groups.max_wait = 0.0  # the group stops admitting as soon as the leader's block ends
+    leading = asyncio.Event()
+
+    async def lead_then_release() -> None:
+        async with store.transaction(fence=lease) as tx:
+            await tx.append_event(make_event(task.id, "leader"))
+            leading.set()
+            for _ in range(3):
+                await asyncio.sleep(0)  # the sibling arrives and waits
+        async with store.transaction(fence=lease) as tx:
+            await tx.release_lease(lease)
+
+    async def sibling() -> None:
+        await leading.wait()
+        async with store.transaction(fence=lease) as tx:
+            await tx.append_event(make_event(task.id, "sibling"))
+
+    outcomes = await asyncio.gather(lead_then_release(), sibling(), return_exceptions=True)
+
+    assert outcomes == [None, None]
+    assert [e.message for e in await store.list_events(task.id)] == ["leader", "sibling"]
+
+
+async def test_the_joiners_of_a_failed_leader_still_run_before_what_its_task_writes_next(
+    store: StateStore,
+) -> None:
+    task, lease = await leased_task(store)
+    leading = asyncio.Event()
+
+    async def fail_then_release() -> None:
+        with pytest.raises(Boom):
+            async with store.transaction(fence=lease) as tx:
+                await tx.append_event(make_event(task.id, "rolled back"))
+                leading.set()
+                for _ in range(3):
+                    await asyncio.sleep(0)  # the siblings arrive and wait
+                raise Boom
+        async with store.transaction(fence=lease) as tx:
+            await tx.release_lease(lease)
+
+    async def sibling(i: int) -> None:
+        await leading.wait()
+        async with store.transaction(fence=lease) as tx:
+            await tx.append_event(make_event(task.id, f"sibling {i}"))
+
+    outcomes = await asyncio.gather(fail_then_release(), sibling(0), sibling(1), return_exceptions=True)
+
+    assert outcomes == [None, None, None]
+    assert [e.message for e in await store.list_events(task.id)] == ["sibling 0", "sibling 1"]

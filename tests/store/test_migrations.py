@@ -169,6 +169,14 @@ async def test_sqlite_store_reports_the_latest_version(tmp_path: Path) -> None:
         await store.close()
 
 
+def test_a_condition_several_queries_share_is_written_once_and_included() -> None:
+    for dialect in ("sqlite", "postgresql"):
+        queries = catalogue.queries(dialect)
+        assert not [name for name, sql in queries.items() if "-- include:" in sql]
+        for name in ("task_rows_asc", "task_rows_by_name_desc", "count_task_rows_by_agent"):
+            assert queries["task_filter"] in queries[name]
+
+
 def test_both_dialects_name_the_same_queries() -> None:
     """The store's operations are written once: every query name they use exists in both catalogues.
 

@@ -8,16 +8,15 @@ transaction on it commits.
 
 from __future__ import annotations
 
-import datetime as dt
-
 import psycopg
 import pytest
 
 from ratchet.errors import DuplicateRecord, LeaseLost
-from ratchet.model import OpStatus, TaskStatus, utcnow
+from ratchet.model import OpStatus, TaskStatus
 from ratchet.store import open_store
 
 from ..helpers.builders import make_event, make_op, make_task
+from ..helpers.fences import lapsed_lease, leased_task, settled_call
 
 
 async def test_a_lease_replaced_before_the_first_write_raises_lease_lost_and_keeps_nothing(
@@ -27,9 +26,7 @@ async def test_a_lease_replaced_before_the_first_write_raises_lease_lost_and_kee
         await open_store(f"{postgres_url}?pool_size=1") as store,
         await open_store(postgres_url) as other,
     ):
-        task = await store.create_task(make_task("t1"))
-        lapsed = await store.claim_lease(task.id, "late", 1, now=utcnow() - dt.timedelta(seconds=10))
-        assert lapsed is not None
+        task, lapsed = await lapsed_lease(store)
         with pytest.raises(LeaseLost, match=r"^lease 1 of late on task t1 is no longer current$"):
             async with store.transaction(fence=lapsed) as tx:
                 # Another worker takes the task over after the block began, before its first write.
@@ -47,9 +44,7 @@ async def test_a_lease_replaced_before_the_first_write_raises_lease_lost_and_kee
 
 async def test_a_stale_fence_on_a_transaction_that_wrote_nothing_still_raises(postgres_url: str) -> None:
     async with await open_store(f"{postgres_url}?pool_size=1") as store:
-        task = await store.create_task(make_task("t1"))
-        lease = await store.claim_lease(task.id, "w1", 30)
-        assert lease is not None
+        task, lease = await leased_task(store)
         await store.release_lease(lease)
         with pytest.raises(LeaseLost, match="no longer current"):
             async with store.transaction(fence=lease):
@@ -71,12 +66,8 @@ async def test_a_journal_write_sent_with_the_commit_that_changes_nothing_raises_
     postgres_url: str,
 ) -> None:
     async with await open_store(postgres_url) as store:
-        task = await store.create_task(make_task("t1"))
-        lease = await store.claim_lease(task.id, "w1", 30)
-        assert lease is not None
-        await store.record_op_finished(
-            make_op(task.id, 0, OpStatus.SUCCEEDED, output={"ok": True}), fence=lease
-        )
+        task, lease = await leased_task(store)
+        await settled_call(store, lease)
         with pytest.raises(DuplicateRecord, match=r"^operation 0 of task t1 already succeeded$"):
             async with store.transaction(fence=lease) as tx:
                 await tx.record_op_started(make_op(task.id, 0))

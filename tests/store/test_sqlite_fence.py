@@ -10,25 +10,23 @@ error.
 
 from __future__ import annotations
 
-import datetime as dt
 from pathlib import Path
 
 import pytest
 
 from ratchet.errors import DuplicateRecord, LeaseLost
-from ratchet.model import OpStatus, TaskStatus, utcnow
+from ratchet.model import OpStatus, TaskStatus
 from ratchet.store import open_store
 
-from ..helpers.builders import make_event, make_op, make_task
+from ..helpers.builders import make_event, make_op
+from ..helpers.fences import lapsed_lease, leased_task, settled_call
 
 
 async def test_a_journal_write_under_a_replaced_lease_raises_lease_lost_and_keeps_nothing(
     tmp_path: Path,
 ) -> None:
     async with await open_store(f"sqlite:///{tmp_path / 'fence.db'}") as store:
-        task = await store.create_task(make_task("t1"))
-        lapsed = await store.claim_lease(task.id, "late", 1, now=utcnow() - dt.timedelta(seconds=10))
-        assert lapsed is not None
+        task, lapsed = await lapsed_lease(store)
         [taken] = await store.claim_tasks("w2", 30)
         for write in ("record_op_started", "record_op_finished"):
             op = (
@@ -51,9 +49,7 @@ async def test_a_journal_write_under_a_replaced_lease_raises_lease_lost_and_keep
 
 async def test_the_fence_runs_before_any_other_statement_and_at_commit(tmp_path: Path) -> None:
     async with await open_store(f"sqlite:///{tmp_path / 'fence.db'}") as store:
-        task = await store.create_task(make_task("t1"))
-        lease = await store.claim_lease(task.id, "w1", 30)
-        assert lease is not None
+        task, lease = await leased_task(store)
         await store.release_lease(lease)
         with pytest.raises(LeaseLost, match="no longer current"):
             async with store.transaction(fence=lease) as tx:
@@ -66,12 +62,8 @@ async def test_the_fence_runs_before_any_other_statement_and_at_commit(tmp_path:
 
 async def test_a_refused_write_under_a_current_lease_raises_its_own_error(tmp_path: Path) -> None:
     async with await open_store(f"sqlite:///{tmp_path / 'fence.db'}") as store:
-        task = await store.create_task(make_task("t1"))
-        lease = await store.claim_lease(task.id, "w1", 30)
-        assert lease is not None
-        await store.record_op_finished(
-            make_op(task.id, 0, OpStatus.SUCCEEDED, output={"ok": True}), fence=lease
-        )
+        task, lease = await leased_task(store)
+        await settled_call(store, lease)
         with pytest.raises(DuplicateRecord, match=r"^operation 0 of task t1 already succeeded$"):
             async with store.transaction(fence=lease) as tx:
                 await tx.record_op_started(make_op(task.id, 0))

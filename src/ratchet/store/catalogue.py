@@ -1,7 +1,8 @@
 """The SQL of each dialect: named queries, the whole schema, numbered migrations.
 
 Files live in ``sql/<dialect>/``: ``queries.sql`` (blocks opened by a line
-``-- name: NAME``), ``schema.sql`` (the current schema, whole) and
+``-- name: NAME``; a line ``-- include: NAME`` in one stands for that block's
+text), ``schema.sql`` (the current schema, whole) and
 ``migrations/NNNN_title.sql`` (applied in order, each once).
 
 A database's schema version is the highest row of its version table;
@@ -35,6 +36,7 @@ VERSION_TABLE = "ratchet_schema_version"
 RATCHET_TABLES = frozenset({"tasks", "steps", "operations", "events", "leases"})
 
 _NAME = re.compile(r"^-- name: (\w+)\s*$", re.MULTILINE)
+_INCLUDE = re.compile(r"^-- include: (\w+)\s*$", re.MULTILINE)
 _MIGRATION = re.compile(r"^(\d{4})_(\w+)\.sql$")
 
 
@@ -51,15 +53,19 @@ def _dir(dialect: str) -> resources.abc.Traversable:
 
 @functools.cache
 def queries(dialect: str) -> dict[str, str]:
-    """Return the dialect's named queries, by name."""
+    """Return the dialect's named queries, by name.
+
+    A line ``-- include: NAME`` in a query stands for the text of the block
+    NAME (a condition several queries share, written once).
+    """
     text = _dir(dialect).joinpath("queries.sql").read_text(encoding="utf-8")
     parts = _NAME.split(text)
-    named = {}
+    named: dict[str, str] = {}
     for name, body in zip(parts[1::2], parts[2::2], strict=True):
         if name in named:
             raise ValueError(f"query {name!r} is defined twice in {dialect}/queries.sql")
         named[name] = body.strip()
-    return named
+    return {name: _INCLUDE.sub(lambda line: named[line[1]], body) for name, body in named.items()}
 
 
 @functools.cache

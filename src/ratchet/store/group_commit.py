@@ -16,7 +16,10 @@ transactions share it:
 - When the leader's block is done, it gives the turn to each waiting joiner in
   the order they arrived, then commits once. The group stops admitting joiners
   when it has `max_members` or `max_wait` seconds have passed since the
-  leader's block ended. Every member's ``async with`` returns only after that
+  leader's block ended; a joiner already waiting then still has its turn, and
+  those a group could not serve (its leader failed) go on, in their order,
+  into the next group, ahead of whoever arrives later (`_hand_over`). Every
+  member's ``async with`` returns only after that
   commit (or raises its error: then none of them is committed), so an intent is
   committed before its effect starts, and a task's next write starts only
   after its previous one committed: a task's writes are never reordered.
@@ -25,6 +28,9 @@ transactions share it:
   once. On SQLite (one connection, whose statements never yield to the loop)
   that one pass is what forms the group; on PostgreSQL the members arrive while
   the leader's statements wait for the server.
+- A member's fence check comes out as it would alone (`_in_task_order`):
+  members run in the order they arrived, and on a pooled store a fenced
+  transaction starts only once the statements of its task's previous one ran.
 - Each member's change-feed topics and task changes are its own: kept apart
   while the group runs, dropped with a member rolled back to its savepoint, and
   the survivors' logged and published only with the shared commit.
@@ -129,8 +135,7 @@ class GroupStore(Protocol):
 
 class _Turn(enum.Enum):
     JOIN = "join"  # run your block in the group's transaction
-    AGAIN = "again"  # the group ended without you: enter again (lead or join another)
-    LEAD = "lead"  # you waited long enough: lead a group of your own
+    LEAD = "lead"  # lead `_Waiting.group` (a successor), or a group of your own if you waited too long
 
 
 class _Waiting:
@@ -140,17 +145,28 @@ class _Waiting:
     nothing another task waits on.
     """
 
-    __slots__ = ("outcome", "turn")
+    __slots__ = ("group", "outcome", "turn")
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.turn: asyncio.Future[_Turn] = loop.create_future()
-        self.outcome: asyncio.Future[None] = loop.create_future()
+    def __init__(self, group: _Group) -> None:
+        self.group = group  # the group it waits in: a successor, once handed over
+        self.turn: asyncio.Future[_Turn] = group.loop.create_future()
+        self.outcome: asyncio.Future[None] = group.loop.create_future()
 
 
 class _Group:
     """One database transaction shared by its members, and who waits to join it."""
 
-    __slots__ = ("admitting", "baton", "deadline", "kept", "loop", "members", "opened", "serving", "waiting")
+    __slots__ = (
+        "admitting",
+        "baton",
+        "deadline",
+        "kept",
+        "loop",
+        "members",
+        "opened",
+        "serving",
+        "waiting",
+    )
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
@@ -167,25 +183,25 @@ class _Group:
         """Give the connection to the next joiner in line, or back to the leader.
 
         Each joiner passes it on as its block ends, so a joiner's turn costs
-        one hop of the event loop, not two.
+        one hop of the event loop, not two. Past the deadline the group admits
+        no one new, but serves those already waiting: one that arrived before
+        a later transaction must not run after it (that one may change the
+        lease this one is fenced by: alone, this one would have run first).
         """
-        if self.loop.time() < self.deadline:
-            while self.waiting:
-                waiting = self.waiting.popleft()
-                if not waiting.turn.done():  # else it was cancelled, or gave up, while it waited
-                    waiting.turn.set_result(_Turn.JOIN)
-                    return
+        if self.loop.time() >= self.deadline:
+            self.admitting = False
+        while self.waiting:
+            waiting = self.waiting.popleft()
+            if not waiting.turn.done():  # else it was cancelled, or gave up, while it waited
+                waiting.turn.set_result(_Turn.JOIN)
+                return
         self.serving = False
         if self.baton is not None and not self.baton.done():
             self.baton.set_result(None)
 
     def finish(self, error: BaseException | None) -> None:
-        """Stop admitting, send the joiners never served to enter again, and tell the members the outcome."""
+        """Stop admitting and tell the members the outcome (`_hand_over` took the joiners never served)."""
         self.admitting = False
-        while self.waiting:
-            waiting = self.waiting.popleft()
-            if not waiting.turn.done():
-                waiting.turn.set_result(_Turn.AGAIN)
         for joiner in self.kept:
             if joiner.outcome.done():  # cancelled while it waited
                 continue
@@ -195,10 +211,38 @@ class _Group:
                 joiner.outcome.set_exception(error)
 
 
+class _TaskTurn:
+    """A fenced transaction's place among its task's (`GroupCommit._in_task_order`)."""
+
+    __slots__ = ("_done", "_ended", "_task_id", "_turns")
+
+    def __init__(self, turns: dict[str, _TaskTurn], task_id: str) -> None:
+        self._turns = turns
+        self._task_id = task_id
+        self._ended = False
+        self._done: asyncio.Future[None] | None = None  # made when the next one waits
+
+    async def ended(self) -> None:
+        """Return once `end` was called (if this one is cancelled, the transaction it waits on is not)."""
+        if self._ended:
+            return
+        if self._done is None:
+            self._done = asyncio.get_running_loop().create_future()
+        await asyncio.wait((self._done,))
+
+    def end(self) -> None:
+        """The transaction's statements ran (or it failed): its task's next one may start."""
+        self._ended = True
+        if self._done is not None and not self._done.done():
+            self._done.set_result(None)
+        if self._turns.get(self._task_id) is self:
+            del self._turns[self._task_id]
+
+
 class Member:
     """One transaction's place in a group: its operations, and how its block ends."""
 
-    __slots__ = ("_group", "_groups", "_opened", "_waiting")
+    __slots__ = ("_group", "_groups", "_opened", "_waiting", "task_turn")
 
     def __init__(
         self, groups: GroupCommit, group: _Group, opened: Joinable, waiting: _Waiting | None
@@ -207,6 +251,13 @@ class Member:
         self._group = group
         self._opened = opened
         self._waiting = waiting  # None for the leader
+        self.task_turn: _TaskTurn | None = None  # set by `GroupCommit.enter` on a pooled store
+
+    def statements_ran(self) -> None:
+        """Its statements were sent and answered: its task's next fenced transaction may start."""
+        if self.task_turn is not None:
+            self.task_turn.end()
+            self.task_turn = None
 
     @property
     def ops(self) -> StoreOps:
@@ -217,11 +268,12 @@ class Member:
         gate = self._groups.store._gate
         try:
             if self._waiting is None:
-                await self._groups._lead_to_commit(self._group, failed=failed)
+                await self._groups._lead_to_commit(self, failed=failed)
             else:
                 await self._leave_as_joiner(failed=failed)
         finally:
             gate.leave(lock=False)
+            self.statements_ran()
 
     async def _leave_as_joiner(self, *, failed: bool) -> None:
         assert self._waiting is not None
@@ -244,6 +296,7 @@ class Member:
             group.opened.adopt(opened)
             group.kept.append(self._waiting)
         finally:
+            self.statements_ran()
             group.pass_turn()
         await self._waiting.outcome
 
@@ -258,6 +311,8 @@ class GroupCommit:
         # On one connection (SQLite) a joiner has nowhere else to go; a pooled store has.
         self.patience = None if store.exclusive else PATIENCE
         self._admitting: _Group | None = None
+        # Per task, on a pooled store: its newest fenced transaction's statements ran (`_in_task_order`).
+        self._task_turns: dict[str, _TaskTurn] = {}
         self.commits = 0
         """Commits made (each of a group of one or more members): with `members`, how well writes group."""
         self.members = 0
@@ -267,23 +322,55 @@ class GroupCommit:
         """Begin a write transaction: join the group that admits joiners, or lead a new one."""
         gate = self.store._gate
         gate.hold()  # refuses a transaction nested in one of the same store
+        turn = None
         try:
-            while True:
-                group = self._admitting
-                if group is None or not group.admitting or group.members >= self.max_members:
-                    return await self._lead(fence)
+            if fence is not None and self.patience is not None:
+                turn = await self._in_task_order(fence.task_id)
+            group = self._admitting
+            if group is None or not group.admitting or group.members >= self.max_members:
+                member = await self._lead(fence)
+            else:
                 member = await self._join(group, fence)
-                if member is not None:
-                    return member
         except BaseException:
             gate.leave(lock=False)
+            if turn is not None:
+                turn.end()
             raise
+        member.task_turn = turn
+        return member
+
+    async def _in_task_order(self, task_id: str) -> _TaskTurn:
+        """On a pooled store, wait until the statements of the task's previous fenced transaction ran.
+
+        Why (a member's fence must come out as it would alone): a task's own
+        transactions can change its lease; a parent waiting on children
+        releases it while a sibling under ``asyncio.gather`` still writes.
+        Alone, on one connection (SQLite), transactions run one after another
+        in the order they arrive, and so do a group's members. On a pool
+        (PostgreSQL) groups run at once on several connections, and a joiner
+        checks its fence only in its turn: a sibling queued in one group could
+        have its fence checked after a release that arrived later and led a
+        group of its own on another connection (it then raised `LeaseLost`,
+        about one run in three of the gathered-children test). So, per task,
+        a fenced transaction starts only once its previous one's statements
+        ran, the fence included (that one holds the lease row ``FOR SHARE``
+        until its commit: a release coming next waits for it). Commits still
+        overlap, and other tasks' transactions do not wait: only a task with
+        several writers at once pays, a block's length per writer.
+        """
+        earlier = self._task_turns.get(task_id)
+        mine = self._task_turns[task_id] = _TaskTurn(self._task_turns, task_id)
+        if earlier is not None:
+            await earlier.ended()
+        return mine
 
     # ------------------------------------------------------------------ leading
 
-    async def _lead(self, fence: Lease | None) -> Member:
-        loop = asyncio.get_running_loop()
-        group = self._admitting = _Group(loop)
+    async def _lead(self, fence: Lease | None, group: _Group | None = None) -> Member:
+        """Lead a new group, or `group`: the successor of one that could not serve its joiners."""
+        if group is None:
+            group = _Group(asyncio.get_running_loop())
+        self._admitting = group
         gate = self.store._gate
         try:
             await gate.acquire()  # one connection (SQLite): the group before this one commits first
@@ -305,8 +392,9 @@ class GroupCommit:
                 raise
         return Member(self, group, opened, None)
 
-    async def _lead_to_commit(self, group: _Group, *, failed: bool) -> None:
+    async def _lead_to_commit(self, leader: Member, *, failed: bool) -> None:
         """The leader's block is done: let the joiners run theirs, then commit (or roll back) once."""
+        group = leader._group
         opened = group.opened
         assert opened is not None
         if failed:
@@ -321,6 +409,7 @@ class GroupCommit:
             except BaseException:
                 await self._roll_back(group, opened)
                 raise
+            leader.statements_ran()
             interrupted = await self._serve_joiners(group)
         group.admitting = False
         if self._admitting is group:
@@ -338,7 +427,7 @@ class GroupCommit:
         self.store._gate.release()
         self.commits += 1
         self.members += 1 + len(group.kept)
-        if group.kept or group.waiting:
+        if group.kept:  # none waits unserved: `_serve_joiners` served them all
             group.finish(None)
         self.store.publish(opened.touched)
         if interrupted is not None:
@@ -355,7 +444,7 @@ class GroupCommit:
         group.deadline = loop.time() + self.max_wait
         looked = False
         while True:
-            if group.waiting and loop.time() < group.deadline:
+            if group.waiting:  # past the deadline too: see `_Group.pass_turn`
                 group.serving = True
                 group.pass_turn()
                 while group.serving:
@@ -396,33 +485,57 @@ class GroupCommit:
 
     def _end(self, group: _Group, error: BaseException | None) -> None:
         self._stop_admitting(group)
+        self._hand_over(group)
         group.finish(error)
+
+    def _hand_over(self, group: _Group) -> None:
+        """Send the joiners `group` never served, in their order, into a successor the first of them leads.
+
+        They arrived before anyone who enters from now on (the failed
+        leader's task may write again at once): entering again, they could
+        be overtaken.
+        """
+        waiting = [w for w in group.waiting if not w.turn.done()]
+        group.waiting.clear()
+        if not waiting:
+            return
+        successor = _Group(group.loop)
+        successor.members = len(waiting)
+        for joiner in waiting:
+            joiner.group = successor
+        successor.waiting.extend(waiting[1:])
+        self._admitting = successor
+        waiting[0].turn.set_result(_Turn.LEAD)
 
     # ------------------------------------------------------------------ joining
 
-    async def _join(self, group: _Group, fence: Lease | None) -> Member | None:
-        """Wait for a turn in `group` and begin the block in a savepoint; None: the group ended first."""
-        waiting = _Waiting(group.loop)
+    async def _join(self, group: _Group, fence: Lease | None) -> Member:
+        """Wait for a turn in `group` and begin the block in a savepoint (or lead, see `_Turn.LEAD`)."""
+        waiting = _Waiting(group)
         group.waiting.append(waiting)
         group.members += 1
         try:
             if self.patience is None:
                 turn = await waiting.turn
             else:
-                turn = await self._wait_for_turn(group, waiting)
+                turn = await self._wait_for_turn(waiting)
         except asyncio.CancelledError:
+            group = waiting.group  # a successor, if it was handed over
             group.members -= 1
-            if waiting.turn.done() and not waiting.turn.cancelled():
-                if waiting.turn.result() is _Turn.JOIN:
-                    group.pass_turn()  # the turn came as the cancellation did: pass it on
-            else:
+            if not waiting.turn.done():
                 waiting.turn.cancel()  # the leader passes over it
+            elif not waiting.turn.cancelled():  # the turn came as the cancellation did: pass it on
+                if waiting.turn.result() is _Turn.JOIN:
+                    group.pass_turn()
+                else:
+                    self._hand_over(group)  # the successor it was to lead: the next in line leads it
             raise
-        if turn is _Turn.AGAIN:
-            return None
         if turn is _Turn.LEAD:
-            group.members -= 1
-            return await self._lead(fence)
+            if waiting.turn.cancelled():  # it gave up waiting: a group of its own
+                waiting.group.members -= 1
+                return await self._lead(fence)
+            return await self._lead(fence, waiting.group)
+        group = waiting.group
         assert group.opened is not None
         opened = group.opened.joiner()
         try:
@@ -435,7 +548,7 @@ class GroupCommit:
             raise
         return Member(self, group, opened, waiting)
 
-    async def _wait_for_turn(self, group: _Group, waiting: _Waiting) -> _Turn:
+    async def _wait_for_turn(self, waiting: _Waiting) -> _Turn:
         """The joiner's turn, or `_Turn.LEAD` if the leader's block still runs after `patience` seconds."""
         assert self.patience is not None
         try:
@@ -443,7 +556,7 @@ class GroupCommit:
         except TimeoutError:
             if waiting.turn.done():  # given as the time ran out
                 return waiting.turn.result()
-            if group.deadline != math.inf:  # the group is serving its joiners: the turn comes soon
+            if waiting.group.deadline != math.inf:  # the group is serving its joiners: the turn comes soon
                 return await waiting.turn
             waiting.turn.cancel()  # the leader passes over it
             return _Turn.LEAD

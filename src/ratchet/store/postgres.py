@@ -242,6 +242,12 @@ class PostgresDriver(Driver):
         await self._wait(self._q[name], values, _FENCE_FAILED, failure)
 
     async def execute(self, name: str, params: Params | None = None) -> int:
+        if name == "savepoint":
+            # A group member's (group_commit.py): it goes with the member's first statement, in
+            # the same pipeline, not in a round trip of its own. It cannot fail alone: the
+            # transaction it is in is sound, or the next statement says it is not.
+            self._waiting.append((self._q[name], params))
+            return 0
         return (await self._run(name, params)).rowcount
 
     async def execute_many(self, name: str, params: Sequence[Params]) -> None:

@@ -510,92 +510,67 @@ SELECT MAX(position) FROM task_changes
 -- is NULL. One query per leading filter, so each walks its own index in creation order
 -- (by name, by agent, or by creation time alone) and stops at the limit.
 
--- name: task_rows_asc
-SELECT id, name, status, waiting_on, agent, parent_id, created_at, updated_at FROM tasks
-WHERE created_at >= %(since)s AND created_at < %(until)s
+-- task_filter is not a query: the listing's filters, which the nine queries after it include.
+-- Each of those leads with the filter whose index it walks (name, agent, else creation time alone).
+
+-- name: task_filter
+created_at >= %(since)s AND created_at < %(until)s
   AND (%(statuses)s::text IS NULL
        OR status IN (SELECT jsonb_array_elements_text(%(statuses)s::jsonb)))
   AND (%(name)s::text IS NULL OR name = %(name)s::text)
   AND (%(agent)s::text IS NULL OR agent = %(agent)s::text)
   AND (%(parent_id)s::text IS NULL OR parent_id = %(parent_id)s::text)
+
+-- name: task_rows_asc
+SELECT id, name, status, waiting_on, agent, parent_id, created_at, updated_at FROM tasks
+WHERE
+-- include: task_filter
 ORDER BY created_at, position LIMIT %(limit)s OFFSET %(offset)s
 
 -- name: task_rows_desc
 SELECT id, name, status, waiting_on, agent, parent_id, created_at, updated_at FROM tasks
-WHERE created_at >= %(since)s AND created_at < %(until)s
-  AND (%(statuses)s::text IS NULL
-       OR status IN (SELECT jsonb_array_elements_text(%(statuses)s::jsonb)))
-  AND (%(name)s::text IS NULL OR name = %(name)s::text)
-  AND (%(agent)s::text IS NULL OR agent = %(agent)s::text)
-  AND (%(parent_id)s::text IS NULL OR parent_id = %(parent_id)s::text)
+WHERE
+-- include: task_filter
 ORDER BY created_at DESC, position DESC LIMIT %(limit)s OFFSET %(offset)s
 
 -- name: count_task_rows
 SELECT COUNT(*) FROM tasks
-WHERE created_at >= %(since)s AND created_at < %(until)s
-  AND (%(statuses)s::text IS NULL
-       OR status IN (SELECT jsonb_array_elements_text(%(statuses)s::jsonb)))
-  AND (%(name)s::text IS NULL OR name = %(name)s::text)
-  AND (%(agent)s::text IS NULL OR agent = %(agent)s::text)
-  AND (%(parent_id)s::text IS NULL OR parent_id = %(parent_id)s::text)
+WHERE
+-- include: task_filter
 
 -- name: task_rows_by_name_asc
 SELECT id, name, status, waiting_on, agent, parent_id, created_at, updated_at FROM tasks
-WHERE name = %(name)s
-  AND created_at >= %(since)s AND created_at < %(until)s
-  AND (%(statuses)s::text IS NULL
-       OR status IN (SELECT jsonb_array_elements_text(%(statuses)s::jsonb)))
-  AND (%(agent)s::text IS NULL OR agent = %(agent)s::text)
-  AND (%(parent_id)s::text IS NULL OR parent_id = %(parent_id)s::text)
+WHERE name = %(name)s AND
+-- include: task_filter
 ORDER BY created_at, position LIMIT %(limit)s OFFSET %(offset)s
 
 -- name: task_rows_by_name_desc
 SELECT id, name, status, waiting_on, agent, parent_id, created_at, updated_at FROM tasks
-WHERE name = %(name)s
-  AND created_at >= %(since)s AND created_at < %(until)s
-  AND (%(statuses)s::text IS NULL
-       OR status IN (SELECT jsonb_array_elements_text(%(statuses)s::jsonb)))
-  AND (%(agent)s::text IS NULL OR agent = %(agent)s::text)
-  AND (%(parent_id)s::text IS NULL OR parent_id = %(parent_id)s::text)
+WHERE name = %(name)s AND
+-- include: task_filter
 ORDER BY created_at DESC, position DESC LIMIT %(limit)s OFFSET %(offset)s
 
 -- name: count_task_rows_by_name
 SELECT COUNT(*) FROM tasks
-WHERE name = %(name)s
-  AND created_at >= %(since)s AND created_at < %(until)s
-  AND (%(statuses)s::text IS NULL
-       OR status IN (SELECT jsonb_array_elements_text(%(statuses)s::jsonb)))
-  AND (%(agent)s::text IS NULL OR agent = %(agent)s::text)
-  AND (%(parent_id)s::text IS NULL OR parent_id = %(parent_id)s::text)
+WHERE name = %(name)s AND
+-- include: task_filter
 
 -- name: task_rows_by_agent_asc
 SELECT id, name, status, waiting_on, agent, parent_id, created_at, updated_at FROM tasks
-WHERE agent = %(agent)s
-  AND created_at >= %(since)s AND created_at < %(until)s
-  AND (%(statuses)s::text IS NULL
-       OR status IN (SELECT jsonb_array_elements_text(%(statuses)s::jsonb)))
-  AND (%(name)s::text IS NULL OR name = %(name)s::text)
-  AND (%(parent_id)s::text IS NULL OR parent_id = %(parent_id)s::text)
+WHERE agent = %(agent)s AND
+-- include: task_filter
 ORDER BY created_at, position LIMIT %(limit)s OFFSET %(offset)s
 
 -- name: task_rows_by_agent_desc
 SELECT id, name, status, waiting_on, agent, parent_id, created_at, updated_at FROM tasks
-WHERE agent = %(agent)s
-  AND created_at >= %(since)s AND created_at < %(until)s
-  AND (%(statuses)s::text IS NULL
-       OR status IN (SELECT jsonb_array_elements_text(%(statuses)s::jsonb)))
-  AND (%(name)s::text IS NULL OR name = %(name)s::text)
-  AND (%(parent_id)s::text IS NULL OR parent_id = %(parent_id)s::text)
+WHERE agent = %(agent)s AND
+-- include: task_filter
 ORDER BY created_at DESC, position DESC LIMIT %(limit)s OFFSET %(offset)s
 
 -- name: count_task_rows_by_agent
 SELECT COUNT(*) FROM tasks
-WHERE agent = %(agent)s
-  AND created_at >= %(since)s AND created_at < %(until)s
-  AND (%(statuses)s::text IS NULL
-       OR status IN (SELECT jsonb_array_elements_text(%(statuses)s::jsonb)))
-  AND (%(name)s::text IS NULL OR name = %(name)s::text)
-  AND (%(parent_id)s::text IS NULL OR parent_id = %(parent_id)s::text)
+WHERE agent = %(agent)s AND
+-- include: task_filter
 
 -- contents (store/content.py): a task's content-addressed values, each stored once.
 

@@ -461,83 +461,66 @@ SELECT MAX(position) FROM task_changes
 -- is NULL. One query per leading filter, so each walks its own index in creation order
 -- (by name, by agent, or by creation time alone) and stops at the limit.
 
--- name: task_rows_asc
-SELECT id, name, status, waiting_on, agent, parent_id, created_at, updated_at FROM tasks
-WHERE created_at >= :since AND created_at < :until
+-- task_filter is not a query: the listing's filters, which the nine queries after it include.
+-- Each of those leads with the filter whose index it walks (name, agent, else creation time alone).
+
+-- name: task_filter
+created_at >= :since AND created_at < :until
   AND (:statuses IS NULL OR status IN (SELECT value FROM json_each(:statuses)))
   AND (:name IS NULL OR name = :name)
   AND (:agent IS NULL OR agent = :agent)
   AND (:parent_id IS NULL OR parent_id = :parent_id)
+
+-- name: task_rows_asc
+SELECT id, name, status, waiting_on, agent, parent_id, created_at, updated_at FROM tasks
+WHERE
+-- include: task_filter
 ORDER BY created_at, rowid LIMIT COALESCE(:limit, -1) OFFSET :offset
 
 -- name: task_rows_desc
 SELECT id, name, status, waiting_on, agent, parent_id, created_at, updated_at FROM tasks
-WHERE created_at >= :since AND created_at < :until
-  AND (:statuses IS NULL OR status IN (SELECT value FROM json_each(:statuses)))
-  AND (:name IS NULL OR name = :name)
-  AND (:agent IS NULL OR agent = :agent)
-  AND (:parent_id IS NULL OR parent_id = :parent_id)
+WHERE
+-- include: task_filter
 ORDER BY created_at DESC, rowid DESC LIMIT COALESCE(:limit, -1) OFFSET :offset
 
 -- name: count_task_rows
 SELECT COUNT(*) FROM tasks
-WHERE created_at >= :since AND created_at < :until
-  AND (:statuses IS NULL OR status IN (SELECT value FROM json_each(:statuses)))
-  AND (:name IS NULL OR name = :name)
-  AND (:agent IS NULL OR agent = :agent)
-  AND (:parent_id IS NULL OR parent_id = :parent_id)
+WHERE
+-- include: task_filter
 
 -- name: task_rows_by_name_asc
 SELECT id, name, status, waiting_on, agent, parent_id, created_at, updated_at FROM tasks
-WHERE name = :name
-  AND created_at >= :since AND created_at < :until
-  AND (:statuses IS NULL OR status IN (SELECT value FROM json_each(:statuses)))
-  AND (:agent IS NULL OR agent = :agent)
-  AND (:parent_id IS NULL OR parent_id = :parent_id)
+WHERE name = :name AND
+-- include: task_filter
 ORDER BY created_at, rowid LIMIT COALESCE(:limit, -1) OFFSET :offset
 
 -- name: task_rows_by_name_desc
 SELECT id, name, status, waiting_on, agent, parent_id, created_at, updated_at FROM tasks
-WHERE name = :name
-  AND created_at >= :since AND created_at < :until
-  AND (:statuses IS NULL OR status IN (SELECT value FROM json_each(:statuses)))
-  AND (:agent IS NULL OR agent = :agent)
-  AND (:parent_id IS NULL OR parent_id = :parent_id)
+WHERE name = :name AND
+-- include: task_filter
 ORDER BY created_at DESC, rowid DESC LIMIT COALESCE(:limit, -1) OFFSET :offset
 
 -- name: count_task_rows_by_name
 SELECT COUNT(*) FROM tasks
-WHERE name = :name
-  AND created_at >= :since AND created_at < :until
-  AND (:statuses IS NULL OR status IN (SELECT value FROM json_each(:statuses)))
-  AND (:agent IS NULL OR agent = :agent)
-  AND (:parent_id IS NULL OR parent_id = :parent_id)
+WHERE name = :name AND
+-- include: task_filter
 
 -- name: task_rows_by_agent_asc
 SELECT id, name, status, waiting_on, agent, parent_id, created_at, updated_at FROM tasks
-WHERE agent = :agent
-  AND created_at >= :since AND created_at < :until
-  AND (:statuses IS NULL OR status IN (SELECT value FROM json_each(:statuses)))
-  AND (:name IS NULL OR name = :name)
-  AND (:parent_id IS NULL OR parent_id = :parent_id)
+WHERE agent = :agent AND
+-- include: task_filter
 ORDER BY created_at, rowid LIMIT COALESCE(:limit, -1) OFFSET :offset
 
 -- name: task_rows_by_agent_desc
 SELECT id, name, status, waiting_on, agent, parent_id, created_at, updated_at FROM tasks
-WHERE agent = :agent
-  AND created_at >= :since AND created_at < :until
-  AND (:statuses IS NULL OR status IN (SELECT value FROM json_each(:statuses)))
-  AND (:name IS NULL OR name = :name)
-  AND (:parent_id IS NULL OR parent_id = :parent_id)
+WHERE agent = :agent AND
+-- include: task_filter
 ORDER BY created_at DESC, rowid DESC LIMIT COALESCE(:limit, -1) OFFSET :offset
 
 -- name: count_task_rows_by_agent
 SELECT COUNT(*) FROM tasks
-WHERE agent = :agent
-  AND created_at >= :since AND created_at < :until
-  AND (:statuses IS NULL OR status IN (SELECT value FROM json_each(:statuses)))
-  AND (:name IS NULL OR name = :name)
-  AND (:parent_id IS NULL OR parent_id = :parent_id)
+WHERE agent = :agent AND
+-- include: task_filter
 
 -- contents (store/content.py): a task's content-addressed values, each stored once.
 
