@@ -1,0 +1,219 @@
+"""Channel values as RatchetSaver stores them: each once per thread, a list that grows as its new items.
+
+LangGraph's savers store a channel's whole value at each of its versions, so
+a history that gains a message per step costs O(N²) bytes over N steps. Here
+each value is a row of the thread's values, under a hash of what the row
+holds (identical rows are one row):
+
+- a value stored *whole*: the serializer's bytes of the value;
+- a list that extends the previous value of its channel (the same items,
+  then more: the append-a-message pattern) is stored as that value's hash
+  (``prev``) and the serializer's bytes of the items it adds. The items are
+  compared as values, after the previous value was copied (a list changed in
+  place is seen); an item object changed in place is not (LangGraph's
+  reducers make new items).
+
+A chain of extensions is at most ``max_chain`` rows from a value stored
+whole: the next version is stored whole, so a read is one query of at most
+``max_chain`` rows, whatever the history's length.
+
+The previous value of each channel is known from this saver's last put or
+read of the thread (`Known`), at most ``_THREADS`` threads: after a restart, a
+thread's first put stores its values whole. That knowledge is only a guess:
+the store writes an extension only if the value it extends is still stored
+(a thread pruned by another process), else refuses the whole put, and the
+saver puts it again with every value whole.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from langgraph.checkpoint.base import ChannelVersions
+from langgraph.checkpoint.serde.base import SerializerProtocol
+
+from ...errors import CorruptRecord
+from ...langgraph_rows import LangGraphValue
+
+__all__ = ["ChannelValues", "Encoded"]
+
+_HASH_BYTES = 16  # 128 bits of SHA-256: one thread's values never meet by chance
+_THREADS = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Known:
+    """What a channel's value at a version is stored as."""
+
+    version: str | int | float
+    hash: str
+    value: Any  # the value, when not a list
+    items: list[Any] | None  # a copy of the list, to compare the next version with
+    chain: int  # rows from the value stored whole to this one
+
+
+@dataclass(frozen=True, slots=True)
+class Encoded:
+    """A checkpoint's values: the hash of each channel's, the rows to store, and what to remember."""
+
+    hashes: dict[str, str]
+    rows: list[LangGraphValue]
+    known: dict[str, Known]
+
+
+def _digest(*parts: bytes) -> str:
+    hasher = hashlib.sha256()
+    for part in parts:
+        hasher.update(b"%d:" % len(part))
+        hasher.update(part)
+    return base64.urlsafe_b64encode(hasher.digest()[:_HASH_BYTES]).decode().rstrip("=")
+
+
+def _unchanged(previous: Known, version: str | int | float, value: Any) -> bool:
+    """Whether `value` at `version` is the one `previous` knows (a version alone is not proof: two
+    branches of a thread may each make version N of a channel)."""
+    if previous.version != version:
+        return False
+    if previous.items is not None:
+        return type(value) is list and previous.items == value
+    try:
+        return previous.value is value or bool(previous.value == value)
+    except Exception:  # a value whose == is not a truth (an array): not known to be the same
+        return False
+
+
+class ChannelValues:
+    """Encodes a checkpoint's channel values into rows, and rebuilds them from rows."""
+
+    def __init__(self, serde: SerializerProtocol, *, max_chain: int) -> None:
+        if max_chain < 1:
+            raise ValueError(f"max_chain must be 1 or more, not {max_chain}")
+        self.serde = serde
+        self.max_chain = max_chain
+        self._known: OrderedDict[tuple[str, str], dict[str, Known]] = OrderedDict()
+
+    # ------------------------------------------------------------------ what this saver knows
+
+    def remember(self, thread_id: str, ns: str, known: Mapping[str, Known]) -> None:
+        """Note what the channels' values are stored as, after the store committed them."""
+        key = (thread_id, ns)
+        channels = self._known.get(key)
+        if channels is None:
+            channels = self._known[key] = {}
+            if len(self._known) > _THREADS:
+                self._known.popitem(last=False)
+        else:
+            self._known.move_to_end(key)
+        channels.update(known)
+
+    def forget(self, thread_id: str | None = None) -> None:
+        """Forget a thread's values (every thread's with None): they may be gone from the store."""
+        if thread_id is None:
+            self._known.clear()
+            return
+        for key in [key for key in self._known if key[0] == thread_id]:
+            del self._known[key]
+
+    # ------------------------------------------------------------------ writing
+
+    def encode(
+        self,
+        thread_id: str,
+        ns: str,
+        values: Mapping[str, Any],
+        versions: ChannelVersions,
+        new_versions: ChannelVersions,
+    ) -> Encoded:
+        """The rows of a checkpoint's channel values (those of the channels it has a version of)."""
+        before = self._known.get((thread_id, ns), {})
+        hashes: dict[str, str] = {}
+        rows: list[LangGraphValue] = []
+        known: dict[str, Known] = {}
+        for channel, version in versions.items():
+            if channel not in values:
+                continue  # an empty channel: nothing to store
+            value = values[channel]
+            previous = before.get(channel)
+            if channel not in new_versions and previous is not None and _unchanged(previous, version, value):
+                hashes[channel] = previous.hash
+                continue
+            row, now = self._row(thread_id, value, version, previous)
+            rows.append(row)
+            hashes[channel] = row.hash
+            known[channel] = now
+        return Encoded(hashes, rows, known)
+
+    def _row(
+        self, thread_id: str, value: Any, version: str | int | float, previous: Known | None
+    ) -> tuple[LangGraphValue, Known]:
+        is_list = type(value) is list
+        items = list(value) if is_list else None
+        if (
+            is_list
+            and previous is not None
+            and previous.items is not None
+            and previous.chain + 1 < self.max_chain
+            and len(value) > len(previous.items)
+            and value[: len(previous.items)] == previous.items
+        ):
+            type_, body = self.serde.dumps_typed(value[len(previous.items) :])
+            digest = _digest(b"x", previous.hash.encode(), type_.encode(), body)
+            row = LangGraphValue(thread_id, digest, previous.hash, type_, body)
+            return row, Known(version, digest, None, items, previous.chain + 1)
+        type_, body = self.serde.dumps_typed(value)
+        digest = _digest(b"w", type_.encode(), body)
+        kept = None if is_list else value
+        return LangGraphValue(thread_id, digest, None, type_, body), Known(version, digest, kept, items, 0)
+
+    # ------------------------------------------------------------------ reading
+
+    def decode(
+        self,
+        hashes: Mapping[str, str],
+        versions: ChannelVersions,
+        rows: Mapping[str, LangGraphValue],
+    ) -> tuple[dict[str, Any], dict[str, Known]]:
+        """The channel values the hashes name, rebuilt from `rows` (by hash), and what they are stored as.
+
+        Raises:
+            CorruptRecord: a value, or one it extends, is missing or does not extend a list.
+        """
+        values: dict[str, Any] = {}
+        known: dict[str, Known] = {}
+        for channel, digest in hashes.items():
+            value, chain = self._value(digest, rows)
+            values[channel] = value
+            version = versions.get(channel)
+            if version is not None:
+                is_list = type(value) is list
+                kept = None if is_list else value
+                known[channel] = Known(version, digest, kept, list(value) if is_list else None, chain)
+        return values, known
+
+    def _value(self, digest: str, rows: Mapping[str, LangGraphValue]) -> tuple[Any, int]:
+        chain: list[LangGraphValue] = []
+        current: str | None = digest
+        while current is not None:
+            row = rows.get(current)
+            if row is None:
+                raise CorruptRecord(
+                    f"channel value {digest}", "langgraph_values", (current,), f"value {current} is missing"
+                )
+            chain.append(row)
+            current = row.prev
+        base = chain.pop()
+        value = self.serde.loads_typed((base.type, base.body))
+        if not chain:
+            return value, 0
+        if type(value) is not list:
+            problem = "a list extends a value that is not a list"
+            raise CorruptRecord(f"channel value {digest}", "langgraph_values", (base.hash,), problem)
+        value = list(value)
+        for row in reversed(chain):
+            value.extend(self.serde.loads_typed((row.type, row.body)))
+        return value, len(chain)
