@@ -1,0 +1,234 @@
+"""How RatchetSaver stores channel values: a growing list as its new items, each value once per
+thread, chains bounded by a whole copy, and nothing of a thread left after it is pruned or deleted."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.checkpoint.base import Checkpoint, empty_checkpoint
+
+from ratchet.integrations.langgraph import RatchetSaver
+from ratchet.store import StateStore
+
+from ..helpers.raw_sql import run_sql
+
+TABLES = ("langgraph_checkpoints", "langgraph_writes", "langgraph_values")
+
+
+def message(step: int) -> dict[str, Any]:
+    """A message of about 300 bytes."""
+    return {"role": "assistant", "id": f"m{step}", "content": f"step {step}: " + "a new thought. " * 18}
+
+
+def checkpoint_of(values: dict[str, Any], versions: dict[str, int]) -> Checkpoint:
+    checkpoint = empty_checkpoint()
+    checkpoint["channel_values"] = dict(values)
+    checkpoint["channel_versions"] = dict(versions)
+    return checkpoint
+
+
+async def append_steps(
+    saver: RatchetSaver, thread_id: str, steps: int, *, ns: str = ""
+) -> list[dict[str, Any]]:
+    """Put `steps` checkpoints, each adding a message to "messages" and bumping "step"; their configs."""
+    messages: list[dict[str, Any]] = []
+    config: dict[str, Any] = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns}}
+    configs = []
+    system = {"role": "system", "content": "be brief"}
+    for step in range(1, steps + 1):
+        messages = [*messages, message(step)]  # a new list, as LangGraph's reducers make
+        values = {"messages": messages, "step": step, "system": system}
+        versions = {"messages": step, "step": step, "system": 1}
+        new = {"messages": step, "step": step} | ({"system": 1} if step == 1 else {})
+        config = await saver.aput(
+            config, checkpoint_of(values, versions), {"source": "loop", "step": step}, new
+        )
+        configs.append(config)
+    return configs
+
+
+async def rows_of(store: StateStore, url: str, thread_id: str) -> dict[str, int]:
+    """How many rows each of LangGraph's tables holds for the thread, read table by table."""
+    if url.startswith("memory://"):
+        ops = store._ops  # type: ignore[attr-defined]
+        return {
+            "langgraph_checkpoints": len(ops.lg_checkpoints.get(thread_id, {})),
+            "langgraph_writes": len(ops.lg_writes.get(thread_id, {})),
+            "langgraph_values": len(ops.lg_values.get(thread_id, {})),
+        }
+    return {
+        table: run_sql(url, f"SELECT count(*) FROM {table} WHERE thread_id = ?", thread_id)[0][0]
+        for table in TABLES
+    }
+
+
+async def values_reached(store: StateStore, saver: RatchetSaver, thread_id: str) -> set[str]:
+    """The hashes of every value a checkpoint of the thread reaches, directly or through what it extends."""
+    named = {
+        digest
+        for row in await store.list_langgraph_checkpoints(thread_id, None, limit=10_000)
+        for digest in row.value_hashes().values()
+    }
+    return {value.hash for value in await store.get_langgraph_values(thread_id, named)}
+
+
+async def test_a_growing_list_reads_back_exactly_at_every_checkpoint(store: StateStore) -> None:
+    saver = RatchetSaver(store, max_chain=8)
+    configs = await append_steps(saver, "t1", 60)
+
+    latest = await saver.aget_tuple({"configurable": {"thread_id": "t1"}})
+    assert latest is not None
+    assert latest.checkpoint["channel_values"]["messages"] == [message(step) for step in range(1, 61)]
+    assert latest.checkpoint["channel_values"]["step"] == 60
+    history = [found async for found in saver.alist({"configurable": {"thread_id": "t1"}})]
+    assert [found.config for found in history] == list(reversed(configs))
+    for found in history:
+        step = found.checkpoint["channel_values"]["step"]
+        assert found.checkpoint["channel_values"]["messages"] == [message(n) for n in range(1, step + 1)]
+        assert found.checkpoint["channel_values"]["system"] == {"role": "system", "content": "be brief"}
+
+    # A saver that knows nothing of the thread (a new process) reads it back the same.
+    fresh = RatchetSaver(store)
+    again = await fresh.aget_tuple(configs[29])
+    assert again is not None
+    assert again.checkpoint["channel_values"]["messages"] == [message(n) for n in range(1, 31)]
+
+
+async def test_a_growing_list_is_stored_as_its_new_items_with_a_whole_copy_every_max_chain(
+    store: StateStore,
+) -> None:
+    saver = RatchetSaver(store, max_chain=8)
+    await append_steps(saver, "t1", 60)
+
+    rows = await store.list_langgraph_checkpoints("t1", "", limit=100)
+    chains = []
+    for row in rows:
+        chain = await store.get_langgraph_values("t1", [row.value_hashes()["messages"]])
+        chains.append(len(chain))
+        assert sum(value.prev is None for value in chain) == 1  # one whole copy, then its extensions
+    assert max(chains) == 8
+    assert min(chains) == 1
+
+    every = await store.get_langgraph_values("t1", {h for row in rows for h in row.value_hashes().values()})
+    messages = [value for value in every if value.hash in {row.value_hashes()["messages"] for row in rows}]
+    assert len(messages) == 60
+    whole = [value for value in messages if value.prev is None]
+    assert len(whole) == 8  # steps 1, 9, 17, ..., 57
+    raw = sum(len(repr(message(step))) for step in range(1, 61))
+    stored = sum(len(value.body) for value in messages)
+    # Each version whole would be about 30 times the messages (60 * 61 / 2 / 60); extensions, then a
+    # whole copy every 8 versions, store about 4.5 times them.
+    assert stored < 6 * raw
+    # The unchanged channel is stored once, whatever the number of checkpoints.
+    system = {row.value_hashes()["system"] for row in rows}
+    assert len(system) == 1
+
+
+async def test_identical_values_are_stored_once_per_thread(store: StateStore, store_url: str) -> None:
+    saver = RatchetSaver(store)
+    big = {"content": "the same large document " * 100}
+    config: dict[str, Any] = {"configurable": {"thread_id": "t1", "checkpoint_ns": ""}}
+    for step in range(1, 6):  # a new version of the channel at each step, with the same value
+        checkpoint = checkpoint_of({"doc": big}, {"doc": step})
+        config = await saver.aput(config, checkpoint, {"step": step}, {"doc": step})
+
+    assert (await rows_of(store, store_url, "t1"))["langgraph_values"] == 1
+
+
+async def test_prune_keeps_the_latest_checkpoint_and_exactly_the_values_it_reaches(
+    store: StateStore, store_url: str
+) -> None:
+    saver = RatchetSaver(store, max_chain=8)
+    configs = await append_steps(saver, "t1", 30)
+    await append_steps(saver, "t1", 5, ns="child:1")
+    await saver.aput_writes(configs[-1], [("messages", [message(99)])], "task-1")
+    await saver.aput_writes(configs[10], [("messages", [message(98)])], "task-2")
+    await append_steps(saver, "other", 12)
+    other_before = await rows_of(store, store_url, "other")
+
+    await saver.aprune(["t1"], strategy="keep_latest")
+
+    rows = await rows_of(store, store_url, "t1")
+    assert rows["langgraph_checkpoints"] == 2  # one per namespace
+    assert rows["langgraph_writes"] == 1  # the latest checkpoint's
+    assert rows["langgraph_values"] == len(await values_reached(store, saver, "t1"))
+    # The root's latest "messages" is 6 rows (a whole copy at 25, then 26..30), the child's 5 (a whole
+    # copy at 1, then 2..5); "step" is a row per namespace; "system", the same in both, is one row.
+    assert rows["langgraph_values"] == 6 + 5 + 2 + 1
+    latest = await saver.aget_tuple({"configurable": {"thread_id": "t1"}})
+    assert latest is not None
+    assert latest.checkpoint["channel_values"]["messages"] == [message(step) for step in range(1, 31)]
+    assert latest.pending_writes == [("task-1", "messages", [message(99)])]
+    assert await rows_of(store, store_url, "other") == other_before
+
+
+async def test_delete_and_prune_to_nothing_leave_no_row_of_the_thread(
+    store: StateStore, store_url: str
+) -> None:
+    saver = RatchetSaver(store, max_chain=8)
+    for thread_id in ("deleted", "pruned", "kept"):
+        configs = await append_steps(saver, thread_id, 20)
+        await saver.aput_writes(configs[-1], [("messages", [message(99)])], "task-1")
+    kept = await rows_of(store, store_url, "kept")
+
+    await saver.adelete_thread("deleted")
+    await saver.aprune(["pruned"], strategy="delete")
+
+    nothing = dict.fromkeys(TABLES, 0)
+    assert await rows_of(store, store_url, "deleted") == nothing
+    assert await rows_of(store, store_url, "pruned") == nothing
+    assert await rows_of(store, store_url, "kept") == kept
+
+
+async def test_deleting_a_run_keeps_the_values_later_checkpoints_extend(
+    store: StateStore, store_url: str
+) -> None:
+    saver = RatchetSaver(store, max_chain=100)
+    config: dict[str, Any] = {"configurable": {"thread_id": "t1", "checkpoint_ns": ""}}
+    messages: list[dict[str, Any]] = []
+    for step in range(1, 11):
+        messages = [*messages, message(step)]
+        checkpoint = checkpoint_of({"messages": messages}, {"messages": step})
+        run = "first" if step <= 5 else "second"
+        config = await saver.aput(config, checkpoint, {"step": step, "run_id": run}, {"messages": step})
+
+    await saver.adelete_for_runs(["first"])
+
+    left = [found async for found in saver.alist({"configurable": {"thread_id": "t1"}})]
+    assert [found.metadata["step"] for found in left] == [10, 9, 8, 7, 6]
+    assert left[0].checkpoint["channel_values"]["messages"] == messages
+    assert (await rows_of(store, store_url, "t1"))["langgraph_values"] == 10  # steps 1-5 are extended
+
+
+async def test_a_thread_deleted_by_another_saver_is_stored_whole_again(store: StateStore) -> None:
+    writer, other = RatchetSaver(store), RatchetSaver(store)
+    configs = await append_steps(writer, "t1", 3)
+    await other.adelete_thread("t1")
+
+    # The writer still takes step 3's list as stored: the store refuses the extension, the saver
+    # stores the value whole instead.
+    messages = [message(1), message(2), message(3), message(4)]
+    checkpoint = checkpoint_of({"messages": messages}, {"messages": 4})
+    config = await writer.aput(configs[-1], checkpoint, {"step": 4}, {"messages": 4})
+
+    found = await other.aget_tuple(config)
+    assert found is not None
+    assert found.checkpoint["channel_values"]["messages"] == messages
+    [row] = await store.list_langgraph_checkpoints("t1", "", limit=1)
+    chain = await store.get_langgraph_values("t1", [row.value_hashes()["messages"]])
+    assert [value.prev for value in chain] == [None]
+
+
+async def test_a_saver_that_read_a_thread_extends_its_values(store: StateStore) -> None:
+    await append_steps(RatchetSaver(store), "t1", 3)
+    fresh = RatchetSaver(store)  # as after a restart
+    latest = await fresh.aget_tuple({"configurable": {"thread_id": "t1"}})
+    assert latest is not None
+
+    messages = [*latest.checkpoint["channel_values"]["messages"], message(4)]
+    checkpoint = checkpoint_of({"messages": messages}, {"messages": 4})
+    await fresh.aput(latest.config, checkpoint, {"step": 4}, {"messages": 4})
+
+    [row] = await store.list_langgraph_checkpoints("t1", "", limit=1)
+    chain = await store.get_langgraph_values("t1", [row.value_hashes()["messages"]])
+    assert len(chain) == 4  # step 1 whole, then 2, 3 and 4 as their new items
