@@ -499,9 +499,9 @@ class StateStore(StoreOps):
         )
 
     async def put_langgraph_checkpoint(
-        self, checkpoint: LangGraphCheckpoint, values: Sequence[LangGraphValue]
+        self, checkpoint: LangGraphCheckpoint, values: Sequence[LangGraphValue], *, fence: Lease | None = None
     ) -> None:
-        return await self._write(None, lambda tx: tx.put_langgraph_checkpoint(checkpoint, values))
+        return await self._write(fence, lambda tx: tx.put_langgraph_checkpoint(checkpoint, values))
 
     async def get_langgraph_checkpoint(
         self, thread_id: str, ns: str, checkpoint_id: str | None
@@ -524,8 +524,10 @@ class StateStore(StoreOps):
     async def get_langgraph_values(self, thread_id: str, hashes: Collection[str]) -> list[LangGraphValue]:
         return await self._read(lambda tx: tx.get_langgraph_values(thread_id, hashes))
 
-    async def put_langgraph_writes(self, writes: Sequence[LangGraphWrite]) -> None:
-        return await self._write(None, lambda tx: tx.put_langgraph_writes(writes))
+    async def put_langgraph_writes(
+        self, writes: Sequence[LangGraphWrite], *, fence: Lease | None = None
+    ) -> None:
+        return await self._write(fence, lambda tx: tx.put_langgraph_writes(writes))
 
     async def list_langgraph_writes(
         self, thread_id: str, ns: str, checkpoint_ids: Collection[str]

@@ -31,8 +31,10 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from ...errors import ConflictError
 from ...langgraph_rows import LangGraphCheckpoint, LangGraphValue, LangGraphWrite
+from ...model import Lease
 from ...store import StateStore, open_store
 from ._bridge import LoopBridge
+from ._fence import ThreadFence
 from ._values import ChannelValues
 
 __all__ = ["RatchetSaver"]
@@ -71,6 +73,10 @@ class RatchetSaver(BaseCheckpointSaver[Any]):  # versions: int, or str on a thre
         serde: LangGraph's serializer for the values (its default when None).
         max_chain: how many versions of a growing list are stored as their new
             items before one is stored whole again (bounds a read's rows).
+        fence: take a lease on each thread before writing it, and write with
+            it (_fence.py): a second saver writing the same thread at the same
+            time is refused (`ConflictError`) instead of forking its checkpoints.
+        fence_ttl: seconds a fenced saver's lease outlives its last write.
         bridge: the loop the store lives in (the running one when None).
     """
 
@@ -80,20 +86,34 @@ class RatchetSaver(BaseCheckpointSaver[Any]):  # versions: int, or str on a thre
         *,
         serde: SerializerProtocol | None = None,
         max_chain: int = 1000,
+        fence: bool = False,
+        fence_ttl: float = 60.0,
         bridge: LoopBridge | None = None,
     ) -> None:
         super().__init__(serde=serde)
         self.store = store
         self._bridge = bridge if bridge is not None else LoopBridge(_running_loop())
         self._values = ChannelValues(self.serde, max_chain=max_chain)
+        self._fence = ThreadFence(store, fence_ttl) if fence else None
 
     @classmethod
-    def from_conn_string(cls, url: str, *, max_chain: int = 1000) -> _Opening:
+    def from_conn_string(
+        cls, url: str, *, max_chain: int = 1000, fence: bool = False, fence_ttl: float = 60.0
+    ) -> _Opening:
         """Open a saver on the store `url` names: ``async with`` in async code, ``with`` in sync code.
 
-        ``with`` runs the store in an event loop of its own, in a thread.
+        ``with`` runs the store in an event loop of its own, in a thread. On
+        exit the saver releases its leases (``fence=True``) and closes the store.
         """
-        return _Opening(cls, url, max_chain)
+        return _Opening(cls, url, {"max_chain": max_chain, "fence": fence, "fence_ttl": fence_ttl})
+
+    async def arelease(self) -> None:
+        """Release the leases a fenced saver holds on threads (``from_conn_string`` does it on exit)."""
+        if self._fence is not None:
+            await self._bridge.run(self._fence.release)
+
+    async def _lease(self, thread_id: str) -> Lease | None:
+        return None if self._fence is None else await self._fence.lease(thread_id)
 
     # ------------------------------------------------------------------ reading
 
@@ -206,7 +226,9 @@ class RatchetSaver(BaseCheckpointSaver[Any]):  # versions: int, or str on a thre
                 values=json.dumps(encoded.hashes),
             )
             try:
-                await self.store.put_langgraph_checkpoint(row, encoded.rows)
+                await self.store.put_langgraph_checkpoint(
+                    row, encoded.rows, fence=await self._lease(thread_id)
+                )
             except ConflictError:
                 # A value this saver knew is gone (the thread was pruned elsewhere): store them whole.
                 self._values.forget(thread_id)
@@ -230,7 +252,7 @@ class RatchetSaver(BaseCheckpointSaver[Any]):  # versions: int, or str on a thre
             rows.append(
                 LangGraphWrite(thread_id, ns, checkpoint_id, task_id, idx, channel, type_, dumped, task_path)
             )
-        await self.store.put_langgraph_writes(rows)
+        await self.store.put_langgraph_writes(rows, fence=await self._lease(thread_id))
 
     async def _delete_thread(self, thread_id: str) -> None:
         self._values.forget(thread_id)
@@ -408,23 +430,26 @@ class _Opening(
 ):
     """`RatchetSaver.from_conn_string`: the store opened and closed around a block, async or not."""
 
-    def __init__(self, cls: type[RatchetSaver], url: str, max_chain: int) -> None:
+    def __init__(self, cls: type[RatchetSaver], url: str, options: dict[str, Any]) -> None:
         self._cls = cls
         self._url = url
-        self._max_chain = max_chain
+        self._options = options
         self._saver: RatchetSaver | None = None
         self._bridge: LoopBridge | None = None
 
     async def __aenter__(self) -> RatchetSaver:
         store = await open_store(self._url)
-        self._saver = self._cls(store, max_chain=self._max_chain)
+        self._saver = self._cls(store, **self._options)
         return self._saver
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         if self._saver is not None:
-            await self._saver.store.close()
+            try:
+                await self._saver.arelease()
+            finally:
+                await self._saver.store.close()
 
     def __enter__(self) -> RatchetSaver:
         bridge = LoopBridge.start()
@@ -434,7 +459,7 @@ class _Opening(
             bridge.stop()
             raise
         self._bridge = bridge
-        self._saver = self._cls(store, max_chain=self._max_chain, bridge=bridge)
+        self._saver = self._cls(store, bridge=bridge, **self._options)
         return self._saver
 
     def __exit__(
@@ -442,7 +467,11 @@ class _Opening(
     ) -> None:
         if self._saver is None or self._bridge is None:
             return
+        saver = self._saver
         try:
-            self._bridge.wait(self._saver.store.close)
+            self._bridge.wait(saver.arelease)
         finally:
-            self._bridge.stop()
+            try:
+                self._bridge.wait(saver.store.close)
+            finally:
+                self._bridge.stop()
