@@ -3,6 +3,7 @@ thread, chains bounded by a whole copy, and nothing of a thread left after it is
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from langgraph.checkpoint.base import Checkpoint, empty_checkpoint
@@ -94,31 +95,37 @@ async def test_a_growing_list_reads_back_exactly_at_every_checkpoint(store: Stat
     assert again.checkpoint["channel_values"]["messages"] == [message(n) for n in range(1, 31)]
 
 
-async def test_a_growing_list_is_stored_as_its_new_items_with_a_whole_copy_every_max_chain(
+async def test_a_growing_list_is_stored_as_its_new_items_with_whole_copies_that_bound_its_chains(
     store: StateStore,
 ) -> None:
     saver = RatchetSaver(store, max_chain=8)
     await append_steps(saver, "t1", 60)
 
     rows = await store.list_langgraph_checkpoints("t1", "", limit=100)
-    chains = []
+    chains: dict[int, int] = {}
+    whole_at: set[int] = set()
     for row in rows:
+        step = json.loads(row.metadata)["step"]
         chain = await store.get_langgraph_values("t1", [row.value_hashes()["messages"]])
-        chains.append(len(chain))
         assert sum(value.prev is None for value in chain) == 1  # one whole copy, then its extensions
-    assert max(chains) == 8
-    assert min(chains) == 1
+        chains[step] = len(chain)
+        if len(chain) == 1:
+            whole_at.add(step)
+    # Whole again once a chain is max(max_chain, the whole copy's items) long: after 8 rows from the
+    # copy of 1 item, 9 rows from the copy of 9, 18 rows from the copy of 18.
+    assert sorted(whole_at) == [1, 9, 18, 36]
+    for step, length in chains.items():
+        base = max(start for start in whole_at if start <= step)
+        assert length == step - base + 1 <= max(8, base)
 
     every = await store.get_langgraph_values("t1", {h for row in rows for h in row.value_hashes().values()})
     messages = [value for value in every if value.hash in {row.value_hashes()["messages"] for row in rows}]
     assert len(messages) == 60
-    whole = [value for value in messages if value.prev is None]
-    assert len(whole) == 8  # steps 1, 9, 17, ..., 57
-    raw = sum(len(repr(message(step))) for step in range(1, 61))
+    one = max(len(value.body) for value in messages if value.prev is not None)  # a message added
     stored = sum(len(value.body) for value in messages)
-    # Each version whole would be about 30 times the messages (60 * 61 / 2 / 60); extensions, then a
-    # whole copy every 8 versions, store about 4.5 times them.
-    assert stored < 6 * raw
+    # Each version whole would be 60 * 61 / 2 = 1,830 messages; here 56 added one by one and whole
+    # copies of 1 + 9 + 18 + 36 = 64, so about 120 (and whole copies stay under twice the last value).
+    assert stored < 125 * one
     # The unchanged channel is stored once, whatever the number of checkpoints.
     system = {row.value_hashes()["system"] for row in rows}
     assert len(system) == 1
@@ -152,9 +159,9 @@ async def test_prune_keeps_the_latest_checkpoint_and_exactly_the_values_it_reach
     assert rows["langgraph_checkpoints"] == 2  # one per namespace
     assert rows["langgraph_writes"] == 1  # the latest checkpoint's
     assert rows["langgraph_values"] == len(await values_reached(store, saver, "t1"))
-    # The root's latest "messages" is 6 rows (a whole copy at 25, then 26..30), the child's 5 (a whole
+    # The root's latest "messages" is 13 rows (a whole copy at 18, then 19..30), the child's 5 (a whole
     # copy at 1, then 2..5); "step" is a row per namespace; "system", the same in both, is one row.
-    assert rows["langgraph_values"] == 6 + 5 + 2 + 1
+    assert rows["langgraph_values"] == 13 + 5 + 2 + 1
     latest = await saver.aget_tuple({"configurable": {"thread_id": "t1"}})
     assert latest is not None
     assert latest.checkpoint["channel_values"]["messages"] == [message(step) for step in range(1, 31)]

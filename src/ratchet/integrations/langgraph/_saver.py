@@ -71,8 +71,9 @@ class RatchetSaver(BaseCheckpointSaver[Any]):  # versions: int, or str on a thre
     Args:
         store: an open store, used in the event loop running when the saver is made.
         serde: LangGraph's serializer for the values (its default when None).
-        max_chain: how many versions of a growing list are stored as their new
-            items before one is stored whole again (bounds a read's rows).
+        max_chain: how many versions of a growing list may be stored as their
+            new items before one is stored whole again (or as many as the
+            whole copy has items, if more): bounds the rows a read fetches.
         fence: take a lease on each thread before writing it, and write with
             it (_fence.py): a second saver writing the same thread at the same
             time is refused (`ConflictError`) instead of forking its checkpoints.
@@ -85,7 +86,7 @@ class RatchetSaver(BaseCheckpointSaver[Any]):  # versions: int, or str on a thre
         store: StateStore,
         *,
         serde: SerializerProtocol | None = None,
-        max_chain: int = 1000,
+        max_chain: int = 4096,
         fence: bool = False,
         fence_ttl: float = 60.0,
         bridge: LoopBridge | None = None,
@@ -98,7 +99,7 @@ class RatchetSaver(BaseCheckpointSaver[Any]):  # versions: int, or str on a thre
 
     @classmethod
     def from_conn_string(
-        cls, url: str, *, max_chain: int = 1000, fence: bool = False, fence_ttl: float = 60.0
+        cls, url: str, *, max_chain: int = 4096, fence: bool = False, fence_ttl: float = 60.0
     ) -> _Opening:
         """Open a saver on the store `url` names: ``async with`` in async code, ``with`` in sync code.
 

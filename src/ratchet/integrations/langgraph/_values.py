@@ -13,9 +13,13 @@ holds (identical rows are one row):
   place is seen); an item object changed in place is not (LangGraph's
   reducers make new items).
 
-A chain of extensions is at most ``max_chain`` rows from a value stored
-whole: the next version is stored whole, so a read is one query of at most
-``max_chain`` rows, whatever the history's length.
+A value is stored whole again when its chain of extensions reaches
+``max(max_chain, n)`` rows, n the number of items of the whole copy the chain
+starts from. So a read is one query of at most that many rows (for a list of
+at least that many items: deserializing the items costs more than fetching
+the rows), and whole copies grow geometrically: however long the history,
+they add up to less than twice the latest value, not a copy every K versions
+(which is quadratic again, with a smaller constant).
 
 The previous value of each channel is known from this saver's last put or
 read of the thread (`Known`), at most ``_THREADS`` threads: after a restart, a
@@ -55,6 +59,7 @@ class Known:
     value: Any  # the value, when not a list
     items: list[Any] | None  # a copy of the list, to compare the next version with
     chain: int  # rows from the value stored whole to this one
+    base_items: int  # the number of items of that whole value
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,18 +162,19 @@ class ChannelValues:
             is_list
             and previous is not None
             and previous.items is not None
-            and previous.chain + 1 < self.max_chain
+            and previous.chain + 1 < max(self.max_chain, previous.base_items)
             and len(value) > len(previous.items)
             and value[: len(previous.items)] == previous.items
         ):
             type_, body = self.serde.dumps_typed(value[len(previous.items) :])
             digest = _digest(b"x", previous.hash.encode(), type_.encode(), body)
             row = LangGraphValue(thread_id, digest, previous.hash, type_, body)
-            return row, Known(version, digest, None, items, previous.chain + 1)
+            return row, Known(version, digest, None, items, previous.chain + 1, previous.base_items)
         type_, body = self.serde.dumps_typed(value)
         digest = _digest(b"w", type_.encode(), body)
         kept = None if is_list else value
-        return LangGraphValue(thread_id, digest, None, type_, body), Known(version, digest, kept, items, 0)
+        known = Known(version, digest, kept, items, 0, len(value) if is_list else 0)
+        return LangGraphValue(thread_id, digest, None, type_, body), known
 
     # ------------------------------------------------------------------ reading
 
@@ -186,16 +192,18 @@ class ChannelValues:
         values: dict[str, Any] = {}
         known: dict[str, Known] = {}
         for channel, digest in hashes.items():
-            value, chain = self._value(digest, rows)
+            value, chain, base_items = self._value(digest, rows)
             values[channel] = value
             version = versions.get(channel)
             if version is not None:
                 is_list = type(value) is list
                 kept = None if is_list else value
-                known[channel] = Known(version, digest, kept, list(value) if is_list else None, chain)
+                copy = list(value) if is_list else None
+                known[channel] = Known(version, digest, kept, copy, chain, base_items)
         return values, known
 
-    def _value(self, digest: str, rows: Mapping[str, LangGraphValue]) -> tuple[Any, int]:
+    def _value(self, digest: str, rows: Mapping[str, LangGraphValue]) -> tuple[Any, int, int]:
+        """The value, the rows of its chain after the whole one, and the whole one's items."""
         chain: list[LangGraphValue] = []
         current: str | None = digest
         while current is not None:
@@ -208,12 +216,13 @@ class ChannelValues:
             current = row.prev
         base = chain.pop()
         value = self.serde.loads_typed((base.type, base.body))
+        base_items = len(value) if type(value) is list else 0
         if not chain:
-            return value, 0
+            return value, 0, base_items
         if type(value) is not list:
             problem = "a list extends a value that is not a list"
             raise CorruptRecord(f"channel value {digest}", "langgraph_values", (base.hash,), problem)
         value = list(value)
         for row in reversed(chain):
             value.extend(self.serde.loads_typed((row.type, row.body)))
-        return value, len(chain)
+        return value, len(chain), base_items
