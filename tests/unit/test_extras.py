@@ -25,8 +25,9 @@ EXTRA_LIBRARIES = (
     "prometheus_client",
     "fastapi",
     "uvicorn",
-    # The `bench` extra's peers, which only bench/peers.py loads.
+    # LangGraph: the `langgraph` extra (ratchet.integrations.langgraph) and a peer of bench/peers.py.
     "langgraph",
+    # The `bench` extra's other peer, which only bench/peers.py loads.
     "dbos",
 )
 
@@ -133,3 +134,19 @@ def test_serve_without_fastapi_names_the_extra(tmp_path: Path) -> None:
     done = _python(["-m", "ratchet", "serve", "--store", "memory://"], tmp_path, without_extras=True)
     line = "error: `ratchet serve` needs FastAPI: pip install 'ratchet-runtime[serve]'"
     assert (done.returncode, done.stderr, done.stdout) == (2, line + "\n", "")
+
+
+def test_the_langgraph_bridge_without_langgraph_names_the_extra(tmp_path: Path) -> None:
+    program = (
+        "import ratchet.integrations\n"
+        "try:\n"
+        "    import ratchet.integrations.langgraph\n"
+        "except Exception as exc:\n"
+        "    print(type(exc).__name__, exc)\n"
+    )
+    done = _python(["-c", program], tmp_path, without_extras=True)
+    line = (
+        "MissingExtra ratchet.integrations.langgraph needs LangGraph: "
+        "pip install 'ratchet-runtime[langgraph]'"
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, line + "\n", "")
