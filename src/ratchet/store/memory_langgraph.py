@@ -103,9 +103,10 @@ class MemoryLangGraph(LangGraphOps, UndoLog):
     async def delete_langgraph_runs(self, run_ids: Collection[str]) -> None:
         runs = set(run_ids)
         for thread_id, checkpoints in list(self.lg_checkpoints.items()):
-            doomed = [key for key, checkpoint in checkpoints.items() if checkpoint.run_id in runs]
-            if doomed:
-                self._drop(thread_id, doomed)
+            gone = {key for key, checkpoint in checkpoints.items() if checkpoint.run_id in runs}
+            if gone:
+                writes = [key for key in self.lg_writes.get(thread_id, {}) if (key[0], key[1]) in gone]
+                self._drop(thread_id, gone, writes)
 
     async def copy_langgraph_thread(self, source: str, target: str) -> None:
         self._copy(self.lg_checkpoints, source, target)
@@ -123,23 +124,27 @@ class MemoryLangGraph(LangGraphOps, UndoLog):
 
     async def prune_langgraph_threads(self, thread_ids: Collection[str], *, keep_latest: bool) -> None:
         for thread_id in thread_ids:
-            checkpoints = self.lg_checkpoints.get(thread_id, {})
+            if not keep_latest:
+                await self.delete_langgraph_thread(thread_id)
+                continue
             latest: dict[str, str] = {}
-            for ns, checkpoint_id in checkpoints:
+            for ns, checkpoint_id in self.lg_checkpoints.get(thread_id, {}):
                 latest[ns] = max(latest.get(ns, checkpoint_id), checkpoint_id)
-            doomed = [key for key in checkpoints if not keep_latest or latest[key[0]] != key[1]]
-            if doomed:
-                self._drop(thread_id, doomed)
+            doomed = [key for key in self.lg_checkpoints.get(thread_id, {}) if latest[key[0]] != key[1]]
+            # Every write but those of each namespace's latest checkpoint, as the SQL stores do.
+            writes = [key for key in self.lg_writes.get(thread_id, {}) if latest.get(key[0]) != key[1]]
+            self._drop(thread_id, doomed, writes)
 
-    def _drop(self, thread_id: str, doomed: list[_CheckpointKey]) -> None:
-        """Delete those checkpoints of the thread, their writes, and the values nothing reaches then."""
-        checkpoints = self.lg_checkpoints[thread_id]
+    def _drop(
+        self, thread_id: str, doomed: Collection[_CheckpointKey], writes: Collection[_WriteKey]
+    ) -> None:
+        """Delete those checkpoints and writes of the thread, and the values no checkpoint reaches then."""
+        checkpoints = self.lg_checkpoints.get(thread_id, {})
         for key in doomed:
             self._delete(checkpoints, key)
-        gone = set(doomed)
-        writes = self.lg_writes.get(thread_id, {})
-        for write_key in [write_key for write_key in writes if (write_key[0], write_key[1]) in gone]:
-            self._delete(writes, write_key)
+        stored = self.lg_writes.get(thread_id, {})
+        for write_key in writes:
+            self._delete(stored, write_key)
         values = self.lg_values.get(thread_id, {})
         named = [
             digest for checkpoint in checkpoints.values() for digest in checkpoint.value_hashes().values()

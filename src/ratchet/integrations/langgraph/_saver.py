@@ -8,12 +8,13 @@ a growing list as the items it adds.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import random
 from collections.abc import AsyncIterator, Iterator, Sequence
 from types import TracebackType
-from typing import Any
+from typing import Any, NamedTuple
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
@@ -33,6 +34,7 @@ from ...errors import ConflictError
 from ...langgraph_rows import LangGraphCheckpoint, LangGraphValue, LangGraphWrite
 from ...model import Lease
 from ...store import StateStore, open_store
+from ...store.ops import StoreOps
 from ._bridge import LoopBridge
 from ._fence import ThreadFence
 from ._values import ChannelValues
@@ -54,6 +56,32 @@ def _where(config: RunnableConfig) -> tuple[str, str, str | None]:
 
 def _config(thread_id: str, ns: str, checkpoint_id: str) -> RunnableConfig:
     return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint_id}}
+
+
+class _Fetched(NamedTuple):
+    """Checkpoint rows, the values they name (by thread, then hash) and their writes (by thread,
+    namespace, then checkpoint id), read in one transaction."""
+
+    rows: Sequence[LangGraphCheckpoint]
+    values: dict[str, dict[str, LangGraphValue]]
+    writes: dict[tuple[str, str], dict[str, list[LangGraphWrite]]]
+
+
+async def _fetch(tx: StoreOps, rows: Sequence[LangGraphCheckpoint]) -> _Fetched:
+    """What the tuples of `rows` need, in one query per thread for the values, per namespace for writes."""
+    values: dict[str, dict[str, LangGraphValue]] = {}
+    writes: dict[tuple[str, str], dict[str, list[LangGraphWrite]]] = {}
+    for thread_id in {row.thread_id for row in rows}:
+        named = {h for row in rows if row.thread_id == thread_id for h in row.value_hashes().values()}
+        found = await tx.get_langgraph_values(thread_id, named) if named else []
+        values[thread_id] = {value.hash: value for value in found}
+    for thread_id, ns in {(row.thread_id, row.ns) for row in rows}:
+        ids = [row.checkpoint_id for row in rows if (row.thread_id, row.ns) == (thread_id, ns)]
+        by_checkpoint: dict[str, list[LangGraphWrite]] = {}
+        for write in await tx.list_langgraph_writes(thread_id, ns, ids):
+            by_checkpoint.setdefault(write.checkpoint_id, []).append(write)
+        writes[(thread_id, ns)] = by_checkpoint
+    return _Fetched(rows, values, writes)
 
 
 class RatchetSaver(BaseCheckpointSaver[Any]):  # versions: int, or str on a thread another saver began
@@ -120,28 +148,16 @@ class RatchetSaver(BaseCheckpointSaver[Any]):  # versions: int, or str on a thre
 
     async def _get(self, config: RunnableConfig) -> CheckpointTuple | None:
         thread_id, ns, checkpoint_id = _where(config)
-        row = await self.store.get_langgraph_checkpoint(thread_id, ns, checkpoint_id)
-        if row is None:
-            return None
-        tuples = await self._tuples([row], remember=True)
-        return tuples[0]
+        async with self.store.reading() as tx:  # one snapshot: no prune between the rows read
+            row = await tx.get_langgraph_checkpoint(thread_id, ns, checkpoint_id)
+            if row is None:
+                return None
+            fetched = await _fetch(tx, [row])
+        return self._tuples(fetched, remember=True)[0]  # deserialized once the transaction has ended
 
-    async def _tuples(
-        self, rows: Sequence[LangGraphCheckpoint], *, remember: bool = False
-    ) -> list[CheckpointTuple]:
-        """The tuples of checkpoint rows: their values and writes read in one query per thread."""
-        values: dict[str, dict[str, LangGraphValue]] = {}
-        writes: dict[tuple[str, str], dict[str, list[LangGraphWrite]]] = {}
-        for thread_id in {row.thread_id for row in rows}:
-            named = {h for row in rows if row.thread_id == thread_id for h in row.value_hashes().values()}
-            found = await self.store.get_langgraph_values(thread_id, named) if named else []
-            values[thread_id] = {value.hash: value for value in found}
-        for thread_id, ns in {(row.thread_id, row.ns) for row in rows}:
-            ids = [row.checkpoint_id for row in rows if (row.thread_id, row.ns) == (thread_id, ns)]
-            by_checkpoint: dict[str, list[LangGraphWrite]] = {}
-            for write in await self.store.list_langgraph_writes(thread_id, ns, ids):
-                by_checkpoint.setdefault(write.checkpoint_id, []).append(write)
-            writes[(thread_id, ns)] = by_checkpoint
+    def _tuples(self, fetched: _Fetched, *, remember: bool = False) -> list[CheckpointTuple]:
+        """The tuples of fetched checkpoint rows."""
+        rows, values, writes = fetched
         tuples = []
         for row in rows:
             checkpoint: Checkpoint = self.serde.loads_typed((row.type, row.body))
@@ -183,19 +199,21 @@ class RatchetSaver(BaseCheckpointSaver[Any]):  # versions: int, or str on a thre
             configurable = config.get("configurable") or {}
             thread_id, checkpoint_id = configurable.get("thread_id"), configurable.get("checkpoint_id")
             ns = configurable.get("checkpoint_ns")
-        if checkpoint_id is not None and thread_id is not None:
-            one = await self.store.get_langgraph_checkpoint(str(thread_id), str(ns or ""), checkpoint_id)
-            rows = [one] if one is not None and (before is None or one.checkpoint_id < before) else []
-            following = -1
-        else:
-            thread = None if thread_id is None else str(thread_id)
-            rows = await self.store.list_langgraph_checkpoints(
-                thread, ns, before=before, limit=_PAGE, offset=offset
-            )
-            following = offset + len(rows) if len(rows) == _PAGE else -1
-        if filter:
-            rows = [row for row in rows if _matches(json.loads(row.metadata), filter)]
-        return await self._tuples(rows), following
+        async with self.store.reading() as tx:
+            if checkpoint_id is not None and thread_id is not None:
+                one = await tx.get_langgraph_checkpoint(str(thread_id), str(ns or ""), checkpoint_id)
+                rows = [one] if one is not None and (before is None or one.checkpoint_id < before) else []
+                following = -1
+            else:
+                thread = None if thread_id is None else str(thread_id)
+                rows = await tx.list_langgraph_checkpoints(
+                    thread, ns, before=before, limit=_PAGE, offset=offset
+                )
+                following = offset + len(rows) if len(rows) == _PAGE else -1
+            if filter:
+                rows = [row for row in rows if _matches(json.loads(row.metadata), filter)]
+            fetched = await _fetch(tx, rows)
+        return self._tuples(fetched), following
 
     # ------------------------------------------------------------------ writing
 
@@ -414,9 +432,7 @@ def _matches(metadata: dict[str, Any], wanted: dict[str, Any]) -> bool:
     return all(metadata.get(key) == value for key, value in wanted.items())
 
 
-def _running_loop() -> Any:
-    import asyncio
-
+def _running_loop() -> asyncio.AbstractEventLoop:
     try:
         return asyncio.get_running_loop()
     except RuntimeError:
