@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from langgraph.checkpoint.base import Checkpoint, empty_checkpoint
 
+from ratchet.errors import CorruptRecord
 from ratchet.integrations.langgraph import RatchetSaver
 from ratchet.store import StateStore
 
@@ -239,3 +241,28 @@ async def test_a_saver_that_read_a_thread_extends_its_values(store: StateStore) 
     [row] = await store.list_langgraph_checkpoints("t1", "", limit=1)
     chain = await store.get_langgraph_values("t1", [row.value_hashes()["messages"]])
     assert len(chain) == 4  # step 1 whole, then 2, 3 and 4 as their new items
+
+
+async def test_a_chain_missing_a_link_is_unreadable_and_says_which(store: StateStore, store_url: str) -> None:
+    saver = RatchetSaver(store)
+    configs = await append_steps(saver, "t1", 5)
+    [row] = await store.list_langgraph_checkpoints("t1", "", limit=1)
+    chain = await store.get_langgraph_values("t1", [row.value_hashes()["messages"]])
+    link = next(
+        value.hash
+        for value in chain
+        if value.prev is not None and value.hash != row.value_hashes()["messages"]
+    )
+    if store_url.startswith("memory://"):
+        del store._ops.lg_values["t1"][link]  # type: ignore[attr-defined]
+    else:
+        run_sql(store_url, "DELETE FROM langgraph_values WHERE thread_id = ? AND hash = ?", "t1", link)
+
+    with pytest.raises(CorruptRecord) as unreadable:
+        await RatchetSaver(store).aget_tuple(configs[-1])
+    message = str(unreadable.value)
+    assert "\n" not in message
+    assert message.startswith(
+        f"channel 'messages' of checkpoint {row.checkpoint_id} of thread 't1' is unreadable: "
+    )
+    assert "which is missing" in message and link in message

@@ -162,7 +162,9 @@ class RatchetSaver(BaseCheckpointSaver[Any]):  # versions: int, or str on a thre
         for row in rows:
             checkpoint: Checkpoint = self.serde.loads_typed((row.type, row.body))
             versions = checkpoint["channel_versions"]
-            channel_values, known = self._values.decode(row.value_hashes(), versions, values[row.thread_id])
+            where = f"checkpoint {row.checkpoint_id} of thread {row.thread_id!r}"
+            found = values[row.thread_id]
+            channel_values, known = self._values.decode(row.value_hashes(), versions, found, where=where)
             if remember:
                 self._values.remember(row.thread_id, row.ns, known)
             pending = sorted(

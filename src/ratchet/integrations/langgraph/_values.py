@@ -183,8 +183,12 @@ class ChannelValues:
         hashes: Mapping[str, str],
         versions: ChannelVersions,
         rows: Mapping[str, LangGraphValue],
+        *,
+        where: str,
     ) -> tuple[dict[str, Any], dict[str, Known]]:
         """The channel values the hashes name, rebuilt from `rows` (by hash), and what they are stored as.
+
+        `where` names the checkpoint, for errors ("checkpoint C of thread 't1'").
 
         Raises:
             CorruptRecord: a value, or one it extends, is missing or does not extend a list.
@@ -192,7 +196,7 @@ class ChannelValues:
         values: dict[str, Any] = {}
         known: dict[str, Known] = {}
         for channel, digest in hashes.items():
-            value, chain, base_items = self._value(digest, rows)
+            value, chain, base_items = self._value(digest, rows, f"channel {channel!r} of {where}")
             values[channel] = value
             version = versions.get(channel)
             if version is not None:
@@ -202,16 +206,17 @@ class ChannelValues:
                 known[channel] = Known(version, digest, kept, copy, chain, base_items)
         return values, known
 
-    def _value(self, digest: str, rows: Mapping[str, LangGraphValue]) -> tuple[Any, int, int]:
+    def _value(self, digest: str, rows: Mapping[str, LangGraphValue], what: str) -> tuple[Any, int, int]:
         """The value, the rows of its chain after the whole one, and the whole one's items."""
         chain: list[LangGraphValue] = []
         current: str | None = digest
         while current is not None:
             row = rows.get(current)
             if row is None:
-                raise CorruptRecord(
-                    f"channel value {digest}", "langgraph_values", (current,), f"value {current} is missing"
-                )
+                problem = f"its value {digest} extends value {current}, which is missing"
+                if current == digest:
+                    problem = f"its value {digest} is missing"
+                raise CorruptRecord(what, "langgraph_values", (current,), problem)
             chain.append(row)
             current = row.prev
         base = chain.pop()
@@ -221,7 +226,7 @@ class ChannelValues:
             return value, 0, base_items
         if type(value) is not list:
             problem = "a list extends a value that is not a list"
-            raise CorruptRecord(f"channel value {digest}", "langgraph_values", (base.hash,), problem)
+            raise CorruptRecord(what, "langgraph_values", (base.hash,), problem)
         value = list(value)
         for row in reversed(chain):
             value.extend(self.serde.loads_typed((row.type, row.body)))
