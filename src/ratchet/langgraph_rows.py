@@ -7,7 +7,8 @@ checkpoint's and a value's bodies are bytes its serializer wrote, with the
 serializer's type tag beside them; only the hashes a checkpoint names
 (`LangGraphCheckpoint.values`) and the link of a value to the one it extends
 (`LangGraphValue.prev`) mean something to the store, which follows them to
-read a value whole and to drop the values no checkpoint of a thread reaches.
+read a value whole and to drop the values no checkpoint or pending write of a
+thread reaches.
 """
 
 from __future__ import annotations
@@ -68,6 +69,8 @@ class LangGraphWrite:
     type: str
     value: bytes
     task_path: str
+    value_hash: str | None = None
+    """When set, the value is the thread's value of that hash (and `value` is empty)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +78,10 @@ class LangGraphValue:
     """A channel value of a thread, stored once under its hash.
 
     With `prev` None, `body` is the whole value. Otherwise the value is a list
-    that extends the value `prev` names, and `body` holds the items it adds.
+    that extends the value `prev` names, and `body` holds the items it adds,
+    or, with `items` set, the value `items` names is the list of those items
+    (a list of new items stored once for the pending write that brought them
+    and the value they extend).
     """
 
     thread_id: str
@@ -83,3 +89,4 @@ class LangGraphValue:
     prev: str | None
     type: str
     body: bytes
+    items: str | None = None

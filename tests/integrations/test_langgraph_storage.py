@@ -11,6 +11,7 @@ from langgraph.checkpoint.base import Checkpoint, empty_checkpoint
 
 from ratchet.errors import CorruptRecord
 from ratchet.integrations.langgraph import RatchetSaver
+from ratchet.langgraph_rows import LangGraphValue
 from ratchet.store import StateStore
 
 from ..helpers.raw_sql import run_sql
@@ -65,14 +66,23 @@ async def rows_of(store: StateStore, url: str, thread_id: str) -> dict[str, int]
     }
 
 
-async def values_reached(store: StateStore, saver: RatchetSaver, thread_id: str) -> set[str]:
-    """The hashes of every value a checkpoint of the thread reaches, directly or through what it extends."""
-    named = {
-        digest
-        for row in await store.list_langgraph_checkpoints(thread_id, None, limit=10_000)
-        for digest in row.value_hashes().values()
-    }
+async def values_reached(store: StateStore, thread_id: str) -> set[str]:
+    """The hashes of every value a checkpoint or pending write of the thread reaches, directly or
+    through what it extends or takes its items from."""
+    checkpoints = await store.list_langgraph_checkpoints(thread_id, None, limit=10_000)
+    named = {digest for row in checkpoints for digest in row.value_hashes().values()}
+    for ns in {row.ns for row in checkpoints}:
+        ids = [row.checkpoint_id for row in checkpoints if row.ns == ns]
+        writes = await store.list_langgraph_writes(thread_id, ns, ids)
+        named |= {write.value_hash for write in writes if write.value_hash is not None}
     return {value.hash for value in await store.get_langgraph_values(thread_id, named)}
+
+
+def links(chain: list[LangGraphValue]) -> list[LangGraphValue]:
+    """The rows of a value's chain (the whole one and its extensions), without the lists of new items
+    the extensions take from other rows."""
+    listed = {value.items for value in chain}
+    return [value for value in chain if value.hash not in listed]
 
 
 async def test_a_growing_list_reads_back_exactly_at_every_checkpoint(store: StateStore) -> None:
@@ -108,7 +118,7 @@ async def test_a_growing_list_is_stored_as_its_new_items_with_whole_copies_that_
     whole_at: set[int] = set()
     for row in rows:
         step = json.loads(row.metadata)["step"]
-        chain = await store.get_langgraph_values("t1", [row.value_hashes()["messages"]])
+        chain = links(await store.get_langgraph_values("t1", [row.value_hashes()["messages"]]))
         assert sum(value.prev is None for value in chain) == 1  # one whole copy, then its extensions
         chains[step] = len(chain)
         if len(chain) == 1:
@@ -120,11 +130,14 @@ async def test_a_growing_list_is_stored_as_its_new_items_with_whole_copies_that_
         base = max(start for start in whole_at if start <= step)
         assert length == step - base + 1 <= max(8, base)
 
-    every = await store.get_langgraph_values("t1", {h for row in rows for h in row.value_hashes().values()})
-    messages = [value for value in every if value.hash in {row.value_hashes()["messages"] for row in rows}]
-    assert len(messages) == 60
-    one = max(len(value.body) for value in messages if value.prev is not None)  # a message added
-    stored = sum(len(value.body) for value in messages)
+    every = await store.get_langgraph_values("t1", {row.value_hashes()["messages"] for row in rows})
+    assert len(links(every)) == 60
+    # Each message added is a value of its own (the list of new items, shared with the pending write
+    # that would bring it), which its extension names.
+    assert len(every) == 60 + 56
+    added = {value.items for value in every}
+    one = max(len(value.body) for value in every if value.hash in added)  # a message added
+    stored = sum(len(value.body) for value in every)
     # Each version whole would be 60 * 61 / 2 = 1,830 messages; here 56 added one by one and whole
     # copies of 1 + 9 + 18 + 36 = 64, so about 120 (and whole copies stay under twice the last value).
     assert stored < 125 * one
@@ -160,10 +173,11 @@ async def test_prune_keeps_the_latest_checkpoint_and_exactly_the_values_it_reach
     rows = await rows_of(store, store_url, "t1")
     assert rows["langgraph_checkpoints"] == 2  # one per namespace
     assert rows["langgraph_writes"] == 1  # the latest checkpoint's
-    assert rows["langgraph_values"] == len(await values_reached(store, saver, "t1"))
-    # The root's latest "messages" is 13 rows (a whole copy at 18, then 19..30), the child's 5 (a whole
-    # copy at 1, then 2..5); "step" is a row per namespace; "system", the same in both, is one row.
-    assert rows["langgraph_values"] == 13 + 5 + 2 + 1
+    assert rows["langgraph_values"] == len(await values_reached(store, "t1"))
+    # The root's latest "messages" is 13 links (a whole copy at 18, then 19..30) and the 12 messages
+    # they add, the child's 5 links and 4 messages; "step" is a row per namespace; "system", the same
+    # in both, is one row; the kept write's message is one.
+    assert rows["langgraph_values"] == (13 + 12) + (5 + 4) + 2 + 1 + 1
     latest = await saver.aget_tuple({"configurable": {"thread_id": "t1"}})
     assert latest is not None
     assert latest.checkpoint["channel_values"]["messages"] == [message(step) for step in range(1, 31)]
@@ -206,7 +220,8 @@ async def test_deleting_a_run_keeps_the_values_later_checkpoints_extend(
     left = [found async for found in saver.alist({"configurable": {"thread_id": "t1"}})]
     assert [found.metadata["step"] for found in left] == [10, 9, 8, 7, 6]
     assert left[0].checkpoint["channel_values"]["messages"] == messages
-    assert (await rows_of(store, store_url, "t1"))["langgraph_values"] == 10  # steps 1-5 are extended
+    # Steps 1-5 are extended by 6-10: 10 links, and the 9 messages added after the first.
+    assert (await rows_of(store, store_url, "t1"))["langgraph_values"] == 10 + 9
 
 
 async def test_a_thread_deleted_by_another_saver_is_stored_whole_again(store: StateStore) -> None:
@@ -239,7 +254,7 @@ async def test_a_saver_that_read_a_thread_extends_its_values(store: StateStore) 
     await fresh.aput(latest.config, checkpoint, {"step": 4}, {"messages": 4})
 
     [row] = await store.list_langgraph_checkpoints("t1", "", limit=1)
-    chain = await store.get_langgraph_values("t1", [row.value_hashes()["messages"]])
+    chain = links(await store.get_langgraph_values("t1", [row.value_hashes()["messages"]]))
     assert len(chain) == 4  # step 1 whole, then 2, 3 and 4 as their new items
 
 
@@ -266,3 +281,26 @@ async def test_a_chain_missing_a_link_is_unreadable_and_says_which(store: StateS
         f"channel 'messages' of checkpoint {row.checkpoint_id} of thread 't1' is unreadable: "
     )
     assert "which is missing" in message and link in message
+
+
+async def test_a_message_is_stored_once_for_its_pending_write_and_the_list_it_extends(
+    store: StateStore, store_url: str
+) -> None:
+    saver = RatchetSaver(store)
+    configs = await append_steps(saver, "t1", 3)
+    before = (await rows_of(store, store_url, "t1"))["langgraph_values"]
+
+    # As LangGraph does: the node's write (the messages it returns), then the next checkpoint.
+    await saver.aput_writes(configs[-1], [("messages", [message(4)]), ("step", 4)], "task-4")
+    messages = [message(step) for step in range(1, 5)]
+    checkpoint = checkpoint_of({"messages": messages, "step": 4}, {"messages": 4, "step": 4, "system": 1})
+    latest = await saver.aput(configs[-1], checkpoint, {"step": 4}, {"messages": 4, "step": 4})
+
+    # The message once, the link that extends the list with it, and the new "step".
+    assert (await rows_of(store, store_url, "t1"))["langgraph_values"] == before + 3
+    written = await saver.aget_tuple(configs[-1])
+    assert written is not None
+    assert written.pending_writes == [("task-4", "messages", [message(4)]), ("task-4", "step", 4)]
+    found = await saver.aget_tuple(latest)
+    assert found is not None
+    assert found.checkpoint["channel_values"]["messages"] == messages

@@ -525,9 +525,13 @@ class StateStore(StoreOps):
         return await self._read(lambda tx: tx.get_langgraph_values(thread_id, hashes))
 
     async def put_langgraph_writes(
-        self, writes: Sequence[LangGraphWrite], *, fence: Lease | None = None
+        self,
+        writes: Sequence[LangGraphWrite],
+        values: Sequence[LangGraphValue] = (),
+        *,
+        fence: Lease | None = None,
     ) -> None:
-        return await self._write(fence, lambda tx: tx.put_langgraph_writes(writes))
+        return await self._write(fence, lambda tx: tx.put_langgraph_writes(writes, values))
 
     async def list_langgraph_writes(
         self, thread_id: str, ns: str, checkpoint_ids: Collection[str]

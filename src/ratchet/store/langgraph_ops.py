@@ -6,7 +6,8 @@ The checkpointer (ratchet.integrations.langgraph) decides what to store; the
 store keeps the rows, reads a value with every value it extends, and keeps a
 thread free of values no checkpoint reaches: after deleting or pruning
 checkpoints it drops every value of the thread that no remaining checkpoint
-names, directly or through the values those extend.
+or pending write names, directly or through the values those extend or take
+their items from.
 """
 
 from __future__ import annotations
@@ -58,12 +59,16 @@ class LangGraphOps(abc.ABC):
 
     @abc.abstractmethod
     async def get_langgraph_values(self, thread_id: str, hashes: Collection[str]) -> list[LangGraphValue]:
-        """The thread's values of those hashes, and every value each extends, in no order."""
+        """The thread's values of those hashes, and every value each extends or takes its items
+        from, in no order."""
 
     @abc.abstractmethod
-    async def put_langgraph_writes(self, writes: Sequence[LangGraphWrite]) -> None:
-        """Store pending writes: one already stored under the same key is kept, but a special one
-        (negative `idx`) is replaced."""
+    async def put_langgraph_writes(
+        self, writes: Sequence[LangGraphWrite], values: Sequence[LangGraphValue] = ()
+    ) -> None:
+        """Store `values` (each hash once per thread: the values of writes that name one), then pending
+        writes: one already stored under the same key is kept, but a special one (negative `idx`)
+        is replaced."""
 
     @abc.abstractmethod
     async def list_langgraph_writes(

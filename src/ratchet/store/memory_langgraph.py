@@ -33,16 +33,19 @@ class MemoryLangGraph(LangGraphOps, UndoLog):
             self._set(table, thread_id, {})
         return table[thread_id]
 
-    async def put_langgraph_checkpoint(
-        self, checkpoint: LangGraphCheckpoint, values: Sequence[LangGraphValue]
-    ) -> None:
-        stored = self._thread(self.lg_values, checkpoint.thread_id)
+    def _put_values(self, values: Sequence[LangGraphValue]) -> None:
         for value in values:
+            stored = self._thread(self.lg_values, value.thread_id)
             if value.hash in stored:
                 continue
             if value.prev is not None and value.prev not in stored:
                 raise ConflictError(f"value {value.prev} of thread {value.thread_id} is no longer stored")
             self._set(stored, value.hash, value)
+
+    async def put_langgraph_checkpoint(
+        self, checkpoint: LangGraphCheckpoint, values: Sequence[LangGraphValue]
+    ) -> None:
+        self._put_values(values)
         key = (checkpoint.ns, checkpoint.checkpoint_id)
         self._set(self._thread(self.lg_checkpoints, checkpoint.thread_id), key, checkpoint)
 
@@ -78,7 +81,10 @@ class MemoryLangGraph(LangGraphOps, UndoLog):
     async def get_langgraph_values(self, thread_id: str, hashes: Collection[str]) -> list[LangGraphValue]:
         return self._reached(thread_id, hashes)
 
-    async def put_langgraph_writes(self, writes: Sequence[LangGraphWrite]) -> None:
+    async def put_langgraph_writes(
+        self, writes: Sequence[LangGraphWrite], values: Sequence[LangGraphValue] = ()
+    ) -> None:
+        self._put_values(values)
         for write in writes:
             stored = self._thread(self.lg_writes, write.thread_id)
             key = (write.ns, write.checkpoint_id, write.task_id, write.idx)
@@ -149,12 +155,13 @@ class MemoryLangGraph(LangGraphOps, UndoLog):
         named = [
             digest for checkpoint in checkpoints.values() for digest in checkpoint.value_hashes().values()
         ]
+        named += [write.value_hash for write in stored.values() if write.value_hash is not None]
         reached = {value.hash for value in self._reached(thread_id, named)}
         for digest in [digest for digest in values if digest not in reached]:
             self._delete(values, digest)
 
     def _reached(self, thread_id: str, hashes: Iterable[str]) -> list[LangGraphValue]:
-        """The thread's values of those hashes, and every value each extends."""
+        """The thread's values of those hashes, and every value each extends or takes its items from."""
         stored = self.lg_values.get(thread_id, {})
         found: dict[str, LangGraphValue] = {}
         wanted = list(hashes)
@@ -164,6 +171,5 @@ class MemoryLangGraph(LangGraphOps, UndoLog):
             if value is None or digest in found:
                 continue
             found[digest] = value
-            if value.prev is not None:
-                wanted.append(value.prev)
+            wanted += [link for link in (value.prev, value.items) if link is not None]
         return list(found.values())

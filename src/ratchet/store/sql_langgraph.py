@@ -28,8 +28,10 @@ def _checkpoint(row: Row) -> LangGraphCheckpoint:
 
 
 def _write(row: Row) -> LangGraphWrite:
-    thread_id, ns, checkpoint_id, task_id, idx, channel, type_, value, task_path = row
-    return LangGraphWrite(thread_id, ns, checkpoint_id, task_id, idx, channel, type_, bytes(value), task_path)
+    thread_id, ns, checkpoint_id, task_id, idx, channel, type_, value, task_path, value_hash = row
+    return LangGraphWrite(
+        thread_id, ns, checkpoint_id, task_id, idx, channel, type_, bytes(value), task_path, value_hash
+    )
 
 
 def _value_params(value: LangGraphValue) -> dict[str, Any]:
@@ -37,6 +39,7 @@ def _value_params(value: LangGraphValue) -> dict[str, Any]:
         "thread_id": value.thread_id,
         "hash": value.hash,
         "prev": value.prev,
+        "items": value.items,
         "type": value.type,
         "body": value.body,
     }
@@ -47,9 +50,7 @@ class SqlLangGraph(LangGraphOps):
 
     _d: Driver
 
-    async def put_langgraph_checkpoint(
-        self, checkpoint: LangGraphCheckpoint, values: Sequence[LangGraphValue]
-    ) -> None:
+    async def _put_values(self, values: Sequence[LangGraphValue]) -> None:
         whole = [_value_params(value) for value in values if value.prev is None]
         if whole:
             await self._d.execute_many("put_langgraph_value", whole)
@@ -61,6 +62,11 @@ class SqlLangGraph(LangGraphOps):
                 continue
             if await self._d.one("has_langgraph_value", params) is None:
                 raise ConflictError(f"value {value.prev} of thread {value.thread_id} is no longer stored")
+
+    async def put_langgraph_checkpoint(
+        self, checkpoint: LangGraphCheckpoint, values: Sequence[LangGraphValue]
+    ) -> None:
+        await self._put_values(values)
         await self._d.execute(
             "put_langgraph_checkpoint",
             {
@@ -100,11 +106,14 @@ class SqlLangGraph(LangGraphOps):
     async def get_langgraph_values(self, thread_id: str, hashes: Collection[str]) -> list[LangGraphValue]:
         params = {"thread_id": thread_id, "hashes": json.dumps(sorted(hashes))}
         return [
-            LangGraphValue(thread_id, digest, prev, type_, bytes(body))
-            for digest, prev, type_, body in await self._d.all("get_langgraph_values", params)
+            LangGraphValue(thread_id, digest, prev, type_, bytes(body), items)
+            for digest, prev, items, type_, body in await self._d.all("get_langgraph_values", params)
         ]
 
-    async def put_langgraph_writes(self, writes: Sequence[LangGraphWrite]) -> None:
+    async def put_langgraph_writes(
+        self, writes: Sequence[LangGraphWrite], values: Sequence[LangGraphValue] = ()
+    ) -> None:
+        await self._put_values(values)
         for name, special in (("put_langgraph_write", False), ("replace_langgraph_write", True)):
             params = [
                 {
@@ -116,6 +125,7 @@ class SqlLangGraph(LangGraphOps):
                     "channel": write.channel,
                     "type": write.type,
                     "value": write.value,
+                    "value_hash": write.value_hash,
                     "task_path": write.task_path,
                 }
                 for write in writes

@@ -13,6 +13,7 @@ import contextlib
 import json
 import random
 from collections.abc import AsyncIterator, Iterator, Sequence
+from dataclasses import replace
 from types import TracebackType
 from typing import Any, NamedTuple
 
@@ -30,14 +31,14 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from ...errors import ConflictError
+from ...errors import ConflictError, CorruptRecord
 from ...langgraph_rows import LangGraphCheckpoint, LangGraphValue, LangGraphWrite
 from ...model import Lease
 from ...store import StateStore, open_store
 from ...store.ops import StoreOps
 from ._bridge import LoopBridge
 from ._fence import ThreadFence
-from ._values import ChannelValues
+from ._values import SHARED, ChannelValues, whole_value
 
 __all__ = ["RatchetSaver"]
 
@@ -68,19 +69,23 @@ class _Fetched(NamedTuple):
 
 
 async def _fetch(tx: StoreOps, rows: Sequence[LangGraphCheckpoint]) -> _Fetched:
-    """What the tuples of `rows` need, in one query per thread for the values, per namespace for writes."""
+    """What the tuples of `rows` need: one query per namespace for writes, per thread for values."""
     values: dict[str, dict[str, LangGraphValue]] = {}
     writes: dict[tuple[str, str], dict[str, list[LangGraphWrite]]] = {}
-    for thread_id in {row.thread_id for row in rows}:
-        named = {h for row in rows if row.thread_id == thread_id for h in row.value_hashes().values()}
-        found = await tx.get_langgraph_values(thread_id, named) if named else []
-        values[thread_id] = {value.hash: value for value in found}
+    named: dict[str, set[str]] = {}
+    for row in rows:
+        named.setdefault(row.thread_id, set()).update(row.value_hashes().values())
     for thread_id, ns in {(row.thread_id, row.ns) for row in rows}:
         ids = [row.checkpoint_id for row in rows if (row.thread_id, row.ns) == (thread_id, ns)]
         by_checkpoint: dict[str, list[LangGraphWrite]] = {}
         for write in await tx.list_langgraph_writes(thread_id, ns, ids):
             by_checkpoint.setdefault(write.checkpoint_id, []).append(write)
+            if write.value_hash is not None:
+                named[thread_id].add(write.value_hash)
         writes[(thread_id, ns)] = by_checkpoint
+    for thread_id, hashes in named.items():
+        found = await tx.get_langgraph_values(thread_id, hashes) if hashes else []
+        values[thread_id] = {value.hash: value for value in found}
     return _Fetched(rows, values, writes)
 
 
@@ -179,13 +184,20 @@ class RatchetSaver(BaseCheckpointSaver[Any]):  # versions: int, or str on a thre
                     parent_config=None
                     if row.parent_id is None
                     else _config(row.thread_id, row.ns, row.parent_id),
-                    pending_writes=[self._pending(write) for write in pending],
+                    pending_writes=[self._pending(write, found) for write in pending],
                 )
             )
         return tuples
 
-    def _pending(self, write: LangGraphWrite) -> PendingWrite:
-        return (write.task_id, write.channel, self.serde.loads_typed((write.type, write.value)))
+    def _pending(self, write: LangGraphWrite, values: dict[str, LangGraphValue]) -> PendingWrite:
+        if write.value_hash is None:
+            return (write.task_id, write.channel, self.serde.loads_typed((write.type, write.value)))
+        stored = values.get(write.value_hash)
+        if stored is None:
+            what = f"write {write.idx} of task {write.task_id} on checkpoint {write.checkpoint_id}"
+            problem = f"its value {write.value_hash} is missing"
+            raise CorruptRecord(what, "langgraph_values", (write.value_hash,), problem)
+        return (write.task_id, write.channel, self.serde.loads_typed((stored.type, stored.body)))
 
     async def _page(
         self,
@@ -266,14 +278,19 @@ class RatchetSaver(BaseCheckpointSaver[Any]):  # versions: int, or str on a thre
         thread_id, ns, checkpoint_id = _where(config)
         if checkpoint_id is None:
             raise ValueError("put_writes needs the config of a checkpoint (configurable.checkpoint_id)")
-        rows = []
+        rows, values = [], []
         for index, (channel, value) in enumerate(writes):
             type_, dumped = self.serde.dumps_typed(value)
             idx = WRITES_IDX_MAP.get(channel, index)
-            rows.append(
-                LangGraphWrite(thread_id, ns, checkpoint_id, task_id, idx, channel, type_, dumped, task_path)
+            write = LangGraphWrite(
+                thread_id, ns, checkpoint_id, task_id, idx, channel, type_, dumped, task_path
             )
-        await self.store.put_langgraph_writes(rows, fence=await self._lease(thread_id))
+            if len(dumped) >= SHARED:  # a value of its own, shared with the list it extends if the same
+                stored = whole_value(thread_id, (type_, dumped))
+                values.append(stored)
+                write = replace(write, value=b"", value_hash=stored.hash)
+            rows.append(write)
+        await self.store.put_langgraph_writes(rows, values, fence=await self._lease(thread_id))
 
     async def _delete_thread(self, thread_id: str) -> None:
         self._values.forget(thread_id)

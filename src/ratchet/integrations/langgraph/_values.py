@@ -35,7 +35,7 @@ import base64
 import hashlib
 from collections import OrderedDict
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from langgraph.checkpoint.base import ChannelVersions
@@ -44,10 +44,13 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from ...errors import CorruptRecord
 from ...langgraph_rows import LangGraphValue
 
-__all__ = ["ChannelValues", "Encoded"]
+__all__ = ["SHARED", "ChannelValues", "Encoded", "whole_value"]
 
 _HASH_BYTES = 16  # 128 bits of SHA-256: one thread's values never meet by chance
 _THREADS = 1024
+
+SHARED = 256
+"""A list of new items (or a pending write's value) of this many bytes is a value of its own, stored once."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +72,12 @@ class Encoded:
     hashes: dict[str, str]
     rows: list[LangGraphValue]
     known: dict[str, Known]
+
+
+def whole_value(thread_id: str, dumped: tuple[str, bytes]) -> LangGraphValue:
+    """The row of a value stored whole, from the serializer's type tag and bytes."""
+    type_, body = dumped
+    return LangGraphValue(thread_id, _digest(b"w", type_.encode(), body), None, type_, body)
 
 
 def _digest(*parts: bytes) -> str:
@@ -147,15 +156,15 @@ class ChannelValues:
             if channel not in new_versions and previous is not None and _unchanged(previous, version, value):
                 hashes[channel] = previous.hash
                 continue
-            row, now = self._row(thread_id, value, version, previous)
-            rows.append(row)
-            hashes[channel] = row.hash
+            written, now = self._rows(thread_id, value, version, previous)
+            rows += written
+            hashes[channel] = now.hash
             known[channel] = now
         return Encoded(hashes, rows, known)
 
-    def _row(
+    def _rows(
         self, thread_id: str, value: Any, version: str | int | float, previous: Known | None
-    ) -> tuple[LangGraphValue, Known]:
+    ) -> tuple[list[LangGraphValue], Known]:
         is_list = type(value) is list
         items = list(value) if is_list else None
         if (
@@ -166,15 +175,21 @@ class ChannelValues:
             and len(value) > len(previous.items)
             and value[: len(previous.items)] == previous.items
         ):
-            type_, body = self.serde.dumps_typed(value[len(previous.items) :])
-            digest = _digest(b"x", previous.hash.encode(), type_.encode(), body)
-            row = LangGraphValue(thread_id, digest, previous.hash, type_, body)
-            return row, Known(version, digest, None, items, previous.chain + 1, previous.base_items)
-        type_, body = self.serde.dumps_typed(value)
-        digest = _digest(b"w", type_.encode(), body)
+            known = Known(version, "", None, items, previous.chain + 1, previous.base_items)
+            added = self.serde.dumps_typed(value[len(previous.items) :])
+            if len(added[1]) < SHARED:
+                digest = _digest(b"x", previous.hash.encode(), added[0].encode(), added[1])
+                row = LangGraphValue(thread_id, digest, previous.hash, added[0], added[1])
+                return [row], replace(known, hash=digest)
+            # The new items as a value of their own: the same bytes as the pending write that
+            # brought them (a node's returned messages), which is then stored once for both.
+            new = whole_value(thread_id, added)
+            digest = _digest(b"i", previous.hash.encode(), new.hash.encode())
+            row = LangGraphValue(thread_id, digest, previous.hash, "", b"", new.hash)
+            return [new, row], replace(known, hash=digest)
+        row = whole_value(thread_id, self.serde.dumps_typed(value))
         kept = None if is_list else value
-        known = Known(version, digest, kept, items, 0, len(value) if is_list else 0)
-        return LangGraphValue(thread_id, digest, None, type_, body), known
+        return [row], Known(version, row.hash, kept, items, 0, len(value) if is_list else 0)
 
     # ------------------------------------------------------------------ reading
 
@@ -229,5 +244,12 @@ class ChannelValues:
             raise CorruptRecord(what, "langgraph_values", (base.hash,), problem)
         value = list(value)
         for row in reversed(chain):
-            value.extend(self.serde.loads_typed((row.type, row.body)))
+            if row.items is None:
+                value.extend(self.serde.loads_typed((row.type, row.body)))
+                continue
+            listed = rows.get(row.items)
+            if listed is None:
+                problem = f"its value {digest} takes items from value {row.items}, which is missing"
+                raise CorruptRecord(what, "langgraph_values", (row.items,), problem)
+            value.extend(self.serde.loads_typed((listed.type, listed.body)))
         return value, len(chain), base_items

@@ -207,6 +207,7 @@ CREATE TABLE langgraph_writes (
     channel         TEXT NOT NULL,
     type            TEXT NOT NULL,
     value           BYTEA NOT NULL,
+    value_hash      TEXT,
     task_path       TEXT NOT NULL,
     PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
 );
@@ -215,6 +216,7 @@ CREATE TABLE langgraph_values (
     thread_id       TEXT NOT NULL,
     hash            TEXT NOT NULL,
     prev            TEXT,
+    items           TEXT,
     type            TEXT NOT NULL,
     body            BYTEA NOT NULL,
     PRIMARY KEY (thread_id, hash)

@@ -613,13 +613,14 @@ DELETE FROM tasks WHERE id = :task_id
 -- LangGraph's checkpoints (store/sql_langgraph.py).
 
 -- name: put_langgraph_value
-INSERT INTO langgraph_values (thread_id, hash, prev, type, body) VALUES (:thread_id, :hash, NULL, :type, :body)
+INSERT INTO langgraph_values (thread_id, hash, prev, items, type, body)
+VALUES (:thread_id, :hash, NULL, NULL, :type, :body)
 ON CONFLICT (thread_id, hash) DO NOTHING
 
 -- name: put_langgraph_value_after
 -- A value stored as the value it extends (prev) and its new items: only when prev is stored (else 0 rows).
-INSERT INTO langgraph_values (thread_id, hash, prev, type, body)
-SELECT :thread_id, :hash, :prev, :type, :body
+INSERT INTO langgraph_values (thread_id, hash, prev, items, type, body)
+SELECT :thread_id, :hash, :prev, :items, :type, :body
 WHERE EXISTS (SELECT 1 FROM langgraph_values WHERE thread_id = :thread_id AND hash = :prev)
 ON CONFLICT (thread_id, hash) DO NOTHING
 
@@ -627,14 +628,18 @@ ON CONFLICT (thread_id, hash) DO NOTHING
 SELECT 1 FROM langgraph_values WHERE thread_id = :thread_id AND hash = :hash
 
 -- name: get_langgraph_values
--- The values of the hashes given (a JSON array), and of every value each extends, back to a whole one.
+-- The values of the hashes given (a JSON array), and of every value each extends or takes its items
+-- from, back to whole ones.
 WITH RECURSIVE wanted(hash) AS (
     SELECT value FROM json_each(:hashes)
     UNION
     SELECT v.prev FROM langgraph_values v JOIN wanted w ON v.hash = w.hash
     WHERE v.thread_id = :thread_id AND v.prev IS NOT NULL
+    UNION
+    SELECT v.items FROM langgraph_values v JOIN wanted w ON v.hash = w.hash
+    WHERE v.thread_id = :thread_id AND v.items IS NOT NULL
 )
-SELECT v.hash, v.prev, v.type, v.body FROM langgraph_values v JOIN wanted w ON v.hash = w.hash
+SELECT v.hash, v.prev, v.items, v.type, v.body FROM langgraph_values v JOIN wanted w ON v.hash = w.hash
 WHERE v.thread_id = :thread_id
 
 -- name: put_langgraph_checkpoint
@@ -671,19 +676,20 @@ ORDER BY checkpoint_id DESC, thread_id, checkpoint_ns LIMIT :limit OFFSET :offse
 
 -- name: put_langgraph_write
 INSERT INTO langgraph_writes
-    (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, task_path)
-VALUES (:thread_id, :ns, :checkpoint_id, :task_id, :idx, :channel, :type, :value, :task_path)
+    (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, value_hash, task_path)
+VALUES (:thread_id, :ns, :checkpoint_id, :task_id, :idx, :channel, :type, :value, :value_hash, :task_path)
 ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING
 
 -- name: replace_langgraph_write
 INSERT INTO langgraph_writes
-    (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, task_path)
-VALUES (:thread_id, :ns, :checkpoint_id, :task_id, :idx, :channel, :type, :value, :task_path)
+    (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, value_hash, task_path)
+VALUES (:thread_id, :ns, :checkpoint_id, :task_id, :idx, :channel, :type, :value, :value_hash, :task_path)
 ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET
-    channel = excluded.channel, type = excluded.type, value = excluded.value, task_path = excluded.task_path
+    channel = excluded.channel, type = excluded.type, value = excluded.value,
+    value_hash = excluded.value_hash, task_path = excluded.task_path
 
 -- name: list_langgraph_writes
-SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, task_path
+SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, task_path, value_hash
 FROM langgraph_writes
 WHERE thread_id = :thread_id AND checkpoint_ns = :ns AND checkpoint_id IN (SELECT value FROM json_each(:ids))
 
@@ -722,14 +728,20 @@ DELETE FROM langgraph_checkpoints WHERE thread_id = :thread_id AND checkpoint_id
 )
 
 -- name: collect_langgraph_values
--- Every value of the thread that no checkpoint of it reaches, directly or through the values they extend.
+-- Every value of the thread that no checkpoint or pending write of it reaches, directly or through the
+-- values they extend or take their items from.
 DELETE FROM langgraph_values WHERE thread_id = :thread_id AND hash NOT IN (
     WITH RECURSIVE reached(hash) AS (
         SELECT j.value FROM langgraph_checkpoints c, json_each(c.channel_values) j
         WHERE c.thread_id = :thread_id
         UNION
+        SELECT value_hash FROM langgraph_writes WHERE thread_id = :thread_id AND value_hash IS NOT NULL
+        UNION
         SELECT v.prev FROM langgraph_values v JOIN reached r ON v.hash = r.hash
         WHERE v.thread_id = :thread_id AND v.prev IS NOT NULL
+        UNION
+        SELECT v.items FROM langgraph_values v JOIN reached r ON v.hash = r.hash
+        WHERE v.thread_id = :thread_id AND v.items IS NOT NULL
     )
     SELECT hash FROM reached WHERE hash IS NOT NULL
 )
@@ -743,12 +755,12 @@ ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO NOTHING
 
 -- name: copy_langgraph_writes
 INSERT INTO langgraph_writes
-    (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, task_path)
-SELECT :target, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, task_path
+    (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, value_hash, task_path)
+SELECT :target, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, value_hash, task_path
 FROM langgraph_writes WHERE thread_id = :source
 ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING
 
 -- name: copy_langgraph_values
-INSERT INTO langgraph_values (thread_id, hash, prev, type, body)
-SELECT :target, hash, prev, type, body FROM langgraph_values WHERE thread_id = :source
+INSERT INTO langgraph_values (thread_id, hash, prev, items, type, body)
+SELECT :target, hash, prev, items, type, body FROM langgraph_values WHERE thread_id = :source
 ON CONFLICT (thread_id, hash) DO NOTHING

@@ -203,6 +203,7 @@ CREATE TABLE langgraph_writes (
     channel         TEXT NOT NULL,
     type            TEXT NOT NULL,
     value           BLOB NOT NULL,
+    value_hash      TEXT,
     task_path       TEXT NOT NULL,
     PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
 ) WITHOUT ROWID;
@@ -211,6 +212,7 @@ CREATE TABLE langgraph_values (
     thread_id       TEXT NOT NULL,
     hash            TEXT NOT NULL,
     prev            TEXT,
+    items           TEXT,
     type            TEXT NOT NULL,
     body            BLOB NOT NULL,
     PRIMARY KEY (thread_id, hash)

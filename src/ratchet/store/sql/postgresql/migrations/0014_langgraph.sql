@@ -2,8 +2,11 @@
 -- tables of their own. A checkpoint names its channel values by hash in
 -- langgraph_values, where each value of a thread is stored once; a list
 -- value that extends an earlier one (a message appended to a history) is
--- stored as that value's hash (prev) and the items it adds, so a thread's
--- size grows with what it adds, not with its whole history at every step.
+-- stored as that value's hash (prev) and the items it adds (or the hash of
+-- the value that lists them, items, shared with the pending write that
+-- brought them), so a thread's size grows with what it adds, not with its
+-- whole history at every step. A large pending write's value is a value too
+-- (value_hash).
 -- Keyed per thread: deleting or pruning a thread leaves no row of it behind
 -- (store/langgraph_ops.py).
 
@@ -29,6 +32,7 @@ CREATE TABLE langgraph_writes (
     channel         TEXT NOT NULL,
     type            TEXT NOT NULL,
     value           BYTEA NOT NULL,
+    value_hash      TEXT,
     task_path       TEXT NOT NULL,
     PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
 );
@@ -37,6 +41,7 @@ CREATE TABLE langgraph_values (
     thread_id       TEXT NOT NULL,
     hash            TEXT NOT NULL,
     prev            TEXT,
+    items           TEXT,
     type            TEXT NOT NULL,
     body            BYTEA NOT NULL,
     PRIMARY KEY (thread_id, hash)
