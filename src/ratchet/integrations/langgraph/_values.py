@@ -8,10 +8,12 @@ holds (identical rows are one row):
 - a value stored *whole*: the serializer's bytes of the value;
 - a list that extends the previous value of its channel (the same items,
   then more: the append-a-message pattern) is stored as that value's hash
-  (``prev``) and the serializer's bytes of the items it adds. The items are
-  compared as values, after the previous value was copied (a list changed in
-  place is seen); an item object changed in place is not (LangGraph's
-  reducers make new items).
+  (``prev``) and the serializer's bytes of the items it adds (of ``SHARED``
+  bytes or more, those are a value of their own, named by ``items``: the
+  same bytes as the pending write that brought them, stored once). The
+  items are compared as values, after the previous value was copied (a list
+  changed in place is seen); an item object changed in place is not
+  (LangGraph's reducers make new items).
 
 A value is stored whole again when its chain of extensions reaches
 ``max(max_chain, n)`` rows, n the number of items of the whole copy the chain
