@@ -304,3 +304,21 @@ async def test_a_message_is_stored_once_for_its_pending_write_and_the_list_it_ex
     found = await saver.aget_tuple(latest)
     assert found is not None
     assert found.checkpoint["channel_values"]["messages"] == messages
+
+
+async def test_listing_pages_through_every_thread_newest_first(store: StateStore) -> None:
+    saver = RatchetSaver(store)
+    first = await append_steps(saver, "t1", 70)
+    second = await append_steps(saver, "t2", 70)  # more than a page (100) in all
+    everything = [found.config async for found in saver.alist(None)]
+    assert everything == list(reversed(first + second))
+
+    ids = [found.config["configurable"]["checkpoint_id"] async for found in saver.alist(None, limit=150)]
+    assert len(ids) == 140
+    assert ids == sorted(ids, reverse=True)
+    newest = [found.metadata["step"] async for found in saver.alist(None, filter={"step": 5}, limit=3)]
+    assert newest == [5, 5]  # one of each thread
+    before = [
+        found.config async for found in saver.alist({"configurable": {"thread_id": "t1"}}, before=first[2])
+    ]
+    assert before == [first[1], first[0]]

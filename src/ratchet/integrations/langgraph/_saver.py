@@ -258,10 +258,9 @@ class RatchetSaver(BaseCheckpointSaver[Any]):  # versions: int, or str on a thre
                 metadata=json.dumps(described, ensure_ascii=False),
                 values=json.dumps(encoded.hashes),
             )
+            lease = await self._lease(thread_id)  # refused here if another writer holds the thread
             try:
-                await self.store.put_langgraph_checkpoint(
-                    row, encoded.rows, fence=await self._lease(thread_id)
-                )
+                await self.store.put_langgraph_checkpoint(row, encoded.rows, fence=lease)
             except ConflictError:
                 # A value this saver knew is gone (the thread was pruned elsewhere): store them whole.
                 self._values.forget(thread_id)
