@@ -8,6 +8,7 @@ from typing import Annotated, Any, TypedDict
 
 import pytest
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
+from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.graph.state import CompiledStateGraph
@@ -118,3 +119,31 @@ async def test_a_sync_call_in_the_stores_own_loop_is_refused_in_one_line(store_u
             saver.get_tuple(CONFIG)
     assert "\n" not in str(refused.value)
     assert "use the async ones" in str(refused.value)
+
+
+def test_every_sync_method_does_what_its_async_twin_does(url: str) -> None:
+    config: Any = {"configurable": {"thread_id": "t1", "checkpoint_ns": ""}}
+    with RatchetSaver.from_conn_string(url) as saver:
+        configs = []
+        for step in range(1, 4):
+            checkpoint = empty_checkpoint()
+            checkpoint["channel_values"] = {"notes": [f"note {n}" for n in range(step)]}
+            checkpoint["channel_versions"] = {"notes": step}
+            config = saver.put(config, checkpoint, {"step": step, "run_id": f"run-{step}"}, {"notes": step})
+            configs.append(config)
+        saver.put_writes(configs[-1], [("notes", ["note 3"])], "task-1")
+
+        latest = saver.get_tuple({"configurable": {"thread_id": "t1"}})
+        assert latest is not None
+        assert latest.checkpoint["channel_values"]["notes"] == ["note 0", "note 1", "note 2"]
+        assert latest.pending_writes == [("task-1", "notes", ["note 3"])]
+        assert [found.config for found in saver.list({"configurable": {"thread_id": "t1"}})] == configs[::-1]
+
+        saver.copy_thread("t1", "t2")
+        assert len(list(saver.list({"configurable": {"thread_id": "t2"}}))) == 3
+        saver.delete_for_runs(["run-1"])
+        assert len(list(saver.list({"configurable": {"thread_id": "t1"}}))) == 2
+        saver.prune(["t1"], strategy="keep_latest")
+        assert [found.config for found in saver.list({"configurable": {"thread_id": "t1"}})] == [configs[-1]]
+        saver.delete_thread("t2")
+        assert list(saver.list({"configurable": {"thread_id": "t2"}})) == []

@@ -3,11 +3,13 @@ thread, chains bounded by a whole copy, and nothing of a thread left after it is
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
 import pytest
 from langgraph.checkpoint.base import Checkpoint, empty_checkpoint
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from ratchet.errors import CorruptRecord
 from ratchet.integrations.langgraph import RatchetSaver
@@ -22,6 +24,10 @@ TABLES = ("langgraph_checkpoints", "langgraph_writes", "langgraph_values")
 def message(step: int) -> dict[str, Any]:
     """A message of about 300 bytes."""
     return {"role": "assistant", "id": f"m{step}", "content": f"step {step}: " + "a new thought. " * 18}
+
+
+def config_of(thread_id: str) -> Any:
+    return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
 
 
 def checkpoint_of(values: dict[str, Any], versions: dict[str, int]) -> Checkpoint:
@@ -322,3 +328,26 @@ async def test_listing_pages_through_every_thread_newest_first(store: StateStore
         found.config async for found in saver.alist({"configurable": {"thread_id": "t1"}}, before=first[2])
     ]
     assert before == [first[1], first[0]]
+
+
+@dataclasses.dataclass
+class Note:
+    text: str
+
+
+async def test_a_saver_with_an_allowlist_reads_its_values_with_it(store: StateStore) -> None:
+    # A strict serializer returns a type it does not allow as a dict; StateGraph.compile allows the
+    # state's types with `with_allowlist`, and the values must be read with that serializer too.
+    saver = RatchetSaver(store, serde=JsonPlusSerializer(allowed_msgpack_modules=None))
+    allowing = saver.with_allowlist({(Note.__module__, "Note")})
+    assert allowing is not saver
+
+    notes = [Note("first " * 50), Note("second " * 50)]
+    checkpoint = checkpoint_of({"notes": notes}, {"notes": 1})
+    stored = await allowing.aput(config_of("t1"), checkpoint, {"step": 1}, {"notes": 1})
+    await allowing.aput_writes(stored, [("notes", [Note("third " * 50)])], "task-1")
+
+    found = await allowing.aget_tuple(stored)
+    assert found is not None
+    assert found.checkpoint["channel_values"]["notes"] == notes
+    assert found.pending_writes == [("task-1", "notes", [Note("third " * 50)])]

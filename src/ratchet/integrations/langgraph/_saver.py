@@ -12,10 +12,10 @@ import asyncio
 import contextlib
 import json
 import random
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Collection, Iterator, Sequence
 from dataclasses import replace
 from types import TracebackType
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
@@ -416,6 +416,14 @@ class RatchetSaver(BaseCheckpointSaver[Any]):  # versions: int, or str on a thre
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         """See `aprune`."""
         self._bridge.wait(lambda: self._prune(thread_ids, strategy))
+
+    def with_allowlist(self, extra_allowlist: Collection[tuple[str, ...]]) -> RatchetSaver:
+        """A copy whose serializer also allows those types (as LangGraph's `compile` asks), for the
+        channel values too."""
+        clone = cast("RatchetSaver", super().with_allowlist(extra_allowlist))
+        if clone is not self:
+            clone._values = self._values.using(clone.serde)
+        return clone
 
     def get_next_version(self, current: Any, channel: None) -> Any:
         """The version after `current`: integers, or LangGraph's strings for a thread that has them."""

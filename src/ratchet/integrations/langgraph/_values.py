@@ -113,6 +113,12 @@ class ChannelValues:
         self.max_chain = max_chain
         self._known: OrderedDict[tuple[str, str], dict[str, Known]] = OrderedDict()
 
+    def using(self, serde: SerializerProtocol) -> ChannelValues:
+        """The same, with another serializer, sharing what it knows of the threads."""
+        clone = ChannelValues(serde, max_chain=self.max_chain)
+        clone._known = self._known
+        return clone
+
     # ------------------------------------------------------------------ what this saver knows
 
     def remember(self, thread_id: str, ns: str, known: Mapping[str, Known]) -> None:
