@@ -9,7 +9,7 @@ command names it in one line when it is missing.
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -75,6 +75,6 @@ async def _import(source_url: str, store_url: str, *, quiet: bool) -> dict[str, 
 
     with open_source(source_url) as source:
         async with open_store_for(store_url, create=True) as store:
-            saver: Any = RatchetSaver(store)
+            saver = RatchetSaver(store)
             imported = await import_checkpoints(source, saver, progress=progress)
     return imported.as_json()

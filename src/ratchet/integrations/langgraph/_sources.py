@@ -142,7 +142,7 @@ def _sqlite(url: str) -> Iterator[Source]:
         saver = SqliteSaver(conn)
         # Read-only: the tables are there, so the saver's setup (CREATE TABLE, the journal mode) is skipped.
         saver.is_setup = True
-        saver._has_task_path = "task_path" in columns
+        saver._has_task_path = "task_path" in columns  # as its setup finds out (a file older than the column)
         yield _SqliteSource(saver, conn, "task_path" in columns)
     finally:
         conn.close()
