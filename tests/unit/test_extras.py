@@ -150,3 +150,15 @@ def test_the_langgraph_bridge_without_langgraph_names_the_extra(tmp_path: Path) 
         "pip install 'ratchet-runtime[langgraph]'"
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, line + "\n", "")
+
+
+def test_the_langgraph_import_without_langgraph_names_the_extra(tmp_path: Path) -> None:
+    done = _python(
+        ["-m", "ratchet", "langgraph", "import", "--from", "sqlite:///old.db", "--store", "memory://"],
+        tmp_path,
+        without_extras=True,
+    )
+    line = (
+        "error: `ratchet langgraph import` needs LangGraph: pip install 'ratchet-runtime[langgraph-import]'"
+    )
+    assert (done.returncode, done.stderr, done.stdout) == (2, line + "\n", "")

@@ -3,7 +3,7 @@
 The work is `ratchet.integrations.langgraph`'s (`import_checkpoints`, read by
 the source's own saver, written by `RatchetSaver`), loaded only when the
 command runs: the CLI works without the ``[langgraph]`` extra, and this
-command names it in one line when it is missing.
+command names its extra (`[langgraph-import]`) in one line when it is missing.
 """
 
 from __future__ import annotations
@@ -66,8 +66,8 @@ async def _import(source_url: str, store_url: str, *, quiet: bool) -> dict[str, 
         from ..integrations.langgraph import RatchetSaver
         from ..integrations.langgraph._import import Imported, import_checkpoints
         from ..integrations.langgraph._sources import open_source
-    except ImportError as exc:  # the extra's libraries; MissingExtra itself is raised above
-        raise MissingExtra("ratchet langgraph import", "LangGraph", "langgraph") from exc
+    except MissingExtra as missing:  # the bridge's own line names its extra; this command needs more
+        raise MissingExtra("`ratchet langgraph import`", "LangGraph", "langgraph-import") from missing
 
     def progress(thread_id: str, done: Imported) -> None:
         if not quiet:
