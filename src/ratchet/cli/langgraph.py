@@ -21,11 +21,14 @@ from .store_access import open_store_for, run_async
 
 __all__ = ["langgraph_app"]
 
-langgraph_app = typer.Typer(
-    name="langgraph",
-    help="LangGraph on Ratchet's store: import a SqliteSaver or PostgresSaver database.",
-    no_args_is_help=True,
-)
+langgraph_app = typer.Typer(name="langgraph", invoke_without_command=True)
+
+
+@langgraph_app.callback()
+def _group(ctx: typer.Context) -> None:
+    """LangGraph on Ratchet's store: import a SqliteSaver or PostgresSaver database."""
+    if ctx.invoked_subcommand is None:  # as `ratchet` alone: the help, exit 0
+        typer.echo(ctx.get_help())
 
 
 @langgraph_app.command("import")
