@@ -148,8 +148,10 @@ def test_an_import_stopped_half_way_is_finished_by_the_next(
         )
         newest = copy.execute("SELECT max(checkpoint_id) FROM checkpoints").fetchone()[0]
         copy.execute("DELETE FROM writes WHERE checkpoint_id >= ?", (newest,))
+    before = half.read_bytes()
     first = run_import(f"sqlite:///{half}", store)
     assert 0 < first["checkpoints"] < total
+    assert half.read_bytes() == before  # the source is only read
 
     second = run_import(f"sqlite:///{path}", store)
     assert second["skipped"] == first["checkpoints"]
