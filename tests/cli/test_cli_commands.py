@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
 
 from ratchet.cli import app
@@ -18,6 +20,7 @@ COMMANDS = [
     "fork",
     "gc",
     "journal",
+    "langgraph",
     "mcp",
     "migrate",
     "resolve",
@@ -45,5 +48,16 @@ def test_every_command_that_opens_the_users_store_can_force_it_open() -> None:
     group = typer.main.get_group(app)
 
     for name in set(COMMANDS) - {"demo"}:  # the demo's --store names a store it makes for itself
-        options = {option for param in group.commands[name].params for option in param.opts}
-        assert {"--store", "--force-open"} <= options, name
+        command = group.commands[name]
+        # A group's (`ratchet langgraph`) are its subcommands'.
+        commands = command.commands.values() if hasattr(command, "commands") else [command]
+        for each in commands:
+            options = {option for param in each.params for option in param.opts}
+            assert {"--store", "--force-open"} <= options, f"{name} {each.name}"
+
+
+def test_the_groups_have_exactly_these_subcommands() -> None:
+    group = typer.main.get_group(app)
+
+    langgraph: Any = group.commands["langgraph"]
+    assert sorted(langgraph.commands) == ["import"]

@@ -26,8 +26,9 @@ EXTRA_LIBRARIES = (
     "fastapi",
     "uvicorn",
     "pydantic_ai",
-    # The `bench` extra's peers, which only bench/peers.py loads.
+    # LangGraph: the `langgraph` extra (ratchet.integrations.langgraph) and a peer of bench/peers.py.
     "langgraph",
+    # The `bench` extra's other peer, which only bench/peers.py loads.
     "dbos",
 )
 
@@ -133,4 +134,32 @@ def test_worker_metrics_without_prometheus_client_names_the_extra(tmp_path: Path
 def test_serve_without_fastapi_names_the_extra(tmp_path: Path) -> None:
     done = _python(["-m", "ratchet", "serve", "--store", "memory://"], tmp_path, without_extras=True)
     line = "error: `ratchet serve` needs FastAPI: pip install 'ratchet-runtime[serve]'"
+    assert (done.returncode, done.stderr, done.stdout) == (2, line + "\n", "")
+
+
+def test_the_langgraph_bridge_without_langgraph_names_the_extra(tmp_path: Path) -> None:
+    program = (
+        "import ratchet.integrations\n"
+        "try:\n"
+        "    import ratchet.integrations.langgraph\n"
+        "except Exception as exc:\n"
+        "    print(type(exc).__name__, exc)\n"
+    )
+    done = _python(["-c", program], tmp_path, without_extras=True)
+    line = (
+        "MissingExtra ratchet.integrations.langgraph needs LangGraph: "
+        "pip install 'ratchet-runtime[langgraph]'"
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, line + "\n", "")
+
+
+def test_the_langgraph_import_without_langgraph_names_the_extra(tmp_path: Path) -> None:
+    done = _python(
+        ["-m", "ratchet", "langgraph", "import", "--from", "sqlite:///old.db", "--store", "memory://"],
+        tmp_path,
+        without_extras=True,
+    )
+    line = (
+        "error: `ratchet langgraph import` needs LangGraph: pip install 'ratchet-runtime[langgraph-import]'"
+    )
     assert (done.returncode, done.stderr, done.stdout) == (2, line + "\n", "")

@@ -7,8 +7,9 @@ that run a task (`run`, `resume`) choose their own codes (`ratchet.cli.exits`).
 
 To add a command: write it in the module of its family (or a new one), as a
 Typer function that parses its options and calls `run_async` on an ``async
-def`` that does the work; register it in `COMMANDS` below, and add its name
-to the list the tests pin (tests/cli/test_cli_commands.py).
+def`` that does the work; register it in `COMMANDS` below (a group of
+subcommands in `GROUPS`), and add its name to the list the tests pin
+(tests/cli/test_cli_commands.py).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from . import (
     delete,
     demo,
     journal,
+    langgraph,
     mcp,
     messages,
     people,
@@ -43,7 +45,7 @@ from . import (
 )
 from .schedules import schedules_command
 
-__all__ = ["COMMANDS", "app", "main"]
+__all__ = ["COMMANDS", "GROUPS", "app", "main"]
 
 # Every command, by name, in the order `ratchet --help` lists them.
 COMMANDS: dict[str, Callable[..., Any]] = {
@@ -74,6 +76,11 @@ COMMANDS: dict[str, Callable[..., Any]] = {
     "migrate": admin.migrate_command,
 }
 
+# Commands with subcommands (`ratchet langgraph import`), listed after the commands.
+GROUPS: dict[str, typer.Typer] = {
+    "langgraph": langgraph.langgraph_app,
+}
+
 app = typer.Typer(
     name="ratchet",
     invoke_without_command=True,
@@ -82,6 +89,8 @@ app = typer.Typer(
 )
 for _name, _command in COMMANDS.items():
     app.command(_name)(_command)
+for _name, _group in GROUPS.items():
+    app.add_typer(_group, name=_name)
 
 
 def _ratchet_version() -> str:

@@ -1,1 +1,9 @@
-"""Bridges to other agent frameworks: each imports Ratchet, and nothing of Ratchet imports them."""
+"""Ratchet under other agent frameworks: each bridge is a subpackage, loaded only when imported.
+
+Each imports Ratchet, and nothing of Ratchet imports them.
+
+- `ratchet.integrations.langgraph`: `RatchetSaver`, LangGraph's checkpointer
+  on any Ratchet store (extra ``[langgraph]``).
+- `ratchet.integrations.pydantic_ai`: `RatchetAgent`, a pydantic-ai agent
+  whose runs are durable tasks (extra ``[pydantic-ai]``).
+"""

@@ -29,6 +29,7 @@ from typing import Any, TypeVar
 
 from ..errors import ConflictError, CorruptRecord, SessionNotFound
 from ..inbox_message import InboxMessage
+from ..langgraph_rows import LangGraphCheckpoint, LangGraphValue, LangGraphWrite
 from ..model import (
     Approval,
     Artifact,
@@ -495,4 +496,58 @@ class StateStore(StoreOps):
         return await self._write(
             fence,
             lambda tx: tx.claim_tasks(owner, ttl, host=host, pid=pid, limit=limit, skip=skip, now=now),
+        )
+
+    async def put_langgraph_checkpoint(
+        self, checkpoint: LangGraphCheckpoint, values: Sequence[LangGraphValue], *, fence: Lease | None = None
+    ) -> None:
+        return await self._write(fence, lambda tx: tx.put_langgraph_checkpoint(checkpoint, values))
+
+    async def get_langgraph_checkpoint(
+        self, thread_id: str, ns: str, checkpoint_id: str | None
+    ) -> LangGraphCheckpoint | None:
+        return await self._read(lambda tx: tx.get_langgraph_checkpoint(thread_id, ns, checkpoint_id))
+
+    async def list_langgraph_checkpoints(
+        self,
+        thread_id: str | None,
+        ns: str | None,
+        *,
+        before: str | None = None,
+        limit: int,
+        offset: int = 0,
+    ) -> list[LangGraphCheckpoint]:
+        return await self._read(
+            lambda tx: tx.list_langgraph_checkpoints(thread_id, ns, before=before, limit=limit, offset=offset)
+        )
+
+    async def get_langgraph_values(self, thread_id: str, hashes: Collection[str]) -> list[LangGraphValue]:
+        return await self._read(lambda tx: tx.get_langgraph_values(thread_id, hashes))
+
+    async def put_langgraph_writes(
+        self,
+        writes: Sequence[LangGraphWrite],
+        values: Sequence[LangGraphValue] = (),
+        *,
+        fence: Lease | None = None,
+    ) -> None:
+        return await self._write(fence, lambda tx: tx.put_langgraph_writes(writes, values))
+
+    async def list_langgraph_writes(
+        self, thread_id: str, ns: str, checkpoint_ids: Collection[str]
+    ) -> list[LangGraphWrite]:
+        return await self._read(lambda tx: tx.list_langgraph_writes(thread_id, ns, checkpoint_ids))
+
+    async def delete_langgraph_thread(self, thread_id: str) -> None:
+        return await self._write(None, lambda tx: tx.delete_langgraph_thread(thread_id))
+
+    async def delete_langgraph_runs(self, run_ids: Collection[str]) -> None:
+        return await self._write(None, lambda tx: tx.delete_langgraph_runs(run_ids))
+
+    async def copy_langgraph_thread(self, source: str, target: str) -> None:
+        return await self._write(None, lambda tx: tx.copy_langgraph_thread(source, target))
+
+    async def prune_langgraph_threads(self, thread_ids: Collection[str], *, keep_latest: bool) -> None:
+        return await self._write(
+            None, lambda tx: tx.prune_langgraph_threads(thread_ids, keep_latest=keep_latest)
         )

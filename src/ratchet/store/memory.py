@@ -50,6 +50,7 @@ from .changes import TRIGGERS, events_topic
 from .memory_checkpoints import MemoryCheckpoints
 from .memory_grants import MemoryGrants
 from .memory_inbox import MemoryInbox
+from .memory_langgraph import MemoryLangGraph
 from .memory_task_changes import MemoryTaskChanges
 from .memory_task_delete import MemoryTaskDelete
 from .memory_task_rows import MemoryTaskRows
@@ -109,6 +110,7 @@ class _MemoryOps(
     MemoryTaskChanges,
     MemoryTaskRows,
     MemoryTaskDelete,
+    MemoryLangGraph,
     StoreOps,
 ):
     """The tables, as dicts of JSON text (changed through `UndoLog`), and the operations on them."""

@@ -37,6 +37,7 @@ from ..model import (
 )
 from .grant_ops import GrantOps
 from .inbox_ops import InboxOps
+from .langgraph_ops import LangGraphOps
 from .task_change_ops import TaskChangeOps
 from .task_delete_ops import TaskDeleteOps
 from .task_row_ops import TaskRowOps
@@ -54,14 +55,15 @@ def claim_order(trigger: Trigger) -> tuple[int, dt.datetime, int]:
     return (priority_of(trigger), trigger.fire_at, trigger.id)
 
 
-class StoreOps(InboxOps, GrantOps, TaskChangeOps, TaskRowOps, TaskDeleteOps):
+class StoreOps(InboxOps, GrantOps, TaskChangeOps, TaskRowOps, TaskDeleteOps, LangGraphOps):
     """The operations of a store; every store implements them with the same behaviour.
 
     The inboxes' operations are declared apart, on `InboxOps` (inbox_ops.py),
     the task grants' on `GrantOps` (grant_ops.py), and the task-change log's on
     `TaskChangeOps` (task_change_ops.py), and the task listing's on
     `TaskRowOps` (task_row_ops.py), and deleting a task on `TaskDeleteOps`
-    (task_delete_ops.py).
+    (task_delete_ops.py), and LangGraph's checkpoints on `LangGraphOps`
+    (langgraph_ops.py).
     """
 
     # ------------------------------------------------------------------ tasks

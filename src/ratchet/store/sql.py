@@ -53,6 +53,7 @@ from .driver import Driver, Params
 from .ops import StoreOps, checkpoints_to_drop, claim_order, priority_of
 from .sql_grants import SqlGrants
 from .sql_inbox import SqlInbox
+from .sql_langgraph import SqlLangGraph
 from .sql_task_changes import SqlTaskChanges
 from .sql_task_delete import SqlTaskDelete
 from .sql_task_rows import SqlTaskRows
@@ -71,7 +72,7 @@ _INT4_MAX = 2**31 - 1  # substring offsets and message seqs are 32-bit integers
 _LEASE_COLUMNS = 9  # claim_tasks rows: a lease, then the claimed task's place in line
 
 
-class SqlOps(SqlInbox, SqlGrants, SqlTaskChanges, SqlTaskRows, SqlTaskDelete, StoreOps):
+class SqlOps(SqlInbox, SqlGrants, SqlTaskChanges, SqlTaskRows, SqlTaskDelete, SqlLangGraph, StoreOps):
     """The operations, run through a driver inside a transaction the caller opened."""
 
     def __init__(self, driver: Driver) -> None:

@@ -184,6 +184,43 @@ CREATE TABLE contents (
     body        TEXT NOT NULL,
     PRIMARY KEY (task_id, hash)
 );
+
+CREATE TABLE langgraph_checkpoints (
+    thread_id       TEXT NOT NULL,
+    checkpoint_ns   TEXT NOT NULL,
+    checkpoint_id   TEXT NOT NULL,
+    parent_id       TEXT,
+    run_id          TEXT,
+    type            TEXT NOT NULL,
+    body            BYTEA NOT NULL,
+    metadata        TEXT NOT NULL,
+    channel_values  TEXT NOT NULL,
+    PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
+);
+
+CREATE TABLE langgraph_writes (
+    thread_id       TEXT NOT NULL,
+    checkpoint_ns   TEXT NOT NULL,
+    checkpoint_id   TEXT NOT NULL,
+    task_id         TEXT NOT NULL,
+    idx             INTEGER NOT NULL,
+    channel         TEXT NOT NULL,
+    type            TEXT NOT NULL,
+    value           BYTEA NOT NULL,
+    value_hash      TEXT,
+    task_path       TEXT NOT NULL,
+    PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
+);
+
+CREATE TABLE langgraph_values (
+    thread_id       TEXT NOT NULL,
+    hash            TEXT NOT NULL,
+    prev            TEXT,
+    items           TEXT,
+    type            TEXT NOT NULL,
+    body            BYTEA NOT NULL,
+    PRIMARY KEY (thread_id, hash)
+);
 -- The fence as a statement that fails (migration 0013): SQLSTATE RLOST becomes LeaseLost.
 CREATE FUNCTION ratchet_check_fence(fenced_task TEXT, fenced_token BIGINT) RETURNS BOOLEAN
 LANGUAGE plpgsql AS $$

@@ -592,3 +592,158 @@ DELETE FROM leases WHERE task_id = :task_id
 
 -- name: delete_task_tasks
 DELETE FROM tasks WHERE id = :task_id
+
+-- LangGraph's checkpoints (store/sql_langgraph.py).
+
+-- name: put_langgraph_value
+INSERT INTO langgraph_values (thread_id, hash, prev, items, type, body)
+VALUES (:thread_id, :hash, NULL, NULL, :type, :body)
+ON CONFLICT (thread_id, hash) DO NOTHING
+
+-- name: put_langgraph_value_after
+-- A value stored as the value it extends (prev) and its new items: only when prev is stored (else 0 rows).
+INSERT INTO langgraph_values (thread_id, hash, prev, items, type, body)
+SELECT :thread_id, :hash, :prev, :items, :type, :body
+WHERE EXISTS (SELECT 1 FROM langgraph_values WHERE thread_id = :thread_id AND hash = :prev)
+ON CONFLICT (thread_id, hash) DO NOTHING
+
+-- name: has_langgraph_value
+SELECT 1 FROM langgraph_values WHERE thread_id = :thread_id AND hash = :hash
+
+-- name: get_langgraph_values
+-- The values of the hashes given (a JSON array), and of every value each extends or takes its items
+-- from, back to whole ones.
+WITH RECURSIVE wanted(hash) AS (
+    SELECT value FROM json_each(:hashes)
+    UNION
+    SELECT v.prev FROM langgraph_values v JOIN wanted w ON v.hash = w.hash
+    WHERE v.thread_id = :thread_id AND v.prev IS NOT NULL
+    UNION
+    SELECT v.items FROM langgraph_values v JOIN wanted w ON v.hash = w.hash
+    WHERE v.thread_id = :thread_id AND v.items IS NOT NULL
+)
+SELECT v.hash, v.prev, v.items, v.type, v.body FROM langgraph_values v JOIN wanted w ON v.hash = w.hash
+WHERE v.thread_id = :thread_id
+
+-- name: put_langgraph_checkpoint
+INSERT INTO langgraph_checkpoints
+    (thread_id, checkpoint_ns, checkpoint_id, parent_id, run_id, type, body, metadata, channel_values)
+VALUES (:thread_id, :ns, :checkpoint_id, :parent_id, :run_id, :type, :body, :metadata, :values)
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
+    parent_id = excluded.parent_id, run_id = excluded.run_id, type = excluded.type, body = excluded.body,
+    metadata = excluded.metadata, channel_values = excluded.channel_values
+
+-- name: get_langgraph_checkpoint
+SELECT thread_id, checkpoint_ns, checkpoint_id, parent_id, run_id, type, body, metadata, channel_values
+FROM langgraph_checkpoints
+WHERE thread_id = :thread_id AND checkpoint_ns = :ns AND checkpoint_id = :checkpoint_id
+
+-- name: latest_langgraph_checkpoint
+SELECT thread_id, checkpoint_ns, checkpoint_id, parent_id, run_id, type, body, metadata, channel_values
+FROM langgraph_checkpoints
+WHERE thread_id = :thread_id AND checkpoint_ns = :ns
+ORDER BY checkpoint_id DESC LIMIT 1
+
+-- name: list_langgraph_checkpoints
+SELECT thread_id, checkpoint_ns, checkpoint_id, parent_id, run_id, type, body, metadata, channel_values
+FROM langgraph_checkpoints
+WHERE thread_id = :thread_id AND (:ns IS NULL OR checkpoint_ns = :ns)
+  AND (:before IS NULL OR checkpoint_id < :before)
+ORDER BY checkpoint_id DESC, checkpoint_ns LIMIT :limit OFFSET :offset
+
+-- name: list_all_langgraph_checkpoints
+SELECT thread_id, checkpoint_ns, checkpoint_id, parent_id, run_id, type, body, metadata, channel_values
+FROM langgraph_checkpoints
+WHERE (:ns IS NULL OR checkpoint_ns = :ns) AND (:before IS NULL OR checkpoint_id < :before)
+ORDER BY checkpoint_id DESC, thread_id, checkpoint_ns LIMIT :limit OFFSET :offset
+
+-- name: put_langgraph_write
+INSERT INTO langgraph_writes
+    (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, value_hash, task_path)
+VALUES (:thread_id, :ns, :checkpoint_id, :task_id, :idx, :channel, :type, :value, :value_hash, :task_path)
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING
+
+-- name: replace_langgraph_write
+INSERT INTO langgraph_writes
+    (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, value_hash, task_path)
+VALUES (:thread_id, :ns, :checkpoint_id, :task_id, :idx, :channel, :type, :value, :value_hash, :task_path)
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET
+    channel = excluded.channel, type = excluded.type, value = excluded.value,
+    value_hash = excluded.value_hash, task_path = excluded.task_path
+
+-- name: list_langgraph_writes
+SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, task_path, value_hash
+FROM langgraph_writes
+WHERE thread_id = :thread_id AND checkpoint_ns = :ns AND checkpoint_id IN (SELECT value FROM json_each(:ids))
+
+-- name: delete_langgraph_thread_writes
+DELETE FROM langgraph_writes WHERE thread_id = :thread_id
+
+-- name: delete_langgraph_thread_checkpoints
+DELETE FROM langgraph_checkpoints WHERE thread_id = :thread_id
+
+-- name: delete_langgraph_thread_values
+DELETE FROM langgraph_values WHERE thread_id = :thread_id
+
+-- name: langgraph_threads_of_runs
+SELECT DISTINCT thread_id FROM langgraph_checkpoints WHERE run_id IN (SELECT value FROM json_each(:runs))
+
+-- name: delete_langgraph_run_writes
+DELETE FROM langgraph_writes WHERE (thread_id, checkpoint_ns, checkpoint_id) IN (
+    SELECT thread_id, checkpoint_ns, checkpoint_id FROM langgraph_checkpoints
+    WHERE run_id IN (SELECT value FROM json_each(:runs))
+)
+
+-- name: delete_langgraph_run_checkpoints
+DELETE FROM langgraph_checkpoints WHERE run_id IN (SELECT value FROM json_each(:runs))
+
+-- name: prune_langgraph_writes
+-- Every write of the thread but those of each namespace's latest checkpoint.
+DELETE FROM langgraph_writes WHERE thread_id = :thread_id AND checkpoint_id IS NOT (
+    SELECT max(c.checkpoint_id) FROM langgraph_checkpoints c
+    WHERE c.thread_id = :thread_id AND c.checkpoint_ns = langgraph_writes.checkpoint_ns
+)
+
+-- name: prune_langgraph_checkpoints
+DELETE FROM langgraph_checkpoints WHERE thread_id = :thread_id AND checkpoint_id < (
+    SELECT max(c.checkpoint_id) FROM langgraph_checkpoints c
+    WHERE c.thread_id = :thread_id AND c.checkpoint_ns = langgraph_checkpoints.checkpoint_ns
+)
+
+-- name: collect_langgraph_values
+-- Every value of the thread that no checkpoint or pending write of it reaches, directly or through the
+-- values they extend or take their items from.
+DELETE FROM langgraph_values WHERE thread_id = :thread_id AND hash NOT IN (
+    WITH RECURSIVE reached(hash) AS (
+        SELECT j.value FROM langgraph_checkpoints c, json_each(c.channel_values) j
+        WHERE c.thread_id = :thread_id
+        UNION
+        SELECT value_hash FROM langgraph_writes WHERE thread_id = :thread_id AND value_hash IS NOT NULL
+        UNION
+        SELECT v.prev FROM langgraph_values v JOIN reached r ON v.hash = r.hash
+        WHERE v.thread_id = :thread_id AND v.prev IS NOT NULL
+        UNION
+        SELECT v.items FROM langgraph_values v JOIN reached r ON v.hash = r.hash
+        WHERE v.thread_id = :thread_id AND v.items IS NOT NULL
+    )
+    SELECT hash FROM reached WHERE hash IS NOT NULL
+)
+
+-- name: copy_langgraph_checkpoints
+INSERT INTO langgraph_checkpoints
+    (thread_id, checkpoint_ns, checkpoint_id, parent_id, run_id, type, body, metadata, channel_values)
+SELECT :target, checkpoint_ns, checkpoint_id, parent_id, run_id, type, body, metadata, channel_values
+FROM langgraph_checkpoints WHERE thread_id = :source
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO NOTHING
+
+-- name: copy_langgraph_writes
+INSERT INTO langgraph_writes
+    (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, value_hash, task_path)
+SELECT :target, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, value_hash, task_path
+FROM langgraph_writes WHERE thread_id = :source
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING
+
+-- name: copy_langgraph_values
+INSERT INTO langgraph_values (thread_id, hash, prev, items, type, body)
+SELECT :target, hash, prev, items, type, body FROM langgraph_values WHERE thread_id = :source
+ON CONFLICT (thread_id, hash) DO NOTHING

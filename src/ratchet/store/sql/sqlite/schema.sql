@@ -180,3 +180,40 @@ CREATE TABLE contents (
     body        TEXT NOT NULL,
     PRIMARY KEY (task_id, hash)
 ) WITHOUT ROWID;
+
+CREATE TABLE langgraph_checkpoints (
+    thread_id       TEXT NOT NULL,
+    checkpoint_ns   TEXT NOT NULL,
+    checkpoint_id   TEXT NOT NULL,
+    parent_id       TEXT,
+    run_id          TEXT,
+    type            TEXT NOT NULL,
+    body            BLOB NOT NULL,
+    metadata        TEXT NOT NULL,
+    channel_values  TEXT NOT NULL,
+    PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
+) WITHOUT ROWID;
+
+CREATE TABLE langgraph_writes (
+    thread_id       TEXT NOT NULL,
+    checkpoint_ns   TEXT NOT NULL,
+    checkpoint_id   TEXT NOT NULL,
+    task_id         TEXT NOT NULL,
+    idx             INTEGER NOT NULL,
+    channel         TEXT NOT NULL,
+    type            TEXT NOT NULL,
+    value           BLOB NOT NULL,
+    value_hash      TEXT,
+    task_path       TEXT NOT NULL,
+    PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
+) WITHOUT ROWID;
+
+CREATE TABLE langgraph_values (
+    thread_id       TEXT NOT NULL,
+    hash            TEXT NOT NULL,
+    prev            TEXT,
+    items           TEXT,
+    type            TEXT NOT NULL,
+    body            BLOB NOT NULL,
+    PRIMARY KEY (thread_id, hash)
+) WITHOUT ROWID;

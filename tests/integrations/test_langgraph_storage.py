@@ -1,0 +1,353 @@
+"""How RatchetSaver stores channel values: a growing list as its new items, each value once per
+thread, chains bounded by a whole copy, and nothing of a thread left after it is pruned or deleted."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.base import Checkpoint, empty_checkpoint
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+from ratchet.errors import CorruptRecord
+from ratchet.integrations.langgraph import RatchetSaver
+from ratchet.langgraph_rows import LangGraphValue
+from ratchet.store import StateStore
+
+from ..helpers.raw_sql import run_sql
+
+TABLES = ("langgraph_checkpoints", "langgraph_writes", "langgraph_values")
+
+
+def message(step: int) -> dict[str, Any]:
+    """A message of about 300 bytes."""
+    return {"role": "assistant", "id": f"m{step}", "content": f"step {step}: " + "a new thought. " * 18}
+
+
+def config_of(thread_id: str) -> Any:
+    return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+
+
+def checkpoint_of(values: dict[str, Any], versions: dict[str, int]) -> Checkpoint:
+    checkpoint = empty_checkpoint()
+    checkpoint["channel_values"] = dict(values)
+    checkpoint["channel_versions"] = dict(versions)
+    return checkpoint
+
+
+async def append_steps(
+    saver: RatchetSaver, thread_id: str, steps: int, *, ns: str = ""
+) -> list[dict[str, Any]]:
+    """Put `steps` checkpoints, each adding a message to "messages" and bumping "step"; their configs."""
+    messages: list[dict[str, Any]] = []
+    config: dict[str, Any] = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns}}
+    configs = []
+    system = {"role": "system", "content": "be brief"}
+    for step in range(1, steps + 1):
+        messages = [*messages, message(step)]  # a new list, as LangGraph's reducers make
+        values = {"messages": messages, "step": step, "system": system}
+        versions = {"messages": step, "step": step, "system": 1}
+        new = {"messages": step, "step": step} | ({"system": 1} if step == 1 else {})
+        config = await saver.aput(
+            config, checkpoint_of(values, versions), {"source": "loop", "step": step}, new
+        )
+        configs.append(config)
+    return configs
+
+
+async def rows_of(store: StateStore, url: str, thread_id: str) -> dict[str, int]:
+    """How many rows each of LangGraph's tables holds for the thread, read table by table."""
+    if url.startswith("memory://"):
+        ops = store._ops  # type: ignore[attr-defined]
+        return {
+            "langgraph_checkpoints": len(ops.lg_checkpoints.get(thread_id, {})),
+            "langgraph_writes": len(ops.lg_writes.get(thread_id, {})),
+            "langgraph_values": len(ops.lg_values.get(thread_id, {})),
+        }
+    return {
+        table: run_sql(url, f"SELECT count(*) FROM {table} WHERE thread_id = ?", thread_id)[0][0]
+        for table in TABLES
+    }
+
+
+async def values_reached(store: StateStore, thread_id: str) -> set[str]:
+    """The hashes of every value a checkpoint or pending write of the thread reaches, directly or
+    through what it extends or takes its items from."""
+    checkpoints = await store.list_langgraph_checkpoints(thread_id, None, limit=10_000)
+    named = {digest for row in checkpoints for digest in row.value_hashes().values()}
+    for ns in {row.ns for row in checkpoints}:
+        ids = [row.checkpoint_id for row in checkpoints if row.ns == ns]
+        writes = await store.list_langgraph_writes(thread_id, ns, ids)
+        named |= {write.value_hash for write in writes if write.value_hash is not None}
+    return {value.hash for value in await store.get_langgraph_values(thread_id, named)}
+
+
+def links(chain: list[LangGraphValue]) -> list[LangGraphValue]:
+    """The rows of a value's chain (the whole one and its extensions), without the lists of new items
+    the extensions take from other rows."""
+    listed = {value.items for value in chain}
+    return [value for value in chain if value.hash not in listed]
+
+
+async def test_a_growing_list_reads_back_exactly_at_every_checkpoint(store: StateStore) -> None:
+    saver = RatchetSaver(store, max_chain=8)
+    configs = await append_steps(saver, "t1", 60)
+
+    latest = await saver.aget_tuple({"configurable": {"thread_id": "t1"}})
+    assert latest is not None
+    assert latest.checkpoint["channel_values"]["messages"] == [message(step) for step in range(1, 61)]
+    assert latest.checkpoint["channel_values"]["step"] == 60
+    history = [found async for found in saver.alist({"configurable": {"thread_id": "t1"}})]
+    assert [found.config for found in history] == list(reversed(configs))
+    for found in history:
+        step = found.checkpoint["channel_values"]["step"]
+        assert found.checkpoint["channel_values"]["messages"] == [message(n) for n in range(1, step + 1)]
+        assert found.checkpoint["channel_values"]["system"] == {"role": "system", "content": "be brief"}
+
+    # A saver that knows nothing of the thread (a new process) reads it back the same.
+    fresh = RatchetSaver(store)
+    again = await fresh.aget_tuple(configs[29])
+    assert again is not None
+    assert again.checkpoint["channel_values"]["messages"] == [message(n) for n in range(1, 31)]
+
+
+async def test_a_growing_list_is_stored_as_its_new_items_with_whole_copies_that_bound_its_chains(
+    store: StateStore,
+) -> None:
+    saver = RatchetSaver(store, max_chain=8)
+    await append_steps(saver, "t1", 60)
+
+    rows = await store.list_langgraph_checkpoints("t1", "", limit=100)
+    chains: dict[int, int] = {}
+    whole_at: set[int] = set()
+    for row in rows:
+        step = json.loads(row.metadata)["step"]
+        chain = links(await store.get_langgraph_values("t1", [row.value_hashes()["messages"]]))
+        assert sum(value.prev is None for value in chain) == 1  # one whole copy, then its extensions
+        chains[step] = len(chain)
+        if len(chain) == 1:
+            whole_at.add(step)
+    # Whole again once a chain is max(max_chain, the whole copy's items) long: after 8 rows from the
+    # copy of 1 item, 9 rows from the copy of 9, 18 rows from the copy of 18.
+    assert sorted(whole_at) == [1, 9, 18, 36]
+    for step, length in chains.items():
+        base = max(start for start in whole_at if start <= step)
+        assert length == step - base + 1 <= max(8, base)
+
+    every = await store.get_langgraph_values("t1", {row.value_hashes()["messages"] for row in rows})
+    assert len(links(every)) == 60
+    # Each message added is a value of its own (the list of new items, shared with the pending write
+    # that would bring it), which its extension names.
+    assert len(every) == 60 + 56
+    added = {value.items for value in every}
+    one = max(len(value.body) for value in every if value.hash in added)  # a message added
+    stored = sum(len(value.body) for value in every)
+    # Each version whole would be 60 * 61 / 2 = 1,830 messages; here 56 added one by one and whole
+    # copies of 1 + 9 + 18 + 36 = 64, so about 120 (and whole copies stay under twice the last value).
+    assert stored < 125 * one
+    # The unchanged channel is stored once, whatever the number of checkpoints.
+    system = {row.value_hashes()["system"] for row in rows}
+    assert len(system) == 1
+
+
+async def test_identical_values_are_stored_once_per_thread(store: StateStore, store_url: str) -> None:
+    saver = RatchetSaver(store)
+    big = {"content": "the same large document " * 100}
+    config: dict[str, Any] = {"configurable": {"thread_id": "t1", "checkpoint_ns": ""}}
+    for step in range(1, 6):  # a new version of the channel at each step, with the same value
+        checkpoint = checkpoint_of({"doc": big}, {"doc": step})
+        config = await saver.aput(config, checkpoint, {"step": step}, {"doc": step})
+
+    assert (await rows_of(store, store_url, "t1"))["langgraph_values"] == 1
+
+
+async def test_prune_keeps_the_latest_checkpoint_and_exactly_the_values_it_reaches(
+    store: StateStore, store_url: str
+) -> None:
+    saver = RatchetSaver(store, max_chain=8)
+    configs = await append_steps(saver, "t1", 30)
+    await append_steps(saver, "t1", 5, ns="child:1")
+    await saver.aput_writes(configs[-1], [("messages", [message(99)])], "task-1")
+    await saver.aput_writes(configs[10], [("messages", [message(98)])], "task-2")
+    await append_steps(saver, "other", 12)
+    other_before = await rows_of(store, store_url, "other")
+
+    await saver.aprune(["t1"], strategy="keep_latest")
+
+    rows = await rows_of(store, store_url, "t1")
+    assert rows["langgraph_checkpoints"] == 2  # one per namespace
+    assert rows["langgraph_writes"] == 1  # the latest checkpoint's
+    assert rows["langgraph_values"] == len(await values_reached(store, "t1"))
+    # The root's latest "messages" is 13 links (a whole copy at 18, then 19..30) and the 12 messages
+    # they add, the child's 5 links and 4 messages; "step" is a row per namespace; "system", the same
+    # in both, is one row; the kept write's message is one.
+    assert rows["langgraph_values"] == (13 + 12) + (5 + 4) + 2 + 1 + 1
+    latest = await saver.aget_tuple({"configurable": {"thread_id": "t1"}})
+    assert latest is not None
+    assert latest.checkpoint["channel_values"]["messages"] == [message(step) for step in range(1, 31)]
+    assert latest.pending_writes == [("task-1", "messages", [message(99)])]
+    assert await rows_of(store, store_url, "other") == other_before
+
+
+async def test_delete_and_prune_to_nothing_leave_no_row_of_the_thread(
+    store: StateStore, store_url: str
+) -> None:
+    saver = RatchetSaver(store, max_chain=8)
+    for thread_id in ("deleted", "pruned", "kept"):
+        configs = await append_steps(saver, thread_id, 20)
+        await saver.aput_writes(configs[-1], [("messages", [message(99)])], "task-1")
+    kept = await rows_of(store, store_url, "kept")
+
+    await saver.adelete_thread("deleted")
+    await saver.aprune(["pruned"], strategy="delete")
+
+    nothing = dict.fromkeys(TABLES, 0)
+    assert await rows_of(store, store_url, "deleted") == nothing
+    assert await rows_of(store, store_url, "pruned") == nothing
+    assert await rows_of(store, store_url, "kept") == kept
+
+
+async def test_deleting_a_run_keeps_the_values_later_checkpoints_extend(
+    store: StateStore, store_url: str
+) -> None:
+    saver = RatchetSaver(store, max_chain=100)
+    config: dict[str, Any] = {"configurable": {"thread_id": "t1", "checkpoint_ns": ""}}
+    messages: list[dict[str, Any]] = []
+    for step in range(1, 11):
+        messages = [*messages, message(step)]
+        checkpoint = checkpoint_of({"messages": messages}, {"messages": step})
+        run = "first" if step <= 5 else "second"
+        config = await saver.aput(config, checkpoint, {"step": step, "run_id": run}, {"messages": step})
+
+    await saver.adelete_for_runs(["first"])
+
+    left = [found async for found in saver.alist({"configurable": {"thread_id": "t1"}})]
+    assert [found.metadata["step"] for found in left] == [10, 9, 8, 7, 6]
+    assert left[0].checkpoint["channel_values"]["messages"] == messages
+    # Steps 1-5 are extended by 6-10: 10 links, and the 9 messages added after the first.
+    assert (await rows_of(store, store_url, "t1"))["langgraph_values"] == 10 + 9
+
+
+async def test_a_thread_deleted_by_another_saver_is_stored_whole_again(store: StateStore) -> None:
+    writer, other = RatchetSaver(store), RatchetSaver(store)
+    configs = await append_steps(writer, "t1", 3)
+    await other.adelete_thread("t1")
+
+    # The writer still takes step 3's list as stored: the store refuses the extension, the saver
+    # stores the value whole instead.
+    messages = [message(1), message(2), message(3), message(4)]
+    checkpoint = checkpoint_of({"messages": messages}, {"messages": 4})
+    config = await writer.aput(configs[-1], checkpoint, {"step": 4}, {"messages": 4})
+
+    found = await other.aget_tuple(config)
+    assert found is not None
+    assert found.checkpoint["channel_values"]["messages"] == messages
+    [row] = await store.list_langgraph_checkpoints("t1", "", limit=1)
+    chain = await store.get_langgraph_values("t1", [row.value_hashes()["messages"]])
+    assert [value.prev for value in chain] == [None]
+
+
+async def test_a_saver_that_read_a_thread_extends_its_values(store: StateStore) -> None:
+    await append_steps(RatchetSaver(store), "t1", 3)
+    fresh = RatchetSaver(store)  # as after a restart
+    latest = await fresh.aget_tuple({"configurable": {"thread_id": "t1"}})
+    assert latest is not None
+
+    messages = [*latest.checkpoint["channel_values"]["messages"], message(4)]
+    checkpoint = checkpoint_of({"messages": messages}, {"messages": 4})
+    await fresh.aput(latest.config, checkpoint, {"step": 4}, {"messages": 4})
+
+    [row] = await store.list_langgraph_checkpoints("t1", "", limit=1)
+    chain = links(await store.get_langgraph_values("t1", [row.value_hashes()["messages"]]))
+    assert len(chain) == 4  # step 1 whole, then 2, 3 and 4 as their new items
+
+
+async def test_a_chain_missing_a_link_is_unreadable_and_says_which(store: StateStore, store_url: str) -> None:
+    saver = RatchetSaver(store)
+    configs = await append_steps(saver, "t1", 5)
+    [row] = await store.list_langgraph_checkpoints("t1", "", limit=1)
+    chain = await store.get_langgraph_values("t1", [row.value_hashes()["messages"]])
+    link = next(
+        value.hash
+        for value in chain
+        if value.prev is not None and value.hash != row.value_hashes()["messages"]
+    )
+    if store_url.startswith("memory://"):
+        del store._ops.lg_values["t1"][link]  # type: ignore[attr-defined]
+    else:
+        run_sql(store_url, "DELETE FROM langgraph_values WHERE thread_id = ? AND hash = ?", "t1", link)
+
+    with pytest.raises(CorruptRecord) as unreadable:
+        await RatchetSaver(store).aget_tuple(configs[-1])
+    message = str(unreadable.value)
+    assert "\n" not in message
+    assert message.startswith(
+        f"channel 'messages' of checkpoint {row.checkpoint_id} of thread 't1' is unreadable: "
+    )
+    assert "which is missing" in message and link in message
+
+
+async def test_a_message_is_stored_once_for_its_pending_write_and_the_list_it_extends(
+    store: StateStore, store_url: str
+) -> None:
+    saver = RatchetSaver(store)
+    configs = await append_steps(saver, "t1", 3)
+    before = (await rows_of(store, store_url, "t1"))["langgraph_values"]
+
+    # As LangGraph does: the node's write (the messages it returns), then the next checkpoint.
+    await saver.aput_writes(configs[-1], [("messages", [message(4)]), ("step", 4)], "task-4")
+    messages = [message(step) for step in range(1, 5)]
+    checkpoint = checkpoint_of({"messages": messages, "step": 4}, {"messages": 4, "step": 4, "system": 1})
+    latest = await saver.aput(configs[-1], checkpoint, {"step": 4}, {"messages": 4, "step": 4})
+
+    # The message once, the link that extends the list with it, and the new "step".
+    assert (await rows_of(store, store_url, "t1"))["langgraph_values"] == before + 3
+    written = await saver.aget_tuple(configs[-1])
+    assert written is not None
+    assert written.pending_writes == [("task-4", "messages", [message(4)]), ("task-4", "step", 4)]
+    found = await saver.aget_tuple(latest)
+    assert found is not None
+    assert found.checkpoint["channel_values"]["messages"] == messages
+
+
+async def test_listing_pages_through_every_thread_newest_first(store: StateStore) -> None:
+    saver = RatchetSaver(store)
+    first = await append_steps(saver, "t1", 70)
+    second = await append_steps(saver, "t2", 70)  # more than a page (100) in all
+    everything = [found.config async for found in saver.alist(None)]
+    assert everything == list(reversed(first + second))
+
+    ids = [found.config["configurable"]["checkpoint_id"] async for found in saver.alist(None, limit=150)]
+    assert len(ids) == 140
+    assert ids == sorted(ids, reverse=True)
+    newest = [found.metadata["step"] async for found in saver.alist(None, filter={"step": 5}, limit=3)]
+    assert newest == [5, 5]  # one of each thread
+    before = [
+        found.config async for found in saver.alist({"configurable": {"thread_id": "t1"}}, before=first[2])
+    ]
+    assert before == [first[1], first[0]]
+
+
+@dataclasses.dataclass
+class Note:
+    text: str
+
+
+async def test_a_saver_with_an_allowlist_reads_its_values_with_it(store: StateStore) -> None:
+    # A strict serializer returns a type it does not allow as a dict; StateGraph.compile allows the
+    # state's types with `with_allowlist`, and the values must be read with that serializer too.
+    saver = RatchetSaver(store, serde=JsonPlusSerializer(allowed_msgpack_modules=None))
+    allowing = saver.with_allowlist({(Note.__module__, "Note")})
+    assert allowing is not saver
+
+    notes = [Note("first " * 50), Note("second " * 50)]
+    checkpoint = checkpoint_of({"notes": notes}, {"notes": 1})
+    stored = await allowing.aput(config_of("t1"), checkpoint, {"step": 1}, {"notes": 1})
+    await allowing.aput_writes(stored, [("notes", [Note("third " * 50)])], "task-1")
+
+    found = await allowing.aget_tuple(stored)
+    assert found is not None
+    assert found.checkpoint["channel_values"]["notes"] == notes
+    assert found.pending_writes == [("task-1", "notes", [Note("third " * 50)])]
