@@ -153,7 +153,7 @@ class AgentTool(Tool):
             raise NonRetryableError(f"bad arguments for {self.name}: {bad}") from None
         return validated
 
-    async def invoke(self, args: dict[str, Any], context: ToolContext) -> JsonValue:
+    async def invoke(self, args: dict[str, Any], context: ToolContext | None) -> JsonValue:
         arguments = self._args if args == self.shown else self.validate(args)
         result = await wrap_tool_call_result(
             self._toolset.call_tool(self.name, arguments, self._run_context, self._tool)
