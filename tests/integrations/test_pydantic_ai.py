@@ -189,10 +189,11 @@ def test_without_pydantic_ai_the_bridge_names_its_extra_and_ratchet_still_import
 
 
 def test_nothing_of_ratchet_imports_the_bridge() -> None:
+    # The CLI sits above every layer: `ratchet langgraph import` loads its bridge when it runs.
     importers = [
         f"{module} imports {imported}"
         for module, imported_modules in sorted(import_graph(SRC).items())
-        if not module.startswith("ratchet.integrations")
+        if not module.startswith(("ratchet.integrations", "ratchet.cli"))
         for imported in sorted(imported_modules)
         if imported.startswith("ratchet.integrations")
     ]

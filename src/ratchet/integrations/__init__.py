@@ -1,6 +1,6 @@
 """Ratchet under other agent frameworks: each bridge is a subpackage, loaded only when imported.
 
-Each imports Ratchet, and nothing of Ratchet imports them.
+Each imports Ratchet; nothing of Ratchet imports them but the CLI command that drives one.
 
 - `ratchet.integrations.langgraph`: `RatchetSaver`, LangGraph's checkpointer
   on any Ratchet store (extra ``[langgraph]``).
