@@ -45,6 +45,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from ...errors import CorruptRecord
 from ...langgraph_rows import LangGraphValue
+from ._packing import pack, unpack
 
 __all__ = ["SHARED", "ChannelValues", "Encoded", "whole_value"]
 
@@ -79,7 +80,8 @@ class Encoded:
 def whole_value(thread_id: str, dumped: tuple[str, bytes]) -> LangGraphValue:
     """The row of a value stored whole, from the serializer's type tag and bytes."""
     type_, body = dumped
-    return LangGraphValue(thread_id, _digest(b"w", type_.encode(), body), None, type_, body)
+    digest = _digest(b"w", type_.encode(), body)  # of the serializer's bytes, however they are stored
+    return LangGraphValue(thread_id, digest, None, *pack(dumped))
 
 
 def _digest(*parts: bytes) -> str:
@@ -175,6 +177,9 @@ class ChannelValues:
     ) -> tuple[list[LangGraphValue], Known]:
         is_list = type(value) is list
         items = list(value) if is_list else None
+        if is_list and previous is not None and previous.items is not None and previous.items == value:
+            # The same list at a new version (a turn's input of no new messages): the same row.
+            return [], replace(previous, version=version, items=items)
         if (
             is_list
             and previous is not None
@@ -243,7 +248,7 @@ class ChannelValues:
             chain.append(row)
             current = row.prev
         base = chain.pop()
-        value = self.serde.loads_typed((base.type, base.body))
+        value = self.serde.loads_typed(unpack(base.type, base.body))
         base_items = len(value) if type(value) is list else 0
         if not chain:
             return value, 0, base_items
@@ -253,11 +258,11 @@ class ChannelValues:
         value = list(value)
         for row in reversed(chain):
             if row.items is None:
-                value.extend(self.serde.loads_typed((row.type, row.body)))
+                value.extend(self.serde.loads_typed(unpack(row.type, row.body)))
                 continue
             listed = rows.get(row.items)
             if listed is None:
                 problem = f"its value {digest} takes items from value {row.items}, which is missing"
                 raise CorruptRecord(what, "langgraph_values", (row.items,), problem)
-            value.extend(self.serde.loads_typed((listed.type, listed.body)))
+            value.extend(self.serde.loads_typed(unpack(listed.type, listed.body)))
         return value, len(chain), base_items
