@@ -311,6 +311,24 @@ async def test_a_thread_deleted_by_another_saver_is_stored_whole_again(store: St
     assert [value.prev for value in chain] == [None]
 
 
+async def test_the_same_list_at_a_new_version_after_the_thread_was_deleted_elsewhere_reads_back(
+    store: StateStore,
+) -> None:
+    writer, other = RatchetSaver(store), RatchetSaver(store)
+    configs = await append_steps(writer, "t1", 3)
+    await other.adelete_thread("t1")
+
+    # The writer still takes step 3's list as stored; the same list at a new version (a turn's input)
+    # must not name a row that is gone.
+    messages = [message(1), message(2), message(3)]
+    checkpoint = checkpoint_of({"messages": messages}, {"messages": 4})
+    config = await writer.aput(configs[-1], checkpoint, {"step": 4}, {"messages": 4})
+
+    found = await other.aget_tuple(config)
+    assert found is not None
+    assert found.checkpoint["channel_values"]["messages"] == messages
+
+
 async def test_a_saver_that_read_a_thread_extends_its_values(store: StateStore) -> None:
     await append_steps(RatchetSaver(store), "t1", 3)
     fresh = RatchetSaver(store)  # as after a restart

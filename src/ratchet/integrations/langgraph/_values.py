@@ -66,6 +66,7 @@ class Known:
     items: list[Any] | None  # a copy of the list, to compare the next version with
     chain: int  # rows from the value stored whole to this one
     base_items: int  # the number of items of that whole value
+    row: LangGraphValue | None = None  # the row `hash` names, to write again for the same list
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,9 +178,17 @@ class ChannelValues:
     ) -> tuple[list[LangGraphValue], Known]:
         is_list = type(value) is list
         items = list(value) if is_list else None
-        if is_list and previous is not None and previous.items is not None and previous.items == value:
-            # The same list at a new version (a turn's input of no new messages): the same row.
-            return [], replace(previous, version=version, items=items)
+        if (
+            is_list
+            and previous is not None
+            and previous.row is not None
+            and previous.items is not None
+            and previous.items == value
+        ):
+            # The same list at a new version (a turn's input of no new messages): the same row, written
+            # again (a no-op) so that the store refuses the put if what it extends is gone, as for any
+            # extension, and a whole row deleted meanwhile is stored again.
+            return [previous.row], replace(previous, version=version, items=items)
         if (
             is_list
             and previous is not None
@@ -193,16 +202,16 @@ class ChannelValues:
             if len(added[1]) < SHARED:
                 digest = _digest(b"x", previous.hash.encode(), added[0].encode(), added[1])
                 row = LangGraphValue(thread_id, digest, previous.hash, added[0], added[1])
-                return [row], replace(known, hash=digest)
+                return [row], replace(known, hash=digest, row=row)
             # The new items as a value of their own: the same bytes as the pending write that
             # brought them (a node's returned messages), which is then stored once for both.
             new = whole_value(thread_id, added)
             digest = _digest(b"i", previous.hash.encode(), new.hash.encode())
             row = LangGraphValue(thread_id, digest, previous.hash, "", b"", new.hash)
-            return [new, row], replace(known, hash=digest)
+            return [new, row], replace(known, hash=digest, row=row)
         row = whole_value(thread_id, self.serde.dumps_typed(value))
         kept = None if is_list else value
-        return [row], Known(version, row.hash, kept, items, 0, len(value) if is_list else 0)
+        return [row], Known(version, row.hash, kept, items, 0, len(value) if is_list else 0, row)
 
     # ------------------------------------------------------------------ reading
 
@@ -231,7 +240,7 @@ class ChannelValues:
                 is_list = type(value) is list
                 kept = None if is_list else value
                 copy = list(value) if is_list else None
-                known[channel] = Known(version, digest, kept, copy, chain, base_items)
+                known[channel] = Known(version, digest, kept, copy, chain, base_items, rows.get(digest))
         return values, known
 
     def _value(self, digest: str, rows: Mapping[str, LangGraphValue], what: str) -> tuple[Any, int, int]:
