@@ -5,7 +5,8 @@ a history that gains a message per step costs O(N²) bytes over N steps. Here
 each value is a row of the thread's values, under a hash of what the row
 holds (identical rows are one row):
 
-- a value stored *whole*: the serializer's bytes of the value;
+- a value stored *whole*: the serializer's bytes of the value (zlib-compressed
+  when shorter: `_packing`; its hash is of the serializer's bytes);
 - a list that extends the previous value of its channel (the same items,
   then more: the append-a-message pattern) is stored as that value's hash
   (``prev``) and the serializer's bytes of the items it adds (of ``SHARED``
