@@ -13,6 +13,7 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from ratchet.errors import CorruptRecord
 from ratchet.integrations.langgraph import RatchetSaver
+from ratchet.integrations.langgraph._packing import unpack
 from ratchet.langgraph_rows import LangGraphValue
 from ratchet.store import StateStore
 
@@ -152,6 +153,67 @@ async def test_a_growing_list_is_stored_as_its_new_items_with_whole_copies_that_
     assert len(system) == 1
 
 
+async def test_a_list_at_a_new_version_with_no_new_item_adds_no_row_and_later_ones_extend_it(
+    store: StateStore, store_url: str
+) -> None:
+    # A chat's turns: each run's input adds no message but bumps the channel's version, then its node
+    # appends one. Stored whole at each input, the history would cost N²/2 messages over N turns.
+    saver = RatchetSaver(store)
+    config: dict[str, Any] = {"configurable": {"thread_id": "t1", "checkpoint_ns": ""}}
+    messages: list[dict[str, Any]] = []
+    version = 0
+    for turn in range(1, 31):
+        before = await rows_of(store, store_url, "t1")
+        version += 1
+        same = list(messages)  # the input's reducer makes a new, equal list
+        config = await saver.aput(
+            config, checkpoint_of({"messages": same}, {"messages": version}), {}, {"messages": version}
+        )
+        if turn > 1:
+            assert (await rows_of(store, store_url, "t1"))["langgraph_values"] == before["langgraph_values"]
+        version += 1
+        messages = [*messages, message(turn)]
+        config = await saver.aput(
+            config, checkpoint_of({"messages": messages}, {"messages": version}), {}, {"messages": version}
+        )
+
+    rows = await store.list_langgraph_checkpoints("t1", "", limit=100)
+    every = await store.get_langgraph_values("t1", {row.value_hashes()["messages"] for row in rows})
+    assert len(every) < 2 * 30 + 5  # each message and its link once, not a whole history per turn
+    fresh = RatchetSaver(store)
+    for found in [found async for found in fresh.alist({"configurable": {"thread_id": "t1"}})]:
+        versions = found.checkpoint["channel_versions"]["messages"]
+        assert found.checkpoint["channel_values"]["messages"] == [
+            message(n) for n in range(1, int(versions) // 2 + 1)
+        ]
+
+
+async def test_values_and_checkpoints_are_stored_compressed_when_that_is_shorter_and_read_back_exactly(
+    store: StateStore,
+) -> None:
+    saver = RatchetSaver(store)
+    document = {"content": "a report of the step, " * 40}
+    tiny = {"n": 1}
+    config: dict[str, Any] = {"configurable": {"thread_id": "t1", "checkpoint_ns": ""}}
+    checkpoint = checkpoint_of({"doc": document, "tiny": tiny}, {"doc": 1, "tiny": 1})
+    config = await saver.aput(config, checkpoint, {"step": 1}, {"doc": 1, "tiny": 1})
+
+    row = await store.get_langgraph_checkpoint("t1", "", checkpoint["id"])
+    assert row is not None
+    hashes = row.value_hashes()
+    stored = {value.hash: value for value in await store.get_langgraph_values("t1", hashes.values())}
+    serialized = saver.serde.dumps_typed(document)
+    doc = stored[hashes["doc"]]
+    assert doc.type == "zlib1+" + serialized[0]
+    assert len(doc.body) < len(serialized[1]) / 4
+    assert stored[hashes["tiny"]].type == saver.serde.dumps_typed(tiny)[0]  # too small to gain
+    assert "id" not in saver.serde.loads_typed(unpack(row.type, row.body))
+
+    found = await RatchetSaver(store).aget_tuple(config)
+    assert found is not None
+    assert found.checkpoint == checkpoint
+
+
 async def test_identical_values_are_stored_once_per_thread(store: StateStore, store_url: str) -> None:
     saver = RatchetSaver(store)
     big = {"content": "the same large document " * 100}
@@ -247,6 +309,24 @@ async def test_a_thread_deleted_by_another_saver_is_stored_whole_again(store: St
     [row] = await store.list_langgraph_checkpoints("t1", "", limit=1)
     chain = await store.get_langgraph_values("t1", [row.value_hashes()["messages"]])
     assert [value.prev for value in chain] == [None]
+
+
+async def test_the_same_list_at_a_new_version_after_the_thread_was_deleted_elsewhere_reads_back(
+    store: StateStore,
+) -> None:
+    writer, other = RatchetSaver(store), RatchetSaver(store)
+    configs = await append_steps(writer, "t1", 3)
+    await other.adelete_thread("t1")
+
+    # The writer still takes step 3's list as stored; the same list at a new version (a turn's input)
+    # must not name a row that is gone.
+    messages = [message(1), message(2), message(3)]
+    checkpoint = checkpoint_of({"messages": messages}, {"messages": 4})
+    config = await writer.aput(configs[-1], checkpoint, {"step": 4}, {"messages": 4})
+
+    found = await other.aget_tuple(config)
+    assert found is not None
+    assert found.checkpoint["channel_values"]["messages"] == messages
 
 
 async def test_a_saver_that_read_a_thread_extends_its_values(store: StateStore) -> None:

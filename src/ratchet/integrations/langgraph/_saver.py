@@ -38,6 +38,7 @@ from ...store import StateStore, open_store
 from ...store.ops import StoreOps
 from ._bridge import LoopBridge
 from ._fence import ThreadFence
+from ._packing import pack, unpack
 from ._values import SHARED, ChannelValues, whole_value
 
 __all__ = ["RatchetSaver"]
@@ -165,7 +166,8 @@ class RatchetSaver(BaseCheckpointSaver[Any]):  # versions: int, or str on a thre
         rows, values, writes = fetched
         tuples = []
         for row in rows:
-            checkpoint: Checkpoint = self.serde.loads_typed((row.type, row.body))
+            checkpoint: Checkpoint = self.serde.loads_typed(unpack(row.type, row.body))
+            checkpoint["id"] = row.checkpoint_id  # the row's key, not stored twice in the body
             versions = checkpoint["channel_versions"]
             where = f"checkpoint {row.checkpoint_id} of thread {row.thread_id!r}"
             found = values[row.thread_id]
@@ -191,13 +193,13 @@ class RatchetSaver(BaseCheckpointSaver[Any]):  # versions: int, or str on a thre
 
     def _pending(self, write: LangGraphWrite, values: dict[str, LangGraphValue]) -> PendingWrite:
         if write.value_hash is None:
-            return (write.task_id, write.channel, self.serde.loads_typed((write.type, write.value)))
+            return (write.task_id, write.channel, self.serde.loads_typed(unpack(write.type, write.value)))
         stored = values.get(write.value_hash)
         if stored is None:
             what = f"write {write.idx} of task {write.task_id} on checkpoint {write.checkpoint_id}"
             problem = f"its value {write.value_hash} is missing"
             raise CorruptRecord(what, "langgraph_values", (write.value_hash,), problem)
-        return (write.task_id, write.channel, self.serde.loads_typed((stored.type, stored.body)))
+        return (write.task_id, write.channel, self.serde.loads_typed(unpack(stored.type, stored.body)))
 
     async def _page(
         self,
@@ -239,8 +241,9 @@ class RatchetSaver(BaseCheckpointSaver[Any]):  # versions: int, or str on a thre
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         thread_id, ns, parent_id = _where(config)
-        body = {key: value for key, value in checkpoint.items() if key != "channel_values"}
-        type_, dumped = self.serde.dumps_typed(body)
+        # Without its values (stored by hash) and its id (the row's key).
+        body = {key: value for key, value in checkpoint.items() if key not in ("channel_values", "id")}
+        type_, dumped = pack(self.serde.dumps_typed(body))
         described = get_serializable_checkpoint_metadata(config, metadata)
         run_id = described.get("run_id")
         for attempt in (1, 2):

@@ -5,7 +5,8 @@ a history that gains a message per step costs O(N²) bytes over N steps. Here
 each value is a row of the thread's values, under a hash of what the row
 holds (identical rows are one row):
 
-- a value stored *whole*: the serializer's bytes of the value;
+- a value stored *whole*: the serializer's bytes of the value (zlib-compressed
+  when shorter: `_packing`; its hash is of the serializer's bytes);
 - a list that extends the previous value of its channel (the same items,
   then more: the append-a-message pattern) is stored as that value's hash
   (``prev``) and the serializer's bytes of the items it adds (of ``SHARED``
@@ -45,6 +46,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from ...errors import CorruptRecord
 from ...langgraph_rows import LangGraphValue
+from ._packing import pack, unpack
 
 __all__ = ["SHARED", "ChannelValues", "Encoded", "whole_value"]
 
@@ -65,6 +67,7 @@ class Known:
     items: list[Any] | None  # a copy of the list, to compare the next version with
     chain: int  # rows from the value stored whole to this one
     base_items: int  # the number of items of that whole value
+    row: LangGraphValue | None = None  # the row `hash` names, to write again for the same list
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +82,8 @@ class Encoded:
 def whole_value(thread_id: str, dumped: tuple[str, bytes]) -> LangGraphValue:
     """The row of a value stored whole, from the serializer's type tag and bytes."""
     type_, body = dumped
-    return LangGraphValue(thread_id, _digest(b"w", type_.encode(), body), None, type_, body)
+    digest = _digest(b"w", type_.encode(), body)  # of the serializer's bytes, however they are stored
+    return LangGraphValue(thread_id, digest, None, *pack(dumped))
 
 
 def _digest(*parts: bytes) -> str:
@@ -178,6 +182,17 @@ class ChannelValues:
         if (
             is_list
             and previous is not None
+            and previous.row is not None
+            and previous.items is not None
+            and previous.items == value
+        ):
+            # The same list at a new version (a turn's input of no new messages): the same row, written
+            # again (a no-op) so that the store refuses the put if what it extends is gone, as for any
+            # extension, and a whole row deleted meanwhile is stored again.
+            return [previous.row], replace(previous, version=version, items=items)
+        if (
+            is_list
+            and previous is not None
             and previous.items is not None
             and previous.chain + 1 < max(self.max_chain, previous.base_items)
             and len(value) > len(previous.items)
@@ -188,16 +203,16 @@ class ChannelValues:
             if len(added[1]) < SHARED:
                 digest = _digest(b"x", previous.hash.encode(), added[0].encode(), added[1])
                 row = LangGraphValue(thread_id, digest, previous.hash, added[0], added[1])
-                return [row], replace(known, hash=digest)
+                return [row], replace(known, hash=digest, row=row)
             # The new items as a value of their own: the same bytes as the pending write that
             # brought them (a node's returned messages), which is then stored once for both.
             new = whole_value(thread_id, added)
             digest = _digest(b"i", previous.hash.encode(), new.hash.encode())
             row = LangGraphValue(thread_id, digest, previous.hash, "", b"", new.hash)
-            return [new, row], replace(known, hash=digest)
+            return [new, row], replace(known, hash=digest, row=row)
         row = whole_value(thread_id, self.serde.dumps_typed(value))
         kept = None if is_list else value
-        return [row], Known(version, row.hash, kept, items, 0, len(value) if is_list else 0)
+        return [row], Known(version, row.hash, kept, items, 0, len(value) if is_list else 0, row)
 
     # ------------------------------------------------------------------ reading
 
@@ -226,7 +241,7 @@ class ChannelValues:
                 is_list = type(value) is list
                 kept = None if is_list else value
                 copy = list(value) if is_list else None
-                known[channel] = Known(version, digest, kept, copy, chain, base_items)
+                known[channel] = Known(version, digest, kept, copy, chain, base_items, rows.get(digest))
         return values, known
 
     def _value(self, digest: str, rows: Mapping[str, LangGraphValue], what: str) -> tuple[Any, int, int]:
@@ -243,7 +258,7 @@ class ChannelValues:
             chain.append(row)
             current = row.prev
         base = chain.pop()
-        value = self.serde.loads_typed((base.type, base.body))
+        value = self.serde.loads_typed(unpack(base.type, base.body))
         base_items = len(value) if type(value) is list else 0
         if not chain:
             return value, 0, base_items
@@ -253,11 +268,11 @@ class ChannelValues:
         value = list(value)
         for row in reversed(chain):
             if row.items is None:
-                value.extend(self.serde.loads_typed((row.type, row.body)))
+                value.extend(self.serde.loads_typed(unpack(row.type, row.body)))
                 continue
             listed = rows.get(row.items)
             if listed is None:
                 problem = f"its value {digest} takes items from value {row.items}, which is missing"
                 raise CorruptRecord(what, "langgraph_values", (row.items,), problem)
-            value.extend(self.serde.loads_typed((listed.type, listed.body)))
+            value.extend(self.serde.loads_typed(unpack(listed.type, listed.body)))
         return value, len(chain), base_items
