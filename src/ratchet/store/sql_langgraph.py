@@ -1,7 +1,11 @@
 """LangGraph's checkpoints (`LangGraphOps`) in every SQL store, as part of `SqlOps`.
 
 A value that extends another is inserted only if that one is stored, in the
-same statement, so a checkpoint never names a chain with a missing link.
+same statement, so a checkpoint never names a chain with a missing link. A
+task's pending writes on a checkpoint are one row (langgraph_write_rows.py):
+written at once the first time, read (locked), merged and rewritten when the
+task writes there again; the row keeps the task path of its latest change
+(LangGraph derives a task's id from its path, so they do not differ).
 After checkpoints are deleted, one statement per thread drops the values that
 no remaining checkpoint of the thread reaches (``collect_langgraph_values``).
 """
@@ -16,6 +20,7 @@ from ..errors import ConflictError
 from ..langgraph_rows import LangGraphCheckpoint, LangGraphValue, LangGraphWrite
 from .driver import Driver, Row
 from .langgraph_ops import LangGraphOps
+from .langgraph_write_rows import merge_writes, pack_writes, unpack_writes
 
 __all__ = ["SqlLangGraph"]
 
@@ -24,13 +29,6 @@ def _checkpoint(row: Row) -> LangGraphCheckpoint:
     thread_id, ns, checkpoint_id, parent_id, run_id, type_, body, metadata, values = row
     return LangGraphCheckpoint(
         thread_id, ns, checkpoint_id, parent_id, run_id, type_, bytes(body), metadata, values
-    )
-
-
-def _write(row: Row) -> LangGraphWrite:
-    thread_id, ns, checkpoint_id, task_id, idx, channel, type_, value, task_path, value_hash = row
-    return LangGraphWrite(
-        thread_id, ns, checkpoint_id, task_id, idx, channel, type_, bytes(value), task_path, value_hash
     )
 
 
@@ -114,31 +112,48 @@ class SqlLangGraph(LangGraphOps):
         self, writes: Sequence[LangGraphWrite], values: Sequence[LangGraphValue] = ()
     ) -> None:
         await self._put_values(values)
-        for name, special in (("put_langgraph_write", False), ("replace_langgraph_write", True)):
-            params = [
-                {
-                    "thread_id": write.thread_id,
-                    "ns": write.ns,
-                    "checkpoint_id": write.checkpoint_id,
-                    "task_id": write.task_id,
-                    "idx": write.idx,
-                    "channel": write.channel,
-                    "type": write.type,
-                    "value": write.value,
-                    "value_hash": write.value_hash,
-                    "task_path": write.task_path,
-                }
-                for write in writes
-                if (write.idx < 0) == special
-            ]
-            if params:
-                await self._d.execute_many(name, params)
+        tasks: dict[tuple[str, str, str, str], list[LangGraphWrite]] = {}
+        for write in writes:
+            tasks.setdefault((write.thread_id, write.ns, write.checkpoint_id, write.task_id), []).append(
+                write
+            )
+        for (thread_id, ns, checkpoint_id, task_id), new in tasks.items():
+            key = {"thread_id": thread_id, "ns": ns, "checkpoint_id": checkpoint_id, "task_id": task_id}
+            merged = merge_writes([], new)
+            packed, hashes = pack_writes(merged)
+            row = {**key, "task_path": merged[-1].task_path, "writes": packed, "value_hashes": hashes}
+            if await self._d.execute("put_langgraph_task_writes", row):
+                continue
+            # The task wrote on this checkpoint before: its row, locked, with these writes added.
+            stored = await self._d.one("get_langgraph_task_writes", key)
+            if stored is None:  # deleted by another transaction since the insert met it
+                raise ConflictError(f"the writes of task {task_id} changed meanwhile; put them again")
+            task_path, blob, value_hashes = stored
+            old = unpack_writes(thread_id, ns, checkpoint_id, task_id, task_path, bytes(blob), value_hashes)
+            merged = merge_writes(old, new)
+            if merged == old:
+                continue
+            replaced = any(write.idx < 0 for write in new)
+            packed, hashes = pack_writes(merged)
+            path = new[-1].task_path if replaced else task_path
+            await self._d.execute(
+                "update_langgraph_task_writes",
+                {**key, "task_path": path, "writes": packed, "value_hashes": hashes},
+            )
 
     async def list_langgraph_writes(
         self, thread_id: str, ns: str, checkpoint_ids: Collection[str]
     ) -> list[LangGraphWrite]:
         params = {"thread_id": thread_id, "ns": ns, "ids": json.dumps(sorted(checkpoint_ids))}
-        return [_write(row) for row in await self._d.all("list_langgraph_writes", params)]
+        return [
+            write
+            for thread, namespace, checkpoint_id, task_id, task_path, blob, value_hashes in await self._d.all(
+                "list_langgraph_writes", params
+            )
+            for write in unpack_writes(
+                thread, namespace, checkpoint_id, task_id, task_path, bytes(blob), value_hashes
+            )
+        ]
 
     async def delete_langgraph_thread(self, thread_id: str) -> None:
         for table in ("writes", "checkpoints", "values"):

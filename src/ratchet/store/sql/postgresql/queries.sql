@@ -705,22 +705,23 @@ FROM langgraph_checkpoints
 WHERE (CAST(%(ns)s AS TEXT) IS NULL OR checkpoint_ns = %(ns)s) AND (CAST(%(before)s AS TEXT) IS NULL OR checkpoint_id < %(before)s)
 ORDER BY checkpoint_id DESC, thread_id, checkpoint_ns LIMIT %(limit)s OFFSET %(offset)s
 
--- name: put_langgraph_write
-INSERT INTO langgraph_writes
-    (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, value_hash, task_path)
-VALUES (%(thread_id)s, %(ns)s, %(checkpoint_id)s, %(task_id)s, %(idx)s, %(channel)s, %(type)s, %(value)s, %(value_hash)s, %(task_path)s)
-ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING
+-- name: put_langgraph_task_writes
+INSERT INTO langgraph_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, writes, value_hashes)
+VALUES (%(thread_id)s, %(ns)s, %(checkpoint_id)s, %(task_id)s, %(task_path)s, %(writes)s, %(value_hashes)s)
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id) DO NOTHING
 
--- name: replace_langgraph_write
-INSERT INTO langgraph_writes
-    (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, value_hash, task_path)
-VALUES (%(thread_id)s, %(ns)s, %(checkpoint_id)s, %(task_id)s, %(idx)s, %(channel)s, %(type)s, %(value)s, %(value_hash)s, %(task_path)s)
-ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET
-    channel = excluded.channel, type = excluded.type, value = excluded.value,
-    value_hash = excluded.value_hash, task_path = excluded.task_path
+-- name: get_langgraph_task_writes
+SELECT task_path, writes, value_hashes FROM langgraph_writes
+WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(ns)s AND checkpoint_id = %(checkpoint_id)s
+  AND task_id = %(task_id)s FOR UPDATE
+
+-- name: update_langgraph_task_writes
+UPDATE langgraph_writes SET task_path = %(task_path)s, writes = %(writes)s, value_hashes = %(value_hashes)s
+WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(ns)s AND checkpoint_id = %(checkpoint_id)s
+  AND task_id = %(task_id)s
 
 -- name: list_langgraph_writes
-SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, task_path, value_hash
+SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, writes, value_hashes
 FROM langgraph_writes
 WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(ns)s AND checkpoint_id IN (SELECT value FROM jsonb_array_elements_text(CAST(%(ids)s AS jsonb)))
 
@@ -766,7 +767,8 @@ DELETE FROM langgraph_values WHERE thread_id = %(thread_id)s AND hash NOT IN (
         SELECT j.value FROM langgraph_checkpoints c, jsonb_each_text(CAST(c.channel_values AS jsonb)) j
         WHERE c.thread_id = %(thread_id)s
         UNION
-        SELECT value_hash FROM langgraph_writes WHERE thread_id = %(thread_id)s AND value_hash IS NOT NULL
+        SELECT j.value FROM langgraph_writes w, jsonb_array_elements_text(CAST(w.value_hashes AS jsonb)) j
+        WHERE w.thread_id = %(thread_id)s AND w.value_hashes IS NOT NULL
         UNION
         SELECT link.hash FROM langgraph_values v JOIN reached r ON v.hash = r.hash
         CROSS JOIN LATERAL (VALUES (v.prev), (v.items)) AS link(hash)
@@ -783,11 +785,10 @@ FROM langgraph_checkpoints WHERE thread_id = %(source)s
 ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO NOTHING
 
 -- name: copy_langgraph_writes
-INSERT INTO langgraph_writes
-    (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, value_hash, task_path)
-SELECT %(target)s, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, value_hash, task_path
+INSERT INTO langgraph_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, writes, value_hashes)
+SELECT %(target)s, checkpoint_ns, checkpoint_id, task_id, task_path, writes, value_hashes
 FROM langgraph_writes WHERE thread_id = %(source)s
-ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id) DO NOTHING
 
 -- name: copy_langgraph_values
 INSERT INTO langgraph_values (thread_id, hash, prev, items, type, body)

@@ -657,22 +657,23 @@ FROM langgraph_checkpoints
 WHERE (:ns IS NULL OR checkpoint_ns = :ns) AND (:before IS NULL OR checkpoint_id < :before)
 ORDER BY checkpoint_id DESC, thread_id, checkpoint_ns LIMIT :limit OFFSET :offset
 
--- name: put_langgraph_write
-INSERT INTO langgraph_writes
-    (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, value_hash, task_path)
-VALUES (:thread_id, :ns, :checkpoint_id, :task_id, :idx, :channel, :type, :value, :value_hash, :task_path)
-ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING
+-- name: put_langgraph_task_writes
+INSERT INTO langgraph_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, writes, value_hashes)
+VALUES (:thread_id, :ns, :checkpoint_id, :task_id, :task_path, :writes, :value_hashes)
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id) DO NOTHING
 
--- name: replace_langgraph_write
-INSERT INTO langgraph_writes
-    (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, value_hash, task_path)
-VALUES (:thread_id, :ns, :checkpoint_id, :task_id, :idx, :channel, :type, :value, :value_hash, :task_path)
-ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET
-    channel = excluded.channel, type = excluded.type, value = excluded.value,
-    value_hash = excluded.value_hash, task_path = excluded.task_path
+-- name: get_langgraph_task_writes
+SELECT task_path, writes, value_hashes FROM langgraph_writes
+WHERE thread_id = :thread_id AND checkpoint_ns = :ns AND checkpoint_id = :checkpoint_id
+  AND task_id = :task_id
+
+-- name: update_langgraph_task_writes
+UPDATE langgraph_writes SET task_path = :task_path, writes = :writes, value_hashes = :value_hashes
+WHERE thread_id = :thread_id AND checkpoint_ns = :ns AND checkpoint_id = :checkpoint_id
+  AND task_id = :task_id
 
 -- name: list_langgraph_writes
-SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, task_path, value_hash
+SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, writes, value_hashes
 FROM langgraph_writes
 WHERE thread_id = :thread_id AND checkpoint_ns = :ns AND checkpoint_id IN (SELECT value FROM json_each(:ids))
 
@@ -718,7 +719,8 @@ DELETE FROM langgraph_values WHERE thread_id = :thread_id AND hash NOT IN (
         SELECT j.value FROM langgraph_checkpoints c, json_each(c.channel_values) j
         WHERE c.thread_id = :thread_id
         UNION
-        SELECT value_hash FROM langgraph_writes WHERE thread_id = :thread_id AND value_hash IS NOT NULL
+        SELECT j.value FROM langgraph_writes w, json_each(w.value_hashes) j
+        WHERE w.thread_id = :thread_id AND w.value_hashes IS NOT NULL
         UNION
         SELECT v.prev FROM langgraph_values v JOIN reached r ON v.hash = r.hash
         WHERE v.thread_id = :thread_id AND v.prev IS NOT NULL
@@ -737,11 +739,10 @@ FROM langgraph_checkpoints WHERE thread_id = :source
 ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO NOTHING
 
 -- name: copy_langgraph_writes
-INSERT INTO langgraph_writes
-    (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, value_hash, task_path)
-SELECT :target, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, value_hash, task_path
+INSERT INTO langgraph_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, writes, value_hashes)
+SELECT :target, checkpoint_ns, checkpoint_id, task_id, task_path, writes, value_hashes
 FROM langgraph_writes WHERE thread_id = :source
-ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id) DO NOTHING
 
 -- name: copy_langgraph_values
 INSERT INTO langgraph_values (thread_id, hash, prev, items, type, body)

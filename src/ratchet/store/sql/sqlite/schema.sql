@@ -199,13 +199,10 @@ CREATE TABLE langgraph_writes (
     checkpoint_ns   TEXT NOT NULL,
     checkpoint_id   TEXT NOT NULL,
     task_id         TEXT NOT NULL,
-    idx             INTEGER NOT NULL,
-    channel         TEXT NOT NULL,
-    type            TEXT NOT NULL,
-    value           BLOB NOT NULL,
-    value_hash      TEXT,
     task_path       TEXT NOT NULL,
-    PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
+    writes          BLOB NOT NULL,
+    value_hashes    TEXT,
+    PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id)
 ) WITHOUT ROWID;
 
 CREATE TABLE langgraph_values (

@@ -5,8 +5,9 @@
 -- stored as that value's hash (prev) and the items it adds (or the hash of
 -- the value that lists them, items, shared with the pending write that
 -- brought them), so a thread's size grows with what it adds, not with its
--- whole history at every step. A large pending write's value is a value too
--- (value_hash).
+-- whole history at every step. A task's pending writes on a checkpoint are
+-- one row (store/langgraph_write_rows.py); a large write's value is a value
+-- too, named in value_hashes.
 -- Keyed per thread: deleting or pruning a thread leaves no row of it behind
 -- (store/langgraph_ops.py).
 
@@ -28,13 +29,10 @@ CREATE TABLE langgraph_writes (
     checkpoint_ns   TEXT NOT NULL,
     checkpoint_id   TEXT NOT NULL,
     task_id         TEXT NOT NULL,
-    idx             INTEGER NOT NULL,
-    channel         TEXT NOT NULL,
-    type            TEXT NOT NULL,
-    value           BYTEA NOT NULL,
-    value_hash      TEXT,
     task_path       TEXT NOT NULL,
-    PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
+    writes          BYTEA NOT NULL,
+    value_hashes    TEXT,
+    PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id)
 );
 
 CREATE TABLE langgraph_values (
