@@ -258,8 +258,8 @@ class RatchetSaver(BaseCheckpointSaver[Any]):  # versions: int, or str on a thre
                 run_id=None if run_id is None else str(run_id),
                 type=type_,
                 body=dumped,
-                metadata=json.dumps(described, ensure_ascii=False),
-                values=json.dumps(encoded.hashes),
+                metadata=json.dumps(described, ensure_ascii=False, separators=(",", ":")),
+                values=json.dumps(encoded.hashes, separators=(",", ":")),
             )
             lease = await self._lease(thread_id)  # refused here if another writer holds the thread
             try:
