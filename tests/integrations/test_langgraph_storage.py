@@ -392,6 +392,29 @@ async def test_a_message_is_stored_once_for_its_pending_write_and_the_list_it_ex
     assert found.checkpoint["channel_values"]["messages"] == messages
 
 
+async def test_a_task_writing_again_keeps_its_first_write_of_each_index_and_its_latest_special_one(
+    store: StateStore, store_url: str
+) -> None:
+    saver = RatchetSaver(store)
+    configs = await append_steps(saver, "t1", 2)
+    large = "a large value. " * 40  # stored as a value of the thread, named by its hash
+    await saver.aput_writes(configs[-1], [("a", 1), ("b", large), ("__error__", "first")], "task-1", "p")
+    await saver.aput_writes(configs[-1], [("a", 2), ("c", 3), ("__error__", "second")], "task-1", "p")
+    await saver.aput_writes(configs[-1], [("a", 4)], "task-2", "p")
+    await saver.aput_writes(configs[-1], [("b", large)], "task-1", "p")  # the same again: no change
+
+    found = await saver.aget_tuple(configs[-1])
+    assert found is not None
+    assert set(found.pending_writes) == {
+        ("task-1", "a", 1),
+        ("task-1", "b", large),
+        ("task-1", "__error__", "second"),
+        ("task-2", "a", 4),
+    }
+    if not store_url.startswith("memory://"):  # one row per task on the checkpoint
+        assert (await rows_of(store, store_url, "t1"))["langgraph_writes"] == 2
+
+
 async def test_listing_pages_through_every_thread_newest_first(store: StateStore) -> None:
     saver = RatchetSaver(store)
     first = await append_steps(saver, "t1", 70)
