@@ -382,14 +382,45 @@ async def test_a_message_is_stored_once_for_its_pending_write_and_the_list_it_ex
     checkpoint = checkpoint_of({"messages": messages, "step": 4}, {"messages": 4, "step": 4, "system": 1})
     latest = await saver.aput(configs[-1], checkpoint, {"step": 4}, {"messages": 4, "step": 4})
 
-    # The message once, the link that extends the list with it, and the new "step".
-    assert (await rows_of(store, store_url, "t1"))["langgraph_values"] == before + 3
+    # The message once, in the row that extends the list with it (the write's value and the
+    # checkpoint's), and the new "step".
+    assert (await rows_of(store, store_url, "t1"))["langgraph_values"] == before + 2
     written = await saver.aget_tuple(configs[-1])
     assert written is not None
     assert written.pending_writes == [("task-4", "messages", [message(4)]), ("task-4", "step", 4)]
     found = await saver.aget_tuple(latest)
     assert found is not None
     assert found.checkpoint["channel_values"]["messages"] == messages
+    named = await store.get_langgraph_checkpoint("t1", "", latest["configurable"]["checkpoint_id"])
+    assert named is not None
+    writes = await store.list_langgraph_writes("t1", "", [configs[-1]["configurable"]["checkpoint_id"]])
+    assert [w.value_hash for w in writes if w.channel == "messages"] == [named.value_hashes()["messages"]]
+
+
+async def test_a_message_a_saver_did_not_see_coming_is_still_stored_once(
+    store: StateStore, store_url: str
+) -> None:
+    configs = await append_steps(RatchetSaver(store), "t1", 3)
+    before = (await rows_of(store, store_url, "t1"))["langgraph_values"]
+
+    # A saver that knows nothing of the thread (another process): the write's value is stored whole,
+    # and the checkpoint's list names it as its new items.
+    saver = RatchetSaver(store)
+    await saver.aput_writes(configs[-1], [("messages", [message(4)]), ("step", 4)], "task-4")
+    assert await saver.aget_tuple(configs[-1]) is not None  # now it knows the thread
+    messages = [message(step) for step in range(1, 5)]
+    checkpoint = checkpoint_of({"messages": messages, "step": 4}, {"messages": 4, "step": 4, "system": 1})
+    latest = await saver.aput(configs[-1], checkpoint, {"step": 4}, {"messages": 4, "step": 4})
+
+    # The message once, the link that extends the list with it, and the new "step".
+    assert (await rows_of(store, store_url, "t1"))["langgraph_values"] == before + 3
+    found = await RatchetSaver(store).aget_tuple(latest)
+    assert found is not None
+    assert found.checkpoint["channel_values"]["messages"] == messages
+    assert found.pending_writes == []
+    written = await RatchetSaver(store).aget_tuple(configs[-1])
+    assert written is not None
+    assert written.pending_writes == [("task-4", "messages", [message(4)]), ("task-4", "step", 4)]
 
 
 async def test_a_task_writing_again_keeps_its_first_write_of_each_index_and_its_latest_special_one(

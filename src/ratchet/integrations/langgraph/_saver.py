@@ -39,7 +39,7 @@ from ...store.ops import StoreOps
 from ._bridge import LoopBridge
 from ._fence import ThreadFence
 from ._packing import pack, unpack
-from ._values import SHARED, ChannelValues, whole_value
+from ._values import SHARED, ChannelValues
 
 __all__ = ["RatchetSaver"]
 
@@ -280,19 +280,28 @@ class RatchetSaver(BaseCheckpointSaver[Any]):  # versions: int, or str on a thre
         thread_id, ns, checkpoint_id = _where(config)
         if checkpoint_id is None:
             raise ValueError("put_writes needs the config of a checkpoint (configurable.checkpoint_id)")
-        rows, values = [], []
-        for index, (channel, value) in enumerate(writes):
-            type_, dumped = self.serde.dumps_typed(value)
-            idx = WRITES_IDX_MAP.get(channel, index)
-            write = LangGraphWrite(
-                thread_id, ns, checkpoint_id, task_id, idx, channel, type_, dumped, task_path
-            )
-            if len(dumped) >= SHARED:  # a value of its own, shared with the list it extends if the same
-                stored = whole_value(thread_id, (type_, dumped))
-                values.append(stored)
-                write = replace(write, value=b"", value_hash=stored.hash)
-            rows.append(write)
-        await self.store.put_langgraph_writes(rows, values, fence=await self._lease(thread_id))
+        serialized = [(channel, value, self.serde.dumps_typed(value)) for channel, value in writes]
+        for attempt in (1, 2):
+            rows, values = [], []
+            for index, (channel, value, (type_, dumped)) in enumerate(serialized):
+                idx = WRITES_IDX_MAP.get(channel, index)
+                write = LangGraphWrite(
+                    thread_id, ns, checkpoint_id, task_id, idx, channel, type_, dumped, task_path
+                )
+                if len(dumped) >= SHARED:  # a value of its own, which the next checkpoint may name too
+                    stored = self._values.write_row(thread_id, ns, channel, value, (type_, dumped))
+                    values.append(stored)
+                    write = replace(write, value=b"", value_hash=stored.hash)
+                rows.append(write)
+            try:
+                await self.store.put_langgraph_writes(rows, values, fence=await self._lease(thread_id))
+            except ConflictError:
+                # The list a value extends is gone (the thread was pruned elsewhere): store them whole.
+                self._values.forget(thread_id)
+                if attempt == 2:
+                    raise
+                continue
+            break
 
     async def _delete_thread(self, thread_id: str) -> None:
         self._values.forget(thread_id)

@@ -52,6 +52,7 @@ __all__ = ["SHARED", "ChannelValues", "Encoded", "whole_value"]
 
 _HASH_BYTES = 12  # 96 bits of SHA-256 (16 characters): a thread of 10⁹ values meets by chance once in 10¹¹
 _THREADS = 1024
+_WRITTEN = 4096  # the rows of pending writes remembered, for the checkpoints that follow them
 
 SHARED = 256
 """A list of new items (or a pending write's value) of this many bytes is a value of its own, stored once."""
@@ -86,6 +87,13 @@ def whole_value(thread_id: str, dumped: tuple[str, bytes]) -> LangGraphValue:
     return LangGraphValue(thread_id, digest, None, *pack(dumped))
 
 
+def _extension(thread_id: str, prev: str, dumped: tuple[str, bytes]) -> LangGraphValue:
+    """The row of a list that extends the value `prev` names with the items the serializer wrote."""
+    type_, body = dumped
+    digest = _digest(b"x", prev.encode(), type_.encode(), body)
+    return LangGraphValue(thread_id, digest, prev, *pack(dumped))
+
+
 def _digest(*parts: bytes) -> str:
     hasher = hashlib.sha256()
     for part in parts:
@@ -116,12 +124,34 @@ class ChannelValues:
         self.serde = serde
         self.max_chain = max_chain
         self._known: OrderedDict[tuple[str, str], dict[str, Known]] = OrderedDict()
+        self._written: OrderedDict[str, None] = OrderedDict()  # rows of pending writes, newest last
 
     def using(self, serde: SerializerProtocol) -> ChannelValues:
         """The same, with another serializer, sharing what it knows of the threads."""
         clone = ChannelValues(serde, max_chain=self.max_chain)
         clone._known = self._known
+        clone._written = self._written
         return clone
+
+    def write_row(
+        self, thread_id: str, ns: str, channel: str, value: Any, dumped: tuple[str, bytes]
+    ) -> LangGraphValue:
+        """The row of a large pending write's value (`SHARED` bytes or more).
+
+        A list written to a channel whose value is a known list is stored as
+        that list extended by it: a node's returned messages, which the next
+        checkpoint's value is (its reducer appends them), so that checkpoint
+        names this row and adds none. Any other value is stored whole. A
+        write reads the row's items alone, whatever it extends.
+        """
+        previous = self._known.get((thread_id, ns), {}).get(channel)
+        if type(value) is not list or previous is None or previous.items is None:
+            return whole_value(thread_id, dumped)
+        row = _extension(thread_id, previous.hash, dumped)
+        self._written[row.hash] = None
+        if len(self._written) > _WRITTEN:
+            self._written.popitem(last=False)
+        return row
 
     # ------------------------------------------------------------------ what this saver knows
 
@@ -200,10 +230,11 @@ class ChannelValues:
         ):
             known = Known(version, "", None, items, previous.chain + 1, previous.base_items)
             added = self.serde.dumps_typed(value[len(previous.items) :])
-            if len(added[1]) < SHARED:
-                digest = _digest(b"x", previous.hash.encode(), added[0].encode(), added[1])
-                row = LangGraphValue(thread_id, digest, previous.hash, added[0], added[1])
-                return [row], replace(known, hash=digest, row=row)
+            row = _extension(thread_id, previous.hash, added)
+            if len(added[1]) < SHARED or row.hash in self._written:
+                # Small new items in the row; or the row a pending write stored its value as (`write_row`):
+                # the message is stored once, in the row the checkpoint names.
+                return [row], replace(known, hash=row.hash, row=row)
             # The new items as a value of their own: the same bytes as the pending write that
             # brought them (a node's returned messages), which is then stored once for both.
             new = whole_value(thread_id, added)
