@@ -19,6 +19,7 @@ from typing import Any
 from ..errors import ConflictError
 from ..langgraph_rows import LangGraphCheckpoint, LangGraphValue, LangGraphWrite
 from .driver import Driver, Row
+from .langgraph_ids import id_key, id_text
 from .langgraph_ops import LangGraphOps
 from .langgraph_write_rows import merge_writes, pack_writes, unpack_writes
 
@@ -27,8 +28,9 @@ __all__ = ["SqlLangGraph"]
 
 def _checkpoint(row: Row) -> LangGraphCheckpoint:
     thread_id, ns, checkpoint_id, parent_id, run_id, type_, body, metadata, values = row
+    parent = None if parent_id is None else id_text(bytes(parent_id))
     return LangGraphCheckpoint(
-        thread_id, ns, checkpoint_id, parent_id, run_id, type_, bytes(body), metadata, values
+        thread_id, ns, id_text(bytes(checkpoint_id)), parent, run_id, type_, bytes(body), metadata, values
     )
 
 
@@ -70,8 +72,8 @@ class SqlLangGraph(LangGraphOps):
             {
                 "thread_id": checkpoint.thread_id,
                 "ns": checkpoint.ns,
-                "checkpoint_id": checkpoint.checkpoint_id,
-                "parent_id": checkpoint.parent_id,
+                "checkpoint_id": id_key(checkpoint.checkpoint_id),
+                "parent_id": None if checkpoint.parent_id is None else id_key(checkpoint.parent_id),
                 "run_id": checkpoint.run_id,
                 "type": checkpoint.type,
                 "body": checkpoint.body,
@@ -83,7 +85,8 @@ class SqlLangGraph(LangGraphOps):
     async def get_langgraph_checkpoint(
         self, thread_id: str, ns: str, checkpoint_id: str | None
     ) -> LangGraphCheckpoint | None:
-        params = {"thread_id": thread_id, "ns": ns, "checkpoint_id": checkpoint_id}
+        key = None if checkpoint_id is None else id_key(checkpoint_id)
+        params = {"thread_id": thread_id, "ns": ns, "checkpoint_id": key}
         name = "get_langgraph_checkpoint" if checkpoint_id is not None else "latest_langgraph_checkpoint"
         row = await self._d.one(name, params)
         return None if row is None else _checkpoint(row)
@@ -97,7 +100,13 @@ class SqlLangGraph(LangGraphOps):
         limit: int,
         offset: int = 0,
     ) -> list[LangGraphCheckpoint]:
-        params = {"thread_id": thread_id, "ns": ns, "before": before, "limit": limit, "offset": offset}
+        params = {
+            "thread_id": thread_id,
+            "ns": ns,
+            "before": None if before is None else id_key(before),
+            "limit": limit,
+            "offset": offset,
+        }
         name = "list_langgraph_checkpoints" if thread_id is not None else "list_all_langgraph_checkpoints"
         return [_checkpoint(row) for row in await self._d.all(name, params)]
 
@@ -118,7 +127,12 @@ class SqlLangGraph(LangGraphOps):
                 write
             )
         for (thread_id, ns, checkpoint_id, task_id), new in tasks.items():
-            key = {"thread_id": thread_id, "ns": ns, "checkpoint_id": checkpoint_id, "task_id": task_id}
+            key = {
+                "thread_id": thread_id,
+                "ns": ns,
+                "checkpoint_id": id_key(checkpoint_id),
+                "task_id": id_key(task_id),
+            }
             merged = merge_writes([], new)
             packed, hashes = pack_writes(merged)
             row = {**key, "task_path": merged[-1].task_path, "writes": packed, "value_hashes": hashes}
@@ -144,16 +158,21 @@ class SqlLangGraph(LangGraphOps):
     async def list_langgraph_writes(
         self, thread_id: str, ns: str, checkpoint_ids: Collection[str]
     ) -> list[LangGraphWrite]:
-        params = {"thread_id": thread_id, "ns": ns, "ids": json.dumps(sorted(checkpoint_ids))}
-        return [
-            write
-            for thread, namespace, checkpoint_id, task_id, task_path, blob, value_hashes in await self._d.all(
-                "list_langgraph_writes", params
-            )
-            for write in unpack_writes(
-                thread, namespace, checkpoint_id, task_id, task_path, bytes(blob), value_hashes
-            )
-        ]
+        # The writes of every checkpoint between the first and the last asked for (those of a page
+        # of a listing: few others), then those asked for.
+        wanted = {id_key(checkpoint_id) for checkpoint_id in checkpoint_ids}
+        if not wanted:
+            return []
+        params = {"thread_id": thread_id, "ns": ns, "low": min(wanted), "high": max(wanted)}
+        found = []
+        for _, _, checkpoint_key, task_key, task_path, blob, hashes in await self._d.all(
+            "list_langgraph_writes", params
+        ):
+            if bytes(checkpoint_key) not in wanted:
+                continue
+            checkpoint_id, task_id = id_text(bytes(checkpoint_key)), id_text(bytes(task_key))
+            found += unpack_writes(thread_id, ns, checkpoint_id, task_id, task_path, bytes(blob), hashes)
+        return found
 
     async def delete_langgraph_thread(self, thread_id: str) -> None:
         for table in ("writes", "checkpoints", "values"):

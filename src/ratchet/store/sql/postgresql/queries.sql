@@ -696,13 +696,13 @@ ORDER BY checkpoint_id DESC LIMIT 1
 SELECT thread_id, checkpoint_ns, checkpoint_id, parent_id, run_id, type, body, metadata, channel_values
 FROM langgraph_checkpoints
 WHERE thread_id = %(thread_id)s AND (CAST(%(ns)s AS TEXT) IS NULL OR checkpoint_ns = %(ns)s)
-  AND (CAST(%(before)s AS TEXT) IS NULL OR checkpoint_id < %(before)s)
+  AND (CAST(CAST(%(before)s AS bytea) AS TEXT) IS NULL OR checkpoint_id < CAST(%(before)s AS bytea))
 ORDER BY checkpoint_id DESC, checkpoint_ns LIMIT %(limit)s OFFSET %(offset)s
 
 -- name: list_all_langgraph_checkpoints
 SELECT thread_id, checkpoint_ns, checkpoint_id, parent_id, run_id, type, body, metadata, channel_values
 FROM langgraph_checkpoints
-WHERE (CAST(%(ns)s AS TEXT) IS NULL OR checkpoint_ns = %(ns)s) AND (CAST(%(before)s AS TEXT) IS NULL OR checkpoint_id < %(before)s)
+WHERE (CAST(%(ns)s AS TEXT) IS NULL OR checkpoint_ns = %(ns)s) AND (CAST(CAST(%(before)s AS bytea) AS TEXT) IS NULL OR checkpoint_id < CAST(%(before)s AS bytea))
 ORDER BY checkpoint_id DESC, thread_id, checkpoint_ns LIMIT %(limit)s OFFSET %(offset)s
 
 -- name: put_langgraph_task_writes
@@ -723,7 +723,7 @@ WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(ns)s AND checkpoint_id = %
 -- name: list_langgraph_writes
 SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, writes, value_hashes
 FROM langgraph_writes
-WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(ns)s AND checkpoint_id IN (SELECT value FROM jsonb_array_elements_text(CAST(%(ids)s AS jsonb)))
+WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(ns)s AND checkpoint_id BETWEEN %(low)s AND %(high)s
 
 -- name: delete_langgraph_thread_writes
 DELETE FROM langgraph_writes WHERE thread_id = %(thread_id)s
@@ -749,14 +749,16 @@ DELETE FROM langgraph_checkpoints WHERE run_id IN (SELECT value FROM jsonb_array
 -- name: prune_langgraph_writes
 -- Every write of the thread but those of each namespace's latest checkpoint.
 DELETE FROM langgraph_writes WHERE thread_id = %(thread_id)s AND checkpoint_id IS DISTINCT FROM (
-    SELECT max(c.checkpoint_id) FROM langgraph_checkpoints c
+    SELECT c.checkpoint_id FROM langgraph_checkpoints c
     WHERE c.thread_id = %(thread_id)s AND c.checkpoint_ns = langgraph_writes.checkpoint_ns
+    ORDER BY c.checkpoint_id DESC LIMIT 1  -- bytea has no max()
 )
 
 -- name: prune_langgraph_checkpoints
 DELETE FROM langgraph_checkpoints WHERE thread_id = %(thread_id)s AND checkpoint_id < (
-    SELECT max(c.checkpoint_id) FROM langgraph_checkpoints c
+    SELECT c.checkpoint_id FROM langgraph_checkpoints c
     WHERE c.thread_id = %(thread_id)s AND c.checkpoint_ns = langgraph_checkpoints.checkpoint_ns
+    ORDER BY c.checkpoint_id DESC LIMIT 1  -- bytea has no max()
 )
 
 -- name: collect_langgraph_values

@@ -675,7 +675,7 @@ WHERE thread_id = :thread_id AND checkpoint_ns = :ns AND checkpoint_id = :checkp
 -- name: list_langgraph_writes
 SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, writes, value_hashes
 FROM langgraph_writes
-WHERE thread_id = :thread_id AND checkpoint_ns = :ns AND checkpoint_id IN (SELECT value FROM json_each(:ids))
+WHERE thread_id = :thread_id AND checkpoint_ns = :ns AND checkpoint_id BETWEEN :low AND :high
 
 -- name: delete_langgraph_thread_writes
 DELETE FROM langgraph_writes WHERE thread_id = :thread_id

@@ -184,8 +184,8 @@ CREATE TABLE contents (
 CREATE TABLE langgraph_checkpoints (
     thread_id       TEXT NOT NULL,
     checkpoint_ns   TEXT NOT NULL,
-    checkpoint_id   TEXT NOT NULL,
-    parent_id       TEXT,
+    checkpoint_id   BLOB NOT NULL,
+    parent_id       BLOB,
     run_id          TEXT,
     type            TEXT NOT NULL,
     body            BLOB NOT NULL,
@@ -197,8 +197,8 @@ CREATE TABLE langgraph_checkpoints (
 CREATE TABLE langgraph_writes (
     thread_id       TEXT NOT NULL,
     checkpoint_ns   TEXT NOT NULL,
-    checkpoint_id   TEXT NOT NULL,
-    task_id         TEXT NOT NULL,
+    checkpoint_id   BLOB NOT NULL,
+    task_id         BLOB NOT NULL,
     task_path       TEXT NOT NULL,
     writes          BLOB NOT NULL,
     value_hashes    TEXT,

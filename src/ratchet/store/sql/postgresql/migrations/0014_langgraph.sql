@@ -14,8 +14,8 @@
 CREATE TABLE langgraph_checkpoints (
     thread_id       TEXT NOT NULL,
     checkpoint_ns   TEXT NOT NULL,
-    checkpoint_id   TEXT NOT NULL,
-    parent_id       TEXT,
+    checkpoint_id   BYTEA NOT NULL,
+    parent_id       BYTEA,
     run_id          TEXT,
     type            TEXT NOT NULL,
     body            BYTEA NOT NULL,
@@ -27,8 +27,8 @@ CREATE TABLE langgraph_checkpoints (
 CREATE TABLE langgraph_writes (
     thread_id       TEXT NOT NULL,
     checkpoint_ns   TEXT NOT NULL,
-    checkpoint_id   TEXT NOT NULL,
-    task_id         TEXT NOT NULL,
+    checkpoint_id   BYTEA NOT NULL,
+    task_id         BYTEA NOT NULL,
     task_path       TEXT NOT NULL,
     writes          BYTEA NOT NULL,
     value_hashes    TEXT,
