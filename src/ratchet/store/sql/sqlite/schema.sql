@@ -212,5 +212,5 @@ CREATE TABLE langgraph_values (
     items           TEXT,
     type            TEXT NOT NULL,
     body            BLOB NOT NULL,
-    PRIMARY KEY (thread_id, hash)
-) WITHOUT ROWID;
+    UNIQUE (thread_id, hash)
+);

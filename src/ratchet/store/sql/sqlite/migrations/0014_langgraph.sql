@@ -35,6 +35,9 @@ CREATE TABLE langgraph_writes (
     PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id)
 ) WITHOUT ROWID;
 
+-- langgraph_values has a rowid: its rows fill pages in the order they are
+-- written, and the unique index on (thread_id, hash) is what lands at random
+-- places (a table clustered on the hash left its pages a third empty).
 CREATE TABLE langgraph_values (
     thread_id       TEXT NOT NULL,
     hash            TEXT NOT NULL,
@@ -42,5 +45,5 @@ CREATE TABLE langgraph_values (
     items           TEXT,
     type            TEXT NOT NULL,
     body            BLOB NOT NULL,
-    PRIMARY KEY (thread_id, hash)
-) WITHOUT ROWID;
+    UNIQUE (thread_id, hash)
+);
