@@ -9,12 +9,19 @@ holds (identical rows are one row):
   when shorter: `_packing`; its hash is of the serializer's bytes);
 - a list that extends the previous value of its channel (the same items,
   then more: the append-a-message pattern) is stored as that value's hash
-  (``prev``) and the serializer's bytes of the items it adds (of ``SHARED``
-  bytes or more, those are a value of their own, named by ``items``: the
-  same bytes as the pending write that brought them, stored once). The
-  items are compared as values, after the previous value was copied (a list
-  changed in place is seen); an item object changed in place is not
-  (LangGraph's reducers make new items).
+  (``prev``) and the serializer's bytes of the items it adds. The items are
+  compared as values, after the previous value was copied (a list changed
+  in place is seen); an item object changed in place is not (LangGraph's
+  reducers make new items).
+
+A pending write's value of ``SHARED`` bytes or more is a row too
+(`ChannelValues.write_row`): a list written to a channel whose list this
+saver knows is stored as that list extended by it, which is the row the
+next checkpoint names when its reducer appended the items unchanged (a
+node's returned messages: stored once, no other row). New items of
+``SHARED`` bytes or more that no write stored so are a value of their own,
+named by the extension's ``items``: the same bytes as a write's value
+stored whole, stored once for both.
 
 A value is stored whole again when its chain of extensions reaches
 ``max(max_chain, n)`` rows, n the number of items of the whole copy the chain
