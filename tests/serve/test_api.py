@@ -280,6 +280,7 @@ async def test_a_submitted_agent_task_is_queued_and_a_worker_completes_it(
     refused_tools = await api.post(
         "/api/tasks", json={"instruction": "x", "model": model, "tools": [str(outside)]}
     )
+    nul_tools = await api.post("/api/tasks", json={"instruction": "x", "model": model, "tools": ["t\x00.py"]})
     await Worker(api_store, poll_interval=0.01).run(until_idle=True)
 
     assert submitted.status_code == 201, submitted.text
@@ -290,3 +291,4 @@ async def test_a_submitted_agent_task_is_queued_and_a_worker_completes_it(
     assert blank.status_code == 400 and "instruction" in blank.json()["detail"]
     assert refused_tools.status_code == 400, refused_tools.text
     assert "is outside the project root" in refused_tools.json()["detail"]
+    assert nul_tools.status_code == 400 and "NUL character" in nul_tools.json()["detail"], nul_tools.text

@@ -47,6 +47,8 @@ def checked_model(spec: str) -> str:
 
 def _checked_tools(source: str, option: str) -> str:
     """A tool source checked: a .py file (recorded relative to the project root) or a module."""
+    if "\x00" in source:  # no path or module name holds one; the OS would refuse it with a ValueError
+        raise InputError(f"{option}: {source!r} holds a NUL character; give a .py file or a module")
     file = Path(source).expanduser().resolve()
     if not file.is_file() and _is_module_name(source):
         try:
