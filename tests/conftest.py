@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from ratchet.code_seal import KEY_ENV
 from ratchet.code_trust import ALLOW_CODE_ENV
 from ratchet.runtime import Runtime
 from ratchet.store import StateStore
@@ -29,6 +31,9 @@ from .helpers.stores import POSTGRES, STORE_URLS, discard, opened
 # in a temporary directory (their project root): the checkout's code is admitted as an operator
 # would admit it, for every process the tests start (they inherit the environment).
 os.environ[ALLOW_CODE_ENV] = str(Path(__file__).resolve().parents[1])
+# One signing key for the whole session, in every process the tests start: a task one
+# process seals, any other checks, as when every process of a deployment holds one key.
+os.environ[KEY_ENV] = secrets.token_hex(32)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pydantic import JsonValue
 
 from .agent import AGENT_WORKFLOW
+from .code_seal import SigningKey
 from .errors import CannotRetry, DuplicateRecord
 from .model import (
     AgentState,
@@ -271,7 +272,11 @@ async def _tell_retry(
 
 
 def _new_attempt(original: Task, new_id: str, state: AgentState, *, workspace: str | None) -> Task:
-    """A queued copy of `original` under `new_id`: no outcome, no deadline (an absolute time, likely past)."""
+    """A queued copy of `original` under `new_id`: no outcome, no deadline (an absolute time, likely past).
+
+    Raises:
+        InputError: this process's signing key is unusable.
+    """
     now = utcnow()
     copy = original.model_copy(
         update={
@@ -291,7 +296,8 @@ def _new_attempt(original: Task, new_id: str, state: AgentState, *, workspace: s
             "parent_id": None,  # a new attempt of a child is nobody's child: no parent waits on it
         }
     )
-    return Task.model_validate(copy.model_dump())
+    # Sealed again for its own id, if the original's seal holds (a forged original stays unsealed).
+    return SigningKey.from_environment().reseal(original, Task.model_validate(copy.model_dump()))
 
 
 async def _write_branch(

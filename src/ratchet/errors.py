@@ -14,6 +14,7 @@ Each error's docstring is its default message. The tree::
     │   ├── CodeUnavailable          a task's code or workspace can't be used here (it waits)
     │   │   ├── WorkflowNotFound     a task's workflow or tool code is missing or does not load
     │   │   ├── CodeRefused          the code lies outside what this process may import
+    │   │   │   └── CodeUnsealed     the task's code references do not hold their seal
     │   │   └── WorkspaceRefused     the task's workspace lies outside the workspace root
     │   ├── CannotResume             the task can't be resumed now (held, ended, stale)
     │   ├── WriteRefused             an agent may not write a task it neither owns nor was granted
@@ -70,6 +71,7 @@ __all__ = [
     "CheckpointNotFound",
     "CodeRefused",
     "CodeUnavailable",
+    "CodeUnsealed",
     "ConflictError",
     "CorruptRecord",
     "DamagedDatabase",
@@ -193,6 +195,10 @@ class WorkflowNotFound(CodeUnavailable):
 
 class CodeRefused(CodeUnavailable):
     """The code lies outside the project root and installed packages; admit it with --allow-code."""
+
+
+class CodeUnsealed(CodeRefused):
+    """The task's code references carry no seal this process's key made; check them, then reseal."""
 
 
 class WorkspaceRefused(CodeUnavailable):

@@ -12,8 +12,10 @@ from pydantic import JsonValue
 
 from .agent import Agent
 from .branching import fork_task, retry_task
+from .code_seal import SigningKey
 from .code_trust import CodeTrust
 from .engine.cancelling import cancel_task
+from .engine.code_wait import reseal
 from .engine.inbox import send_message
 from .engine.people import (
     answer_question,
@@ -97,6 +99,7 @@ class Runtime(SessionMethods, SharingMethods):
         self.approval_timeout = approval_timeout
         self._allow_code = list(allow_code)
         self._admitted: list[str] = []  # the code of tasks submitted here
+        self._signing_key: SigningKey | None = None
         self.max_instruction_bytes = max_instruction_bytes
 
     async def __aenter__(self) -> Runtime:
@@ -122,6 +125,17 @@ class Runtime(SessionMethods, SharingMethods):
             with contextlib.suppress(InputError):  # not a name code can have: it won't load anyway
                 trust = trust.allowing(source)
         return trust
+
+    @property
+    def signing_key(self) -> SigningKey:
+        """The key this Runtime seals its tasks' code references with (read when first needed).
+
+        Raises:
+            InputError: the key given is too short, or its file cannot be read or made.
+        """
+        if self._signing_key is None:
+            self._signing_key = SigningKey.from_environment()
+        return self._signing_key
 
     @property
     def store(self) -> StateStore:
@@ -316,6 +330,7 @@ class Runtime(SessionMethods, SharingMethods):
             approval_timeout=approval_timeout,
             max_instruction_bytes=self.max_instruction_bytes,
             admit=self._admit,
+            key=self.signing_key,
             **options,
         )
 
@@ -343,6 +358,21 @@ class Runtime(SessionMethods, SharingMethods):
             if (await self.store.get_lease(task_id)) is None:
                 raise
             return await self.wait(task_id)
+
+    async def seal(self, task_id: str) -> Task:
+        """Seal a task's code references as they stand, once a person has checked them.
+
+        For a task waiting for its code because its references hold no seal
+        of this Runtime's key (made before seals, with another key, or
+        changed in the database): after this, `resume` runs it. Its workflow
+        is loaded (as `trust` admits) to learn which inputs name code.
+
+        Raises:
+            TaskNotFound: no such task.
+            CodeUnavailable: its workflow is refused here or does not load.
+        """
+        with self.trust.enforced():
+            return await reseal(self.store, task_id, self.signing_key)
 
     async def resume(self, task_id: str, *, force: bool = False) -> Task:
         """Run a task here from where its journal stopped, until it ends or waits.
@@ -382,7 +412,13 @@ class Runtime(SessionMethods, SharingMethods):
         ):
             raise CannotResume(await self._waiting_message(task))
         resumed = await run_task(
-            self.store, task_id, worker=self.identity, lease_ttl=self.lease_ttl, trust=self.trust, force=force
+            self.store,
+            task_id,
+            worker=self.identity,
+            lease_ttl=self.lease_ttl,
+            trust=self.trust,
+            force=force,
+            key=self.signing_key,
         )
         if resumed.waiting_on is WaitReason.CHILDREN:  # its children run here too, then it again
             resumed = await run_tree(self.store, task_id, self._run_here)
@@ -392,7 +428,12 @@ class Runtime(SessionMethods, SharingMethods):
 
     async def _run_here(self, task_id: str) -> Task:
         return await run_task(
-            self.store, task_id, worker=self.identity, lease_ttl=self.lease_ttl, trust=self.trust
+            self.store,
+            task_id,
+            worker=self.identity,
+            lease_ttl=self.lease_ttl,
+            trust=self.trust,
+            key=self.signing_key,
         )
 
     async def wait(self, task_id: str, *, timeout: float | None = None, poll: float = 0.2) -> Task:

@@ -28,6 +28,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from croniter import CroniterBadCronError, CroniterBadDateError, croniter
 from pydantic import BaseModel, ConfigDict
 
+from .code_seal import SigningKey
 from .errors import InputError, TaskNotFound
 from .model import Event, Severity, Task, Trigger, utcnow
 from .store import StoreOps
@@ -326,6 +327,8 @@ async def _make_task(tx: StoreOps, schedule: Schedule, task_id: str, due: dt.dat
             "workspace": None if template.workspace is None else str(workspace_for(task_id)),
         }
     )
+    # The template was sealed when the schedule was made; a forged one makes tasks that wait.
+    created = SigningKey.from_environment().reseal(template, created)
     await tx.create_task(created)
     await tx.put_trigger(Trigger(kind="start", task_id=task_id))
     await tx.append_event(

@@ -19,7 +19,7 @@ import pytest
 
 from ratchet.model import Approval, Task, TaskStatus, Trigger, WaitReason
 
-from ..helpers.builders import make_task
+from ..helpers.builders import make_task, sealed
 from ..helpers.cli import LineReader, assert_one_line_error, ratchet_command, ratchet_env
 from .run_support import TOOLS, acts, plan
 from .task_support import FLOWS, SIGNAL_TIMEOUT, flow, with_store
@@ -70,12 +70,17 @@ def start_in(cwd: Path, *args: str) -> subprocess.Popen[str]:
     )
 
 
-def write_task(url: str, task_id: str, workflow: str) -> None:
-    """Queue a task whose workflow reference is what a database writer chose."""
+def write_task(url: str, task_id: str, workflow: str, *, seal: bool = True, **fields: Any) -> None:
+    """Queue a task whose workflow reference is what a database writer chose.
+
+    Sealed as if the writer also held the signing key (unless not `seal`):
+    what stands behind the seal is tested here; tests/security, the seal.
+    """
+    task = make_task(task_id, workflow=workflow, **fields)
 
     async def write(store: Any) -> None:
         async with store.transaction() as tx:
-            await tx.create_task(make_task(task_id, workflow=workflow))
+            await tx.create_task(sealed(task) if seal else task)
             await tx.put_trigger(Trigger(kind="start", task_id=task_id))
 
     with_store(url, write)
@@ -100,6 +105,24 @@ def evil(tmp_path: Path) -> tuple[Path, Path]:
 
 
 # --------------------------------------------------------------------------- refused code
+
+
+def test_a_task_without_a_seal_waits_until_an_operator_seals_it(url: str, project: Path) -> None:
+    write_task(url, "t1", flow("greet"), seal=False, inputs_params={"who": "Ada"})
+
+    refused = ratchet_in(project, "resume", "t1", "--store", url)
+
+    assert_one_line_error(refused, "task t1 waits for its code", "carries no seal", "t1 --seal`")
+    task = task_of(url, "t1")
+    assert (task.status, task.waiting_on) == (TaskStatus.WAITING, WaitReason.CODE)
+
+    done = ratchet_in(project, "resume", "t1", "--seal", "--store", url)
+
+    assert done.returncode == 0, done.stderr
+    assert "sealed the code references of task t1" in done.stderr
+    assert task_of(url, "t1").status is TaskStatus.COMPLETED
+    assert "code_sealed" in event_kinds(url, "t1")
+
 
 
 def test_resume_refuses_code_outside_the_project_until_it_is_allowed(

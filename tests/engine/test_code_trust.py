@@ -1,7 +1,9 @@
 """What a database writer cannot do: make a run import code it does not trust, or touch a directory.
 
 Each test writes a task row as anyone with the store could (a workflow
-reference, a workspace), then runs it as a worker or `resume` would: the
+reference, a workspace), sealed as if the writer also held the signing key
+(the seal is the first wall, tests/security/test_forged_rows.py; these test
+the one behind it), then runs it as a worker or `resume` would: the
 refused task waits for its code (``waiting(code)``) with an event naming what
 was refused, nothing of the refused code runs, and an allowance (or the code
 put in place) lets it finish.
@@ -23,7 +25,7 @@ from ratchet.runtime import Runtime
 from ratchet.store import StateStore
 
 from ..helpers import agent_tools
-from ..helpers.builders import make_task
+from ..helpers.builders import make_task, sealed
 from ..helpers.scripts import plan, say
 from .flows import FLOWS, entries
 
@@ -74,7 +76,7 @@ def outside_package(tmp_path: Path, marker: Path, monkeypatch: pytest.MonkeyPatc
 
 async def written(store: StateStore, task_id: str, workflow: str, **fields: object) -> Task:
     """A queued task whose row says what a database writer chose."""
-    task = make_task(task_id, workflow=workflow, **fields)
+    task = sealed(make_task(task_id, workflow=workflow, **fields))
     async with store.transaction() as tx:
         await tx.create_task(task)
         await tx.put_trigger(Trigger(kind="start", task_id=task_id))
@@ -224,7 +226,7 @@ async def test_a_workspace_outside_the_root_is_refused_and_never_deleted(
         recorded = home / "workspaces"
         recorded.mkdir(parents=True)
         (recorded / "other-task").mkdir()
-    await each_store.update_task(stored.model_copy(update={"workspace": str(recorded)}))
+    await each_store.update_task(sealed(stored.model_copy(update={"workspace": str(recorded)})))
 
     task = await resumed(each_store, task_id)
 
@@ -236,7 +238,7 @@ async def test_a_workspace_outside_the_root_is_refused_and_never_deleted(
     assert await each_store.list_ops(task_id) == [], "nothing ran"
 
     # Put right, it runs, and deletes only its own workspace.
-    await each_store.update_task(task.model_copy(update={"workspace": stored.workspace}))
+    await each_store.update_task(sealed(task.model_copy(update={"workspace": stored.workspace})))
     done = await resumed(each_store, task_id)
 
     assert done.status is TaskStatus.COMPLETED, done.error
@@ -254,7 +256,7 @@ async def test_a_workspace_of_another_home_is_taken_from_this_root(
     old = tmp_path / "old-project" / ".ratchet" / "workspaces" / Path(stored.workspace or "").name
     old.mkdir(parents=True)
     (old / "left.txt").write_text("from before the move")
-    await each_store.update_task(stored.model_copy(update={"workspace": str(old)}))
+    await each_store.update_task(sealed(stored.model_copy(update={"workspace": str(old)})))
 
     done = await resumed(each_store, task_id)
 

@@ -9,9 +9,9 @@ import pytest
 
 from ratchet.engine import Worker
 from ratchet.errors import InputError
-from ratchet.model import TaskStatus, utcnow
+from ratchet.model import TaskStatus, WaitReason, utcnow
 from ratchet.runtime import Runtime
-from ratchet.schedules import SCHEDULE_TRIGGER, next_due
+from ratchet.schedules import SCHEDULE_TRIGGER, next_due, schedule_trigger
 from ratchet.store import StateStore
 
 from .flows import FLOWS, entries
@@ -92,3 +92,21 @@ async def test_a_task_submitted_for_later_starts_no_sooner(
     await job
     assert task.status is TaskStatus.COMPLETED
     assert task.started_at is not None and task.started_at >= start
+
+
+async def test_a_schedule_whose_template_was_changed_in_the_store_makes_tasks_that_wait(
+    store: StateStore, rt: Runtime, ledger: str
+) -> None:
+    """A schedule's template is data in a trigger: a writer who points it at other code gets tasks
+    that wait for an operator, since the template's seal does not hold."""
+    plan, due = await backdated(rt, ledger, minutes=1)
+    [queued] = await store.list_triggers()
+    forged = plan.template.model_copy(update={"workflow": f"{FLOWS}:stepped"})
+    await store.delete_trigger(queued.id)
+    await store.put_trigger(schedule_trigger(plan.model_copy(update={"template": forged}), due[0]))
+
+    await work(store)
+
+    tasks = await store.list_tasks()
+    assert tasks and all((t.status, t.waiting_on) == (TaskStatus.WAITING, WaitReason.CODE) for t in tasks)
+    assert entries(ledger) == []

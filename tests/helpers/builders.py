@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+from ratchet.code_seal import SigningKey
 from ratchet.model import (
     Artifact,
     Checkpoint,
@@ -35,6 +36,19 @@ def at(seconds: float) -> dt.datetime:
 def make_task(id: str = "t1", **changes: Any) -> Task:
     fields: dict[str, Any] = {"id": id, "name": f"task {id}", "instruction": "do the thing"}
     return Task(**{**fields, **changes})
+
+
+# Every input a built-in workflow reads code from (the agent's spec, a chat's tools, a pydantic-ai agent).
+CODE_INPUTS = ("agent", "compaction", "session", "source", "tool_names", "tools")
+
+
+def sealed(task: Task) -> Task:
+    """`task` sealed with this process's key, as the process that creates a task seals it.
+
+    For tests of what stands behind the seal (code trust, the workspace
+    root): a row sealed as if its writer held the key.
+    """
+    return SigningKey.from_environment().seal(task, CODE_INPUTS)
 
 
 def make_step(task_id: str, index: int, **changes: Any) -> Step:

@@ -210,5 +210,6 @@ agent_loop = Workflow(  # type: ignore[assignment]
     middleware=[StepDeadline()],
     middleware_for=agent_middleware,
     checkpoint_for=recorded_checkpoint_policy,
+    code_inputs=("agent",),  # its spec: tool sources, compaction, MCP servers
 )
 AGENT_WORKFLOW = "ratchet.agent.loop:agent_loop"

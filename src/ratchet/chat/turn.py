@@ -152,7 +152,13 @@ def _middleware_for(task: Any) -> list[Any]:
 def _chat_workflow(fn: Callable[..., Awaitable[Any]]) -> Any:
     # A Workflow built by hand (the decorator has no tools_for); the task records it
     # as module:qualname, so the module-level name must be the Workflow itself.
-    return Workflow(fn, name="chat turn", tools_for=_tools_for, middleware_for=_middleware_for)
+    return Workflow(
+        fn,
+        name="chat turn",
+        tools_for=_tools_for,
+        middleware_for=_middleware_for,
+        code_inputs=("tools", "tool_names", "compaction", "session"),
+    )
 
 
 @_chat_workflow

@@ -72,6 +72,14 @@ def resume_command(
         typer.Option("--json", help="End with one JSON line: the task's id, status and outcome."),
     ] = False,
     allow_code: AllowCodeOption = None,
+    seal: Annotated[
+        bool,
+        typer.Option(
+            "--seal",
+            help="Seal the task's code references with this process's signing key first: for a task "
+            "made before seals or with another key, once you have checked them (`ratchet show TASK`).",
+        ),
+    ] = False,
     log_level: LogLevelOption = LogLevel.WARNING,
 ) -> None:
     """Run a task here, from where its journal stopped, until it ends or waits.
@@ -103,6 +111,7 @@ def resume_command(
                 allow_code=allowed,
                 progress=progress,
                 running=running,
+                seal=seal,
             )
         )
     except KeyboardInterrupt:
@@ -139,6 +148,7 @@ async def _resume(
     allow_code: list[str],
     progress: render.EventPrinter | None,
     running: _Running,
+    seal: bool = False,
 ) -> Outcome:
     # SIGTERM stops the run as Ctrl-C does (asyncio.run sees to SIGINT): cancelled, lease released.
     this_run = asyncio.current_task()
@@ -149,11 +159,14 @@ async def _resume(
         tail = _EventTail(store, task_id, progress)
         await tail.skip_past_events()
         following = asyncio.create_task(tail.follow()) if progress else None
+        runtime = Runtime(store, lease_ttl=lease_ttl, allow_code=allow_code)
+        if seal:
+            await runtime.seal(task_id)
+            where = runtime.signing_key.where
+            render.print_note(f"sealed the code references of task {task_id} with the key of {where}")
         running.started = True
         try:
-            task = await Runtime(store, lease_ttl=lease_ttl, allow_code=allow_code).resume(
-                task_id, force=force
-            )
+            task = await runtime.resume(task_id, force=force)
         except LeaseLost as lost:
             follow = render.command("events", task_id, "--follow", store_url=url)
             raise CannotResume(
@@ -184,6 +197,9 @@ async def refuse_waiting_for_code(store: StateStore, task: Task, url: str) -> No
     if error == "WorkspaceRefused":
         cancel = render.command("cancel", task.id, store_url=url)
         what_next = f"it runs only where that directory is under the workspace root (or `{cancel}`)"
+    elif error == "CodeUnsealed":
+        show = render.command("show", task.id, store_url=url)
+        what_next = f"check them (`{show}`), then `{again} --seal`"
     elif error == "CodeRefused":
         what_next = f"then `{again} --allow-code ...`"
     else:

@@ -9,17 +9,24 @@ does a worker started with the code (or the allowance).
 
 A waiting task is not claimed by workers (it waits on a person), so a worker
 never spins on it; each worker tries such tasks once, when it starts.
+
+A task whose code references do not hold their seal (made before seals, with
+another key, or changed in the database) waits the same way; an operator who
+has looked at them seals them again (`reseal`, ``ratchet resume --seal``).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
+from ..code_seal import SigningKey
 from ..errors import CodeRefused, CodeUnavailable, WorkspaceRefused
 from ..model import Event, Lease, Severity, Task, TaskStatus, WaitReason
 from ..store import StateStore
+from .workflow import Workflow, load_workflow
 
-__all__ = ["CODE_EVENT_KINDS", "set_aside", "wait_for_code"]
+__all__ = ["CODE_EVENT_KINDS", "reseal", "set_aside", "wait_for_code"]
 
 CODE_EVENT_KINDS = frozenset({"code_refused", "code_missing"})
 
@@ -67,3 +74,34 @@ async def set_aside(store: StateStore, task: Task, lease: Lease, reason: WaitRea
         await tx.delete_triggers(task.id)
         await tx.append_event(event)
     return waiting
+
+
+async def reseal(
+    store: StateStore, task_id: str, key: SigningKey, load: Callable[[str], Workflow] = load_workflow
+) -> Task:
+    """Seal task `task_id`'s code references as they stand, for an operator who has checked them.
+
+    The workflow is loaded (under the code trust the caller enforces) to
+    learn which inputs it reads code from; the seal covers those. A
+    ``code_sealed`` event records what was sealed.
+
+    Raises:
+        TaskNotFound: no such task.
+        CodeUnavailable: its workflow is refused here or does not load.
+    """
+    task = await store.get_task(task_id)
+    workflow = load(task.workflow or "")
+    sealed = key.seal(task, workflow.code_inputs)
+    covered = ", ".join(name for name in workflow.code_inputs if name in task.inputs_params) or "none"
+    async with store.transaction() as tx:
+        await tx.update_task(sealed)
+        await tx.append_event(
+            Event(
+                task_id=task_id,
+                kind="code_sealed",
+                message=f"its code references were sealed by an operator: workflow {task.workflow}, "
+                f"model {task.model or 'none'}, workspace {task.workspace or 'none'}, inputs {covered}",
+                data={"key": key.where},
+            )
+        )
+    return sealed

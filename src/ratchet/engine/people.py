@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import JsonValue
 
+from ..code_seal import SigningKey, sealed_inputs
 from ..errors import (
     ApprovalDenied,
     InputError,
@@ -190,11 +191,19 @@ async def _check_edits(
 def _tool_of(
     task: Task, name: str, store: StateStore, load: Callable[[str], Workflow]
 ) -> tuple[Tool | None, str]:
-    """The tool `name` of the task's workflow, loaded here; else None and why not."""
+    """The tool `name` of the task's workflow, loaded here; else None and why not.
+
+    Loading it runs code, so only a task whose code references hold their
+    seal is loaded: a row a database writer forged waits for its run, which
+    refuses it, and the person's decision is never a way to run its code.
+    """
     if not task.workflow:
         return None, f"task {task.id} names no workflow"
     try:
+        key = SigningKey.from_environment()
+        covered = key.check(task)
         workflow = load(task.workflow)
+        sealed_inputs(workflow.code_inputs, covered, task.workflow)
         tools = {**workflow.tools, **{t.name: t for t in workflow.tools_for(task, store)}}
     except StoreError:
         raise

@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
+from ..code_seal import SigningKey, sealed_inputs
 from ..code_trust import CodeTrust, enforced_trust
 from ..errors import (
     CannotResume,
@@ -64,6 +65,7 @@ async def run_task(
     stopping: asyncio.Event | None = None,
     trust: CodeTrust | None = None,
     force: bool = False,
+    key: SigningKey | None = None,
 ) -> Task:
     """Claim the task, run its workflow until it ends or waits, and let it go.
 
@@ -78,7 +80,9 @@ async def run_task(
     task's code is loaded only as `trust` admits (default: the one enforced
     here, else `CodeTrust.here()`), and its workspace only under the
     workspace root; if either is refused or missing, the task is returned
-    ``waiting(code)``.
+    ``waiting(code)``. Before any of that, its code references must hold the
+    seal its creator made (`key`, default this process's): a task a database
+    writer made or changed is returned ``waiting(code)`` too.
 
     A task that already ran is validated first: older than its checkpoint
     policy's ``max_age``, it is set aside ``waiting(stale)`` and returned
@@ -94,7 +98,9 @@ async def run_task(
         CannotResume: another live worker holds the task.
         LeaseLost: another worker took the task over while this one ran it.
         StoreError: the store failed; the task stays resumable once it is fixed.
+        InputError: this process's signing key is unusable (nothing is claimed).
     """
+    key = key or SigningKey.from_environment()
     worker = worker or WorkerIdentity()
     if lease is None:
         lease = await _claim(store, task_id, worker, lease_ttl, take_over)
@@ -103,7 +109,7 @@ async def run_task(
         report = await RunReport.begin(store, task_id)  # spans and metrics, when on
         with (trust or enforced_trust() or CodeTrust.here()).enforced():
             async with beat:
-                task = await _run_leased(store, task_id, lease, load, approval_hook, stopping, force)
+                task = await _run_leased(store, task_id, lease, load, approval_hook, stopping, force, key)
         if report is not None:
             with contextlib.suppress(StoreError):  # the run is over as recorded; only its spans are lost
                 await report.ended()
@@ -218,6 +224,7 @@ async def _run_leased(
     approval_hook: ApprovalHook | None,
     stopping: asyncio.Event | None,
     force: bool,
+    key: SigningKey,
 ) -> Task:
     task = await store.get_task(task_id)
     waits_on_person = task.waiting_on is not None and task.waiting_on.needs_person
@@ -227,9 +234,13 @@ async def _run_leased(
     if not task.workflow:
         raise CannotResume(f"task {task_id} names no workflow to run")
     try:
+        covered = key.check(task)  # before its code is so much as looked for
         workflow = load(task.workflow)
+        sealed_inputs(workflow.code_inputs, covered, task.workflow)
         if task.workspace is not None:
-            task = task.model_copy(update={"workspace": str(confined_workspace(task.id, task.workspace))})
+            confined = str(confined_workspace(task.id, task.workspace))
+            if confined != task.workspace:  # its own directory under this root: sealed as it now is
+                task = key.seal(task.model_copy(update={"workspace": confined}), covered)
         workflow.tools_for(task, store)  # its tools load now, before anything is written, or it waits
     except CodeUnavailable as problem:
         return await wait_for_code(store, task, lease, problem)

@@ -15,6 +15,7 @@ from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, JsonValue
 
+from ..code_seal import SigningKey
 from ..errors import InputError
 from ..limits import MAX_INSTRUCTION_BYTES, PRIORITY_DEFAULT, PRIORITY_MAX, PRIORITY_MIN, check_instruction
 from ..model import Task, utcnow
@@ -60,12 +61,17 @@ def new_task(
     max_instruction_bytes: int = MAX_INSTRUCTION_BYTES,
     parent_id: str | None = None,
     admit: Callable[[str], None] = lambda source: None,
+    key: SigningKey | None = None,
 ) -> Task:
     """A queued task for `target` (not stored); `admit` hears of each piece of code it names.
 
+    Its code references are sealed with `key` (default: this process's,
+    `SigningKey.from_environment`), so a worker can tell them from a
+    database writer's.
+
     Raises:
         InputError: the instruction is not UTF-8 text or too large; the
-            deadline or priority is out of range.
+            deadline or priority is out of range; the signing key is unusable.
         WorkflowNotFound: a reference names no workflow.
     """
     check_instruction(instruction, limit=max_instruction_bytes)
@@ -98,7 +104,7 @@ def new_task(
             raise InputError(f"deadline {deadline!r}: give seconds from now, up to 100 years") from None
     task_id = task_id or f"{slug(name)}-{uuid.uuid4().hex[:8]}"
     is_agent = reference == AGENT_LOOP
-    return Task(
+    task = Task(
         id=task_id,
         name=name,
         instruction=instruction,
@@ -113,6 +119,7 @@ def new_task(
         priority=priority,
         parent_id=parent_id,
     )
+    return (key or SigningKey.from_environment()).seal(task, found.code_inputs)
 
 
 def _agent_name(inputs: dict[str, JsonValue] | None, default: str) -> str:

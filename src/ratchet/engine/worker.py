@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from ..code_seal import SigningKey
 from ..code_trust import CodeTrust
 from ..errors import CannotResume, CorruptRecord, LeaseLost, RatchetError, StoreError
 from ..model import Lease, TaskStatus, Trigger, WaitReason, utcnow
@@ -84,6 +85,7 @@ class Worker:
         self.grace = grace
         self.load = load
         self.trust = CodeTrust.here(allow_code)
+        self.key = SigningKey.from_environment()  # an unusable key stops the worker here, not per task
         # How often to look for tasks whose holder died: their leases expire unannounced.
         # A store that cannot publish (SQLite) is looked at on every poll anyway.
         self.sweep_interval = max(0.5, lease_ttl / 3)
@@ -249,6 +251,7 @@ class Worker:
                 lease=lease,
                 stopping=self.stopping,
                 trust=self.trust,
+                key=self.key,
             )
         except asyncio.CancelledError:
             log.info("task %s: stopped here; its lease is released for another worker", task_id)

@@ -40,8 +40,11 @@ class Workflow:
         tools_for: Callable[[Any, Any], Iterable[Tool]] | None = None,
         middleware_for: Callable[[Any], Iterable[Any]] | None = None,
         checkpoint_for: Callable[[Any], CheckpointPolicy | None] | None = None,
+        code_inputs: Iterable[str] = (),
     ) -> None:
         self.fn = fn
+        # The inputs this workflow loads code from (an agent's spec): a task's seal covers them.
+        self.code_inputs = tuple(code_inputs)
         self.middleware = list(middleware)
         self._tools_for = tools_for
         self._middleware_for = middleware_for
@@ -109,6 +112,7 @@ def workflow(
     retry: RetryPolicy | None = None,
     checkpoint: CheckpointPolicy | None = None,
     middleware: Iterable[Any] = (),
+    code_inputs: Iterable[str] = (),
 ) -> Callable[[Callable[..., Awaitable[Any]]], Workflow]: ...
 
 
@@ -121,6 +125,7 @@ def workflow(
     retry: RetryPolicy | None = None,
     checkpoint: CheckpointPolicy | None = None,
     middleware: Iterable[Any] = (),
+    code_inputs: Iterable[str] = (),
 ) -> Workflow | Callable[[Callable[..., Awaitable[Any]]], Workflow]:
     """Mark ``async def fn(ctx, **inputs)`` as a durable workflow; bare or with options.
 
@@ -130,10 +135,21 @@ def workflow(
         retry: the retry policy of calls whose tool sets none.
         checkpoint: when checkpoints are written and which resume trusts.
         middleware: extra middleware around model and tool calls.
+        code_inputs: the inputs the workflow loads or launches code from (a
+            module name, a command line): a task's seal covers them, so a
+            database writer cannot change them (docs/durability.md).
     """
 
     def make(f: Callable[..., Awaitable[Any]]) -> Workflow:
-        return Workflow(f, name=name, tools=tools, retry=retry, checkpoint=checkpoint, middleware=middleware)
+        return Workflow(
+            f,
+            name=name,
+            tools=tools,
+            retry=retry,
+            checkpoint=checkpoint,
+            middleware=middleware,
+            code_inputs=code_inputs,
+        )
 
     return make if fn is None else make(fn)
 

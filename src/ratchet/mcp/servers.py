@@ -8,6 +8,7 @@ program must be admitted (`check_command`), as a task's tool sources are.
 
 from __future__ import annotations
 
+import re
 import shlex
 import shutil
 import sys
@@ -178,13 +179,19 @@ def check_command(server: MCPServer, trust: CodeTrust | None) -> Path:
     Admitted are programs `trust` admits as files (the project root,
     ``--allow-code``) and those installed beside this Python (its scripts
     directory: ``pip install``'s console scripts). This Python itself runs
-    only a ``.py`` file or a ``-m`` module that `trust` admits.
+    only a ``.py`` file or a ``-m`` module that `trust` admits and that is not
+    part of Python itself (``-m timeit CODE`` runs any code), after options
+    that run nothing. Under `trust`, the entry's environment may not set a
+    variable that makes an admitted program load other code (``PYTHONPATH``,
+    ``LD_PRELOAD``, ``NODE_OPTIONS``, ``PATH`` ...).
 
     Raises:
         InputError: the command is not found.
         CodeRefused: `trust` does not admit it.
     """
     assert server.command is not None
+    if trust is not None:
+        _check_env(server)
     found = shutil.which(server.command) if "/" not in server.command else _file(server.command, server.cwd)
     if found is None:
         raise InputError(f"MCP server {server.label!r}: no command {server.command!r} here (not on PATH)")
@@ -226,6 +233,44 @@ def check_admitted(servers: Iterable[MCPServer], trust: CodeTrust | None) -> Non
             pass  # not found here (or a script that is not there): the start fails, and is retried
 
 
+# Options of the interpreter that take no argument and run no code of their own.
+_PLAIN_PYTHON_OPTIONS = frozenset({"-u", "-I", "-E", "-s", "-S", "-B", "-O", "-OO", "-q", "-b", "-bb", "-P"})
+
+# Python's variables that run nothing of their own (the others load a module, a directory of them,
+# a startup file, or a breakpoint hook).
+_PLAIN_PYTHON_VARIABLES = frozenset(
+    {
+        "PYTHONUNBUFFERED",
+        "PYTHONIOENCODING",
+        "PYTHONUTF8",
+        "PYTHONDONTWRITEBYTECODE",
+        "PYTHONHASHSEED",
+        "PYTHONFAULTHANDLER",
+        "PYTHONNOUSERSITE",
+        "PYTHONSAFEPATH",
+        "PYTHONCOERCECLOCALE",
+    }
+)
+
+# Variables that make a program other than the one checked run, or make it load other code.
+_CODE_VARIABLES = re.compile(
+    r"(PATH|LD_.*|DYLD_.*|NODE_OPTIONS|NODE_PATH|BASH_ENV|ENV|SHELLOPTS|PERL5OPT|PERL5LIB|PERLLIB"
+    r"|RUBYOPT|RUBYLIB|GCONV_PATH|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|JDK_JAVA_OPTIONS)"
+)
+
+
+def _check_env(server: MCPServer) -> None:
+    """Refuse an environment that would make the checked program load code nobody checked."""
+    for name in server.env:
+        upper = name.upper()
+        python = upper.startswith("PYTHON") and upper not in _PLAIN_PYTHON_VARIABLES
+        if python or _CODE_VARIABLES.fullmatch(upper):
+            raise CodeRefused(
+                f"MCP server {server.label!r}: its environment sets {name}, which makes a program "
+                "load other code; set it in the worker's own environment instead"
+            )
+
+
 def _file(command: str, cwd: str | None) -> str | None:
     """A command given as a path (``./server``), taken from `cwd` when relative, if it is a file."""
     path = Path(cwd or ".") / command
@@ -234,12 +279,17 @@ def _file(command: str, cwd: str | None) -> str | None:
 
 def _check_python_args(server: MCPServer, trust: CodeTrust) -> None:
     args = list(server.args)
-    while args and args[0].startswith("-") and args[0] not in ("-m", "-c"):
-        args.pop(0)  # -u, -I ...: options that run nothing
+    while args and args[0] in _PLAIN_PYTHON_OPTIONS:
+        args.pop(0)  # -u, -I ...: options that run nothing (an attached -cCODE is not one of them)
     if len(args) >= 2 and args[0] == "-m":
+        if args[1].partition(".")[0] in sys.stdlib_module_names:
+            raise CodeRefused(
+                f"MCP server {server.label!r}: {args[1]} is a module of Python itself, a program "
+                "(python -m timeit runs any code), not an MCP server"
+            )
         trust.check_module(args[1])
         return
-    if args and args[0].endswith(".py"):
+    if args and args[0].endswith(".py") and not args[0].startswith("-"):
         script = Path(args[0]) if server.cwd is None else Path(server.cwd) / args[0]
         trust.python_file(str(script.absolute()))
         return

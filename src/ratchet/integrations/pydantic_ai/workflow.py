@@ -54,7 +54,7 @@ def _agent_loads(task: Task, store: object) -> list[Tool]:
 
 
 def _checking_its_agent(fn: Callable[..., Awaitable[JsonValue]]) -> Workflow:
-    return Workflow(fn, name="pydantic-ai agent run", tools_for=_agent_loads)
+    return Workflow(fn, name="pydantic-ai agent run", tools_for=_agent_loads, code_inputs=("agent", "source"))
 
 
 @_checking_its_agent
