@@ -109,8 +109,7 @@ class SigningKey:
         if not task.seal:
             raise CodeUnsealed(
                 f"task {task.id} carries no seal on its code references (made by a Ratchet before "
-                "seals, or written into the database directly); check its code and run "
-                f"`ratchet resume {task.id} --seal`"
+                "seals, or written into the database directly)"
             )
         version, _, rest = task.seal.partition(":")
         listed, _, mac = rest.rpartition(":")
@@ -118,8 +117,7 @@ class SigningKey:
         if version != _VERSION or not hmac.compare_digest(mac, self._mac(task, keys)):
             raise CodeUnsealed(
                 f"task {task.id}: its code references do not match their seal (changed in the "
-                f"database, or sealed with another key than this process's, from {self.where}); "
-                f"check its code and run `ratchet resume {task.id} --seal`"
+                f"database, or sealed with another key than this process's, from {self.where})"
             )
         return keys
 
@@ -162,7 +160,7 @@ def sealed_inputs(code_inputs: Iterable[str], covered: Iterable[str], reference:
     if missing:
         raise CodeUnsealed(
             f"the seal of this task does not cover its input {missing[0]!r}, which {reference} "
-            "reads code from; check its code and run `ratchet resume TASK --seal`"
+            "reads code from (sealed by a Ratchet whose workflow did not)"
         )
 
 
