@@ -81,7 +81,7 @@ class SigningKey:
             InputError: the key given is too short, or its file cannot be read or made.
         """
         given = os.environ.get(KEY_ENV)
-        if given is not None:
+        if given:  # set and empty: as unset, as for the other variables
             return cls(_checked(given.strip(), KEY_ENV), KEY_ENV)
         named = os.environ.get(KEY_FILE_ENV)
         if named:
