@@ -22,6 +22,7 @@ from pydantic import BaseModel
 from .errors import CorruptRecord
 from .inbox_message import InboxMessage
 from .model import Approval, Checkpoint, Event, Lease, Operation, Session, Step, Task
+from .printable import printable_json
 from .schedules import Schedule
 from .task_view import Spend, TaskView, in_seq_order
 
@@ -103,9 +104,19 @@ def step_json(step: Step) -> dict[str, Any]:
 
 
 def approval_json(approval: Approval) -> dict[str, Any]:
-    """A tool call waiting for (or given) a person's decision; ``step`` counts from 1."""
+    """A tool call waiting for (or given) a person's decision; ``step`` counts from 1.
+
+    ``arguments_json`` and ``edited_arguments_json`` are ``arguments`` and
+    ``edited_arguments`` as the JSON text a person is shown (`printable_json`,
+    indented by two): it reads back to exactly the values the call runs with,
+    every integer in full, where a reader that makes numbers doubles (a
+    browser's ``JSON.parse``) would round one beyond 2**53.
+    """
     fields = _fields(approval)
     fields["step"] = step_number(fields["step"])
+    fields["arguments_json"] = printable_json(approval.arguments, indent=2)
+    edited = approval.edited_arguments
+    fields["edited_arguments_json"] = None if edited is None else printable_json(edited, indent=2)
     return fields
 
 

@@ -482,31 +482,36 @@ class Runtime(SessionMethods, SharingMethods):
             raise InputError("choose exactly one of --retry, --skip or --result JSON")
         return await resolve_in_doubt(self.store, task_id, seq, retry=retry, skip=skip, result=result)
 
-    async def approve(self, task_id: str, *, edit_args: dict[str, JsonValue] | None = None) -> Task:
+    async def approve(
+        self, task_id: str, *, edit_args: dict[str, JsonValue] | None = None, seq: int | None = None
+    ) -> Task:
         """Approve the tool call a task waits for (``waiting(approval)``); it then runs.
 
         Args:
             edit_args: run the call with these arguments instead of the model's.
+            seq: approve only if the call waiting is this operation (the one a person saw).
 
         Raises:
-            InputError: the task does not wait for an approval.
+            InputError: the task does not wait for an approval (of `seq`).
         """
         if edit_args is not None and not isinstance(edit_args, dict):
             raise InputError('the edited arguments must be a JSON object, e.g. {"to": "ops@example.com"}')
         # Checking the edits loads the task's code here: only as this runtime's trust admits it.
         with self.trust.enforced():
-            await settle_approval(self.store, task_id, approve=True, edit_args=edit_args)
+            await settle_approval(self.store, task_id, approve=True, edit_args=edit_args, seq=seq)
         return await self.store.get_task(task_id)
 
-    async def deny(self, task_id: str, reason: str) -> Task:
+    async def deny(self, task_id: str, reason: str, *, seq: int | None = None) -> Task:
         """Deny the tool call a task waits for; the call fails as denied and the task goes on.
 
+        With `seq`, only if the call waiting is this operation (the one a person saw).
+
         Raises:
-            InputError: the task does not wait for an approval, or no reason is given.
+            InputError: the task does not wait for an approval (of `seq`), or no reason is given.
         """
         if not reason.strip():
             raise InputError("say why the call is denied (--reason TEXT); the agent is told")
-        await settle_approval(self.store, task_id, approve=False, reason=reason)
+        await settle_approval(self.store, task_id, approve=False, reason=reason, seq=seq)
         return await self.store.get_task(task_id)
 
     async def answer(self, task_id: str, text: str) -> Task:

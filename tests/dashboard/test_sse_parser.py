@@ -10,14 +10,16 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from importlib import resources
+from urllib.parse import quote
 
 import pytest
 from playwright.sync_api import Browser
 
 Parse = Callable[..., list[dict[str, str]]]
 
-# The module is imported as it is shipped (from a data: URL, so no server is needed); the messages
-# come back as JSON so that a field the parser leaves undefined is absent, not null.
+# The module is imported as it is shipped (from a data: URL, so no server is needed; the module it
+# imports likewise); the messages come back as JSON so that a field the parser leaves undefined is
+# absent, not null.
 _HARNESS = """async ([source, chunks]) => {
   const { SseParser } = await import("data:text/javascript;charset=utf-8," + encodeURIComponent(source));
   const seen = [];
@@ -30,7 +32,9 @@ _HARNESS = """async ([source, chunks]) => {
 @pytest.fixture(scope="module")
 def parse(browser: Browser) -> Iterator[Parse]:
     """The messages the page's parser finds in the chunks given, read in that order."""
-    source = (resources.files("ratchet.serve") / "static" / "api.js").read_text()
+    static = resources.files("ratchet.serve") / "static"
+    imported = "data:text/javascript;charset=utf-8," + quote((static / "json.js").read_text())
+    source = (static / "api.js").read_text().replace('"./json.js"', json.dumps(imported))
     page = browser.new_page()
 
     def parse_chunks(*chunks: str) -> list[dict[str, str]]:

@@ -222,16 +222,18 @@ async def settle_approval(
     approve: bool,
     edit_args: dict[str, JsonValue] | None = None,
     reason: str | None = None,
+    seq: int | None = None,
     load: Callable[[str], Workflow] = load_workflow,
 ) -> Approval:
     """A person's decision on the call a task waits for; the task is queued to go on.
 
     Edited arguments are checked first (`check_edited_arguments`), with the
-    workflow `load` finds.
+    workflow `load` finds. With `seq`, the decision is on that call only: a
+    person who looked at it is never taken to have decided a later one.
 
     Raises:
-        InputError: the task does not wait for an approval, or the edited
-            arguments do not fit the tool's.
+        InputError: the task does not wait for an approval (of operation
+            `seq`, if given), or the edited arguments do not fit the tool's.
     """
     checked_seq, unchecked = None, None
     if approve and edit_args is not None:
@@ -245,6 +247,11 @@ async def settle_approval(
         if task.waiting_on is not WaitReason.APPROVAL or not pending:
             raise InputError(f"task {task_id} is {task.status_text}, not waiting for an approval")
         approval = pending[0]  # the oldest first; parallel calls can wait together
+        if seq is not None and approval.seq != seq:
+            raise InputError(
+                f"task {task_id} waits for approval of operation {approval.seq}, not {seq}; "
+                f"nothing was decided: look at it again with `ratchet show {task_id}`"
+            )
         if approve and edit_args is not None and approval.seq != checked_seq:
             raise InputError(  # someone decided the call they were checked for meanwhile
                 f"task {task_id} now waits for approval of operation {approval.seq}, not "

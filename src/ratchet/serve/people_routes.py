@@ -13,6 +13,7 @@ from fastapi import APIRouter, Path
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from ..errors import InputError
+from ..json_text import read_json_text
 from ..model import TaskStatus, WaitReason
 from ..record_json import approval_json, inbox_message_json, iso_time, operation_json, task_json
 from ..task_view import in_doubt_ops
@@ -33,10 +34,21 @@ class ApproveBody(_Body):
     edit_args: dict[str, JsonValue] | None = Field(
         default=None, description="Run the call with these arguments instead of the model's."
     )
+    edit_args_json: str | None = Field(
+        default=None,
+        description="The same as JSON text, read by the server (every integer exact, as typed); "
+        "instead of `edit_args`. Send neither to run the arguments the approval shows.",
+    )
+    seq: int | None = Field(
+        default=None, ge=0, le=2**62, description="Approve only if the call waiting is this operation."
+    )
 
 
 class DenyBody(_Body):
     reason: str = Field(min_length=1, max_length=10_000, description="Why; the agent is told.")
+    seq: int | None = Field(
+        default=None, ge=0, le=2**62, description="Deny only if the call waiting is this operation."
+    )
 
 
 class AnswerBody(_Body):
@@ -58,11 +70,20 @@ class ResolveBody(_Body):
         "result: it happened, with `result`."
     )
     result: JsonValue = None
+    result_json: str | None = Field(
+        default=None,
+        description="With `result`: the result as JSON text, read by the server (every integer exact); "
+        "instead of `result`.",
+    )
 
 
 @router.get("/approvals", summary="Every tool call waiting for a person's approval")
 async def pending_approvals(rt: RuntimeDep) -> list[dict[str, Any]]:
-    """The pending approvals of every task waiting on one, oldest request first."""
+    """The pending approvals of every task waiting on one, oldest request first.
+
+    Each has its ``arguments`` also as ``arguments_json``: the JSON text of the
+    values the call runs with, every integer in full (show that text to a person).
+    """
     found = []
     async with rt.store.reading() as tx:
         for task in await tx.list_tasks(TaskStatus.WAITING):
@@ -73,6 +94,7 @@ async def pending_approvals(rt: RuntimeDep) -> list[dict[str, Any]]:
 
 @router.get("/tasks/{task_id}/approvals", summary="A task's approvals, decided or not")
 async def task_approvals(rt: RuntimeDep, task_id: TaskId, pending: bool = False) -> list[dict[str, Any]]:
+    """Each with ``arguments_json`` and ``edited_arguments_json``, its arguments as exact JSON text."""
     async with rt.store.reading() as tx:
         await tx.get_task(task_id)
         return [approval_json(a) for a in await tx.list_approvals(task_id, pending_only=pending)]
@@ -80,14 +102,27 @@ async def task_approvals(rt: RuntimeDep, task_id: TaskId, pending: bool = False)
 
 @router.post("/tasks/{task_id}/approve", summary="Approve the call a task waits for")
 async def approve(rt: RuntimeDep, task_id: TaskId, body: ApproveBody | None = None) -> dict[str, Any]:
-    """It then runs (with ``edit_args`` instead of the model's arguments, if given); 400 if none waits."""
-    return task_json(await rt.approve(task_id, edit_args=(body or ApproveBody()).edit_args))
+    """It then runs (with ``edit_args`` or ``edit_args_json`` instead of the model's arguments, if given).
+
+    400 if none waits (or another than ``seq``), or if the edited arguments are not a JSON
+    object that fits the tool's.
+    """
+    body = body or ApproveBody()
+    edited = body.edit_args
+    if body.edit_args_json is not None:
+        if edited is not None:
+            raise InputError("give the edited arguments once: edit_args or edit_args_json, not both")
+        typed = read_json_text(body.edit_args_json, "the edited arguments")
+        if not isinstance(typed, dict):
+            raise InputError('the edited arguments must be a JSON object, e.g. {"to": "ops@example.com"}')
+        edited = typed
+    return task_json(await rt.approve(task_id, edit_args=edited, seq=body.seq))
 
 
 @router.post("/tasks/{task_id}/deny", summary="Deny the call a task waits for")
 async def deny(rt: RuntimeDep, task_id: TaskId, body: DenyBody) -> dict[str, Any]:
     """The call fails as denied and the agent is told the reason."""
-    return task_json(await rt.deny(task_id, body.reason))
+    return task_json(await rt.deny(task_id, body.reason, seq=body.seq))
 
 
 @router.post("/tasks/{task_id}/answer", summary="Answer the question a task waits on")
@@ -105,10 +140,14 @@ async def in_doubt(rt: RuntimeDep, task_id: TaskId) -> list[dict[str, Any]]:
     "/tasks/{task_id}/in-doubt/{seq}", summary="Settle an in-doubt call: retry, skip or set its result"
 )
 async def resolve(rt: RuntimeDep, task_id: TaskId, seq: Seq, body: ResolveBody) -> dict[str, Any]:
-    if body.action != "result" and "result" in body.model_fields_set:
+    given = body.model_fields_set & {"result", "result_json"}
+    if body.action != "result" and given:
         raise InputError(f"a result goes with the action 'result', not {body.action!r}")
+    if len(given) > 1:
+        raise InputError("give the result once: result or result_json, not both")
     if body.action == "result":
-        task = await rt.resolve(task_id, seq, result=body.result)
+        result = body.result if body.result_json is None else read_json_text(body.result_json, "the result")
+        task = await rt.resolve(task_id, seq, result=result)
     else:
         task = await rt.resolve(task_id, seq, retry=body.action == "retry", skip=body.action == "skip")
     return task_json(task)

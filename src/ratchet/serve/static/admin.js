@@ -3,6 +3,7 @@
 
 import { api } from "./api.js";
 import { duration, el, put, when } from "./dom.js";
+import { writeJson } from "./json.js";
 
 const REFRESH_MS = 5000;
 
@@ -26,7 +27,7 @@ async function refreshing(root, load) {
 // A session keeps what its code chose: a count, a structure, or nothing (null shows as a dash).
 function shown(value) {
   if (value === null || value === undefined) return "—";
-  return typeof value === "object" ? JSON.stringify(value) : String(value);
+  return typeof value === "object" ? writeJson(value) : String(value);
 }
 
 export function showSessions(root) {

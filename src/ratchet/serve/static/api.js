@@ -1,5 +1,8 @@
 // Talking to the API: the tab's bearer token, JSON requests, and the live
 // streams read with fetch() (an EventSource cannot send Authorization).
+// Answers are read by json.js, so no number in them is rounded.
+
+import { parseJson, writeJson } from "./json.js";
 
 const TOKEN_KEY = "ratchet-token";
 const MAX_BACKOFF_MS = 10000;
@@ -48,11 +51,11 @@ async function detailOf(response) {
   return `${response.status} ${response.statusText}`.trim();
 }
 
-/** GET (or, with `body`, POST) a path of the API and return its JSON; throws ApiError. */
+/** GET (or, with `body`, POST) a path of the API and return its JSON, every number exact; throws ApiError. */
 export async function api(path, { method, body } = {}) {
   const init = { method: method || (body === undefined ? "GET" : "POST"), cache: "no-store" };
   init.headers = headers(body === undefined ? {} : { "Content-Type": "application/json" });
-  if (body !== undefined) init.body = JSON.stringify(body);
+  if (body !== undefined) init.body = writeJson(body);
   let response;
   try {
     response = await fetch(path, init);
@@ -64,7 +67,7 @@ export async function api(path, { method, body } = {}) {
     throw new ApiError(401, await detailOf(response));
   }
   if (!response.ok) throw new ApiError(response.status, await detailOf(response));
-  return response.json();
+  return parseJson(await response.text());
 }
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));

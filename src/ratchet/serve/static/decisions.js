@@ -1,6 +1,10 @@
 // What a person decides on the task page: a pending approval, a question,
 // calls in doubt. Each section is drawn again only when what it asks changes,
 // so a refresh never wipes what someone is typing.
+//
+// Arguments are shown as the server's own text of them (`arguments_json`),
+// and what a person types is sent as text for the server to read: no value
+// goes through a JavaScript number on its way, so none is rounded.
 
 import { api, ApiError } from "./api.js";
 import { el, flash, put, shown, when } from "./dom.js";
@@ -19,15 +23,6 @@ async function act(button, path, body, done) {
     if (!(error instanceof ApiError && error.status === 401)) flash(error.message);
   } finally {
     button.disabled = false;
-  }
-}
-
-function parseJson(text, what) {
-  try {
-    return { value: JSON.parse(text) };
-  } catch (error) {
-    flash(`${what} must be JSON: ${error.message}`);
-    return null;
   }
 }
 
@@ -56,7 +51,7 @@ function approval(taskId, pending, done) {
       class: "primary",
       "data-action": "approve",
       text: "Approve",
-      onclick: (event) => act(event.currentTarget, `${base}/approve`, {}, done),
+      onclick: (event) => act(event.currentTarget, `${base}/approve`, { seq: pending.seq }, done),
     }),
     el("button", {
       type: "button",
@@ -64,15 +59,16 @@ function approval(taskId, pending, done) {
       text: "Edit arguments",
       onclick: () => {
         const args = el("textarea", { id: "approval-args", spellcheck: "false" });
-        args.value = JSON.stringify(pending.arguments ?? {}, null, 2);
+        args.value = pending.arguments_json;
         const confirm = el("button", {
           type: "button",
           class: "primary",
           "data-action": "approve-edited",
           text: "Approve with these arguments",
+          // Untouched, it is a plain approval: the call runs with its stored arguments, not a copy.
           onclick: (event) => {
-            const parsed = parseJson(args.value, "The arguments");
-            if (parsed) act(event.currentTarget, `${base}/approve`, { edit_args: parsed.value }, done);
+            const edited = args.value === pending.arguments_json ? {} : { edit_args_json: args.value };
+            act(event.currentTarget, `${base}/approve`, { seq: pending.seq, ...edited }, done);
           },
         });
         put(editor, args, confirm);
@@ -86,7 +82,8 @@ function approval(taskId, pending, done) {
       class: "danger",
       "data-action": "deny",
       text: "Deny",
-      onclick: (event) => act(event.currentTarget, `${base}/deny`, { reason: reason.value.trim() || "denied in the dashboard" }, done),
+      onclick: (event) =>
+        act(event.currentTarget, `${base}/deny`, { seq: pending.seq, reason: reason.value.trim() || "denied in the dashboard" }, done),
     }),
   );
   return el(
@@ -95,7 +92,7 @@ function approval(taskId, pending, done) {
     el("h2", { text: `Approval needed: ${pending.tool}` }),
     el("p", { class: "muted", text: `Call ${pending.seq}${pending.step ? `, step ${pending.step}` : ""}, asked ${when(pending.requested_at)}` }),
     pending.why ? el("p", { class: "why", text: pending.why }) : null,
-    el("pre", { class: "arguments", text: shown(pending.arguments) }),
+    el("pre", { class: "arguments", text: pending.arguments_json }),
     buttons,
     editor,
   );
@@ -162,10 +159,7 @@ function inDoubt(taskId, calls, done) {
                 class: "primary",
                 "data-action": "set-result-confirm",
                 text: "Record this result",
-                onclick: (event) => {
-                  const parsed = parseJson(result.value, "The result");
-                  if (parsed) act(event.currentTarget, path, { action: "result", result: parsed.value }, done);
-                },
+                onclick: (event) => act(event.currentTarget, path, { action: "result", result_json: result.value }, done),
               }),
             );
             extra.hidden = false;

@@ -1,6 +1,8 @@
 // Building the page's elements. Text always goes in as textContent: task goals,
 // tool arguments and errors are user and model data, never markup.
 
+import { writeJson } from "./json.js";
+
 const SVG_NS = "http://www.w3.org/2000/svg";
 
 function fill(node, attrs, children) {
@@ -50,10 +52,10 @@ export function duration(seconds) {
   return `${Math.floor(seconds / 3600)} h ${Math.round((seconds % 3600) / 60)} min`;
 }
 
-/** A JSON value as readable text (strings as they are). */
+/** A JSON value (as api() reads it) as readable text, every number exact (strings as they are). */
 export function shown(value) {
   if (value === null || value === undefined) return "";
-  return typeof value === "string" ? value : JSON.stringify(value, null, 2);
+  return typeof value === "string" ? value : writeJson(value, 2);
 }
 
 /** Show the one-line error of a failed action; an empty message hides it. */

@@ -5,6 +5,7 @@
 import { api, ApiError, follow } from "./api.js";
 import { showDecisions } from "./decisions.js";
 import { duration, el, flash, put, shown, when } from "./dom.js";
+import { parseJson } from "./json.js";
 import { drawTimeline, legend } from "./timeline.js";
 
 const GAUGES = [
@@ -228,7 +229,7 @@ export async function showTask(root, taskId) {
       refreshSoon();
       return true;
     }
-    const event = JSON.parse(message.data);
+    const event = parseJson(message.data);
     const seq = Number(message.id ?? event.seq);
     if (seq && seq <= lastSeq) return false; // seen already
     if (seq) lastSeq = seq;
@@ -242,7 +243,7 @@ export async function showTask(root, taskId) {
     "/api/stream",
     (message) => {
       if (message.type !== "message") return false;
-      const change = JSON.parse(message.data);
+      const change = parseJson(message.data);
       if (change.task_id === taskId) {
         setStatus(change.status, change.waiting_on);
         refreshSoon();

@@ -3,6 +3,7 @@
 
 import { api, follow } from "./api.js";
 import { el, put, when } from "./dom.js";
+import { parseJson } from "./json.js";
 
 export const STATUSES = ["queued", "running", "waiting", "completed", "failed", "cancelled"];
 const PAGE = 500;
@@ -112,7 +113,7 @@ export async function showTasks(root) {
     (message) => {
       if (message.type === "start") return started();
       if (message.type !== "message") return;
-      const change = JSON.parse(message.data);
+      const change = parseJson(message.data);
       if (!loaded) pending.push(change);
       else {
         apply(change);
