@@ -141,7 +141,7 @@ def test_without_one_a_key_file_is_made_once_readable_by_its_owner_alone(
     assert SigningKey.from_environment() == made
 
 
-def test_processes_making_the_key_at_once_agree_on_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_processes_making_the_key_at_once_agree_on_it(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != KEY_ENV} | {"XDG_CONFIG_HOME": str(tmp_path)}
     code = "from ratchet.code_seal import SigningKey; print(SigningKey.from_environment().secret.decode())"
     started = [
