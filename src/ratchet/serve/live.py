@@ -116,12 +116,29 @@ async def task_change_messages(
             after = await store.last_task_change()
             yield {"event": "start", "id": str(after), "data": _data({"position": after})}
         while True:
-            changes = await store.list_task_changes(after=after, limit=page)
-            for change in changes:
-                yield {"id": str(change.position), "data": _data(task_change_json(change))}
-                after = change.position
-            if len(changes) < page:
-                await feed.wait(idle)
+            read_after = after
+            unreadable: list[CorruptRecord] = []
+            changes = await store.list_task_changes(after=after, limit=page, unreadable=unreadable)
+            logged: list[TaskChange | CorruptRecord] = [*changes, *unreadable]
+            for item in sorted(logged, key=_position):
+                if isinstance(item, TaskChange):
+                    yield {"id": str(item.position), "data": _data(task_change_json(item))}
+                    after = item.position
+                else:  # a row that cannot be read comes in its place, as on a task's stream
+                    shown = {"event": "unreadable", "data": _data(unreadable_json(item))}
+                    position = item.key[0]
+                    if isinstance(position, int) and not isinstance(position, bool):
+                        shown["id"] = str(position)
+                        after = max(after, position)
+                    yield shown
+            if len(changes) + len(unreadable) < page or after == read_after:  # read all, or stuck on rows
+                await feed.wait(idle)  # with no position: wait for news rather than read them again
+
+
+def _position(item: TaskChange | CorruptRecord) -> int:
+    """Where a change or an unreadable row of the log stands (a position that is no number: last)."""
+    position = item.position if isinstance(item, TaskChange) else item.key[0]
+    return position if isinstance(position, int) else _CURSOR_MAX
 
 
 def live_router(store: StateStore, *, heartbeat: float = HEARTBEAT_SECONDS) -> APIRouter:
