@@ -7,6 +7,7 @@ one line naming it.
 
 from __future__ import annotations
 
+import gc
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -113,6 +114,9 @@ async def _serve(
             file=sys.stderr,
             flush=True,
         )
+        # A full collection stops every request while it scans the heap; what start-up made (modules,
+        # the app) lives as long as the process, so it is frozen out of every scan.
+        gc.freeze()
         try:
             await uvicorn.Server(config).serve(sockets=[listening])
         finally:
