@@ -29,7 +29,7 @@ from .engine.tree import run_tree
 from .engine.workflow import Workflow
 from .errors import CannotResume, InputError
 from .inbox_message import InboxMessage
-from .limits import MAX_INSTRUCTION_BYTES, PRIORITY_DEFAULT
+from .limits import MAX_INSTRUCTION_BYTES, PRIORITY_DEFAULT, check_text
 from .model import (
     Event,
     Task,
@@ -417,7 +417,9 @@ class Runtime(SessionMethods, SharingMethods):
 
         Raises:
             CannotResume: the task already ended.
+            InputError: the reason holds a NUL character.
         """
+        check_text(reason, "the reason")
         return await cancel_task(
             self.store, task_id, reason=reason, identity=self.identity, lease_ttl=self.lease_ttl
         )
@@ -461,10 +463,12 @@ class Runtime(SessionMethods, SharingMethods):
         """Deny the tool call a task waits for; the call fails as denied and the task goes on.
 
         Raises:
-            InputError: the task does not wait for an approval, or no reason is given.
+            InputError: the task does not wait for an approval, or no reason is given
+                (or it holds a NUL character).
         """
         if not reason.strip():
             raise InputError("say why the call is denied (--reason TEXT); the agent is told")
+        check_text(reason, "the reason")
         await settle_approval(self.store, task_id, approve=False, reason=reason)
         return await self.store.get_task(task_id)
 
@@ -472,8 +476,9 @@ class Runtime(SessionMethods, SharingMethods):
         """Answer the question a task waits on (``waiting(input)``); it goes on with the answer.
 
         Raises:
-            InputError: the task does not wait for an answer.
+            InputError: the task does not wait for an answer, or the answer holds a NUL character.
         """
+        check_text(text, "the answer")
         await answer_question(self.store, task_id, text)
         return await self.store.get_task(task_id)
 
