@@ -24,6 +24,7 @@ __all__ = [
     "PRIORITY_MAX",
     "PRIORITY_MIN",
     "check_instruction",
+    "check_text",
     "utf8_problem",
 ]
 
@@ -53,6 +54,20 @@ def utf8_problem(text: str) -> str | None:
         )
         return f"{what} at character {error.start + 1}"
     return None
+
+
+def check_text(text: str, what: str) -> None:
+    """Refuse a text a store keeps as text (a task's name, a reason, an answer) holding a NUL character.
+
+    PostgreSQL's text cannot hold U+0000 where SQLite's can: refused on every
+    store, such a text is one line of bad input wherever it comes from (the
+    CLI, the HTTP API, MCP), never a store's error on one of them.
+
+    Raises:
+        InputError: it holds one; the message names it as `what` does.
+    """
+    if "\x00" in text:
+        raise InputError(f"{what} holds a NUL character (\\x00), which cannot be stored; remove it")
 
 
 def check_instruction(instruction: str, *, limit: int = MAX_INSTRUCTION_BYTES) -> None:

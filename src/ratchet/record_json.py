@@ -138,7 +138,12 @@ def event_json(event: Event) -> dict[str, Any]:
 
 
 # The names of the key columns of a table's rows, as the JSON of their records names them.
-_KEY_NAMES = {"tasks": ("task_id",), "events": ("task_id", "seq")}
+_KEY_NAMES = {
+    "tasks": ("task_id",),
+    "events": ("task_id", "seq"),
+    "approvals": ("task_id", "seq"),
+    "task_changes": ("position",),
+}
 
 
 def unreadable_json(problem: CorruptRecord) -> dict[str, Any]:

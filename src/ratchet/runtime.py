@@ -31,7 +31,7 @@ from .engine.tree import run_tree
 from .engine.workflow import Workflow
 from .errors import CannotResume, InputError
 from .inbox_message import InboxMessage
-from .limits import MAX_INSTRUCTION_BYTES, PRIORITY_DEFAULT
+from .limits import MAX_INSTRUCTION_BYTES, PRIORITY_DEFAULT, check_text
 from .model import (
     Event,
     Task,
@@ -458,7 +458,9 @@ class Runtime(SessionMethods, SharingMethods):
 
         Raises:
             CannotResume: the task already ended.
+            InputError: the reason holds a NUL character.
         """
+        check_text(reason, "the reason")
         return await cancel_task(
             self.store, task_id, reason=reason, identity=self.identity, lease_ttl=self.lease_ttl
         )
@@ -507,10 +509,12 @@ class Runtime(SessionMethods, SharingMethods):
         With `seq`, only if the call waiting is this operation (the one a person saw).
 
         Raises:
-            InputError: the task does not wait for an approval (of `seq`), or no reason is given.
+            InputError: the task does not wait for an approval (of `seq`), or no reason is
+                given (or it holds a NUL character).
         """
         if not reason.strip():
             raise InputError("say why the call is denied (--reason TEXT); the agent is told")
+        check_text(reason, "the reason")
         await settle_approval(self.store, task_id, approve=False, reason=reason, seq=seq)
         return await self.store.get_task(task_id)
 
@@ -518,8 +522,9 @@ class Runtime(SessionMethods, SharingMethods):
         """Answer the question a task waits on (``waiting(input)``); it goes on with the answer.
 
         Raises:
-            InputError: the task does not wait for an answer.
+            InputError: the task does not wait for an answer, or the answer holds a NUL character.
         """
+        check_text(text, "the answer")
         await answer_question(self.store, task_id, text)
         return await self.store.get_task(task_id)
 

@@ -137,3 +137,44 @@ def test_a_port_in_use_is_one_line(tmp_path: Path) -> None:
         done = ratchet_mcp("mcp", "--store", store_of(tmp_path), "--transport", "http", "--port", str(port))
 
     assert_one_line_error(done, f"cannot listen on 127.0.0.1:{port}", "choose another --port")
+
+
+def test_ratchet_mcp_over_http_answers_only_the_names_it_serves(tmp_path: Path) -> None:
+    # As for `ratchet serve` (tests/security/test_dns_rebinding.py): a page that rebound its name to
+    # 127.0.0.1, or another local service's page, drives nothing.
+    command = mcp_command(store_of(tmp_path), "--allowed-host", "mcp.example")
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    accept = {"accept": "application/json, text/event-stream"}
+
+    with http_server(command) as endpoint:
+        port = int(endpoint.rsplit(":", 1)[1].split("/")[0])
+        other = port + 1 if port < 65535 else port - 1
+
+        def post(**headers: str) -> httpx2.Response:
+            return httpx2.post(endpoint, json=initialize, headers={**accept, **headers}, timeout=30)
+
+        rebound = post(host=f"attacker.example:{port}", origin=f"http://attacker.example:{port}")
+        foreign_origin = post(origin=f"http://attacker.example:{port}")
+        other_port = post(origin=f"http://localhost:{other}")
+        allowed = post(host=f"mcp.example:{port}", origin="https://mcp.example")
+        own = post(origin=f"http://127.0.0.1:{port}")
+
+    assert rebound.status_code == 421 and "attacker.example" in rebound.json()["detail"]
+    assert foreign_origin.status_code == other_port.status_code == 403
+    assert allowed.status_code not in (403, 421) and own.status_code not in (403, 421), (allowed, own)
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (("--allowed-host", "mcp.example"), "--allowed-host is for --transport http"),
+        (("--transport", "http", "--allowed-host", "*"), "--allowed-host '*'"),
+        (("--transport", "http", "--allowed-host", "http://mcp.example/"), "is not a host name"),
+    ],
+)
+def test_ratchet_mcp_refuses_a_name_it_cannot_serve_safely(
+    tmp_path: Path, args: tuple[str, ...], expected: str
+) -> None:
+    done = ratchet_mcp("mcp", "--store", store_of(tmp_path), *args)
+
+    assert_one_line_error(done, expected)

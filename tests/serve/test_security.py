@@ -13,6 +13,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from ratchet.errors import InputError
+from ratchet.serve import create_app
 from ratchet.store import StateStore, open_store
 from ratchet.tokens import load_tokens
 
@@ -218,3 +220,93 @@ async def test_a_body_json_does_not_allow_is_refused_not_changed(api_store: Stat
     assert nan.status_code == huge.status_code == 422 and "NaN or Infinity" in nan.json()["detail"]
     assert deep.status_code == 422 and "nested too deeply" in deep.json()["detail"]
     assert unknown_field.status_code == 422 and "why" in unknown_field.json()["detail"]
+
+
+async def test_the_server_answers_to_its_own_names_and_the_names_allowed(
+    api_store: StateStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RATCHET_ALLOWED_HOSTS", "env.example, other.example")
+    allowed = ["ratchet.example", "proxy.example:8443", "[2001:db8::7]"]
+    async with client_for(api_store, allowed_hosts=allowed) as client:  # it serves 127.0.0.1:8000
+
+        async def status(host: str, origin: str | None = None) -> int:
+            headers = {"host": host} | ({"origin": origin} if origin else {})
+            return (await client.get("/api/health", headers=headers)).status_code
+
+        admitted = [
+            await status(host)
+            for host in (
+                "127.0.0.1:8000",
+                "localhost:8000",
+                "LOCALHOST:8000",
+                "[::1]:8000",
+                "ratchet.example",
+                "ratchet.example:9999",
+                "proxy.example:8443",
+                "[2001:db8::7]:80",
+                "env.example:8000",
+                "other.example",
+            )
+        ] + [
+            await status("ratchet.example", "https://ratchet.example"),
+            await status("127.0.0.1:8000", "http://localhost:8000"),
+        ]
+        misdirected = [
+            await status(host)
+            for host in (
+                "attacker.example:8000",
+                "localhost:8001",
+                "127.0.0.1",
+                "proxy.example:8444",
+                "proxy.example",
+                "ratchet.example.attacker.example",
+                "127.0.0.1:8000@attacker.example",
+                "",
+            )
+        ]
+        foreign = [
+            await status("127.0.0.1:8000", origin)
+            for origin in ("http://attacker.example:8000", "http://localhost:3000", "null", "file://")
+        ]
+
+    assert admitted == [200] * len(admitted)
+    assert misdirected == [421] * len(misdirected)
+    assert foreign == [403] * len(foreign)
+
+
+async def test_any_name_is_admitted_only_with_a_token_file(api_store: StateStore, tmp_path: Path) -> None:
+    token_file = tmp_path / "tokens"
+    token_file.write_text("s3cret-token\n")
+    bearer = {"authorization": "Bearer s3cret-token"}
+
+    with pytest.raises(InputError, match=r"--allowed-host '\*'.*needs --token-file"):
+        create_app(api_store, allowed_hosts=["*"])
+    async with client_for(api_store, tokens=load_tokens(token_file), allowed_hosts=["*"]) as client:
+        anywhere = await client.get("/api/health", headers={"host": "any.example:1", **bearer})
+        without_token = await client.get("/api/health", headers={"host": "any.example:1"})
+
+    assert anywhere.status_code == 200
+    assert without_token.status_code == 401
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (("--allowed-host", "*"), "--allowed-host '*' lets any web page's name through"),
+        (("--allowed-host", "https://ratchet.example/"), "is not a host name"),
+        (("--allowed-host", "ratchet.example:99999"), "is not a host name"),
+    ],
+)
+def test_serve_refuses_a_name_it_cannot_serve_safely(
+    tmp_path: Path, args: tuple[str, ...], expected: str
+) -> None:
+    done = subprocess.run(
+        _ratchet("serve", "--store", f"sqlite:///{tmp_path}/r.db", *args, cwd=tmp_path),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and expected in done.stderr, done.stderr

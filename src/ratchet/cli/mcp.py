@@ -14,11 +14,12 @@ import typer
 
 from ..code_trust import CodeTrust
 from ..errors import InputError
+from ..host_check import ServedNames, served_names
 from ..providers.base import require_library
 from ..runtime import Runtime
 from ..store import DEFAULT_STORE_URL
 from .logs import LogLevel, observe_process
-from .options import AllowCodeOption, ForceOpenOption, LogLevelOption, StoreOption
+from .options import AllowCodeOption, AllowedHostOption, ForceOpenOption, LogLevelOption, StoreOption
 from .resume import make_cwd_importable
 from .store_access import open_store_for, run_async
 
@@ -73,14 +74,16 @@ def mcp_command(
         ),
     ] = None,
     allow_code: AllowCodeOption = None,
+    allowed_host: AllowedHostOption = None,
     log_level: LogLevelOption = LogLevel.WARNING,
 ) -> None:
     """Serve the store's tasks over MCP: state://agents/AGENT/tasks/TASK resources, subscriptions, tools.
 
     Over stdio (the default), an MCP client such as Claude Desktop starts this
     command itself. Over HTTP, clients connect to http://HOST:PORT/mcp; the
-    server binds loopback unless --host says otherwise, and refuses another
-    address without --token-file.
+    server binds loopback unless --host says otherwise, refuses another
+    address without --token-file, and answers only requests that name it
+    (loopback names, the address they came to, --allowed-host).
     """
     require_library("mcp", feature="`ratchet mcp`", library="the MCP SDK", extra="mcp")
     if agent is not None and not agent.strip():
@@ -95,12 +98,23 @@ def mcp_command(
             "read and steer every task; give --token-file, or bind 127.0.0.1"
         )
     tokens = None if token_file is None else load_tokens(token_file)
+    if transport is Transport.STDIO and allowed_host:
+        raise InputError("--allowed-host is for --transport http; over stdio, no request names a host")
+    http = transport is Transport.HTTP
+    names = served_names(allowed_host or (), tokens=tokens is not None) if http else ServedNames()
     CodeTrust.here(allow_code or ())  # a bad allowance is bad input now, not at a client's create_task
     make_cwd_importable()  # create_task may name a tools module of the project, as `ratchet submit` may
     observe_process(log_level)
     run_async(
         _serve(
-            store, transport, host=host, port=port, agent=agent, tokens=tokens, allow_code=allow_code or []
+            store,
+            transport,
+            host=host,
+            port=port,
+            agent=agent,
+            tokens=tokens,
+            names=names,
+            allow_code=allow_code or [],
         )
     )
 
@@ -113,6 +127,7 @@ async def _serve(
     port: int,
     agent: str | None,
     tokens: Tokens | None,
+    names: ServedNames,
     allow_code: list[str],
 ) -> None:
     from ..mcp.server import build_server, serve_http, serve_stdio  # needs the SDK
@@ -123,4 +138,4 @@ async def _serve(
         if transport is Transport.STDIO:
             await serve_stdio(server)
         else:
-            await serve_http(server, host=host, port=port, tokens=tokens)
+            await serve_http(server, host=host, port=port, tokens=tokens, names=names)

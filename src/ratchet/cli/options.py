@@ -27,6 +27,7 @@ __all__ = [
     "MAX_SECONDS",
     "AllowCodeOption",
     "AllowShellOption",
+    "AllowedHostOption",
     "CheckpointMaxAgeOption",
     "CheckpointStrategyOption",
     "DeadlineOption",
@@ -124,6 +125,17 @@ AllowCodeOption = Annotated[
         metavar="PATH|MODULE",
         help="Also let tasks load code from this file, directory or module (beyond the project "
         "root and installed packages); repeat for more. RATCHET_ALLOW_CODE adds more.",
+    ),
+]
+
+AllowedHostOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--allowed-host",
+        metavar="NAME[:PORT]",
+        help="Also answer requests that name this host (a DNS name or an address; without a port, "
+        "at any port); repeat for more. RATCHET_ALLOWED_HOSTS adds more. Any other name but "
+        "loopback's and the address a request came to is refused (421).",
     ),
 ]
 

@@ -7,6 +7,7 @@ one line naming it.
 
 from __future__ import annotations
 
+import gc
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -15,12 +16,13 @@ import typer
 
 from ..code_trust import CodeTrust
 from ..errors import InputError
+from ..host_check import served_names
 from ..listening import listen_socket, listening_url
 from ..providers.base import require_library
 from ..store import DEFAULT_STORE_URL
 from ..tokens import Tokens, is_loopback, load_tokens
 from .logs import LogLevel, observe_process
-from .options import AllowCodeOption, ForceOpenOption, LogLevelOption, StoreOption
+from .options import AllowCodeOption, AllowedHostOption, ForceOpenOption, LogLevelOption, StoreOption
 from .resume import make_cwd_importable
 from .store_access import open_store_for, run_async
 
@@ -51,11 +53,14 @@ def serve_command(
     ] = None,
     log_level: LogLevelOption = LogLevel.INFO,
     allow_code: AllowCodeOption = None,
+    allowed_host: AllowedHostOption = None,
 ) -> None:
     """Serve the HTTP API (OpenAPI at /api/openapi.json) over the store.
 
     Binds 127.0.0.1 unless --host says otherwise, and refuses another address
-    without --token-file. Tasks submitted here are queued for `ratchet worker`.
+    without --token-file. Answers only requests that name it (loopback names,
+    the address they came to, --allowed-host). Tasks submitted here are queued
+    for `ratchet worker`.
     """
     if token_file is None and not is_loopback(host):
         raise InputError(
@@ -63,18 +68,34 @@ def serve_command(
             "steer every task; give --token-file, or bind 127.0.0.1"
         )
     tokens = None if token_file is None else load_tokens(token_file)
+    served_names(allowed_host or (), tokens=tokens is not None)  # a bad name is bad input now
     require_library("fastapi", feature="`ratchet serve`", library="FastAPI", extra="serve")
     require_library("uvicorn", feature="`ratchet serve`", library="uvicorn", extra="serve")
     CodeTrust.here(allow_code or ())  # a bad allowance is bad input now, not at a client's submit
     make_cwd_importable()  # a submit may name a tools module of the project, as `ratchet submit` may
     observe_process(log_level)
     run_async(
-        _serve(store, host=host, port=port, tokens=tokens, allow_code=allow_code or [], level=str(log_level))
+        _serve(
+            store,
+            host=host,
+            port=port,
+            tokens=tokens,
+            allow_code=allow_code or [],
+            allowed_hosts=allowed_host or [],
+            level=str(log_level),
+        )
     )
 
 
 async def _serve(
-    url: str, *, host: str, port: int, tokens: Tokens | None, allow_code: list[str], level: str
+    url: str,
+    *,
+    host: str,
+    port: int,
+    tokens: Tokens | None,
+    allow_code: list[str],
+    allowed_hosts: list[str],
+    level: str,
 ) -> None:
     import uvicorn
 
@@ -84,7 +105,7 @@ async def _serve(
     # damaged file) is one line of bad input, exit 2, not a traceback from the app's startup.
     async with open_store_for(url, create=True) as store:
         listening = listen_socket(host, port)  # a busy port is one line, exit 2, not uvicorn's exit 3
-        app = create_app(store, tokens=tokens, allow_code=allow_code)
+        app = create_app(store, tokens=tokens, allow_code=allow_code, allowed_hosts=allowed_hosts)
         config = uvicorn.Config(app, log_level=level, access_log=level == "debug")
         # uvicorn names no address when given a socket: say where the dashboard is.
         print(
@@ -93,6 +114,9 @@ async def _serve(
             file=sys.stderr,
             flush=True,
         )
+        # A full collection stops every request while it scans the heap; what start-up made (modules,
+        # the app) lives as long as the process, so it is frozen out of every scan.
+        gc.freeze()
         try:
             await uvicorn.Server(config).serve(sockets=[listening])
         finally:

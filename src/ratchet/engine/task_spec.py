@@ -17,7 +17,14 @@ from pydantic import BaseModel, JsonValue
 
 from ..code_seal import SigningKey
 from ..errors import InputError
-from ..limits import MAX_INSTRUCTION_BYTES, PRIORITY_DEFAULT, PRIORITY_MAX, PRIORITY_MIN, check_instruction
+from ..limits import (
+    MAX_INSTRUCTION_BYTES,
+    PRIORITY_DEFAULT,
+    PRIORITY_MAX,
+    PRIORITY_MIN,
+    check_instruction,
+    check_text,
+)
 from ..model import Task, utcnow
 from ..policy import Budget
 from ..workspace import workspace_for
@@ -71,7 +78,8 @@ def new_task(
 
     Raises:
         InputError: the instruction is not UTF-8 text or too large; the
-            deadline or priority is out of range; the signing key is unusable.
+            deadline or priority is out of range; the name holds a NUL; the
+            signing key is unusable.
         WorkflowNotFound: a reference names no workflow.
     """
     check_instruction(instruction, limit=max_instruction_bytes)
@@ -97,18 +105,21 @@ def new_task(
     found = target if isinstance(target, Workflow) else load_workflow(reference)
     admit(reference.rpartition(":")[0])
     name = name or found.name
+    is_agent = reference == AGENT_LOOP
+    agent_name = _agent_name(inputs, found.name) if is_agent else found.name
+    check_text(name, "the task's name")
+    check_text(agent_name, "the agent's name")
     if isinstance(deadline, (int, float)):
         try:
             deadline = utcnow() + dt.timedelta(seconds=deadline)
         except (OverflowError, ValueError):  # past year 9999, or not a number
             raise InputError(f"deadline {deadline!r}: give seconds from now, up to 100 years") from None
     task_id = task_id or f"{slug(name)}-{uuid.uuid4().hex[:8]}"
-    is_agent = reference == AGENT_LOOP
     task = Task(
         id=task_id,
         name=name,
         instruction=instruction,
-        agent=_agent_name(inputs, found.name) if is_agent else found.name,
+        agent=agent_name,
         workflow=reference,
         model=model,
         inputs_params=inputs or {},

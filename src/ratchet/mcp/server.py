@@ -18,6 +18,7 @@ from pydantic import Field
 
 from .._distribution import DISTRIBUTION
 from ..errors import InputError, RatchetError
+from ..host_check import HostGuard, ServedNames
 from ..listening import listen_socket, listening_url
 from ..runtime import Runtime
 from ..store import StateStore
@@ -105,18 +106,27 @@ async def serve_stdio(server: StateServer) -> None:
         await server.watch.close()
 
 
-async def serve_http(server: StateServer, *, host: str, port: int, tokens: Tokens | None) -> None:
+async def serve_http(
+    server: StateServer, *, host: str, port: int, tokens: Tokens | None, names: ServedNames | None = None
+) -> None:
     """Serve streamable HTTP at ``http://HOST:PORT/mcp`` until interrupted (port 0: any free port).
 
-    With `tokens`, every request needs one of them as its bearer token (401 otherwise).
+    A request must name this server (`ratchet.host_check`: loopback names, the
+    address it came to, `names`), else 421, and come from no other origin, else
+    403. With `tokens`, every request needs one of them as its bearer token
+    (401 otherwise).
 
     Raises:
         InputError: the address cannot be listened on (in use, not this machine's).
     """
     import uvicorn  # the HTTP transport's server, loaded only for it
+    from mcp.server.transport_security import TransportSecuritySettings
 
-    app = server.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
-    asgi: Any = app if tokens is None else TokenGate(app, tokens)
+    # The SDK's own Host check (loopback names at any port, on a loopback bind only) gives way to
+    # the one `ratchet serve` makes, so both servers answer to the same names.
+    unchecked = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    app = server.streamable_http_app(streamable_http_path=MCP_PATH, host=host, transport_security=unchecked)
+    asgi: Any = HostGuard(app if tokens is None else TokenGate(app, tokens), names or ServedNames())
     listening = listen_socket(host, port)
     config = uvicorn.Config(asgi, log_level="warning", lifespan="on")
     print(

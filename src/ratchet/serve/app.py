@@ -10,6 +10,7 @@ from typing import Any, cast
 
 from fastapi import FastAPI
 
+from ..host_check import HostGuard, served_names
 from ..runtime import Runtime
 from ..store import StateStore, store_from_url
 from ..tokens import Tokens
@@ -30,6 +31,7 @@ def create_app(
     allow_code: Iterable[str | Path] = (),
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     integrity_check: bool = True,
+    allowed_hosts: Iterable[str] = (),
 ) -> FastAPI:
     """The HTTP API over `store` (docs/serve.md, "The HTTP API" and "Security").
 
@@ -41,7 +43,15 @@ def create_app(
             root and installed packages (as ``ratchet serve --allow-code``).
         max_body_bytes: a larger request body is refused with 413.
         integrity_check: check an SQLite file for damage as it opens.
+        allowed_hosts: the names the server answers to beyond the loopback
+            names and the address a request came in on (``ratchet serve
+            --allowed-host``: ``NAME``, ``NAME:PORT``, ``*`` with `tokens`);
+            a request naming another host is 421.
+
+    Raises:
+        InputError: a name of `allowed_hosts` is not a host name, or ``*`` without `tokens`.
     """
+    names = served_names(allowed_hosts, tokens=tokens is not None)
 
     # A URL's store is built now (the live streams hold it) and opened while the app runs.
     owned = isinstance(store, str)
@@ -85,6 +95,9 @@ def create_app(
     app.add_middleware(
         RequestGuard, tokens=tokens, max_body_bytes=max_body_bytes, public=pages.is_public_page
     )
+    # Added last, so it runs first: a request to a name this server does not serve (DNS rebinding)
+    # is 421 before its token or its body is looked at, the dashboard's public pages included.
+    app.add_middleware(HostGuard, names=names)
     return app
 
 

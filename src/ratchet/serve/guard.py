@@ -1,4 +1,4 @@
-"""What every request passes before it reaches the API: its token, its origin, its size.
+"""What every request passes before it reaches the API: its token, its site, its size.
 
 An ASGI middleware (plain ASGI, so it also covers the routes other modules
 mount, such as the live streams and /metrics):
@@ -10,9 +10,10 @@ mount, such as the live streams and /metrics):
 - a request that changes state (any method but GET, HEAD and OPTIONS) must
   say ``Content-Type: application/json``, and must not come from another site:
   a browser marks a cross-site request with ``Sec-Fetch-Site: cross-site`` (or
-  ``same-site``) and an ``Origin`` other than the server's own; either is
-  refused with 403. A page of another site cannot send a JSON request without
-  a CORS preflight, which this server never grants;
+  ``same-site``), refused with 403 (an ``Origin`` other than the server's own
+  is refused before, for every request: `ratchet.host_check`, which `create_app`
+  puts in front of this guard). A page of another site cannot send a JSON
+  request without a CORS preflight, which this server never grants;
 - a body larger than the limit is refused with 413 before the API reads it;
   a body with ``NaN`` or ``Infinity`` (which Python's JSON reader accepts
   and JSON does not have) is refused with 422 rather than stored as null.
@@ -24,7 +25,6 @@ import json
 import math
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import urlsplit
 
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -90,9 +90,6 @@ class RequestGuard:
         site = headers.get("sec-fetch-site")
         if site is not None and site.lower() not in _SAME_SITE:
             return 403, f"refused a {site} request: change state from this server's own page or a client", {}
-        origin = headers.get("origin")
-        if origin is not None and urlsplit(origin).netloc != headers.get("host", ""):
-            return 403, "refused a request from another origin: change state from this server's own page", {}
         media_type = headers.get("content-type", "").partition(";")[0].strip().lower()
         if media_type != "application/json":
             return 415, "a request that changes state must send Content-Type: application/json", {}

@@ -15,8 +15,10 @@ A client resumes where it stopped with the ``Last-Event-ID`` header (which a
 browser's EventSource sends by itself when it reconnects) or, where it cannot
 set headers, ``?after=N``; the header wins when both are given. Streams are
 driven by the store's change feed (LISTEN/NOTIFY on PostgreSQL, the store's
-poll on SQLite), read at most a page at a time, keep a comment line flowing
-as a heartbeat, and stop reading the moment the client goes away.
+poll on SQLite), read at most a page at a time, take turns on the event loop
+with the server's other streams (`Turns`: a replay of a long history never
+holds up another request), keep a comment line flowing as a heartbeat, and
+stop reading the moment the client goes away.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from ..record_json import event_json, iso_time, unreadable_json
 from ..store.base import StateStore
 from ..store.changes import TASKS
 from ..task_change import TaskChange
+from .turns import Turns
 
 if TYPE_CHECKING:
     from fastapi import APIRouter
@@ -89,10 +92,18 @@ def _data(value: dict[str, Any]) -> str:
 
 
 async def task_event_messages(
-    store: StateStore, task_id: str, after: int, *, idle: float = HEARTBEAT_SECONDS, page: int = PAGE
+    store: StateStore,
+    task_id: str,
+    after: int,
+    *,
+    turns: Turns,
+    idle: float = HEARTBEAT_SECONDS,
+    page: int = PAGE,
 ) -> AsyncIterator[dict[str, str]]:
     """The SSE messages of a task's events after seq `after`, then ``end`` once the task has ended."""
+    pace = turns.pacer()
     try:
+        await pace()  # after each message too: the next one, or the next page's read, waits its turn
         async for batch in follow_events(store, task_id, after_seq=after, idle=idle, page=page):
             for item in batch:
                 if isinstance(item, Event):
@@ -101,6 +112,7 @@ async def task_event_messages(
                     seq = last_seq_of([item])
                     shown = {"data": _data(unreadable_json(item)), "event": "unreadable"}
                     yield shown if seq is None else {**shown, "id": str(seq)}
+                await pace()
         status: str | None = (await store.get_task(task_id)).status_text
     except (TaskNotFound, CorruptRecord):  # deleted while followed, or its row unreadable: no status to give
         status = None
@@ -108,20 +120,40 @@ async def task_event_messages(
 
 
 async def task_change_messages(
-    store: StateStore, after: int | None, *, idle: float = HEARTBEAT_SECONDS, page: int = PAGE
+    store: StateStore, after: int | None, *, turns: Turns, idle: float = HEARTBEAT_SECONDS, page: int = PAGE
 ) -> AsyncIterator[dict[str, str]]:
     """The SSE messages of the task-change log after position `after` (from now on when None), forever."""
+    pace = turns.pacer()
     async with store.changes(TASKS) as feed:  # opened before the first read: no change falls between
         if after is None:
             after = await store.last_task_change()
             yield {"event": "start", "id": str(after), "data": _data({"position": after})}
         while True:
-            changes = await store.list_task_changes(after=after, limit=page)
-            for change in changes:
-                yield {"id": str(change.position), "data": _data(task_change_json(change))}
-                after = change.position
-            if len(changes) < page:
-                await feed.wait(idle)
+            await pace()  # each read, and each message after it, waits its turn
+            read_after = after
+            unreadable: list[CorruptRecord] = []
+            changes = await store.list_task_changes(after=after, limit=page, unreadable=unreadable)
+            logged: list[TaskChange | CorruptRecord] = [*changes, *unreadable]
+            for item in sorted(logged, key=_position):
+                if isinstance(item, TaskChange):
+                    yield {"id": str(item.position), "data": _data(task_change_json(item))}
+                    after = item.position
+                else:  # a row that cannot be read comes in its place, as on a task's stream
+                    shown = {"event": "unreadable", "data": _data(unreadable_json(item))}
+                    position = item.key[0]
+                    if isinstance(position, int) and not isinstance(position, bool):
+                        shown["id"] = str(position)
+                        after = max(after, position)
+                    yield shown
+                await pace()
+            if len(changes) + len(unreadable) < page or after == read_after:  # read all, or stuck on rows
+                await feed.wait(idle)  # with no position: wait for news rather than read them again
+
+
+def _position(item: TaskChange | CorruptRecord) -> int:
+    """Where a change or an unreadable row of the log stands (a position that is no number: last)."""
+    position = item.position if isinstance(item, TaskChange) else item.key[0]
+    return position if isinstance(position, int) else _CURSOR_MAX
 
 
 def live_router(store: StateStore, *, heartbeat: float = HEARTBEAT_SECONDS) -> APIRouter:
@@ -140,6 +172,7 @@ def live_router(store: StateStore, *, heartbeat: float = HEARTBEAT_SECONDS) -> A
     from sse_starlette import EventSourceResponse
 
     router = APIRouter(tags=["live"])
+    turns = Turns()  # the streams of this server take turns on its event loop
 
     def cursor(last_event_id: str | None, after: str | None) -> int | None:
         try:
@@ -174,7 +207,7 @@ def live_router(store: StateStore, *, heartbeat: float = HEARTBEAT_SECONDS) -> A
             raise HTTPException(status_code=404, detail=f"no task has the id {task_id!r}") from None
         except CorruptRecord:
             pass  # its events are rows of their own, still readable
-        return respond(task_event_messages(store, task_id, start, idle=heartbeat))
+        return respond(task_event_messages(store, task_id, start, turns=turns, idle=heartbeat))
 
     @router.get(
         "/api/stream",
@@ -190,6 +223,6 @@ def live_router(store: StateStore, *, heartbeat: float = HEARTBEAT_SECONDS) -> A
         after: str | None = Query(default=None, description="Resume after this position."),
         last_event_id: str | None = Header(default=None, alias="Last-Event-ID"),
     ) -> EventSourceResponse:
-        return respond(task_change_messages(store, cursor(last_event_id, after), idle=heartbeat))
+        return respond(task_change_messages(store, cursor(last_event_id, after), turns=turns, idle=heartbeat))
 
     return router

@@ -12,10 +12,17 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Path
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from ..errors import InputError
+from ..errors import CorruptRecord, InputError
 from ..json_text import read_json_text
-from ..model import TaskStatus, WaitReason
-from ..record_json import approval_json, inbox_message_json, iso_time, operation_json, task_json
+from ..model import Approval, TaskStatus, WaitReason
+from ..record_json import (
+    approval_json,
+    inbox_message_json,
+    iso_time,
+    operation_json,
+    task_json,
+    unreadable_json,
+)
 from ..task_view import in_doubt_ops
 from .deps import ID_PATTERN, MAX_ID_CHARS, RuntimeDep, TaskId
 
@@ -83,21 +90,31 @@ async def pending_approvals(rt: RuntimeDep) -> list[dict[str, Any]]:
 
     Each has its ``arguments`` also as ``arguments_json``: the JSON text of the
     values the call runs with, every integer in full (show that text to a person).
+    An approval row that cannot be read comes after them, as its key and
+    what is wrong with it (``unreadable``): one damaged row hides no other.
     """
-    found = []
+    found: list[Approval] = []
+    unreadable: list[CorruptRecord] = []
     async with rt.store.reading() as tx:
         for task in await tx.list_tasks(TaskStatus.WAITING):
             if task.waiting_on is WaitReason.APPROVAL:
-                found += await tx.list_approvals(task.id, pending_only=True)
-    return [approval_json(approval) for approval in sorted(found, key=lambda a: a.requested_at)]
+                found += await tx.list_approvals(task.id, pending_only=True, unreadable=unreadable)
+    return _listing(sorted(found, key=lambda a: a.requested_at), unreadable)
 
 
 @router.get("/tasks/{task_id}/approvals", summary="A task's approvals, decided or not")
 async def task_approvals(rt: RuntimeDep, task_id: TaskId, pending: bool = False) -> list[dict[str, Any]]:
-    """Each with ``arguments_json`` and ``edited_arguments_json``, its arguments as exact JSON text."""
+    """The task's approvals, oldest first, each with ``arguments_json`` and ``edited_arguments_json``
+    (its arguments as exact JSON text); a row that cannot be read comes last, as ``unreadable``."""
+    unreadable: list[CorruptRecord] = []
     async with rt.store.reading() as tx:
         await tx.get_task(task_id)
-        return [approval_json(a) for a in await tx.list_approvals(task_id, pending_only=pending)]
+        found = await tx.list_approvals(task_id, pending_only=pending, unreadable=unreadable)
+    return _listing(found, unreadable)
+
+
+def _listing(approvals: list[Approval], unreadable: list[CorruptRecord]) -> list[dict[str, Any]]:
+    return [*(approval_json(a) for a in approvals), *(unreadable_json(row) for row in unreadable)]
 
 
 @router.post("/tasks/{task_id}/approve", summary="Approve the call a task waits for")

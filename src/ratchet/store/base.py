@@ -321,8 +321,12 @@ class StateStore(StoreOps):
     ) -> list[Event]:
         return await self._read(lambda tx: tx.last_events(task_id, count, unreadable=unreadable))
 
-    async def list_task_changes(self, *, after: int = 0, limit: int | None = None) -> list[TaskChange]:
-        return await self._read(lambda tx: tx.list_task_changes(after=after, limit=limit))
+    async def list_task_changes(
+        self, *, after: int = 0, limit: int | None = None, unreadable: list[CorruptRecord] | None = None
+    ) -> list[TaskChange]:
+        return await self._read(
+            lambda tx: tx.list_task_changes(after=after, limit=limit, unreadable=unreadable)
+        )
 
     async def last_task_change(self) -> int:
         return await self._read(lambda tx: tx.last_task_change())
@@ -413,9 +417,15 @@ class StateStore(StoreOps):
         return await self._write(fence, lambda tx: tx.decide_approval(approval))
 
     async def list_approvals(
-        self, task_id: str | None = None, *, pending_only: bool = False
+        self,
+        task_id: str | None = None,
+        *,
+        pending_only: bool = False,
+        unreadable: list[CorruptRecord] | None = None,
     ) -> list[Approval]:
-        return await self._read(lambda tx: tx.list_approvals(task_id, pending_only=pending_only))
+        return await self._read(
+            lambda tx: tx.list_approvals(task_id, pending_only=pending_only, unreadable=unreadable)
+        )
 
     async def send_message(self, message: InboxMessage, *, fence: Lease | None = None) -> InboxMessage:
         return await self._write(fence, lambda tx: tx.send_message(message))

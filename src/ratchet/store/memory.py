@@ -469,7 +469,11 @@ class _MemoryOps(
         return approval
 
     async def list_approvals(
-        self, task_id: str | None = None, *, pending_only: bool = False
+        self,
+        task_id: str | None = None,
+        *,
+        pending_only: bool = False,
+        unreadable: list[CorruptRecord] | None = None,
     ) -> list[Approval]:
         found = [
             Approval.from_json(text)

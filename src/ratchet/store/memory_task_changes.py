@@ -6,6 +6,7 @@ as it is written: the order of positions is the order of commits.
 
 from __future__ import annotations
 
+from ..errors import CorruptRecord
 from ..task_change import TaskChange
 from .changes import TASKS
 from .task_change_ops import TaskChangeOps
@@ -28,7 +29,9 @@ class MemoryTaskChanges(TaskChangeOps, UndoLog):
         self._set(self.task_changes, position, change.model_copy(update={"position": position}).to_json())
         self.touched.add(TASKS)
 
-    async def list_task_changes(self, *, after: int = 0, limit: int | None = None) -> list[TaskChange]:
+    async def list_task_changes(
+        self, *, after: int = 0, limit: int | None = None, unreadable: list[CorruptRecord] | None = None
+    ) -> list[TaskChange]:
         positions = range(max(after, 0) + 1, len(self.task_changes) + 1)
         if limit is not None:
             positions = positions[:limit]

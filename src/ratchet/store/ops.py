@@ -10,7 +10,8 @@ to these docstrings.
 A read that meets a stored row it cannot decode raises `CorruptRecord`,
 except the listings that take ``unreadable``: those leave such rows out, and
 add each one's `CorruptRecord` to the ``unreadable`` list when given, so one
-bad row never hides the others (the memory store has no rows to go bad).
+bad row never hides the others (the memory store has no rows to go bad;
+`list_approvals` leaves a row out only when given the list).
 """
 
 from __future__ import annotations
@@ -407,9 +408,18 @@ class StoreOps(InboxOps, GrantOps, TaskChangeOps, TaskRowOps, TaskDeleteOps, Lan
 
     @abc.abstractmethod
     async def list_approvals(
-        self, task_id: str | None = None, *, pending_only: bool = False
+        self,
+        task_id: str | None = None,
+        *,
+        pending_only: bool = False,
+        unreadable: list[CorruptRecord] | None = None,
     ) -> list[Approval]:
-        """Return approvals (of one task when given; only pending ones if asked), oldest first."""
+        """Return approvals (of one task when given; only pending ones if asked), oldest first.
+
+        A row that cannot be read is left out only when `unreadable` is given
+        (and added to it); without it, it raises `CorruptRecord`: a decision
+        taken on the rest would settle another call than the oldest waiting.
+        """
 
     # ------------------------------------------------------------------ sessions
 

@@ -37,6 +37,7 @@ from ..model import (
     TaskStatus,
     Trigger,
 )
+from ..task_change import TaskChange
 
 _R = TypeVar("_R")
 _Row = TypeVar("_Row")
@@ -395,11 +396,35 @@ def checkpoint_from_record(record: Any, task_id: str) -> Checkpoint:
         raise _corrupt(f"a checkpoint of task {task_id}", "checkpoints", (task_id,), exc) from exc
 
 
-def approval_from_record(record: Any) -> Approval:
+def approval_from_row(row: Sequence[Any]) -> Approval:
+    """An approval from ``task_id, seq, status, record``; its columns must agree with its record."""
+    task_id, seq, status, record = row
+    what, key = f"the approval of operation {seq} of task {task_id}", (task_id, seq)
     try:
-        return Approval.from_json(record)
+        approval = Approval.from_json(record)
     except _UNDECODABLE as exc:
-        raise _corrupt("an approval", "approvals", (), exc) from exc
+        raise _corrupt(what, "approvals", key, exc) from exc
+    if (approval.task_id, approval.seq) != (task_id, seq):
+        problem = f"its record is of operation {approval.seq} of task {_shown(approval.task_id)}"
+        raise _corrupt(what, "approvals", key, problem)
+    if approval.status.value != status:
+        problem = f"its status column says {_shown(status)} but its record says {approval.status.value!r}"
+        raise _corrupt(what, "approvals", key, problem)
+    return approval
+
+
+def task_change_from_row(row: Sequence[Any]) -> TaskChange:
+    """A change of the task-change log from ``position, record``; the two must agree."""
+    position, record = row
+    what = f"task change {position}"
+    try:
+        change = TaskChange.from_json(record)
+    except _UNDECODABLE as exc:
+        raise _corrupt(what, "task_changes", (position,), exc) from exc
+    if change.position != position:
+        problem = f"its record is of position {_shown(change.position)}"
+        raise _corrupt(what, "task_changes", (position,), problem)
+    return change
 
 
 def inbox_from_record(record: Any) -> InboxMessage:

@@ -449,7 +449,7 @@ class SqlOps(SqlInbox, SqlGrants, SqlTaskChanges, SqlTaskRows, SqlTaskDelete, Sq
 
     async def get_approval(self, task_id: str, seq: int) -> Approval | None:
         row = await self._d.one("get_approval", {"task_id": task_id, "seq": seq})
-        return None if row is None else rows.approval_from_record(row[0])
+        return None if row is None else rows.approval_from_row(row)
 
     async def decide_approval(self, approval: Approval) -> Approval:
         if await self._d.execute("update_approval", rows.approval_params(approval)) == 0:
@@ -459,11 +459,17 @@ class SqlOps(SqlInbox, SqlGrants, SqlTaskChanges, SqlTaskRows, SqlTaskDelete, Sq
         return approval
 
     async def list_approvals(
-        self, task_id: str | None = None, *, pending_only: bool = False
+        self,
+        task_id: str | None = None,
+        *,
+        pending_only: bool = False,
+        unreadable: list[CorruptRecord] | None = None,
     ) -> list[Approval]:
         params = {"task_id": task_id, "status": str(ApprovalStatus.PENDING) if pending_only else None}
         found = await self._d.all("list_approvals", params)
-        return [rows.approval_from_record(record) for (record,) in found]
+        if unreadable is None:
+            return [rows.approval_from_row(row) for row in found]
+        return rows.decode_each(found, rows.approval_from_row, unreadable)
 
     # ------------------------------------------------------------------ sessions
 

@@ -12,6 +12,7 @@ its status take turns (SQLite's writers take turns anyway).
 
 from __future__ import annotations
 
+from ..errors import CorruptRecord
 from ..task_change import TaskChange
 from . import rows
 from .changes import TASKS
@@ -56,9 +57,11 @@ class SqlTaskChanges(TaskChangeOps):
         await self._d.one("notify_task_changes")
         self.touched.add(TASKS)
 
-    async def list_task_changes(self, *, after: int = 0, limit: int | None = None) -> list[TaskChange]:
+    async def list_task_changes(
+        self, *, after: int = 0, limit: int | None = None, unreadable: list[CorruptRecord] | None = None
+    ) -> list[TaskChange]:
         found = await self._d.all("list_task_changes", {"after": after, "limit": limit})
-        return [TaskChange.from_json(record) for (record,) in found]
+        return rows.decode_each(found, rows.task_change_from_row, unreadable)
 
     async def last_task_change(self) -> int:
         row = await self._d.one("last_task_change")

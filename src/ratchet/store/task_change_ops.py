@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import abc
 
+from ..errors import CorruptRecord
 from ..task_change import TaskChange
 
 __all__ = ["TaskChangeOps"]
@@ -20,12 +21,16 @@ class TaskChangeOps(abc.ABC):
     """Reading the log of task changes, in its order."""
 
     @abc.abstractmethod
-    async def list_task_changes(self, *, after: int = 0, limit: int | None = None) -> list[TaskChange]:
+    async def list_task_changes(
+        self, *, after: int = 0, limit: int | None = None, unreadable: list[CorruptRecord] | None = None
+    ) -> list[TaskChange]:
         """The logged changes whose position is greater than `after`, by position, at most `limit`.
 
         Positions start at 1 and have no gap: a change is logged when its
         transaction commits, each after every change committed before it,
-        so reading on from the last position seen misses nothing.
+        so reading on from the last position seen misses nothing. A row that
+        cannot be read is left out (added to `unreadable` when given; `limit`
+        counts it too).
         """
 
     @abc.abstractmethod

@@ -448,14 +448,14 @@ VALUES (%(task_id)s, %(seq)s, %(status)s, %(requested_at)s, %(record)s)
 ON CONFLICT (task_id, seq) DO NOTHING
 
 -- name: get_approval
-SELECT record FROM approvals WHERE task_id = %(task_id)s AND seq = %(seq)s
+SELECT task_id, seq, status, record FROM approvals WHERE task_id = %(task_id)s AND seq = %(seq)s
 
 -- name: update_approval
 UPDATE approvals SET status = %(status)s, record = %(record)s
 WHERE task_id = %(task_id)s AND seq = %(seq)s AND status = 'pending'
 
 -- name: list_approvals
-SELECT record FROM approvals
+SELECT task_id, seq, status, record FROM approvals
 WHERE (%(task_id)s::text IS NULL OR task_id = %(task_id)s::text)
   AND (%(status)s::text IS NULL OR status = %(status)s::text)
 ORDER BY requested_at, task_id, seq
@@ -501,7 +501,7 @@ VALUES (%(position)s, %(task_id)s, %(time)s, %(record)s)
 SELECT pg_notify('ratchet_tasks', 'tasks')
 
 -- name: list_task_changes
-SELECT record FROM task_changes WHERE position > %(after)s ORDER BY position LIMIT %(limit)s
+SELECT position, record FROM task_changes WHERE position > %(after)s ORDER BY position LIMIT %(limit)s
 
 -- name: last_task_change
 SELECT MAX(position) FROM task_changes

@@ -400,14 +400,14 @@ VALUES (:task_id, :seq, :status, :requested_at, :record)
 ON CONFLICT (task_id, seq) DO NOTHING
 
 -- name: get_approval
-SELECT record FROM approvals WHERE task_id = :task_id AND seq = :seq
+SELECT task_id, seq, status, record FROM approvals WHERE task_id = :task_id AND seq = :seq
 
 -- name: update_approval
 UPDATE approvals SET status = :status, record = :record
 WHERE task_id = :task_id AND seq = :seq AND status = 'pending'
 
 -- name: list_approvals
-SELECT record FROM approvals
+SELECT task_id, seq, status, record FROM approvals
 WHERE (:task_id IS NULL OR task_id = :task_id) AND (:status IS NULL OR status = :status)
 ORDER BY requested_at, task_id, seq
 
@@ -452,7 +452,7 @@ VALUES (:position, :task_id, :time, :record)
 SELECT 0
 
 -- name: list_task_changes
-SELECT record FROM task_changes WHERE position > :after ORDER BY position LIMIT COALESCE(:limit, -1)
+SELECT position, record FROM task_changes WHERE position > :after ORDER BY position LIMIT COALESCE(:limit, -1)
 
 -- name: last_task_change
 SELECT MAX(position) FROM task_changes
