@@ -124,7 +124,6 @@ def test_a_task_without_a_seal_waits_until_an_operator_seals_it(url: str, projec
     assert "code_sealed" in event_kinds(url, "t1")
 
 
-
 def test_resume_refuses_code_outside_the_project_until_it_is_allowed(
     url: str, project: Path, evil: tuple[Path, Path]
 ) -> None:
