@@ -17,7 +17,14 @@ from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any, overload
 
-from ..code_trust import FILE_MODULE_PREFIX, CodeTrust, enforced_trust, file_module_name, portable_path
+from ..code_trust import (
+    FILE_MODULE_PREFIX,
+    CodeTrust,
+    enforced_trust,
+    file_module_name,
+    portable_path,
+    refuse_unloadable,
+)
 from ..errors import WorkflowNotFound
 from ..policy import CheckpointPolicy, RetryPolicy
 from ..tools import Tool
@@ -143,14 +150,17 @@ def load_module(source: str, trust: CodeTrust | None = None) -> Any:
 
     `trust` (by default, the one the run enforces, if any) decides what may
     be loaded; a relative ``.py`` path is then looked for under its project
-    root. Without one, anything is loaded and a relative path is taken from
-    the current directory.
+    root. Without one, anything is loaded but a program's entry point
+    (``__main__``) or a file or module in a task workspace, and a relative
+    path is taken from the current directory.
 
     Raises:
-        CodeRefused: `trust` does not admit the code.
+        CodeRefused: `trust` does not admit the code, or it is never a task's code.
         WorkflowNotFound: there is no such module or file, or it fails to load.
     """
     trust = trust or enforced_trust()
+    if trust is None:
+        refuse_unloadable(source)
     if source.endswith(".py"):
         path = trust.python_file(source) if trust else Path(source).resolve()
         if not path.is_file():
