@@ -30,8 +30,9 @@ def check_tool_sources(sources: list[str], *, option: str) -> list[str]:
     refused as it is named.
 
     Raises:
-        InputError: a tools file or module is missing, refused, does not load,
-            defines no tool, or reuses a tool's name.
+        InputError: a tools file or module is missing, refused, does not load
+            (raises, or exits, when imported), defines no tool, or reuses a
+            tool's name.
     """
     checked = [_checked_tools(source, option) for source in sources]
     load_tools(checked)  # two files defining one name
@@ -81,7 +82,7 @@ def _tools_of(source: str, option: str) -> list[Tool]:
     """The tools `source` defines; loading it is checked first (`load_module`), and may be refused."""
     try:
         return load_tools([source])
-    except CodeUnavailable as error:  # refused, missing, or raised when imported
+    except CodeUnavailable as error:  # refused, missing, or raised (or exited) when imported
         raise InputError(f"{option}: {error.message}") from None
 
 
