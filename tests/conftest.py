@@ -43,6 +43,13 @@ def _stop_postgres_at_the_end() -> Iterator[None]:
     POSTGRES.stop()
 
 
+@pytest.fixture(autouse=True)
+def _state_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The per-user state directory (RATCHET_HOME's default) under the test's directory, for the
+    test and the programs it starts: no test leaves workspaces in the home of whoever runs it."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg-state"))
+
+
 @pytest.fixture(params=sorted(STORE_URLS))
 def store_kind(request: pytest.FixtureRequest) -> str:
     """The kind of store `store` is: every kind in turn, unless a suite narrows it."""

@@ -15,6 +15,16 @@ imports a task's code it checks where that code lies. `CodeTrust` admits:
 - modules this process has already imported: importing them again runs
   nothing.
 
+Nothing of it admits a task workspace, where agents write files: any file
+below a directory holding the marker every workspace root gets when it is
+made (`ratchet.workspace.WORKSPACES_MARKER`), below this process's own
+workspace root, or below the project's ``.ratchet/workspaces`` (where older
+versions kept them) is refused, whichever allowance or project root would
+cover it; so are modules found there and allowances that lie there. Nor is
+a program's entry point (a module named ``__main__``, or a ``__main__.py``
+file) ever loaded as a task's code: importing one runs the program. These
+two walls hold even where no policy is enforced (`refuse_unloadable`).
+
 A module name is located without running anything: importing ``a.b.c`` would
 run ``a/__init__.py`` and ``a/b/__init__.py`` first, so each package not yet
 imported is found with the import system's finders from its parent's search
@@ -28,6 +38,7 @@ program imports for itself is its own business.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
@@ -41,7 +52,8 @@ from dataclasses import dataclass, field, replace
 from importlib.machinery import ModuleSpec
 from pathlib import Path
 
-from .errors import CodeRefused, InputError, WorkflowNotFound
+from .errors import CodeRefused, InputError, WorkflowNotFound, WorkspaceRefused
+from .workspace import LEGACY_WORKSPACES, WORKSPACES_MARKER, workspace_root
 
 __all__ = [
     "ALLOW_CODE_ENV",
@@ -50,12 +62,19 @@ __all__ = [
     "enforced_trust",
     "file_module_name",
     "portable_path",
+    "refuse_unloadable",
+    "workspace_holding",
 ]
 
 ALLOW_CODE_ENV = "RATCHET_ALLOW_CODE"
 FILE_MODULE_PREFIX = "ratchet_file_"
 
 _ENFORCED: ContextVar[CodeTrust | None] = ContextVar("ratchet_code_trust", default=None)
+
+# Directories found to hold a workspace marker. Only finding one is remembered: a marker is never
+# taken away, but one may appear at any time (a root made after this process looked), so a
+# directory found without one is looked at again at the next check (a stat per directory).
+_MARKED: set[Path] = set()
 
 
 @dataclass(frozen=True)
@@ -77,7 +96,8 @@ class CodeTrust:
         """The policy of a process run in the current directory: ``RATCHET_ALLOW_CODE``, then `allow`.
 
         Raises:
-            InputError: an allowance is neither a path nor a module name.
+            InputError: an allowance is neither a path nor a module name, or
+                lies in a task workspace.
         """
         from_env = [item for item in os.environ.get(ALLOW_CODE_ENV, "").split(os.pathsep) if item.strip()]
         return cls(root=Path.cwd().resolve()).allowing(*from_env, *allow)
@@ -86,15 +106,20 @@ class CodeTrust:
         """This policy, also admitting each of `allowances` (a path, or a module name).
 
         Raises:
-            InputError: an allowance is neither a path nor a module name.
+            InputError: an allowance is neither a path nor a module name, or
+                lies in a task workspace.
         """
         paths, modules = list(self.paths), list(self.modules)
         for allowance in allowances:
             kind, value = _parse_allowance(allowance)
             if kind == "module":
                 modules.append(value)
-            else:
-                paths.append(Path(value).expanduser().resolve())
+                continue
+            path = Path(value).expanduser().resolve()
+            workspaces = workspace_holding(path, self.root)
+            if workspaces is not None:
+                raise InputError(f"--allow-code: {_never_code(path, workspaces)}")
+            paths.append(path)
         return replace(self, paths=tuple(dict.fromkeys(paths)), modules=tuple(dict.fromkeys(modules)))
 
     @contextmanager
@@ -115,12 +140,15 @@ class CodeTrust:
         under the project root, then under each allowed directory.
 
         Raises:
-            CodeRefused: the file lies outside what this policy admits.
+            CodeRefused: the file lies outside what this policy admits, in a
+                task workspace, or is a ``__main__.py``.
             WorkflowNotFound: no such file where it may be.
         """
+        _refuse_program(source)
         given = Path(source).expanduser()
         if given.is_absolute():
             path = given.resolve()
+            self._refuse_workspace_file(path)
             if not self.admits_file(path):
                 raise CodeRefused(
                     f"{path} is outside the project root {self.root} and installed packages; "
@@ -133,6 +161,7 @@ class CodeTrust:
         refused = None
         for base in bases:
             path = (base / given).resolve()
+            self._refuse_workspace_file(path)
             if not self.admits_file(path):
                 refused = path  # "../x.py", or a link out of the project
             elif path.is_file():
@@ -146,11 +175,18 @@ class CodeTrust:
         raise WorkflowNotFound(f"no Python file {source} under {where}")
 
     def admits_file(self, path: Path) -> bool:
-        """Whether this policy admits the (resolved) file `path`."""
+        """Whether this policy admits the (resolved) file `path`: never one in a task workspace."""
+        if workspace_holding(path, self.root) is not None:
+            return False
         if file_module_name(path) in sys.modules:
             return True  # loaded already: loading it again runs nothing
         places = (self.root, *self.paths, *installed_places())
         return any(path == place or path.is_relative_to(place) for place in places)
+
+    def _refuse_workspace_file(self, path: Path) -> None:
+        workspaces = workspace_holding(path, self.root)
+        if workspaces is not None:
+            raise CodeRefused(_never_code(path, workspaces))
 
     # ------------------------------------------------------------------ modules
 
@@ -158,13 +194,20 @@ class CodeTrust:
         """Check, without running anything, that importing module `name` runs only admitted code.
 
         Raises:
-            CodeRefused: it, or a package above it, lies outside what this policy admits.
+            CodeRefused: it, or a package above it, lies outside what this
+                policy admits, or in a task workspace; or it is a ``__main__``.
             WorkflowNotFound: there is no such module.
         """
-        if name in sys.modules or any(name == m or name.startswith(m + ".") for m in self.modules):
-            return
-        for spec in _locate(name):
-            if not self._admits_spec(spec):
+        _refuse_program(name)
+        allowed = any(name == m or name.startswith(m + ".") for m in self.modules)
+        try:
+            specs = _check_outside_workspaces(name, self.root)
+        except WorkflowNotFound:
+            if allowed:  # what only an import finds (a package's __path__ tricks) is allowed as named
+                return
+            raise
+        for spec in specs:
+            if not allowed and not self._admits_spec(spec):
                 raise CodeRefused(
                     f"module {spec.name} is at {spec.origin}, outside the project root {self.root} "
                     f"and installed packages; admit it with --allow-code {name}"
@@ -176,6 +219,95 @@ class CodeTrust:
         if spec.origin is None:  # a namespace package runs no code; its modules are checked themselves
             return spec.submodule_search_locations is not None
         return self.admits_file(Path(spec.origin).resolve())
+
+
+def refuse_unloadable(source: str, root: Path | None = None) -> None:
+    """Refuse, with no policy enforced, what is never a task's code: a program's entry point, or a
+    file or module in a task workspace (`root`: the project root, by default the current directory).
+
+    Raises:
+        CodeRefused: `source` is either.
+    """
+    base = (root or Path.cwd()).resolve()
+    _refuse_program(source)
+    if source.endswith(".py"):
+        path = (base / Path(source).expanduser()).resolve()
+        workspaces = workspace_holding(path, base)
+        if workspaces is not None:
+            raise CodeRefused(_never_code(path, workspaces))
+        return
+    with contextlib.suppress(WorkflowNotFound):  # not found so: the import says what is missing
+        _check_outside_workspaces(source, base)
+
+
+def workspace_holding(path: Path, root: Path) -> Path | None:
+    """The task workspace root that (resolved) `path` is or lies in, if any.
+
+    One is any directory holding the workspace marker, this process's own
+    workspace root, and the project's ``.ratchet/workspaces`` under `root`
+    (where workspaces were kept before they left the project).
+    """
+    for workspaces in _workspace_roots(root):
+        if path == workspaces or path.is_relative_to(workspaces):
+            return workspaces
+    for directory in (path, *path.parents):
+        if directory in _MARKED:
+            return directory
+        if (directory / WORKSPACES_MARKER).is_file():
+            _MARKED.add(directory)
+            return directory
+    return None
+
+
+def _workspace_roots(root: Path) -> list[Path]:
+    roots = [(root / LEGACY_WORKSPACES).resolve()]
+    with contextlib.suppress(WorkspaceRefused):  # no home: then only markers and the legacy place
+        roots.append(workspace_root())
+    return roots
+
+
+def _never_code(path: Path, workspaces: Path) -> str:
+    return (
+        f"{path} lies in the task workspaces at {workspaces}, where agents write files: "
+        "it is never loaded as code (review it and copy it into the project to use it)"
+    )
+
+
+def _refuse_program(source: str) -> None:
+    """Refuse a ``__main__`` module or ``__main__.py`` file: importing one runs a program."""
+    name = Path(source).name if source.endswith(".py") else source.rpartition(".")[2]
+    if name in ("__main__", "__main__.py"):
+        raise CodeRefused(
+            f"{source} is a program's entry point (__main__): importing it runs the program; "
+            "name the module that defines the code instead"
+        )
+
+
+def _check_outside_workspaces(name: str, root: Path) -> list[ModuleSpec]:
+    """The specs `_locate` finds for module `name`, none of them in a task workspace.
+
+    A module imported already counts by its file: a task is not given the
+    code of one that came from a workspace either.
+
+    Raises:
+        CodeRefused: the module, or a package above it, lies in a task workspace.
+        WorkflowNotFound: there is no such module.
+    """
+    loaded = sys.modules.get(name)
+    if loaded is not None:
+        origins = [(name, getattr(loaded, "__file__", None))]
+        specs: list[ModuleSpec] = []
+    else:
+        specs = _locate(name)
+        origins = [(spec.name, spec.origin) for spec in specs]
+    for module, origin in origins:
+        if origin is None or origin in ("built-in", "frozen"):
+            continue  # a namespace package runs no code; its modules are checked themselves
+        path = Path(origin).resolve()
+        workspaces = workspace_holding(path, root)
+        if workspaces is not None:
+            raise CodeRefused(f"module {module}: {_never_code(path, workspaces)}")
+    return specs
 
 
 def enforced_trust() -> CodeTrust | None:
@@ -246,10 +378,26 @@ def _find_spec(name: str, search: list[str] | None) -> ModuleSpec | None:
         find_spec = getattr(finder, "find_spec", None)
         if find_spec is None:
             continue
-        spec = find_spec(name, search)
+        try:
+            spec = find_spec(name, search)
+        except KeyError:
+            # The path finder found only namespace portions, and a namespace package's path is
+            # computed from its parent's module, which is not imported (nothing is): the same
+            # package, described without its parent.
+            if search is None:
+                raise
+            return _namespace_spec(name, search)
         if spec is not None:
             return spec  # type: ignore[no-any-return]
     return None
+
+
+def _namespace_spec(name: str, search: list[str]) -> ModuleSpec:
+    """The spec of namespace package `name`: its portions are the directories of its name in `search`."""
+    part = name.rpartition(".")[2]
+    spec = ModuleSpec(name, None, is_package=True)
+    spec.submodule_search_locations = [str(Path(d) / part) for d in search if (Path(d) / part).is_dir()]
+    return spec
 
 
 @functools.cache

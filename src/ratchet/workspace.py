@@ -7,6 +7,13 @@ schedule), and the agent works in it.
 The directory a task records is data in the store, and the agent is confined
 to it and deletes it when the task succeeds; so a worker uses a recorded
 directory only if it lies under its own workspace root (`confined_workspace`).
+
+What an agent writes there is never code. ``RATCHET_HOME`` defaults to a
+per-user state directory, outside any project (whose files are code a
+worker may import), and every workspace root gets a marker file,
+`WORKSPACES_MARKER`, when it is made: `ratchet.code_trust` refuses any file
+below a directory holding one, whatever ``RATCHET_HOME`` the checking process
+has, even when a root was configured inside the project.
 """
 
 from __future__ import annotations
@@ -19,30 +26,58 @@ from pathlib import Path
 from .errors import WorkspaceRefused
 
 __all__ = [
-    "DEFAULT_HOME",
     "HOME_ENV",
+    "LEGACY_WORKSPACES",
+    "WORKSPACES_MARKER",
     "confined_workspace",
+    "make_workspace",
     "ratchet_home",
     "workspace_for",
     "workspace_root",
 ]
 
 HOME_ENV = "RATCHET_HOME"
-DEFAULT_HOME = ".ratchet"
+WORKSPACES_MARKER = ".ratchet-workspaces"
+LEGACY_WORKSPACES = Path(".ratchet", "workspaces")
+"""Where workspaces were kept before they left the project: under the project root."""
+
+_MARKER_TEXT = (
+    "This directory holds Ratchet task workspaces: files agents write.\n"
+    "Ratchet never loads code from below it (tool sources, workflows, modules).\n"
+)
 
 
 def ratchet_home() -> Path:
-    """``$RATCHET_HOME``, or ``./.ratchet`` when it is not set (not resolved)."""
-    return Path(os.environ.get(HOME_ENV, DEFAULT_HOME))
+    """``$RATCHET_HOME``, else ``$XDG_STATE_HOME/ratchet`` (``~/.local/state/ratchet``); not resolved.
+
+    Raises:
+        WorkspaceRefused: neither is set and this user has no home directory.
+    """
+    given = os.environ.get(HOME_ENV, "")
+    if given:
+        return Path(given)
+    state = os.environ.get("XDG_STATE_HOME", "")
+    if state and Path(state).is_absolute():  # the XDG rule: a relative value is ignored
+        return Path(state) / "ratchet"
+    try:
+        return Path.home() / ".local" / "state" / "ratchet"
+    except RuntimeError:
+        raise WorkspaceRefused(
+            f"no home directory to keep task workspaces in; set {HOME_ENV} to a directory outside the project"
+        ) from None
 
 
 def workspace_root() -> Path:
-    """``$RATCHET_HOME/workspaces``, absolute, links resolved: every task's directory is below it."""
+    """``$RATCHET_HOME/workspaces``, absolute, links resolved: every task's directory is below it.
+
+    Raises:
+        WorkspaceRefused: there is no ``RATCHET_HOME`` (see `ratchet_home`).
+    """
     return (ratchet_home() / "workspaces").resolve()
 
 
 def workspace_for(task_id: str) -> Path:
-    """``$RATCHET_HOME/workspaces/<task id>`` (RATCHET_HOME defaults to ./.ratchet), absolute."""
+    """``$RATCHET_HOME/workspaces/<task id>``, absolute (see `ratchet_home` for the default home)."""
     safe = re.sub(r"[^A-Za-z0-9._-]", "_", task_id).lstrip(".") or "task"
     if safe != task_id:  # two ids that clean up alike must not share a directory
         safe += "-" + hashlib.sha1(task_id.encode()).hexdigest()[:8]
@@ -56,7 +91,9 @@ def confined_workspace(task_id: str, recorded: str | None) -> Path:
     ``..``; a relative one is taken from the root) is used as it is. One that
     is this task's own directory under another root (the project moved, or
     the task was made with another RATCHET_HOME) becomes its directory under
-    this root: the old one is never touched. Nothing recorded: its own.
+    this root: the old one is never touched. So does a task made before
+    workspaces left the project (``<project>/.ratchet/workspaces/<id>``): it
+    goes on in an empty directory under this root. Nothing recorded: its own.
 
     Raises:
         WorkspaceRefused: the recorded directory is anything else (the root
@@ -76,3 +113,18 @@ def confined_workspace(task_id: str, recorded: str | None) -> Path:
         f"the task's workspace {recorded} is not under the workspace root {root}; "
         "it is neither used nor deleted"
     )
+
+
+def make_workspace(path: Path) -> Path:
+    """Make task directory `path` (one `confined_workspace` gave), marking its root first; return it.
+
+    The marker is written before the task's directory exists, so nothing an
+    agent writes ever lies in an unmarked root.
+    """
+    root = workspace_root()
+    root.mkdir(parents=True, exist_ok=True)
+    marker = root / WORKSPACES_MARKER
+    if not marker.is_file():
+        marker.write_text(_MARKER_TEXT, encoding="utf-8")
+    path.mkdir(parents=True, exist_ok=True)
+    return path

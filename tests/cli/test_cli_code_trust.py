@@ -10,6 +10,7 @@ with it, resumes from the new place: its files are recorded relative to it.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -56,7 +57,8 @@ def project(tmp_path: Path) -> Path:
 
 
 def ratchet_in(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """Run `ratchet ARGS...` in `cwd`, with no RATCHET_HOME: workspaces go to ./.ratchet."""
+    """Run `ratchet ARGS...` in `cwd`, with no RATCHET_HOME: workspaces go to the per-user state
+    directory (under the test's directory: tests/conftest.py sets XDG_STATE_HOME)."""
     env = {key: value for key, value in ratchet_env().items() if key != "RATCHET_HOME"}
     return subprocess.run(
         ratchet_command(*args), cwd=cwd, env=env, capture_output=True, text=True, timeout=60
@@ -214,7 +216,7 @@ def tool_calls(directory: Path) -> list[dict[str, str]]:
 
 
 def moved(project: Path) -> Path:
-    """Move the whole project (its database and .ratchet with it) elsewhere; the old place is gone."""
+    """Move the whole project (its database with it) elsewhere; the old place is gone."""
     target = project.parent / "moved" / "project-here"
     target.parent.mkdir()
     shutil.move(str(project), str(target))
@@ -242,7 +244,8 @@ def test_a_killed_run_resumes_after_the_project_moved(project: Path, tmp_path: P
     task = task_of(f"sqlite:///{new_place / 'ratchet.db'}", task_id)
     assert task.status is TaskStatus.COMPLETED
     assert task.inputs_params["agent"]["tool_sources"] == ["tools.py"]  # relative to the project
-    assert task.workspace == str(new_place.resolve() / ".ratchet" / "workspaces" / task_id)  # moved too
+    state = Path(os.environ["XDG_STATE_HOME"]).resolve()
+    assert task.workspace == str(state / "ratchet" / "workspaces" / task_id)  # outside the project
     assert not Path(task.workspace).exists()  # and deleted on success
 
 

@@ -1,0 +1,1 @@
+"""Hostile tests: each plays an attacker against real programs, stores and servers."""

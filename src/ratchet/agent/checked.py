@@ -10,8 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..code_trust import portable_path
-from ..errors import InputError, WorkflowNotFound
+from ..errors import CodeUnavailable, InputError
 from ..providers import ScriptedModel, resolve_model
+from ..tools import Tool
 from .spec import BUILTIN_TOOL_NAMES, load_tools
 
 __all__ = ["check_tool_sources", "checked_model"]
@@ -24,9 +25,14 @@ def check_tool_sources(sources: list[str], *, option: str) -> list[str]:
     Args:
         option: how the caller names the input, to begin each error line (``--tools``).
 
+    Nothing of a source is imported before it is checked: a file or module
+    in a task workspace, or a program's entry point (``__main__``), is
+    refused as it is named.
+
     Raises:
-        InputError: a tools file or module is missing, does not load,
-            defines no tool, or reuses a tool's name.
+        InputError: a tools file or module is missing, refused, does not load
+            (raises, or exits, when imported), defines no tool, or reuses a
+            tool's name.
     """
     checked = [_checked_tools(source, option) for source in sources]
     load_tools(checked)  # two files defining one name
@@ -51,10 +57,7 @@ def _checked_tools(source: str, option: str) -> str:
         raise InputError(f"{option}: {source!r} holds a NUL character; give a .py file or a module")
     file = Path(source).expanduser().resolve()
     if not file.is_file() and _is_module_name(source):
-        try:
-            found = load_tools([source])
-        except WorkflowNotFound as error:
-            raise InputError(f"{option}: {error.message}") from None
+        found = _tools_of(source, option)
         recorded = source
     else:
         if not file.is_file():
@@ -65,7 +68,7 @@ def _checked_tools(source: str, option: str) -> str:
             raise InputError(
                 f"{option}: {source} is not a .py file; give a Python file with @ratchet.tool functions"
             )
-        found = load_tools([str(file)])
+        found = _tools_of(str(file), option)
         recorded = portable_path(file)
     if not found:
         raise InputError(f"{option}: {source} defines no tool; mark its functions with @ratchet.tool")
@@ -73,6 +76,14 @@ def _checked_tools(source: str, option: str) -> str:
     if clashes:
         raise InputError(f"{option}: {source} defines {clashes[0]!r}, the name of a built-in tool; rename it")
     return recorded
+
+
+def _tools_of(source: str, option: str) -> list[Tool]:
+    """The tools `source` defines; loading it is checked first (`load_module`), and may be refused."""
+    try:
+        return load_tools([source])
+    except CodeUnavailable as error:  # refused, missing, or raised (or exited) when imported
+        raise InputError(f"{option}: {error.message}") from None
 
 
 def _is_module_name(text: str) -> bool:

@@ -17,7 +17,14 @@ from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any, overload
 
-from ..code_trust import FILE_MODULE_PREFIX, CodeTrust, enforced_trust, file_module_name, portable_path
+from ..code_trust import (
+    FILE_MODULE_PREFIX,
+    CodeTrust,
+    enforced_trust,
+    file_module_name,
+    portable_path,
+    refuse_unloadable,
+)
 from ..errors import WorkflowNotFound
 from ..policy import CheckpointPolicy, RetryPolicy
 from ..tools import Tool
@@ -159,14 +166,24 @@ def load_module(source: str, trust: CodeTrust | None = None) -> Any:
 
     `trust` (by default, the one the run enforces, if any) decides what may
     be loaded; a relative ``.py`` path is then looked for under its project
-    root. Without one, anything is loaded and a relative path is taken from
-    the current directory.
+    root. Without one, anything is loaded but a program's entry point
+    (``__main__``) or a file or module in a task workspace, and a relative
+    path is taken from the current directory.
+
+    Code that raises while it loads, ``SystemExit`` included (a module that
+    calls ``sys.exit("set API_KEY")`` when a setting is missing), is code
+    that does not load: `WorkflowNotFound`, and nothing of it is left in
+    ``sys.modules``. Only ``KeyboardInterrupt`` goes through: it is how
+    Ctrl-C reaches a program, and a module raising it cannot be told apart
+    from a person pressing it.
 
     Raises:
-        CodeRefused: `trust` does not admit the code.
+        CodeRefused: `trust` does not admit the code, or it is never a task's code.
         WorkflowNotFound: there is no such module or file, or it fails to load.
     """
     trust = trust or enforced_trust()
+    if trust is None:
+        refuse_unloadable(source)
     if source.endswith(".py"):
         path = trust.python_file(source) if trust else Path(source).resolve()
         if not path.is_file():
@@ -180,16 +197,33 @@ def load_module(source: str, trust: CodeTrust | None = None) -> Any:
         sys.modules[name] = module
         try:
             spec.loader.exec_module(module)
-        except Exception as exc:
-            del sys.modules[name]
-            raise WorkflowNotFound(f"cannot load {path}: {type(exc).__name__}: {exc}") from exc
+        except BaseException as exc:
+            sys.modules.pop(name, None)  # never half-loaded: a later load tries it again, whole
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            raise WorkflowNotFound(f"cannot load {path}: {_raised(exc)}") from exc
         return module
     if trust is not None:
         trust.check_module(source)
     try:
-        return importlib.import_module(source)
-    except Exception as exc:
-        raise WorkflowNotFound(f"cannot import {source!r}: {type(exc).__name__}: {exc}") from exc
+        return importlib.import_module(source)  # on failure, the import system drops the module
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:
+        raise WorkflowNotFound(f"cannot import {source!r}: {_raised(exc)}") from exc
+
+
+def _raised(exc: BaseException) -> str:
+    """What code raised while it loaded, in one line."""
+    if isinstance(exc, SystemExit):
+        said = "" if exc.code is None else repr(exc.code)
+        return f"it exits when imported: sys.exit({_one_line(said)})"
+    return f"{type(exc).__name__}: {_one_line(str(exc))}"
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
 def portable_reference(reference: str) -> str:
