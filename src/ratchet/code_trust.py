@@ -274,12 +274,22 @@ def _never_code(path: Path, workspaces: Path) -> str:
 
 
 def _refuse_program(source: str) -> None:
-    """Refuse a ``__main__`` module or ``__main__.py`` file: importing one runs a program."""
+    """Refuse a ``__main__`` module or ``__main__.py`` file, and a module of Python itself.
+
+    Importing a ``__main__`` runs a program; Python's own modules define no
+    task code, and some act when imported (``antigravity`` opens a browser,
+    ``this`` prints), so naming one is never a way to make a process act.
+    """
     name = Path(source).name if source.endswith(".py") else source.rpartition(".")[2]
     if name in ("__main__", "__main__.py"):
         raise CodeRefused(
             f"{source} is a program's entry point (__main__): importing it runs the program; "
             "name the module that defines the code instead"
+        )
+    if not source.endswith(".py") and source.partition(".")[0] in sys.stdlib_module_names:
+        raise CodeRefused(
+            f"{source} is a module of Python itself, which defines no task code; "
+            "name a module or file of your project"
         )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -281,6 +282,10 @@ async def test_a_submitted_agent_task_is_queued_and_a_worker_completes_it(
         "/api/tasks", json={"instruction": "x", "model": model, "tools": [str(outside)]}
     )
     nul_tools = await api.post("/api/tasks", json={"instruction": "x", "model": model, "tools": ["t\x00.py"]})
+    # Importing it would open a web browser on the server: a module of Python itself is never tools.
+    acting_module = await api.post(
+        "/api/tasks", json={"instruction": "x", "model": model, "tools": ["antigravity"]}
+    )
     await Worker(api_store, poll_interval=0.01).run(until_idle=True)
 
     assert submitted.status_code == 201, submitted.text
@@ -292,3 +297,6 @@ async def test_a_submitted_agent_task_is_queued_and_a_worker_completes_it(
     assert refused_tools.status_code == 400, refused_tools.text
     assert "is outside the project root" in refused_tools.json()["detail"]
     assert nul_tools.status_code == 400 and "NUL character" in nul_tools.json()["detail"], nul_tools.text
+    assert acting_module.status_code == 400, acting_module.text
+    assert "a module of Python itself" in acting_module.json()["detail"]
+    assert "antigravity" not in sys.modules

@@ -101,8 +101,14 @@ def test_load_module_obeys_the_trust_it_is_given(trust: CodeTrust, outside: Path
 
 def test_installed_and_already_imported_modules_are_admitted(trust: CodeTrust) -> None:
     trust.check_module("ratchet.agent.loop")  # imported already
-    trust.check_module("json")  # the standard library
     trust.check_module("pydantic")  # site-packages
+
+
+@pytest.mark.parametrize("name", ["json", "antigravity", "this", "http.server"])
+def test_a_module_of_python_itself_is_never_task_code(trust: CodeTrust, name: str) -> None:
+    """It defines no task code, and some act when imported (antigravity opens a browser)."""
+    with pytest.raises(CodeRefused, match="a module of Python itself"):
+        trust.check_module(name)
 
 
 def test_a_module_outside_is_refused_without_running_its_package(
@@ -123,8 +129,8 @@ def test_a_module_allowance_admits_it_and_its_submodules(trust: CodeTrust, outsi
 def test_a_missing_module_is_missing(trust: CodeTrust) -> None:
     with pytest.raises(WorkflowNotFound, match="no module named 'no_such_module_anywhere'"):
         trust.check_module("no_such_module_anywhere.tools")
-    with pytest.raises(WorkflowNotFound, match=r"json\.decoder is not a package"):
-        trust.check_module("json.decoder.deeper")
+    with pytest.raises(WorkflowNotFound, match=r"pydantic\.main is not a package"):
+        trust.check_module("pydantic.main.deeper")
 
 
 # --------------------------------------------------------------------------- allowances
