@@ -170,10 +170,17 @@ class Tool:
             if context is None:
                 raise TypeError(f"tool {self.name} takes a ToolContext: invoke it with one")
             kwargs[self.context_param] = context
-        if self._is_async:
-            result = await self.fn(**kwargs)
-        else:
-            result = await asyncio.to_thread(self.fn, **kwargs)
+        try:
+            if self._is_async:
+                result = await self.fn(**kwargs)
+            else:
+                result = await asyncio.to_thread(self.fn, **kwargs)
+        except SystemExit as exit_:
+            # Out of an event loop it would stop the whole process, and every other task with it.
+            raise NonRetryableError(
+                f"tool {self.name} ended its program instead of raising an error: it exited "
+                f"(SystemExit: {exit_.code})"
+            ) from None
         jsonable: JsonValue = to_jsonable_python(result)
         return jsonable
 

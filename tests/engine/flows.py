@@ -420,3 +420,14 @@ async def spied(ctx: Any, ledger: str) -> dict[str, Any]:
     answer = await ctx.call_model({"purpose": "act", "messages": [{"role": "user", "content": "hi"}]})
     await ctx.call_tool("crash_once", {"ledger": ledger, "label": "crash"})
     return {"shout": loud, "answer": answer.content}
+
+
+@tool(risk="read_only")
+def exits(code: str) -> str:
+    """A tool that ends the program it runs in, as a script's guard would."""
+    raise SystemExit(code)
+
+
+@workflow(tools=[exits], retry=FAST)
+async def calls_an_exiting_tool(ctx: Any) -> str:
+    return str(await ctx.call_tool("exits", {"code": "set API_KEY"}))

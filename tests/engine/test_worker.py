@@ -184,3 +184,18 @@ async def test_the_worker_leaves_a_running_task_whose_lease_is_live(
 
     assert (await store.get_task(task_id)).status is TaskStatus.RUNNING
     assert entries(ledger) == []
+
+
+async def test_a_tool_that_exits_fails_its_call_and_the_worker_goes_on(
+    store: StateStore, ledger: str
+) -> None:
+    async with Runtime(store) as rt:
+        exiting = await rt.submit(f"{FLOWS}:calls_an_exiting_tool")
+        healthy = await rt.submit(f"{FLOWS}:stepped", {"ledger": ledger})
+
+    await asyncio.wait_for(Worker(store, poll_interval=0.05).run(until_idle=True), 30)
+
+    failed = await store.get_task(exiting)
+    assert failed.status is TaskStatus.FAILED
+    assert "it exited (SystemExit: set API_KEY)" in (failed.error or ""), failed.error
+    assert (await store.get_task(healthy)).status is TaskStatus.COMPLETED
