@@ -431,3 +431,8 @@ def exits(code: str) -> str:
 @workflow(tools=[exits], retry=FAST)
 async def calls_an_exiting_tool(ctx: Any) -> str:
     return str(await ctx.call_tool("exits", {"code": "set API_KEY"}))
+
+
+@workflow
+async def exits_itself(ctx: Any) -> str:
+    raise SystemExit("set API_KEY")

@@ -186,11 +186,12 @@ async def test_the_worker_leaves_a_running_task_whose_lease_is_live(
     assert entries(ledger) == []
 
 
-async def test_a_tool_that_exits_fails_its_call_and_the_worker_goes_on(
+async def test_a_tool_or_workflow_that_exits_fails_its_task_and_the_worker_goes_on(
     store: StateStore, ledger: str
 ) -> None:
     async with Runtime(store) as rt:
         exiting = await rt.submit(f"{FLOWS}:calls_an_exiting_tool")
+        exits_itself = await rt.submit(f"{FLOWS}:exits_itself")
         healthy = await rt.submit(f"{FLOWS}:stepped", {"ledger": ledger})
 
     await asyncio.wait_for(Worker(store, poll_interval=0.05).run(until_idle=True), 30)
@@ -198,4 +199,9 @@ async def test_a_tool_that_exits_fails_its_call_and_the_worker_goes_on(
     failed = await store.get_task(exiting)
     assert failed.status is TaskStatus.FAILED
     assert "it exited (SystemExit: set API_KEY)" in (failed.error or ""), failed.error
+    itself = await store.get_task(exits_itself)
+    assert (itself.status, itself.error) == (
+        TaskStatus.FAILED,
+        "the workflow exited instead of raising (SystemExit: set API_KEY)",
+    )
     assert (await store.get_task(healthy)).status is TaskStatus.COMPLETED

@@ -290,6 +290,12 @@ async def _run_leased(
             return context.task
         except (LeaseLost, asyncio.CancelledError):
             raise
+        except SystemExit as exit_:  # out of the event loop it would stop every task of the process
+            return await _finish(
+                context,
+                TaskStatus.FAILED,
+                error=f"the workflow exited instead of raising (SystemExit: {exit_.code})",
+            )
         except Exception as error:
             failure = _store_failure(error)
             if failure is error:
