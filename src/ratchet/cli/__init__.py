@@ -5,7 +5,8 @@
 - `options`: the options and arguments shared by several commands;
 - `store_access`: running a command's coroutine, opening its store;
 - `views`: what `show` and a finished run display, read from the store;
-- `render`: Rich output for people; `json_output`: ``--json`` for programs;
+- `render`: Rich output for people (`long_text`: a text of any length in a table, in linear time);
+  `json_output`: ``--json`` for programs;
 - `progress`: the live progress view of `ratchet run`;
 - `exits`: the exit codes of the commands that run a task;
 - `agent_spec`: the agent `run` and `submit` build from their options;
