@@ -7,16 +7,22 @@ schedule), and the agent works in it.
 The directory a task records is data in the store, and the agent is confined
 to it and deletes it when the task succeeds; so a worker uses a recorded
 directory only if it lies under its own workspace root (`confined_workspace`).
+
+A write there that a full disk refuses (`writing_in`) stops the task
+resumable, as a full disk under the store does: it is no fault of the task.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
-from .errors import WorkspaceRefused
+from .errors import WorkspaceFull, WorkspaceRefused
 
 __all__ = [
     "DEFAULT_HOME",
@@ -25,6 +31,7 @@ __all__ = [
     "ratchet_home",
     "workspace_for",
     "workspace_root",
+    "writing_in",
 ]
 
 HOME_ENV = "RATCHET_HOME"
@@ -76,3 +83,25 @@ def confined_workspace(task_id: str, recorded: str | None) -> Path:
         f"the task's workspace {recorded} is not under the workspace root {root}; "
         "it is neither used nor deleted"
     )
+
+
+# What a file system answers when it has no room left: no block or inode free, or over a quota.
+_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
+@contextlib.contextmanager
+def writing_in(workspace: Path) -> Iterator[None]:
+    """Write in `workspace` within the block; a full disk then raises `WorkspaceFull`, not `OSError`.
+
+    Raises:
+        WorkspaceFull: the disk (or the quota) under `workspace` has no room left.
+    """
+    try:
+        yield
+    except OSError as error:
+        if error.errno not in _FULL:
+            raise
+        raise WorkspaceFull(
+            f"no room left on the disk of the task's workspace {workspace} ({error.strerror}); "
+            "free space there, then resume the task"
+        ) from None
