@@ -10,12 +10,16 @@ Fills a fresh store with N tasks (default 100,000) by bulk insert (the rows
    ``ratchet tasks | head -3`` through a shell pipe;
 2. the store operations those make (``list_task_rows`` of 5 newest plus
    ``count_task_rows``), in-process, on an open store;
-3. ``python -c "import ratchet.cli"``: the part of (1) no query can save.
+3. ``python -c "import ratchet.cli.application"`` (every command): the part
+   of (1) no query can save;
+4. ``ratchet tasks --limit 0 --json`` (every whole record, once per store):
+   its time, when its first output came, and the most memory it held, beside
+   ``ratchet tasks --limit 5 --json`` as the baseline of the same run.
 
 Each figure is the median of R runs (default 5 for processes, 20 in-process).
 PostgreSQL is a throwaway cluster (``tests/helpers/pg.py``, as bench/scale_bench.py).
 
-Run: ``python bench/task_list_bench.py [--tasks N] [--repeats R] [--only sqlite|postgresql]``
+Run: ``python bench/task_list_bench.py [--tasks N] [--repeats R] [--only sqlite|postgresql] [--json-only]``
 """
 
 from __future__ import annotations
@@ -166,6 +170,51 @@ FILTERED = (
 )
 
 
+# Runs a command with its output in a pipe it reads and throws away; prints as JSON its time,
+# when its first output came, how much it printed, and the most memory it held (kB). The command
+# is this small process's child: one of the bench's own, which holds the rows it inserted,
+# would count that memory as its peak.
+_WATCH = """
+import json, os, subprocess, sys, time
+began = time.perf_counter()
+process = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE)
+first, size, last = None, 0, b""
+while chunk := process.stdout.read1(1 << 16):
+    first = first if first is not None else time.perf_counter() - began
+    size, last = size + len(chunk), (last + chunk)[-2:]
+_, status, usage = os.wait4(process.pid, 0)
+seconds = time.perf_counter() - began
+assert os.waitstatus_to_exitcode(status) == 0 and last == b"]\\n", (status, last)
+print(json.dumps({"seconds": seconds, "first": first, "bytes": size, "peak_kb": usage.ru_maxrss}))
+"""
+
+
+def _watched(url: str, *args: str) -> dict[str, float]:
+    command = [sys.executable, "-m", "ratchet", "tasks", "--store", url, *args]
+    done = subprocess.run([sys.executable, "-c", _WATCH, *command], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    figures: dict[str, float] = json.loads(done.stdout)
+    return figures
+
+
+def measure_json(kind: str, url: str, repeats: int) -> dict[str, dict[str, float]]:
+    """Every whole record as JSON (once), beside 5 of them (the median of `repeats`) in the same run."""
+    runs = sorted(
+        (_watched(url, "--limit", "5", "--json") for _ in range(repeats)), key=lambda f: f["seconds"]
+    )
+    figures = {
+        "ratchet tasks --limit 5 --json (baseline)": runs[len(runs) // 2],
+        "ratchet tasks --limit 0 --json": _watched(url, "--limit", "0", "--json"),
+    }
+    print(f"\n{kind}, whole records as JSON:")
+    for label, f in figures.items():
+        print(
+            f"  {label:<45} {f['seconds']:8.2f} s, first output after {f['first']:.2f} s, "
+            f"{f['bytes'] / 1e6:.1f} MB printed, peak {f['peak_kb'] / 1024:.0f} MB"
+        )
+    return figures
+
+
 def measure(kind: str, url: str, repeats: int) -> dict[str, float]:
     figures = {
         "ratchet tasks --limit 5 --desc": _median_seconds(
@@ -199,23 +248,27 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=100_000)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--only", choices=("sqlite", "postgresql"))
+    parser.add_argument("--json-only", action="store_true", help="Only the JSON listings (4 above).")
     args = parser.parse_args()
-    startup = _median_seconds(
-        lambda: subprocess.run([sys.executable, "-c", "import ratchet.cli"], check=True), args.repeats
-    )
-    print(f"{args.tasks:,} tasks; python -c 'import ratchet.cli': {startup * 1000:.1f} ms")
+    importing = [sys.executable, "-c", "import ratchet.cli.application"]
+    startup = _median_seconds(lambda: subprocess.run(importing, check=True), args.repeats)
+    print(f"{args.tasks:,} tasks; python -c 'import ratchet.cli.application': {startup * 1000:.1f} ms")
     with tempfile.TemporaryDirectory() as workdir:
         if args.only != "postgresql":
             began = time.perf_counter()
             url = fill_sqlite(Path(workdir) / "tasks.db", args.tasks)
             print(f"SQLite filled in {time.perf_counter() - began:.1f} s")
-            measure("SQLite", url, args.repeats)
+            if not args.json_only:
+                measure("SQLite", url, args.repeats)
+            measure_json("SQLite", url, args.repeats)
         if args.only != "sqlite":
             with throwaway_cluster() as cluster:
                 began = time.perf_counter()
                 url = fill_postgresql(cluster.create_database(), args.tasks)
                 print(f"PostgreSQL filled in {time.perf_counter() - began:.1f} s")
-                measure("PostgreSQL", url, args.repeats)
+                if not args.json_only:
+                    measure("PostgreSQL", url, args.repeats)
+                measure_json("PostgreSQL", url, args.repeats)
 
 
 if __name__ == "__main__":

@@ -5,59 +5,142 @@ tool call is journaled before it acts, so any worker can resume a task from
 where it stopped.
 """
 
-from importlib.metadata import PackageNotFoundError as _PackageNotFoundError
-from importlib.metadata import version as _version
+import importlib
+import typing
 
-from ._distribution import DISTRIBUTION as _DISTRIBUTION
-from .agent import Agent
-from .engine import Call, Compaction, Context, Middleware, Worker, WorkerIdentity, Workflow, workflow
-from .engine.children import Child
-from .errors import (
-    BudgetExceeded,
-    CannotResume,
-    CannotRetry,
-    ConflictError,
-    DeadlineExceeded,
-    InputError,
-    InvalidModelOutput,
-    InvalidTransition,
-    LeaseLost,
-    NonDeterminismError,
-    NonRetryableError,
-    OperationFailed,
-    RatchetError,
-    StoreError,
-    TaskNotFound,
-)
-from .mcp.servers import MCPServer
-from .model import (
-    AgentState,
-    Artifact,
-    Checkpoint,
-    Event,
-    Lease,
-    Message,
-    Operation,
-    Plan,
-    Session,
-    Step,
-    StepStatus,
-    Task,
-    TaskStatus,
-    Trigger,
-    WaitReason,
-)
-from .policy import Budget, CheckpointPolicy, CheckpointStrategy, RetryPolicy
-from .providers import register_provider
-from .runtime import Runtime
-from .state_patch import StatePatch
-from .store import DEFAULT_STORE_URL, StateStore, open_store
-from .tools import Reconciled, Tool, ToolContext, tool
+if typing.TYPE_CHECKING:  # what type checkers and editors see; at run time each name is imported on first use
+    from .agent import Agent
+    from .engine import Call, Compaction, Context, Middleware, Worker, WorkerIdentity, Workflow
+    from .engine.children import Child
+    from .engine.workflow import workflow  # from its module: `ratchet.engine.workflow` is one too
+    from .errors import (
+        BudgetExceeded,
+        CannotResume,
+        CannotRetry,
+        ConflictError,
+        DeadlineExceeded,
+        InputError,
+        InvalidModelOutput,
+        InvalidTransition,
+        LeaseLost,
+        NonDeterminismError,
+        NonRetryableError,
+        OperationFailed,
+        RatchetError,
+        StoreError,
+        TaskNotFound,
+    )
+    from .mcp.servers import MCPServer
+    from .model import (
+        AgentState,
+        Artifact,
+        Checkpoint,
+        Event,
+        Lease,
+        Message,
+        Operation,
+        Plan,
+        Session,
+        Step,
+        StepStatus,
+        Task,
+        TaskStatus,
+        Trigger,
+        WaitReason,
+    )
+    from .policy import Budget, CheckpointPolicy, CheckpointStrategy, RetryPolicy
+    from .providers import register_provider
+    from .runtime import Runtime
+    from .state_patch import StatePatch
+    from .store import DEFAULT_STORE_URL, StateStore, open_store
+    from .tools import Reconciled, Tool, ToolContext, tool
 
-try:
-    __version__ = _version(_DISTRIBUTION)
-except _PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0+unknown"
+# The module of each public name. `import ratchet` imports none of them: a name is imported
+# when first used (`__getattr__`), so importing the package costs nothing until then, and the
+# `ratchet` program (ratchet.cli) owns Ctrl-C before it spends a second importing the runtime.
+_MODULES: dict[str, tuple[str, ...]] = {
+    ".agent": ("Agent",),
+    ".engine": (
+        "Call",
+        "Compaction",
+        "Context",
+        "Middleware",
+        "Worker",
+        "WorkerIdentity",
+        "Workflow",
+        "workflow",
+    ),
+    ".engine.children": ("Child",),
+    ".errors": (
+        "BudgetExceeded",
+        "CannotResume",
+        "CannotRetry",
+        "ConflictError",
+        "DeadlineExceeded",
+        "InputError",
+        "InvalidModelOutput",
+        "InvalidTransition",
+        "LeaseLost",
+        "NonDeterminismError",
+        "NonRetryableError",
+        "OperationFailed",
+        "RatchetError",
+        "StoreError",
+        "TaskNotFound",
+    ),
+    ".mcp.servers": ("MCPServer",),
+    ".model": (
+        "AgentState",
+        "Artifact",
+        "Checkpoint",
+        "Event",
+        "Lease",
+        "Message",
+        "Operation",
+        "Plan",
+        "Session",
+        "Step",
+        "StepStatus",
+        "Task",
+        "TaskStatus",
+        "Trigger",
+        "WaitReason",
+    ),
+    ".policy": ("Budget", "CheckpointPolicy", "CheckpointStrategy", "RetryPolicy"),
+    ".providers": ("register_provider",),
+    ".runtime": ("Runtime",),
+    ".state_patch": ("StatePatch",),
+    ".store": ("DEFAULT_STORE_URL", "StateStore", "open_store"),
+    ".tools": ("Reconciled", "Tool", "ToolContext", "tool"),
+}
+_EXPORTS = {name: module for module, names in _MODULES.items() for name in names}
+
+
+def __getattr__(name: str) -> typing.Any:
+    if name == "__version__":
+        value: typing.Any = _version()
+    elif name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name], __name__), name)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value  # looked up once
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    from ._distribution import DISTRIBUTION
+
+    try:
+        return version(DISTRIBUTION)
+    except PackageNotFoundError:  # running from a source tree that was never installed
+        return "0+unknown"
+
 
 __all__ = [
     "DEFAULT_STORE_URL",

@@ -17,7 +17,7 @@ from typing import Any
 from .agent import Agent
 from .agent.checked import check_tool_sources, checked_model
 from .errors import InputError
-from .limits import PRIORITY_DEFAULT
+from .limits import MAX_COUNT, PRIORITY_DEFAULT
 from .model import Constraints, HumanInTheLoop, RiskLevel, Task
 from .policy import Budget, positive_duration
 from .runtime import Runtime
@@ -91,9 +91,30 @@ def _model(model: str | None) -> str:
     return chosen
 
 
-def _budget(max_steps: int | None, max_tokens: int | None) -> Budget:
-    if max_steps is not None and (isinstance(max_steps, bool) or max_steps < 1):
-        raise InputError(f"max_steps: {max_steps!r} is not a number of steps; give 1 or more")
-    if max_tokens is not None and (isinstance(max_tokens, bool) or max_tokens < 1):
-        raise InputError(f"max_tokens: {max_tokens!r} is not a number of tokens; give 1 or more")
-    return Budget(max_steps=max_steps, max_llm_tokens=max_tokens)
+def _budget(max_steps: object, max_tokens: object) -> Budget:
+    return Budget(
+        max_steps=_count("max_steps", max_steps, "steps"),
+        max_llm_tokens=_count("max_tokens", max_tokens, "tokens"),
+    )
+
+
+def _count(field: str, value: object, what: str) -> int | None:
+    """A count a client gave, as JSON gave it: a whole number from 1 to `MAX_COUNT`, or None.
+
+    Raises:
+        InputError: anything else (a bool, a fraction, a string, a number out of range).
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_COUNT:
+        raise InputError(
+            f"{field}: {_shown(value)} is not a number of {what}; give a whole number from 1 to {MAX_COUNT}"
+        )
+    return value
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, int) and abs(value) >= 10**40:  # not worth printing whole (nor always printable)
+        return "a number of more than 40 digits"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -38,6 +38,7 @@ Each error's docstring is its default message. The tree::
     └── StoreError                   the store cannot do what was asked
         ├── StoreUnavailable         the store cannot be used now (unreachable, I/O error, locked)
         │   ├── StoreFull            no space left: the database or its disk is full
+        │   │   └── WorkspaceFull    no space left on the disk of a task's workspace
         │   └── StoreReadOnly        the database cannot be written (read-only file, file system, server)
         ├── StoreNotFound            the database does not exist (and was not to be created)
         ├── NotARatchetDatabase      the file is not a database Ratchet wrote
@@ -104,6 +105,7 @@ __all__ = [
     "TaskStopped",
     "TurnNotCompleted",
     "WorkflowNotFound",
+    "WorkspaceFull",
     "WorkspaceRefused",
     "WriteRefused",
 ]
@@ -349,6 +351,15 @@ class StoreUnavailable(StoreError):
 
 class StoreFull(StoreUnavailable):
     """The database or its disk is full; free space and try again."""
+
+
+class WorkspaceFull(StoreFull):
+    """The disk under the task's workspace is full; free space there and try again.
+
+    A task's files are kept as its records are: a full disk under its
+    workspace stops it as a full disk under its store does, resumable, never
+    failed (``store_failed``; `ratchet run` and `ratchet resume` exit 5).
+    """
 
 
 class StoreReadOnly(StoreUnavailable):

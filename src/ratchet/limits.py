@@ -9,7 +9,8 @@ Each limit is set where it applies (docs/limits.md lists them):
 - a tool result kept inline in the journal: ``Budget(max_inline_result_bytes=...)``
   (kept in the task); a larger result is kept once, as an artifact;
 - a task's priority: ``Runtime.submit(priority=...)``, ``ratchet submit
-  --priority``, from `PRIORITY_MIN` (most urgent) to `PRIORITY_MAX`.
+  --priority``, from `PRIORITY_MIN` (most urgent) to `PRIORITY_MAX`;
+- a count a person or a client gives (steps, tokens): at most `MAX_COUNT`.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 from .errors import InputError
 
 __all__ = [
+    "MAX_COUNT",
     "MAX_INLINE_RESULT_BYTES",
     "MAX_INSTRUCTION_BYTES",
     "MAX_TOOL_CALLS_PER_ANSWER",
@@ -29,6 +31,8 @@ __all__ = [
 ]
 
 MAX_INSTRUCTION_BYTES = 256 * 1024
+# A count as the stores keep counts and sequence numbers: a 32-bit integer.
+MAX_COUNT = 2**31 - 1
 MAX_TOOL_CALLS_PER_ANSWER = 64
 MAX_INLINE_RESULT_BYTES = 64 * 1024
 # Lower fires first, as in Celery's 0-9 and Temporal's priority keys: ten levels are plenty

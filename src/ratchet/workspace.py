@@ -14,16 +14,22 @@ worker may import), and every workspace root gets a marker file,
 `WORKSPACES_MARKER`, when it is made: `ratchet.code_trust` refuses any file
 below a directory holding one, whatever ``RATCHET_HOME`` the checking process
 has, even when a root was configured inside the project.
+
+A write there that a full disk refuses (`writing_in`) stops the task
+resumable, as a full disk under the store does: it is no fault of the task.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
-from .errors import WorkspaceRefused
+from .errors import WorkspaceFull, WorkspaceRefused
 
 __all__ = [
     "HOME_ENV",
@@ -34,6 +40,7 @@ __all__ = [
     "ratchet_home",
     "workspace_for",
     "workspace_root",
+    "writing_in",
 ]
 
 HOME_ENV = "RATCHET_HOME"
@@ -128,3 +135,25 @@ def make_workspace(path: Path) -> Path:
         marker.write_text(_MARKER_TEXT, encoding="utf-8")
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+# What a file system answers when it has no room left: no block or inode free, or over a quota.
+_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
+@contextlib.contextmanager
+def writing_in(workspace: Path) -> Iterator[None]:
+    """Write in `workspace` within the block; a full disk then raises `WorkspaceFull`, not `OSError`.
+
+    Raises:
+        WorkspaceFull: the disk (or the quota) under `workspace` has no room left.
+    """
+    try:
+        yield
+    except OSError as error:
+        if error.errno not in _FULL:
+            raise
+        raise WorkspaceFull(
+            f"no room left on the disk of the task's workspace {workspace} ({error.strerror}); "
+            "free space there, then resume the task"
+        ) from None

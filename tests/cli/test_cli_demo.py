@@ -117,3 +117,18 @@ def test_a_store_other_processes_cannot_reach_is_refused(tmp_path: Path) -> None
     done = run_demo(tmp_path, "--store", "memory://")
 
     assert_one_line_error(done, "ratchet demo needs a SQLite store")
+
+
+def test_another_applications_database_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    app = tmp_path / "some-other-app.db"
+    with sqlite3.connect(app) as conn:
+        conn.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT)")
+        conn.execute("INSERT INTO customers (name) VALUES ('ann')")
+    conn.close()
+    before = app.read_bytes()
+
+    done = run_demo(tmp_path, "--store", f"sqlite:///{app}")
+
+    assert_one_line_error(done, "some-other-app.db", "not a Ratchet database")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["some-other-app.db"]  # no ledger, no script
+    assert app.read_bytes() == before

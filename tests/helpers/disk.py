@@ -24,6 +24,7 @@ import subprocess
 from pathlib import Path
 
 FILLER = ".filler"
+INODE_FILLER = ".inode-"
 DEFAULT_MAX_PAGE_COUNT = 1073741823  # SQLite's default for a connection
 _CHUNK = 64 * 1024
 
@@ -31,16 +32,34 @@ _CHUNK = 64 * 1024
 class SmallDisk:
     """A directory of a few megabytes: a tmpfs mounted on it when this process may mount one."""
 
-    def __init__(self, directory: Path, *, size: str = "8m") -> None:
+    def __init__(self, directory: Path, *, size: str = "8m", inodes: int | None = None) -> None:
         self.directory = directory
         directory.mkdir(parents=True, exist_ok=True)
-        self.real = _mount(directory, size)
+        self.real = _mount(directory, size, inodes)
 
     def fill(self, *, leave: int = 0) -> None:
         fill_disk(self.directory, leave=leave)
 
+    def use_up_inodes(self) -> None:
+        """Make empty files until the file system has no inode left: then even ``mkdir`` meets ENOSPC.
+
+        A real disk only (`real`), made with few `inodes`: the page cap of the
+        fallback limits SQLite alone.
+        """
+        assert self.real, "a plain directory has no inodes of its own to use up"
+        number = 0
+        try:
+            while True:
+                (self.directory / f"{INODE_FILLER}{number}").touch()
+                number += 1
+        except OSError as exc:
+            if exc.errno != errno.ENOSPC:
+                raise
+
     def free(self) -> None:
         free_disk(self.directory)
+        for filler in self.directory.glob(f"{INODE_FILLER}*"):
+            filler.unlink()
 
     def make_read_only(self) -> None:
         """Make the directory read-only: its file system remounted so, or else its modes."""
@@ -66,11 +85,12 @@ class SmallDisk:
             subprocess.run(["umount", "--lazy", str(self.directory)], check=False, capture_output=True)
 
 
-def _mount(directory: Path, size: str) -> bool:
+def _mount(directory: Path, size: str, inodes: int | None) -> bool:
     if os.geteuid() != 0:
         return False
+    options = f"size={size},mode=0777" + (f",nr_inodes={inodes}" if inodes else "")
     done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={size},mode=0777", "tmpfs", str(directory)],
+        ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(directory)],
         capture_output=True,
         check=False,
     )

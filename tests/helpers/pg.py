@@ -20,6 +20,7 @@ import socket
 import subprocess
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -132,6 +133,33 @@ class Cluster:
         name = url.rsplit("/", 1)[1].partition("?")[0]  # a store URL may carry options
         with self.admin() as conn:
             conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+    def require_password(self, role: str, password: str) -> None:
+        """Make `role` a login that must give `password` (SCRAM) over TCP; every other role stays trusted.
+
+        Its rules go first in ``pg_hba.conf`` (the first that matches decides);
+        done once per role, then the server reloads its configuration.
+        """
+        hba = self.data / "pg_hba.conf"
+        rules = "".join(f"host all {role} {net} scram-sha-256\n" for net in ("127.0.0.1/32", "::1/128"))
+        with self._lock:
+            current = hba.read_text()
+            if rules not in current:
+                hba.write_text(rules + current)  # in place: the server's user keeps owning it
+        with self.admin() as conn:
+            known = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone()
+            verb = "ALTER" if known else "CREATE"
+            conn.execute(f"{verb} ROLE {role} LOGIN PASSWORD '{password}'")
+            conn.execute("SELECT pg_reload_conf()")
+        deadline = time.monotonic() + 10  # the server reloads when it gets to it
+        while time.monotonic() < deadline:
+            try:
+                url = f"postgresql://{role}@localhost:{self.port}/postgres"
+                psycopg.connect(url, passfile=os.devnull).close()
+            except psycopg.OperationalError:
+                return  # refused without its password: the rules are in force
+            time.sleep(0.05)
+        raise RuntimeError(f"the server did not start asking {role} for a password")
 
     @contextlib.contextmanager
     def database(self) -> Iterator[str]:

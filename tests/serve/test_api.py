@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from ratchet import Worker
 from ratchet.model import TaskStatus, WaitReason
@@ -152,6 +153,32 @@ async def test_bad_input_is_a_4xx_with_one_line(api: httpx.AsyncClient, api_rt: 
     assert bad_status.status_code == 422
     for answer in (unknown, bad_json, wrong_state, no_checkpoint, not_in_doubt, bad_status):
         assert list(answer.json()) == ["detail"] and "\n" not in answer.json()["detail"]
+
+
+@pytest.mark.parametrize(
+    ("number", "expected"),
+    [
+        ({"max_tokens": 10**30}, "max_tokens: Input should be less than or equal to 2147483647"),
+        ({"max_steps": 10**30}, "max_steps: Input should be less than or equal to"),
+        ({"priority": 10**30}, "priority: Input should be less than or equal to 9"),
+        ({"max_steps": 1.5}, "max_steps: Input should be a valid integer"),
+    ],
+)
+async def test_a_number_out_of_range_is_a_422_in_one_line_and_nothing_is_queued(
+    api: httpx.AsyncClient,
+    api_store: StateStore,
+    script: Callable[[dict[str, Any]], str],
+    number: dict[str, object],
+    expected: str,
+) -> None:
+    model = script({"plan": [], "act": [], "verify": []})
+
+    refused = await api.post("/api/tasks", json={"instruction": "Say hi", "model": model, **number})
+
+    assert refused.status_code == 422, refused.text
+    assert list(refused.json()) == ["detail"] and "\n" not in refused.json()["detail"]
+    assert expected in refused.json()["detail"]
+    assert await api_store.list_tasks() == []
 
 
 async def test_schedules_show_their_zone_overlap_and_pause(

@@ -1,5 +1,6 @@
 """The task listing (`list_task_rows`, `count_task_rows`): filters, order and paging run in the
-store, on every store kind, and only the listed columns come back."""
+store, on every store kind, and only the listed columns come back; `get_tasks` reads a page's
+whole records at once."""
 
 from __future__ import annotations
 
@@ -97,3 +98,11 @@ async def test_a_task_change_shows_in_its_row(store: StateStore, listed: list[st
 
     assert row.id == "a1"
     assert row.updated_at == moved.updated_at
+
+
+async def test_a_page_of_whole_records_comes_in_the_order_asked(store: StateStore, listed: list[str]) -> None:
+    page = await store.get_tasks(["b3", "a1", "gone", "b1"])
+
+    assert [task.id for task in page] == ["b3", "a1", "b1"]  # a task not stored is left out
+    assert page[2] == await store.get_task("b1")
+    assert await store.get_tasks([]) == []

@@ -103,6 +103,20 @@ async def test_listing_tasks_leaves_out_an_unreadable_row_and_reports_it(
     assert [task.id for task in await store.list_tasks(TaskStatus.QUEUED)] == ["t0", "t2"]
 
 
+async def test_reading_a_page_of_tasks_leaves_out_an_unreadable_row_and_reports_it(
+    store: StateStore, store_url: str, three: list[Task]
+) -> None:
+    change_task_record(store_url, "t1", _break_facts)
+    unreadable: list[CorruptRecord] = []
+
+    page = await store.get_tasks(["t2", "t1", "t0"], unreadable=unreadable)
+
+    assert [task.id for task in page] == ["t2", "t0"]
+    assert [(row.key, row.problem) for row in unreadable] == [
+        (("t1",), "state.known_facts: Input should be a valid array")
+    ]
+
+
 async def test_orphaned_tasks_leave_out_an_unreadable_row(
     store: StateStore, store_url: str, three: list[Task]
 ) -> None:

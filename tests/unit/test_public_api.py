@@ -1,4 +1,7 @@
-"""The package exports exactly its curated public names."""
+"""The package exports exactly its curated public names, and importing it imports none of them."""
+
+import subprocess
+import sys
 
 import ratchet
 
@@ -68,6 +71,8 @@ def test_all_is_the_curated_list() -> None:
 
 def test_every_public_name_of_the_package_is_in_all() -> None:
     """A name defined without a leading underscore is exported, and every exported name is defined."""
+    for name in ratchet.__all__:
+        getattr(ratchet, name)  # each is imported on first use
     public = {
         name
         for name, value in vars(ratchet).items()
@@ -75,3 +80,11 @@ def test_every_public_name_of_the_package_is_in_all() -> None:
     }
     assert public == set(ratchet.__all__) - {"__version__"}
     assert isinstance(ratchet.__version__, str)
+
+
+def test_importing_the_package_imports_nothing_else() -> None:
+    """The `ratchet` program makes Ctrl-C its own before it imports the runtime (ratchet.cli.interrupts)."""
+    code = "import sys, ratchet; print(sorted(m for m in sys.modules if m.startswith('ratchet')))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+
+    assert done.stdout.strip() == "['ratchet']"

@@ -10,6 +10,7 @@ from ..errors import NonRetryableError
 from ..model import RiskLevel
 from ..store import StateStore
 from ..tools import Tool, tool
+from ..workspace import writing_in
 from .context_slice import read_state_tool
 
 __all__ = ["BUILTIN_TOOL_NAMES", "builtin_tools", "inside"]
@@ -59,8 +60,9 @@ def builtin_tools(workspace: Path, store: StateStore, *, allow_shell: bool) -> l
     def write_file(path: str, content: str) -> str:
         """Write a text file in the task's workspace (replacing it); returns what was written."""
         target = inside(workspace, path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(content, encoding="utf-8")
+        with writing_in(workspace):  # a full disk stops the task resumable; the call runs again then
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(content, encoding="utf-8")
         return f"wrote {len(content)} characters to {path}"
 
     @tool(name="read_artifact", risk=RiskLevel.READ_ONLY)

@@ -24,7 +24,7 @@ from ..engine.workflow import Workflow
 from ..errors import InputError
 from ..mcp.servers import check_admitted
 from ..model import Severity, Step, StepStatus, Task
-from ..workspace import confined_workspace, make_workspace
+from ..workspace import confined_workspace, make_workspace, writing_in
 from .acting import Acting
 from .builtin_tools import builtin_tools
 from .controls import Control, TaskFailedByAgent
@@ -184,7 +184,9 @@ async def agent_loop(ctx: Context, agent: dict[str, Any] | None = None, **_: Any
     """Plan the task's instruction into steps and carry them out (docs/agent.md)."""
     spec = AgentSpec.model_validate(agent or {})
     # Only ever a directory under the workspace root: the recorded one is data anyone with the store wrote.
-    workspace = make_workspace(confined_workspace(ctx.task_id, ctx.task.workspace))
+    workspace = confined_workspace(ctx.task_id, ctx.task.workspace)
+    with writing_in(workspace):  # a full disk stops the task resumable, not failed
+        make_workspace(workspace)
     ctx.state = ctx.state.model_copy(update={"constraints": spec.constraints})
     run = _Run(ctx, spec)
     connections = await _offer_mcp_tools(ctx, spec)

@@ -1,10 +1,12 @@
 """The `ratchet` command line (Typer + Rich).
 
-- `application`: the app, every command registered in it, and `main` (the one exit path);
+- `application`: the app, every command registered in it, and `run_command` (the one exit path);
+- `interrupts`: Ctrl-C, answered by one handler from the program's first moment to its last;
 - `options`: the options and arguments shared by several commands;
 - `store_access`: running a command's coroutine, opening its store;
 - `views`: what `show` and a finished run display, read from the store;
-- `render`: Rich output for people; `json_output`: ``--json`` for programs;
+- `render`: Rich output for people (`long_text`: a text of any length in a table, in linear time);
+  `json_output`: ``--json`` for programs;
 - `progress`: the live progress view of `ratchet run`;
 - `exits`: the exit codes of the commands that run a task;
 - `agent_spec`: the agent `run` and `submit` build from their options;
@@ -15,10 +17,49 @@
 
 Every command takes ``--store URL`` (or ``RATCHET_STORE``). docs/cli.md
 describes them for people.
+
+Importing this package imports no command (`app` is looked up on first use):
+`main` makes Ctrl-C its own before it spends a second importing them.
 """
 
 from __future__ import annotations
 
-from .application import app, main
+import sys
+import typing
+
+from .interrupts import Interrupts, interrupted_exit
+
+if typing.TYPE_CHECKING:
+    from .application import app
 
 __all__ = ["app", "main"]
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the `ratchet` program and exit with its code (docs/cli.md lists them).
+
+    0 is success, 2 bad input (one ``error:`` line on stderr), 130 Ctrl-C (0
+    for `ratchet worker`, which a Ctrl-C stops as asked); `ratchet run` and
+    `ratchet resume` add 1 (the task failed), 3, 4 (it waits) and 5 (the store failed).
+    """
+    args = sys.argv[1:] if argv is None else argv
+    code = interrupted_exit(args)
+    interrupts = Interrupts.install(code)
+    try:
+        from .application import run_command
+
+        code = run_command(argv)
+    except KeyboardInterrupt:  # raised by a command's coroutine cancelled by Ctrl-C, not answered by it
+        pass
+    finally:
+        if interrupts is not None:
+            interrupts.ending()
+    sys.exit(code)
+
+
+def __getattr__(name: str) -> typing.Any:
+    if name == "app":
+        from .application import app
+
+        return app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

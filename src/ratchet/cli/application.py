@@ -1,9 +1,11 @@
 """The `ratchet` application: every command registered in one place, and the one exit path.
 
-`main` is the only place that turns an error into an exit code: bad input of
+`run_command` is the only place that turns an error into an exit code: bad input of
 any kind (a usage error, an `InputError`, a `StoreError`) ends in one line on
-stderr, ``error: <what to do>``, and exit code 2; Ctrl-C is 130. The commands
-that run a task (`run`, `resume`) choose their own codes (`ratchet.cli.exits`).
+stderr, ``error: <what to do>``, and exit code 2; Ctrl-C is 130 (0 for `ratchet
+worker`, see `ratchet.cli.interrupts`). The commands that run a task (`run`,
+`resume`) choose their own codes (`ratchet.cli.exits`). `ratchet.cli.main`, the
+program, calls it once it has made Ctrl-C its own.
 
 To add a command: write it in the module of its family (or a new one), as a
 Typer function that parses its options and calls `run_async` on an ``async
@@ -43,9 +45,10 @@ from . import (
     tasks,
     worker,
 )
+from .interrupts import interrupted_exit
 from .schedules import schedules_command
 
-__all__ = ["COMMANDS", "GROUPS", "app", "main"]
+__all__ = ["COMMANDS", "GROUPS", "app", "run_command"]
 
 # Every command, by name, in the order `ratchet --help` lists them.
 COMMANDS: dict[str, Callable[..., Any]] = {
@@ -149,15 +152,16 @@ def _not_utf8(args: list[str]) -> str | None:
     return None
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Run the CLI and exit with the command's code (docs/cli.md lists them).
+def run_command(argv: list[str] | None = None) -> int:
+    """Run the command `argv` names (default: the program's arguments); return its exit code.
 
     0 is success, 2 bad input (one ``error:`` line on stderr), 130 Ctrl-C;
     `ratchet run` and `ratchet resume` add 1 (the task failed), 3 and 4 (it waits).
     """
-    bad_text = _not_utf8(sys.argv[1:] if argv is None else argv)
+    args = sys.argv[1:] if argv is None else argv
+    bad_text = _not_utf8(args)
     if bad_text is not None:
-        sys.exit(_fail(bad_text))
+        return _fail(bad_text)
     command = typer.main.get_command(app)
     try:
         outcome = command.main(argv, prog_name="ratchet", standalone_mode=False)
@@ -165,8 +169,8 @@ def main(argv: list[str] | None = None) -> None:
         outcome = _fail(_usage_message(exc))
     except _ClickException as exc:
         outcome = _fail(cast(Any, exc).format_message())
-    except typer.Abort:
-        outcome = 130
+    except typer.Abort:  # click's answer to a KeyboardInterrupt
+        outcome = interrupted_exit(args)
     except (InputError, StoreError) as exc:
         outcome = _fail(exc.message)
-    sys.exit(outcome if isinstance(outcome, int) else 0)
+    return outcome if isinstance(outcome, int) else 0

@@ -15,6 +15,7 @@ from ..session_listing import SessionSummary, list_session_summaries
 from ..store import DEFAULT_STORE_URL, redact_url
 from . import json_output, render
 from .agent_spec import checked_tool_sources
+from .interrupts import as_python_does
 from .options import MAX_COUNT, AllowCodeOption, ForceOpenOption, JsonOption, StoreOption
 from .store_access import integrity_check, open_store_for, run_async
 
@@ -68,17 +69,18 @@ def chat_command(
     CodeTrust.here(allow_code or ())  # a bad allowance is bad input now
     sources = checked_tool_sources(tools or [])
     user_tools(sources)  # a tool named like one of the chat's own: bad input now, not at the turn
-    return chat_loop(
-        store,
-        session,
-        model,
-        max_model_calls=max_model_calls,
-        console=render.console,
-        resume_command=lambda task_id: render.command("resume", task_id, store_url=store),
-        integrity_check=integrity_check(),
-        options=ChatOptions(tool_sources=tuple(sources), instructions=instructions),
-        allow_code=allow_code or [],
-    )
+    with as_python_does():  # each turn's event loop cancels it on Ctrl-C, and the loop says how to finish it
+        return chat_loop(
+            store,
+            session,
+            model,
+            max_model_calls=max_model_calls,
+            console=render.console,
+            resume_command=lambda task_id: render.command("resume", task_id, store_url=store),
+            integrity_check=integrity_check(),
+            options=ChatOptions(tool_sources=tuple(sources), instructions=instructions),
+            allow_code=allow_code or [],
+        )
 
 
 async def _list_sessions(url: str) -> list[SessionSummary]:

@@ -23,7 +23,7 @@ from ..store import redact_url, store_from_url
 from ..store.sqlite import SqliteStore
 from .exits import EXIT_FAILED, EXIT_INTERRUPTED
 from .render import console, print_line
-from .store_access import run_async
+from .store_access import open_store_for, run_async
 
 __all__ = ["demo_command"]
 
@@ -104,6 +104,9 @@ def _demo_paths(url: str | None) -> tuple[DemoPaths, bool]:
 
     Raises:
         InputError: `url` is not a SQLite store URL.
+        StoreError: `url` names a database Ratchet did not write (another
+            application's, a damaged one, a newer Ratchet's): refused before
+            the demo writes a file beside it.
     """
     if url is None:
         directory = Path(tempfile.mkdtemp(prefix="ratchet-demo-")).resolve()
@@ -117,11 +120,18 @@ def _demo_paths(url: str | None) -> tuple[DemoPaths, bool]:
                 "its workers are other processes, which must reach the same file"
             )
         database, query = store.path.resolve(), url.partition("?")[2]
+        if database.exists():
+            run_async(_refuse_another_database(url))
         directory = database.parent
         directory.mkdir(parents=True, exist_ok=True)
         temporary = False
     store_url = f"sqlite:///{database}" + (f"?{query}" if query else "")
     return DemoPaths.beside(directory, store_url), temporary
+
+
+async def _refuse_another_database(url: str) -> None:
+    async with open_store_for(url, create=False):
+        pass  # it opened: a Ratchet database, the demo's task joins its tasks
 
 
 def _point_to(paths: DemoPaths, task_id: str | None) -> None:

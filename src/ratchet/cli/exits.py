@@ -10,6 +10,7 @@ import sys
 
 from ..errors import StoreError
 from ..model import Task, TaskStatus, WaitReason
+from .interrupts import EXIT_INTERRUPTED
 from .render import command
 
 __all__ = [
@@ -31,7 +32,6 @@ EXIT_BAD_INPUT = 2
 EXIT_WAITS_ON_PERSON = 3
 EXIT_WAITS_ON_TIMER = 4
 EXIT_STORE_FAILED = 5
-EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
 EXIT_CODES = {
     0: "the task completed",

@@ -41,6 +41,7 @@ from .progress import RunProgress
 from .views import Outcome
 
 __all__ = [
+    "JsonList",
     "approval_json",
     "checkpoint_json",
     "event_json",
@@ -64,6 +65,33 @@ __all__ = [
 def print_json(value: Any) -> None:
     """A listing or a record, indented, on stdout."""
     sys.stdout.write(printable_json(value, indent=2) + "\n")
+
+
+class JsonList:
+    """A listing printed item by item, as the same text `print_json` prints for the whole list.
+
+    For a listing as long as a store (`ratchet tasks --limit 0 --json`):
+    what is printed is never held, and a reader gets the first items at once.
+    """
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def add(self, item: Any) -> None:
+        """Print one item of the list."""
+        # An item of an indented list is the item indented on its own, each line two spaces in
+        # (JSON text holds no raw line break but those of the indentation).
+        text = printable_json(item, indent=2).replace("\n", "\n  ")
+        sys.stdout.write(("[\n  " if self.count == 0 else ",\n  ") + text)
+        self.count += 1
+
+    def flush(self) -> None:
+        """Hand what was printed to the reader now (a pipe's buffer would hold it)."""
+        sys.stdout.flush()
+
+    def close(self) -> None:
+        """End the list."""
+        sys.stdout.write("\n]\n" if self.count else "[]\n")
 
 
 def print_json_line(value: Any) -> None:

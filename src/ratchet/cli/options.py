@@ -16,6 +16,7 @@ from typing import Annotated
 
 import typer
 
+from ..limits import MAX_COUNT
 from ..policy import CheckpointStrategy
 from .completion import complete_task_id
 from .logs import LogLevel
@@ -52,8 +53,7 @@ __all__ = [
 ]
 
 # Every number an option takes is bounded, so no value reaches a store or a date it cannot hold:
-# counts and sequence numbers as the stores keep them (32-bit integers), seconds a day at most.
-MAX_COUNT = 2**31 - 1
+# counts and sequence numbers as the stores keep them (MAX_COUNT), seconds a day at most.
 MAX_SECONDS = 86400.0
 MAX_CONCURRENCY = 1000
 

@@ -6,7 +6,9 @@ them over. JSON for programs is `ratchet.cli.json_output`; the live view of
 
 Every text that came from a model, a tool or a person goes through
 `ratchet.printable` (`plain`, `printable_json`): shown as written, never as
-markup, its control characters visible. A tool call waiting for approval is
+markup, its control characters visible; one that may be long (an
+instruction, a result, an error) goes into a table as a `LongText`, which
+Rich renders in time linear in its length. A tool call waiting for approval is
 shown with its arguments in full, as the JSON that will run.
 """
 
@@ -39,6 +41,7 @@ from ..printable import plain, printable, printable_json
 from ..schedules import Schedule
 from ..store import DEFAULT_STORE_URL, redact_url
 from ..task_listing import TaskFilter, TaskRow
+from .long_text import LongText
 from .views import Outcome, SessionSummary, Spend, TaskView, in_seq_order, in_tree_order
 
 __all__ = [
@@ -265,14 +268,14 @@ def _task_panel(task: Task, spend: Spend) -> Panel:
     if task.parent_id:
         fields.add_row("parent", plain(task.parent_id))
     fields.add_row("priority", f"{task.priority} (0 is the most urgent)")
-    fields.add_row("instruction", plain(task.instruction))
+    fields.add_row("instruction", LongText(plain(task.instruction)))
     if task.goal:
-        fields.add_row("goal", plain(task.goal))
+        fields.add_row("goal", LongText(plain(task.goal)))
     if task.result is not None:
         result = task.result if isinstance(task.result, str) else printable_json(task.result)
-        fields.add_row("result", plain(result))
+        fields.add_row("result", LongText(plain(result)))
     if task.error:
-        fields.add_row("error", plain(task.error, style="red"))
+        fields.add_row("error", LongText(plain(task.error, style="red")))
     if task.deadline:
         fields.add_row("deadline", format_time(task.deadline))
     if spend.llm_tokens or spend.unpriced_calls or spend.max_cost is not None:
@@ -309,7 +312,7 @@ def _steps_table(steps: list[Step]) -> Table:
             plain(step.name),
             Text(step.status, style=STEP_STYLES[step.status]),
             str(step.attempts),
-            plain(step.failure_message or ""),
+            LongText(plain(step.failure_message or "")),
         )
     return table
 
@@ -349,7 +352,7 @@ def _print_in_doubt(task: Task, ops: list[Operation], *, store_url: str) -> None
     for header in ("seq", "tool", "arguments", "attempt", "started"):
         table.add_column(header, overflow="fold")
     for op in ops:
-        arguments = plain(printable_json(op.input))
+        arguments = LongText(plain(printable_json(op.input)))
         table.add_row(str(op.seq), plain(op.name), arguments, str(op.attempt), format_time(op.started_at))
     console.print(table)
     print_line("Each may or may not have happened; nobody knows. Look at the outside system, then settle it:")

@@ -9,14 +9,14 @@ callback, notes it for the rest of the command).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import contextvars
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any, TypeVar
 
 from ..errors import StoreNotFound, TaskNotFound
 from ..store import StateStore, open_store
+from . import interrupts
 
 __all__ = ["integrity_check", "open_for_task", "open_store_for", "run_async", "skip_integrity_check"]
 
@@ -38,9 +38,14 @@ def integrity_check() -> bool:
     return _INTEGRITY_CHECK.get()
 
 
-def run_async(work: Coroutine[Any, Any, T]) -> T:
-    """Run a command's coroutine to its end."""
-    return asyncio.run(work)
+def run_async(work: Coroutine[Any, Any, T], *, on_interrupt: Callable[[], None] | None = None) -> T:
+    """Run a command's coroutine to its end in an event loop of its own.
+
+    A Ctrl-C meanwhile cancels it and raises KeyboardInterrupt here once it
+    ended, or, given `on_interrupt`, calls that in the loop instead (see
+    `ratchet.cli.interrupts`).
+    """
+    return interrupts.run(work, on_interrupt=on_interrupt)
 
 
 @contextlib.asynccontextmanager

@@ -14,7 +14,7 @@ import typer
 
 from ..errors import CorruptRecord, StoreNotFound
 from ..event_feed import follow_events
-from ..model import Checkpoint, Event, Task
+from ..model import Checkpoint, Event
 from ..store import DEFAULT_STORE_URL
 from ..task_listing import TaskFilter, TaskRow
 from . import json_output, render
@@ -35,12 +35,15 @@ FOLLOW_IDLE_SECONDS = 30.0
 DEFAULT_LIMIT = 50
 
 
+# How many whole records --json reads and prints at a time: the most it holds, however many it lists.
+JSON_PAGE = 200
+
+
 @dataclass(frozen=True)
 class _Listing:
     rows: list[TaskRow]
     total: int  # how many tasks pass the filter, listed or not
     unreadable: list[CorruptRecord]
-    records: list[Task] | None = None  # the listed tasks' whole records (for --json only)
 
 
 def tasks_command(
@@ -91,52 +94,70 @@ def tasks_command(
     The table reads only the columns it shows; --json prints the listed tasks' whole records.
     """
     where = task_filter(statuses=status or (), name=name, agent=agent, since=since, until=until)
-    listing = run_async(_list_tasks(store, where, limit=limit or None, newest_first=desc, records=as_json))
-    more = listing.total - len(listing.rows)
     if as_json:
-        records = listing.records or []
-        listed = in_tree_order(records) if tree else [(0, task) for task in records]
-        json_output.print_json(
-            [{**json_output.task_json(task), **({"depth": depth} if tree else {})} for depth, task in listed]
-            + [json_output.unreadable_json(row) for row in listing.unreadable]
-        )
+        more = run_async(_print_records(store, where, limit=limit or None, newest_first=desc, tree=tree))
         if more > 0:
             render.print_note(f"{more} more; raise --limit (0 for all) or narrow the filters")
-    else:
-        render.print_tasks(
-            listing.rows,
-            store_url=store,
-            where=where,
-            unreadable=listing.unreadable,
-            tree=tree,
+        return
+    listing = run_async(_list_tasks(store, where, limit=limit or None, newest_first=desc))
+    render.print_tasks(listing.rows, store_url=store, where=where, unreadable=listing.unreadable, tree=tree)
+    more = listing.total - len(listing.rows)
+    if more > 0:
+        render.print_line(
+            f"… {more} more (of {listing.total}); raise --limit (0 for all) or narrow the filters."
         )
-        if more > 0:
-            render.print_line(
-                f"… {more} more (of {listing.total}); raise --limit (0 for all) or narrow the filters."
-            )
 
 
-async def _list_tasks(
-    url: str, where: TaskFilter, *, limit: int | None, newest_first: bool, records: bool
-) -> _Listing:
+async def _list_tasks(url: str, where: TaskFilter, *, limit: int | None, newest_first: bool) -> _Listing:
     unreadable: list[CorruptRecord] = []
     try:
         async with open_store_for(url, create=False) as store, store.reading() as tx:
             rows = await tx.list_task_rows(
                 where, limit=limit, newest_first=newest_first, unreadable=unreadable
             )
-            total = await tx.count_task_rows(where)
-            if not records:
-                return _Listing(rows, total, unreadable)
-            tasks: list[Task] = []
-            for row in rows:
-                try:
-                    tasks.append(await tx.get_task(row.id))
-                except CorruptRecord as problem:
-                    unreadable.append(problem)
-            return _Listing(rows, total, unreadable, tasks)
+            return _Listing(rows, await tx.count_task_rows(where), unreadable)
     except StoreNotFound:
-        return _Listing([], 0, [], [])  # nothing was ever stored there: an empty listing, not an error
+        return _Listing([], 0, [])  # nothing was ever stored there: an empty listing, not an error
+
+
+async def _print_records(
+    url: str, where: TaskFilter, *, limit: int | None, newest_first: bool, tree: bool
+) -> int:
+    """Print the listed tasks' whole records as one JSON list, `JSON_PAGE` at a time; return how many more.
+
+    The listing's rows come first, in one walk of the index the table walks
+    (their ids are all that is kept of them), then the records, a page at a
+    time (`get_tasks`). The rows that cannot be read come last, as
+    `unreadable`. One reading transaction sees it all: the pages neither skip
+    nor repeat a task another process creates or deletes meanwhile.
+    """
+    printed = json_output.JsonList()
+    unreadable: list[CorruptRecord] = []
+    more = 0
+    try:
+        async with open_store_for(url, create=False) as store, store.reading() as tx:
+            rows = await tx.list_task_rows(
+                where, limit=limit, newest_first=newest_first, unreadable=unreadable
+            )
+            more = await tx.count_task_rows(where) - len(rows)
+            listed = [(depth, row.id) for depth, row in (in_tree_order(rows) if tree else _flat(rows))]
+            del rows
+            for start in range(0, len(listed), JSON_PAGE):
+                depths = {task_id: depth for depth, task_id in listed[start : start + JSON_PAGE]}
+                for task in await tx.get_tasks(list(depths), unreadable=unreadable):
+                    shown = json_output.task_json(task)
+                    printed.add({**shown, "depth": depths[task.id]} if tree else shown)
+                printed.flush()
+    except StoreNotFound:
+        pass  # nothing was ever stored there: an empty listing, not an error
+    for corrupt in unreadable:
+        printed.add(json_output.unreadable_json(corrupt))
+    printed.close()
+    return more
+
+
+def _flat(rows: list[TaskRow]) -> list[tuple[int, TaskRow]]:
+    return [(0, row) for row in rows]
 
 
 # --------------------------------------------------------------------------- show

@@ -134,10 +134,12 @@ def worker_command(
         )
     observe_process(log_level)
     identity = WorkerIdentity(name=name) if name else WorkerIdentity()
+    stopping = _Stopping()
     run_async(
         _work(
             store,
             identity,
+            stopping,
             concurrency=concurrency,
             lease_ttl=lease_ttl,
             poll=poll,
@@ -146,7 +148,8 @@ def worker_command(
             allow_code=allow_code or [],
             metrics_port=metrics_port,
             metrics_host=metrics_host,
-        )
+        ),
+        on_interrupt=lambda: stopping.heard(signal.SIGINT),
     )
 
 
@@ -159,9 +162,44 @@ def _import_workflows(source: str) -> None:
         raise InputError(f"cannot import workflows from {source}: {type(error).__name__}: {error}") from None
 
 
+class _Stopping:
+    """What Ctrl-C and SIGTERM do to a worker: the first stops it gracefully, the next at once.
+
+    A Ctrl-C while the worker is imported ends it at once (exit 0, as when it
+    stops later); one while its event loop starts is held and answered as soon
+    as the loop runs (`ratchet.cli.interrupts`), so a worker told to stop while
+    it starts takes no work; none is lost to a cancellation Python drops.
+    """
+
+    def __init__(self) -> None:
+        self.requested = asyncio.Event()
+        self.working: asyncio.Task[None] | None = None
+
+    def heard(self, signum: signal.Signals) -> None:
+        if not self.requested.is_set():
+            log.info(
+                "%s: stopping; running tasks finish their current call, then their leases are released "
+                "(send it again to stop at once)",
+                signum.name,
+            )
+            self.requested.set()
+            return
+        log.info("%s again: stopping at once; calls in flight are cancelled", signum.name)
+        if self.working is not None:
+            self.working.cancel()
+
+    def took_back(self, working: asyncio.Task[None]) -> bool:
+        """Take back a cancellation of `working` that a second signal made; False if none did."""
+        if not self.requested.is_set():
+            return False
+        working.uncancel()
+        return True
+
+
 async def _work(
     url: str,
     identity: WorkerIdentity,
+    stopping: _Stopping,
     *,
     concurrency: int,
     lease_ttl: float,
@@ -172,42 +210,44 @@ async def _work(
     metrics_port: int | None = None,
     metrics_host: str = "127.0.0.1",
 ) -> None:
-    async with (
-        open_store_for(url, create=True) as store,
-        _metrics(store, metrics_port, metrics_host),
-    ):
-        worker = Worker(
-            store,
-            identity=identity,
-            concurrency=concurrency,
-            lease_ttl=lease_ttl,
-            poll_interval=poll,
-            grace=grace,
-            allow_code=allow_code,
-        )
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        working = asyncio.current_task()
-        assert working is not None
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(signum, _stop_on, signal.Signals(signum), stop, working)
-        ends = "stops when no work is left" if until_idle else "stop it with Ctrl-C or SIGTERM"
-        wakes = "woken when work is queued" if store.change_poll is None else f"polling every {poll:g} s"
-        render.print_line(
-            f"worker {identity.name} on {redact_url(url)}: concurrency {concurrency}, lease {lease_ttl:g} s, "
-            f"{wakes}; {ends}"
-        )
-        render.flush()
-        try:
-            await worker.run(stop, until_idle=until_idle)
-        except asyncio.CancelledError:
-            if not stop.is_set():
-                raise
-            working.uncancel()
-        finally:
-            for signum in (signal.SIGTERM, signal.SIGINT):
-                loop.remove_signal_handler(signum)
-        log.info("worker %s stopped", identity.name)
+    loop = asyncio.get_running_loop()
+    working = stopping.working = asyncio.current_task()
+    assert working is not None
+    loop.add_signal_handler(signal.SIGTERM, stopping.heard, signal.SIGTERM)
+    try:
+        if stopping.requested.is_set():  # stopped while it started: nothing to open
+            return
+        async with (
+            open_store_for(url, create=True) as store,
+            _metrics(store, metrics_port, metrics_host),
+        ):
+            worker = Worker(
+                store,
+                identity=identity,
+                concurrency=concurrency,
+                lease_ttl=lease_ttl,
+                poll_interval=poll,
+                grace=grace,
+                allow_code=allow_code,
+            )
+            ends = "stops when no work is left" if until_idle else "stop it with Ctrl-C or SIGTERM"
+            wakes = "woken when work is queued" if store.change_poll is None else f"polling every {poll:g} s"
+            render.print_line(
+                f"worker {identity.name} on {redact_url(url)}: concurrency {concurrency}, "
+                f"lease {lease_ttl:g} s, {wakes}; {ends}"
+            )
+            render.flush()
+            try:
+                await worker.run(stopping.requested, until_idle=until_idle)
+            except asyncio.CancelledError:
+                if not stopping.took_back(working):  # before the store closes
+                    raise
+    except asyncio.CancelledError:  # a second signal while it started
+        if not stopping.took_back(working):
+            raise
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)
+    log.info("worker %s stopped", identity.name)
 
 
 @contextlib.asynccontextmanager
@@ -228,16 +268,3 @@ async def _metrics(store: StateStore, port: int | None, host: str) -> AsyncItera
             ) from None
         with recording(metrics):
             yield
-
-
-def _stop_on(signum: signal.Signals, stop: asyncio.Event, working: asyncio.Task[None]) -> None:
-    if not stop.is_set():
-        log.info(
-            "%s: stopping; running tasks finish their current call, then their leases are released "
-            "(send it again to stop at once)",
-            signum.name,
-        )
-        stop.set()
-        return
-    log.info("%s again: stopping at once; calls in flight are cancelled", signum.name)
-    working.cancel()

@@ -21,7 +21,7 @@ from pydantic import Field, WithJsonSchema
 
 from ..agent_request import DEFAULT_AGENT, AgentRequest, submit_agent_task
 from ..errors import RatchetError
-from ..limits import PRIORITY_DEFAULT, PRIORITY_MAX, PRIORITY_MIN
+from ..limits import MAX_COUNT, PRIORITY_DEFAULT, PRIORITY_MAX, PRIORITY_MIN
 from ..model import RiskLevel, Task
 from ..runtime import Runtime
 from ..scope import anonymous_refusal, check_may_write
@@ -130,8 +130,11 @@ def register_write_tools(server: MCPServer, runtime: Runtime, caller: Caller) ->
         inputs: Annotated[
             dict[str, Any] | None, Field(description="Inputs of the task (a JSON object), kept with it.")
         ] = None,
+        # The numbers are taken as JSON gave them and checked by `submit_agent_task`: out of range, a
+        # fraction, text or true is one line saying what to give (the SDK's own check is many lines,
+        # and would read "7" or true as a number).
         priority: Annotated[
-            int,
+            Any,
             WithJsonSchema(
                 {
                     "type": "integer",
@@ -142,9 +145,14 @@ def register_write_tools(server: MCPServer, runtime: Runtime, caller: Caller) ->
             ),
         ] = PRIORITY_DEFAULT,
         max_steps: Annotated[
-            int | None,
+            Any,
             WithJsonSchema(
-                {"type": ["integer", "null"], "minimum": 1, "description": "Plan steps it may run."}
+                {
+                    "type": ["integer", "null"],
+                    "minimum": 1,
+                    "maximum": MAX_COUNT,
+                    "description": "Plan steps it may run.",
+                }
             ),
         ] = None,
         deadline: Annotated[

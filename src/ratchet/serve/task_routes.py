@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from ..agent_request import AgentRequest, submit_agent_task
 from ..errors import CannotResume, CorruptRecord
-from ..limits import PRIORITY_DEFAULT, PRIORITY_MAX, PRIORITY_MIN
+from ..limits import MAX_COUNT, PRIORITY_DEFAULT, PRIORITY_MAX, PRIORITY_MIN
 from ..model import RiskLevel, Task, TaskStatus, Trigger, WaitReason
 from ..record_json import task_json, task_view_json, unreadable_json
 from ..task_listing import TaskFilter
@@ -43,7 +43,7 @@ class SubmitBody(_Body):
     inputs: dict[str, JsonValue] | None = None
     priority: int = Field(default=PRIORITY_DEFAULT, ge=PRIORITY_MIN, le=PRIORITY_MAX)
     max_steps: int | None = Field(default=None, ge=1, le=1_000_000)
-    max_tokens: int | None = Field(default=None, ge=1)
+    max_tokens: int | None = Field(default=None, ge=1, le=MAX_COUNT)
     deadline: str | None = Field(default=None, description="How long it may take from now: 30m, 2h, 1d.")
     approval_for: list[RiskLevel] | None = Field(
         default=None,

@@ -246,6 +246,11 @@ class StateStore(StoreOps):
     async def count_task_rows(self, where: TaskFilter = ALL_TASKS) -> int:
         return await self._read(lambda tx: tx.count_task_rows(where))
 
+    async def get_tasks(
+        self, task_ids: Sequence[str], *, unreadable: list[CorruptRecord] | None = None
+    ) -> list[Task]:
+        return await self._read(lambda tx: tx.get_tasks(task_ids, unreadable=unreadable))
+
     async def get_task_locked(self, task_id: str) -> Task:
         return await self._write(None, lambda tx: tx.get_task_locked(task_id))
 

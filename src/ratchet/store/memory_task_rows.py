@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ..errors import CorruptRecord
 from ..model import Task
 from ..task_listing import ALL_TASKS, TaskFilter, TaskRow
@@ -51,3 +53,8 @@ class MemoryTaskRows(TaskRowOps):
 
     async def count_task_rows(self, where: TaskFilter = ALL_TASKS) -> int:
         return len(self._matching(where))
+
+    async def get_tasks(
+        self, task_ids: Sequence[str], *, unreadable: list[CorruptRecord] | None = None
+    ) -> list[Task]:
+        return [Task.from_json(self.tasks[task_id]) for task_id in task_ids if task_id in self.tasks]

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import CorruptRecord
-from ..model import WaitReason
+from ..model import Task, WaitReason
 from ..task_listing import ALL_TASKS, TaskFilter, TaskRow
 from . import rows
 from .driver import Driver, Params
@@ -88,3 +88,10 @@ class SqlTaskRows(TaskRowOps):
         row = await self._d.one(_query("count_task_rows", stem), params)
         assert row is not None
         return int(row[0])
+
+    async def get_tasks(
+        self, task_ids: Sequence[str], *, unreadable: list[CorruptRecord] | None = None
+    ) -> list[Task]:
+        found = {row[0]: row for row in await self._d.all("get_tasks", {"ids": json.dumps(list(task_ids))})}
+        in_order = [found[task_id] for task_id in task_ids if task_id in found]
+        return rows.decode_each(in_order, rows.task_from_row, unreadable)

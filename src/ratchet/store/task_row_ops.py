@@ -7,8 +7,10 @@ SQL store (sql_task_rows.py) implement them with the behaviour written here.
 from __future__ import annotations
 
 import abc
+from collections.abc import Sequence
 
 from ..errors import CorruptRecord
+from ..model import Task
 from ..task_listing import ALL_TASKS, TaskFilter, TaskRow
 
 __all__ = ["TaskRowOps"]
@@ -38,3 +40,13 @@ class TaskRowOps(abc.ABC):
     @abc.abstractmethod
     async def count_task_rows(self, where: TaskFilter = ALL_TASKS) -> int:
         """How many tasks pass `where`."""
+
+    @abc.abstractmethod
+    async def get_tasks(
+        self, task_ids: Sequence[str], *, unreadable: list[CorruptRecord] | None = None
+    ) -> list[Task]:
+        """The whole records of the tasks `task_ids` names, in that order, read at once (a page of a listing).
+
+        A task not stored is left out, and so is one whose record does not
+        parse (added to `unreadable`, as `get_task` would have raised it).
+        """

@@ -77,6 +77,9 @@ ON CONFLICT (id) DO NOTHING
 -- name: get_task
 SELECT id, status, record FROM tasks WHERE id = %(id)s
 
+-- name: get_tasks
+SELECT id, status, record FROM tasks WHERE id IN (SELECT jsonb_array_elements_text(%(ids)s::jsonb))
+
 -- name: get_task_locked
 SELECT id, status, record FROM tasks WHERE id = %(id)s FOR NO KEY UPDATE
 

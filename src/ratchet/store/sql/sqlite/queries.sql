@@ -55,6 +55,9 @@ ON CONFLICT (id) DO NOTHING
 -- name: get_task
 SELECT id, status, record FROM tasks WHERE id = :id
 
+-- name: get_tasks
+SELECT id, status, record FROM tasks WHERE id IN (SELECT value FROM json_each(:ids))
+
 -- name: get_task_locked
 SELECT id, status, record FROM tasks WHERE id = :id
 
