@@ -71,7 +71,9 @@ class Interrupts:
     def __init__(self, exit_code: int = EXIT_INTERRUPTED) -> None:
         self.exit_code = exit_code
         self.heard = 0  # Ctrl-Cs so far
-        self.answered = 0  # of them, those delivered to a coroutine or raised where none is lost
+        # Of them, those a `run` answered. One that ended the program outside a `run` is not counted:
+        # if something swallowed it on the way, the next `run` sees it pending and stops.
+        self.answered = 0
         self._loop: asyncio.AbstractEventLoop | None = None  # while the command's coroutine runs
         self._task: asyncio.Task[Any] | None = None
         self._told: Callable[[], None] | None = None
@@ -82,9 +84,9 @@ class Interrupts:
     @classmethod
     def install(cls, exit_code: int = EXIT_INTERRUPTED) -> Interrupts | None:
         """Make a new handler SIGINT's; None where it cannot be (only the main thread handles signals)."""
-        handler = cls(exit_code)
         if threading.current_thread() is not threading.main_thread():
             return None
+        handler = cls(exit_code)
         signal.signal(signal.SIGINT, handler)
         return handler
 
