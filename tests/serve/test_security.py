@@ -216,7 +216,16 @@ async def test_a_body_json_does_not_allow_is_refused_not_changed(api_store: Stat
             "/api/tasks/t1/messages", content=b"[" * 100_000 + b"]" * 100_000, headers=JSON
         )
         unknown_field = await client.post("/api/tasks/t1/deny", json={"reason": "x", "why": "y"})
+        lone = await client.post(
+            "/api/tasks/t1/approve", content=b'{"edit_args": {"to": "\\ud800"}}', headers=JSON
+        )
+        pair = await client.post(
+            "/api/tasks/t1/messages", content=b'{"name": "x", "payload": "\\ud83d\\ude00"}', headers=JSON
+        )
 
+    assert lone.status_code == 422, lone.text  # it answered 500: no store can keep half a pair
+    assert lone.json()["detail"] == "the body holds a lone surrogate (\\ud800), which is not Unicode text"
+    assert pair.status_code != 422, pair.text  # a whole pair is a character (here: no such task, 404)
     assert nan.status_code == huge.status_code == 422 and "NaN or Infinity" in nan.json()["detail"]
     assert deep.status_code == 422 and "nested too deeply" in deep.json()["detail"]
     assert unknown_field.status_code == 422 and "why" in unknown_field.json()["detail"]

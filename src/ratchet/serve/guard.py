@@ -130,18 +130,25 @@ def _finite_float(text: str) -> float:
 
 
 def _json_problem(body: bytes) -> str | None:
-    """What makes `body` JSON the API must not take: NaN, an infinite number, nesting past Python's limit.
+    """What makes `body` JSON the API must not take: NaN, an infinite number, nesting past Python's
+    limit, a lone surrogate (``"\\ud800"``: no store can keep it).
 
     Other bad JSON (or no body) is the API's to answer.
     """
     try:
-        json.loads(body, parse_constant=_refuse_constant, parse_float=_finite_float)
+        value = json.loads(body, parse_constant=_refuse_constant, parse_float=_finite_float)
     except _NotFinite:
         return "the body holds NaN or Infinity, which JSON does not have"
     except RecursionError:
         return "the body's JSON is nested too deeply"
     except ValueError:  # not JSON, or not UTF-8: the API says so
         return None
+    if b"\\u" in body:  # only an escape can spell half a surrogate pair, which no text can hold
+        try:
+            json.dumps(value, ensure_ascii=False).encode()
+        except UnicodeEncodeError as error:
+            lone = f"\\u{ord(error.object[error.start]):04x}"
+            return f"the body holds a lone surrogate ({lone}), which is not Unicode text"
     return None
 
 
