@@ -56,6 +56,11 @@ def test_metrics_follow_a_task_as_the_worker_runs_it(tmp_path: Path, url: str) -
         assert value(done, "ratchet_journal_commit_seconds_sum") > 0
         assert value(done, "ratchet_lease_takeovers_total") == 0
         assert httpx.get(f"http://127.0.0.1:{port}/elsewhere", timeout=5).status_code == 404
+        # A page that rebound its own name to 127.0.0.1 reads nothing (DNS rebinding).
+        metrics = f"http://127.0.0.1:{port}/metrics"
+        rebound = httpx.get(metrics, headers={"host": f"attacker.example:{port}"}, timeout=5)
+        assert rebound.status_code == 421 and b"ratchet_tasks" not in rebound.content, rebound.text
+        assert httpx.get(metrics, headers={"host": f"localhost:{port}"}, timeout=5).status_code == 200
     finally:
         _out, err = stop_with(worker, signal.SIGTERM)
     assert worker.returncode == 0, err

@@ -256,12 +256,15 @@ async def _metrics(store: StateStore, port: int | None, host: str) -> AsyncItera
     if port is None:
         yield
         return
+    from ..host_check import served_names
     from ..observe.metrics import Metrics, serve_metrics
 
     metrics = Metrics(store)
     async with contextlib.AsyncExitStack() as stack:
         try:
-            await stack.enter_async_context(serve_metrics(metrics, port, host))
+            # The names RATCHET_ALLOWED_HOSTS gives, as for `ratchet serve`: a scraper may use one.
+            names = served_names((), tokens=False)
+            await stack.enter_async_context(serve_metrics(metrics, port, host, names))
         except OSError as error:
             raise InputError(
                 f"--metrics-port {port} on {host}: cannot listen there ({error.strerror or error})"

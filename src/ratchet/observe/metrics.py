@@ -16,6 +16,7 @@ import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from typing import Any
 
+from ..host_check import ServedNames
 from ..model import TaskStatus, utcnow
 from ..providers.base import require_library
 from ..store import StateStore
@@ -143,20 +144,32 @@ async def _answer(send: Send, status: int, body: bytes, content_type: str) -> No
 
 @contextlib.asynccontextmanager
 async def serve_metrics(
-    metrics: Metrics, port: int, host: str = "127.0.0.1"
+    metrics: Metrics, port: int, host: str = "127.0.0.1", names: ServedNames | None = None
 ) -> AsyncIterator[asyncio.Server]:
     """Serve ``GET /metrics`` on `host`:`port` in this event loop while the block runs.
 
     A small HTTP/1.0 server of its own (no web framework needed): one
     request per connection, the metrics read from the store as it comes.
+    Like ``ratchet serve``, it answers only a ``Host`` that names it (a
+    loopback name or the address reached, at its port, or one of `names`):
+    421 otherwise, so a web page cannot read it through DNS rebinding.
     """
+    names = names or ServedNames()
 
     async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             request = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
-            method, _, rest = request.decode("latin-1").partition(" ")
+            first, *lines = request.decode("latin-1").split("\r\n")
+            method, _, rest = first.partition(" ")
             path = rest.split(" ", 1)[0].split("?", 1)[0]
-            if method not in ("GET", "HEAD"):
+            refusal = names.refusal(_scope(lines, writer))
+            if refusal is not None:
+                status, body, kind = (
+                    f"{refusal[0]} {'Misdirected Request' if refusal[0] == 421 else 'Forbidden'}",
+                    refusal[1].encode() + b"\n",
+                    "text/plain; charset=utf-8",
+                )
+            elif method not in ("GET", "HEAD"):
                 status, body, kind = "405 Method Not Allowed", b"use GET\n", "text/plain; charset=utf-8"
             elif path != "/metrics":
                 status, body, kind = (
@@ -180,3 +193,15 @@ async def serve_metrics(
     finally:
         server.close()
         await server.wait_closed()
+
+
+def _scope(lines: list[str], writer: asyncio.StreamWriter) -> dict[str, Any]:
+    """What `ServedNames` reads of a request: its headers and the address it came in on."""
+    headers = [
+        (name.strip().lower().encode("latin-1"), value.strip().encode("latin-1"))
+        for name, sep, value in (line.partition(":") for line in lines)
+        if sep
+    ]
+    local = writer.get_extra_info("sockname")
+    server = (str(local[0]), int(local[1])) if isinstance(local, tuple) else None
+    return {"headers": headers, "server": server, "scheme": "http"}
