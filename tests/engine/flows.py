@@ -436,3 +436,18 @@ async def calls_an_exiting_tool(ctx: Any) -> str:
 @workflow
 async def exits_itself(ctx: Any) -> str:
     raise SystemExit("set API_KEY")
+
+
+@tool(risk="read_only", retry=RetryPolicy(maximum_attempts=1))
+def decodes_binary() -> str:
+    raise ValueError("cannot decode b'\x00\x01' at 0")
+
+
+@workflow(tools=[decodes_binary])
+async def quotes_binary(ctx: Any) -> str:
+    """A tool whose error quotes binary bytes, a NUL among them; the workflow goes on past it."""
+    try:
+        await ctx.call_tool("decodes_binary", {})
+    except OperationFailed as failed:
+        return type(failed).__name__
+    return "no error"

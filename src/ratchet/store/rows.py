@@ -74,6 +74,12 @@ def _load(text: str | None, column: str) -> Any:
         raise ValueError(f"{column}: not JSON ({exc})") from exc
 
 
+def _text(value: str | None) -> str | None:
+    """Free text (an error, an event's message) as a column keeps it: a NUL, which PostgreSQL's
+    text cannot hold, as U+FFFD on every SQL store, so a tool's error quoting binary bytes is recorded."""
+    return value.replace("\x00", "\ufffd") if value and "\x00" in value else value
+
+
 def _maybe_micros(value: dt.datetime | None) -> int | None:
     return None if value is None else to_micros(value)
 
@@ -115,7 +121,7 @@ def op_values(op: Operation, input_json: str | None = None) -> tuple[Any, ...]:
         op.status._value_,
         input_json,
         None if op.output is None else _encode(op.output),
-        op.error,
+        _text(op.error),
         to_micros(op.started_at),
         None if op.finished_at is None else to_micros(op.finished_at),
         op.error_type,
@@ -174,8 +180,8 @@ def event_params(event: Event) -> dict[str, Any]:
         "time": to_micros(event.time),
         "kind": event.kind,
         "severity": str(event.severity),
-        "message": event.message,
-        "display_message": event.display_message,
+        "message": _text(event.message),
+        "display_message": _text(event.display_message),
         "data": _dump(event.data),
     }
 
@@ -202,7 +208,7 @@ def artifact_params(artifact: Artifact, content: bytes) -> dict[str, Any]:
         "id": artifact.id,
         "task_id": artifact.task_id,
         "type": artifact.type,
-        "summary": artifact.summary,
+        "summary": _text(artifact.summary),
         "bytes": len(content),
         "created_at": to_micros(artifact.created_at),
         "content": content,
