@@ -142,3 +142,22 @@ def project_env(home: Path | None) -> dict[str, str]:
     if home is not None:
         env["RATCHET_HOME"] = str(home)
     return env
+
+
+SEAL_BROKEN = "do not match their seal"
+
+
+def sealed_again(record: dict[str, object]) -> None:
+    """Seal a task record as it now stands, with the key every process of the tests holds.
+
+    A writer of the database alone breaks a task's seal (`SEAL_BROKEN`); one who
+    also holds the signing key, or a process tricked into sealing the row, meets
+    the walls behind it: code trust, the workspaces, the entry points.
+    """
+    from ratchet.code_seal import SigningKey
+    from ratchet.model import Task
+
+    from ..helpers.builders import CODE_INPUTS
+
+    sealed = SigningKey.from_environment().seal(Task.model_validate(record), CODE_INPUTS)
+    record["seal"] = sealed.seal

@@ -29,6 +29,7 @@ from ratchet.model import TaskStatus, WaitReason
 from ..helpers.cli import assert_one_line_error
 from ..helpers.raw_sql import change_task_record
 from .code_support import (
+    SEAL_BROKEN,
     WAIT,
     Project,
     answers,
@@ -36,6 +37,7 @@ from .code_support import (
     project_env,
     running,
     scripted,
+    sealed_again,
     stop_worker,
     wait_until,
 )
@@ -155,15 +157,22 @@ def test_a_worker_sets_aside_a_task_whose_tools_fail_to_import_and_goes_on(
     assert why == f"cannot import 'shop_tools': {GUARDS[guard][1]}"
 
 
-def test_a_task_row_naming_a_programs_main_waits_and_the_worker_goes_on(url: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("holds_the_key", [False, True], ids=["database writer", "writer holding the key"])
+def test_a_task_row_naming_a_programs_main_waits_and_the_worker_goes_on(
+    url: str, tmp_path: Path, holds_the_key: bool
+) -> None:
     """A database writer names a program's entry point: importing ``venv.__main__`` would make a
     virtualenv named after the worker's first argument and exit; ``ratchet.__main__`` would run
-    the command line inside the worker."""
+    the command line inside the worker. Without the key the seal stops it; with it, the refusal
+    of entry points."""
     project = shop(tmp_path, url, "exit-message")
     model = scripted(tmp_path / "models")
     as_tools, as_workflow, healthy = (project.submit("-m", model) for _ in range(3))
     change_task_record(url, as_tools, _tool_sources("venv.__main__"))
     change_task_record(url, as_workflow, _workflow("ratchet.__main__:app"))
+    if holds_the_key:
+        for task_id in (as_tools, as_workflow):
+            change_task_record(url, task_id, sealed_again)
 
     with running(project.start("worker", "--poll", "0.05")) as worker:
         wait_until(lambda: project.task(healthy).status is TaskStatus.COMPLETED, worker)
@@ -174,7 +183,10 @@ def test_a_task_row_naming_a_programs_main_waits_and_the_worker_goes_on(url: str
 
     for task_id, named in ((as_tools, "venv.__main__"), (as_workflow, "ratchet.__main__")):
         [why] = [e.message for e in project.events(task_id) if e.kind == "code_refused"]
-        assert why.startswith(f"{named} is a program's entry point (__main__)")
+        if holds_the_key:
+            assert why.startswith(f"{named} is a program's entry point (__main__)"), why
+        else:
+            assert SEAL_BROKEN in why, why
     assert not (project.root / "worker").exists()  # no virtualenv was made
 
 

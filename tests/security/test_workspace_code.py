@@ -34,6 +34,7 @@ from ..helpers.cli import assert_one_line_error
 from ..helpers.raw_sql import change_task_record
 from ..helpers.scripts import calls
 from .code_support import (
+    SEAL_BROKEN,
     WAIT,
     Project,
     answers,
@@ -41,6 +42,7 @@ from .code_support import (
     project_env,
     running,
     scripted,
+    sealed_again,
     stop_worker,
     wait_until,
 )
@@ -201,9 +203,13 @@ def test_the_command_line_refuses_a_workspace_file_as_code(planted: Planted, com
 # --------------------------------------------------------------------------- (4) SQL into the store
 
 
+WRITERS = {"database writer": SEAL_BROKEN, "writer holding the key": NEVER_CODE}
+
+
+@pytest.mark.parametrize("writer", sorted(WRITERS))
 @pytest.mark.parametrize("home", HOMES)
 def test_a_task_row_pointed_at_a_workspace_file_waits_and_the_worker_goes_on(
-    url: str, tmp_path: Path, home: str
+    url: str, tmp_path: Path, home: str, writer: str
 ) -> None:
     planted = plant(tmp_path, home, url)
     project = planted.project
@@ -211,11 +217,14 @@ def test_a_task_row_pointed_at_a_workspace_file_waits_and_the_worker_goes_on(
     healthy = project.submit("-m", planted.model)
     for task_id, source in zip((by_resume, by_worker), planted.sources, strict=True):
         change_task_record(url, task_id, lambda record, s=source: _use_tools(record, s))
+        if writer == "writer holding the key":
+            change_task_record(url, task_id, sealed_again)
+    refusal = WRITERS[writer]
 
     resumed = project.ratchet("resume", by_resume)
 
-    assert_one_line_error(resumed, f"task {by_resume} waits for its code", NEVER_CODE)
-    _assert_waits_refused(project, by_resume)
+    assert_one_line_error(resumed, f"task {by_resume} waits for its code", refusal)
+    _assert_waits_refused(project, by_resume, refusal)
     planted.assert_never_ran()
 
     with running(project.start("worker", "--poll", "0.05")) as worker:
@@ -225,7 +234,7 @@ def test_a_task_row_pointed_at_a_workspace_file_waits_and_the_worker_goes_on(
         assert stop_worker(worker) == 0
 
     for task_id in (by_resume, by_worker):
-        _assert_waits_refused(project, task_id)
+        _assert_waits_refused(project, task_id, refusal)
     planted.assert_never_ran()
 
 
@@ -234,8 +243,8 @@ def _use_tools(record: dict[str, object], source: str) -> None:
     agent["tool_sources"] = [source]  # type: ignore[index]
 
 
-def _assert_waits_refused(project: Project, task_id: str) -> None:
+def _assert_waits_refused(project: Project, task_id: str, refusal: str = NEVER_CODE) -> None:
     task = project.task(task_id)
     assert (task.status, task.waiting_on) == (TaskStatus.WAITING, WaitReason.CODE)
     refused = [e for e in project.events(task_id) if e.kind == "code_refused"]
-    assert refused and NEVER_CODE in refused[-1].message
+    assert refused and refusal in refused[-1].message
