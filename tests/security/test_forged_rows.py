@@ -8,9 +8,9 @@ write a marker file; none may exist afterwards, each forged task waits for its
 code (``waiting(code)``) saying its seal does not hold, and the untouched task
 beside them completes in the same worker, which ends normally.
 
-Before seals (9f51b17) every variant but none ran its code or took the worker
-down (the MCP entries passed the program check, and a tool source named
-``ratchet.__main__`` ran the CLI inside the worker).
+Checked against 9f51b17, before seals: all five MCP entries passed the program
+check and ran their code, and a tool source named ``ratchet.__main__`` ran the
+CLI inside the worker (on SQLite the worker never finished).
 """
 
 from __future__ import annotations
