@@ -52,7 +52,7 @@ import psycopg
 import ratchet
 from durable_bench import PAYLOAD, direct, through_context
 from ratchet.cli.agent_spec import build_agent
-from ratchet.model import Event, Task
+from ratchet.records import Event, Task
 from ratchet.store import open_store
 from ratchet.store.changes import events_topic
 

@@ -32,7 +32,7 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from ratchet.model import Event, Operation, OpKind, OpStatus, Task
+from ratchet.records import Event, Operation, OpKind, OpStatus, Task
 from ratchet.store import StateStore, open_store
 
 TASK_ID = "bench-task"

@@ -39,9 +39,8 @@ from pathlib import Path
 
 import psycopg
 
-from ratchet.model import TaskStatus, WaitReason
+from ratchet.records import TaskFilter, TaskStatus, WaitReason
 from ratchet.store import open_store, rows
-from ratchet.task_listing import TaskFilter
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # for the tests' throwaway cluster and record builder

@@ -31,7 +31,9 @@ if typing.TYPE_CHECKING:  # what type checkers and editors see; at run time each
         TaskNotFound,
     )
     from .mcp.servers import MCPServer
-    from .model import (
+    from .policy import Budget, CheckpointPolicy, CheckpointStrategy, RetryPolicy
+    from .providers import register_provider
+    from .records import (
         AgentState,
         Artifact,
         Checkpoint,
@@ -41,6 +43,7 @@ if typing.TYPE_CHECKING:  # what type checkers and editors see; at run time each
         Operation,
         Plan,
         Session,
+        StatePatch,
         Step,
         StepStatus,
         Task,
@@ -48,10 +51,7 @@ if typing.TYPE_CHECKING:  # what type checkers and editors see; at run time each
         Trigger,
         WaitReason,
     )
-    from .policy import Budget, CheckpointPolicy, CheckpointStrategy, RetryPolicy
-    from .providers import register_provider
     from .runtime import Runtime
-    from .state_patch import StatePatch
     from .store import DEFAULT_STORE_URL, StateStore, open_store
     from .tools import Reconciled, Tool, ToolContext, tool
 
@@ -89,7 +89,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "TaskNotFound",
     ),
     ".mcp.servers": ("MCPServer",),
-    ".model": (
+    ".records": (
         "AgentState",
         "Artifact",
         "Checkpoint",
@@ -99,6 +99,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "Operation",
         "Plan",
         "Session",
+        "StatePatch",
         "Step",
         "StepStatus",
         "Task",
@@ -109,7 +110,6 @@ _MODULES: dict[str, tuple[str, ...]] = {
     ".policy": ("Budget", "CheckpointPolicy", "CheckpointStrategy", "RetryPolicy"),
     ".providers": ("register_provider",),
     ".runtime": ("Runtime",),
-    ".state_patch": ("StatePatch",),
     ".store": ("DEFAULT_STORE_URL", "StateStore", "open_store"),
     ".tools": ("Reconciled", "Tool", "ToolContext", "tool"),
 }

@@ -18,8 +18,8 @@ from .agent import Agent
 from .agent.checked import check_tool_sources, checked_model
 from .errors import InputError
 from .limits import MAX_COUNT, PRIORITY_DEFAULT
-from .model import Constraints, HumanInTheLoop, RiskLevel, Task
 from .policy import Budget, positive_duration
+from .records import Constraints, HumanInTheLoop, RiskLevel, Task
 from .runtime import Runtime
 
 __all__ = ["DEFAULT_AGENT", "AgentRequest", "submit_agent_task"]

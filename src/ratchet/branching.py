@@ -26,12 +26,13 @@ from pydantic import JsonValue
 from .agent import AGENT_WORKFLOW
 from .code_seal import SigningKey
 from .errors import CannotRetry, DuplicateRecord
-from .model import (
+from .records import (
     AgentState,
     Event,
     Operation,
     OpKind,
     OpStatus,
+    StatePatch,
     Step,
     StepStatus,
     Task,
@@ -39,7 +40,6 @@ from .model import (
     Trigger,
     utcnow,
 )
-from .state_patch import StatePatch
 from .store import StateStore, StoreOps
 
 __all__ = ["RetryPoint", "fork_task", "retry_point", "retry_task"]

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import CodeUnsealed, InputError
-from .model import Task
+from .records import Task
 
 __all__ = [
     "KEY_ENV",

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 from .errors import CorruptRecord
-from .model import Event, Task
+from .records import Event, Task
 from .store.base import StateStore
 from .store.changes import events_topic
 from .task_view import in_seq_order

@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import CorruptRecord
-from .model import Event, Lease, Operation, OpKind, OpStatus, Task
 from .record_json import iso_time, operation_json
+from .records import Event, Lease, Operation, OpKind, OpStatus, Task
 from .store import StoreOps
 
 __all__ = [

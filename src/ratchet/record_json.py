@@ -20,9 +20,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from .errors import CorruptRecord
-from .inbox_message import InboxMessage
-from .model import Approval, Checkpoint, Event, Lease, Operation, Session, Step, Task
 from .printable import printable_json
+from .records import Approval, Checkpoint, Event, InboxMessage, Lease, Operation, Session, Step, Task
 from .schedules import Schedule
 from .task_view import Spend, TaskView, in_seq_order
 

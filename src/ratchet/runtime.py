@@ -30,17 +30,17 @@ from .engine.task_spec import new_task
 from .engine.tree import run_tree
 from .engine.workflow import Workflow
 from .errors import CannotResume, InputError
-from .inbox_message import InboxMessage
 from .limits import MAX_INSTRUCTION_BYTES, PRIORITY_DEFAULT, check_text
-from .model import (
+from .policy import MAX_DURATION, Budget
+from .records import (
     Event,
+    InboxMessage,
     Task,
     TaskStatus,
     Trigger,
     WaitReason,
     utcnow,
 )
-from .policy import MAX_DURATION, Budget
 from .runtime_sessions import SessionMethods
 from .runtime_sharing import SharingMethods
 from .schedules import (

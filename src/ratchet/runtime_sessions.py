@@ -14,7 +14,7 @@ from pydantic import JsonValue
 
 from .agent import Agent
 from .errors import InputError, TurnNotCompleted
-from .model import Task, TaskStatus
+from .records import Task, TaskStatus
 from .sessions import SessionHandle
 from .store import StateStore
 

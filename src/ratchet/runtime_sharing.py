@@ -13,12 +13,9 @@ from typing import Any, Protocol
 from .agent.acting import NOTE
 from .engine.outside_writes import grant_task, hand_off, patch_from_outside
 from .errors import InputError
-from .inbox_message import InboxMessage
-from .model import Task
+from .records import InboxMessage, StatePatch, Task, TaskGrant
 from .scope import check_may_write
-from .state_patch import StatePatch
 from .store import StateStore
-from .task_grant import TaskGrant
 
 __all__ = ["SharingMethods"]
 

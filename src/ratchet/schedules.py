@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict
 
 from .code_seal import SigningKey
 from .errors import InputError, TaskNotFound
-from .model import Event, Severity, Task, Trigger, utcnow
+from .records import Event, Severity, Task, Trigger, utcnow
 from .store import StoreOps
 from .workspace import workspace_for
 

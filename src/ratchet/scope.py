@@ -14,7 +14,7 @@ from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from .errors import WriteRefused
-from .model import Task
+from .records import Task
 
 if TYPE_CHECKING:
     from .store import StoreOps

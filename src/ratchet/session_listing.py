@@ -7,7 +7,7 @@ from typing import Any
 
 from .chat.client import INTERNAL_PREFIX
 from .chat.tasklist import tasks_of
-from .model import Session
+from .records import Session
 from .store import StoreOps
 
 __all__ = ["SessionSummary", "list_session_summaries", "summarize_session"]

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .errors import SessionNotFound
-from .model import Session
+from .records import Session
 from .store import StateStore
 
 __all__ = ["APPLIED_KEY", "CallSession", "SessionHandle"]

@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 from .engine.children import child_spending
 from .engine.people import pending_question, question_text
 from .errors import CorruptRecord
-from .inbox_message import InboxMessage
-from .model import Approval, Event, Operation, OpKind, OpStatus, Step, Task, WaitReason
+from .records import Approval, Event, InboxMessage, Operation, OpKind, OpStatus, Step, Task, WaitReason
 from .store import StoreOps
 
 __all__ = [

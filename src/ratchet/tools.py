@@ -31,8 +31,8 @@ from pydantic.fields import FieldInfo
 from pydantic_core import to_jsonable_python
 
 from .errors import NonRetryableError
-from .model import RiskLevel
 from .policy import RetryPolicy
+from .records import RiskLevel
 from .validation import problems
 
 if TYPE_CHECKING:

@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from ratchet import Agent, Budget, Runtime, Task
-from ratchet.model import Event, Operation
+from ratchet.records import Event, Operation
 from ratchet.store import StateStore
 
 from ..helpers import agent_tools

@@ -11,8 +11,8 @@ import pytest
 
 from ratchet import Runtime, TaskStatus
 from ratchet.errors import CannotResume
-from ratchet.model import StepStatus, WaitReason
 from ratchet.policy import CheckpointPolicy, CheckpointStrategy
+from ratchet.records import StepStatus, WaitReason
 from ratchet.store import StateStore
 
 from ..helpers.agent_tools import CRASH_VARIABLE, SimulatedCrash

@@ -16,7 +16,7 @@ import pytest
 
 from ratchet import Budget, Runtime, TaskStatus
 from ratchet.agent.context_slice import references, state_slice
-from ratchet.model import AgentState, ArtifactRef, Fact, Step
+from ratchet.records import AgentState, ArtifactRef, Fact, Step
 from ratchet.store import StateStore
 
 from ..helpers.scripts import calls, plan_step, say, verdict

@@ -16,9 +16,9 @@ import genai_prices  # noqa: F401  # the `prices` extra (in `test`): the table t
 import pytest
 
 from ratchet import Budget, Runtime, TaskStatus
-from ratchet.model import OpKind, WaitReason
 from ratchet.pricing import cost_of
 from ratchet.providers import Usage
+from ratchet.records import OpKind, WaitReason
 from ratchet.store import StateStore
 from ratchet.task_view import load_task_view
 

@@ -18,7 +18,7 @@ import pytest
 
 from ratchet import Runtime, TaskStatus
 from ratchet.errors import StoreError
-from ratchet.model import OpStatus
+from ratchet.records import OpStatus
 from ratchet.store import StateStore
 
 from ..helpers.disk import SmallDisk

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from ratchet import Runtime, StepStatus, TaskStatus, WaitReason
-from ratchet.model import OpKind
+from ratchet.records import OpKind
 from ratchet.store import StateStore
 
 from ..helpers.scripts import calls, plan, plan_step, say, verdict

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from ratchet import CannotResume, InputError, Runtime
-from ratchet.model import OpKind, OpStatus, TaskStatus, WaitReason
+from ratchet.records import OpKind, OpStatus, TaskStatus, WaitReason
 from ratchet.store import StateStore, open_store
 
 from ..helpers.people_flows import asks

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from ratchet import Runtime, StepStatus, TaskStatus
-from ratchet.model import OpStatus
+from ratchet.records import OpStatus
 from ratchet.store import StateStore, open_store
 
 from ..helpers.agent_tools import CRASH_VARIABLE, SimulatedCrash

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from ratchet import CannotResume, CannotRetry, Runtime, StepStatus, TaskNotFound, TaskStatus
-from ratchet.model import OpStatus
+from ratchet.records import OpStatus
 from ratchet.store import StateStore
 
 from ..helpers.ledger import Ledger

@@ -11,7 +11,7 @@ import pytest
 import ratchet
 from ratchet import Agent, InputError, Runtime, TaskStatus
 from ratchet.agent.builtin_tools import BUILTIN_TOOL_NAMES, builtin_tools
-from ratchet.model import Constraints, HumanInTheLoop
+from ratchet.records import Constraints, HumanInTheLoop
 from ratchet.store import StateStore
 
 from ..helpers import agent_tools
@@ -245,8 +245,8 @@ async def test_the_working_memory_holds_the_plans_goal_and_the_agents_constraint
     store: StateStore, script: Callable[[dict[str, Any]], str]
 ) -> None:
     """AgentState: goal, constraints, budget ... ; a resumed run rebuilds it with the goal."""
-    constraints = ratchet.model.Constraints(
-        human_in_the_loop=ratchet.model.HumanInTheLoop(required_for_risk_levels=[])
+    constraints = ratchet.records.Constraints(
+        human_in_the_loop=ratchet.records.HumanInTheLoop(required_for_risk_levels=[])
     )
     agent = make_agent(
         script({"plan": [plan("look at X", check="")], "act": [say("looked")]}),

@@ -10,7 +10,7 @@ import pytest
 
 import ratchet
 from ratchet import Runtime, TaskStatus
-from ratchet.model import OpStatus, StepStatus, WaitReason
+from ratchet.records import OpStatus, StepStatus, WaitReason
 from ratchet.store import StateStore
 
 from ..helpers.scripts import calls, plan, say, verdict

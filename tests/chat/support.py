@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ratchet.model import Session
+from ratchet.records import Session
 from ratchet.store import open_store
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from ratchet import Runtime, TaskStatus
 from ratchet.chat import ChatClient
 from ratchet.limits import MAX_TOOL_CALLS_PER_ANSWER
-from ratchet.model import OpKind
+from ratchet.records import OpKind
 
 from .support import tool_call
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ratchet import Runtime, TaskStatus
 from ratchet.chat import ChatClient
-from ratchet.model import OpKind
+from ratchet.records import OpKind
 
 from .support import tool_call, write_turn_script
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ratchet import ToolContext, tool, workflow
 from ratchet.engine import Context
-from ratchet.model import RiskLevel
+from ratchet.records import RiskLevel
 
 LOG_VARIABLE = "CHAT_TOOL_LOG"
 

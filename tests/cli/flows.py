@@ -10,7 +10,7 @@ import asyncio
 from pathlib import Path
 
 import ratchet
-from ratchet.model import Constraints, HumanInTheLoop
+from ratchet.records import Constraints, HumanInTheLoop
 
 UNATTENDED = Constraints(human_in_the_loop=HumanInTheLoop(required_for_risk_levels=[]))
 

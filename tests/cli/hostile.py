@@ -18,7 +18,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from ratchet.model import (
+from ratchet.records import (
     Approval,
     Event,
     Operation,

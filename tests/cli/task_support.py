@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import ratchet
-from ratchet.model import Lease, Operation, OpKind, Task, TaskStatus, utcnow
+from ratchet.records import Lease, Operation, OpKind, Task, TaskStatus, utcnow
 from ratchet.store import StateStore
 
 from ..helpers.cli import ratchet_command, ratchet_env

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ratchet.model import TaskStatus
+from ratchet.records import TaskStatus
 
 from ..engine.child_flows import HERE, most_at_once
 from ..helpers.cli import RunRatchet, ratchet_env

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from ratchet.model import Approval, Task, TaskStatus, Trigger, WaitReason
+from ratchet.records import Approval, Task, TaskStatus, Trigger, WaitReason
 
 from ..helpers.builders import make_task, sealed
 from ..helpers.cli import LineReader, assert_one_line_error, ratchet_command, ratchet_env

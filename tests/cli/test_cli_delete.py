@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ratchet.errors import TaskNotFound
-from ratchet.model import Task
+from ratchet.records import Task
 
 from ..helpers.cli import RunRatchet, assert_one_line_error
 from .task_support import run_here, submit, with_store

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ratchet.model import Event, Operation, OpStatus, Task, TaskStatus
+from ratchet.records import Event, Operation, OpStatus, Task, TaskStatus
 from ratchet.store import StateStore
 
 from ..helpers.cli import assert_one_line_error, ratchet_command, ratchet_env

@@ -7,7 +7,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from ratchet.model import TaskStatus
+from ratchet.records import TaskStatus
 from ratchet.store import StateStore
 
 from .task_support import with_store

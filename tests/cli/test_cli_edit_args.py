@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ratchet.model import ApprovalStatus, OpStatus, TaskStatus, WaitReason
+from ratchet.records import ApprovalStatus, OpStatus, TaskStatus, WaitReason
 
 from ..helpers.cli import RunRatchet, assert_one_line_error
 from .task_support import FLOWS, run_here, with_runtime, with_store

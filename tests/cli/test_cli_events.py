@@ -8,7 +8,7 @@ import signal
 import subprocess
 from pathlib import Path
 
-from ratchet.model import Event, Severity, Task, TaskStatus
+from ratchet.records import Event, Severity, Task, TaskStatus
 from ratchet.store import open_store
 
 from ..helpers.cli import LineReader, PopulatedStore, RunRatchet, ratchet_command, ratchet_env

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ratchet.event_feed import EVENTS_PAGE
-from ratchet.model import Event, Task, TaskStatus
+from ratchet.records import Event, Task, TaskStatus
 from ratchet.store import open_store
 
 from ..helpers.cli import ratchet_command, ratchet_env

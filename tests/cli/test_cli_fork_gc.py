@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ratchet.model import Task, TaskStatus
+from ratchet.records import Task, TaskStatus
 
 from ..helpers.cli import RunRatchet, assert_one_line_error
 from .task_support import run_here, submit, with_store

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ratchet.model import OpStatus, TaskStatus, WaitReason
+from ratchet.records import OpStatus, TaskStatus, WaitReason
 
 from ..helpers.cli import RunRatchet, assert_one_line_error, ratchet_runner
 from .task_support import leave_send_email_in_flight, run_here, submit, with_store

@@ -21,8 +21,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ratchet.cli import render
-from ratchet.model import TaskStatus
 from ratchet.printable import plain
+from ratchet.records import TaskStatus
 from ratchet.store import open_store
 from ratchet.task_view import TaskView, load_task_view
 

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ratchet.model import Event, Session, Task
+from ratchet.records import Event, Session, Task
 from ratchet.store import open_store
 
 from ..helpers.cli import PopulatedStore, RunRatchet, ratchet_env

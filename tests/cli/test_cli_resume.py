@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ratchet.model import TaskStatus
+from ratchet.records import TaskStatus
 
 from ..helpers.cli import RunRatchet, assert_one_line_error
 from .task_support import (

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from ratchet.model import TaskStatus
+from ratchet.records import TaskStatus
 
 from ..helpers.cli import LineReader, RunRatchet, assert_one_line_error
 from .run_support import TOOLS, acts, script

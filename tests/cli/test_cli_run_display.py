@@ -13,8 +13,8 @@ from rich.console import Console
 
 from ratchet.cli.json_output import run_json
 from ratchet.cli.progress import RunProgress, run_panel, usage_text
-from ratchet.model import Event, Operation, OpKind, OpStatus, Step, StepStatus, Task, TaskStatus
 from ratchet.policy import Budget
+from ratchet.records import Event, Operation, OpKind, OpStatus, Step, StepStatus, Task, TaskStatus
 
 from ..helpers.cli import ratchet_command, ratchet_env
 from .run_support import TOOLS, acts, read_terminal, script

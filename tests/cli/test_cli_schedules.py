@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from ratchet.model import TaskStatus, utcnow
+from ratchet.records import TaskStatus, utcnow
 
 from ..helpers.cli import RunRatchet, assert_one_line_error
 from .task_support import with_store

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ratchet.model import TaskStatus, WaitReason
+from ratchet.records import TaskStatus, WaitReason
 
 from ..helpers.cli import RunRatchet, assert_one_line_error
 from .run_support import TOOLS, acts, script

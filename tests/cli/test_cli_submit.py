@@ -11,7 +11,7 @@ import pytest
 
 from ratchet.cli.submit import parse_start_time
 from ratchet.errors import InputError
-from ratchet.model import TaskStatus, utcnow
+from ratchet.records import TaskStatus, utcnow
 
 from ..helpers.cli import RunRatchet, assert_one_line_error, ratchet_env
 from .task_support import with_store

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ratchet.model import TaskStatus, WaitReason, utcnow
+from ratchet.records import TaskStatus, WaitReason, utcnow
 from ratchet.store import open_store
 
 from ..helpers.builders import make_task

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from ratchet.model import TaskStatus, utcnow
+from ratchet.records import TaskStatus, utcnow
 
 from ..helpers.cli import RunRatchet, assert_one_line_error
 from ..helpers.raw_sql import change_task_record, run_sql

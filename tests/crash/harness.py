@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ratchet import Event, Operation, Runtime, StepStatus, TaskStatus, WaitReason, open_store
-from ratchet.model import OpStatus, utcnow
+from ratchet.records import OpStatus, utcnow
 from ratchet.store import StateStore
 
 from ..helpers.ledger import Ledger

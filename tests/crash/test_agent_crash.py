@@ -30,7 +30,7 @@ from typing import Any
 import pytest
 
 from ratchet import Agent, Runtime, TaskStatus
-from ratchet.model import OpStatus
+from ratchet.records import OpStatus
 from ratchet.store import open_store
 
 from ..helpers import agent_tools

@@ -18,7 +18,7 @@ from typing import Any
 
 from ratchet import Runtime, TaskStatus, WaitReason
 from ratchet.engine.runner import run_task
-from ratchet.model import OpKind
+from ratchet.records import OpKind
 from ratchet.store import StateStore
 
 from ..engine.child_flows import HERE

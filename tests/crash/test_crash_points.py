@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from ratchet.engine.faults import CRASH_POINTS
-from ratchet.model import OpStatus, TaskStatus, WaitReason
+from ratchet.records import OpStatus, TaskStatus, WaitReason
 
 from .flows import REPEATABLE_TOOLS, UNKEYED_TOOL, order_flow
 from .harness import (

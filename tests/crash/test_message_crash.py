@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ratchet import Runtime, TaskStatus
-from ratchet.model import OpKind
+from ratchet.records import OpKind
 
 from ..engine.flows import entries
 from .harness import EXIT_COMPLETED, KILLED, STORE_KINDS, Stores, finish_worker, start_task_worker

@@ -14,7 +14,7 @@ import pytest
 
 from ratchet import Runtime, Task, TaskStatus
 from ratchet.code_trust import ALLOW_CODE_ENV
-from ratchet.model import OpKind
+from ratchet.records import OpKind
 from ratchet.store import StateStore
 
 from ..engine.flows import entries

@@ -19,8 +19,8 @@ from typing import Any
 
 from ratchet.engine import workflow
 from ratchet.errors import NonRetryableError, OperationFailed
-from ratchet.model import OpKind
 from ratchet.policy import CheckpointPolicy, CheckpointStrategy, RetryPolicy
+from ratchet.records import OpKind
 from ratchet.tools import Reconciled, ToolContext, tool
 
 FLOWS = "tests.engine.flows"

@@ -6,7 +6,7 @@ import asyncio
 import datetime as dt
 
 from ratchet.engine import Worker
-from ratchet.model import Task, utcnow
+from ratchet.records import Task, utcnow
 from ratchet.runtime import Runtime
 from ratchet.schedules import SCHEDULE_TRIGGER, Overlap, Schedule, fire_schedule, next_due, schedule_trigger
 from ratchet.store import StateStore

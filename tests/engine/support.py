@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from ratchet.model import Operation, OpStatus, Task, TaskStatus, utcnow
+from ratchet.records import Operation, OpStatus, Task, TaskStatus, utcnow
 from ratchet.runtime import Runtime
 from ratchet.store import StateStore
 

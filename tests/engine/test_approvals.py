@@ -18,7 +18,7 @@ from ratchet import CannotResume, InputError, Runtime, Worker
 from ratchet.engine.people import check_edited_arguments, expire_approval, settle_approval
 from ratchet.engine.workflow import Workflow, load_workflow
 from ratchet.errors import WorkflowNotFound
-from ratchet.model import ApprovalStatus, OpStatus, TaskStatus, WaitReason
+from ratchet.records import ApprovalStatus, OpStatus, TaskStatus, WaitReason
 from ratchet.store import StateStore, open_store
 
 from ..helpers.people_flows import mail, mail_both, sends

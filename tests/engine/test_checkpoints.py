@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from ratchet.errors import CannotResume
-from ratchet.model import OpStatus, StepStatus, TaskStatus, WaitReason
+from ratchet.records import OpStatus, StepStatus, TaskStatus, WaitReason
 from ratchet.runtime import Runtime
 from ratchet.store import StateStore
 

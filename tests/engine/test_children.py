@@ -11,10 +11,10 @@ import pytest
 
 from ratchet.engine.task_spec import AGENT_LOOP
 from ratchet.engine.worker import Worker
-from ratchet.model import OpKind, TaskStatus, WaitReason
 from ratchet.policy import Budget
 from ratchet.pricing import cost_of
 from ratchet.providers import Usage
+from ratchet.records import OpKind, TaskStatus, WaitReason
 from ratchet.runtime import Runtime
 from ratchet.store import StateStore
 from ratchet.task_view import load_task_view

@@ -20,7 +20,7 @@ import pytest
 
 from ratchet import Agent
 from ratchet.engine import Worker
-from ratchet.model import Event, Task, TaskStatus, Trigger, WaitReason
+from ratchet.records import Event, Task, TaskStatus, Trigger, WaitReason
 from ratchet.runtime import Runtime
 from ratchet.store import StateStore
 

@@ -12,7 +12,7 @@ import pytest
 from ratchet import Runtime, TaskStatus
 from ratchet.engine.compaction import SUMMARY_PREFIX, Compaction, tokens
 from ratchet.errors import InputError
-from ratchet.model import Operation
+from ratchet.records import Operation
 from ratchet.store import StateStore
 
 from .compaction_flows import compacted, whole

@@ -11,8 +11,8 @@ from ratchet.engine.calls import Call
 from ratchet.engine.context import Context
 from ratchet.engine.current import current_context
 from ratchet.engine.tool_serving import current_tool_call
-from ratchet.model import OpKind, OpStatus, TaskStatus, WaitReason
 from ratchet.policy import Budget
+from ratchet.records import OpKind, OpStatus, TaskStatus, WaitReason
 from ratchet.runtime import Runtime
 from ratchet.store import StateStore
 from ratchet.tools import ToolContext

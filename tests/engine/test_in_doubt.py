@@ -9,7 +9,7 @@ import pytest
 
 from ratchet.engine import Worker
 from ratchet.errors import CannotResume, InputError
-from ratchet.model import OpKind, OpStatus, TaskStatus, WaitReason
+from ratchet.records import OpKind, OpStatus, TaskStatus, WaitReason
 from ratchet.runtime import Runtime
 from ratchet.store import StateStore
 

@@ -12,7 +12,7 @@ import pytest
 
 from ratchet.engine import WorkerIdentity, run_task
 from ratchet.errors import CannotResume, LeaseLost
-from ratchet.model import OpStatus, TaskStatus
+from ratchet.records import OpStatus, TaskStatus
 from ratchet.runtime import Runtime
 from ratchet.store import StateStore
 

@@ -7,8 +7,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ratchet.model import OpStatus, StepStatus, TaskStatus
 from ratchet.policy import Budget
+from ratchet.records import OpStatus, StepStatus, TaskStatus
 from ratchet.runtime import Runtime
 from ratchet.store import StateStore
 

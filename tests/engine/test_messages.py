@@ -9,7 +9,7 @@ import pytest
 
 from ratchet import InputError, Runtime, TaskNotFound, Worker
 from ratchet.engine.inbox import RECEIVE_TIMEOUT_TRIGGER, expire_receive
-from ratchet.model import OpKind, OpStatus, TaskStatus, WaitReason
+from ratchet.records import OpKind, OpStatus, TaskStatus, WaitReason
 from ratchet.store import StateStore
 
 from .flows import entries

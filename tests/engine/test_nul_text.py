@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ratchet.model import TaskStatus
+from ratchet.records import TaskStatus
 from ratchet.runtime import Runtime
 from ratchet.store import StateStore
 

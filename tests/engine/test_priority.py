@@ -11,7 +11,7 @@ import pytest
 
 from ratchet.engine import Worker
 from ratchet.errors import InputError
-from ratchet.model import TaskStatus, WaitReason
+from ratchet.records import TaskStatus, WaitReason
 from ratchet.runtime import Runtime
 from ratchet.schedules import fire_schedule
 from ratchet.store import StateStore

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ratchet.model import OpKind, OpStatus, TaskStatus
+from ratchet.records import OpKind, OpStatus, TaskStatus
 from ratchet.runtime import Runtime
 from ratchet.store import StateStore
 

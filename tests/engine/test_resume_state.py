@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ratchet.model import StepStatus, Task, TaskStatus
 from ratchet.policy import Budget
+from ratchet.records import StepStatus, Task, TaskStatus
 from ratchet.runtime import Runtime
 from ratchet.store import StateStore
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from ratchet.model import OpKind, OpStatus, TaskStatus, WaitReason, utcnow
+from ratchet.records import OpKind, OpStatus, TaskStatus, WaitReason, utcnow
 from ratchet.runtime import Runtime
 from ratchet.store import StateStore
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ratchet.errors import CannotRetry
-from ratchet.model import OpStatus, StepStatus, TaskStatus, WaitReason
+from ratchet.records import OpStatus, StepStatus, TaskStatus, WaitReason
 from ratchet.runtime import Runtime
 from ratchet.store import StateStore
 

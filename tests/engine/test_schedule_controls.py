@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from ratchet.errors import InputError
-from ratchet.model import TaskStatus, utcnow
+from ratchet.records import TaskStatus, utcnow
 from ratchet.runtime import Runtime
 from ratchet.schedules import PAUSED_FIRE_AT, Schedule, next_due
 from ratchet.store import StateStore

@@ -9,7 +9,7 @@ import pytest
 
 from ratchet.engine import Worker
 from ratchet.errors import InputError
-from ratchet.model import TaskStatus, WaitReason, utcnow
+from ratchet.records import TaskStatus, WaitReason, utcnow
 from ratchet.runtime import Runtime
 from ratchet.schedules import SCHEDULE_TRIGGER, next_due, schedule_trigger
 from ratchet.store import StateStore

@@ -10,8 +10,8 @@ import pytest
 from ratchet.engine import Worker
 from ratchet.engine.staleness import STALE_EVENT, judge_staleness, last_progress
 from ratchet.errors import CannotResume
-from ratchet.model import Event, TaskStatus, WaitReason
 from ratchet.policy import CheckpointPolicy
+from ratchet.records import Event, TaskStatus, WaitReason
 from ratchet.runtime import Runtime
 from ratchet.store import StateStore
 

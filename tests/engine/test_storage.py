@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ratchet.model import TaskStatus
+from ratchet.records import TaskStatus
 from ratchet.runtime import Runtime
 from ratchet.store import StateStore
 

@@ -21,7 +21,7 @@ import pytest
 from ratchet.engine import Worker
 from ratchet.engine.runner import run_task
 from ratchet.errors import StoreFull
-from ratchet.model import OpStatus, StepStatus, TaskStatus
+from ratchet.records import OpStatus, StepStatus, TaskStatus
 from ratchet.runtime import Runtime
 from ratchet.store import StateStore
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from ratchet.model import OpKind, OpStatus, TaskStatus
+from ratchet.records import OpKind, OpStatus, TaskStatus
 from ratchet.runtime import Runtime
 from ratchet.store import StateStore
 

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from ratchet.engine import Worker
-from ratchet.model import Event, TaskStatus, Trigger, WaitReason, utcnow
+from ratchet.records import Event, TaskStatus, Trigger, WaitReason, utcnow
 from ratchet.runtime import Runtime
 from ratchet.store import StateStore
 

@@ -25,7 +25,7 @@ import pytest
 
 from ratchet import Runtime, open_store
 from ratchet.cli.agent_spec import build_agent
-from ratchet.model import Lease, OpKind
+from ratchet.records import Lease, OpKind
 
 from ..helpers.failover_tools import LEDGER_ENV, SECONDS_ENV, connect
 from ..helpers.stores import sharing_commits

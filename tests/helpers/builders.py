@@ -10,7 +10,7 @@ import datetime as dt
 from typing import Any
 
 from ratchet.code_seal import SigningKey
-from ratchet.model import (
+from ratchet.records import (
     Artifact,
     Checkpoint,
     Event,

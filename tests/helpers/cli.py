@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from ratchet.model import (
+from ratchet.records import (
     Approval,
     Event,
     Severity,

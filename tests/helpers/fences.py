@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from ratchet.model import Lease, Operation, OpStatus, Task, utcnow
+from ratchet.records import Lease, Operation, OpStatus, Task, utcnow
 from ratchet.store import StateStore
 
 from .builders import make_op, make_task

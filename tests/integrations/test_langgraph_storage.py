@@ -14,7 +14,7 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from ratchet.errors import CorruptRecord
 from ratchet.integrations.langgraph import RatchetSaver
 from ratchet.integrations.langgraph._packing import unpack
-from ratchet.langgraph_rows import LangGraphValue
+from ratchet.records import LangGraphValue
 from ratchet.store import StateStore
 
 from ..helpers.raw_sql import run_sql

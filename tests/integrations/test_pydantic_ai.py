@@ -21,7 +21,7 @@ from ratchet.engine.context import Context
 from ratchet.errors import AgentRunNotCompleted, InputError, WorkflowNotFound
 from ratchet.integrations.pydantic_ai import RatchetAgent, tool_context
 from ratchet.integrations.pydantic_ai.workflow import find_agent
-from ratchet.model import OpKind, OpStatus
+from ratchet.records import OpKind, OpStatus
 from ratchet.store import StateStore
 
 from ..unit.test_extras import _python

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from ratchet import TaskStatus, WaitReason, open_store
-from ratchet.model import OpKind
+from ratchet.records import OpKind
 
 from ..crash.harness import EXIT_WAITS_ON_PERSON, KILLED, REPO
 from .pydai_app import ITEMS, LEDGER_ENV

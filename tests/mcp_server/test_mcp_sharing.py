@@ -17,7 +17,7 @@ from mcp import Client, MCPError
 from mcp_types import CallToolResult
 
 from ratchet import Agent, Runtime
-from ratchet.model import TaskStatus, WaitReason
+from ratchet.records import TaskStatus, WaitReason
 
 from ..helpers.scripts import calls, plan, say, verdict
 from .support import connect, document, mcp_command

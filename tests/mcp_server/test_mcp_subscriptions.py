@@ -20,7 +20,7 @@ from mcp.shared.exceptions import MCPError
 
 from ratchet.mcp.server import build_server
 from ratchet.mcp.uris import events_uri, task_uri
-from ratchet.model import Event, Task
+from ratchet.records import Event, Task
 
 from ..crash.harness import finish_worker, start_task_worker
 from ..helpers.stores import opened

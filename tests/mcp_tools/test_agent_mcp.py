@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from ratchet import Agent, InputError, MCPServer, Runtime, Task, TaskStatus, WaitReason
-from ratchet.model import Operation, OpStatus
+from ratchet.records import Operation, OpStatus
 
 from ..agent.support import GUARD, events_of, model_ops, request_messages
 from ..helpers.scripts import calls

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from ratchet.mcp.servers import tool_behaviour
-from ratchet.model import RiskLevel
+from ratchet.records import RiskLevel
 
 READ_ONLY = (RiskLevel.READ_ONLY, True)
 IDEMPOTENT = (RiskLevel.WRITE_LOCAL, True)

@@ -8,7 +8,7 @@ import pytest
 
 from ratchet import Runtime
 from ratchet.engine.outside import STATE_PATCH
-from ratchet.model import OpKind, TaskStatus, WaitReason
+from ratchet.records import OpKind, TaskStatus, WaitReason
 from ratchet.store import StateStore
 
 from .write_support import DONE, MAIL, call, mail_tools, ok, one_step, script

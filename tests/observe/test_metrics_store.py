@@ -7,8 +7,8 @@ import datetime as dt
 import httpx
 
 from ratchet import Runtime
-from ratchet.model import TaskStatus, utcnow
 from ratchet.observe.metrics import Metrics, metrics_asgi_app
+from ratchet.records import TaskStatus, utcnow
 from ratchet.store import StateStore
 
 from ..cli.task_support import flow

@@ -20,8 +20,8 @@ from opentelemetry.trace import StatusCode
 
 from ratchet import Runtime, TaskStatus
 from ratchet.engine import workflow
-from ratchet.model import OpKind, OpStatus
 from ratchet.observe import span_id_for, trace_id_for
+from ratchet.records import OpKind, OpStatus
 from ratchet.store import StateStore
 
 from ..agent.support import GUARD, INSTRUCTION, make_agent

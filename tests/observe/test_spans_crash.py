@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from ratchet.model import OpKind, OpStatus
 from ratchet.observe import span_id_for, trace_id_for
+from ratchet.records import OpKind, OpStatus
 
 from ..crash.harness import EXIT_COMPLETED, KILLED, REPO, Stores, finish_worker
 from ..crash.test_agent_crash import STEP_NAMES, TASK_ID, AgentRun, agent_script, new_agent_run

@@ -21,7 +21,7 @@ from typing import Any
 
 import httpx
 
-from ratchet.model import Event, Task
+from ratchet.records import Event, Task
 
 from ..cli.task_support import with_store
 from ..helpers.cli import ratchet_command, ratchet_env
@@ -155,7 +155,7 @@ def sealed_again(record: dict[str, object]) -> None:
     the walls behind it: code trust, the workspaces, the entry points.
     """
     from ratchet.code_seal import SigningKey
-    from ratchet.model import Task
+    from ratchet.records import Task
 
     from ..helpers.builders import CODE_INPUTS
 

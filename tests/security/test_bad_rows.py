@@ -15,7 +15,7 @@ import json
 import httpx
 import pytest
 
-from ratchet.model import Approval, TaskStatus, WaitReason
+from ratchet.records import Approval, TaskStatus, WaitReason
 from ratchet.store import StateStore, open_store
 
 from ..helpers.builders import make_task

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from ratchet.model import Approval, ApprovalStatus, Task, TaskStatus, WaitReason
+from ratchet.records import Approval, ApprovalStatus, Task, TaskStatus, WaitReason
 from ratchet.store import open_store
 
 from ..dashboard.support import Server, serving

@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from ratchet import Agent
-from ratchet.model import Constraints, HumanInTheLoop, RiskLevel, TaskStatus, WaitReason
+from ratchet.records import Constraints, HumanInTheLoop, RiskLevel, TaskStatus, WaitReason
 from ratchet.runtime import Runtime
 from ratchet.store import open_store
 

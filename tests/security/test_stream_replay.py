@@ -20,7 +20,7 @@ from pathlib import Path
 
 import httpx
 
-from ratchet.model import Event, TaskStatus
+from ratchet.records import Event, TaskStatus
 from ratchet.store import open_store
 
 from ..dashboard.support import serving

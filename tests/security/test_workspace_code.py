@@ -28,7 +28,7 @@ import httpx
 import pytest
 from mcp import Client, StdioServerParameters
 
-from ratchet.model import TaskStatus, WaitReason
+from ratchet.records import TaskStatus, WaitReason
 
 from ..helpers.cli import assert_one_line_error
 from ..helpers.raw_sql import change_task_record

@@ -11,8 +11,8 @@ import httpx
 import pytest
 
 from ratchet import Worker
-from ratchet.model import TaskStatus, WaitReason
 from ratchet.record_json import task_json, task_view_json
+from ratchet.records import TaskStatus, WaitReason
 from ratchet.runtime import Runtime
 from ratchet.store import StateStore
 from ratchet.task_view import load_task_view

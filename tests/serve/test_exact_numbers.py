@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 
 from ratchet import Worker, tool, workflow
-from ratchet.model import TaskStatus, WaitReason
+from ratchet.records import TaskStatus, WaitReason
 from ratchet.runtime import Runtime
 from ratchet.store import StateStore
 from ratchet.tools import ToolContext

@@ -7,7 +7,7 @@ import datetime as dt
 
 import httpx
 
-from ratchet.model import TaskStatus
+from ratchet.records import TaskStatus
 from ratchet.runtime import Runtime
 from ratchet.store import StateStore
 

@@ -11,7 +11,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from ratchet.model import Event, TaskStatus
+from ratchet.records import Event, TaskStatus
 from ratchet.serve.live import live_router
 from ratchet.store import StateStore, store_from_url
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 
-from ratchet.model import ApprovalStatus, TaskStatus, WaitReason
+from ratchet.records import ApprovalStatus, TaskStatus, WaitReason
 from ratchet.runtime import Runtime
 from ratchet.store import StateStore
 

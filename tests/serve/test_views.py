@@ -8,8 +8,8 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from ratchet.model import TaskStatus, utcnow
 from ratchet.policy import Budget
+from ratchet.records import TaskStatus, utcnow
 from ratchet.runtime import Runtime
 from ratchet.store import StateStore, open_store
 

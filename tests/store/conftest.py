@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from ratchet.model import Task
+from ratchet.records import Task
 from ratchet.store import StateStore
 
 from ..helpers.builders import make_task

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ratchet.model import Event, Operation, OpKind, OpStatus
+from ratchet.records import Event, Operation, OpKind, OpStatus
 from ratchet.store import StateStore, open_store
 
 

@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 
 from ratchet.errors import ConflictError
-from ratchet.model import Approval, ApprovalStatus, Task, utcnow
+from ratchet.records import Approval, ApprovalStatus, Task, utcnow
 from ratchet.store import StateStore
 
 

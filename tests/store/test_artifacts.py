@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ratchet.errors import ArtifactNotFound, DuplicateRecord
-from ratchet.model import Task
+from ratchet.records import Task
 from ratchet.store import StateStore
 
 from ..helpers.builders import at, make_artifact, make_task

@@ -17,7 +17,7 @@ from ..helpers.stores import STORE_URLS, discard, opened
 WRITER = """
 import asyncio, sys
 from ratchet import open_store
-from ratchet.model import Event, Trigger
+from ratchet.records import Event, Trigger
 
 async def main(url, what):
     store = await open_store(url)

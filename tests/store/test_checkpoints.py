@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 
 from ratchet.errors import CheckpointNotFound
-from ratchet.model import AgentState, Fact, Task
+from ratchet.records import AgentState, Fact, Task
 from ratchet.store import StateStore
 
 from ..helpers.builders import at, make_checkpoint, make_task

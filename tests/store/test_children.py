@@ -8,7 +8,7 @@ import contextvars
 import pytest
 
 from ratchet.errors import TaskNotFound
-from ratchet.model import Task, TaskStatus, Trigger, WaitReason
+from ratchet.records import Task, TaskStatus, Trigger, WaitReason
 from ratchet.store import StateStore
 
 from ..helpers.builders import make_task

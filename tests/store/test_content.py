@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from ratchet.branching import fork_task
 from ratchet.errors import CorruptRecord
-from ratchet.model import OpKind, OpStatus, Task, TaskStatus
+from ratchet.records import OpKind, OpStatus, Task, TaskStatus
 from ratchet.store import StateStore, open_store
 
 from ..helpers.builders import finish, make_checkpoint, make_op, make_task

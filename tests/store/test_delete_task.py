@@ -8,10 +8,8 @@ import psycopg
 import pytest
 
 from ratchet.errors import CannotDelete, TaskNotFound
-from ratchet.inbox_message import InboxMessage
-from ratchet.model import Approval, Event, Task, TaskStatus
+from ratchet.records import Approval, Event, InboxMessage, Task, TaskGrant, TaskStatus
 from ratchet.store import StateStore
-from ratchet.task_grant import TaskGrant
 
 from ..helpers.builders import finish, make_artifact, make_checkpoint, make_message, make_task, make_trigger
 from .test_content import history, model_op

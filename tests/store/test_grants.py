@@ -5,9 +5,8 @@ from __future__ import annotations
 import pytest
 
 from ratchet.errors import TaskNotFound
-from ratchet.model import Task
+from ratchet.records import Task, TaskGrant
 from ratchet.store import StateStore
-from ratchet.task_grant import TaskGrant
 
 
 async def test_a_grant_is_kept_once_per_agent_and_listed_oldest_first(store: StateStore, task: Task) -> None:

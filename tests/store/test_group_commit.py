@@ -14,7 +14,7 @@ import psycopg
 import pytest
 
 from ratchet.errors import DuplicateRecord, LeaseLost, StoreError, StoreURLError
-from ratchet.model import Lease, OpStatus, Task
+from ratchet.records import Lease, OpStatus, Task
 from ratchet.store import StateStore, open_store
 
 from ..helpers.builders import finish, make_event, make_op, make_task

@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ratchet.errors import TaskNotFound
-from ratchet.inbox_message import InboxMessage
-from ratchet.model import Task
+from ratchet.records import InboxMessage, Task
 from ratchet.store import StateStore
 
 

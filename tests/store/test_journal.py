@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ratchet.errors import DuplicateRecord
-from ratchet.model import OpStatus, Task
+from ratchet.records import OpStatus, Task
 from ratchet.store import StateStore
 
 from ..helpers.builders import at, finish, make_op, make_task

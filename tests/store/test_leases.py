@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from ratchet.errors import LeaseLost
-from ratchet.model import Lease, Task
+from ratchet.records import Lease, Task
 from ratchet.store import StateStore
 
 from ..helpers.builders import at, make_task

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ratchet.model import Severity, Task
+from ratchet.records import Severity, Task
 from ratchet.store import StateStore
 
 from ..helpers.builders import make_event, make_message, make_task

@@ -19,7 +19,7 @@ import pytest
 
 from ratchet.engine.outside_writes import hand_off
 from ratchet.errors import StoreError, StoreNotFound, StoreURLError
-from ratchet.model import TaskStatus, utcnow
+from ratchet.records import TaskStatus, utcnow
 from ratchet.store import open_store, store_from_url
 from ratchet.store.changes import TRIGGERS, events_topic
 from ratchet.store.postgres import PostgresStore

@@ -12,7 +12,7 @@ import psycopg
 import pytest
 
 from ratchet.errors import DuplicateRecord, LeaseLost
-from ratchet.model import OpStatus, TaskStatus
+from ratchet.records import OpStatus, TaskStatus
 from ratchet.store import open_store
 
 from ..helpers.builders import make_event, make_op, make_task

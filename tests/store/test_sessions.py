@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from ratchet.errors import ConflictError, SessionNotFound
-from ratchet.model import utcnow
+from ratchet.records import utcnow
 from ratchet.store import StateStore
 
 from ..helpers.builders import make_session

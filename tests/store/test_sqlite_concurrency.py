@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ratchet.model import utcnow
+from ratchet.records import utcnow
 from ratchet.store import StateStore
 
 from ..helpers.builders import make_task, make_trigger

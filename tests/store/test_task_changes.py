@@ -6,9 +6,8 @@ import asyncio
 
 import pytest
 
-from ratchet.model import Task, TaskStatus, WaitReason
+from ratchet.records import Task, TaskChange, TaskChangeKind, TaskStatus, WaitReason
 from ratchet.store import StateStore
-from ratchet.task_change import TaskChange, TaskChangeKind
 
 from ..helpers.builders import make_task
 

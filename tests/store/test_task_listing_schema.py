@@ -9,9 +9,8 @@ from pathlib import Path
 
 import psycopg
 
-from ratchet.model import TaskStatus
+from ratchet.records import TaskFilter, TaskStatus
 from ratchet.store import catalogue, open_store, rows
-from ratchet.task_listing import TaskFilter
 
 from ..helpers.builders import make_task
 from ..helpers.raw_sql import run_sql

@@ -8,9 +8,8 @@ import datetime as dt
 
 import pytest
 
-from ratchet.model import TaskStatus, WaitReason
+from ratchet.records import TaskFilter, TaskRow, TaskStatus, WaitReason
 from ratchet.store import StateStore
-from ratchet.task_listing import TaskFilter, TaskRow
 
 from ..helpers.builders import make_task
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ratchet.errors import DuplicateRecord, InvalidTransition, StepNotFound, TaskNotFound
-from ratchet.model import StepStatus, Task, TaskStatus, WaitReason
+from ratchet.records import StepStatus, Task, TaskStatus, WaitReason
 from ratchet.store import StateStore
 
 from ..helpers.builders import at, make_step, make_steps, make_task

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from ratchet.errors import DuplicateRecord, LeaseLost, StoreError
-from ratchet.model import Lease, Task, TaskStatus
+from ratchet.records import Lease, Task, TaskStatus
 from ratchet.store import StateStore, open_store
 
 from ..helpers.builders import make_event, make_op, make_task

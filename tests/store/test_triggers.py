@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from ratchet.model import Task, utcnow
+from ratchet.records import Task, utcnow
 from ratchet.store import StateStore
 
 from ..helpers.builders import at, make_task, make_trigger

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from ratchet.errors import CorruptRecord
-from ratchet.model import Task, TaskStatus
+from ratchet.records import Task, TaskStatus
 from ratchet.store import StateStore
 
 from ..helpers.builders import at, make_event, make_task, make_trigger

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from ratchet.model import Task, TaskStatus, WaitReason
+from ratchet.records import Task, TaskStatus, WaitReason
 from ratchet.store import StateStore
 from ratchet.store.changes import TRIGGERS, events_topic
 

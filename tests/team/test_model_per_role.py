@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from ratchet import Agent
-from ratchet.model import TaskStatus
+from ratchet.records import TaskStatus
 from ratchet.runtime import Runtime
 from ratchet.store import StateStore
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ratchet.model import OpKind, TaskStatus
+from ratchet.records import OpKind, TaskStatus
 from ratchet.runtime import Runtime
 from ratchet.store import StateStore
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-from ratchet.model import TaskStatus
+from ratchet.records import TaskStatus
 from ratchet.runtime import Runtime
 from ratchet.store import StateStore
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ratchet.agent.findings import Report, findings_text, long_report, plan_overview
-from ratchet.model import Step, StepStatus
+from ratchet.records import Step, StepStatus
 
 
 def _steps(count: int) -> list[Step]:

@@ -12,7 +12,7 @@ import pytest
 
 from ratchet.code_seal import KEY_ENV, KEY_FILE_ENV, SigningKey, default_key_file, sealed_inputs
 from ratchet.errors import CodeUnsealed, InputError
-from ratchet.model import Task
+from ratchet.records import Task
 
 KEY = SigningKey(b"k" * 32, "a test")
 

@@ -1,4 +1,4 @@
-"""`ratchet.compact_json.encode` gives what ``json.dumps`` gives, compact, and refuses the same."""
+"""`ratchet.records.compact_json.encode` gives what ``json.dumps`` gives, compact, and refuses the same."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from ratchet.compact_json import encode
+from ratchet.records.compact_json import encode
 
 
 @pytest.mark.parametrize(

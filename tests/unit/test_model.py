@@ -8,7 +8,8 @@ import pytest
 from pydantic import ValidationError
 
 from ratchet.errors import InvalidTransition, StatePatchError
-from ratchet.model import (
+from ratchet.policy import Budget
+from ratchet.records import (
     AgentState,
     ArtifactRef,
     Fact,
@@ -17,6 +18,7 @@ from ratchet.model import (
     Plan,
     PlanStep,
     Record,
+    StatePatch,
     StepStatus,
     Task,
     TaskStatus,
@@ -24,8 +26,6 @@ from ratchet.model import (
     check_step_move,
     check_task_move,
 )
-from ratchet.policy import Budget
-from ratchet.state_patch import StatePatch
 
 from ..helpers.builders import (
     at,

@@ -9,7 +9,7 @@ import pytest
 from ratchet.agent import AGENT_WORKFLOW
 from ratchet.branching import RetryPoint, retry_point
 from ratchet.errors import CannotRetry
-from ratchet.model import Operation, OpStatus, Step, StepStatus, Task, TaskStatus
+from ratchet.records import Operation, OpStatus, Step, StepStatus, Task, TaskStatus
 
 from ..helpers.builders import make_op
 

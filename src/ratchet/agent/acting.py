@@ -9,8 +9,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import DuplicateRecord, OperationFailed, StoreError
-from ..model import Artifact, ArtifactRef, Severity, Step, StepStatus
 from ..providers import ModelResponse
+from ..records import Artifact, ArtifactRef, Severity, Step, StepStatus
 from . import prompts
 from .context_slice import state_slice
 from .controls import CONTROL_NAMES, CONTROL_SCHEMAS, Control, read_control

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import NonRetryableError
-from ..model import RiskLevel
+from ..records import RiskLevel
 from ..store import StateStore
 from ..tools import Tool, tool
 from ..workspace import writing_in

@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from pydantic import JsonValue
 
-from ..model import AgentState, ArtifactRef, Fact, RiskLevel, Step
+from ..records import AgentState, ArtifactRef, Fact, RiskLevel, Step
 from ..store import StateStore
 from ..tools import Tool, ToolContext, tool
 

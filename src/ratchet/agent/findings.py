@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..model import Step, StepStatus
+from ..records import Step, StepStatus
 from . import prompts
 
 __all__ = ["SUMMARY_CHARS", "Report", "findings_text", "long_report", "plan_overview", "report_share"]

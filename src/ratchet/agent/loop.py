@@ -23,7 +23,7 @@ from ..engine.context import Context
 from ..engine.workflow import Workflow
 from ..errors import InputError
 from ..mcp.servers import check_admitted
-from ..model import Severity, Step, StepStatus, Task
+from ..records import Severity, Step, StepStatus, Task
 from ..workspace import confined_workspace, make_workspace, writing_in
 from .acting import Acting
 from .builtin_tools import builtin_tools

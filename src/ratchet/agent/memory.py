@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..model import RiskLevel
+from ..records import RiskLevel
 from ..tools import Tool, ToolContext, tool
 
 __all__ = [

@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import JsonValue, ValidationError
 
 from ..errors import OperationFailed, TaskStopped
-from ..model import Plan, PlanStep, Severity, Step, StepStatus
+from ..records import Plan, PlanStep, Severity, Step, StepStatus
 from . import prompts
 from .findings import findings_text, plan_overview, report_share
 from .memory import memory_messages

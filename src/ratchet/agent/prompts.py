@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..model import Step
+from ..records import Step
 
 PLAN = """You are the planner of an agent. {instructions}
 Break the user's instruction into a short list of concrete steps the agent can carry out

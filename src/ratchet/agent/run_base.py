@@ -15,9 +15,9 @@ from pydantic import ValidationError
 
 from ..engine.context import Context
 from ..errors import DuplicateRecord, TaskStopped
-from ..model import Artifact, Event, Message, Severity, Step
 from ..observe.spans import step_span
 from ..providers import ModelResponse
+from ..records import Artifact, Event, Message, Severity, Step
 from ..validation import problems
 from .findings import SUMMARY_CHARS, Report, long_report
 from .spec import AgentSpec

@@ -15,8 +15,8 @@ from ..engine.workflow import load_module
 from ..errors import InputError
 from ..limits import MAX_TOOL_CALLS_PER_ANSWER
 from ..mcp.servers import MCPServer, mcp_server
-from ..model import Constraints, Record, Task
 from ..policy import MAX_DURATION, Budget, CheckpointPolicy
+from ..records import Constraints, Record, Task
 from ..tools import Tool
 
 __all__ = [

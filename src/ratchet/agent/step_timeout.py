@@ -39,7 +39,7 @@ from ..engine.calls import Call
 from ..engine.context import Context
 from ..engine.middleware import Proceed
 from ..errors import DeadlineExceeded
-from ..model import OpStatus, Severity, Step, utcnow
+from ..records import OpStatus, Severity, Step, utcnow
 
 __all__ = ["StepDeadline", "StepTimedOut", "attempt_within"]
 

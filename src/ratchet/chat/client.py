@@ -25,8 +25,8 @@ from pydantic import JsonValue
 from ..agent.spec import tool_source
 from ..engine.compaction import DEFAULT_COMPACTION, compaction_reference
 from ..errors import InputError, SessionNotFound, TaskNotFound
-from ..model import Task
 from ..providers import resolve_model
+from ..records import Task
 from ..store import StateStore
 from ..tools import Tool
 from . import tasklist

@@ -20,9 +20,9 @@ from rich.table import Table
 from rich.text import Text
 
 from ..errors import CannotResume, InputError
-from ..model import Task, TaskStatus
 from ..printable import plain
 from ..providers import resolve_model
+from ..records import Task, TaskStatus
 from ..runtime import Runtime
 from ..store import open_store
 from . import client, tasklist

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import SessionNotFound
-from ..model import RiskLevel
+from ..records import RiskLevel
 from ..store import StateStore
 from ..tools import Tool, ToolContext, tool
 from . import tasklist

@@ -26,8 +26,8 @@ from ..engine.context import Context
 from ..engine.workflow import Workflow
 from ..errors import InputError, OperationFailed, TaskStopped
 from ..limits import MAX_TOOL_CALLS_PER_ANSWER
-from ..model import Severity
 from ..providers import ModelResponse
+from ..records import Severity
 from ..store import StateStore
 from ..tools import Tool
 from . import tasklist

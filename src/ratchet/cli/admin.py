@@ -11,9 +11,9 @@ from typing import Annotated, Any
 import typer
 
 from ..errors import CheckpointNotFound, InputError
-from ..model import Operation
 from ..policy import parse_duration
 from ..printable import printable_json
+from ..records import Operation
 from ..runtime import Runtime
 from ..store import DEFAULT_STORE_URL, redact_url
 from . import json_output, render

@@ -15,7 +15,7 @@ import os
 import typer
 
 from ..errors import RatchetError
-from ..model import TaskStatus
+from ..records import TaskStatus
 from ..store import DEFAULT_STORE_URL
 from .store_access import open_store_for, run_async
 

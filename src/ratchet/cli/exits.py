@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 
 from ..errors import StoreError
-from ..model import Task, TaskStatus, WaitReason
+from ..records import Task, TaskStatus, WaitReason
 from .interrupts import EXIT_INTERRUPTED
 from .render import command
 

@@ -13,8 +13,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ..journal_view import Journal, JournalEntry, journal_entry_json, load_journal, preview
-from ..model import OpStatus
 from ..printable import plain, printable_json
+from ..records import OpStatus
 from ..store import DEFAULT_STORE_URL
 from . import json_output, render
 from .options import ForceOpenOption, JsonOption, StoreOption, TaskArgument

@@ -21,7 +21,6 @@ import datetime as dt
 import sys
 from typing import Any
 
-from ..model import Task
 from ..printable import printable_json
 from ..record_json import (
     approval_json,
@@ -37,6 +36,7 @@ from ..record_json import (
     task_view_json,
     unreadable_json,
 )
+from ..records import Task
 from .progress import RunProgress
 from .views import Outcome
 

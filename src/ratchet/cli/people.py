@@ -16,8 +16,8 @@ import typer
 
 from ..engine.people import check_edited_arguments
 from ..errors import InputError
-from ..model import Approval
 from ..printable import printable_json
+from ..records import Approval
 from ..runtime import Runtime
 from ..store import DEFAULT_STORE_URL
 from . import render

@@ -21,8 +21,8 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from ..model import Event, Operation, OpKind, OpStatus, Step, StepStatus, Task
 from ..printable import plain, printable
+from ..records import Event, Operation, OpKind, OpStatus, Step, StepStatus, Task
 from ..store import StateStore
 from . import render
 

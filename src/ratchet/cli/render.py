@@ -25,7 +25,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ..errors import CorruptRecord
-from ..model import (
+from ..printable import plain, printable, printable_json
+from ..records import (
     Approval,
     Checkpoint,
     Event,
@@ -34,13 +35,13 @@ from ..model import (
     Step,
     StepStatus,
     Task,
+    TaskFilter,
+    TaskRow,
     TaskStatus,
     WaitReason,
 )
-from ..printable import plain, printable, printable_json
 from ..schedules import Schedule
 from ..store import DEFAULT_STORE_URL, redact_url
-from ..task_listing import TaskFilter, TaskRow
 from .long_text import LongText
 from .views import Outcome, SessionSummary, Spend, TaskView, in_seq_order, in_tree_order
 

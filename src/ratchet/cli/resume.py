@@ -22,7 +22,7 @@ from ..code_trust import CodeTrust
 from ..engine.code_wait import CODE_EVENT_KINDS
 from ..engine.runner import DEFAULT_LEASE_TTL
 from ..errors import CannotResume, InputError, LeaseLost, StoreError
-from ..model import Task, WaitReason
+from ..records import Task, WaitReason
 from ..runtime import Runtime
 from ..store import DEFAULT_STORE_URL, StateStore
 from . import json_output, render

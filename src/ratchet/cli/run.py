@@ -28,7 +28,7 @@ from ..agent import Agent
 from ..code_trust import CodeTrust
 from ..errors import CannotResume, InputError, LeaseLost, StoreError
 from ..limits import MAX_INSTRUCTION_BYTES, MAX_TOOL_CALLS_PER_ANSWER
-from ..model import Lease, Step, StepStatus, Task, TaskStatus
+from ..records import Lease, Step, StepStatus, Task, TaskStatus
 from ..runtime import Runtime
 from ..store import DEFAULT_STORE_URL
 from . import json_output, render

@@ -25,8 +25,8 @@ from ..limits import (
     PRIORITY_MAX,
     PRIORITY_MIN,
 )
-from ..model import utcnow
 from ..policy import is_duration, parse_duration
+from ..records import utcnow
 from ..runtime import Runtime
 from ..schedules import OVERLAP_POLICIES, Overlap, check_cron, check_overlap, check_tz
 from ..store import DEFAULT_STORE_URL

@@ -10,9 +10,8 @@ import datetime as dt
 from collections.abc import Sequence
 
 from ..errors import InputError
-from ..model import TaskStatus, utcnow
 from ..policy import is_duration, parse_duration
-from ..task_listing import TaskFilter
+from ..records import TaskFilter, TaskStatus, utcnow
 
 __all__ = ["parse_past_time", "parse_status", "task_filter"]
 

@@ -14,9 +14,8 @@ import typer
 
 from ..errors import CorruptRecord, StoreNotFound
 from ..event_feed import follow_events
-from ..model import Checkpoint, Event
+from ..records import Checkpoint, Event, TaskFilter, TaskRow
 from ..store import DEFAULT_STORE_URL
-from ..task_listing import TaskFilter, TaskRow
 from . import json_output, render
 from .completion import complete_status
 from .options import MAX_COUNT, ForceOpenOption, JsonOption, StoreOption, TaskArgument

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
-from ..model import Approval, Operation, Task, WaitReason, utcnow
+from ..records import Approval, Operation, Task, WaitReason, utcnow
 from ..session_listing import SessionSummary
 from ..store import StoreOps
 from ..task_view import (

@@ -12,7 +12,7 @@ import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..model import Event, Lease, Operation, OpStatus, Step, Task, TaskStatus
+from ..records import Event, Lease, Operation, OpStatus, Step, Task, TaskStatus
 from .ledger import Effect, Invocation
 
 __all__ = [

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..model import utcnow
+from ..records import utcnow
 
 __all__ = ["LEDGER_ENV", "Effect", "Invocation", "Ledger"]
 

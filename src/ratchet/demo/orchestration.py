@@ -20,7 +20,7 @@ from importlib import resources
 from pathlib import Path
 
 from ..agent import Agent
-from ..model import Constraints, HumanInTheLoop, OpStatus, TaskStatus
+from ..records import Constraints, HumanInTheLoop, OpStatus, TaskStatus
 from ..runtime import Runtime
 from ..store import store_from_url
 from . import findings, tools

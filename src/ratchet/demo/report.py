@@ -13,8 +13,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..model import Event, OpStatus, StepStatus
 from ..printable import plain
+from ..records import Event, OpStatus, StepStatus
 from .findings import CRASHED_TOOL, CrashState, How, OpRun, ToolTally
 from .ledger import Effect, Invocation
 from .paths import DemoPaths

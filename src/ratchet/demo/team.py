@@ -23,7 +23,7 @@ from pydantic import BaseModel
 from ..engine import workflow
 from ..engine.children import Child
 from ..engine.context import Context
-from ..model import RiskLevel
+from ..records import RiskLevel
 from ..tools import ToolContext, tool
 from .ledger import LEDGER_ENV, Ledger
 

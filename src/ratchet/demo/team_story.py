@@ -19,7 +19,7 @@ from pydantic import JsonValue
 from rich.table import Table
 from rich.text import Text
 
-from ..model import Operation, Task, TaskStatus
+from ..records import Operation, Task, TaskStatus
 from ..runtime import Runtime
 from ..store import store_from_url
 from .ledger import Ledger

@@ -15,7 +15,7 @@ import hashlib
 import time
 from typing import Any
 
-from ..model import RiskLevel
+from ..records import RiskLevel
 from ..tools import ToolContext, tool
 from .ledger import Ledger
 

@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..errors import BudgetExceeded, DeadlineExceeded
-from ..model import Task, utcnow
+from ..records import Task, utcnow
 
 __all__ = ["PRESSURE_AT", "BudgetTracker"]
 

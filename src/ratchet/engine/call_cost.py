@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..model import Event, Severity
 from ..pricing import cost_of, priced_model, unpriced_message
+from ..records import Event, Severity
 from .calls import Call
 
 if TYPE_CHECKING:  # the providers are imported when a task first calls its model

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, NoReturn, Protocol
 
 from pydantic import JsonValue
 
-from ..model import Event, Operation, OpKind, Task, Trigger, WaitReason
 from ..policy import RetryPolicy
+from ..records import Event, Operation, OpKind, Task, Trigger, WaitReason
 from ..tools import Tool, ToolContext
 from .budget import BudgetTracker
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 
 from ..errors import CannotResume, LeaseLost
-from ..model import Event, StepStatus, Task, TaskStatus
+from ..records import Event, StepStatus, Task, TaskStatus
 from ..store import StateStore
 from .children import wake_parent
 from .runner import WorkerIdentity

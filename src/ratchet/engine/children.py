@@ -20,8 +20,8 @@ from typing import Any, Protocol
 from pydantic import JsonValue
 
 from ..errors import BudgetExceeded, NonDeterminismError, OperationFailed
-from ..model import Event, Lease, Operation, OpKind, OpStatus, Task, TaskStatus, Trigger, WaitReason, utcnow
 from ..policy import Budget
+from ..records import Event, Lease, Operation, OpKind, OpStatus, Task, TaskStatus, Trigger, WaitReason, utcnow
 from ..store import StateStore, StoreOps
 from .budget import BudgetTracker
 from .calls import TaskSuspended, step_meta

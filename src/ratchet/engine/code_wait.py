@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 from ..code_seal import SigningKey
 from ..errors import CodeRefused, CodeUnavailable, WorkspaceRefused
-from ..model import Event, Lease, Severity, Task, TaskStatus, WaitReason
+from ..records import Event, Lease, Severity, Task, TaskStatus, WaitReason
 from ..store import StateStore
 from .workflow import Workflow, load_workflow
 

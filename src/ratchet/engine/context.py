@@ -22,7 +22,9 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, overload
 from pydantic import BaseModel, JsonValue
 
 from ..errors import DeadlineExceeded, NonDeterminismError, OperationFailed, StoreError
-from ..model import (
+from ..observe.spans import step_span
+from ..policy import CheckpointStrategy
+from ..records import (
     AgentState,
     ArtifactRef,
     Checkpoint,
@@ -32,6 +34,7 @@ from ..model import (
     OpKind,
     OpStatus,
     Severity,
+    StatePatch,
     Step,
     StepStatus,
     Task,
@@ -40,10 +43,7 @@ from ..model import (
     WaitReason,
     utcnow,
 )
-from ..observe.spans import step_span
-from ..policy import CheckpointStrategy
 from ..sessions import CallSession
-from ..state_patch import StatePatch
 from ..store import StateStore, StoreOps
 from ..tools import Tool, ToolContext
 from .budget import BudgetTracker

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from pydantic import JsonValue
 
-from ..model import OpKind
+from ..records import OpKind
 from .calls import Call, CallContext
 
 __all__ = ["ForeignModelCalls"]

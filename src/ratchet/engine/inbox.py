@@ -27,10 +27,11 @@ from typing import TYPE_CHECKING, Protocol
 from pydantic import JsonValue
 
 from ..errors import InputError, NonDeterminismError, ReceiveTimeout, TaskNotFound
-from ..inbox_message import InboxMessage
-from ..model import (
+from ..printable import printable_json
+from ..records import (
     AgentState,
     Event,
+    InboxMessage,
     Operation,
     OpKind,
     OpStatus,
@@ -40,7 +41,6 @@ from ..model import (
     WaitReason,
     utcnow,
 )
-from ..printable import printable_json
 from .calls import TaskSuspended, step_meta
 from .faults import crash_point
 from .outside import outside_view

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import JsonValue
 
 from ..limits import MAX_INLINE_RESULT_BYTES
-from ..model import Lease, Operation, OpKind, OpStatus, utcnow
 from ..observe.recording import current_recorder
+from ..records import Lease, Operation, OpKind, OpStatus, utcnow
 from ..store import StateStore
 from .faults import crash_point
 from .results import read_back, set_aside, stored_result

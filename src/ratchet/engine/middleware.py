@@ -31,8 +31,8 @@ from ..errors import (
     StoreError,
     TaskStopped,
 )
-from ..model import Event, Operation, OpKind, OpStatus, RiskLevel, Severity, WaitReason, utcnow
 from ..observe.calls import ObserveCalls
+from ..records import Event, Operation, OpKind, OpStatus, RiskLevel, Severity, WaitReason, utcnow
 from ..tools import Reconciled
 from .call_cost import UNPRICED_META, priced_answer
 from .calls import Call, TaskSuspended, WorkerStopping, error_text

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import BaseModel, JsonValue, ValidationError
 
 from ..errors import InputError, InvalidModelOutput, OperationFailed
-from ..model import OpKind, Severity
 from ..policy import RetryPolicy
+from ..records import OpKind, Severity
 from ..validation import problems
 from .calls import Call, CallContext, step_meta
 

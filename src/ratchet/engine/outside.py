@@ -23,9 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pydantic import JsonValue, ValidationError
 
 from ..errors import StatePatchError
-from ..inbox_message import InboxMessage
-from ..model import AgentState, Severity, Task
-from ..state_patch import StatePatch
+from ..records import AgentState, InboxMessage, Severity, StatePatch, Task
 
 if TYPE_CHECKING:
     from ..store import StoreOps

@@ -11,11 +11,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import JsonValue, ValidationError
 
 from ..errors import InputError, StatePatchError
-from ..inbox_message import InboxMessage
-from ..model import Event, Task, utcnow
+from ..records import Event, InboxMessage, StatePatch, Task, TaskGrant, utcnow
 from ..scope import check_may_write
-from ..state_patch import StatePatch
-from ..task_grant import TaskGrant
 from .inbox import deliver
 from .outside import STATE_PATCH
 

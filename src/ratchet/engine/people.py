@@ -37,7 +37,7 @@ from ..errors import (
     StoreError,
     TaskNotFound,
 )
-from ..model import (
+from ..records import (
     Approval,
     ApprovalStatus,
     Event,

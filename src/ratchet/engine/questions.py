@@ -12,7 +12,7 @@ from typing import Any, NoReturn, Protocol
 from pydantic import JsonValue
 
 from ..errors import NonDeterminismError
-from ..model import AgentState, Operation, OpKind, OpStatus, WaitReason
+from ..records import AgentState, Operation, OpKind, OpStatus, WaitReason
 from .calls import step_meta
 from .recorded import JournalHost
 

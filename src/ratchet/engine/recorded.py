@@ -12,7 +12,7 @@ from typing import Protocol
 from pydantic import JsonValue
 
 from ..errors import NonDeterminismError
-from ..model import Lease, Operation, OpKind, OpStatus, utcnow
+from ..records import Lease, Operation, OpKind, OpStatus, utcnow
 from ..store import StateStore
 from .calls import step_meta
 from .journal import Journal

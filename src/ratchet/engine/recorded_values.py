@@ -15,7 +15,7 @@ from typing import NoReturn, Protocol
 
 from pydantic import JsonValue
 
-from ..model import Lease, OpKind, Trigger, WaitReason, utcnow
+from ..records import Lease, OpKind, Trigger, WaitReason, utcnow
 from ..store import StateStore
 from .journal import Journal
 from .recorded import record_value

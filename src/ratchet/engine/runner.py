@@ -24,8 +24,8 @@ from ..errors import (
     StoreError,
     TaskStopped,
 )
-from ..model import Event, Lease, Severity, StepStatus, Task, TaskStatus, WaitReason, utcnow
 from ..observe.runs import RunReport
+from ..records import Event, Lease, Severity, StepStatus, Task, TaskStatus, WaitReason, utcnow
 from ..store import StateStore
 from ..workspace import confined_workspace
 from .calls import TaskSuspended, WorkerStopping

@@ -29,8 +29,8 @@ import datetime as dt
 import logging
 from dataclasses import dataclass
 
-from ..model import Event, Lease, Severity, Task, WaitReason, utcnow
 from ..policy import CheckpointPolicy
+from ..records import Event, Lease, Severity, Task, WaitReason, utcnow
 from ..store import StateStore
 from .code_wait import set_aside
 

@@ -25,8 +25,8 @@ from ..limits import (
     check_instruction,
     check_text,
 )
-from ..model import Task, utcnow
 from ..policy import Budget
+from ..records import Task, utcnow
 from ..workspace import workspace_for
 from .workflow import Workflow, load_workflow, portable_reference
 

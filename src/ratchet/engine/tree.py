@@ -14,7 +14,7 @@ import contextlib
 from collections.abc import Awaitable, Callable
 
 from ..errors import CannotResume, LeaseLost
-from ..model import Task, TaskStatus, WaitReason, utcnow
+from ..records import Task, TaskStatus, WaitReason, utcnow
 from ..store import StateStore
 
 __all__ = ["run_tree", "tree_of"]

@@ -29,7 +29,7 @@ from typing import Protocol
 from pydantic import JsonValue
 
 from ..errors import InputError
-from ..model import OpKind
+from ..records import OpKind
 from .journal import Journal
 from .recorded import JournalHost, record_value
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from ..code_seal import SigningKey
 from ..code_trust import CodeTrust
 from ..errors import CannotResume, CorruptRecord, LeaseLost, RatchetError, StoreError
-from ..model import Lease, TaskStatus, Trigger, WaitReason, utcnow
+from ..records import Lease, TaskStatus, Trigger, WaitReason, utcnow
 from ..schedules import SCHEDULE_TRIGGER, fire_schedule
 from ..store import StateStore
 from ..store.changes import TRIGGERS, ChangeFeed

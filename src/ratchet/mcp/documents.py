@@ -22,8 +22,8 @@ from typing import Any
 
 from ..engine.children import child_spending
 from ..errors import ArtifactNotFound, CorruptRecord, InputError
-from ..model import Artifact, Event, StepStatus, Task, utcnow
 from ..record_json import event_json, iso_time, task_view_json, unreadable_json
+from ..records import Artifact, Event, StepStatus, Task, utcnow
 from ..store import StateStore, StoreOps
 from ..task_view import in_seq_order, load_task_view
 from .uris import agent_tasks_uri, artifact_uri, events_uri, task_uri

@@ -22,8 +22,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from ..code_trust import CodeTrust
 from ..errors import CodeRefused, InputError
-from ..model import RiskLevel
 from ..policy import MAX_DURATION, RetryPolicy
+from ..records import RiskLevel
 
 __all__ = [
     "RISK_LEVELS",

@@ -22,10 +22,9 @@ from pydantic import Field, WithJsonSchema
 from ..agent_request import DEFAULT_AGENT, AgentRequest, submit_agent_task
 from ..errors import RatchetError
 from ..limits import MAX_COUNT, PRIORITY_DEFAULT, PRIORITY_MAX, PRIORITY_MIN
-from ..model import RiskLevel, Task
+from ..records import RiskLevel, StatePatch, Task
 from ..runtime import Runtime
 from ..scope import anonymous_refusal, check_may_write
-from ..state_patch import StatePatch
 from .uris import task_uri
 
 __all__ = ["register_write_tools"]

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import JsonValue
 
 from ..errors import InputError, MCPServerUnreachable, NonRetryableError, OperationFailed
-from ..model import RiskLevel
+from ..records import RiskLevel
 from ..tools import Tool, ToolContext
 from .servers import MCPServer, tool_behaviour
 

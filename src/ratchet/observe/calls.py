@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from pydantic import JsonValue
 
 from ..errors import TaskStopped
-from ..model import OpKind, OpStatus, utcnow
+from ..records import OpKind, OpStatus, utcnow
 from .recording import current_recorder
 from .spans import call_span, tracing_on
 

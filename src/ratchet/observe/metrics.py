@@ -17,8 +17,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from typing import Any
 
 from ..host_check import ServedNames
-from ..model import TaskStatus, utcnow
 from ..providers.base import require_library
+from ..records import TaskStatus, utcnow
 from ..store import StateStore
 
 __all__ = ["Metrics", "MetricsApp", "metrics_asgi_app", "serve_metrics"]

@@ -8,7 +8,7 @@ a takeover when it picks up a task left running.
 
 from __future__ import annotations
 
-from ..model import TaskStatus
+from ..records import TaskStatus
 from ..store import StateStore
 from .recording import current_recorder, note_takeover
 from .spans import task_span, tracing_on

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..model import Operation, OpKind, Step, Task, utcnow
+from ..records import Operation, OpKind, Step, Task, utcnow
 from .ids import span_id_for, stable_span_id, trace_id_for
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ from typing import Any, Protocol, Self, runtime_checkable
 from pydantic import BaseModel, Field, JsonValue
 
 from ratchet.errors import MissingExtra, RatchetError
-from ratchet.model import Record
+from ratchet.records import Record
 
 __all__ = [
     "MalformedAnswer",

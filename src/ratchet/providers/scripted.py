@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import Field, JsonValue, ValidationError, model_validator
 
 from ratchet.errors import InputError
-from ratchet.model import Record
+from ratchet.records import Record
 
 from .base import ModelError, ModelRequest, ModelResponse, Purpose, ToolCall, Usage
 

@@ -8,8 +8,8 @@ from fastapi import APIRouter, Path
 from fastapi.responses import JSONResponse
 
 from ..errors import StoreError
-from ..model import Lease, utcnow
 from ..record_json import iso_time, lease_json, schedule_json, session_json
+from ..records import Lease, utcnow
 from ..schedules import PAUSED_FIRE_AT
 from ..session_listing import list_session_summaries
 from .deps import ID_PATTERN, MAX_ID_CHARS, RuntimeDep, TaskId

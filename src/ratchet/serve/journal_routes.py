@@ -15,8 +15,8 @@ from fastapi import APIRouter, Query
 
 from ..errors import CorruptRecord
 from ..journal_view import journal_entry_json, load_journal
-from ..model import Event
 from ..record_json import checkpoint_json, event_json, step_json, unreadable_json
+from ..records import Event
 from ..task_view import in_seq_order
 from .deps import RuntimeDep, TaskId
 

@@ -6,7 +6,7 @@ Two streams, each ordered and resumable (see docs/serve.md, "Live updates"):
   message's ``id`` its ``seq``, its data the event as ``ratchet events
   --json`` prints it. Once the task has ended and every event it wrote was
   sent, an ``end`` message (no id) says so and the stream closes.
-- ``GET /api/stream``: the store's log of task changes (ratchet.task_change):
+- ``GET /api/stream``: the store's log of task changes (ratchet.records.changes):
   a task created or its status moved, each message's ``id`` the change's
   position in that one gapless log. It never ends; a client that gives no
   position first gets a ``start`` message whose ``id`` is the newest position.
@@ -29,12 +29,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import CorruptRecord, TaskNotFound
 from ..event_feed import follow_events, last_seq_of
-from ..model import Event
 from ..providers.base import require_library
 from ..record_json import event_json, iso_time, unreadable_json
+from ..records import Event, TaskChange
 from ..store.base import StateStore
 from ..store.changes import TASKS
-from ..task_change import TaskChange
 from .turns import Turns
 
 if TYPE_CHECKING:

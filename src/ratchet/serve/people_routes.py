@@ -14,7 +14,6 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from ..errors import CorruptRecord, InputError
 from ..json_text import read_json_text
-from ..model import Approval, TaskStatus, WaitReason
 from ..record_json import (
     approval_json,
     inbox_message_json,
@@ -23,6 +22,7 @@ from ..record_json import (
     task_json,
     unreadable_json,
 )
+from ..records import Approval, TaskStatus, WaitReason
 from ..task_view import in_doubt_ops
 from .deps import ID_PATTERN, MAX_ID_CHARS, RuntimeDep, TaskId
 

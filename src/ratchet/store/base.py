@@ -28,25 +28,29 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iter
 from typing import Any, TypeVar
 
 from ..errors import ConflictError, CorruptRecord, SessionNotFound
-from ..inbox_message import InboxMessage
-from ..langgraph_rows import LangGraphCheckpoint, LangGraphValue, LangGraphWrite
-from ..model import (
+from ..records import (
+    ALL_TASKS,
     Approval,
     Artifact,
     Checkpoint,
     Event,
+    InboxMessage,
+    LangGraphCheckpoint,
+    LangGraphValue,
+    LangGraphWrite,
     Lease,
     Message,
     Operation,
     Session,
     Step,
     Task,
+    TaskChange,
+    TaskFilter,
+    TaskGrant,
+    TaskRow,
     TaskStatus,
     Trigger,
 )
-from ..task_change import TaskChange
-from ..task_grant import TaskGrant
-from ..task_listing import ALL_TASKS, TaskFilter, TaskRow
 from .changes import ChangeFeed
 from .group_commit import GroupCommit
 from .ops import StoreOps

@@ -19,7 +19,8 @@ TRIGGERS = "triggers"
 """The change-feed topic of new work: a trigger was queued or a lease released."""
 
 TASKS = "tasks"
-"""The change-feed topic of the task-change log (ratchet.task_change): a task created or its status moved."""
+"""The change-feed topic of the task-change log (ratchet.records.changes): a task created or its status
+moved."""
 
 
 def events_topic(task_id: str) -> str:

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import CorruptRecord
-from ..model import Operation
+from ..records import Operation
 from .driver import Driver
 
 __all__ = ["MARK", "THRESHOLD", "loaded", "may_apply", "stored"]

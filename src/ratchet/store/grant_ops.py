@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import abc
 
-from ..task_grant import TaskGrant
+from ..records import TaskGrant
 
 __all__ = ["GrantOps"]
 

@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING, Protocol, cast
 from ..errors import StoreError
 
 if TYPE_CHECKING:
-    from ..model import Lease
+    from ..records import Lease
     from .ops import StoreOps
 
 __all__ = ["GroupCommit", "Joinable", "Member"]

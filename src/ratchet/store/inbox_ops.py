@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import abc
 
-from ..inbox_message import InboxMessage
+from ..records import InboxMessage
 
 __all__ = ["InboxOps"]
 

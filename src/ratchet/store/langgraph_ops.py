@@ -1,4 +1,4 @@
-"""`LangGraphOps`: the store operations of LangGraph's checkpoints (ratchet.langgraph_rows).
+"""`LangGraphOps`: the store operations of LangGraph's checkpoints (ratchet.records.langgraph).
 
 Part of `StoreOps` (ops.py); the memory store (memory_langgraph.py) and every
 SQL store (sql_langgraph.py) implement them with the behaviour written here.
@@ -15,7 +15,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Collection, Sequence
 
-from ..langgraph_rows import LangGraphCheckpoint, LangGraphValue, LangGraphWrite
+from ..records import LangGraphCheckpoint, LangGraphValue, LangGraphWrite
 
 __all__ = ["LangGraphOps"]
 

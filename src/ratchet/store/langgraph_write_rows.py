@@ -21,7 +21,7 @@ import json
 from collections.abc import Iterable, Sequence
 
 from ..errors import CorruptRecord
-from ..langgraph_rows import LangGraphWrite
+from ..records import LangGraphWrite
 
 __all__ = ["merge_writes", "pack_writes", "unpack_writes"]
 

@@ -25,7 +25,7 @@ from ..errors import (
     TaskNotFound,
 )
 from ..limits import PRIORITY_DEFAULT
-from ..model import (
+from ..records import (
     Approval,
     ApprovalStatus,
     Artifact,
@@ -37,6 +37,8 @@ from ..model import (
     Session,
     Step,
     Task,
+    TaskChange,
+    TaskChangeKind,
     TaskStatus,
     Trigger,
     WaitReason,
@@ -44,7 +46,6 @@ from ..model import (
     check_task_move,
     utcnow,
 )
-from ..task_change import TaskChange, TaskChangeKind
 from .base import StateStore
 from .changes import TRIGGERS, events_topic
 from .memory_checkpoints import MemoryCheckpoints

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 from ..errors import CheckpointNotFound
-from ..model import Checkpoint, utcnow
+from ..records import Checkpoint, utcnow
 from .ops import checkpoints_to_drop
 from .undo import UndoLog
 

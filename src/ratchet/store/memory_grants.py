@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..errors import TaskNotFound
-from ..task_grant import TaskGrant
+from ..records import TaskGrant
 from .grant_ops import GrantOps
 from .undo import UndoLog
 

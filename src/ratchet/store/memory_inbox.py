@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from ..errors import TaskNotFound
-from ..inbox_message import InboxMessage
-from ..model import utcnow
+from ..records import InboxMessage, utcnow
 from .inbox_ops import InboxOps
 from .undo import UndoLog
 

@@ -7,7 +7,7 @@ from collections.abc import Collection, Iterable, Sequence
 from typing import Any, TypeVar
 
 from ..errors import ConflictError
-from ..langgraph_rows import LangGraphCheckpoint, LangGraphValue, LangGraphWrite
+from ..records import LangGraphCheckpoint, LangGraphValue, LangGraphWrite
 from .langgraph_ops import LangGraphOps
 from .undo import UndoLog
 

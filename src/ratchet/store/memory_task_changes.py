@@ -7,7 +7,7 @@ as it is written: the order of positions is the order of commits.
 from __future__ import annotations
 
 from ..errors import CorruptRecord
-from ..task_change import TaskChange
+from ..records import TaskChange
 from .changes import TASKS
 from .task_change_ops import TaskChangeOps
 from .undo import UndoLog

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..errors import CorruptRecord
-from ..model import Task
-from ..task_listing import ALL_TASKS, TaskFilter, TaskRow
+from ..records import ALL_TASKS, Task, TaskFilter, TaskRow
 from .task_row_ops import TaskRowOps
 
 __all__ = ["MemoryTaskRows", "task_row"]

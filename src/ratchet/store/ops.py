@@ -22,7 +22,7 @@ from collections.abc import Collection, Sequence
 
 from ..errors import CorruptRecord
 from ..limits import PRIORITY_DEFAULT
-from ..model import (
+from ..records import (
     Approval,
     Artifact,
     Checkpoint,

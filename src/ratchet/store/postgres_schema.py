@@ -29,7 +29,7 @@ from ..errors import (
     StoreReadOnly,
     StoreUnavailable,
 )
-from ..model import utcnow
+from ..records import utcnow
 from . import catalogue, rows
 from .redact import hide_secrets, secrets_of
 

@@ -18,15 +18,14 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
-from ..compact_json import encode as _encode
 from ..errors import CorruptRecord
-from ..inbox_message import InboxMessage
 from ..limits import PRIORITY_DEFAULT
-from ..model import (
+from ..records import (
     Approval,
     Artifact,
     Checkpoint,
     Event,
+    InboxMessage,
     Lease,
     Message,
     Operation,
@@ -34,10 +33,11 @@ from ..model import (
     Step,
     StepStatus,
     Task,
+    TaskChange,
     TaskStatus,
     Trigger,
 )
-from ..task_change import TaskChange
+from ..records.compact_json import encode as _encode
 
 _R = TypeVar("_R")
 _Row = TypeVar("_Row")

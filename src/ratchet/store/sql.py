@@ -15,7 +15,6 @@ import datetime as dt
 import json
 from collections.abc import Callable, Collection, Sequence
 
-from .. import compact_json
 from ..errors import (
     ArtifactNotFound,
     CheckpointNotFound,
@@ -27,7 +26,7 @@ from ..errors import (
     StepNotFound,
     TaskNotFound,
 )
-from ..model import (
+from ..records import (
     Approval,
     ApprovalStatus,
     Artifact,
@@ -40,13 +39,15 @@ from ..model import (
     Session,
     Step,
     Task,
+    TaskChange,
+    TaskChangeKind,
     TaskStatus,
     Trigger,
     check_step_move,
     check_task_move,
+    compact_json,
     utcnow,
 )
-from ..task_change import TaskChange, TaskChangeKind
 from . import content, rows
 from .changes import TRIGGERS, events_topic
 from .driver import Driver, Params

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from ..model import TaskStatus
-from ..task_grant import TaskGrant
+from ..records import TaskGrant, TaskStatus
 from . import rows
 from .driver import Driver
 from .grant_ops import GrantOps

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from ..inbox_message import InboxMessage
-from ..model import TaskStatus, utcnow
+from ..records import InboxMessage, TaskStatus, utcnow
 from . import rows
 from .driver import Driver, Params
 from .inbox_ops import InboxOps

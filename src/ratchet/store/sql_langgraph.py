@@ -17,7 +17,7 @@ from collections.abc import Collection, Sequence
 from typing import Any
 
 from ..errors import ConflictError
-from ..langgraph_rows import LangGraphCheckpoint, LangGraphValue, LangGraphWrite
+from ..records import LangGraphCheckpoint, LangGraphValue, LangGraphWrite
 from .driver import Driver, Row
 from .langgraph_ids import id_key, id_text
 from .langgraph_ops import LangGraphOps

@@ -13,7 +13,7 @@ its status take turns (SQLite's writers take turns anyway).
 from __future__ import annotations
 
 from ..errors import CorruptRecord
-from ..task_change import TaskChange
+from ..records import TaskChange
 from . import rows
 from .changes import TASKS
 from .driver import Driver

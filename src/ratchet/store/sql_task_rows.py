@@ -14,8 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import CorruptRecord
-from ..model import Task, WaitReason
-from ..task_listing import ALL_TASKS, TaskFilter, TaskRow
+from ..records import ALL_TASKS, Task, TaskFilter, TaskRow, WaitReason
 from . import rows
 from .driver import Driver, Params
 from .task_row_ops import TaskRowOps

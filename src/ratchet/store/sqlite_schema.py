@@ -22,7 +22,7 @@ from ..errors import (
     StoreReadOnly,
     StoreUnavailable,
 )
-from ..model import utcnow
+from ..records import utcnow
 from . import catalogue, rows
 from .sqlite_errors import primary_code
 

@@ -1,4 +1,4 @@
-"""`TaskChangeOps`: the store operations of the log of task changes (see ratchet.task_change).
+"""`TaskChangeOps`: the store operations of the log of task changes (see ratchet.records.changes).
 
 Part of `StoreOps` (ops.py); the memory store (memory_task_changes.py) and
 every SQL store (sql_task_changes.py) implement them with the behaviour
@@ -12,7 +12,7 @@ from __future__ import annotations
 import abc
 
 from ..errors import CorruptRecord
-from ..task_change import TaskChange
+from ..records import TaskChange
 
 __all__ = ["TaskChangeOps"]
 

@@ -25,7 +25,7 @@ import abc
 from typing import Protocol
 
 from ..errors import CannotDelete
-from ..model import Lease, Task
+from ..records import Lease, Task
 
 __all__ = ["TaskDeleteOps", "check_deletable"]
 

@@ -1,4 +1,4 @@
-"""`TaskRowOps`: the store operations of task listings (see ratchet.task_listing).
+"""`TaskRowOps`: the store operations of task listings (see ratchet.records.listing).
 
 Part of `StoreOps` (ops.py); the memory store (memory_task_rows.py) and every
 SQL store (sql_task_rows.py) implement them with the behaviour written here.
@@ -10,8 +10,7 @@ import abc
 from collections.abc import Sequence
 
 from ..errors import CorruptRecord
-from ..model import Task
-from ..task_listing import ALL_TASKS, TaskFilter, TaskRow
+from ..records import ALL_TASKS, Task, TaskFilter, TaskRow
 
 __all__ = ["TaskRowOps"]
 

@@ -15,7 +15,7 @@ from contextvars import ContextVar
 from typing import Protocol
 
 from ..errors import StoreError
-from ..model import Lease
+from ..records import Lease
 from .group_commit import GroupCommit, Member
 from .ops import StoreOps
 

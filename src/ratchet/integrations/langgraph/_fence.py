@@ -19,7 +19,7 @@ import socket
 import uuid
 
 from ...errors import ConflictError
-from ...model import Lease, utcnow
+from ...records import Lease, utcnow
 from ...store import StateStore
 
 __all__ = ["ThreadFence"]

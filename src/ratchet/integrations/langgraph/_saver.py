@@ -32,8 +32,7 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from ...errors import ConflictError, CorruptRecord
-from ...langgraph_rows import LangGraphCheckpoint, LangGraphValue, LangGraphWrite
-from ...model import Lease
+from ...records import LangGraphCheckpoint, LangGraphValue, LangGraphWrite, Lease
 from ...store import StateStore, open_store
 from ...store.ops import StoreOps
 from ._bridge import LoopBridge

@@ -52,7 +52,7 @@ from langgraph.checkpoint.base import ChannelVersions
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from ...errors import CorruptRecord
-from ...langgraph_rows import LangGraphValue
+from ...records import LangGraphValue
 from ._packing import pack, unpack
 
 __all__ = ["SHARED", "ChannelValues", "Encoded", "whole_value"]

@@ -34,8 +34,8 @@ from ...engine.context import Context
 from ...engine.current import current_context
 from ...engine.workflow import load_workflow
 from ...errors import AgentRunNotCompleted, InputError, LeaseLost, NonDeterminismError, TaskNotFound
-from ...model import Lease, Task, TaskStatus, utcnow
 from ...policy import Budget
+from ...records import Lease, Task, TaskStatus, utcnow
 from ...store import DEFAULT_STORE_URL, StateStore
 from ._model import RatchetModel
 from ._toolset import RatchetToolset, in_tool_call

@@ -29,7 +29,7 @@ from pydantic_core import to_jsonable_python
 from ...engine.context import Context
 from ...engine.tool_serving import current_tool_call
 from ...errors import InputError, NonRetryableError, OperationFailed
-from ...model import RiskLevel
+from ...records import RiskLevel
 from ...tools import Tool, ToolContext
 
 __all__ = ["METADATA_KEY", "AgentTool", "RatchetToolset", "ToolSettings", "tool_context", "tool_settings"]

@@ -18,7 +18,7 @@ from pydantic_core import to_jsonable_python
 from ...engine.context import Context
 from ...engine.workflow import Workflow, load_module
 from ...errors import WorkflowNotFound
-from ...model import Task
+from ...records import Task
 from ...tools import Tool
 from ._agent import RatchetAgent, here_run
 

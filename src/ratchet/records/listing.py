@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from .model import TaskStatus, WaitReason
+from .task import TaskStatus, WaitReason
 
 __all__ = ["ALL_TASKS", "TaskFilter", "TaskRow"]
 

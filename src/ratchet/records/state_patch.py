@@ -10,8 +10,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from .errors import StatePatchError
-from .model import AgentState, ArtifactRef, Fact, NonEmpty, Record
+from ..errors import StatePatchError
+from .base import NonEmpty, Record
+from .state import AgentState, ArtifactRef, Fact
 
 __all__ = [
     "AddArtifact",

@@ -14,7 +14,8 @@ from enum import StrEnum
 
 from pydantic import Field
 
-from .model import NonEmpty, Record, Task, TaskStatus, WaitReason, utcnow
+from .base import NonEmpty, Record, utcnow
+from .task import Task, TaskStatus, WaitReason
 
 __all__ = ["TaskChange", "TaskChangeKind"]
 

@@ -12,7 +12,7 @@ import datetime as dt
 
 from pydantic import Field, JsonValue
 
-from .model import NonEmpty, Record, utcnow
+from .base import NonEmpty, Record, utcnow
 
 __all__ = ["InboxMessage"]
 
