@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from ratchet.code_seal import KEY_ENV
-from ratchet.code_trust import ALLOW_CODE_ENV
 from ratchet.runtime import Runtime
 from ratchet.store import StateStore
+from ratchet.trust.code import ALLOW_CODE_ENV
+from ratchet.trust.seal import KEY_ENV
 
 from .helpers.agent_tools import LEDGER_VARIABLE
 from .helpers.disk import SmallDisk

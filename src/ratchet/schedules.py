@@ -28,11 +28,11 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from croniter import CroniterBadCronError, CroniterBadDateError, croniter
 from pydantic import BaseModel, ConfigDict
 
-from .code_seal import SigningKey
 from .errors import InputError, TaskNotFound
 from .records import Event, Severity, Task, Trigger, utcnow
 from .store import StoreOps
-from .workspace import workspace_for
+from .trust.seal import SigningKey
+from .trust.workspace import workspace_for
 
 __all__ = [
     "OVERLAP_POLICIES",

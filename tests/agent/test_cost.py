@@ -20,7 +20,7 @@ from ratchet.pricing import cost_of
 from ratchet.providers import Usage
 from ratchet.records import OpKind, WaitReason
 from ratchet.store import StateStore
-from ratchet.task_view import load_task_view
+from ratchet.views.task import load_task_view
 
 from ..helpers.scripts import calls, plan, say, verdict
 from .support import event_kinds, events_of, make_agent, run_agent

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from ratchet.event_feed import EVENTS_PAGE
 from ratchet.records import Event, Task, TaskStatus
 from ratchet.store import open_store
+from ratchet.views.event_feed import EVENTS_PAGE
 
 from ..helpers.cli import ratchet_command, ratchet_env
 

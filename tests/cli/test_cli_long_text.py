@@ -24,7 +24,7 @@ from ratchet.cli import render
 from ratchet.printable import plain
 from ratchet.records import TaskStatus
 from ratchet.store import open_store
-from ratchet.task_view import TaskView, load_task_view
+from ratchet.views.task import TaskView, load_task_view
 
 from ..helpers.builders import make_task
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from ratchet import Runtime, Task, TaskStatus
-from ratchet.code_trust import ALLOW_CODE_ENV
 from ratchet.records import OpKind
 from ratchet.store import StateStore
+from ratchet.trust.code import ALLOW_CODE_ENV
 
 from ..engine.flows import entries
 from .harness import EXIT_COMPLETED, KILLED, Stores, _spawn, _with_store, finish_worker, worker_command

@@ -17,7 +17,7 @@ from ratchet.providers import Usage
 from ratchet.records import OpKind, TaskStatus, WaitReason
 from ratchet.runtime import Runtime
 from ratchet.store import StateStore
-from ratchet.task_view import load_task_view
+from ratchet.views.task import load_task_view
 
 from ..helpers.scripts import plan, say, verdict
 from .child_flows import BUDGET, HERE, most_at_once

@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from ratchet.code_seal import SigningKey
 from ratchet.records import (
     Artifact,
     Checkpoint,
@@ -24,6 +23,7 @@ from ratchet.records import (
     Trigger,
     utcnow,
 )
+from ratchet.trust.seal import SigningKey
 
 T0 = dt.datetime(2030, 1, 1, 12, 0, tzinfo=dt.UTC)
 

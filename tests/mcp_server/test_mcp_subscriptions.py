@@ -19,8 +19,8 @@ from mcp.client.subscriptions import ResourceUpdated
 from mcp.shared.exceptions import MCPError
 
 from ratchet.mcp.server import build_server
-from ratchet.mcp.uris import events_uri, task_uri
 from ratchet.records import Event, Task
+from ratchet.views.uris import events_uri, task_uri
 
 from ..crash.harness import finish_worker, start_task_worker
 from ..helpers.stores import opened

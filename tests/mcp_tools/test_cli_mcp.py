@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ratchet.code_trust import ALLOW_CODE_ENV
+from ratchet.trust.code import ALLOW_CODE_ENV
 
 from ..helpers.cli import RunRatchet, assert_one_line_error, ratchet_env, ratchet_runner
 from .support import SERVER, log_lines, one_call_script, stdio_command

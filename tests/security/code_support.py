@@ -154,8 +154,8 @@ def sealed_again(record: dict[str, object]) -> None:
     also holds the signing key, or a process tricked into sealing the row, meets
     the walls behind it: code trust, the workspaces, the entry points.
     """
-    from ratchet.code_seal import SigningKey
     from ratchet.records import Task
+    from ratchet.trust.seal import SigningKey
 
     from ..helpers.builders import CODE_INPUTS
 

@@ -10,7 +10,7 @@ import httpx
 
 from ratchet.serve import create_app
 from ratchet.store import StateStore
-from ratchet.tokens import Tokens
+from ratchet.trust.tokens import Tokens
 
 BASE = "http://127.0.0.1:8000"
 JSON = {"content-type": "application/json"}

@@ -11,11 +11,11 @@ import httpx
 import pytest
 
 from ratchet import Worker
-from ratchet.record_json import task_json, task_view_json
 from ratchet.records import TaskStatus, WaitReason
 from ratchet.runtime import Runtime
 from ratchet.store import StateStore
-from ratchet.task_view import load_task_view
+from ratchet.views.record_json import task_json, task_view_json
+from ratchet.views.task import load_task_view
 
 from ..engine.flows import FLOWS, entries
 from ..engine.support import leave_in_flight

@@ -1,4 +1,4 @@
-"""The API reads what the CLI reads: the journal's entries (one implementation, ratchet.journal_view)
+"""The API reads what the CLI reads: the journal's entries (one implementation, ratchet.views.journal)
 and the task list (the store's `list_task_rows`), on SQLite and PostgreSQL."""
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ import pytest
 from ratchet.runtime import Runtime
 from ratchet.serve.pages import ASSETS
 from ratchet.store import StateStore, open_store
-from ratchet.tokens import load_tokens
+from ratchet.trust.tokens import load_tokens
 
 from ..helpers.people_flows import mail
 from .support import client_for

@@ -16,7 +16,7 @@ import pytest
 from ratchet.errors import InputError
 from ratchet.serve import create_app
 from ratchet.store import StateStore, open_store
-from ratchet.tokens import load_tokens
+from ratchet.trust.tokens import load_tokens
 
 from .support import JSON, client_for
 

@@ -17,9 +17,9 @@ import psycopg
 import pytest
 from hypothesis import strategies as st
 
-from ratchet.branching import fork_task
 from ratchet.errors import CorruptRecord
 from ratchet.records import OpKind, OpStatus, Task, TaskStatus
+from ratchet.runtime.fork import fork_task
 from ratchet.store import StateStore, open_store
 
 from ..helpers.builders import finish, make_checkpoint, make_op, make_task

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from ratchet.code_trust import CodeTrust
 from ratchet.engine.workflow import load_module
 from ratchet.errors import WorkflowNotFound
+from ratchet.trust.code import CodeTrust
 
 
 @pytest.fixture

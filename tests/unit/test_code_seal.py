@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from ratchet.code_seal import KEY_ENV, KEY_FILE_ENV, SigningKey, default_key_file, sealed_inputs
 from ratchet.errors import CodeUnsealed, InputError
 from ratchet.records import Task
+from ratchet.trust.seal import KEY_ENV, KEY_FILE_ENV, SigningKey, default_key_file, sealed_inputs
 
 KEY = SigningKey(b"k" * 32, "a test")
 
@@ -143,7 +143,7 @@ def test_without_one_a_key_file_is_made_once_readable_by_its_owner_alone(
 
 def test_processes_making_the_key_at_once_agree_on_it(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != KEY_ENV} | {"XDG_CONFIG_HOME": str(tmp_path)}
-    code = "from ratchet.code_seal import SigningKey; print(SigningKey.from_environment().secret.decode())"
+    code = "from ratchet.trust.seal import SigningKey; print(SigningKey.from_environment().secret.decode())"
     started = [
         subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, text=True)
         for _ in range(6)

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from ratchet.code_trust import ALLOW_CODE_ENV, CodeTrust, portable_path
 from ratchet.engine.workflow import load_module
 from ratchet.errors import CodeRefused, InputError, WorkflowNotFound, WorkspaceRefused
-from ratchet.workspace import confined_workspace, workspace_for, workspace_root
+from ratchet.trust.code import ALLOW_CODE_ENV, CodeTrust, portable_path
+from ratchet.trust.workspace import confined_workspace, workspace_for, workspace_root
 
 
 @pytest.fixture

@@ -153,8 +153,8 @@ def test_ratchet_has_no_import_cycle() -> None:
 # What each lower layer must never import (prefixes: "ratchet.cli" covers the CLI's modules too).
 _APPS = ("ratchet.agent", "ratchet.chat", "ratchet.cli", "ratchet.demo", "ratchet.runtime")
 BELOW = {
-    "ratchet.workspace": ("ratchet.",),
-    "ratchet.code_trust": ("ratchet.",),
+    "ratchet.trust.workspace": ("ratchet.",),
+    "ratchet.trust.code": ("ratchet.",),
     "ratchet.store": ("ratchet.engine", "ratchet.providers", "ratchet.sessions", "ratchet.schedules", *_APPS),
     "ratchet.providers": ("ratchet.engine", "ratchet.store", "ratchet.sessions", *_APPS),
     "ratchet.schedules": ("ratchet.engine", *_APPS),
@@ -163,7 +163,7 @@ BELOW = {
 }
 # Leaves a lower layer may still import: code trust refuses what lies in a workspace, so it knows
 # where workspaces are.
-BENEATH = {"ratchet.code_trust": {"ratchet.workspace"}}
+BENEATH = {"ratchet.trust.code": {"ratchet.trust.workspace"}}
 PROVIDERS = (
     "ratchet.providers.anthropic",
     "ratchet.providers.litellm",

@@ -1,4 +1,4 @@
-"""Where a retry starts, read from a task's steps and journal (`ratchet.branching.retry_point`)."""
+"""Where a retry starts, read from a task's steps and journal (`ratchet.runtime.fork.retry_point`)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from ratchet.agent import AGENT_WORKFLOW
-from ratchet.branching import RetryPoint, retry_point
 from ratchet.errors import CannotRetry
 from ratchet.records import Operation, OpStatus, Step, StepStatus, Task, TaskStatus
+from ratchet.runtime.fork import RetryPoint, retry_point
 
 from ..helpers.builders import make_op
 

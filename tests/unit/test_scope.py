@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ratchet.scope import OWNER_ONLY, write_refusal
+from ratchet.trust.scope import OWNER_ONLY, write_refusal
 
 from ..helpers.builders import make_task
 

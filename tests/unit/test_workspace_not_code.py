@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from ratchet.code_trust import CodeTrust, refuse_unloadable
 from ratchet.engine.workflow import load_module
 from ratchet.errors import CodeRefused, InputError
-from ratchet.workspace import (
+from ratchet.trust.code import CodeTrust, refuse_unloadable
+from ratchet.trust.workspace import (
     WORKSPACES_MARKER,
     make_workspace,
     ratchet_home,

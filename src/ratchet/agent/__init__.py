@@ -1,6 +1,6 @@
 """The agent: a planner and a step loop on the durable engine (docs/agent.md)."""
 
-from ..workspace import workspace_for
+from ..trust.workspace import workspace_for
 from .loop import AGENT_WORKFLOW, agent_loop
 from .spec import Agent, AgentSpec, load_tools
 

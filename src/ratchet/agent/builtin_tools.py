@@ -10,7 +10,7 @@ from ..errors import NonRetryableError
 from ..records import RiskLevel
 from ..store import StateStore
 from ..tools import Tool, tool
-from ..workspace import writing_in
+from ..trust.workspace import writing_in
 from .context_slice import read_state_tool
 
 __all__ = ["BUILTIN_TOOL_NAMES", "builtin_tools", "inside"]

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..code_trust import portable_path
 from ..errors import CodeUnavailable, InputError
 from ..providers import ScriptedModel, resolve_model
 from ..tools import Tool
+from ..trust.code import portable_path
 from .spec import BUILTIN_TOOL_NAMES, load_tools
 
 __all__ = ["check_tool_sources", "checked_model"]

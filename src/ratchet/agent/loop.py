@@ -18,13 +18,13 @@ import functools
 import shutil
 from typing import Any
 
-from ..code_trust import enforced_trust
 from ..engine.context import Context
 from ..engine.workflow import Workflow
 from ..errors import InputError
 from ..mcp.servers import check_admitted
 from ..records import Severity, Step, StepStatus, Task
-from ..workspace import confined_workspace, make_workspace, writing_in
+from ..trust.code import enforced_trust
+from ..trust.workspace import confined_workspace, make_workspace, writing_in
 from .acting import Acting
 from .builtin_tools import builtin_tools
 from .controls import Control, TaskFailedByAgent

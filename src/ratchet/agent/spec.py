@@ -9,7 +9,6 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from ..code_trust import FILE_MODULE_PREFIX, portable_path
 from ..engine.compaction import DEFAULT_COMPACTION, Compaction, compaction_reference, load_compaction
 from ..engine.workflow import load_module
 from ..errors import InputError
@@ -18,6 +17,7 @@ from ..mcp.servers import MCPServer, mcp_server
 from ..policy import MAX_DURATION, Budget, CheckpointPolicy
 from ..records import Constraints, Record, Task
 from ..tools import Tool
+from ..trust.code import FILE_MODULE_PREFIX, portable_path
 
 __all__ = [
     "BUILTIN_TOOL_NAMES",

@@ -7,12 +7,12 @@ from typing import Annotated
 import typer
 
 from ..chat.client import ChatOptions
+from ..chat.listing import SessionSummary, list_session_summaries
 from ..chat.terminal import chat_loop
 from ..chat.turn import DEFAULT_MAX_MODEL_CALLS, user_tools
-from ..code_trust import CodeTrust
 from ..errors import StoreNotFound
-from ..session_listing import SessionSummary, list_session_summaries
 from ..store import DEFAULT_STORE_URL, redact_url
+from ..trust.code import CodeTrust
 from . import json_output, render
 from .agent_spec import checked_tool_sources
 from .interrupts import as_python_does

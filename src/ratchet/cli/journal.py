@@ -1,6 +1,6 @@
 """`ratchet journal TASK`: a task's journaled calls in seq order; it never writes.
 
-The entries come from `ratchet.journal_view`, as the HTTP API's
+The entries come from `ratchet.views.journal`, as the HTTP API's
 ``/api/tasks/{id}/journal`` gives them: ``--json`` prints the same records.
 """
 
@@ -12,10 +12,10 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from ..journal_view import Journal, JournalEntry, journal_entry_json, load_journal, preview
 from ..printable import plain, printable_json
 from ..records import OpStatus
 from ..store import DEFAULT_STORE_URL
+from ..views.journal import Journal, JournalEntry, journal_entry_json, load_journal, preview
 from . import json_output, render
 from .options import ForceOpenOption, JsonOption, StoreOption, TaskArgument
 from .store_access import open_for_task, run_async

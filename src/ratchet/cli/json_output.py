@@ -1,15 +1,9 @@
-"""What ``--json`` prints: one shape per record, built in this module only.
+"""What ``--json`` prints: the shapes of the CLI's own outcomes, and the printing.
 
-Every command that prints a record builds its JSON here, or in
-`ratchet.record_json` (a record's own shape, shared with the MCP server, and
-re-exported here), so one thing has one key in every command's output:
-
-- a task's id is ``task_id`` (a schedule's ``schedule_id``, a session's
-  ``session_id``), never a bare ``id``;
-- a step is numbered from 1, as people count, under the key ``step``: in a
-  task's steps, in an approval, in the data of the events that name a step
-  (the store keeps `Step.index` from 0; this is the one place that converts);
-- every time is ISO 8601 in UTC with its offset, ``2025-01-02T09:00:00+00:00``.
+A record's own shape is `ratchet.views.record_json`'s, re-exported here; that
+module owns the JSON key rules (``task_id``, never a bare ``id``; steps
+numbered from 1 under ``step``; times ISO 8601 in UTC with their offset), and
+the shapes built here (a run's outcome, a queued task) follow them.
 
 Text stays exact, and safe on a terminal: JSON escapes the C0 controls, and
 `printable_json` the C1 controls and the other characters a terminal acts on.
@@ -22,7 +16,8 @@ import sys
 from typing import Any
 
 from ..printable import printable_json
-from ..record_json import (
+from ..records import Task
+from ..views.record_json import (
     approval_json,
     checkpoint_json,
     event_json,
@@ -36,7 +31,6 @@ from ..record_json import (
     task_view_json,
     unreadable_json,
 )
-from ..records import Task
 from .progress import RunProgress
 from .views import Outcome
 

@@ -12,19 +12,19 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ..code_trust import CodeTrust
 from ..errors import InputError
-from ..host_check import ServedNames, served_names
 from ..providers.base import require_library
 from ..runtime import Runtime
 from ..store import DEFAULT_STORE_URL
+from ..trust.code import CodeTrust
+from ..trust.hosts import ServedNames, served_names
 from .logs import LogLevel, observe_process
 from .options import AllowCodeOption, AllowedHostOption, ForceOpenOption, LogLevelOption, StoreOption
 from .resume import make_cwd_importable
 from .store_access import open_store_for, run_async
 
 if TYPE_CHECKING:
-    from ..tokens import Tokens
+    from ..trust.tokens import Tokens
 
 __all__ = ["mcp_command"]
 
@@ -90,7 +90,7 @@ def mcp_command(
         raise InputError("--agent is empty; give the agent id clients act as")
     if transport is Transport.STDIO and token_file is not None:
         raise InputError("--token-file is for --transport http; over stdio, clients act as --agent")
-    from ..tokens import is_loopback, load_tokens
+    from ..trust.tokens import is_loopback, load_tokens
 
     if transport is Transport.HTTP and token_file is None and not is_loopback(host):
         raise InputError(

@@ -9,9 +9,9 @@ task lists their tools when it first runs, on the worker that runs it
 
 from __future__ import annotations
 
-from ..code_trust import CodeTrust
 from ..errors import InputError
 from ..mcp.servers import RISK_LEVELS, MCPServer, ToolRisk, check_command, mcp_server
+from ..trust.code import CodeTrust
 
 __all__ = ["checked_mcp_servers"]
 

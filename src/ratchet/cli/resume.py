@@ -18,13 +18,13 @@ from typing import Annotated
 
 import typer
 
-from ..code_trust import CodeTrust
 from ..engine.code_wait import CODE_EVENT_KINDS
 from ..engine.runner import DEFAULT_LEASE_TTL
 from ..errors import CannotResume, InputError, LeaseLost, StoreError
 from ..records import Task, WaitReason
 from ..runtime import Runtime
 from ..store import DEFAULT_STORE_URL, StateStore
+from ..trust.code import CodeTrust
 from . import json_output, render
 from .exits import (
     EXIT_INTERRUPTED,

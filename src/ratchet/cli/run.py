@@ -25,12 +25,12 @@ from typing import Annotated
 import typer
 
 from ..agent import Agent
-from ..code_trust import CodeTrust
 from ..errors import CannotResume, InputError, LeaseLost, StoreError
 from ..limits import MAX_INSTRUCTION_BYTES, MAX_TOOL_CALLS_PER_ANSWER
 from ..records import Lease, Step, StepStatus, Task, TaskStatus
 from ..runtime import Runtime
 from ..store import DEFAULT_STORE_URL
+from ..trust.code import CodeTrust
 from . import json_output, render
 from .agent_spec import build_agent, checkpoint_policy, deadline_seconds, duration_seconds
 from .exits import (

@@ -16,10 +16,10 @@ from typing import Annotated, Any
 import typer
 
 from ..errors import InputError
-from ..record_json import iso_time
 from ..runtime import Runtime
 from ..schedules import PAUSED_FIRE_AT, Schedule
 from ..store import DEFAULT_STORE_URL, redact_url
+from ..views.record_json import iso_time
 from . import json_output, render
 from .options import ForceOpenOption, JsonOption, StoreOption
 from .store_access import open_store_for, run_async

@@ -8,19 +8,18 @@ one line naming it.
 from __future__ import annotations
 
 import gc
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from ..code_trust import CodeTrust
 from ..errors import InputError
-from ..host_check import served_names
-from ..listening import listen_socket, listening_url
 from ..providers.base import require_library
 from ..store import DEFAULT_STORE_URL
-from ..tokens import Tokens, is_loopback, load_tokens
+from ..trust.code import CodeTrust
+from ..trust.hosts import served_names
+from ..trust.listening import serve_asgi
+from ..trust.tokens import Tokens, is_loopback, load_tokens
 from .logs import LogLevel, observe_process
 from .options import AllowCodeOption, AllowedHostOption, ForceOpenOption, LogLevelOption, StoreOption
 from .resume import make_cwd_importable
@@ -97,27 +96,23 @@ async def _serve(
     allowed_hosts: list[str],
     level: str,
 ) -> None:
-    import uvicorn
-
     from ..serve import create_app
 
     # The store is opened here, before the server starts: one that cannot be reached (or a
     # damaged file) is one line of bad input, exit 2, not a traceback from the app's startup.
     async with open_store_for(url, create=True) as store:
-        listening = listen_socket(host, port)  # a busy port is one line, exit 2, not uvicorn's exit 3
         app = create_app(store, tokens=tokens, allow_code=allow_code, allowed_hosts=allowed_hosts)
-        config = uvicorn.Config(app, log_level=level, access_log=level == "debug")
-        # uvicorn names no address when given a socket: say where the dashboard is.
-        print(
-            f"ratchet serve: the dashboard at {listening_url(host, listening)}/, the API under /api"
-            + (" (bearer tokens required)" if tokens is not None else ""),
-            file=sys.stderr,
-            flush=True,
-        )
         # A full collection stops every request while it scans the heap; what start-up made (modules,
         # the app) lives as long as the process, so it is frozen out of every scan.
         gc.freeze()
-        try:
-            await uvicorn.Server(config).serve(sockets=[listening])
-        finally:
-            listening.close()
+        await serve_asgi(
+            app,
+            host=host,
+            port=port,
+            log_level=level,
+            access_log=level == "debug",
+            saying=lambda url: (
+                f"ratchet serve: the dashboard at {url}/, the API under /api"
+                + (" (bearer tokens required)" if tokens is not None else "")
+            ),
+        )

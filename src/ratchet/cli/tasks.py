@@ -13,9 +13,9 @@ from typing import Annotated
 import typer
 
 from ..errors import CorruptRecord, StoreNotFound
-from ..event_feed import follow_events
 from ..records import Checkpoint, Event, TaskFilter, TaskRow
 from ..store import DEFAULT_STORE_URL
+from ..views.event_feed import follow_events
 from . import json_output, render
 from .completion import complete_status
 from .options import MAX_COUNT, ForceOpenOption, JsonOption, StoreOption, TaskArgument

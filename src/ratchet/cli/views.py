@@ -2,7 +2,7 @@
 
 The records here are loaded by the commands and handed to `ratchet.cli.render`
 (for people) or `ratchet.cli.json_output` (for programs); neither reads a store.
-A task's own view (`TaskView`, `load_task_view`) lives in `ratchet.task_view`,
+A task's own view (`TaskView`, `load_task_view`) lives in `ratchet.views.task`,
 shared with the MCP server, and is re-exported here.
 """
 
@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
+from ..chat.listing import SessionSummary
 from ..records import Approval, Operation, Task, WaitReason, utcnow
-from ..session_listing import SessionSummary
 from ..store import StoreOps
-from ..task_view import (
+from ..views.task import (
     Spend,
     TaskView,
     in_doubt_ops,

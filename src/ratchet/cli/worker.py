@@ -17,7 +17,6 @@ from typing import Annotated
 
 import typer
 
-from ..code_trust import CodeTrust
 from ..engine.runner import DEFAULT_LEASE_TTL, WorkerIdentity
 from ..engine.worker import Worker
 from ..engine.workflow import load_module
@@ -25,6 +24,7 @@ from ..errors import InputError, RatchetError
 from ..observe.recording import recording
 from ..providers.base import require_library
 from ..store import DEFAULT_STORE_URL, StateStore, redact_url
+from ..trust.code import CodeTrust
 from . import render
 from .logs import LogLevel, observe_process
 from .options import (
@@ -256,8 +256,8 @@ async def _metrics(store: StateStore, port: int | None, host: str) -> AsyncItera
     if port is None:
         yield
         return
-    from ..host_check import served_names
     from ..observe.metrics import Metrics, serve_metrics
+    from ..trust.hosts import served_names
 
     metrics = Metrics(store)
     async with contextlib.AsyncExitStack() as stack:

@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import JsonValue
 
-from ..code_trust import FILE_MODULE_PREFIX, portable_path
 from ..errors import InputError
+from ..trust.code import FILE_MODULE_PREFIX, portable_path
 from .workflow import load_module
 
 if TYPE_CHECKING:

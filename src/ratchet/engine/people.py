@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import JsonValue
 
-from ..code_seal import SigningKey, sealed_inputs
 from ..errors import (
     ApprovalDenied,
     InputError,
@@ -52,6 +51,7 @@ from ..records import (
     utcnow,
 )
 from ..tools import Tool
+from ..trust.seal import SigningKey, sealed_inputs
 from .workflow import Workflow, load_workflow
 
 if TYPE_CHECKING:

@@ -13,8 +13,6 @@ from typing import Any
 
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
-from ..code_seal import SigningKey, sealed_inputs
-from ..code_trust import CodeTrust, enforced_trust
 from ..errors import (
     CannotResume,
     CodeUnavailable,
@@ -27,7 +25,9 @@ from ..errors import (
 from ..observe.runs import RunReport
 from ..records import Event, Lease, Severity, StepStatus, Task, TaskStatus, WaitReason, utcnow
 from ..store import StateStore
-from ..workspace import confined_workspace
+from ..trust.code import CodeTrust, enforced_trust
+from ..trust.seal import SigningKey, sealed_inputs
+from ..trust.workspace import confined_workspace
 from .calls import TaskSuspended, WorkerStopping
 from .children import wake_parent
 from .code_wait import wait_for_code

@@ -15,7 +15,6 @@ from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, JsonValue
 
-from ..code_seal import SigningKey
 from ..errors import InputError
 from ..limits import (
     MAX_INSTRUCTION_BYTES,
@@ -27,7 +26,8 @@ from ..limits import (
 )
 from ..policy import Budget
 from ..records import Task, utcnow
-from ..workspace import workspace_for
+from ..trust.seal import SigningKey
+from ..trust.workspace import workspace_for
 from .workflow import Workflow, load_workflow, portable_reference
 
 __all__ = ["AGENT_LOOP", "AgentLike", "new_task", "slug"]

@@ -9,13 +9,13 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from ..code_seal import SigningKey
-from ..code_trust import CodeTrust
 from ..errors import CannotResume, CorruptRecord, LeaseLost, RatchetError, StoreError
 from ..records import Lease, TaskStatus, Trigger, WaitReason, utcnow
 from ..schedules import SCHEDULE_TRIGGER, fire_schedule
 from ..store import StateStore
 from ..store.changes import TRIGGERS, ChangeFeed
+from ..trust.code import CodeTrust
+from ..trust.seal import SigningKey
 from .inbox import RECEIVE_TIMEOUT_TRIGGER, expire_receive
 from .people import APPROVAL_TIMEOUT_TRIGGER, expire_approval
 from .runner import DEFAULT_LEASE_TTL, WorkerIdentity, run_task

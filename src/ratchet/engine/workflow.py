@@ -17,7 +17,10 @@ from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any, overload
 
-from ..code_trust import (
+from ..errors import WorkflowNotFound
+from ..policy import CheckpointPolicy, RetryPolicy
+from ..tools import Tool
+from ..trust.code import (
     FILE_MODULE_PREFIX,
     CodeTrust,
     enforced_trust,
@@ -25,9 +28,6 @@ from ..code_trust import (
     portable_path,
     refuse_unloadable,
 )
-from ..errors import WorkflowNotFound
-from ..policy import CheckpointPolicy, RetryPolicy
-from ..tools import Tool
 
 __all__ = ["Workflow", "load_module", "load_workflow", "portable_reference", "workflow"]
 

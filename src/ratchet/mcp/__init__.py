@@ -2,8 +2,9 @@
 
 Serving a store (`ratchet mcp`):
 
-- `uris`: the ``state://`` URIs, parsed and built in one place;
-- `documents`: the JSON documents the resources and ``get_state`` serve (no SDK);
+- the ``state://`` URIs and the JSON documents the resources and ``get_state``
+  serve are read-side views, shared with the HTTP API (`ratchet.views.uris`,
+  `ratchet.views.documents`);
 - `state_server`: `StateServer`, the resources, templates and their listing, over the SDK;
 - `subscriptions`: resource updates driven by the store's change feed;
 - `identity`: which agent a connection acts as (``--agent``, bearer tokens);

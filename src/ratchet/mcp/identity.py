@@ -5,7 +5,7 @@
   file says which agent each token acts as. Without a token file (allowed on a
   loopback address only) every connection acts as ``--agent``.
 
-The token file (read by `ratchet.tokens`, which `ratchet serve` shares) holds
+The token file (read by `ratchet.trust.tokens`, which `ratchet serve` shares) holds
 one token a line: ``AGENT_ID TOKEN`` (the token acts as that agent) or a bare
 ``TOKEN`` (it acts as ``--agent``, or as no agent).
 """
@@ -19,7 +19,7 @@ from mcp.server.mcpserver import Context
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..tokens import Tokens, bearer_token, is_loopback, load_tokens
+from ..trust.tokens import CHALLENGE, REFUSAL, Tokens, is_loopback, load_tokens
 from .state_server import StateServer
 
 __all__ = ["AGENT_SCOPE_KEY", "TokenGate", "Tokens", "caller", "is_loopback", "load_tokens"]
@@ -59,8 +59,7 @@ class TokenGate:
         if scope["type"] != "http":  # the lifespan: no request to check
             await self.app(scope, receive, send)
             return
-        token = bearer_token(Headers(scope=scope).get("authorization", ""))
-        known, agent = (False, None) if token is None else self.tokens.agent_for(token)
+        known, agent = self.tokens.check(Headers(scope=scope).get("authorization", ""))
         if not known:
             await _refuse(send)
             return
@@ -73,7 +72,7 @@ async def _refuse(send: Send) -> None:
     body = json.dumps(
         {
             "error": "invalid_token",
-            "error_description": "a valid bearer token of the server's token file is needed",
+            "error_description": REFUSAL,
         }
     ).encode()
     await send(
@@ -83,7 +82,7 @@ async def _refuse(send: Send) -> None:
             "headers": [
                 (b"content-type", b"application/json"),
                 (b"content-length", str(len(body)).encode()),
-                (b"www-authenticate", b'Bearer error="invalid_token"'),
+                (b"www-authenticate", CHALLENGE.encode()),
             ],
         }
     )

@@ -8,7 +8,6 @@ workers and CLIs share one store as they would share it without MCP.
 
 from __future__ import annotations
 
-import sys
 from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated, Any
 
@@ -18,11 +17,11 @@ from pydantic import Field
 
 from .._distribution import DISTRIBUTION
 from ..errors import InputError, RatchetError
-from ..host_check import HostGuard, ServedNames
-from ..listening import listen_socket, listening_url
 from ..runtime import Runtime
 from ..store import StateStore
-from . import documents
+from ..trust.hosts import HostGuard, ServedNames
+from ..trust.listening import serve_asgi
+from ..views import documents
 from .identity import TokenGate, Tokens, caller
 from .state_server import StateServer
 from .state_tools import register_write_tools
@@ -111,7 +110,7 @@ async def serve_http(
 ) -> None:
     """Serve streamable HTTP at ``http://HOST:PORT/mcp`` until interrupted (port 0: any free port).
 
-    A request must name this server (`ratchet.host_check`: loopback names, the
+    A request must name this server (`ratchet.trust.hosts`: loopback names, the
     address it came to, `names`), else 421, and come from no other origin, else
     403. With `tokens`, every request needs one of them as its bearer token
     (401 otherwise).
@@ -119,7 +118,6 @@ async def serve_http(
     Raises:
         InputError: the address cannot be listened on (in use, not this machine's).
     """
-    import uvicorn  # the HTTP transport's server, loaded only for it
     from mcp.server.transport_security import TransportSecuritySettings
 
     # The SDK's own Host check (loopback names at any port, on a loopback bind only) gives way to
@@ -127,16 +125,16 @@ async def serve_http(
     unchecked = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     app = server.streamable_http_app(streamable_http_path=MCP_PATH, host=host, transport_security=unchecked)
     asgi: Any = HostGuard(app if tokens is None else TokenGate(app, tokens), names or ServedNames())
-    listening = listen_socket(host, port)
-    config = uvicorn.Config(asgi, log_level="warning", lifespan="on")
-    print(
-        f"ratchet mcp: serving {listening_url(host, listening)}{MCP_PATH}"
-        + (" (bearer tokens required)" if tokens is not None else ""),
-        file=sys.stderr,
-        flush=True,
-    )
     try:
-        await uvicorn.Server(config).serve(sockets=[listening])
+        await serve_asgi(
+            asgi,
+            host=host,
+            port=port,
+            lifespan="on",
+            saying=lambda url: (
+                f"ratchet mcp: serving {url}{MCP_PATH}"
+                + (" (bearer tokens required)" if tokens is not None else "")
+            ),
+        )
     finally:
-        listening.close()
         await server.watch.close()

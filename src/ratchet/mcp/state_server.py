@@ -1,7 +1,7 @@
 """`StateServer`: the SDK's `MCPServer` serving a store's tasks as ``state://`` resources.
 
 Resources are read from the store at each request, never cached: the four
-URI templates (`ratchet.mcp.uris`) are listed by ``resources/templates/list``,
+URI templates (`ratchet.views.uris`) are listed by ``resources/templates/list``,
 and ``resources/list`` names the concrete resources of the newest tasks, so a
 client finds them without knowing an id.
 
@@ -29,9 +29,8 @@ from ..errors import InputError, RatchetError
 from ..runtime import Runtime
 from ..store import StateStore
 from ..validation import problems
-from . import documents
-from .subscriptions import TaskWatch
-from .uris import (
+from ..views import documents
+from ..views.uris import (
     AGENT_TASKS_TEMPLATE,
     ARTIFACT_TEMPLATE,
     EVENTS_TEMPLATE,
@@ -41,6 +40,7 @@ from .uris import (
     parse_uri,
     task_uri,
 )
+from .subscriptions import TaskWatch
 
 __all__ = ["LISTED_TASKS", "StateServer"]
 

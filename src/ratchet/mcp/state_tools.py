@@ -4,7 +4,7 @@ cancel, handoff and grant (docs/mcp.md, "Tools" and "Who may write").
 Each tool is a thin layer over a `Runtime` method, so it writes what the CLI
 and the Python API write, with the same checks and events. A connection acts
 as the agent `caller` names: it may create tasks (they are its own), and write
-a task only if it owns it or was granted it (scope.py says why not, in one
+a task only if it owns it or was granted it (trust/scope.py says why not, in one
 line). Every refusal or bad input is an MCP tool error (``isError``) of one
 line; nothing is written then.
 """
@@ -19,13 +19,13 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 from pydantic import Field, WithJsonSchema
 
-from ..agent_request import DEFAULT_AGENT, AgentRequest, submit_agent_task
 from ..errors import RatchetError
 from ..limits import MAX_COUNT, PRIORITY_DEFAULT, PRIORITY_MAX, PRIORITY_MIN
 from ..records import RiskLevel, StatePatch, Task
 from ..runtime import Runtime
-from ..scope import anonymous_refusal, check_may_write
-from .uris import task_uri
+from ..runtime.agent_request import DEFAULT_AGENT, AgentRequest, submit_agent_task
+from ..trust.scope import anonymous_refusal, check_may_write
+from ..views.uris import task_uri
 
 __all__ = ["register_write_tools"]
 

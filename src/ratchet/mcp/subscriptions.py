@@ -42,8 +42,8 @@ from mcp_types import (
 from ..errors import InputError, RatchetError
 from ..store import StateStore
 from ..store.changes import events_topic
-from .documents import check_agent, task_agent
-from .uris import parse_uri
+from ..views.documents import check_agent, task_agent
+from ..views.uris import parse_uri
 
 __all__ = ["TaskWatch"]
 

@@ -16,10 +16,10 @@ import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from typing import Any
 
-from ..host_check import ServedNames
 from ..providers.base import require_library
 from ..records import TaskStatus, utcnow
 from ..store import StateStore
+from ..trust.hosts import ServedNames
 
 __all__ = ["Metrics", "MetricsApp", "metrics_asgi_app", "serve_metrics"]
 

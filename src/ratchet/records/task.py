@@ -100,7 +100,7 @@ class Task(Record):
     workspace: str | None = None
     workflow: str | None = None
     model: str | None = None
-    # The HMAC over the fields above that name code, made by whoever created the task (code_seal.py).
+    # The HMAC over the fields above that name code, made by whoever created the task (trust/seal.py).
     seal: str | None = None
     state: AgentState = Field(default_factory=lambda: AgentState())
     forked_from: str | None = None

@@ -7,11 +7,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path
 from fastapi.responses import JSONResponse
 
+from ..chat.listing import list_session_summaries
 from ..errors import StoreError
-from ..record_json import iso_time, lease_json, schedule_json, session_json
 from ..records import Lease, utcnow
 from ..schedules import PAUSED_FIRE_AT
-from ..session_listing import list_session_summaries
+from ..views.record_json import iso_time, lease_json, schedule_json, session_json
 from .deps import ID_PATTERN, MAX_ID_CHARS, RuntimeDep, TaskId
 from .errors import detail
 

@@ -10,10 +10,10 @@ from typing import Any, cast
 
 from fastapi import FastAPI
 
-from ..host_check import HostGuard, served_names
 from ..runtime import Runtime
 from ..store import StateStore, store_from_url
-from ..tokens import Tokens
+from ..trust.hosts import HostGuard, served_names
+from ..trust.tokens import Tokens
 from . import admin_routes, journal_routes, pages, people_routes, task_routes, view_routes
 from .errors import install_error_handlers
 from .guard import DEFAULT_MAX_BODY_BYTES, RequestGuard

@@ -4,14 +4,14 @@ An ASGI middleware (plain ASGI, so it also covers the routes other modules
 mount, such as the live streams and /metrics):
 
 - with a token file, every request needs ``Authorization: Bearer TOKEN`` of
-  that file, else 401 (`ratchet.tokens` reads the file, as for `ratchet mcp`),
+  that file, else 401 (`ratchet.trust.tokens` reads the file, as for `ratchet mcp`),
   except the requests `public` names: the dashboard's page shell and assets,
   which hold no data (a browser's navigation cannot send the header);
 - a request that changes state (any method but GET, HEAD and OPTIONS) must
   say ``Content-Type: application/json``, and must not come from another site:
   a browser marks a cross-site request with ``Sec-Fetch-Site: cross-site`` (or
   ``same-site``), refused with 403 (an ``Origin`` other than the server's own
-  is refused before, for every request: `ratchet.host_check`, which `create_app`
+  is refused before, for every request: `ratchet.trust.hosts`, which `create_app`
   puts in front of this guard). A page of another site cannot send a JSON
   request without a CORS preflight, which this server never grants;
 - a body larger than the limit is refused with 413 before the API reads it;
@@ -29,7 +29,7 @@ from typing import Any
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..tokens import Tokens, bearer_token
+from ..trust.tokens import CHALLENGE, REFUSAL, Tokens
 
 __all__ = ["DEFAULT_MAX_BODY_BYTES", "RequestGuard"]
 
@@ -78,13 +78,9 @@ class RequestGuard:
 
     def _refusal(self, scope: Scope, headers: Headers) -> tuple[int, str, dict[str, str]] | None:
         if self.tokens is not None and not self.public(scope["method"], scope["path"]):
-            token = bearer_token(headers.get("authorization", ""))
-            if token is None or not self.tokens.agent_for(token)[0]:
-                return (
-                    401,
-                    "a valid bearer token of the server's token file is needed (Authorization: Bearer TOKEN)",
-                    {"www-authenticate": 'Bearer error="invalid_token"'},
-                )
+            known, _ = self.tokens.check(headers.get("authorization", ""))
+            if not known:
+                return 401, f"{REFUSAL} (Authorization: Bearer TOKEN)", {"www-authenticate": CHALLENGE}
         if scope["method"] in _SAFE_METHODS:
             return None
         site = headers.get("sec-fetch-site")

@@ -2,7 +2,7 @@
 
 Each route reads the task first, so an unknown task is a 404 rather than an
 empty list. The journal's entries are those of `ratchet journal --json`
-(ratchet.journal_view): `operation_json` records with their duration, a short
+(ratchet.views.journal): `operation_json` records with their duration, a short
 preview of their input and output (the whole values with ``?full=true``) and
 what the store tells of their runs and attempts.
 """
@@ -14,10 +14,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 
 from ..errors import CorruptRecord
-from ..journal_view import journal_entry_json, load_journal
-from ..record_json import checkpoint_json, event_json, step_json, unreadable_json
 from ..records import Event
-from ..task_view import in_seq_order
+from ..views.journal import journal_entry_json, load_journal
+from ..views.record_json import checkpoint_json, event_json, step_json, unreadable_json
+from ..views.task import in_seq_order
 from .deps import RuntimeDep, TaskId
 
 __all__ = ["router"]
@@ -38,7 +38,7 @@ async def journal(
     """Kind, name, attempt, status, duration, idempotency key, input and output previews of each call,
     the run that recorded it, whether it was replayed, is in doubt or was retried (with its earlier attempts).
 
-    What `ratchet journal --json` prints; see ratchet.journal_view for what each mark means.
+    What `ratchet journal --json` prints; see ratchet.views.journal for what each mark means.
     """
     async with rt.store.reading() as tx:
         found = await load_journal(tx, task_id, after_seq=after_seq)

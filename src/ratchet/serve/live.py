@@ -28,12 +28,12 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from ..errors import CorruptRecord, TaskNotFound
-from ..event_feed import follow_events, last_seq_of
 from ..providers.base import require_library
-from ..record_json import event_json, iso_time, unreadable_json
 from ..records import Event, TaskChange
 from ..store.base import StateStore
 from ..store.changes import TASKS
+from ..views.event_feed import follow_events, last_seq_of
+from ..views.record_json import event_json, iso_time, unreadable_json
 from .turns import Turns
 
 if TYPE_CHECKING:

@@ -14,7 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from ..errors import CorruptRecord, InputError
 from ..json_text import read_json_text
-from ..record_json import (
+from ..records import Approval, TaskStatus, WaitReason
+from ..views.record_json import (
     approval_json,
     inbox_message_json,
     iso_time,
@@ -22,8 +23,7 @@ from ..record_json import (
     task_json,
     unreadable_json,
 )
-from ..records import Approval, TaskStatus, WaitReason
-from ..task_view import in_doubt_ops
+from ..views.task import in_doubt_ops
 from .deps import ID_PATTERN, MAX_ID_CHARS, RuntimeDep, TaskId
 
 __all__ = ["router"]

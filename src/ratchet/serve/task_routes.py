@@ -8,12 +8,12 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from ..agent_request import AgentRequest, submit_agent_task
 from ..errors import CannotResume, CorruptRecord
 from ..limits import MAX_COUNT, PRIORITY_DEFAULT, PRIORITY_MAX, PRIORITY_MIN
-from ..record_json import task_json, task_view_json, unreadable_json
 from ..records import RiskLevel, Task, TaskFilter, TaskStatus, Trigger, WaitReason
-from ..task_view import load_task_view
+from ..runtime.agent_request import AgentRequest, submit_agent_task
+from ..views.record_json import task_json, task_view_json, unreadable_json
+from ..views.task import load_task_view
 from .deps import MAX_ID_CHARS, RuntimeDep, TaskId
 
 __all__ = ["router"]

@@ -13,8 +13,8 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from ..journal_view import call_attempts, load_journal
-from ..mcp.documents import task_document
+from ..views.documents import task_document
+from ..views.journal import call_attempts, load_journal
 from .deps import RuntimeDep, TaskId
 
 __all__ = ["router"]

@@ -28,7 +28,6 @@ from pydantic_ai.models import infer_model
 from pydantic_ai.run import AgentRunResult
 from pydantic_ai.toolsets import AbstractToolset
 
-from ...code_trust import FILE_MODULE_PREFIX, portable_path
 from ...engine.calls import WorkerStopping
 from ...engine.context import Context
 from ...engine.current import current_context
@@ -37,6 +36,7 @@ from ...errors import AgentRunNotCompleted, InputError, LeaseLost, NonDeterminis
 from ...policy import Budget
 from ...records import Lease, Task, TaskStatus, utcnow
 from ...store import DEFAULT_STORE_URL, StateStore
+from ...trust.code import FILE_MODULE_PREFIX, portable_path
 from ._model import RatchetModel
 from ._toolset import RatchetToolset, in_tool_call
 

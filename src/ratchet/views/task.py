@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .engine.children import child_spending
-from .engine.people import pending_question, question_text
-from .errors import CorruptRecord
-from .records import Approval, Event, InboxMessage, Operation, OpKind, OpStatus, Step, Task, WaitReason
-from .store import StoreOps
+from ..engine.children import child_spending
+from ..engine.people import pending_question, question_text
+from ..errors import CorruptRecord
+from ..records import Approval, Event, InboxMessage, Operation, OpKind, OpStatus, Step, Task, WaitReason
+from ..store import StoreOps
 
 __all__ = [
     "SHOW_EVENT_COUNT",

@@ -20,9 +20,14 @@ import ipaddress
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import InputError
+from ..errors import InputError
 
-__all__ = ["Tokens", "bearer_token", "is_loopback", "load_tokens"]
+__all__ = ["CHALLENGE", "REFUSAL", "Tokens", "bearer_token", "is_loopback", "load_tokens"]
+
+REFUSAL = "a valid bearer token of the server's token file is needed"
+"""What both servers answer (401) to a request without a known token."""
+CHALLENGE = 'Bearer error="invalid_token"'
+"""The ``WWW-Authenticate`` header both servers send with that answer."""
 
 
 def is_loopback(host: str) -> bool:
@@ -47,6 +52,12 @@ class Tokens:
         # Compared in constant time against each: how long a refusal takes tells nothing of a token.
         known = any(hmac.compare_digest(digest, held) for held in self.agents)
         return known, self.agents.get(digest) if known else None
+
+    def check(self, authorization: str) -> tuple[bool, str | None]:
+        """Whether an ``Authorization`` header's value carries a known bearer token, and the agent it
+        acts as: the one check both servers make of every request."""
+        token = bearer_token(authorization)
+        return (False, None) if token is None else self.agent_for(token)
 
 
 def bearer_token(authorization: str) -> str | None:

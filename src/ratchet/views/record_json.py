@@ -1,8 +1,9 @@
-"""The JSON shape of each stored record, built in this module only.
+"""The JSON shape of each stored record, built in this module only, and the key rules every JSON
+Ratchet prints follows.
 
-`ratchet ... --json` (ratchet.cli.json_output) and the MCP documents
-(ratchet.mcp.documents) both print records through these functions, so one
-thing has one key wherever a program reads it:
+`ratchet ... --json` (ratchet.cli.json_output), the HTTP API and the MCP
+documents (ratchet.views.documents) print records through these functions, so
+one thing has one key wherever a program reads it:
 
 - a task's id is ``task_id``, never a bare ``id``;
 - a step is numbered from 1, as people count, under the key ``step``: in a
@@ -19,11 +20,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .errors import CorruptRecord
-from .printable import printable_json
-from .records import Approval, Checkpoint, Event, InboxMessage, Lease, Operation, Session, Step, Task
-from .schedules import Schedule
-from .task_view import Spend, TaskView, in_seq_order
+from ..errors import CorruptRecord
+from ..printable import printable_json
+from ..records import Approval, Checkpoint, Event, InboxMessage, Lease, Operation, Session, Step, Task
+from ..schedules import Schedule
+from .task import Spend, TaskView, in_seq_order
 
 __all__ = [
     "approval_json",

@@ -11,7 +11,7 @@ directory only if it lies under its own workspace root (`confined_workspace`).
 What an agent writes there is never code. ``RATCHET_HOME`` defaults to a
 per-user state directory, outside any project (whose files are code a
 worker may import), and every workspace root gets a marker file,
-`WORKSPACES_MARKER`, when it is made: `ratchet.code_trust` refuses any file
+`WORKSPACES_MARKER`, when it is made: `ratchet.trust.code` refuses any file
 below a directory holding one, whatever ``RATCHET_HOME`` the checking process
 has, even when a root was configured inside the project.
 
@@ -29,7 +29,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from .errors import WorkspaceFull, WorkspaceRefused
+from ..errors import WorkspaceFull, WorkspaceRefused
 
 __all__ = [
     "HOME_ENV",

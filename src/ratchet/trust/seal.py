@@ -35,8 +35,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import CodeUnsealed, InputError
-from .records import Task
+from ..errors import CodeUnsealed, InputError
+from ..records import Task
 
 __all__ = [
     "KEY_ENV",

@@ -2,7 +2,7 @@
 
 `SharingMethods` is part of `Runtime`. Each method takes ``as_agent``: the
 agent it acts for, whose right to write the task is checked in the same
-transaction (scope.py; docs/mcp.md, "Who may write"); None acts for a person
+transaction (trust/scope.py; docs/mcp.md, "Who may write"); None acts for a person
 or the program itself, who may write any task.
 """
 
@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from .agent.acting import NOTE
-from .engine.outside_writes import grant_task, hand_off, patch_from_outside
-from .errors import InputError
-from .records import InboxMessage, StatePatch, Task, TaskGrant
-from .scope import check_may_write
-from .store import StateStore
+from ..agent.acting import NOTE
+from ..engine.outside_writes import grant_task, hand_off, patch_from_outside
+from ..errors import InputError
+from ..records import InboxMessage, StatePatch, Task, TaskGrant
+from ..store import StateStore
+from ..trust.scope import check_may_write
 
 __all__ = ["SharingMethods"]
 

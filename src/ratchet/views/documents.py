@@ -1,7 +1,7 @@
 """The JSON documents `ratchet mcp` serves, each read from the store in one consistent read.
 
 The task document builds on what `ratchet show --json` prints
-(`ratchet.record_json.task_view_json`), so a record has one shape in both; it
+(`ratchet.views.record_json.task_view_json`), so a record has one shape in both; it
 adds what an MCP client needs to follow the task: the URIs of its parent,
 children, events and artifacts, and its budget as used and left.
 
@@ -22,10 +22,10 @@ from typing import Any
 
 from ..engine.children import child_spending
 from ..errors import ArtifactNotFound, CorruptRecord, InputError
-from ..record_json import event_json, iso_time, task_view_json, unreadable_json
 from ..records import Artifact, Event, StepStatus, Task, utcnow
 from ..store import StateStore, StoreOps
-from ..task_view import in_seq_order, load_task_view
+from .record_json import event_json, iso_time, task_view_json, unreadable_json
+from .task import in_seq_order, load_task_view
 from .uris import agent_tasks_uri, artifact_uri, events_uri, task_uri
 
 __all__ = [

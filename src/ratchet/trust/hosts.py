@@ -36,8 +36,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from .errors import InputError
-from .printable import printable
+from ..errors import InputError
+from ..printable import printable
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send

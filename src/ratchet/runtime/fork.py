@@ -23,10 +23,9 @@ from dataclasses import dataclass
 
 from pydantic import JsonValue
 
-from .agent import AGENT_WORKFLOW
-from .code_seal import SigningKey
-from .errors import CannotRetry, DuplicateRecord
-from .records import (
+from ..agent import AGENT_WORKFLOW
+from ..errors import CannotRetry, DuplicateRecord
+from ..records import (
     AgentState,
     Event,
     Operation,
@@ -40,7 +39,8 @@ from .records import (
     Trigger,
     utcnow,
 )
-from .store import StateStore, StoreOps
+from ..store import StateStore, StoreOps
+from ..trust.seal import SigningKey
 
 __all__ = ["RetryPoint", "fork_task", "retry_point", "retry_task"]
 

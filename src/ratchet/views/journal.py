@@ -33,10 +33,10 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import CorruptRecord
+from ..errors import CorruptRecord
+from ..records import Event, Lease, Operation, OpKind, OpStatus, Task
+from ..store import StoreOps
 from .record_json import iso_time, operation_json
-from .records import Event, Lease, Operation, OpKind, OpStatus, Task
-from .store import StoreOps
 
 __all__ = [
     "PREVIEW_CHARS",

@@ -14,12 +14,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .agent import Agent
-from .agent.checked import check_tool_sources, checked_model
-from .errors import InputError
-from .limits import MAX_COUNT, PRIORITY_DEFAULT
-from .policy import Budget, positive_duration
-from .records import Constraints, HumanInTheLoop, RiskLevel, Task
+from ..agent import Agent
+from ..agent.checked import check_tool_sources, checked_model
+from ..errors import InputError
+from ..limits import MAX_COUNT, PRIORITY_DEFAULT
+from ..policy import Budget, positive_duration
+from ..records import Constraints, HumanInTheLoop, RiskLevel, Task
 from .runtime import Runtime
 
 __all__ = ["DEFAULT_AGENT", "AgentRequest", "submit_agent_task"]

@@ -10,29 +10,26 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from .agent import Agent
-from .branching import fork_task, retry_task
-from .code_seal import SigningKey
-from .code_trust import CodeTrust
-from .engine.cancelling import cancel_task
-from .engine.code_wait import reseal
-from .engine.inbox import send_message
-from .engine.people import (
+from ..agent import Agent
+from ..engine.cancelling import cancel_task
+from ..engine.code_wait import reseal
+from ..engine.inbox import send_message
+from ..engine.people import (
     answer_question,
     describe_wait,
     pending_question,
     resolve_in_doubt,
     settle_approval,
 )
-from .engine.runner import DEFAULT_LEASE_TTL, WorkerIdentity, run_task
-from .engine.staleness import stale_message
-from .engine.task_spec import new_task
-from .engine.tree import run_tree
-from .engine.workflow import Workflow
-from .errors import CannotResume, InputError
-from .limits import MAX_INSTRUCTION_BYTES, PRIORITY_DEFAULT, check_text
-from .policy import MAX_DURATION, Budget
-from .records import (
+from ..engine.runner import DEFAULT_LEASE_TTL, WorkerIdentity, run_task
+from ..engine.staleness import stale_message
+from ..engine.task_spec import new_task
+from ..engine.tree import run_tree
+from ..engine.workflow import Workflow
+from ..errors import CannotResume, InputError
+from ..limits import MAX_INSTRUCTION_BYTES, PRIORITY_DEFAULT, check_text
+from ..policy import MAX_DURATION, Budget
+from ..records import (
     Event,
     InboxMessage,
     Task,
@@ -41,9 +38,7 @@ from .records import (
     WaitReason,
     utcnow,
 )
-from .runtime_sessions import SessionMethods
-from .runtime_sharing import SharingMethods
-from .schedules import (
+from ..schedules import (
     SCHEDULE_TRIGGER,
     Overlap,
     Schedule,
@@ -57,7 +52,12 @@ from .schedules import (
     schedule_trigger,
     trigger_schedule,
 )
-from .store import DEFAULT_STORE_URL, StateStore, open_store
+from ..store import DEFAULT_STORE_URL, StateStore, open_store
+from ..trust.code import CodeTrust
+from ..trust.seal import SigningKey
+from .fork import fork_task, retry_task
+from .sessions import SessionMethods
+from .sharing import SharingMethods
 
 __all__ = ["Runtime"]
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import TYPE_CHECKING
 
-from .errors import WriteRefused
-from .records import Task
+from ..errors import WriteRefused
+from ..records import Task
 
 if TYPE_CHECKING:
-    from .store import StoreOps
+    from ..store import StoreOps
 
 __all__ = ["OWNER_ONLY", "anonymous_refusal", "check_may_write", "write_refusal"]
 

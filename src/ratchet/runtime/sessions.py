@@ -12,11 +12,11 @@ from typing import Any, Protocol
 
 from pydantic import JsonValue
 
-from .agent import Agent
-from .errors import InputError, TurnNotCompleted
-from .records import Task, TaskStatus
-from .sessions import SessionHandle
-from .store import StateStore
+from ..agent import Agent
+from ..errors import InputError, TurnNotCompleted
+from ..records import Task, TaskStatus
+from ..sessions import SessionHandle
+from ..store import StateStore
 
 __all__ = ["SessionMethods", "on_session"]
 

@@ -17,7 +17,7 @@ imports a task's code it checks where that code lies. `CodeTrust` admits:
 
 Nothing of it admits a task workspace, where agents write files: any file
 below a directory holding the marker every workspace root gets when it is
-made (`ratchet.workspace.WORKSPACES_MARKER`), below this process's own
+made (`ratchet.trust.workspace.WORKSPACES_MARKER`), below this process's own
 workspace root, or below the project's ``.ratchet/workspaces`` (where older
 versions kept them) is refused, whichever allowance or project root would
 cover it; so are modules found there and allowances that lie there. Nor is
@@ -52,7 +52,7 @@ from dataclasses import dataclass, field, replace
 from importlib.machinery import ModuleSpec
 from pathlib import Path
 
-from .errors import CodeRefused, InputError, WorkflowNotFound, WorkspaceRefused
+from ..errors import CodeRefused, InputError, WorkflowNotFound, WorkspaceRefused
 from .workspace import LEGACY_WORKSPACES, WORKSPACES_MARKER, workspace_root
 
 __all__ = [

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .chat.client import INTERNAL_PREFIX
-from .chat.tasklist import tasks_of
-from .records import Session
-from .store import StoreOps
+from ..records import Session
+from ..store import StoreOps
+from .client import INTERNAL_PREFIX
+from .tasklist import tasks_of
 
 __all__ = ["SessionSummary", "list_session_summaries", "summarize_session"]
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-from .errors import CorruptRecord
-from .records import Event, Task
-from .store.base import StateStore
-from .store.changes import events_topic
-from .task_view import in_seq_order
+from ..errors import CorruptRecord
+from ..records import Event, Task
+from ..store.base import StateStore
+from ..store.changes import events_topic
+from .task import in_seq_order
 
 __all__ = ["EVENTS_PAGE", "follow_events", "last_seq_of"]
 

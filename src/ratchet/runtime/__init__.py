@@ -1,0 +1,16 @@
+"""`Runtime`, the Python API over a store, and what it is made of.
+
+- `runtime`: `Runtime` itself (submit, run, resume, wait, resolve, gc);
+- `sessions` and `sharing`: its methods for sessions and for writes to tasks
+  on behalf of agents (state patches, notes, handoffs, grants);
+- `fork`: new tasks from an old task's journal (a fork from a checkpoint, a
+  retry from where it failed);
+- `agent_request`: an agent task a client asks for over HTTP or MCP, checked
+  and queued once for both servers.
+"""
+
+from __future__ import annotations
+
+from .runtime import Runtime
+
+__all__ = ["Runtime"]

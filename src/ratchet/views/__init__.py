@@ -1,0 +1,7 @@
+"""The read side that `ratchet` commands, the HTTP API and the MCP server share.
+
+- `task` and `journal`: what one task and its journal look like to a reader;
+- `record_json`: the JSON shape of each record, built there only (the JSON key rules);
+- `event_feed`: a task's events as they are written;
+- `documents` and `uris`: the MCP resources a task is read through, and their addresses.
+"""
