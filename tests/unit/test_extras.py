@@ -1,8 +1,7 @@
 """The core install needs no extra: the model SDKs and psycopg are loaded only when asked for.
 
-Nothing is uninstalled: each program runs in a child Python whose
-``sitecustomize`` refuses to import the extras' libraries, as if they were
-missing (the test environment has them all).
+Each program runs in a child Python that finds none of the extras' libraries
+(tests/helpers/core_install.py).
 """
 
 from __future__ import annotations
@@ -14,46 +13,14 @@ from pathlib import Path
 
 import pytest
 
-EXTRA_LIBRARIES = (
-    "anthropic",
-    "openai",
-    "litellm",
-    "psycopg",
-    "psycopg_pool",
-    "mcp",
-    "opentelemetry",
-    "prometheus_client",
-    "fastapi",
-    "uvicorn",
-    "pydantic_ai",
-    # LangGraph: the `langgraph` extra (ratchet.integrations.langgraph) and a peer of bench/peers.py.
-    "langgraph",
-    # The `bench` extra's other peer, which only bench/peers.py loads.
-    "dbos",
-)
-
-BLOCKER = f"""
-import sys
-
-class _Missing:
-    # Answers every import of the extras' libraries as a library that is not installed.
-    def find_spec(self, name, path=None, target=None):
-        if name.partition(".")[0] in {EXTRA_LIBRARIES!r}:
-            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
-        return None
-
-sys.meta_path.insert(0, _Missing())
-"""
+from ..helpers.core_install import EXTRA_LIBRARIES, core_install_env
 
 
 def _python(args: list[str], cwd: Path, *, without_extras: bool) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ)
     env.pop("RATCHET_STORE", None)
     if without_extras:
-        blocker = cwd / "blocker"
-        blocker.mkdir(exist_ok=True)
-        (blocker / "sitecustomize.py").write_text(BLOCKER)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(blocker), env.get("PYTHONPATH")]))
+        env = core_install_env(env, cwd)
     return subprocess.run(
         [sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
     )

@@ -12,7 +12,7 @@ import pytest
 
 from ratchet.trust.code import ALLOW_CODE_ENV
 
-from ..helpers.cli import RunRatchet, assert_one_line_error, ratchet_env, ratchet_runner
+from ...helpers.cli import RunRatchet, assert_one_line_error, ratchet_env, ratchet_runner
 from .support import SERVER, log_lines, one_call_script, stdio_command
 
 EXIT_WAITS_ON_PERSON = 3

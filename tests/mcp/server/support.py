@@ -26,7 +26,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from ratchet import Agent, Runtime
 
-from ..crash.harness import REPO
+from ...crash.harness import REPO
 
 AGENT = "ops"
 STARTUP = 20.0  # seconds a server subprocess may take to listen
@@ -46,7 +46,7 @@ def mcp_command(store_url: str, *args: str) -> list[str]:
 
 def whoami_command(store_url: str, *args: str) -> list[str]:
     """The test server: `ratchet mcp`'s server plus a tool that says who the caller is."""
-    return [sys.executable, "-m", "tests.mcp_server.whoami_server", store_url, *args]
+    return [sys.executable, "-m", "tests.mcp.server.whoami_server", store_url, *args]
 
 
 def free_port() -> int:

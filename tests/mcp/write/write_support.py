@@ -14,7 +14,7 @@ from mcp_types import CallToolResult
 from ratchet import Runtime
 from ratchet.store import StateStore
 
-from ..helpers.scripts import calls, plan, say, verdict
+from ...helpers.scripts import calls, plan, say, verdict
 
 MAIL_TOOLS = """
 import ratchet

@@ -1,6 +1,6 @@
 """`ratchet mcp`'s server with one more tool, ``whoami``, answering `caller(ctx)`: identity made visible.
 
-Usage: ``python -m tests.mcp_server.whoami_server STORE_URL [--agent ID] [--token-file F]
+Usage: ``python -m tests.mcp.server.whoami_server STORE_URL [--agent ID] [--token-file F]
 [--transport stdio|http] [--port N]``. It serves as `ratchet mcp` does
 (`serve_stdio`, `serve_http`), on the server `build_server` makes.
 """

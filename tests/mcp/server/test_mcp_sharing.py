@@ -19,7 +19,7 @@ from mcp_types import CallToolResult
 from ratchet import Agent, Runtime
 from ratchet.records import TaskStatus, WaitReason
 
-from ..helpers.scripts import calls, plan, say, verdict
+from ...helpers.scripts import calls, plan, say, verdict
 from .support import connect, document, mcp_command
 
 TOKENS = {"alpha": "token-of-alpha-0123456789", "beta": "token-of-beta-9876543210"}

@@ -12,8 +12,8 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from ..crash.harness import REPO
-from ..helpers.cli import assert_one_line_error
+from ...crash.harness import REPO
+from ...helpers.cli import assert_one_line_error
 from .support import connect, environment, http_server, mcp_command, whoami_command, with_token
 
 TOKENS = "# who may connect\nalice token-of-alice\n\ntoken-of-the-default\n"

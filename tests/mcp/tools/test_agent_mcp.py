@@ -16,8 +16,8 @@ import pytest
 from ratchet import Agent, InputError, MCPServer, Runtime, Task, TaskStatus, WaitReason
 from ratchet.records import Operation, OpStatus
 
-from ..agent.support import GUARD, events_of, model_ops, request_messages
-from ..helpers.scripts import calls
+from ...agent.support import GUARD, events_of, model_ops, request_messages
+from ...helpers.scripts import calls
 from .support import QUICK_RETRY, SERVER, log_lines, one_call_script, stdio_server
 
 INSTRUCTION = "Look after the shop's records."

@@ -14,7 +14,7 @@ from ratchet.policy import Budget
 from ratchet.records import Approval, Artifact, Step, StepStatus, Task, TaskStatus, WaitReason
 from ratchet.views.uris import parse_uri, task_uri
 
-from ..helpers.stores import opened
+from ...helpers.stores import opened
 from .support import AGENT, agent_task, connect, document, mcp_command, text_of, write_script
 
 TEMPLATES = [

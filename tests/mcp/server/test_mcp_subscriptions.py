@@ -22,8 +22,8 @@ from ratchet.mcp.server import build_server
 from ratchet.records import Event, Task
 from ratchet.views.uris import events_uri, task_uri
 
-from ..crash.harness import finish_worker, start_task_worker
-from ..helpers.stores import opened
+from ...crash.harness import finish_worker, start_task_worker
+from ...helpers.stores import opened
 from .support import AGENT, UPDATE_WAIT, agent_task, connect, document, mcp_command, write_script
 
 STEP_DELAY = 0.8  # each step's act answer comes this late, so a subscriber sees the steps apart

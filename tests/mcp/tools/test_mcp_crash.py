@@ -19,7 +19,7 @@ from pathlib import Path
 from ratchet import Agent, Runtime, TaskStatus, WaitReason
 from ratchet.records import OpStatus
 
-from ..crash.harness import EXIT_COMPLETED, EXIT_WAITS_ON_PERSON, KILLED, REPO, finish_worker, worker_command
+from ...crash.harness import EXIT_COMPLETED, EXIT_WAITS_ON_PERSON, KILLED, REPO, finish_worker, worker_command
 from .support import log_lines, one_call_script, stdio_server
 
 TASK_ID = "mcp-crash"

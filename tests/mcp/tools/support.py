@@ -9,7 +9,7 @@ from typing import Any
 
 from ratchet import MCPServer, RetryPolicy
 
-from ..helpers.scripts import calls, plan, say, verdict
+from ...helpers.scripts import calls, plan, say, verdict
 
 SERVER = Path(__file__).with_name("server.py")
 QUICK_RETRY = RetryPolicy(initial_interval=0.05, maximum_attempts=2)

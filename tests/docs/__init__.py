@@ -1,0 +1,1 @@
+"""The Python blocks of README.md and docs/, run."""
