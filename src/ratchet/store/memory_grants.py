@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..errors import TaskNotFound
 from ..task_grant import TaskGrant
-from .grant_ops import GrantOps
+from .ops.grants import GrantOps
 from .undo import UndoLog
 
 __all__ = ["MemoryGrants"]

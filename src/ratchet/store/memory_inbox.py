@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..errors import TaskNotFound
 from ..inbox_message import InboxMessage
 from ..model import utcnow
-from .inbox_ops import InboxOps
+from .ops.inbox import InboxOps
 from .undo import UndoLog
 
 __all__ = ["MemoryInbox"]

@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 from ..errors import ConflictError
 from ..langgraph_rows import LangGraphCheckpoint, LangGraphValue, LangGraphWrite
-from .langgraph_ops import LangGraphOps
+from .ops.langgraph import LangGraphOps
 from .undo import UndoLog
 
 __all__ = ["MemoryLangGraph"]

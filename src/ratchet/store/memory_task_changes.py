@@ -9,7 +9,7 @@ from __future__ import annotations
 from ..errors import CorruptRecord
 from ..task_change import TaskChange
 from .changes import TASKS
-from .task_change_ops import TaskChangeOps
+from .ops.task_changes import TaskChangeOps
 from .undo import UndoLog
 
 __all__ = ["MemoryTaskChanges"]

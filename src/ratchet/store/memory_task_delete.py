@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, cast
 
-from .task_delete_ops import TaskDeleteOps, check_deletable
+from .ops.task_delete import TaskDeleteOps, check_deletable
 from .undo import UndoLog
 
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from ..errors import CorruptRecord
 from ..model import Task
 from ..task_listing import ALL_TASKS, TaskFilter, TaskRow
-from .task_row_ops import TaskRowOps
+from .ops.task_rows import TaskRowOps
 
 __all__ = ["MemoryTaskRows", "task_row"]
 

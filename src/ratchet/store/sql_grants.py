@@ -6,7 +6,7 @@ from ..model import TaskStatus
 from ..task_grant import TaskGrant
 from . import rows
 from .driver import Driver
-from .grant_ops import GrantOps
+from .ops.grants import GrantOps
 
 __all__ = ["SqlGrants"]
 

@@ -6,7 +6,7 @@ from ..inbox_message import InboxMessage
 from ..model import TaskStatus, utcnow
 from . import rows
 from .driver import Driver, Params
-from .inbox_ops import InboxOps
+from .ops.inbox import InboxOps
 
 __all__ = ["SqlInbox"]
 

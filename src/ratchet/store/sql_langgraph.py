@@ -20,8 +20,8 @@ from ..errors import ConflictError
 from ..langgraph_rows import LangGraphCheckpoint, LangGraphValue, LangGraphWrite
 from .driver import Driver, Row
 from .langgraph_ids import id_key, id_text
-from .langgraph_ops import LangGraphOps
 from .langgraph_write_rows import merge_writes, pack_writes, unpack_writes
+from .ops.langgraph import LangGraphOps
 
 __all__ = ["SqlLangGraph"]
 

@@ -17,7 +17,7 @@ from ..task_change import TaskChange
 from . import rows
 from .changes import TASKS
 from .driver import Driver
-from .task_change_ops import TaskChangeOps
+from .ops.task_changes import TaskChangeOps
 
 __all__ = ["SqlTaskChanges"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, cast
 
 from .driver import Driver
-from .task_delete_ops import TaskDeleteOps, check_deletable
+from .ops.task_delete import TaskDeleteOps, check_deletable
 
 if TYPE_CHECKING:
     from .ops import StoreOps

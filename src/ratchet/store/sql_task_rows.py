@@ -18,7 +18,7 @@ from ..model import Task, WaitReason
 from ..task_listing import ALL_TASKS, TaskFilter, TaskRow
 from . import rows
 from .driver import Driver, Params
-from .task_row_ops import TaskRowOps
+from .ops.task_rows import TaskRowOps
 
 __all__ = ["SqlTaskRows"]
 

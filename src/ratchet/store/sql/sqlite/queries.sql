@@ -460,7 +460,7 @@ SELECT position, record FROM task_changes WHERE position > :after ORDER BY posit
 -- name: last_task_change
 SELECT MAX(position) FROM task_changes
 
--- The task listing (task_row_ops.py): only the columns a listing shows; a filter not given
+-- The task listing (store/ops/task_rows.py): only the columns a listing shows; a filter not given
 -- is NULL. One query per leading filter, so each walks its own index in creation order
 -- (by name, by agent, or by creation time alone) and stops at the limit.
 

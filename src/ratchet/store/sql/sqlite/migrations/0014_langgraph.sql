@@ -9,7 +9,7 @@
 -- one row (store/langgraph_write_rows.py); a large write's value is a value
 -- too, named in value_hashes.
 -- Keyed per thread: deleting or pruning a thread leaves no row of it behind
--- (store/langgraph_ops.py).
+-- (store/ops/langgraph.py).
 
 CREATE TABLE langgraph_checkpoints (
     thread_id       TEXT NOT NULL,

@@ -1,7 +1,7 @@
 """`LangGraphOps`: the store operations of LangGraph's checkpoints (ratchet.langgraph_rows).
 
-Part of `StoreOps` (ops.py); the memory store (memory_langgraph.py) and every
-SQL store (sql_langgraph.py) implement them with the behaviour written here.
+Part of `StoreOps` (store.py); the memory store (store/memory/langgraph.py) and
+every SQL store (store/sql/langgraph.py) implement them with the behaviour written here.
 The checkpointer (ratchet.integrations.langgraph) decides what to store; the
 store keeps the rows, reads a value with every value it extends, and keeps a
 thread free of values no checkpoint reaches: after deleting or pruning
@@ -15,7 +15,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Collection, Sequence
 
-from ..langgraph_rows import LangGraphCheckpoint, LangGraphValue, LangGraphWrite
+from ...langgraph_rows import LangGraphCheckpoint, LangGraphValue, LangGraphWrite
 
 __all__ = ["LangGraphOps"]
 

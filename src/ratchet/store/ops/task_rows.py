@@ -1,7 +1,7 @@
 """`TaskRowOps`: the store operations of task listings (see ratchet.task_listing).
 
-Part of `StoreOps` (ops.py); the memory store (memory_task_rows.py) and every
-SQL store (sql_task_rows.py) implement them with the behaviour written here.
+Part of `StoreOps` (store.py); the memory store (store/memory/task_rows.py) and
+every SQL store (store/sql/task_rows.py) implement them with the behaviour written here.
 """
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from __future__ import annotations
 import abc
 from collections.abc import Sequence
 
-from ..errors import CorruptRecord
-from ..model import Task
-from ..task_listing import ALL_TASKS, TaskFilter, TaskRow
+from ...errors import CorruptRecord
+from ...model import Task
+from ...task_listing import ALL_TASKS, TaskFilter, TaskRow
 
 __all__ = ["TaskRowOps"]
 

@@ -1,7 +1,7 @@
 """`TaskChangeOps`: the store operations of the log of task changes (see ratchet.task_change).
 
-Part of `StoreOps` (ops.py); the memory store (memory_task_changes.py) and
-every SQL store (sql_task_changes.py) implement them with the behaviour
+Part of `StoreOps` (store.py); the memory store (store/memory/task_changes.py)
+and every SQL store (store/sql/task_changes.py) implement them with the behaviour
 written here. Nobody writes the log directly: `create_task` logs a
 ``created`` change, and `update_task` a ``status`` change when the task's
 status or what it waits on moved, in the same transaction.
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import abc
 
-from ..errors import CorruptRecord
-from ..task_change import TaskChange
+from ...errors import CorruptRecord
+from ...task_change import TaskChange
 
 __all__ = ["TaskChangeOps"]
 

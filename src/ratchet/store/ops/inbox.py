@@ -1,14 +1,14 @@
 """`InboxOps`: the store operations of the tasks' inboxes (messages sent to running tasks).
 
-Part of `StoreOps` (ops.py); the memory store (memory_inbox.py) and every SQL
-store (sql_inbox.py) implement them with the behaviour written here.
+Part of `StoreOps` (store.py); the memory store (store/memory/inbox.py) and
+every SQL store (store/sql/inbox.py) implement them with the behaviour written here.
 """
 
 from __future__ import annotations
 
 import abc
 
-from ..inbox_message import InboxMessage
+from ...inbox_message import InboxMessage
 
 __all__ = ["InboxOps"]
 

@@ -1,14 +1,14 @@
 """`GrantOps`: the store operations of task grants (an agent's leave to write a task it does not own).
 
-Part of `StoreOps` (ops.py); the memory store (memory_grants.py) and every SQL
-store (sql_grants.py) implement them with the behaviour written here.
+Part of `StoreOps` (store.py); the memory store (store/memory/grants.py) and
+every SQL store (store/sql/grants.py) implement them with the behaviour written here.
 """
 
 from __future__ import annotations
 
 import abc
 
-from ..task_grant import TaskGrant
+from ...task_grant import TaskGrant
 
 __all__ = ["GrantOps"]
 

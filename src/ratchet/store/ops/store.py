@@ -1,9 +1,9 @@
 """`StoreOps`: the operations every store has, with the behaviour each must show.
 
 Declared once here with the behaviour each must show; the memory store
-(memory.py) implements them as the reference, and `SqlOps` (sql.py) implements
-them once for every SQL database. `StateStore` (base.py) runs each in a
-transaction of its own, and ``store.transaction()`` hands out a `StoreOps`
+(store/memory/) implements them as the reference, and `SqlOps` (store/sql/ops.py)
+implements them once for every SQL database. `StateStore` (store/base.py) runs
+each in a transaction of its own, and ``store.transaction()`` hands out a `StoreOps`
 bound to one transaction. The behaviour suite in tests/store holds every store
 to these docstrings.
 
@@ -20,9 +20,9 @@ import abc
 import datetime as dt
 from collections.abc import Collection, Sequence
 
-from ..errors import CorruptRecord
-from ..limits import PRIORITY_DEFAULT
-from ..model import (
+from ...errors import CorruptRecord
+from ...limits import PRIORITY_DEFAULT
+from ...model import (
     Approval,
     Artifact,
     Checkpoint,
@@ -36,12 +36,12 @@ from ..model import (
     TaskStatus,
     Trigger,
 )
-from .grant_ops import GrantOps
-from .inbox_ops import InboxOps
-from .langgraph_ops import LangGraphOps
-from .task_change_ops import TaskChangeOps
-from .task_delete_ops import TaskDeleteOps
-from .task_row_ops import TaskRowOps
+from .grants import GrantOps
+from .inbox import InboxOps
+from .langgraph import LangGraphOps
+from .task_changes import TaskChangeOps
+from .task_delete import TaskDeleteOps
+from .task_rows import TaskRowOps
 
 __all__ = ["StoreOps", "checkpoints_to_drop", "claim_order", "priority_of"]
 
@@ -59,19 +59,19 @@ def claim_order(trigger: Trigger) -> tuple[int, dt.datetime, int]:
 class StoreOps(InboxOps, GrantOps, TaskChangeOps, TaskRowOps, TaskDeleteOps, LangGraphOps):
     """The operations of a store; every store implements them with the same behaviour.
 
-    The inboxes' operations are declared apart, on `InboxOps` (inbox_ops.py),
-    the task grants' on `GrantOps` (grant_ops.py), and the task-change log's on
-    `TaskChangeOps` (task_change_ops.py), and the task listing's on
-    `TaskRowOps` (task_row_ops.py), and deleting a task on `TaskDeleteOps`
-    (task_delete_ops.py), and LangGraph's checkpoints on `LangGraphOps`
-    (langgraph_ops.py).
+    The inboxes' operations are declared apart, on `InboxOps` (inbox.py),
+    the task grants' on `GrantOps` (grants.py), and the task-change log's on
+    `TaskChangeOps` (task_changes.py), and the task listing's on
+    `TaskRowOps` (task_rows.py), and deleting a task on `TaskDeleteOps`
+    (task_delete.py), and LangGraph's checkpoints on `LangGraphOps`
+    (langgraph.py).
     """
 
     # ------------------------------------------------------------------ tasks
 
     @abc.abstractmethod
     async def create_task(self, task: Task) -> Task:
-        """Insert a new task, and log its ``created`` change (task_change_ops.py).
+        """Insert a new task, and log its ``created`` change (task_changes.py).
 
         Raises:
             DuplicateRecord: a task with that id exists.
@@ -130,7 +130,7 @@ class StoreOps(InboxOps, GrantOps, TaskChangeOps, TaskRowOps, TaskDeleteOps, Lan
         the status machine (staying in the same status is allowed unless the
         stored status is terminal), so a stale writer cannot revive an ended
         task. A move of its status (or of what a waiting task waits on) is
-        logged as a ``status`` change (task_change_ops.py).
+        logged as a ``status`` change (task_changes.py).
 
         Raises:
             TaskNotFound: no task has that id.

@@ -1,8 +1,8 @@
 """`TaskDeleteOps`: deleting a task and everything stored of it.
 
-Part of `StoreOps` (ops.py). What may be deleted is decided here, once
-(`check_deletable`); the memory store (memory_task_delete.py) and every SQL store (sql_task_delete.py)
-only remove the rows.
+Part of `StoreOps` (store.py). What may be deleted is decided here, once
+(`check_deletable`); the memory store (store/memory/task_delete.py) and every SQL store
+(store/sql/task_delete.py) only remove the rows.
 
 Only an ended task (completed, failed or cancelled) is deleted: a queued,
 running or waiting one has a worker, a trigger or a person about to write to
@@ -12,7 +12,7 @@ deleted: a child's ``parent_id`` would name no task, and deleting a whole tree
 at once from one id would be too easy to do by mistake (a parent's journal
 already holds what it needed from its children).
 
-The log of task changes (task_change_ops.py) keeps the task's entries: it is
+The log of task changes (task_changes.py) keeps the task's entries: it is
 a gapless, totally ordered feed read by position, where a removed entry would
 leave a gap, and a removed last entry a position given out twice (a watcher
 past it would miss the next change). Its entries hold the task's id, name,
@@ -24,8 +24,8 @@ from __future__ import annotations
 import abc
 from typing import Protocol
 
-from ..errors import CannotDelete
-from ..model import Lease, Task
+from ...errors import CannotDelete
+from ...model import Lease, Task
 
 __all__ = ["TaskDeleteOps", "check_deletable"]
 
