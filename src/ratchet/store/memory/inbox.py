@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ..errors import TaskNotFound
-from ..inbox_message import InboxMessage
-from ..model import utcnow
-from .ops.inbox import InboxOps
+from ...errors import TaskNotFound
+from ...inbox_message import InboxMessage
+from ...model import utcnow
+from ..ops.inbox import InboxOps
 from .undo import UndoLog
 
 __all__ = ["MemoryInbox"]

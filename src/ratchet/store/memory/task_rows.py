@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..errors import CorruptRecord
-from ..model import Task
-from ..task_listing import ALL_TASKS, TaskFilter, TaskRow
-from .ops.task_rows import TaskRowOps
+from ...errors import CorruptRecord
+from ...model import Task
+from ...task_listing import ALL_TASKS, TaskFilter, TaskRow
+from ..ops.task_rows import TaskRowOps
 
 __all__ = ["MemoryTaskRows", "task_row"]
 

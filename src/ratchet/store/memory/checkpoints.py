@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 
-from ..errors import CheckpointNotFound
-from ..model import Checkpoint, utcnow
-from .ops import checkpoints_to_drop
+from ...errors import CheckpointNotFound
+from ...model import Checkpoint, utcnow
+from ..ops import checkpoints_to_drop
 from .undo import UndoLog
 
 __all__ = ["MemoryCheckpoints"]

@@ -6,10 +6,10 @@ as it is written: the order of positions is the order of commits.
 
 from __future__ import annotations
 
-from ..errors import CorruptRecord
-from ..task_change import TaskChange
-from .changes import TASKS
-from .ops.task_changes import TaskChangeOps
+from ...errors import CorruptRecord
+from ...task_change import TaskChange
+from ..changes import TASKS
+from ..ops.task_changes import TaskChangeOps
 from .undo import UndoLog
 
 __all__ = ["MemoryTaskChanges"]

@@ -6,9 +6,9 @@ import dataclasses
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any, TypeVar
 
-from ..errors import ConflictError
-from ..langgraph_rows import LangGraphCheckpoint, LangGraphValue, LangGraphWrite
-from .ops.langgraph import LangGraphOps
+from ...errors import ConflictError
+from ...langgraph_rows import LangGraphCheckpoint, LangGraphValue, LangGraphWrite
+from ..ops.langgraph import LangGraphOps
 from .undo import UndoLog
 
 __all__ = ["MemoryLangGraph"]

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, cast
 
-from .ops.task_delete import TaskDeleteOps, check_deletable
+from ..ops.task_delete import TaskDeleteOps, check_deletable
 from .undo import UndoLog
 
 if TYPE_CHECKING:
-    from .ops import StoreOps
+    from ..ops import StoreOps
 
 __all__ = ["MemoryTaskDelete"]
 

@@ -1,9 +1,10 @@
-"""The in-memory store: the reference behaviour, for tests and throwaway runs.
+"""`MemoryOps`: the memory store's tables and every operation on them, the reference behaviour.
 
 Records are kept as JSON text, as the SQL stores keep them, so nothing a
 caller holds aliases what the store holds. Only this store writes them, so
-none is ever unreadable: the ``unreadable`` lists of listings stay empty. Transactions take turns; each keeps
-an undo log and replays it backwards on rollback.
+none is ever unreadable: the ``unreadable`` lists of listings stay empty.
+Every write goes through `UndoLog` (undo.py), so that the store (store.py)
+can roll a transaction back.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import itertools
 from collections import Counter
 from collections.abc import Collection, Sequence
 
-from ..errors import (
+from ...errors import (
     ArtifactNotFound,
     ConflictError,
     CorruptRecord,
@@ -21,11 +22,10 @@ from ..errors import (
     LeaseLost,
     SessionNotFound,
     StepNotFound,
-    StoreError,
     TaskNotFound,
 )
-from ..limits import PRIORITY_DEFAULT
-from ..model import (
+from ...limits import PRIORITY_DEFAULT
+from ...model import (
     Approval,
     ApprovalStatus,
     Artifact,
@@ -44,66 +44,21 @@ from ..model import (
     check_task_move,
     utcnow,
 )
-from ..task_change import TaskChange, TaskChangeKind
-from .base import StateStore
-from .changes import TRIGGERS, events_topic
-from .memory_checkpoints import MemoryCheckpoints
-from .memory_grants import MemoryGrants
-from .memory_inbox import MemoryInbox
-from .memory_langgraph import MemoryLangGraph
-from .memory_task_changes import MemoryTaskChanges
-from .memory_task_delete import MemoryTaskDelete
-from .memory_task_rows import MemoryTaskRows
-from .ops import StoreOps, claim_order, priority_of
+from ...task_change import TaskChange, TaskChangeKind
+from ..changes import TRIGGERS, events_topic
+from ..ops import StoreOps, claim_order, priority_of
+from .checkpoints import MemoryCheckpoints
+from .grants import MemoryGrants
+from .inbox import MemoryInbox
+from .langgraph import MemoryLangGraph
+from .task_changes import MemoryTaskChanges
+from .task_delete import MemoryTaskDelete
+from .task_rows import MemoryTaskRows
 
-__all__ = ["MemoryStore"]
-
-
-class MemoryStore(StateStore):
-    """The store of the ``memory://`` URL; its data lives as long as the object."""
-
-    change_poll = None  # every writer is in this process, and publishes what it commits
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.url = "memory://"
-        self._closed = False
-        self._ops = _MemoryOps()
-
-    async def open(self) -> None:
-        """Nothing to connect to; the schema is always current."""
-
-    async def close(self) -> None:
-        """Refuse further use, as the other stores do; the data goes with the object."""
-        self._closed = True
-
-    async def _begin(self, *, write: bool) -> _MemoryTransaction:
-        if self._closed:
-            raise StoreError("the store memory:// is closed")
-        self._ops.undo.clear()
-        self._ops.touched = set()
-        return _MemoryTransaction(self._ops)
+__all__ = ["MemoryOps"]
 
 
-class _MemoryTransaction:
-    """The open transaction: the store's operations, whose undo log it keeps or plays back."""
-
-    __slots__ = ("ops",)
-
-    def __init__(self, ops: _MemoryOps) -> None:
-        self.ops = ops
-
-    @property
-    def touched(self) -> set[str]:
-        return self.ops.touched
-
-    async def end(self, *, commit: bool) -> None:
-        if not commit:
-            self.ops.roll_back()
-        self.ops.undo.clear()
-
-
-class _MemoryOps(
+class MemoryOps(
     MemoryInbox,
     MemoryGrants,
     MemoryCheckpoints,

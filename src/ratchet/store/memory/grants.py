@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..errors import TaskNotFound
-from ..task_grant import TaskGrant
-from .ops.grants import GrantOps
+from ...errors import TaskNotFound
+from ...task_grant import TaskGrant
+from ..ops.grants import GrantOps
 from .undo import UndoLog
 
 __all__ = ["MemoryGrants"]
