@@ -40,7 +40,8 @@ from pathlib import Path
 import psycopg
 
 from ratchet.model import TaskStatus, WaitReason
-from ratchet.store import open_store, rows
+from ratchet.store import open_store
+from ratchet.store.sql import rows
 from ratchet.task_listing import TaskFilter
 
 REPO = Path(__file__).resolve().parents[1]

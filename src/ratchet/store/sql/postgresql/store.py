@@ -24,14 +24,14 @@ from typing import Any
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
-from ..errors import DuplicateRecord, StoreError, StoreUnavailable
-from . import catalogue
-from .base import StateStore
-from .driver import Driver, Params, Row
-from .postgres_changes import ChangeListener, channels_of
-from .postgres_schema import DIALECT, Target, connect, connection_error, prepare, server_error
-from .sql import SqlOps
-from .sql_transaction import SqlTransaction
+from ....errors import DuplicateRecord, StoreError, StoreUnavailable
+from ...base import StateStore
+from .. import catalogue
+from ..driver import Driver, Params, Row
+from ..ops import SqlOps
+from ..transaction import SqlTransaction
+from .changes import ChangeListener, channels_of
+from .schema import DIALECT, Target, connect, connection_error, prepare, server_error
 
 __all__ = ["PostgresStore", "store_error"]
 
@@ -243,7 +243,7 @@ class PostgresDriver(Driver):
 
     async def execute(self, name: str, params: Params | None = None) -> int:
         if name == "savepoint":
-            # A group member's (group_commit.py): it goes with the member's first statement, in
+            # A group member's (store/group_commit.py): it goes with the member's first statement, in
             # the same pipeline, not in a round trip of its own. It cannot fail alone: the
             # transaction it is in is sound, or the next statement says it is not.
             self._waiting.append((self._q[name], params))

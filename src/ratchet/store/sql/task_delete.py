@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, cast
 
+from ..ops.task_delete import TaskDeleteOps, check_deletable
 from .driver import Driver
-from .ops.task_delete import TaskDeleteOps, check_deletable
 
 if TYPE_CHECKING:
-    from .ops import StoreOps
+    from ..ops import StoreOps
 
 __all__ = ["TASK_TABLES", "SqlTaskDelete"]
 

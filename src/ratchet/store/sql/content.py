@@ -45,8 +45,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import CorruptRecord
-from ..model import Operation
+from ...errors import CorruptRecord
+from ...model import Operation
 from .driver import Driver
 
 __all__ = ["MARK", "THRESHOLD", "loaded", "may_apply", "stored"]

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ..model import TaskStatus
-from ..task_grant import TaskGrant
+from ...model import TaskStatus
+from ...task_grant import TaskGrant
+from ..ops.grants import GrantOps
 from . import rows
 from .driver import Driver
-from .ops.grants import GrantOps
 
 __all__ = ["SqlGrants"]
 

@@ -13,7 +13,7 @@ import os
 import sqlite3
 from pathlib import Path
 
-from ..errors import DuplicateRecord, StoreError, StoreFull, StoreReadOnly, StoreUnavailable
+from ....errors import DuplicateRecord, StoreError, StoreFull, StoreReadOnly, StoreUnavailable
 
 __all__ = ["primary_code", "read_only_error", "read_only_reason", "store_error"]
 

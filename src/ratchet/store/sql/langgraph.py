@@ -16,12 +16,12 @@ import json
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from ..errors import ConflictError
-from ..langgraph_rows import LangGraphCheckpoint, LangGraphValue, LangGraphWrite
+from ...errors import ConflictError
+from ...langgraph_rows import LangGraphCheckpoint, LangGraphValue, LangGraphWrite
+from ..ops.langgraph import LangGraphOps
 from .driver import Driver, Row
 from .langgraph_ids import id_key, id_text
 from .langgraph_write_rows import merge_writes, pack_writes, unpack_writes
-from .ops.langgraph import LangGraphOps
 
 __all__ = ["SqlLangGraph"]
 

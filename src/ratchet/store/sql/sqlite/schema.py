@@ -13,7 +13,7 @@ import contextlib
 import sqlite3
 from pathlib import Path
 
-from ..errors import (
+from ....errors import (
     DamagedDatabase,
     NotARatchetDatabase,
     SchemaTooNew,
@@ -22,9 +22,9 @@ from ..errors import (
     StoreReadOnly,
     StoreUnavailable,
 )
-from ..model import utcnow
-from . import catalogue, rows
-from .sqlite_errors import primary_code
+from ....model import utcnow
+from .. import catalogue, rows
+from .errors import primary_code
 
 __all__ = ["check_file", "check_integrity", "migrate", "prepare"]
 

@@ -18,11 +18,11 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
-from ..compact_json import encode as _encode
-from ..errors import CorruptRecord
-from ..inbox_message import InboxMessage
-from ..limits import PRIORITY_DEFAULT
-from ..model import (
+from ...compact_json import encode as _encode
+from ...errors import CorruptRecord
+from ...inbox_message import InboxMessage
+from ...limits import PRIORITY_DEFAULT
+from ...model import (
     Approval,
     Artifact,
     Checkpoint,
@@ -37,7 +37,7 @@ from ..model import (
     TaskStatus,
     Trigger,
 )
-from ..task_change import TaskChange
+from ...task_change import TaskChange
 
 _R = TypeVar("_R")
 _Row = TypeVar("_Row")

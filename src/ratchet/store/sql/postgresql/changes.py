@@ -21,8 +21,8 @@ from typing import Any
 
 import psycopg
 
-from . import catalogue
-from .postgres_schema import DIALECT, Target, connect
+from .. import catalogue
+from .schema import DIALECT, Target, connect
 
 __all__ = ["ChangeListener", "channels_of"]
 

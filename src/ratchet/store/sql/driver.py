@@ -1,9 +1,9 @@
 """The driver: one connection to an SQL database, running its dialect's named queries.
 
-`SqlOps` (sql.py) writes every store operation once, in terms of a driver;
-each SQL store (sqlite.py, postgres.py) is a driver plus how it connects.
-A driver knows nothing of tasks or leases: it runs the query of a name from
-its dialect's catalogue (sql/<dialect>/queries.sql) with named parameters
+`SqlOps` (ops.py) writes every store operation once, in terms of a driver;
+each SQL store (sqlite/store.py, postgresql/store.py) is a driver plus how it
+connects. A driver knows nothing of tasks or leases: it runs the query of a
+name from its dialect's catalogue (<dialect>/queries.sql) with named parameters
 (the journal's hottest statements, `write` and `check`, bind theirs by position),
 and turns every error of its database library into a `StoreError` (a unique
 key broken becomes `DuplicateRecord`), so nothing above it sees the library.
@@ -94,7 +94,7 @@ class Driver(abc.ABC):
         """Send the statements held back to go with the next one, and raise their errors.
 
         A driver that sends each statement at once has none. Group commit
-        (group_commit.py) flushes at the end of each member's block, so that a
+        (store/group_commit.py) flushes at the end of each member's block, so that a
         member's errors are raised in its own turn, not in the next member's.
         """
         return  # nothing held back: each statement was sent as it ran

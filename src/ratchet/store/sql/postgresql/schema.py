@@ -20,7 +20,7 @@ from typing import Any
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
-from ..errors import (
+from ....errors import (
     NotARatchetDatabase,
     SchemaTooNew,
     StoreError,
@@ -29,9 +29,9 @@ from ..errors import (
     StoreReadOnly,
     StoreUnavailable,
 )
-from ..model import utcnow
-from . import catalogue, rows
-from .redact import hide_secrets, secrets_of
+from ....model import utcnow
+from ...redact import hide_secrets, secrets_of
+from .. import catalogue, rows
 
 __all__ = ["Target", "connect", "connection_error", "migrate", "prepare", "server_error"]
 

@@ -1,10 +1,10 @@
 """`SqlTransaction`: an open transaction of a SQL store, its driver and the operations on it.
 
-Both SQL stores hand these to the shared `Transaction` (transaction.py). The
+Both SQL stores hand these to the shared `Transaction` (store/transaction.py). The
 SQLite store keeps one for its one connection and reuses it; the PostgreSQL
 store makes one per pooled connection it takes, and gives the connection
 back when the transaction ends (`release`). Other write transactions may join
-one (`joiner`, in a savepoint) and share its commit (group_commit.py).
+one (`joiner`, in a savepoint) and share its commit (store/group_commit.py).
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from ..group_commit import Joinable
 from .driver import Driver
-from .group_commit import Joinable
-from .sql import SqlOps
+from .ops import SqlOps
 
 __all__ = ["SqlTransaction"]
 
@@ -59,7 +59,7 @@ class SqlTransaction:
             if self.release is not None:
                 await self.release(self.driver)
 
-    # ------------------------------------------------------------------ group commit (group_commit.py)
+    # ------------------------------------------------------------------ group commit (store/group_commit.py)
 
     def joiner(self) -> SqlTransaction:
         return SqlTransaction(self.driver, SqlOps(self.driver))

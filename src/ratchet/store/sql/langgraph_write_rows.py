@@ -1,4 +1,4 @@
-"""A task's pending writes on a checkpoint as one SQL row (store/sql_langgraph.py).
+"""A task's pending writes on a checkpoint as one SQL row (langgraph.py).
 
 LangGraph writes a task's pending writes together (``put_writes``), and a
 step's task writes two or more (a channel's value, the branch it takes). A
@@ -20,8 +20,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 
-from ..errors import CorruptRecord
-from ..langgraph_rows import LangGraphWrite
+from ...errors import CorruptRecord
+from ...langgraph_rows import LangGraphWrite
 
 __all__ = ["merge_writes", "pack_writes", "unpack_writes"]
 

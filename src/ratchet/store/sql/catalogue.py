@@ -1,6 +1,6 @@
 """The SQL of each dialect: named queries, the whole schema, numbered migrations.
 
-Files live in ``sql/<dialect>/``: ``queries.sql`` (blocks opened by a line
+Files live beside this module, in ``<dialect>/``: ``queries.sql`` (blocks opened by a line
 ``-- name: NAME``; a line ``-- include: NAME`` in one stands for that block's
 text), ``schema.sql`` (the current schema, whole) and
 ``migrations/NNNN_title.sql`` (applied in order, each once).
@@ -17,7 +17,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from importlib import resources
 
-from ..errors import DamagedDatabase
+from ...errors import DamagedDatabase
 
 __all__ = [
     "RATCHET_TABLES",
@@ -48,7 +48,7 @@ class Migration:
 
 
 def _dir(dialect: str) -> resources.abc.Traversable:
-    return resources.files("ratchet.store").joinpath("sql", dialect)
+    return resources.files("ratchet.store.sql").joinpath(dialect)
 
 
 @functools.cache

@@ -12,12 +12,12 @@ its status take turns (SQLite's writers take turns anyway).
 
 from __future__ import annotations
 
-from ..errors import CorruptRecord
-from ..task_change import TaskChange
+from ...errors import CorruptRecord
+from ...task_change import TaskChange
+from ..changes import TASKS
+from ..ops.task_changes import TaskChangeOps
 from . import rows
-from .changes import TASKS
 from .driver import Driver
-from .ops.task_changes import TaskChangeOps
 
 __all__ = ["SqlTaskChanges"]
 

@@ -25,16 +25,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import StoreError, StoreReadOnly, StoreUnavailable
-from . import catalogue
-from .base import StateStore
-from .driver import Driver, Params, Row
-from .sql import SqlOps
-from .sql_transaction import SqlTransaction
-from .sqlite_errors import primary_code, read_only_error, read_only_reason, store_error
-from .sqlite_schema import check_file, migrate, prepare
+from ....errors import StoreError, StoreReadOnly, StoreUnavailable
+from ...base import StateStore
+from .. import catalogue
+from ..driver import Driver, Params, Row
+from ..ops import SqlOps
+from ..transaction import SqlTransaction
+from .errors import primary_code, read_only_error, read_only_reason, store_error
+from .schema import check_file, prepare
 
-__all__ = ["SqliteStore", "migrate"]
+__all__ = ["SqliteStore"]
 
 DIALECT = "sqlite"
 # What SQLite says when it cannot write the file, or cannot make the files it keeps beside it.

@@ -1,8 +1,8 @@
 """`SqlOps`: every store operation, written once for every SQL database.
 
 Each operation runs named queries through a `Driver` (driver.py); the two
-dialects differ only in the text of those queries (sql/sqlite/queries.sql,
-sql/postgresql/queries.sql), never here. What each write locks is said by
+dialects differ only in the text of those queries (sqlite/queries.sql,
+postgresql/queries.sql), never here. What each write locks is said by
 its queries: on PostgreSQL a task's row while its status moves
 (``lock_task``: ``FOR UPDATE``), the lease row of a fenced transaction
 (``check_fence``: ``FOR SHARE``), a per-owner lock while numbering rows
@@ -15,8 +15,8 @@ import datetime as dt
 import json
 from collections.abc import Callable, Collection, Sequence
 
-from .. import compact_json
-from ..errors import (
+from ... import compact_json
+from ...errors import (
     ArtifactNotFound,
     CheckpointNotFound,
     ConflictError,
@@ -27,7 +27,7 @@ from ..errors import (
     StepNotFound,
     TaskNotFound,
 )
-from ..model import (
+from ...model import (
     Approval,
     ApprovalStatus,
     Artifact,
@@ -46,17 +46,17 @@ from ..model import (
     check_task_move,
     utcnow,
 )
-from ..task_change import TaskChange, TaskChangeKind
+from ...task_change import TaskChange, TaskChangeKind
+from ..changes import TRIGGERS, events_topic
+from ..ops import StoreOps, checkpoints_to_drop, claim_order, priority_of
 from . import content, rows
-from .changes import TRIGGERS, events_topic
 from .driver import Driver, Params
-from .ops import StoreOps, checkpoints_to_drop, claim_order, priority_of
-from .sql_grants import SqlGrants
-from .sql_inbox import SqlInbox
-from .sql_langgraph import SqlLangGraph
-from .sql_task_changes import SqlTaskChanges
-from .sql_task_delete import SqlTaskDelete
-from .sql_task_rows import SqlTaskRows
+from .grants import SqlGrants
+from .inbox import SqlInbox
+from .langgraph import SqlLangGraph
+from .task_changes import SqlTaskChanges
+from .task_delete import SqlTaskDelete
+from .task_rows import SqlTaskRows
 
 __all__ = ["SqlOps"]
 

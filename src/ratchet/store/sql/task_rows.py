@@ -13,12 +13,12 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import CorruptRecord
-from ..model import Task, WaitReason
-from ..task_listing import ALL_TASKS, TaskFilter, TaskRow
+from ...errors import CorruptRecord
+from ...model import Task, WaitReason
+from ...task_listing import ALL_TASKS, TaskFilter, TaskRow
+from ..ops.task_rows import TaskRowOps
 from . import rows
 from .driver import Driver, Params
-from .ops.task_rows import TaskRowOps
 
 __all__ = ["SqlTaskRows"]
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ..inbox_message import InboxMessage
-from ..model import TaskStatus, utcnow
+from ...inbox_message import InboxMessage
+from ...model import TaskStatus, utcnow
+from ..ops.inbox import InboxOps
 from . import rows
 from .driver import Driver, Params
-from .ops.inbox import InboxOps
 
 __all__ = ["SqlInbox"]
 
