@@ -40,7 +40,8 @@ from pathlib import Path
 import psycopg
 
 from ratchet.records import TaskFilter, TaskStatus, WaitReason
-from ratchet.store import open_store, rows
+from ratchet.store import open_store
+from ratchet.store.sql import rows
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # for the tests' throwaway cluster and record builder

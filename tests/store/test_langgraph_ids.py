@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import uuid
 
-from ratchet.store.langgraph_ids import id_key, id_text
+from ratchet.store.sql.langgraph_ids import id_key, id_text
 
 IDS = [
     str(uuid.uuid4()),

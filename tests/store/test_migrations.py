@@ -14,10 +14,11 @@ import psycopg
 import pytest
 
 from ratchet.errors import NotARatchetDatabase, SchemaTooNew, StoreError, StoreNotFound
-from ratchet.store import catalogue, open_store, rows
-from ratchet.store.postgres_schema import Target
-from ratchet.store.postgres_schema import migrate as migrate_postgresql
-from ratchet.store.sqlite import migrate as migrate_sqlite
+from ratchet.store import open_store
+from ratchet.store.sql import catalogue, rows
+from ratchet.store.sql.postgresql.schema import Target
+from ratchet.store.sql.postgresql.schema import migrate as migrate_postgresql
+from ratchet.store.sql.sqlite.schema import migrate as migrate_sqlite
 
 from ..helpers.cli import ratchet_command, ratchet_env
 from ..helpers.pg import Cluster

@@ -22,7 +22,7 @@ from ratchet.errors import StoreError, StoreNotFound, StoreURLError
 from ratchet.records import TaskStatus, utcnow
 from ratchet.store import open_store, store_from_url
 from ratchet.store.changes import TRIGGERS, events_topic
-from ratchet.store.postgres import PostgresStore
+from ratchet.store.sql.postgresql import PostgresStore
 
 from ..helpers.builders import make_event, make_task
 from ..helpers.cli import ratchet_command, ratchet_env

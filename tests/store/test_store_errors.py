@@ -21,7 +21,7 @@ from ratchet.errors import (
     StoreUnavailable,
 )
 from ratchet.store import StateStore, open_store
-from ratchet.store.postgres_schema import Target, server_error
+from ratchet.store.sql.postgresql.schema import Target, server_error
 
 from ..helpers.builders import make_event, make_task
 from ..helpers.disk import SmallDisk

@@ -10,7 +10,8 @@ from pathlib import Path
 import psycopg
 
 from ratchet.records import TaskFilter, TaskStatus
-from ratchet.store import catalogue, open_store, rows
+from ratchet.store import open_store
+from ratchet.store.sql import catalogue, rows
 
 from ..helpers.builders import make_task
 from ..helpers.raw_sql import run_sql
@@ -59,7 +60,7 @@ async def test_postgresql_tasks_from_before_version_11_are_listed_with_their_col
 
 def _filters() -> dict[str, dict[str, object]]:
     """The parameters of each common filter's query (the listing's own, through its query chooser)."""
-    from ratchet.store.sql_task_rows import _params, _query
+    from ratchet.store.sql.task_rows import _params, _query
 
     shown: dict[str, dict[str, object]] = {}
     for label, where in {

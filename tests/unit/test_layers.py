@@ -185,6 +185,53 @@ def test_lower_layers_import_no_higher_one() -> None:
     assert not wrong, "a layer imports one above it:\n" + "\n".join(f"  {line}" for line in wrong)
 
 
+# The store's own layers, and what each may import: the interface (ops) knows no store; what every
+# store shares (StateStore, its transaction, group commit, change feeds, URL redaction) knows the
+# interface; the memory store and the SQL stores know both and never each other; the SQL written
+# once knows no dialect, and a dialect no other. The package itself (a URL picks the store) knows all.
+STORE_LAYERS = {
+    "ops": {"ops"},
+    "shared": {"ops", "shared"},
+    "memory": {"ops", "shared", "memory"},
+    "sql": {"ops", "shared", "sql"},
+    "sqlite": {"ops", "shared", "sql", "sqlite"},
+    "postgresql": {"ops", "shared", "sql", "postgresql"},
+    "url": {"ops", "shared", "memory", "sql", "sqlite", "postgresql", "url"},
+}
+
+
+def store_layer(module: str) -> str:
+    """The layer of a module of ``ratchet.store`` (see `STORE_LAYERS`)."""
+    if module == "ratchet.store":
+        return "url"
+    for prefix, layer in (
+        ("ratchet.store.ops", "ops"),
+        ("ratchet.store.memory", "memory"),
+        ("ratchet.store.sql.sqlite", "sqlite"),
+        ("ratchet.store.sql.postgresql", "postgresql"),
+        ("ratchet.store.sql", "sql"),
+    ):
+        if module == prefix or module.startswith(prefix + "."):
+            return layer
+    return "shared"
+
+
+def test_the_stores_layers_import_only_down() -> None:
+    def in_store(module: str) -> bool:
+        return module == "ratchet.store" or module.startswith("ratchet.store.")
+
+    wrong = [
+        f"{module} ({store_layer(module)}) imports {imported} ({store_layer(imported)})"
+        for module, imported_modules in sorted(import_graph(SRC).items())
+        if in_store(module)
+        for imported in sorted(imported_modules)
+        if in_store(imported) and store_layer(imported) not in STORE_LAYERS[store_layer(module)]
+    ]
+    assert not wrong, "a layer of the store imports one it must not:\n" + "\n".join(
+        f"  {line}" for line in wrong
+    )
+
+
 def test_no_provider_imports_another_provider() -> None:
     graph = import_graph(SRC)
     assert {module: sorted(graph[module] & set(PROVIDERS)) for module in PROVIDERS} == {

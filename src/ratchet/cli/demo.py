@@ -20,7 +20,7 @@ from ..demo.team_story import TeamModels, run_team_demo
 from ..errors import InputError
 from ..printable import plain
 from ..store import redact_url, store_from_url
-from ..store.sqlite import SqliteStore
+from ..store.sql.sqlite import SqliteStore
 from .exits import EXIT_FAILED, EXIT_INTERRUPTED
 from .render import console, print_line
 from .store_access import open_store_for, run_async

@@ -56,7 +56,7 @@ def store_from_url(url: str, *, create: bool = True, integrity_check: bool = Tru
 
         return MemoryStore()
     if scheme == "sqlite":
-        from .sqlite import SqliteStore
+        from .sql.sqlite import SqliteStore
 
         path, _, query = rest.partition("?")
         if not path.startswith("/") or len(path) < 2:
@@ -121,7 +121,7 @@ def _postgres_store(url: str, *, create: bool) -> StateStore:
     for port in str(params.get("port") or "").split(","):
         if port and not port.isdigit():
             raise StoreURLError(f"store URL {redact_url(url)!r}: port {port!r} is not a number")
-    from .postgres import PostgresStore
+    from .sql.postgresql import PostgresStore
 
     store = PostgresStore(conninfo, url=url, pool_size=pool_size, create=create)
     store.share_commits(group_commit)

@@ -1,7 +1,7 @@
 """`StateStore`: a store opened from a URL, every operation in a transaction.
 
 A store is opened from a URL (`open_store`). Its operations are declared once,
-on `StoreOps` (ops.py); the store runs each one in a transaction of its own,
+on `StoreOps` (ops/); the store runs each one in a transaction of its own,
 and ``store.transaction()`` hands out a `StoreOps` bound to one transaction so
 that several writes (a state change and the event that reports it) commit
 together or not at all::

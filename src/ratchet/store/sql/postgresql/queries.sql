@@ -3,7 +3,7 @@
 -- Notifications name what changed: "triggers" on channel ratchet_triggers,
 -- "events:TASK_ID" on ratchet_events; they are delivered when the transaction commits.
 -- The SQLite catalogue has a query of every name used by the store's
--- operations (store/sql.py), doing the same in its own dialect.
+-- operations (store/sql/ops.py), doing the same in its own dialect.
 
 -- name: begin_write
 BEGIN ISOLATION LEVEL READ COMMITTED
@@ -509,7 +509,7 @@ SELECT position, record FROM task_changes WHERE position > %(after)s ORDER BY po
 -- name: last_task_change
 SELECT MAX(position) FROM task_changes
 
--- The task listing (task_row_ops.py): only the columns a listing shows; a filter not given
+-- The task listing (store/ops/task_rows.py): only the columns a listing shows; a filter not given
 -- is NULL. One query per leading filter, so each walks its own index in creation order
 -- (by name, by agent, or by creation time alone) and stops at the limit.
 
@@ -575,7 +575,7 @@ SELECT COUNT(*) FROM tasks
 WHERE agent = %(agent)s AND
 -- include: task_filter
 
--- contents (store/content.py): a task's content-addressed values, each stored once.
+-- contents (store/sql/content.py): a task's content-addressed values, each stored once.
 
 -- name: put_content
 INSERT INTO contents (task_id, hash, prev, body) VALUES (%(task_id)s, %(hash)s, NULL, %(body)s)
@@ -602,7 +602,7 @@ WITH RECURSIVE wanted(hash) AS (
 SELECT c.hash, c.prev, c.body FROM contents c JOIN wanted w ON c.hash = w.hash
 WHERE c.task_id = %(task_id)s
 
--- delete_task (store/sql_task_delete.py): every row of one task, table by table.
+-- delete_task (store/sql/task_delete.py): every row of one task, table by table.
 
 -- name: delete_task_steps
 DELETE FROM steps WHERE task_id = %(task_id)s
@@ -646,7 +646,7 @@ DELETE FROM leases WHERE task_id = %(task_id)s
 -- name: delete_task_tasks
 DELETE FROM tasks WHERE id = %(task_id)s
 
--- LangGraph's checkpoints (store/sql_langgraph.py).
+-- LangGraph's checkpoints (store/sql/langgraph.py).
 
 -- name: put_langgraph_value
 INSERT INTO langgraph_values (thread_id, hash, prev, items, type, body)

@@ -1,7 +1,7 @@
 -- Named queries of the SQLite store. Each begins with a line "-- name: NAME".
 -- Parameters are named (:name); times are integer microseconds since the epoch.
 -- The PostgreSQL catalogue has a query of every name used by the store's
--- operations (store/sql.py), doing the same in its own dialect.
+-- operations (store/sql/ops.py), doing the same in its own dialect.
 
 -- name: begin_write
 BEGIN IMMEDIATE
@@ -460,7 +460,7 @@ SELECT position, record FROM task_changes WHERE position > :after ORDER BY posit
 -- name: last_task_change
 SELECT MAX(position) FROM task_changes
 
--- The task listing (task_row_ops.py): only the columns a listing shows; a filter not given
+-- The task listing (store/ops/task_rows.py): only the columns a listing shows; a filter not given
 -- is NULL. One query per leading filter, so each walks its own index in creation order
 -- (by name, by agent, or by creation time alone) and stops at the limit.
 
@@ -525,7 +525,7 @@ SELECT COUNT(*) FROM tasks
 WHERE agent = :agent AND
 -- include: task_filter
 
--- contents (store/content.py): a task's content-addressed values, each stored once.
+-- contents (store/sql/content.py): a task's content-addressed values, each stored once.
 
 -- name: put_content
 INSERT INTO contents (task_id, hash, prev, body) VALUES (:task_id, :hash, NULL, :body)
@@ -552,7 +552,7 @@ WITH RECURSIVE wanted(hash) AS (
 SELECT c.hash, c.prev, c.body FROM contents c JOIN wanted w ON c.hash = w.hash
 WHERE c.task_id = :task_id
 
--- delete_task (store/sql_task_delete.py): every row of one task, table by table.
+-- delete_task (store/sql/task_delete.py): every row of one task, table by table.
 
 -- name: delete_task_steps
 DELETE FROM steps WHERE task_id = :task_id
@@ -596,7 +596,7 @@ DELETE FROM leases WHERE task_id = :task_id
 -- name: delete_task_tasks
 DELETE FROM tasks WHERE id = :task_id
 
--- LangGraph's checkpoints (store/sql_langgraph.py).
+-- LangGraph's checkpoints (store/sql/langgraph.py).
 
 -- name: put_langgraph_value
 INSERT INTO langgraph_values (thread_id, hash, prev, items, type, body)

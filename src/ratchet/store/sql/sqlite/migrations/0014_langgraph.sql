@@ -6,10 +6,10 @@
 -- the value that lists them, items, shared with the pending write that
 -- brought them), so a thread's size grows with what it adds, not with its
 -- whole history at every step. A task's pending writes on a checkpoint are
--- one row (store/langgraph_write_rows.py); a large write's value is a value
+-- one row (store/sql/langgraph_write_rows.py); a large write's value is a value
 -- too, named in value_hashes.
 -- Keyed per thread: deleting or pruning a thread leaves no row of it behind
--- (store/langgraph_ops.py).
+-- (store/ops/langgraph.py).
 
 CREATE TABLE langgraph_checkpoints (
     thread_id       TEXT NOT NULL,

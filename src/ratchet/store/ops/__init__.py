@@ -1,0 +1,16 @@
+"""The store's interface: every operation a store has, declared once with the behaviour it must show.
+
+`StoreOps` (store.py) holds them all. The operations of a run's records
+(tasks, steps, the journal, messages, events, artifacts, triggers,
+checkpoints, approvals, sessions, leases) are declared on it; those of a
+concept that came later are declared on a class of their own that it takes
+in: the inboxes (inbox.py), task grants (grants.py), the log of task changes
+(task_changes.py), the task listing (task_rows.py), deleting a task
+(task_delete.py) and LangGraph's checkpoints (langgraph.py). The memory store
+(store/memory/) and `SqlOps` (store/sql/) implement them; nothing here knows
+either.
+"""
+
+from .store import StoreOps, checkpoints_to_drop, claim_order, priority_of
+
+__all__ = ["StoreOps", "checkpoints_to_drop", "claim_order", "priority_of"]

@@ -1,0 +1,11 @@
+"""The PostgreSQL store (``postgresql://``): its Python beside its SQL.
+
+store.py: the store (a pool) and its driver; schema.py: connecting, the
+server's errors, getting a database ready (migrations); changes.py: the
+change feed over LISTEN/NOTIFY; queries.sql, schema.sql and migrations/: the
+dialect's SQL.
+"""
+
+from .store import PostgresStore
+
+__all__ = ["PostgresStore"]

@@ -1,0 +1,129 @@
+"""The PostgreSQL change feed: ``LISTEN`` on a connection of its own.
+
+Writes notify inside their transaction (so a notification arrives only if,
+and when, the write commits): channel ``ratchet_triggers`` for new work,
+``ratchet_events`` for events, ``ratchet_tasks`` for the task-change log;
+the payload is the change-feed topic. A
+listener listens only on the channels its process's feeds need (a worker
+hears no events, an event follower no triggers: each notification costs every
+listening connection some work on the server), and publishes each payload to
+this process's feeds. When its connection is lost it reconnects with backoff and then wakes
+every feed once, since notifications sent in between are gone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import psycopg
+
+from .. import catalogue
+from .schema import DIALECT, Target, connect
+
+__all__ = ["ChangeListener", "channels_of"]
+
+EVERY_TOPIC = "*"
+_BACKOFF = (0.05, 2.0)  # first and longest pause between reconnection attempts, seconds
+# A silent network loss (no FIN, no RST) is noticed by TCP keepalives within ~30 s.
+_KEEPALIVES = {"keepalives": 1, "keepalives_idle": 15, "keepalives_interval": 5, "keepalives_count": 3}
+
+log = logging.getLogger(__name__)
+
+_CHANNELS = {"triggers": "listen_triggers", "events": "listen_events", "tasks": "listen_tasks"}
+
+
+def channels_of(topics: Iterable[str]) -> frozenset[str]:
+    """The channels (named by their LISTEN query) that carry `topics`."""
+    kinds = {topic.partition(":")[0] for topic in topics}
+    return frozenset(_CHANNELS[kind] for kind in kinds if kind in _CHANNELS)
+
+
+class ChangeListener:
+    """Hears the store's notifications and hands each topic to `publish`.
+
+    Args:
+        conninfo: the store's connection string.
+        target: where it points, for messages.
+        publish: called with the topics heard (``"*"`` after a reconnection).
+        options: connection options (such as ``connect_timeout``).
+        channels: the LISTEN queries to run (see `channels_of`).
+    """
+
+    def __init__(
+        self,
+        conninfo: str,
+        target: Target,
+        publish: Callable[[Iterable[str]], None],
+        options: dict[str, Any],
+        channels: frozenset[str],
+    ) -> None:
+        self.channels = channels
+        self._conninfo = conninfo
+        self._target = target
+        self._publish = publish
+        self._options = {key: value for key, value in _KEEPALIVES.items() if key not in conninfo}
+        self._options.update(options)
+        self._lock = asyncio.Lock()
+        self._conn: psycopg.AsyncConnection | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        """Listen from now on; returns once ``LISTEN`` is in effect. Calling it again does nothing.
+
+        Raises:
+            StoreError: the first connection could not be made.
+        """
+        async with self._lock:
+            if self._task is None:
+                self._conn = await self._listen()
+                self._task = asyncio.create_task(self._hear(), name=f"ratchet listener {self._target}")
+
+    async def stop(self) -> None:
+        """Stop listening and close the connection."""
+        async with self._lock:
+            task, self._task = self._task, None
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+            conn, self._conn = self._conn, None
+            if conn is not None:
+                await conn.close()
+
+    async def _listen(self) -> psycopg.AsyncConnection:
+        conn = await connect(self._conninfo, self._target, **self._options)
+        try:
+            for channel in sorted(self.channels):
+                await conn.execute(catalogue.queries(DIALECT)[channel])
+        except BaseException:
+            await conn.close()
+            raise
+        return conn
+
+    async def _hear(self) -> None:
+        pause = _BACKOFF[0]
+        while True:
+            conn = self._conn
+            try:
+                if conn is None or conn.closed:
+                    conn = self._conn = await self._listen()
+                    self._publish([EVERY_TOPIC])  # whatever was notified meanwhile is lost
+                    pause = _BACKOFF[0]
+                async for notification in conn.notifies():
+                    self._publish([notification.payload])
+            except Exception as exc:
+                log.warning(
+                    "the change feed lost PostgreSQL %s (%s); reconnecting",
+                    self._target,
+                    self._target.hide(str(exc)),
+                )
+                if conn is not None:
+                    with contextlib.suppress(Exception):
+                        await conn.close()
+                self._conn = None
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, _BACKOFF[1])

@@ -1,0 +1,294 @@
+"""The PostgreSQL store: many workers on many machines against one database.
+
+Each transaction takes a connection from a pool (psycopg 3, async), so
+transactions of different asyncio tasks run at once. Writes run at READ
+COMMITTED and say what they must lock: a fenced transaction holds its lease row
+``FOR SHARE`` until it commits, so no claim can replace the lease in between;
+its fence is a statement that fails (``ratchet_check_fence``, SQLSTATE RLOST),
+sent with ``BEGIN`` and the transaction's first statement in one round trip
+(pipeline mode), so a journaled write costs that round trip and the commit;
+numbers handed out per owner (event seqs, message seqs, checkpoint numbers)
+are allocated under a transaction-scoped advisory lock of that owner; work is
+claimed with ``FOR UPDATE SKIP LOCKED``. Reads run in a REPEATABLE READ,
+read-only transaction, so several reads see one moment.
+
+Driver errors become `StoreError` at one boundary (`store_error`), with one
+line that names the database and never a password.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import psycopg
+from psycopg_pool import AsyncConnectionPool
+
+from ....errors import DuplicateRecord, StoreError, StoreUnavailable
+from ...base import StateStore
+from .. import catalogue
+from ..driver import Driver, Params, Row
+from ..ops import SqlOps
+from ..transaction import SqlTransaction
+from .changes import ChangeListener, channels_of
+from .schema import DIALECT, Target, connect, connection_error, prepare, server_error
+
+__all__ = ["PostgresStore", "store_error"]
+
+_CONNECT_TIMEOUT = 10  # seconds, unless the URL says otherwise
+
+
+class PostgresStore(StateStore):
+    """The store of a ``postgresql://`` URL.
+
+    Args:
+        conninfo: a libpq connection string or URL, without Ratchet's options.
+        url: the URL the store was named by.
+        pool_size: the most connections the store opens at once.
+        create: make the schema in an empty database; when False, opening
+            an empty database raises `StoreNotFound`.
+    """
+
+    change_poll = None  # every writer's commits reach the feeds through LISTEN/NOTIFY
+    exclusive = False  # each transaction has a pooled connection of its own
+
+    def __init__(
+        self, conninfo: str, *, url: str | None = None, pool_size: int = 10, create: bool = True
+    ) -> None:
+        if pool_size < 1:
+            raise ValueError(f"pool_size must be at least 1, not {pool_size}")
+        super().__init__()
+        self.conninfo = conninfo
+        self.url = url or conninfo
+        self.pool_size = pool_size
+        self.create = create
+        self.target = Target.of(conninfo)
+        self._options: dict[str, Any] = {}
+        if "connect_timeout" not in conninfo:
+            self._options["connect_timeout"] = _CONNECT_TIMEOUT
+        self._pool: AsyncConnectionPool | None = None
+        self._listener: ChangeListener | None = None
+
+    # ------------------------------------------------------------------ opening
+
+    async def open(self) -> None:
+        conn = await connect(self.conninfo, self.target, **self._options)
+        try:
+            await prepare(conn, self.target, create=self.create)
+        finally:
+            await conn.close()
+        pool = AsyncConnectionPool(
+            self.conninfo,
+            min_size=1,
+            max_size=self.pool_size,
+            kwargs={"autocommit": True, **self._options},
+            open=False,
+            name=f"ratchet {self.target}",
+        )
+        try:
+            await pool.open(wait=True, timeout=_CONNECT_TIMEOUT)
+        except psycopg.Error as exc:
+            await pool.close()
+            raise connection_error(self.target, exc) from None
+        self._pool = pool
+
+    async def close(self) -> None:
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            await listener.stop()
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await pool.close()
+
+    async def _start_listening(self, topics: Iterable[str]) -> None:
+        self._live_pool()
+        wanted = channels_of(topics)
+        listener = self._listener
+        if listener is not None and wanted <= listener.channels:
+            await listener.start()
+            return
+        if listener is not None:  # a feed on another channel: listen on both from now on
+            wanted |= listener.channels
+            await listener.stop()
+        self._listener = ChangeListener(self.conninfo, self.target, self.publish, self._options, wanted)
+        await self._listener.start()
+        if listener is not None:
+            self.publish(["*"])  # what the old listener would have heard while they swapped
+
+    def _live_pool(self) -> AsyncConnectionPool:
+        if self._pool is None:
+            raise StoreError(f"the store for PostgreSQL {self.target} is not open")
+        return self._pool
+
+    # ------------------------------------------------------------------ connections
+
+    async def _begin(self, *, write: bool) -> SqlTransaction:
+        pool = self._live_pool()
+        try:
+            conn = await pool.getconn()
+        except psycopg.Error as exc:
+            raise self._pool_error(exc) from None
+        driver = PostgresDriver(conn, self.target)
+        return await SqlTransaction(driver, SqlOps(driver), release=self._release).begin(write=write)
+
+    async def _release(self, driver: Driver) -> None:
+        assert isinstance(driver, PostgresDriver)
+        if self._pool is not None:
+            await self._pool.putconn(driver.conn)  # the pool replaces a broken connection
+        else:
+            await driver.conn.close()
+
+    def _pool_error(self, exc: psycopg.Error) -> StoreError:
+        if self._pool is None:
+            return StoreError(f"the store for PostgreSQL {self.target} is not open")
+        if type(exc).__name__ == "PoolTimeout":
+            return StoreUnavailable(
+                f"no connection to PostgreSQL {self.target} came free in time "
+                f"(pool_size={self.pool_size}); raise ?pool_size= or check the server"
+            )
+        return connection_error(self.target, exc)
+
+
+def store_error(target: Target, exc: psycopg.Error, conn: psycopg.AsyncConnection[Any]) -> StoreError:
+    """The store error for a driver error met on `conn`: the one place they are translated."""
+    if isinstance(exc, psycopg.errors.UniqueViolation):
+        return DuplicateRecord(f"PostgreSQL {target}: {exc.diag.message_primary or exc}")
+    if conn.closed:
+        return connection_error(target, exc)
+    return server_error(target, exc)
+
+
+_FENCE_FAILED = "RLOST"  # what ratchet_check_fence raises (migration 0013)
+_NOTHING_WRITTEN = "RNONE"  # what ratchet_expect_written raises (migration 0013)
+
+
+class PostgresDriver(Driver):
+    """One pooled connection, for one transaction.
+
+    ``BEGIN``, the checks (`check`) and the journal's writes (`write`) wait,
+    unsent, for the transaction's next statement or its commit, and go with
+    it in one pipeline: one round trip. A check or write that fails raises in
+    the database (its own SQLSTATE), which aborts the transaction: nothing
+    after it runs, and the error becomes the failure the store gave with it.
+    """
+
+    def __init__(self, conn: psycopg.AsyncConnection[Any], target: Target) -> None:
+        self.conn = conn
+        self.target = target
+        self._q = catalogue.queries(DIALECT)
+        self._waiting: list[tuple[str, Sequence[Any] | Params | None]] = []  # sent with the next statement
+        self._failures: dict[str, Callable[[], BaseException]] = {}  # by SQLSTATE, of what waits
+
+    async def _run(self, name: str, params: Params | Sequence[Any] | None) -> psycopg.AsyncCursor[Any]:
+        if self._waiting:
+            return await self._run_pipelined(self._q[name], params)
+        try:
+            return await self.conn.execute(self._q[name], params)
+        except psycopg.Error as exc:
+            raise store_error(self.target, exc, self.conn) from exc
+
+    async def _run_pipelined(
+        self, query: str | None, params: Params | Sequence[Any] | None
+    ) -> psycopg.AsyncCursor[Any]:
+        """Send what waits, then `query`, in one pipeline; return the last cursor, its results in."""
+        waiting, self._waiting = self._waiting, []
+        failures, self._failures = self._failures, {}
+        if query is not None:
+            waiting.append((query, params))
+        error: psycopg.Error | None = None
+        try:
+            async with self.conn.pipeline():
+                for sql, values in waiting:
+                    try:
+                        cursor = await self.conn.execute(sql, values)
+                    except psycopg.Error as sent:
+                        # Not raised through the pipeline's exit: psycopg would log a warning
+                        # of its own ("error ignored terminating ...") beside ours.
+                        error = sent
+                        break
+            # Leaving the pipeline synced it: every result is in, and the first error raised.
+        except psycopg.Error as synced:
+            error = error or synced
+        if error is not None:
+            failure = failures.get(error.sqlstate or "")
+            if failure is not None:
+                # The statement aborted the transaction: nothing after it ran, and the
+                # rollback that follows (the caller's, or `commit`'s) keeps nothing of it.
+                raise failure() from None
+            raise store_error(self.target, error, self.conn) from error
+        return cursor
+
+    async def _wait(
+        self, query: str, values: Sequence[Any], sqlstate: str, failure: Callable[[], BaseException]
+    ) -> None:
+        """Hold `query` for the next statement; `failure()` is what its `sqlstate` raises."""
+        if sqlstate in self._failures:  # one of each at a time, so an error names its statement
+            await self._run_pipelined(None, None)
+        self._waiting.append((query, values))
+        self._failures[sqlstate] = failure
+
+    async def _send_waiting(self) -> None:
+        """Send what waits, alone: what comes next runs outside a pipeline."""
+        if self._waiting:
+            await self._run_pipelined(None, None)
+
+    async def flush(self) -> None:
+        await self._send_waiting()
+
+    async def write(self, name: str, values: Sequence[Any], refused: Callable[[], BaseException]) -> None:
+        await self._wait(self._q[name], values, _NOTHING_WRITTEN, refused)
+
+    async def check(self, name: str, values: Sequence[Any], failure: Callable[[], BaseException]) -> None:
+        await self._wait(self._q[name], values, _FENCE_FAILED, failure)
+
+    async def execute(self, name: str, params: Params | None = None) -> int:
+        if name == "savepoint":
+            # A group member's (store/group_commit.py): it goes with the member's first statement, in
+            # the same pipeline, not in a round trip of its own. It cannot fail alone: the
+            # transaction it is in is sound, or the next statement says it is not.
+            self._waiting.append((self._q[name], params))
+            return 0
+        return (await self._run(name, params)).rowcount
+
+    async def execute_many(self, name: str, params: Sequence[Params]) -> None:
+        if not params:
+            return
+        await self._send_waiting()  # executemany runs a pipeline of its own
+        try:
+            async with self.conn.cursor() as cursor:
+                await cursor.executemany(self._q[name], params)
+        except psycopg.Error as exc:
+            raise store_error(self.target, exc, self.conn) from exc
+
+    async def one(self, name: str, params: Params | None = None) -> Row | None:
+        row: Row | None = await (await self._run(name, params)).fetchone()
+        return row
+
+    async def all(self, name: str, params: Params | None = None) -> list[Row]:
+        return await (await self._run(name, params)).fetchall()
+
+    async def lock(self, key: str) -> None:
+        await self._run("lock_sequence", {"key": key})
+
+    async def begin(self, *, write: bool) -> None:
+        self._waiting = [(self._q["begin_write" if write else "begin_read"], None)]
+        self._failures = {}
+
+    async def commit(self) -> None:
+        if len(self._waiting) == 1 and self.conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+            self._waiting = []  # only BEGIN waits: nothing was sent, no transaction to end
+            return
+        try:
+            await self._run("commit", None)  # with what waits: a journaled write's one round trip
+        except BaseException:
+            await self.rollback()
+            raise
+
+    async def rollback(self) -> None:
+        self._waiting, self._failures = [], {}
+        if self.conn.closed or self.conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+            return
+        try:
+            await self.conn.execute(self._q["rollback"])
+        except psycopg.Error:
+            await self.conn.close()  # the pool replaces a broken connection

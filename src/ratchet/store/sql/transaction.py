@@ -1,0 +1,79 @@
+"""`SqlTransaction`: an open transaction of a SQL store, its driver and the operations on it.
+
+Both SQL stores hand these to the shared `Transaction` (store/transaction.py). The
+SQLite store keeps one for its one connection and reuses it; the PostgreSQL
+store makes one per pooled connection it takes, and gives the connection
+back when the transaction ends (`release`). Other write transactions may join
+one (`joiner`, in a savepoint) and share its commit (store/group_commit.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from ..group_commit import Joinable
+from .driver import Driver
+from .ops import SqlOps
+
+__all__ = ["SqlTransaction"]
+
+
+@dataclass(slots=True)
+class SqlTransaction:
+    driver: Driver
+    ops: SqlOps
+    release: Callable[[Driver], Awaitable[None]] | None = None
+    """Gives the driver's connection back once the transaction ended; None when it is the store's own."""
+
+    @property
+    def touched(self) -> set[str]:
+        return self.ops.touched
+
+    async def begin(self, *, write: bool) -> SqlTransaction:
+        """Start the transaction (giving the connection back if that fails); return it."""
+        self.ops.touched = set()
+        self.ops.noted_changes = []
+        try:
+            await self.driver.begin(write=write)
+        except BaseException:
+            if self.release is not None:
+                await self.release(self.driver)
+            raise
+        return self
+
+    async def end(self, *, commit: bool) -> None:
+        try:
+            if commit:
+                if self.ops.noted_changes:  # most writes (the journal's) change no task's status
+                    try:
+                        await self.ops.log_task_changes()
+                    except BaseException:
+                        await self.driver.rollback()
+                        raise
+                await self.driver.commit()
+            else:
+                self.ops.noted_changes = []
+                await self.driver.rollback()
+        finally:
+            if self.release is not None:
+                await self.release(self.driver)
+
+    # ------------------------------------------------------------------ group commit (store/group_commit.py)
+
+    def joiner(self) -> SqlTransaction:
+        return SqlTransaction(self.driver, SqlOps(self.driver))
+
+    def adopt(self, member: Joinable) -> None:
+        assert isinstance(member, SqlTransaction)
+        self.ops.noted_changes += member.ops.noted_changes
+        self.ops.touched |= member.ops.touched
+
+    async def flush(self) -> None:
+        await self.driver.flush()
+
+    async def savepoint(self) -> None:
+        await self.driver.execute("savepoint")
+
+    async def roll_back_to_savepoint(self) -> None:
+        await self.driver.execute("rollback_to_savepoint")
