@@ -28,6 +28,7 @@ from . import json_output, render
 from .agent_options import AgentOptions, with_agent_options
 from .options import ForceOpenOption, StoreOption
 from .store_access import open_store_for, run_async
+from .times import iso_time
 
 __all__ = ["parse_start_time", "submit_command"]
 
@@ -39,24 +40,18 @@ def parse_start_time(text: str, *, now: dt.datetime | None = None) -> dt.datetim
         InputError: neither.
     """
     now = now or utcnow()
+    when = iso_time("--at", text)
+    if when is not None:
+        return when
+    if not is_duration(text):
+        raise InputError(
+            f"--at: {text!r} is neither a time (2026-12-01T09:00:00Z, UTC unless an offset "
+            "is given) nor a delay (90s, 10m, 2h)"
+        )
     try:
-        when = dt.datetime.fromisoformat(text.strip())
-    except ValueError:
-        if not is_duration(text):
-            raise InputError(
-                f"--at: {text!r} is neither a time (2026-12-01T09:00:00Z, UTC unless an offset "
-                "is given) nor a delay (90s, 10m, 2h)"
-            ) from None
-        try:
-            return now + dt.timedelta(seconds=parse_duration(text))
-        except InputError as error:
-            raise InputError(f"--at: {error.message}") from None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=dt.UTC)
-    try:
-        return when.astimezone(dt.UTC)
-    except OverflowError:  # an offset that moves it past year 9999 or before year 1
-        raise InputError(f"--at: {text!r} is out of the range of dates; give a time in UTC") from None
+        return now + dt.timedelta(seconds=parse_duration(text))
+    except InputError as error:
+        raise InputError(f"--at: {error.message}") from None
 
 
 @with_agent_options
