@@ -9,7 +9,8 @@
   `json_output`: ``--json`` for programs;
 - `progress`: the live progress view of `ratchet run`;
 - `exits`: the exit codes of the commands that run a task;
-- `agent_spec`: the agent `run` and `submit` build from their options;
+- `agent_options`: the options of `run` and `submit` that describe the agent, one bundle;
+  `agent_spec`: the agent built from them, each checked;
 - the commands, one module per family: `tasks` (tasks, show, events), `run`
   (run, cancel), `resume`, `worker`, `submit` (submit), `schedules`, `admin`
   (resolve, fork, gc, migrate), `people` (approve, deny, answer), `chat` (chat,

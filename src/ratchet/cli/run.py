@@ -26,13 +26,12 @@ import typer
 
 from ..agent import Agent
 from ..errors import CannotResume, InputError, LeaseLost, StoreError
-from ..limits import MAX_INSTRUCTION_BYTES, MAX_TOOL_CALLS_PER_ANSWER
 from ..records import Lease, Step, StepStatus, Task, TaskStatus
 from ..runtime import Runtime
 from ..store import DEFAULT_STORE_URL
 from ..trust.code import CodeTrust
 from . import json_output, render
-from .agent_spec import build_agent, checkpoint_policy, deadline_seconds, duration_seconds
+from .agent_options import AgentOptions, with_agent_options
 from .exits import (
     EXIT_INTERRUPTED,
     EXIT_STORE_FAILED,
@@ -41,34 +40,8 @@ from .exits import (
     say_stopped,
     say_store_failed,
 )
-from .instruction import read_instruction
 from .logs import LogLevel, observe_process
-from .mcp_servers import checked_mcp_servers
-from .options import (
-    AllowCodeOption,
-    AllowShellOption,
-    CheckpointMaxAgeOption,
-    CheckpointStrategyOption,
-    DeadlineOption,
-    ForceOpenOption,
-    InstructionArgument,
-    InstructionsOption,
-    KeepCheckpointsOption,
-    LogLevelOption,
-    MaxCostOption,
-    MaxInstructionBytesOption,
-    MaxStepsOption,
-    MaxTokensOption,
-    MaxToolCallsOption,
-    McpOption,
-    McpRiskOption,
-    ModelOption,
-    SessionOption,
-    StepTimeoutOption,
-    StoreOption,
-    TaskArgument,
-    ToolsOption,
-)
+from .options import AllowCodeOption, ForceOpenOption, LogLevelOption, StoreOption, TaskArgument
 from .progress import RunProgress, Screen, Watcher, screen_for, usage_text
 from .resume import refuse_waiting_for_code
 from .store_access import open_for_task, open_store_for, run_async
@@ -89,25 +62,9 @@ class _Started:
     task_id: str | None = None
 
 
+@with_agent_options
 def run_command(
-    instruction: InstructionArgument,
-    model: ModelOption,
-    tools: ToolsOption = None,
-    instructions: InstructionsOption = "",
-    deadline: DeadlineOption = None,
-    max_steps: MaxStepsOption = None,
-    max_tokens: MaxTokensOption = None,
-    max_cost: MaxCostOption = None,
-    max_tool_calls: MaxToolCallsOption = MAX_TOOL_CALLS_PER_ANSWER,
-    allow_shell: AllowShellOption = False,
-    checkpoint_strategy: CheckpointStrategyOption = None,
-    keep_checkpoints: KeepCheckpointsOption = None,
-    checkpoint_max_age: CheckpointMaxAgeOption = None,
-    step_timeout: StepTimeoutOption = None,
-    session: SessionOption = None,
-    mcp: McpOption = None,
-    mcp_risk: McpRiskOption = None,
-    max_instruction_bytes: MaxInstructionBytesOption = MAX_INSTRUCTION_BYTES,
+    options: AgentOptions,
     detach: Annotated[
         bool, typer.Option("--detach", "-d", help="Only queue the task and print its id.")
     ] = False,
@@ -127,26 +84,13 @@ def run_command(
     (a full disk, say), 130 Ctrl-C and 143 SIGTERM (for 5, 130 and 143 the
     task stays resumable; the command that continues it is printed).
     """
-    instruction = read_instruction(instruction, limit=max_instruction_bytes)
+    instruction = options.read_instruction()
     if detach and store.partition(":")[0].strip().lower() == "memory":
         raise InputError("--detach with a memory:// store would lose the task at once; use sqlite:///PATH")
     CodeTrust.here(allow_code or ())  # a bad allowance is bad input now, before anything is stored
-    agent = build_agent(
-        model=model,
-        tool_files=tools or [],
-        instructions=instructions,
-        max_steps=max_steps,
-        max_tokens=max_tokens,
-        max_cost=max_cost,
-        max_tool_calls=max_tool_calls,
-        allow_shell=allow_shell,
-        checkpoint=checkpoint_policy(checkpoint_strategy, keep_checkpoints, checkpoint_max_age),
-        step_timeout=duration_seconds("--step-timeout", step_timeout),
-        session=session,
-        mcp=checked_mcp_servers(mcp or [], mcp_risk or [], trust=CodeTrust.here(allow_code or ())),
-    )
+    agent = options.agent(trust=CodeTrust.here(allow_code or ()))
     observe_process(log_level)
-    seconds = deadline_seconds(deadline)
+    seconds = options.deadline_seconds()
     started = _Started()
     screen = screen_for(quiet=as_json or detach)
     try:
@@ -156,7 +100,7 @@ def run_command(
                 agent,
                 instruction,
                 seconds,
-                limit=max_instruction_bytes,
+                limit=options.max_instruction_bytes,
                 detach=detach,
                 screen=screen,
                 started=started,

@@ -18,45 +18,17 @@ import typer
 
 from ..agent import Agent
 from ..errors import InputError
-from ..limits import (
-    MAX_INSTRUCTION_BYTES,
-    MAX_TOOL_CALLS_PER_ANSWER,
-    PRIORITY_DEFAULT,
-    PRIORITY_MAX,
-    PRIORITY_MIN,
-)
+from ..limits import PRIORITY_DEFAULT, PRIORITY_MAX, PRIORITY_MIN
 from ..policy import is_duration, parse_duration
 from ..records import utcnow
 from ..runtime import Runtime
 from ..schedules import OVERLAP_POLICIES, Overlap, check_cron, check_overlap, check_tz
 from ..store import DEFAULT_STORE_URL
 from . import json_output, render
-from .agent_spec import build_agent, checkpoint_policy, deadline_seconds, duration_seconds
-from .instruction import read_instruction
-from .mcp_servers import checked_mcp_servers
-from .options import (
-    AllowShellOption,
-    CheckpointMaxAgeOption,
-    CheckpointStrategyOption,
-    DeadlineOption,
-    ForceOpenOption,
-    InstructionArgument,
-    InstructionsOption,
-    KeepCheckpointsOption,
-    MaxCostOption,
-    MaxInstructionBytesOption,
-    MaxStepsOption,
-    MaxTokensOption,
-    MaxToolCallsOption,
-    McpOption,
-    McpRiskOption,
-    ModelOption,
-    SessionOption,
-    StepTimeoutOption,
-    StoreOption,
-    ToolsOption,
-)
+from .agent_options import AgentOptions, with_agent_options
+from .options import ForceOpenOption, StoreOption
 from .store_access import open_store_for, run_async
+from .times import iso_time
 
 __all__ = ["parse_start_time", "submit_command"]
 
@@ -68,45 +40,23 @@ def parse_start_time(text: str, *, now: dt.datetime | None = None) -> dt.datetim
         InputError: neither.
     """
     now = now or utcnow()
+    when = iso_time("--at", text)
+    if when is not None:
+        return when
+    if not is_duration(text):
+        raise InputError(
+            f"--at: {text!r} is neither a time (2026-12-01T09:00:00Z, UTC unless an offset "
+            "is given) nor a delay (90s, 10m, 2h)"
+        )
     try:
-        when = dt.datetime.fromisoformat(text.strip())
-    except ValueError:
-        if not is_duration(text):
-            raise InputError(
-                f"--at: {text!r} is neither a time (2026-12-01T09:00:00Z, UTC unless an offset "
-                "is given) nor a delay (90s, 10m, 2h)"
-            ) from None
-        try:
-            return now + dt.timedelta(seconds=parse_duration(text))
-        except InputError as error:
-            raise InputError(f"--at: {error.message}") from None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=dt.UTC)
-    try:
-        return when.astimezone(dt.UTC)
-    except OverflowError:  # an offset that moves it past year 9999 or before year 1
-        raise InputError(f"--at: {text!r} is out of the range of dates; give a time in UTC") from None
+        return now + dt.timedelta(seconds=parse_duration(text))
+    except InputError as error:
+        raise InputError(f"--at: {error.message}") from None
 
 
+@with_agent_options
 def submit_command(
-    instruction: InstructionArgument,
-    model: ModelOption,
-    tools: ToolsOption = None,
-    instructions: InstructionsOption = "",
-    deadline: DeadlineOption = None,
-    max_steps: MaxStepsOption = None,
-    max_tokens: MaxTokensOption = None,
-    max_cost: MaxCostOption = None,
-    max_tool_calls: MaxToolCallsOption = MAX_TOOL_CALLS_PER_ANSWER,
-    allow_shell: AllowShellOption = False,
-    checkpoint_strategy: CheckpointStrategyOption = None,
-    keep_checkpoints: KeepCheckpointsOption = None,
-    checkpoint_max_age: CheckpointMaxAgeOption = None,
-    step_timeout: StepTimeoutOption = None,
-    session: SessionOption = None,
-    mcp: McpOption = None,
-    mcp_risk: McpRiskOption = None,
-    max_instruction_bytes: MaxInstructionBytesOption = MAX_INSTRUCTION_BYTES,
+    options: AgentOptions,
     at: Annotated[
         str | None,
         typer.Option(
@@ -168,7 +118,7 @@ def submit_command(
     task of its own, once, whichever worker fires it. Stop a schedule with
     `ratchet schedules --delete ID`.
     """
-    instruction = read_instruction(instruction, limit=max_instruction_bytes)
+    instruction = options.read_instruction()
     if at is not None and every is not None:
         raise InputError("give --at or --every, not both")
     if every is None and (tz is not None or overlap is not None):
@@ -183,21 +133,8 @@ def submit_command(
     if every is not None:
         check_cron(every, check_tz(tz or "UTC"))
         policy = check_overlap(overlap or "skip")
-    agent = build_agent(
-        model=model,
-        tool_files=tools or [],
-        instructions=instructions,
-        max_steps=max_steps,
-        max_tokens=max_tokens,
-        max_cost=max_cost,
-        max_tool_calls=max_tool_calls,
-        allow_shell=allow_shell,
-        checkpoint=checkpoint_policy(checkpoint_strategy, keep_checkpoints, checkpoint_max_age),
-        step_timeout=duration_seconds("--step-timeout", step_timeout),
-        session=session,
-        mcp=checked_mcp_servers(mcp or [], mcp_risk or [], trust=None),  # the workers' trust decides
-    )
-    seconds = deadline_seconds(deadline)
+    agent = options.agent(trust=None)  # the workers' trust decides
+    seconds = options.deadline_seconds()
     if every is not None:
         schedule_id, next_due = run_async(
             _schedule(
@@ -206,7 +143,7 @@ def submit_command(
                 instruction,
                 seconds,
                 every,
-                limit=max_instruction_bytes,
+                limit=options.max_instruction_bytes,
                 priority=priority,
                 tz=tz or "UTC",
                 overlap=policy,
@@ -224,7 +161,9 @@ def submit_command(
         )
         return
     task_id = run_async(
-        _queue(store, agent, instruction, seconds, start, limit=max_instruction_bytes, priority=priority)
+        _queue(
+            store, agent, instruction, seconds, start, limit=options.max_instruction_bytes, priority=priority
+        )
     )
     starts_at = start or utcnow()
     if as_json:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from ..errors import InputError
 from ..policy import is_duration, parse_duration
 from ..records import TaskFilter, TaskStatus, utcnow
+from .times import iso_time
 
 __all__ = ["parse_past_time", "parse_status", "task_filter"]
 
@@ -35,26 +36,20 @@ def parse_past_time(option: str, text: str, *, now: dt.datetime | None = None) -
     Raises:
         InputError: neither.
     """
+    when = iso_time(option, text)
+    if when is not None:
+        return when
+    if not is_duration(text):
+        raise InputError(
+            f"{option}: {text!r} is neither a time (2026-12-01T09:00:00Z, UTC unless an offset "
+            "is given) nor how long ago (90s, 10m, 2h, 7d)"
+        )
     try:
-        when = dt.datetime.fromisoformat(text.strip())
-    except ValueError:
-        if not is_duration(text):
-            raise InputError(
-                f"{option}: {text!r} is neither a time (2026-12-01T09:00:00Z, UTC unless an offset "
-                "is given) nor how long ago (90s, 10m, 2h, 7d)"
-            ) from None
-        try:
-            return (now or utcnow()) - dt.timedelta(seconds=parse_duration(text))
-        except InputError as error:
-            raise InputError(f"{option}: {error.message}") from None
-        except OverflowError:
-            raise InputError(f"{option}: {text!r} reaches before year 1") from None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=dt.UTC)
-    try:
-        return when.astimezone(dt.UTC)
-    except OverflowError:  # an offset that moves it past year 9999 or before year 1
-        raise InputError(f"{option}: {text!r} is out of the range of dates; give a time in UTC") from None
+        return (now or utcnow()) - dt.timedelta(seconds=parse_duration(text))
+    except InputError as error:
+        raise InputError(f"{option}: {error.message}") from None
+    except OverflowError:
+        raise InputError(f"{option}: {text!r} reaches before year 1") from None
 
 
 def task_filter(
