@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from ratchet.agent.mcp.servers import MCPServer, check_command
 from ratchet.code_trust import CodeTrust
 from ratchet.errors import CodeRefused
-from ratchet.mcp.servers import MCPServer, check_command
 
 PYTHON = sys.executable
 

@@ -14,10 +14,10 @@ from ..engine.compaction import DEFAULT_COMPACTION, Compaction, compaction_refer
 from ..engine.workflow import load_module
 from ..errors import InputError
 from ..limits import MAX_TOOL_CALLS_PER_ANSWER
-from ..mcp.servers import MCPServer, mcp_server
 from ..model import Constraints, Record, Task
 from ..policy import MAX_DURATION, Budget, CheckpointPolicy
 from ..tools import Tool
+from .mcp.servers import MCPServer, mcp_server
 
 __all__ = [
     "BUILTIN_TOOL_NAMES",
@@ -178,7 +178,7 @@ def _mcp_servers(given: Sequence[str | MCPServer]) -> list[MCPServer]:
     """
     servers = [mcp_server(spec) for spec in ([given] if isinstance(given, str) else given)]
     if servers:
-        from ..mcp.client import require_sdk
+        from .mcp.client import require_sdk
 
         require_sdk()
     return servers

@@ -16,8 +16,8 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from ..code_trust import enforced_trust
-from ..errors import CodeRefused, MCPServerUnreachable, MCPToolError, MissingExtra
+from ...code_trust import enforced_trust
+from ...errors import CodeRefused, MCPServerUnreachable, MCPToolError, MissingExtra
 from .servers import MCPServer, check_admitted
 
 try:

@@ -20,10 +20,10 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ..code_trust import CodeTrust
-from ..errors import CodeRefused, InputError
-from ..model import RiskLevel
-from ..policy import MAX_DURATION, RetryPolicy
+from ...code_trust import CodeTrust
+from ...errors import CodeRefused, InputError
+from ...model import RiskLevel
+from ...policy import MAX_DURATION, RetryPolicy
 
 __all__ = [
     "RISK_LEVELS",
