@@ -10,7 +10,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from ..code_trust import FILE_MODULE_PREFIX, portable_path
-from ..engine.compaction import DEFAULT_COMPACTION, Compaction, compaction_reference, load_compaction
+from ..engine.calls.compaction import DEFAULT_COMPACTION, Compaction, compaction_reference, load_compaction
 from ..engine.workflow import load_module
 from ..errors import InputError
 from ..limits import MAX_TOOL_CALLS_PER_ANSWER

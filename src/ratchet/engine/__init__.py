@@ -1,9 +1,9 @@
 """The durable engine: context, middleware, journal, runner and worker."""
 
 from .calls import Call, CallContext, TaskSuspended
-from .compaction import Compaction
+from .calls.compaction import Compaction
+from .calls.middleware import Middleware, compose, default_chain
 from .context import Context
-from .middleware import Middleware, compose, default_chain
 from .runner import WorkerIdentity, run_task
 from .worker import Worker
 from .workflow import Workflow, load_workflow, workflow

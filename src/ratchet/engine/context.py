@@ -48,18 +48,18 @@ from ..store import StateStore, StoreOps
 from ..tools import Tool, ToolContext
 from .budget import BudgetTracker
 from .calls import Call, TaskSuspended, WorkerStopping, step_meta
+from .calls.foreign_models import ForeignModelCalls
+from .calls.middleware import Middleware, compose, default_chain, perform
+from .calls.model_calls import DEFAULT_MAX_REPAIRS, ModelCalls
+from .calls.tool_lookup import resolve_tool
 from .children import ChildTasks
 from .faults import crash_point
-from .foreign_models import ForeignModelCalls
 from .inbox import Receiving
 from .journal import Journal
-from .middleware import Middleware, compose, default_chain, perform
-from .model_calls import DEFAULT_MAX_REPAIRS, ModelCalls
 from .outside import OutsidePatches, outside_view
 from .questions import ask_person
 from .recorded_values import RecordedValues
 from .results import result_reference
-from .tool_lookup import resolve_tool
 from .versioning import Versioning, skip_unasked_markers
 from .workflow import Workflow
 

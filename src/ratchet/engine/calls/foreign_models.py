@@ -18,8 +18,8 @@ from typing import Any, Protocol
 
 from pydantic import JsonValue
 
-from ..model import OpKind
-from .calls import Call, CallContext
+from ...model import OpKind
+from .call import Call, CallContext
 
 __all__ = ["ForeignModelCalls"]
 
