@@ -32,11 +32,11 @@ from ...errors import (
     TaskStopped,
 )
 from ...model import Event, Operation, OpKind, OpStatus, RiskLevel, Severity, WaitReason, utcnow
-from ...observe.calls import ObserveCalls
 from ...tools import Reconciled
 from ..faults import crash_point
 from .call import Call, TaskSuspended, WorkerStopping, error_text
 from .cost import UNPRICED_META, priced_answer
+from .observing import ObserveCalls
 from .tool_serving import serving_tool
 
 __all__ = [
