@@ -2,7 +2,7 @@
 
 Its nondeterministic entry points are exactly ``call_model``, ``call_tool``
 (and ``call_tools`` for parallel calls), ``now``, ``uuid``, ``sleep``, ``receive``,
-the child tasks' (children.py) and ``patched`` (engine/versioning.py, which may
+the child tasks' (children.py) and ``patched`` (engine/journal/versioning.py, which may
 take no seq on replay). Each
 takes the next ``seq`` in program order; on resume, the workflow runs again
 from the top and every seq with a recorded result returns it instead of acting
@@ -56,11 +56,11 @@ from .children import ChildTasks
 from .faults import crash_point
 from .inbox import Receiving
 from .journal import Journal
+from .journal.clock_and_uuid import RecordedValues
+from .journal.large_results import result_reference
+from .journal.versioning import Versioning, skip_unasked_markers
 from .outside import OutsidePatches, outside_view
 from .questions import ask_person
-from .recorded_values import RecordedValues
-from .results import result_reference
-from .versioning import Versioning, skip_unasked_markers
 from .workflow import Workflow
 
 if TYPE_CHECKING:

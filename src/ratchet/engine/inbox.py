@@ -43,8 +43,8 @@ from ..model import (
 from ..printable import printable_json
 from .calls import TaskSuspended, step_meta
 from .faults import crash_point
+from .journal.values import JournalHost
 from .outside import outside_view
-from .recorded import JournalHost
 
 if TYPE_CHECKING:
     from ..store import StateStore, StoreOps

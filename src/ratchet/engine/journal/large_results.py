@@ -17,9 +17,9 @@ from typing import Literal
 
 from pydantic import JsonValue
 
-from ..compact_json import encode as _encode
-from ..model import Artifact, ArtifactRef, Operation, Record
-from ..store import StateStore
+from ...compact_json import encode as _encode
+from ...model import Artifact, ArtifactRef, Operation, Record
+from ...store import StateStore
 
 __all__ = ["RESULT_ARTIFACT", "StoredResult", "read_back", "result_reference", "set_aside", "stored_result"]
 
