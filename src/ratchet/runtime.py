@@ -14,8 +14,6 @@ from .agent import Agent
 from .branching import fork_task, retry_task
 from .code_seal import SigningKey
 from .code_trust import CodeTrust
-from .engine.cancelling import cancel_task
-from .engine.code_wait import reseal
 from .engine.inbox import send_message
 from .engine.people import (
     answer_question,
@@ -24,10 +22,12 @@ from .engine.people import (
     resolve_in_doubt,
     settle_approval,
 )
-from .engine.runner import DEFAULT_LEASE_TTL, WorkerIdentity, run_task
-from .engine.staleness import stale_message
+from .engine.run.cancelling import cancel_task
+from .engine.run.code_wait import reseal
+from .engine.run.runner import DEFAULT_LEASE_TTL, WorkerIdentity, run_task
+from .engine.run.staleness import stale_message
+from .engine.run.tree import run_tree
 from .engine.task_spec import new_task
-from .engine.tree import run_tree
 from .engine.workflow import Workflow
 from .errors import CannotResume, InputError
 from .inbox_message import InboxMessage

@@ -8,7 +8,7 @@ import pytest
 
 from ratchet import Runtime, Worker
 from ratchet.agent.acting import NOTE
-from ratchet.engine.outside import STATE_PATCH
+from ratchet.engine.queued_patches import STATE_PATCH
 from ratchet.model import TaskStatus, WaitReason
 from ratchet.store import StateStore
 

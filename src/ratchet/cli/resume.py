@@ -19,8 +19,8 @@ from typing import Annotated
 import typer
 
 from ..code_trust import CodeTrust
-from ..engine.code_wait import CODE_EVENT_KINDS
-from ..engine.runner import DEFAULT_LEASE_TTL
+from ..engine.run.code_wait import CODE_EVENT_KINDS
+from ..engine.run.runner import DEFAULT_LEASE_TTL
 from ..errors import CannotResume, InputError, LeaseLost, StoreError
 from ..model import Task, WaitReason
 from ..runtime import Runtime

@@ -59,8 +59,8 @@ from .journal import Journal
 from .journal.clock_and_uuid import RecordedValues
 from .journal.large_results import result_reference
 from .journal.versioning import Versioning, skip_unasked_markers
-from .outside import OutsidePatches, outside_view
 from .questions import ask_person
+from .queued_patches import OutsidePatches, outside_view
 from .workflow import Workflow
 
 if TYPE_CHECKING:
@@ -372,7 +372,7 @@ class Context(RecordedValues, Versioning, Receiving, ChildTasks, OutsidePatches,
     async def apply_patch(self, patch: StatePatch | dict[str, Any]) -> AgentState:
         """Change the agent state; journaled, so a resume rebuilds the same state.
 
-        Patches sent from outside (engine/outside.py) are taken first: this one applies after them.
+        Patches sent from outside (engine/queued_patches.py) are taken first: this one applies after them.
         """
         patch = StatePatch.model_validate(patch)
         await self.take_outside_patches()

@@ -44,7 +44,7 @@ from ..printable import printable_json
 from .calls import TaskSuspended, step_meta
 from .faults import crash_point
 from .journal.values import JournalHost
-from .outside import outside_view
+from .queued_patches import outside_view
 
 if TYPE_CHECKING:
     from ..store import StateStore, StoreOps

@@ -1,7 +1,7 @@
 """Writes to a task from outside its run: a state patch, a handoff to another agent, a grant.
 
 Each is one transaction, evented, and checks in it that the agent making it
-may (scope.py). How a running task keeps what these write is outside.py's part.
+may (scope.py). How a running task keeps what these write is queued_patches.py's part.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from ..scope import check_may_write
 from ..state_patch import StatePatch
 from ..task_grant import TaskGrant
 from .inbox import deliver
-from .outside import STATE_PATCH
+from .queued_patches import STATE_PATCH
 
 if TYPE_CHECKING:
     from ..store import StateStore, StoreOps

@@ -20,11 +20,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from ..code_seal import SigningKey
-from ..errors import CodeRefused, CodeUnavailable, WorkspaceRefused
-from ..model import Event, Lease, Severity, Task, TaskStatus, WaitReason
-from ..store import StateStore
-from .workflow import Workflow, load_workflow
+from ...code_seal import SigningKey
+from ...errors import CodeRefused, CodeUnavailable, WorkspaceRefused
+from ...model import Event, Lease, Severity, Task, TaskStatus, WaitReason
+from ...store import StateStore
+from ..workflow import Workflow, load_workflow
 
 __all__ = ["CODE_EVENT_KINDS", "reseal", "set_aside", "wait_for_code"]
 
