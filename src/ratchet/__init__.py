@@ -10,6 +10,7 @@ import typing
 
 if typing.TYPE_CHECKING:  # what type checkers and editors see; at run time each name is imported on first use
     from .agent import Agent
+    from .agent.mcp.servers import MCPServer
     from .engine import Call, Compaction, Context, Middleware, Worker, WorkerIdentity, Workflow
     from .engine.children import Child
     from .engine.workflow import workflow  # from its module: `ratchet.engine.workflow` is one too
@@ -30,7 +31,6 @@ if typing.TYPE_CHECKING:  # what type checkers and editors see; at run time each
         StoreError,
         TaskNotFound,
     )
-    from .mcp.servers import MCPServer
     from .policy import Budget, CheckpointPolicy, CheckpointStrategy, RetryPolicy
     from .providers import register_provider
     from .records import (
@@ -88,7 +88,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "StoreError",
         "TaskNotFound",
     ),
-    ".mcp.servers": ("MCPServer",),
+    ".agent.mcp.servers": ("MCPServer",),
     ".records": (
         "AgentState",
         "Artifact",

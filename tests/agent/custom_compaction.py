@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ratchet.engine.compaction import Compaction
+from ratchet.engine.calls.compaction import Compaction
 
 
 class KeepEnds:

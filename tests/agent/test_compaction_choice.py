@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from ratchet import Agent, Runtime, TaskStatus
-from ratchet.engine.compaction import Compaction
+from ratchet.engine.calls.compaction import Compaction
 from ratchet.errors import InputError
 from ratchet.store import StateStore
 

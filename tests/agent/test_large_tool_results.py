@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from ratchet import Runtime, TaskStatus
-from ratchet.engine.results import RESULT_ARTIFACT
+from ratchet.engine.journal.large_results import RESULT_ARTIFACT
 from ratchet.store import StateStore
 
 from ..helpers.agent_tools import CRASH_VARIABLE, SimulatedCrash

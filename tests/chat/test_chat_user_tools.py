@@ -17,7 +17,7 @@ from ratchet.chat import ChatClient
 from ratchet.chat.client import ChatOptions, start_turn
 from ratchet.chat.terminal import chat_loop
 from ratchet.chat.turn import CHAT_TURN_WORKFLOW
-from ratchet.engine.compaction import SUMMARY_PREFIX
+from ratchet.engine.calls.compaction import SUMMARY_PREFIX
 from ratchet.errors import InputError
 from ratchet.sessions import CallSession
 from ratchet.store import StateStore, open_store

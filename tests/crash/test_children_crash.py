@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ratchet import Runtime, TaskStatus, WaitReason
-from ratchet.engine.runner import run_task
+from ratchet.engine.run.runner import run_task
 from ratchet.records import OpKind
 from ratchet.store import StateStore
 

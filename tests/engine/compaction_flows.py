@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ratchet.engine import Context, workflow
-from ratchet.engine.compaction import Compaction
+from ratchet.engine.calls.compaction import Compaction
 
 COMPACTION = Compaction(token_budget=200, keep_recent=2)
 PART = "x" * 300

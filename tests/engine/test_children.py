@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from ratchet.engine.run.worker import Worker
 from ratchet.engine.task_spec import AGENT_LOOP
-from ratchet.engine.worker import Worker
 from ratchet.policy import Budget
 from ratchet.pricing import cost_of
 from ratchet.providers import Usage

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from ratchet import Runtime, TaskStatus
-from ratchet.engine.compaction import SUMMARY_PREFIX, Compaction, tokens
+from ratchet.engine.calls.compaction import SUMMARY_PREFIX, Compaction, tokens
 from ratchet.errors import InputError
 from ratchet.records import Operation
 from ratchet.store import StateStore

@@ -8,9 +8,9 @@ from pydantic import JsonValue
 
 import ratchet
 from ratchet.engine.calls import Call
+from ratchet.engine.calls.tool_serving import current_tool_call
 from ratchet.engine.context import Context
 from ratchet.engine.current import current_context
-from ratchet.engine.tool_serving import current_tool_call
 from ratchet.policy import Budget
 from ratchet.records import OpKind, OpStatus, TaskStatus, WaitReason
 from ratchet.runtime import Runtime

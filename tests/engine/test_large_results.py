@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from ratchet import Budget, Runtime, TaskStatus, open_store
-from ratchet.engine.results import RESULT_ARTIFACT
+from ratchet.engine.journal.large_results import RESULT_ARTIFACT
 from ratchet.limits import MAX_INLINE_RESULT_BYTES
 from ratchet.store import StateStore
 

@@ -8,7 +8,7 @@ import pytest
 
 from ratchet import Runtime
 from ratchet.engine import workflow
-from ratchet.engine.outside import STATE_PATCH
+from ratchet.engine.queued_patches import STATE_PATCH
 from ratchet.records import OpKind, TaskStatus
 from ratchet.store import StateStore
 from ratchet.tools import tool

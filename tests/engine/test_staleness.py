@@ -8,7 +8,7 @@ import datetime as dt
 import pytest
 
 from ratchet.engine import Worker
-from ratchet.engine.staleness import STALE_EVENT, judge_staleness, last_progress
+from ratchet.engine.run.staleness import STALE_EVENT, judge_staleness, last_progress
 from ratchet.errors import CannotResume
 from ratchet.policy import CheckpointPolicy
 from ratchet.records import Event, TaskStatus, WaitReason

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from ratchet.engine import Worker
-from ratchet.engine.runner import run_task
+from ratchet.engine.run.runner import run_task
 from ratchet.errors import StoreFull
 from ratchet.records import OpStatus, StepStatus, TaskStatus
 from ratchet.runtime import Runtime

@@ -1,4 +1,4 @@
-"""Layers point down only: no import cycle among Ratchet's modules, type-only imports included.
+"""Layers point down only: no import cycle among Ratchet's modules or its packages, type-only imports too.
 
 The graph is read from the source with `ast`, so it sees every import: at
 module level, under ``if TYPE_CHECKING:``, and inside functions. Its edges:
@@ -16,6 +16,7 @@ package back: a real cycle.
 from __future__ import annotations
 
 import ast
+import itertools
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -150,6 +151,40 @@ def test_ratchet_has_no_import_cycle() -> None:
     assert not found, "import cycles among ratchet's modules:\n" + "\n".join(f"  {line}" for line in found)
 
 
+def top_level_unit(module: str) -> str:
+    """The unit of Ratchet a module belongs to: its package right below the root (``ratchet.engine``
+    for ``ratchet.engine.calls.call``), or itself when it is a loose module (``ratchet.runtime``)."""
+    return ".".join(module.split(".")[:2])
+
+
+def unit_graph(graph: dict[str, set[str]]) -> tuple[dict[str, set[str]], dict[tuple[str, str], str]]:
+    """The module graph collapsed to top-level units; and for each edge, one import that makes it."""
+    units: dict[str, set[str]] = {}
+    because: dict[tuple[str, str], str] = {}
+    for module, imported_modules in sorted(graph.items()):
+        unit = top_level_unit(module)
+        units.setdefault(unit, set())
+        for imported in sorted(imported_modules):
+            other = top_level_unit(imported)
+            if other != unit:
+                units[unit].add(other)
+                because.setdefault((unit, other), f"{module} imports {imported}")
+    return units, because
+
+
+def test_ratchet_has_no_import_cycle_between_packages() -> None:
+    """A package may import another, or be imported by it, not both: even when no module cycles,
+    ``engine.x -> observe.y`` and ``observe.z -> engine.w`` make the two one tangle."""
+    units, because = unit_graph(import_graph(SRC))
+    found = []
+    for group in tangles(units):
+        cycle = _cycle_in(units, group)
+        others = sorted(group - set(cycle))
+        found.append(" -> ".join(cycle) + (f" (tangled with: {', '.join(others)})" if others else ""))
+        found += [f"    {because[edge]}" for edge in itertools.pairwise(cycle)]
+    assert not found, "import cycles among ratchet's packages:\n" + "\n".join(f"  {line}" for line in found)
+
+
 # What each lower layer must never import (prefixes: "ratchet.cli" covers the CLI's modules too).
 _APPS = ("ratchet.agent", "ratchet.chat", "ratchet.cli", "ratchet.demo", "ratchet.runtime")
 BELOW = {
@@ -159,6 +194,7 @@ BELOW = {
     "ratchet.providers": ("ratchet.engine", "ratchet.store", "ratchet.sessions", *_APPS),
     "ratchet.schedules": ("ratchet.engine", *_APPS),
     "ratchet.sessions": ("ratchet.engine", *_APPS),
+    "ratchet.observe": ("ratchet.engine", *_APPS),
     "ratchet.engine": _APPS,
 }
 # Leaves a lower layer may still import: code trust refuses what lies in a workspace, so it knows
@@ -275,6 +311,29 @@ def test_finds_type_only_and_function_level_cycles(tmp_path: Path) -> None:
         },
     )
     assert find_cycles(import_graph(root)) == [["pkg.b", "pkg.c", "pkg.sub", "pkg.sub.a", "pkg.b"]]
+
+
+def test_packages_whose_modules_import_each_other_are_a_tangle(tmp_path: Path) -> None:
+    root = _write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/low/__init__.py": "",
+            "pkg/low/a.py": "from ..high.b import B\nA = 1\n",
+            "pkg/low/c.py": "C = 3\n",
+            "pkg/high/__init__.py": "",
+            "pkg/high/b.py": "B = 2\n",
+            "pkg/high/d.py": "from ..low.c import C\n",
+            "pkg/loose.py": "from .low.c import C\n",
+        },
+    )
+    graph = import_graph(root)
+    units, because = unit_graph(graph)
+
+    assert find_cycles(graph) == []
+    assert units == {"pkg": set(), "pkg.low": {"pkg.high"}, "pkg.high": {"pkg.low"}, "pkg.loose": {"pkg.low"}}
+    assert find_cycles(units) == [["pkg.high", "pkg.low", "pkg.high"]]
+    assert because[("pkg.low", "pkg.high")] == "pkg.low.a imports pkg.high.b"
 
 
 def test_a_submodule_importing_its_package_back_is_a_cycle(tmp_path: Path) -> None:

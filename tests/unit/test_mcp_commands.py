@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from ratchet.agent.mcp.servers import MCPServer, check_command
 from ratchet.errors import CodeRefused
-from ratchet.mcp.servers import MCPServer, check_command
 from ratchet.trust.code import CodeTrust
 
 PYTHON = sys.executable

@@ -21,7 +21,6 @@ from typing import Any
 from ..engine.context import Context
 from ..engine.workflow import Workflow
 from ..errors import InputError
-from ..mcp.servers import check_admitted
 from ..records import Severity, Step, StepStatus, Task
 from ..trust.code import enforced_trust
 from ..trust.workspace import confined_workspace, make_workspace, writing_in
@@ -29,6 +28,7 @@ from .acting import Acting
 from .builtin_tools import builtin_tools
 from .controls import Control, TaskFailedByAgent
 from .findings import Report
+from .mcp.servers import check_admitted
 from .memory import exchanges_of, session_history, session_remember
 from .planning import Planning
 from .run_base import StepFailed
@@ -61,7 +61,7 @@ async def _offer_mcp_tools(ctx: Context, spec: AgentSpec) -> Any:
     """
     if not spec.mcp:
         return None
-    from ..mcp.tools import offer_mcp_tools
+    from .mcp.tools import offer_mcp_tools
 
     tools, connections = await offer_mcp_tools(ctx, spec.mcp, BUILTIN_TOOL_NAMES)
     own = {name: t for name, t in ctx.tools.items() if name not in BUILTIN_TOOL_NAMES}

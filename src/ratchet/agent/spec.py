@@ -9,15 +9,15 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from ..engine.compaction import DEFAULT_COMPACTION, Compaction, compaction_reference, load_compaction
+from ..engine.calls.compaction import DEFAULT_COMPACTION, Compaction, compaction_reference, load_compaction
 from ..engine.workflow import load_module
 from ..errors import InputError
 from ..limits import MAX_TOOL_CALLS_PER_ANSWER
-from ..mcp.servers import MCPServer, mcp_server
 from ..policy import MAX_DURATION, Budget, CheckpointPolicy
 from ..records import Constraints, Record, Task
 from ..tools import Tool
 from ..trust.code import FILE_MODULE_PREFIX, portable_path
+from .mcp.servers import MCPServer, mcp_server
 
 __all__ = [
     "BUILTIN_TOOL_NAMES",
@@ -178,7 +178,7 @@ def _mcp_servers(given: Sequence[str | MCPServer]) -> list[MCPServer]:
     """
     servers = [mcp_server(spec) for spec in ([given] if isinstance(given, str) else given)]
     if servers:
-        from ..mcp.client import require_sdk
+        from .mcp.client import require_sdk
 
         require_sdk()
     return servers

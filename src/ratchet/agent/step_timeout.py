@@ -36,8 +36,8 @@ from typing import NoReturn, TypeVar
 from pydantic import JsonValue
 
 from ..engine.calls import Call
+from ..engine.calls.middleware import Proceed
 from ..engine.context import Context
-from ..engine.middleware import Proceed
 from ..errors import DeadlineExceeded
 from ..records import OpStatus, Severity, Step, utcnow
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import JsonValue
 
 from ..agent.spec import tool_source
-from ..engine.compaction import DEFAULT_COMPACTION, compaction_reference
+from ..engine.calls.compaction import DEFAULT_COMPACTION, compaction_reference
 from ..errors import InputError, SessionNotFound, TaskNotFound
 from ..providers import resolve_model
 from ..records import Task

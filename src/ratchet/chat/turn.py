@@ -8,7 +8,7 @@ calls (at most ``max_model_calls`` times). An answer asking for more than 64
 tool calls at once runs none of them: the model is told, and asked again. The
 exchange is then kept in the session's history, which the next turns'
 prompts carry, shortened by the compaction middleware when they pass its
-budget (`ratchet.engine.compaction`). The run is bound to the session, so
+budget (`ratchet.engine.calls.compaction`). The run is bound to the session, so
 the user's tools reach it as ``ctx.session``.
 """
 
@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import JsonValue
 
 from ..agent.spec import load_tools
-from ..engine.compaction import DEFAULT_COMPACTION, load_compaction
+from ..engine.calls.compaction import DEFAULT_COMPACTION, load_compaction
 from ..engine.context import Context
 from ..engine.workflow import Workflow
 from ..errors import InputError, OperationFailed, TaskStopped
@@ -176,7 +176,7 @@ async def chat_turn(
 
     `tools` (modules or files of the user's tools, `tool_names` of them
     only when given), `instructions` and `compaction` (see
-    `ratchet.engine.compaction`) are the chat's options (`ChatOptions`);
+    `ratchet.engine.calls.compaction`) are the chat's options (`ChatOptions`);
     the tools are loaded for the task by the workflow, not here.
     """
     ctx.use_session(session)  # the user's tools reach it as ctx.session

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from ..agent import Agent
 from ..agent.checked import check_tool_sources, checked_model
+from ..agent.mcp.servers import MCPServer
 from ..errors import InputError
 from ..limits import MAX_TOOL_CALLS_PER_ANSWER
-from ..mcp.servers import MCPServer
 from ..policy import Budget, CheckpointPolicy, CheckpointStrategy, positive_duration
 from .resume import make_cwd_importable
 

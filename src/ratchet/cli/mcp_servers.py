@@ -9,8 +9,8 @@ task lists their tools when it first runs, on the worker that runs it
 
 from __future__ import annotations
 
+from ..agent.mcp.servers import RISK_LEVELS, MCPServer, ToolRisk, check_command, mcp_server
 from ..errors import InputError
-from ..mcp.servers import RISK_LEVELS, MCPServer, ToolRisk, check_command, mcp_server
 from ..trust.code import CodeTrust
 
 __all__ = ["checked_mcp_servers"]
@@ -40,7 +40,7 @@ def checked_mcp_servers(specs: list[str], risks: list[str], *, trust: CodeTrust 
             raise InputError(f"--mcp: {error.message}") from None
         servers.append(server.model_copy(update={"risk": {**server.risk, **overrides}}))
     if servers:
-        from ..mcp.client import require_sdk
+        from ..agent.mcp.client import require_sdk
 
         require_sdk()
     return servers

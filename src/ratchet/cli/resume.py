@@ -18,8 +18,8 @@ from typing import Annotated
 
 import typer
 
-from ..engine.code_wait import CODE_EVENT_KINDS
-from ..engine.runner import DEFAULT_LEASE_TTL
+from ..engine.run.code_wait import CODE_EVENT_KINDS
+from ..engine.run.runner import DEFAULT_LEASE_TTL
 from ..errors import CannotResume, InputError, LeaseLost, StoreError
 from ..records import Task, WaitReason
 from ..runtime import Runtime

@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from ..engine.runner import DEFAULT_LEASE_TTL
+from ..engine.run.runner import DEFAULT_LEASE_TTL
 from ..runtime import Runtime
 from ..store import DEFAULT_STORE_URL
 from . import json_output, render

@@ -17,8 +17,8 @@ from typing import Annotated
 
 import typer
 
-from ..engine.runner import DEFAULT_LEASE_TTL, WorkerIdentity
-from ..engine.worker import Worker
+from ..engine.run.runner import DEFAULT_LEASE_TTL, WorkerIdentity
+from ..engine.run.worker import Worker
 from ..engine.workflow import load_module
 from ..errors import InputError, RatchetError
 from ..observe.recording import recording

@@ -1,11 +1,21 @@
-"""The durable engine: context, middleware, journal, runner and worker."""
+"""The durable engine: the context a workflow runs in, the middleware, the journal, runner and worker.
+
+- `context`: `Context`, whose parts beside its calls are modules of their own (`children`,
+  `inbox`, `people`, `questions`, `queued_patches`, `budget`); `current`: the one running here;
+- `calls/`: a call on its way through the middleware chain, and what makes each kind;
+- `journal/`: what a task recorded at each seq, and what a replay reads back;
+- `run/`: running tasks under leases: the runner, the worker, a task's tree in one process;
+- `workflow` and `task_spec`: the code a task names, and a new task made from it;
+- `outside_writes`: writes to a task from outside its run (a patch, a handoff, a grant);
+- `faults`: named crash points, for the tests that kill a worker.
+"""
 
 from .calls import Call, CallContext, TaskSuspended
-from .compaction import Compaction
+from .calls.compaction import Compaction
+from .calls.middleware import Middleware, compose, default_chain
 from .context import Context
-from .middleware import Middleware, compose, default_chain
-from .runner import WorkerIdentity, run_task
-from .worker import Worker
+from .run.runner import WorkerIdentity, run_task
+from .run.worker import Worker
 from .workflow import Workflow, load_workflow, workflow
 
 __all__ = [

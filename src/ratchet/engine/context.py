@@ -2,7 +2,7 @@
 
 Its nondeterministic entry points are exactly ``call_model``, ``call_tool``
 (and ``call_tools`` for parallel calls), ``now``, ``uuid``, ``sleep``, ``receive``,
-the child tasks' (children.py) and ``patched`` (engine/versioning.py, which may
+the child tasks' (children.py) and ``patched`` (engine/journal/versioning.py, which may
 take no seq on replay). Each
 takes the next ``seq`` in program order; on resume, the workflow runs again
 from the top and every seq with a recorded result returns it instead of acting
@@ -48,19 +48,19 @@ from ..store import StateStore, StoreOps
 from ..tools import Tool, ToolContext
 from .budget import BudgetTracker
 from .calls import Call, TaskSuspended, WorkerStopping, step_meta
+from .calls.foreign_models import ForeignModelCalls
+from .calls.middleware import Middleware, compose, default_chain, perform
+from .calls.model_calls import DEFAULT_MAX_REPAIRS, ModelCalls
+from .calls.tool_lookup import resolve_tool
 from .children import ChildTasks
 from .faults import crash_point
-from .foreign_models import ForeignModelCalls
 from .inbox import Receiving
 from .journal import Journal
-from .middleware import Middleware, compose, default_chain, perform
-from .model_calls import DEFAULT_MAX_REPAIRS, ModelCalls
-from .outside import OutsidePatches, outside_view
+from .journal.clock_and_uuid import RecordedValues
+from .journal.large_results import result_reference
+from .journal.versioning import Versioning, skip_unasked_markers
 from .questions import ask_person
-from .recorded_values import RecordedValues
-from .results import result_reference
-from .tool_lookup import resolve_tool
-from .versioning import Versioning, skip_unasked_markers
+from .queued_patches import OutsidePatches, outside_view
 from .workflow import Workflow
 
 if TYPE_CHECKING:
@@ -372,7 +372,7 @@ class Context(RecordedValues, Versioning, Receiving, ChildTasks, OutsidePatches,
     async def apply_patch(self, patch: StatePatch | dict[str, Any]) -> AgentState:
         """Change the agent state; journaled, so a resume rebuilds the same state.
 
-        Patches sent from outside (engine/outside.py) are taken first: this one applies after them.
+        Patches sent from outside (engine/queued_patches.py) are taken first: this one applies after them.
         """
         patch = StatePatch.model_validate(patch)
         await self.take_outside_patches()

@@ -3,7 +3,7 @@
 A library called from a workflow (``RatchetAgent.run`` of the pydantic-ai
 integration) finds its task's context here: the runner sets it around the
 workflow function, so it is seen by that function and everything it awaits
-or starts, and by nothing else (engine/tool_serving.py says which tool's
+or starts, and by nothing else (engine/calls/tool_serving.py says which tool's
 body runs, if any).
 """
 

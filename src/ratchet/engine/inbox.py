@@ -43,8 +43,8 @@ from ..records import (
 )
 from .calls import TaskSuspended, step_meta
 from .faults import crash_point
-from .outside import outside_view
-from .recorded import JournalHost
+from .journal.values import JournalHost
+from .queued_patches import outside_view
 
 if TYPE_CHECKING:
     from ..store import StateStore, StoreOps

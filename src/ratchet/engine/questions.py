@@ -14,7 +14,7 @@ from pydantic import JsonValue
 from ..errors import NonDeterminismError
 from ..records import AgentState, Operation, OpKind, OpStatus, WaitReason
 from .calls import step_meta
-from .recorded import JournalHost
+from .journal.values import JournalHost
 
 __all__ = ["ask_person"]
 

@@ -1,4 +1,4 @@
-"""The Model Context Protocol, both ways (docs/mcp.md), on the official ``mcp`` SDK.
+"""`ratchet mcp`: the Model Context Protocol server over a store (docs/mcp.md), on the official ``mcp`` SDK.
 
 Serving a store (`ratchet mcp`):
 
@@ -11,13 +11,9 @@ Serving a store (`ratchet mcp`):
 - `server`: `build_server` and the stdio / streamable-HTTP transports;
 - `state_tools`: the write tools (create_task, patch_state, handoff ...), over the `Runtime`.
 
-MCP servers' tools for agents:
-
-- `servers`: `MCPServer`, how to reach a server, and the risk its tools' annotations give (no SDK);
-- `client`: a run's connections to its servers;
-- `tools`: `MCPTool`, a server's tool journaled like any tool.
+MCP servers' tools for agents (the client side) are `ratchet.agent.mcp`.
 
 Modules that need the SDK import it themselves; importing this package does
-not (``import ratchet`` loads `servers`), so Ratchet works without the
-``[mcp]`` extra (``pip install 'ratchet-runtime[mcp]'``).
+not, so Ratchet works without the ``[mcp]`` extra
+(``pip install 'ratchet-runtime[mcp]'``).
 """

@@ -12,17 +12,57 @@ from __future__ import annotations
 import datetime as dt
 import sys
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
+
+from pydantic import JsonValue
 
 from ..records import Operation, OpKind, Step, Task, utcnow
 from .ids import span_id_for, stable_span_id, trace_id_for
 
-if TYPE_CHECKING:
-    from ..engine.calls import Call
-
-__all__ = ["call_span", "step_span", "task_span", "tracing_on"]
+__all__ = ["ObservedCall", "call_span", "step_span", "task_span", "tracing_on"]
 
 Attributes = Mapping[str, str | int | float | bool]
+
+
+class _InTask(Protocol):
+    @property
+    def task(self) -> Task: ...
+
+
+class _Named(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+class ObservedCall(Protocol):
+    """What a call's span reads of it (the engine's `Call` has it): observe sits below the engine."""
+
+    @property
+    def context(self) -> _InTask: ...
+
+    @property
+    def kind(self) -> OpKind: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def seq(self) -> int: ...
+
+    @property
+    def attempt(self) -> int: ...
+
+    @property
+    def tool(self) -> _Named | None: ...
+
+    @property
+    def model(self) -> str | None: ...
+
+    @property
+    def idempotency_key(self) -> str: ...
+
+    @property
+    def meta(self) -> Mapping[str, JsonValue]: ...
 
 
 def _api() -> Any:
@@ -105,7 +145,7 @@ def _task_parent(step: Any) -> tuple[object, ...]:
 
 
 def call_span(
-    call: Call, *, first_attempt: int, started: dt.datetime, outcome: str, error: str | None
+    call: ObservedCall, *, first_attempt: int, started: dt.datetime, outcome: str, error: str | None
 ) -> None:
     """Report one live call: every attempt this process made of it, as one span.
 

@@ -2,7 +2,7 @@
 
 A provider turns a `ModelRequest` into a `ModelResponse` or raises `ModelError`.
 It knows nothing of the journal, retries or budgets: those are middleware
-(engine/middleware.py) that wrap `ModelProvider.complete`.
+(engine/calls/middleware.py) that wrap `ModelProvider.complete`.
 """
 
 from __future__ import annotations

@@ -11,8 +11,6 @@ from typing import Any
 from pydantic import JsonValue
 
 from ..agent import Agent
-from ..engine.cancelling import cancel_task
-from ..engine.code_wait import reseal
 from ..engine.inbox import send_message
 from ..engine.people import (
     answer_question,
@@ -21,10 +19,12 @@ from ..engine.people import (
     resolve_in_doubt,
     settle_approval,
 )
-from ..engine.runner import DEFAULT_LEASE_TTL, WorkerIdentity, run_task
-from ..engine.staleness import stale_message
+from ..engine.run.cancelling import cancel_task
+from ..engine.run.code_wait import reseal
+from ..engine.run.runner import DEFAULT_LEASE_TTL, WorkerIdentity, run_task
+from ..engine.run.staleness import stale_message
+from ..engine.run.tree import run_tree
 from ..engine.task_spec import new_task
-from ..engine.tree import run_tree
 from ..engine.workflow import Workflow
 from ..errors import CannotResume, InputError
 from ..limits import MAX_INSTRUCTION_BYTES, PRIORITY_DEFAULT, check_text

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from ratchet.mcp.servers import tool_behaviour
+from ratchet.agent.mcp.servers import tool_behaviour
 from ratchet.records import RiskLevel
 
 READ_ONLY = (RiskLevel.READ_ONLY, True)

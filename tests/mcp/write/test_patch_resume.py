@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ratchet import Runtime
-from ratchet.engine.outside import STATE_PATCH
+from ratchet.engine.queued_patches import STATE_PATCH
 from ratchet.records import OpKind, TaskStatus, WaitReason
 from ratchet.store import StateStore
 

@@ -8,11 +8,11 @@ import pytest
 
 from ratchet import Runtime, Worker
 from ratchet.agent.acting import NOTE
-from ratchet.engine.outside import STATE_PATCH
+from ratchet.engine.queued_patches import STATE_PATCH
 from ratchet.records import TaskStatus, WaitReason
 from ratchet.store import StateStore
 
-from ...helpers.scripts import calls, plan, say
+from ..helpers.scripts import calls, plan, say
 from .write_support import DONE, MAIL, call, mail_tools, ok, one_step, refused, script
 from .write_support import rt as rt
 

@@ -26,8 +26,8 @@ from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 from pydantic_ai.toolsets.wrapper import WrapperToolset
 from pydantic_core import to_jsonable_python
 
+from ...engine.calls.tool_serving import current_tool_call
 from ...engine.context import Context
-from ...engine.tool_serving import current_tool_call
 from ...errors import InputError, NonRetryableError, OperationFailed
 from ...records import RiskLevel
 from ...tools import Tool, ToolContext

@@ -10,7 +10,7 @@ proceed(call)`` returns (or raises); add your own (caching, redaction) by
 passing ``middleware=[...]`` to the workflow's context, and it runs just
 inside the events layer. A middleware with ``before_model(request, host)``
 instead rewrites model requests before they take their seq: compaction
-(`ratchet.engine.compaction`) is one.
+(`ratchet.engine.calls.compaction`) is one.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Protocol
 
 from pydantic import JsonValue
 
-from ..errors import (
+from ...errors import (
     DeadlineExceeded,
     LeaseLost,
     NonDeterminismError,
@@ -31,12 +31,12 @@ from ..errors import (
     StoreError,
     TaskStopped,
 )
-from ..observe.calls import ObserveCalls
-from ..records import Event, Operation, OpKind, OpStatus, RiskLevel, Severity, WaitReason, utcnow
-from ..tools import Reconciled
-from .call_cost import UNPRICED_META, priced_answer
-from .calls import Call, TaskSuspended, WorkerStopping, error_text
-from .faults import crash_point
+from ...records import Event, Operation, OpKind, OpStatus, RiskLevel, Severity, WaitReason, utcnow
+from ...tools import Reconciled
+from ..faults import crash_point
+from .call import Call, TaskSuspended, WorkerStopping, error_text
+from .cost import UNPRICED_META, priced_answer
+from .observing import ObserveCalls
 from .tool_serving import serving_tool
 
 __all__ = [

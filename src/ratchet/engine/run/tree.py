@@ -13,9 +13,9 @@ import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
 
-from ..errors import CannotResume, LeaseLost
-from ..records import Task, TaskStatus, WaitReason, utcnow
-from ..store import StateStore
+from ...errors import CannotResume, LeaseLost
+from ...records import Task, TaskStatus, WaitReason, utcnow
+from ...store import StateStore
 
 __all__ = ["run_tree", "tree_of"]
 

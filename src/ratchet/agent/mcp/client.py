@@ -16,8 +16,8 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from ..errors import CodeRefused, MCPServerUnreachable, MCPToolError, MissingExtra
-from ..trust.code import enforced_trust
+from ...errors import CodeRefused, MCPServerUnreachable, MCPToolError, MissingExtra
+from ...trust.code import enforced_trust
 from .servers import MCPServer, check_admitted
 
 try:

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..pricing import cost_of, priced_model, unpriced_message
-from ..records import Event, Severity
-from .calls import Call
+from ...pricing import cost_of, priced_model, unpriced_message
+from ...records import Event, Severity
+from .call import Call
 
 if TYPE_CHECKING:  # the providers are imported when a task first calls its model
-    from ..providers import ModelProvider, ModelResponse
+    from ...providers import ModelProvider, ModelResponse
 
 __all__ = ["UNPRICED_META", "priced_answer"]
 

@@ -28,10 +28,10 @@ from typing import Protocol
 
 from pydantic import JsonValue
 
-from ..errors import InputError
-from ..records import OpKind
-from .journal import Journal
-from .recorded import JournalHost, record_value
+from ...errors import InputError
+from ...records import OpKind
+from .task_journal import Journal
+from .values import JournalHost, record_value
 
 __all__ = ["PATCH_PREFIX", "Versioning", "skip_unasked_markers"]
 

@@ -29,9 +29,9 @@ import datetime as dt
 import logging
 from dataclasses import dataclass
 
-from ..policy import CheckpointPolicy
-from ..records import Event, Lease, Severity, Task, WaitReason, utcnow
-from ..store import StateStore
+from ...policy import CheckpointPolicy
+from ...records import Event, Lease, Severity, Task, WaitReason, utcnow
+from ...store import StateStore
 from .code_wait import set_aside
 
 __all__ = ["STALE_EVENT", "Staleness", "judge_staleness", "last_progress", "set_aside_stale", "stale_message"]

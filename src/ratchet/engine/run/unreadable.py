@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import datetime as dt
 
-from ..errors import CorruptRecord
-from ..records import Event, Severity, Trigger, utcnow
-from ..store import StateStore
+from ...errors import CorruptRecord
+from ...records import Event, Severity, Trigger, utcnow
+from ...store import StateStore
 
 __all__ = ["RECHECK_TRIGGER", "UNREADABLE_EVENT", "set_aside_unreadable"]
 

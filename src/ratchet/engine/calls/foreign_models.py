@@ -18,8 +18,8 @@ from typing import Any, Protocol
 
 from pydantic import JsonValue
 
-from ..records import OpKind
-from .calls import Call, CallContext
+from ...records import OpKind
+from .call import Call, CallContext
 
 __all__ = ["ForeignModelCalls"]
 

@@ -20,10 +20,10 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ..errors import CodeRefused, InputError
-from ..policy import MAX_DURATION, RetryPolicy
-from ..records import RiskLevel
-from ..trust.code import CodeTrust
+from ...errors import CodeRefused, InputError
+from ...policy import MAX_DURATION, RetryPolicy
+from ...records import RiskLevel
+from ...trust.code import CodeTrust
 
 __all__ = [
     "RISK_LEVELS",

@@ -1,6 +1,6 @@
 """A nondeterministic value (the clock, a uuid, a wake-up time) recorded once in the journal.
 
-``ctx.now``, ``ctx.uuid`` and ``ctx.sleep`` each take a seq: the first run
+``ctx.now``, ``ctx.uuid`` and ``ctx.sleep`` (clock_and_uuid.py) each take a seq: the first run
 records the value it made, and every replay returns that value.
 """
 
@@ -11,11 +11,11 @@ from typing import Protocol
 
 from pydantic import JsonValue
 
-from ..errors import NonDeterminismError
-from ..records import Lease, Operation, OpKind, OpStatus, utcnow
-from ..store import StateStore
-from .calls import step_meta
-from .journal import Journal
+from ...errors import NonDeterminismError
+from ...records import Lease, Operation, OpKind, OpStatus, utcnow
+from ...store import StateStore
+from ..calls import step_meta
+from .task_journal import Journal
 
 __all__ = ["JournalHost", "record_value"]
 

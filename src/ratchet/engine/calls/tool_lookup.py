@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..errors import InputError
-from ..tools import Tool
+from ...errors import InputError
+from ...tools import Tool
 
 __all__ = ["resolve_tool"]
 

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from ..tools import ToolContext
-from .calls import Call
+from ...tools import ToolContext
+from .call import Call
 
 __all__ = ["current_tool_call", "serving_tool"]
 

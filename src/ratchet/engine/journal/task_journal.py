@@ -14,15 +14,15 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import JsonValue
 
-from ..limits import MAX_INLINE_RESULT_BYTES
-from ..observe.recording import current_recorder
-from ..records import Lease, Operation, OpKind, OpStatus, utcnow
-from ..store import StateStore
-from .faults import crash_point
-from .results import read_back, set_aside, stored_result
+from ...limits import MAX_INLINE_RESULT_BYTES
+from ...observe.recording import current_recorder
+from ...records import Lease, Operation, OpKind, OpStatus, utcnow
+from ...store import StateStore
+from ..faults import crash_point
+from .large_results import read_back, set_aside, stored_result
 
 if TYPE_CHECKING:
-    from .calls import Call
+    from ..calls import Call
 
 __all__ = ["Journal"]
 
@@ -31,7 +31,7 @@ class Journal:
     """The recorded operations of one task, and the writer of new ones.
 
     A tool result larger than `inline_limit` bytes is kept once, as an
-    artifact the journal refers to (`ratchet.engine.results`).
+    artifact the journal refers to (`ratchet.engine.journal.large_results`).
     """
 
     def __init__(

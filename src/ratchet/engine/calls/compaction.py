@@ -30,12 +30,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import JsonValue
 
-from ..errors import InputError
-from ..trust.code import FILE_MODULE_PREFIX, portable_path
-from .workflow import load_module
+from ...errors import InputError
+from ...trust.code import FILE_MODULE_PREFIX, portable_path
+from ..workflow import load_module
 
 if TYPE_CHECKING:
-    from ..providers import ModelRequest, ModelResponse
+    from ...providers import ModelRequest, ModelResponse
 
 __all__ = [
     "DEFAULT_COMPACTION",
@@ -183,7 +183,7 @@ class Compaction:
         if earlier is not None:
             asked.append({"role": "user", "content": f"The summary so far: {earlier.text}"})
         asked.append({"role": "user", "content": json.dumps(older, ensure_ascii=False)})
-        from ..providers import ModelRequest
+        from ...providers import ModelRequest
 
         request = ModelRequest.model_validate({"purpose": "summarize", "messages": asked})
         answer = await host.send_model_request(request)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import contextlib
 
-from ..errors import CannotResume, LeaseLost
-from ..records import Event, StepStatus, Task, TaskStatus
-from ..store import StateStore
-from .children import wake_parent
+from ...errors import CannotResume, LeaseLost
+from ...records import Event, StepStatus, Task, TaskStatus
+from ...store import StateStore
+from ..children import wake_parent
 from .runner import WorkerIdentity
 
 __all__ = ["cancel_task"]

@@ -1,4 +1,4 @@
-"""A run's side of the writes made to its task from outside (outside_writes.py): state patches, handoffs.
+"""A run's side of the writes made to its task from outside (outside_writes.py): the patches queued for it.
 
 A task's state is rebuilt on resume by replaying its journal, and a running
 worker writes the task row as it knows it; so a patch accepted from outside

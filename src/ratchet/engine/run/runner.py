@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
-from ..errors import (
+from ...errors import (
     CannotResume,
     CodeUnavailable,
     DeadlineExceeded,
@@ -22,21 +22,21 @@ from ..errors import (
     StoreError,
     TaskStopped,
 )
-from ..observe.runs import RunReport
-from ..records import Event, Lease, Severity, StepStatus, Task, TaskStatus, WaitReason, utcnow
-from ..store import StateStore
-from ..trust.code import CodeTrust, enforced_trust
-from ..trust.seal import SigningKey, sealed_inputs
-from ..trust.workspace import confined_workspace
-from .calls import TaskSuspended, WorkerStopping
-from .children import wake_parent
+from ...observe.runs import RunReport
+from ...records import Event, Lease, Severity, StepStatus, Task, TaskStatus, WaitReason, utcnow
+from ...store import StateStore
+from ...trust.code import CodeTrust, enforced_trust
+from ...trust.seal import SigningKey, sealed_inputs
+from ...trust.workspace import confined_workspace
+from ..calls import TaskSuspended, WorkerStopping
+from ..children import wake_parent
+from ..context import ApprovalHook, Context
+from ..current import running_in
+from ..people import require_approval
+from ..queued_patches import outside_view
+from ..workflow import Workflow, load_workflow
 from .code_wait import wait_for_code
-from .context import ApprovalHook, Context
-from .current import running_in
-from .outside import outside_view
-from .people import require_approval
 from .staleness import judge_staleness, set_aside_stale
-from .workflow import Workflow, load_workflow
 
 __all__ = ["WorkerIdentity", "holder_is_gone", "run_task"]
 
@@ -86,7 +86,7 @@ async def run_task(
 
     A task that already ran is validated first: older than its checkpoint
     policy's ``max_age``, it is set aside ``waiting(stale)`` and returned
-    (`ratchet.engine.staleness`), unless `force`; `force` also runs a task
+    (`ratchet.engine.run.staleness`), unless `force`; `force` also runs a task
     set aside so.
 
     A store that fails while the task runs (a full disk, a read-only

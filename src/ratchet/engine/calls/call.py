@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, NoReturn, Protocol
 
 from pydantic import JsonValue
 
-from ..policy import RetryPolicy
-from ..records import Event, Operation, OpKind, Task, Trigger, WaitReason
-from ..tools import Tool, ToolContext
-from .budget import BudgetTracker
+from ...policy import RetryPolicy
+from ...records import Event, Operation, OpKind, Task, Trigger, WaitReason
+from ...tools import Tool, ToolContext
+from ..budget import BudgetTracker
 
 if TYPE_CHECKING:  # the providers are imported when a task first calls its model
-    from ..providers import ModelProvider, ModelRequest
+    from ...providers import ModelProvider, ModelRequest
 
 __all__ = ["Call", "CallContext", "CallJournal", "TaskSuspended", "WorkerStopping", "step_meta"]
 

@@ -17,9 +17,9 @@ from typing import Literal
 
 from pydantic import JsonValue
 
-from ..records import Artifact, ArtifactRef, Operation, Record
-from ..records.compact_json import encode as _encode
-from ..store import StateStore
+from ...records import Artifact, ArtifactRef, Operation, Record
+from ...records.compact_json import encode as _encode
+from ...store import StateStore
 
 __all__ = ["RESULT_ARTIFACT", "StoredResult", "read_back", "result_reference", "set_aside", "stored_result"]
 

@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import JsonValue
 
-from ..errors import InputError, MCPServerUnreachable, NonRetryableError, OperationFailed
-from ..records import RiskLevel
-from ..tools import Tool, ToolContext
+from ...errors import InputError, MCPServerUnreachable, NonRetryableError, OperationFailed
+from ...records import RiskLevel
+from ...tools import Tool, ToolContext
 from .servers import MCPServer, tool_behaviour
 
 if TYPE_CHECKING:
-    from ..engine.context import Context
+    from ...engine.context import Context
     from .client import Connections
 
 __all__ = ["MCPTool", "offer_mcp_tools"]

@@ -20,11 +20,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from ..errors import CodeRefused, CodeUnavailable, WorkspaceRefused
-from ..records import Event, Lease, Severity, Task, TaskStatus, WaitReason
-from ..store import StateStore
-from ..trust.seal import SigningKey
-from .workflow import Workflow, load_workflow
+from ...errors import CodeRefused, CodeUnavailable, WorkspaceRefused
+from ...records import Event, Lease, Severity, Task, TaskStatus, WaitReason
+from ...store import StateStore
+from ...trust.seal import SigningKey
+from ..workflow import Workflow, load_workflow
 
 __all__ = ["CODE_EVENT_KINDS", "reseal", "set_aside", "wait_for_code"]
 

@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, JsonValue, ValidationError
 
-from ..errors import InputError, InvalidModelOutput, OperationFailed
-from ..policy import RetryPolicy
-from ..records import OpKind, Severity
-from ..validation import problems
-from .calls import Call, CallContext, step_meta
+from ...errors import InputError, InvalidModelOutput, OperationFailed
+from ...policy import RetryPolicy
+from ...records import OpKind, Severity
+from ...validation import problems
+from .call import Call, CallContext, step_meta
 
 if TYPE_CHECKING:  # the providers are imported when a task first calls its model
-    from ..providers import ModelProvider, ModelRequest, ModelResponse
+    from ...providers import ModelProvider, ModelRequest, ModelResponse
 
 __all__ = ["DEFAULT_MAX_REPAIRS", "ModelCalls"]
 
@@ -89,7 +89,7 @@ class ModelCalls:
         if self._provider is None:
             if not self._model_name:
                 raise InputError(f"task {self._context.task.id} has no model; give one with --model")
-            from ..providers import resolve_model
+            from ...providers import resolve_model
 
             self._provider = resolve_model(self._model_name)
         return self._provider
@@ -104,14 +104,14 @@ class ModelCalls:
             return self.provider
         found = self._others.get(model)
         if found is None:
-            from ..providers import resolve_model
+            from ...providers import resolve_model
 
             found = self._others[model] = resolve_model(model)
         return found
 
     async def call(self, request: Any, model: str | None = None) -> ModelResponse:
         """One model request, after the request middleware (compaction) had its say."""
-        from ..providers import ModelRequest
+        from ...providers import ModelRequest
 
         request = ModelRequest.model_validate(request)
         for layer in self._request_layers:
@@ -125,7 +125,7 @@ class ModelCalls:
         names it (``input["model"]``). A replay takes the recorded answer
         and never builds, nor calls, a provider.
         """
-        from ..providers import ModelRequest, ModelResponse
+        from ...providers import ModelRequest, ModelResponse
 
         request = ModelRequest.model_validate(request)
         if model == self._model_name:
@@ -166,7 +166,7 @@ class ModelCalls:
             OperationFailed: the model call itself failed for good (other
                 than by answering malformed JSON, which is repaired).
         """
-        from ..providers import ModelRequest, OutputSchema
+        from ...providers import ModelRequest, OutputSchema
 
         if max_repairs < 0:
             raise InputError(f"max_repairs must be 0 or more, not {max_repairs}")

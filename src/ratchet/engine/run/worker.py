@@ -9,18 +9,18 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from ..errors import CannotResume, CorruptRecord, LeaseLost, RatchetError, StoreError
-from ..records import Lease, TaskStatus, Trigger, WaitReason, utcnow
-from ..schedules import SCHEDULE_TRIGGER, fire_schedule
-from ..store import StateStore
-from ..store.changes import TRIGGERS, ChangeFeed
-from ..trust.code import CodeTrust
-from ..trust.seal import SigningKey
-from .inbox import RECEIVE_TIMEOUT_TRIGGER, expire_receive
-from .people import APPROVAL_TIMEOUT_TRIGGER, expire_approval
+from ...errors import CannotResume, CorruptRecord, LeaseLost, RatchetError, StoreError
+from ...records import Lease, TaskStatus, Trigger, WaitReason, utcnow
+from ...schedules import SCHEDULE_TRIGGER, fire_schedule
+from ...store import StateStore
+from ...store.changes import TRIGGERS, ChangeFeed
+from ...trust.code import CodeTrust
+from ...trust.seal import SigningKey
+from ..inbox import RECEIVE_TIMEOUT_TRIGGER, expire_receive
+from ..people import APPROVAL_TIMEOUT_TRIGGER, expire_approval
+from ..workflow import Workflow, load_workflow
 from .runner import DEFAULT_LEASE_TTL, WorkerIdentity, run_task
 from .unreadable import set_aside_unreadable
-from .workflow import Workflow, load_workflow
 
 __all__ = ["Worker"]
 
@@ -45,7 +45,7 @@ class Worker:
     each time, so one bad task neither spins the worker nor starves the
     others. A task whose stored rows cannot be read is set aside in the
     store, for every worker, with an event saying why, and looked at again
-    every `UNREADABLE_RECHECK` seconds (`ratchet.engine.unreadable`). A store
+    every `UNREADABLE_RECHECK` seconds (`ratchet.engine.run.unreadable`). A store
     that fails (a database restart, a full disk) is tried again after a
     pause, longer each time; the worker does not exit, and a task the store
     stopped is taken again after `STORE_RETRY_MAX` seconds (never set aside

@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING
 
 from pydantic import JsonValue
 
-from ..errors import TaskStopped
-from ..records import OpKind, OpStatus, utcnow
-from .recording import current_recorder
-from .spans import call_span, tracing_on
+from ...errors import TaskStopped
+from ...observe.recording import current_recorder
+from ...observe.spans import call_span, tracing_on
+from ...records import OpKind, OpStatus, utcnow
 
 if TYPE_CHECKING:
-    from ..engine.calls import Call
+    from .call import Call
 
 __all__ = ["ObserveCalls"]
 

@@ -15,10 +15,10 @@ from typing import NoReturn, Protocol
 
 from pydantic import JsonValue
 
-from ..records import Lease, OpKind, Trigger, WaitReason, utcnow
-from ..store import StateStore
-from .journal import Journal
-from .recorded import record_value
+from ...records import Lease, OpKind, Trigger, WaitReason, utcnow
+from ...store import StateStore
+from .task_journal import Journal
+from .values import record_value
 
 __all__ = ["RecordedValues"]
 
