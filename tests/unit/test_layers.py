@@ -185,6 +185,92 @@ def test_ratchet_has_no_import_cycle_between_packages() -> None:
     assert not found, "import cycles among ratchet's packages:\n" + "\n".join(f"  {line}" for line in found)
 
 
+# The map: every top-level unit of Ratchet (a package right below the root, or a loose module),
+# from the bottom layer up. A unit imports only units listed before it. The README's "Layout" names
+# the same units in the same order, and docs/architecture.md says what each is. The package itself
+# (`ratchet`, its __init__) is the public face above them all and imports lazily.
+LAYERS = (
+    "_distribution",
+    "errors",
+    "limits",
+    "policy",
+    "printable",
+    "validation",
+    "json_text",
+    "pricing",
+    "records",
+    "model",
+    "store",
+    "trust",
+    "sessions",
+    "schedules",
+    "tools",
+    "providers",
+    "observe",
+    "engine",
+    "agent",
+    "runtime",
+    "views",
+    "mcp",
+    "chat",
+    "serve",
+    "integrations",
+    "demo",
+    "cli",
+    "__main__",
+)
+README = SRC.parents[1] / "README.md"
+
+
+def test_every_unit_is_on_the_map_and_nothing_else() -> None:
+    units, _ = unit_graph(import_graph(SRC))
+    assert sorted(top.removeprefix("ratchet.") for top in units if top != "ratchet") == sorted(LAYERS)
+
+
+def test_no_unit_imports_one_above_it() -> None:
+    units, because = unit_graph(import_graph(SRC))
+    place = {f"ratchet.{unit}": number for number, unit in enumerate(LAYERS)}
+    wrong = [
+        f"{unit} imports {imported}, listed above it: {because[(unit, imported)]}"
+        for unit, imported_units in sorted(units.items())
+        if unit != "ratchet"
+        for imported in sorted(imported_units)
+        if place[imported] >= place[unit]
+    ]
+    assert not wrong, "a unit imports one above it:\n" + "\n".join(f"  {line}" for line in wrong)
+
+
+def readme_layout(text: str) -> list[str]:
+    """The units the README's "Layout" section names in its map of ``src/ratchet/``, in order.
+
+    The map is the first fenced block of the section; a unit is a line indented by two spaces
+    naming ``NAME/`` (a package) or ``NAME.py`` (a loose module).
+    """
+    section = text.split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
+    block = section.split("```", 2)[1]
+    names = []
+    for line in block.splitlines():
+        if line.startswith("  ") and not line.startswith("   "):
+            first = line.split()[0]
+            if first.endswith("/"):
+                names.append(first.removesuffix("/"))
+            elif first.endswith(".py"):
+                names.append(first.removesuffix(".py"))
+    return names
+
+
+def test_the_readme_layout_names_the_units_in_their_order() -> None:
+    assert readme_layout(README.read_text(encoding="utf-8")) == list(LAYERS)
+
+
+def test_the_readme_layout_reader_reads_packages_and_modules_only() -> None:
+    text = (
+        "# x\n\n## Layout\n\n```\nsrc/ratchet/\n"
+        "  a.py   one\n         two.py\n  b/     three\n  py.typed\n```\n\n## Next\n"
+    )
+    assert readme_layout(text) == ["a", "b"]
+
+
 # What each lower layer must never import (prefixes: "ratchet.cli" covers the CLI's modules too).
 _APPS = ("ratchet.agent", "ratchet.chat", "ratchet.cli", "ratchet.demo", "ratchet.runtime")
 BELOW = {
