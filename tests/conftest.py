@@ -133,9 +133,13 @@ def postgres() -> Cluster:
 
 
 @pytest.fixture
-def postgres_url(postgres: Cluster) -> Iterator[str]:
-    """The URL of a fresh, empty PostgreSQL database, dropped after the test."""
-    with postgres.database() as url:
+def postgres_url(postgres: Cluster, request: pytest.FixtureRequest) -> Iterator[str]:
+    """The URL of a fresh PostgreSQL store (Ratchet's schema, no rows), dropped after the test.
+
+    A test marked ``empty_database`` gets a database without Ratchet's schema instead.
+    """
+    empty = request.node.get_closest_marker("empty_database") is not None
+    with postgres.database(empty=empty) as url:
         yield url
 
 

@@ -1,4 +1,4 @@
-"""A throwaway PostgreSQL cluster for the tests, and a fresh empty database per test.
+"""A throwaway PostgreSQL cluster for the tests, and a fresh database per test.
 
 The cluster starts the first time a test asks for a database (so suites that
 never touch PostgreSQL don't pay for it) and is stopped and removed at the end
@@ -6,6 +6,12 @@ of the session. It runs from the server binaries on PATH or the newest
 ``/usr/lib/postgresql/*/bin``; without them, tests that need it fail with the
 command that installs them. PostgreSQL refuses to run as root, so as root the
 server runs as the ``postgres`` user.
+
+A cluster may hold a template, a database built once that each new database
+copies (``CREATE DATABASE ... TEMPLATE``, as procrastinate's tests do): the
+session's holds a Ratchet store, so hundreds of tests do not each build the
+same schema. A test of what happens to a database without it asks for an
+empty one.
 
 Durability is off (``fsync=off``): a test database lives for one test.
 """
@@ -21,7 +27,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import psycopg
@@ -29,6 +35,7 @@ import pytest
 
 __all__ = ["DURABLE_SETTINGS", "SETTINGS", "Cluster", "LazyCluster", "find_binaries", "throwaway_cluster"]
 
+TEMPLATE = "tests_template"
 INSTALL_HINT = "PostgreSQL server binaries (initdb, pg_ctl) not found: run scripts/install-system-packages"
 SERVER_USER = "postgres"
 SETTINGS = (
@@ -71,6 +78,7 @@ class Cluster:
         self.root = Path(tempfile.mkdtemp(prefix="ratchet-pg-"))  # pytest's tmp dirs are 0700 root
         self.data = self.root / "data"
         self.port = 0
+        self._template: str | None = None
         self._names = itertools.count(1)
         self._lock = threading.Lock()
         self._as_server_user = os.geteuid() == 0
@@ -120,12 +128,27 @@ class Cluster:
         """A connection to the ``postgres`` database, for creating and dropping others."""
         return psycopg.connect(self.url(), autocommit=True)
 
-    def create_database(self) -> str:
-        """Create a fresh, empty database; return its URL."""
+    def make_template(self, build: Callable[[str], None]) -> None:
+        """Build the template every `create_database` copies from now on; `build` is given its URL.
+
+        Once built, the template takes no connections: a copy fails while anyone
+        is connected to its source, and a connection left open by `build` (or made
+        later) would fail every test after it.
+        """
+        with self.admin() as conn:
+            conn.execute(f"CREATE DATABASE {TEMPLATE}")
+        build(self.url(TEMPLATE))
+        with self.admin() as conn:
+            conn.execute(f"ALTER DATABASE {TEMPLATE} WITH IS_TEMPLATE true ALLOW_CONNECTIONS false")
+        self._template = TEMPLATE
+
+    def create_database(self, *, empty: bool = False) -> str:
+        """Create a fresh database, a copy of the template (empty if `empty` or there is none); its URL."""
         with self._lock:
             name = f"t_{next(self._names)}"
+        source = "" if empty or self._template is None else f" TEMPLATE {self._template}"
         with self.admin() as conn:
-            conn.execute(f"CREATE DATABASE {name}")
+            conn.execute(f"CREATE DATABASE {name}{source}")
         return self.url(name)
 
     def drop_database(self, url: str) -> None:
@@ -162,9 +185,9 @@ class Cluster:
         raise RuntimeError(f"the server did not start asking {role} for a password")
 
     @contextlib.contextmanager
-    def database(self) -> Iterator[str]:
-        """A fresh database for the block, dropped afterwards."""
-        url = self.create_database()
+    def database(self, *, empty: bool = False) -> Iterator[str]:
+        """A fresh database for the block (as `create_database` makes it), dropped afterwards."""
+        url = self.create_database(empty=empty)
         try:
             yield url
         finally:
@@ -193,11 +216,13 @@ def throwaway_cluster(*, settings: str = SETTINGS) -> Iterator[Cluster]:
 class LazyCluster:
     """The session's cluster, started on first use (from any thread) and stopped by `stop`.
 
-    If it cannot start, every test that needs it fails with the same reason
-    (the start is not tried again).
+    With `template`, the cluster's template is built by it as the cluster starts
+    (see `Cluster.make_template`). If the cluster cannot start, every test that
+    needs it fails with the same reason (the start is not tried again).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, template: Callable[[str], None] | None = None) -> None:
+        self._build_template = template
         self._cluster: Cluster | None = None
         self._failure: str | None = None
         self._lock = threading.Lock()
@@ -209,13 +234,15 @@ class LazyCluster:
                 self._failure = INSTALL_HINT
                 binaries = find_binaries()
                 if binaries is not None:
-                    self._cluster, self._failure = self._start(binaries)
+                    self._cluster, self._failure = self._start(binaries, self._build_template)
             if self._cluster is None:
                 pytest.fail(self._failure, pytrace=False)
             return self._cluster
 
     @staticmethod
-    def _start(binaries: Path) -> tuple[Cluster | None, str | None]:
+    def _start(
+        binaries: Path, build_template: Callable[[str], None] | None
+    ) -> tuple[Cluster | None, str | None]:
         try:
             cluster = Cluster(binaries)
         except RuntimeError as refused:
@@ -225,6 +252,12 @@ class LazyCluster:
         except Exception as exc:
             cluster.stop()
             return None, f"the test PostgreSQL server did not start: {exc}"
+        if build_template is not None:
+            try:
+                cluster.make_template(build_template)
+            except Exception as exc:
+                cluster.stop()
+                return None, f"the test PostgreSQL template database could not be built: {exc!r}"
         return cluster, None
 
     def stop(self) -> None:

@@ -41,7 +41,7 @@ def source_saver(
         with SqliteSaver.from_conn_string(str(path)) as saver:
             yield f"sqlite:///{path}", saver
         return
-    with postgres.database() as url, PostgresSaver.from_conn_string(url) as server_saver:
+    with postgres.database(empty=True) as url, PostgresSaver.from_conn_string(url) as server_saver:
         server_saver.setup()
         yield url, server_saver
 
@@ -160,6 +160,7 @@ def test_an_import_stopped_half_way_is_finished_by_the_next(
         assert assert_holds_the_source(saver, source) == total
 
 
+@pytest.mark.empty_database
 def test_bad_sources_are_refused_in_one_line(tmp_path: Path, postgres_url: str) -> None:
     store = f"sqlite:///{tmp_path / 'ratchet.db'}"
     not_langgraph = tmp_path / "other.db"

@@ -82,6 +82,7 @@ async def test_ratchet_tables_without_a_readable_version_are_refused_untouched(u
     assert run_sql(url, "SELECT id FROM tasks") == [("t1",)]
 
 
+@pytest.mark.empty_database
 async def test_another_programs_tasks_table_is_still_another_programs_database(url: str) -> None:
     run_sql(url, "CREATE TABLE tasks (title TEXT)")
 

@@ -136,7 +136,7 @@ def test_sqlite_fresh_schema_equals_migrated_schema(tmp_path: Path) -> None:
 
 
 async def test_postgresql_fresh_schema_equals_migrated_schema(postgres: Cluster) -> None:
-    with postgres.database() as fresh, postgres.database() as stepwise:
+    with postgres.database(empty=True) as fresh, postgres.database(empty=True) as stepwise:
         from_schema = _shape(await _migrated(fresh, fresh_from_schema=True))
         from_migrations = _shape(await _migrated(stepwise, fresh_from_schema=False))
         assert from_schema == from_migrations
@@ -193,6 +193,7 @@ def test_both_dialects_name_the_same_queries() -> None:
     assert sqlite == set(catalogue.queries("postgresql")) - postgres_only
 
 
+@pytest.mark.empty_database
 async def test_postgresql_opening_again_changes_nothing(postgres_url: str) -> None:
     async with await open_store(postgres_url) as store:
         assert await store.schema_version() == LATEST
@@ -203,6 +204,7 @@ async def test_postgresql_opening_again_changes_nothing(postgres_url: str) -> No
     assert _versions(postgres_url) == list(range(1, LATEST + 1))
 
 
+@pytest.mark.empty_database
 def test_postgresql_processes_opening_an_empty_database_at_once_migrate_it_once(
     postgres_url: str, tmp_path: Path
 ) -> None:
@@ -233,6 +235,7 @@ def test_postgresql_processes_opening_an_empty_database_at_once_migrate_it_once(
     assert _versions(postgres_url) == list(range(1, LATEST + 1))
 
 
+@pytest.mark.empty_database
 async def test_postgresql_upgrading_to_version_4_coalesces_queued_triggers(postgres_url: str) -> None:
     async with await psycopg.AsyncConnection.connect(postgres_url, autocommit=True) as conn:
         for migration in catalogue.migrations("postgresql")[:3]:
@@ -252,6 +255,7 @@ async def test_postgresql_upgrading_to_version_4_coalesces_queued_triggers(postg
     assert (rows.to_micros(wake.fire_at), wake.priority, wake.payload) == (100, 5, {"n": 1})
 
 
+@pytest.mark.empty_database
 def test_postgresql_ratchet_migrate_makes_the_schema(postgres_url: str) -> None:
     done = subprocess.run(
         ratchet_command("migrate", "--store", postgres_url),
@@ -305,6 +309,7 @@ async def test_sqlite_another_programs_database_is_refused_and_left_untouched(tm
     assert _digest(path) == before
 
 
+@pytest.mark.empty_database
 async def test_postgresql_another_programs_database_is_refused_and_left_untouched(postgres_url: str) -> None:
     with psycopg.connect(postgres_url, autocommit=True) as conn:
         conn.execute("CREATE TABLE birds (name TEXT)")
@@ -329,6 +334,7 @@ async def test_sqlite_a_text_file_is_refused_and_left_untouched(tmp_path: Path, 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.md"]
 
 
+@pytest.mark.empty_database
 async def test_postgresql_an_empty_database_is_not_made_into_a_store_when_create_is_false(
     postgres_url: str,
 ) -> None:

@@ -130,6 +130,7 @@ async def test_a_read_only_postgresql_database_reads_and_refuses_writes(postgres
     assert "is read-only" in caught.value.message and f"database {database!r}" in caught.value.message
 
 
+@pytest.mark.empty_database
 async def test_an_empty_read_only_postgresql_database_cannot_be_migrated(postgres_url: str) -> None:
     with pytest.raises(StoreReadOnly, match="could not check or migrate the schema"):
         await open_store(_read_only(postgres_url))

@@ -8,6 +8,7 @@ import sqlite3
 from pathlib import Path
 
 import psycopg
+import pytest
 
 from ratchet.records import TaskFilter, TaskStatus
 from ratchet.store import open_store
@@ -44,6 +45,7 @@ async def test_sqlite_tasks_from_before_version_11_are_listed_with_their_columns
     await _assert_old_task_is_listed(f"sqlite:///{path}")
 
 
+@pytest.mark.empty_database
 async def test_postgresql_tasks_from_before_version_11_are_listed_with_their_columns(
     postgres_url: str,
 ) -> None:
