@@ -1,7 +1,7 @@
 """Writes to a task from outside its run: a state patch, a handoff to another agent, a grant.
 
 Each is one transaction, evented, and checks in it that the agent making it
-may (scope.py). How a running task keeps what these write is queued_patches.py's part.
+may (trust/scope.py). How a running task keeps what these write is queued_patches.py's part.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ async def patch_from_outside(
     """Apply `patch` to the task's state now, and queue it for its run; one transaction, evented.
 
     Args:
-        by: the agent that sends it, and may write the task (scope.py),
+        by: the agent that sends it, and may write the task (trust/scope.py),
             checked in the same transaction; None: a person, who may.
 
     Returns:
@@ -89,7 +89,7 @@ async def hand_off(
     in the same transaction (an agent reads it at its next act turn).
 
     Args:
-        by: the agent that gives it (its owner; scope.py), checked in the
+        by: the agent that gives it (its owner; trust/scope.py), checked in the
             same transaction; None: a person, who may.
 
     Raises:
@@ -128,7 +128,7 @@ async def grant_task(store: StateStore, task_id: str, agent: str, *, by: str | N
     """Let `agent` write the task without giving it away; True if new, False if it had leave already.
 
     Args:
-        by: the agent that grants it (its owner; scope.py), checked in the
+        by: the agent that grants it (its owner; trust/scope.py), checked in the
             same transaction; None: a person, who may.
 
     Raises:
