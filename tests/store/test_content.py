@@ -2,7 +2,7 @@
 
 Large recurring parts of an operation's input (a system prompt, tool schemas,
 a message history that grows by a turn per call) are stored once per task in
-SQL stores (store/content.py); every store returns inputs exactly as recorded.
+SQL stores (store/sql/content.py); every store returns inputs exactly as recorded.
 """
 
 from __future__ import annotations

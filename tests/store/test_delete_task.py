@@ -119,7 +119,7 @@ async def test_no_row_of_any_table_names_a_deleted_task_but_the_change_log(
     assert before["contents"] and before["operations"] and before["lease_claims"]  # it had rows to delete
     await store.delete_task(DOOMED)
     after = {table: count for table, count in _rows_naming(store_url, DOOMED).items() if count}
-    # The change log is a gapless feed read by position (task_delete_ops.py): it keeps its entries.
+    # The change log is a gapless feed read by position (store/ops/task_delete.py): it keeps its entries.
     assert after == {"task_changes": before["task_changes"]}
     assert _rows_naming(store_url, "kept-1")["contents"] > 0
 

@@ -1,7 +1,7 @@
 """`ratchet delete`: remove an ended task and everything stored of it, for good.
 
 What may be deleted is the store's decision (`delete_task`,
-store/task_delete_ops.py): an ended task no worker holds, with no child tasks
+store/ops/task_delete.py): an ended task no worker holds, with no child tasks
 left. Nothing is deleted unasked: ``--yes``, or a "y" at the prompt when
 standard input is a terminal; without either, bad input (exit 2).
 """

@@ -1,7 +1,7 @@
 """What a task listing asks for (`TaskFilter`) and what it gets back (`TaskRow`).
 
 `ratchet tasks` and ``GET /api/tasks`` read tasks through one store operation
-(`list_task_rows`, store/task_row_ops.py) that filters, orders and pages in
+(`list_task_rows`, store/ops/task_rows.py) that filters, orders and pages in
 the database and returns only the columns a listing shows, never the whole
 record: listing 100,000 tasks reads as many rows as the page holds.
 """

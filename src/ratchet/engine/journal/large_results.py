@@ -26,7 +26,7 @@ __all__ = ["RESULT_ARTIFACT", "StoredResult", "read_back", "result_reference", "
 RESULT_ARTIFACT = "result_artifact"
 PREVIEW_CHARS = 200
 
-# As the SQL stores write JSON (store/rows.py): the artifact's size is what the journal would have held.
+# As the SQL stores write JSON (store/sql/rows.py): the artifact's size is what the journal would have held.
 
 
 class StoredResult(Record):
