@@ -12,7 +12,7 @@ from ratchet.engine.queued_patches import STATE_PATCH
 from ratchet.records import TaskStatus, WaitReason
 from ratchet.store import StateStore
 
-from ..helpers.scripts import calls, plan, say
+from ...helpers.scripts import calls, plan, say
 from .write_support import DONE, MAIL, call, mail_tools, ok, one_step, refused, script
 from .write_support import rt as rt
 
