@@ -46,7 +46,8 @@ def restart_service(service: str, call: ToolContext) -> dict[str, Any]:
     """Restart a service, under the call's idempotency key."""
     book = ledger()
     book.invoked("restart_service", call.idempotency_key)
-    return book.effect_once("restart_service", call.idempotency_key, {"restarted": service})
+    effect: dict[str, Any] = book.effect_once("restart_service", call.idempotency_key, {"restarted": service})
+    return effect
 
 
 @ratchet.tool(risk="write_local")
@@ -58,7 +59,8 @@ def deploy(version: str, call: ToolContext) -> dict[str, Any]:
     if marker and Path(marker).exists():
         Path(marker).unlink()
         raise SimulatedCrash(f"the worker died while deploying {version}")
-    return book.effect_once("deploy", call.idempotency_key, {"deployed": version})
+    effect: dict[str, Any] = book.effect_once("deploy", call.idempotency_key, {"deployed": version})
+    return effect
 
 
 @ratchet.tool(risk="read_only")
