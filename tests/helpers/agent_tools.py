@@ -46,8 +46,7 @@ def restart_service(service: str, call: ToolContext) -> dict[str, Any]:
     """Restart a service, under the call's idempotency key."""
     book = ledger()
     book.invoked("restart_service", call.idempotency_key)
-    effect: dict[str, Any] = book.effect_once("restart_service", call.idempotency_key, {"restarted": service})
-    return effect
+    return book.effect_once("restart_service", call.idempotency_key, {"restarted": service})
 
 
 @ratchet.tool(risk="write_local")
@@ -59,8 +58,7 @@ def deploy(version: str, call: ToolContext) -> dict[str, Any]:
     if marker and Path(marker).exists():
         Path(marker).unlink()
         raise SimulatedCrash(f"the worker died while deploying {version}")
-    effect: dict[str, Any] = book.effect_once("deploy", call.idempotency_key, {"deployed": version})
-    return effect
+    return book.effect_once("deploy", call.idempotency_key, {"deployed": version})
 
 
 @ratchet.tool(risk="read_only")
