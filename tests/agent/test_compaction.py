@@ -80,8 +80,9 @@ async def test_compaction_deletes_no_stored_message(
     assert [m.role for m in messages] == ["system", "user"] + ["assistant", "tool"] * TURNS + ["assistant"]
     tools = [m for m in messages if m.role == "tool"]
     assert [m.name for m in tools] == ["fetch_logs"] * TURNS
-    assert [m.content[:2] for m in tools] == [f"X{turn}" for turn in range(TURNS)]
-    assert all(len(m.content) == 400 for m in tools)
+    contents: list[Any] = [m.content for m in tools]
+    assert [content[:2] for content in contents] == [f"X{turn}" for turn in range(TURNS)]
+    assert all(len(content) == 400 for content in contents)
     assert len({m.seq for m in messages}) == len(messages)
 
 

@@ -139,10 +139,11 @@ async def test_every_message_of_the_steps_is_stored_in_order(
         "assistant",
     ]
     assert [m.seq for m in messages] == sorted(m.seq for m in messages)
-    call = messages[2].tool_calls[0]
+    call: dict[str, Any] = messages[2].tool_calls[0]
     assert call["function"]["name"] == "check_status"
     assert json.loads(call["function"]["arguments"]) == {"service": "X"}
     assert messages[3].tool_call_id == call["id"] and messages[3].name == "check_status"
+    assert isinstance(messages[3].content, str) and isinstance(messages[9].content, str)
     assert json.loads(messages[3].content) == {"service": "X", "status": "degraded"}
     assert messages[5].content == "X is degraded"
     assert json.loads(messages[9].content) == {"restarted": "X"}

@@ -49,6 +49,7 @@ async def test_a_note_sent_while_the_task_waits_reaches_the_next_turn_and_replan
     told = request_messages(second)[-1]
     assert told["role"] == "user" and NOTE in told["content"]
     (replanned,) = await events_of(store, task.id, "replanned")
+    assert isinstance(replanned.data["reason"], str)
     assert replanned.data["trigger"] == "news" and f"a note arrived: {NOTE}" in replanned.data["reason"]
     assert [(s.name, s.status) for s in await store.list_steps(task.id)][1:] == [
         ("deploy X to eu-central-1", StepStatus.COMPLETED),

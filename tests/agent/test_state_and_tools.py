@@ -142,6 +142,7 @@ async def test_the_task_records_the_agent_so_any_worker_can_rebuild_it(
     assert task.model == model and task.agent == "ops" and task.name == "ops"
     assert task.budget.max_steps == 5
     recorded = task.inputs_params["agent"]
+    assert isinstance(recorded, dict)
     assert recorded["name"] == "ops" and recorded["instructions"] == INSTRUCTIONS
     assert recorded["tool_sources"] == ["tests.helpers.agent_tools"]
     assert not recorded["allow_shell"]
@@ -174,6 +175,7 @@ async def test_tools_from_a_python_file_are_loaded_by_path(
     assert task.status is TaskStatus.COMPLETED, task.error
     op = next(op for op in await store.list_ops(task.id) if op.name == "open_orders")
     assert op.output == 3
+    assert isinstance(task.inputs_params["agent"], dict)
     assert task.inputs_params["agent"]["tool_sources"] == [str(source)]
 
 

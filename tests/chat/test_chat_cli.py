@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from .support import chat_env, ratchet, stored_session, tool_call, write_turn_script
 
@@ -53,7 +54,7 @@ async def test_the_list_survives_a_restart(tmp_path: Path) -> None:
     assert "│ 1 │ buy milk     │   0% │" in second.stdout.split("you>")[0]  # shown before any turn
     assert "list_tasks() -> 1. buy milk - 0%" in second.stdout
     assert "assistant: You have two tasks." in second.stdout
-    state = (await stored_session(url, "s")).state
+    state: dict[str, Any] = (await stored_session(url, "s")).state
     assert state["tasks"] == [
         {"description": "buy milk", "completion": 0},
         {"description": "write report", "completion": 0},

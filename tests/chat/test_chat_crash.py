@@ -6,6 +6,7 @@ import asyncio
 import json
 import signal
 from pathlib import Path
+from typing import Any
 
 from ratchet.errors import SessionNotFound, StoreError
 from ratchet.store import open_store
@@ -33,7 +34,8 @@ async def wait_for_tasks(url: str, count: int, timeout: float = 30.0) -> None:
     async def count_reached() -> None:
         while True:
             try:
-                if len((await stored_session(url, "s")).state.get("tasks", [])) >= count:
+                tasks: Any = (await stored_session(url, "s")).state.get("tasks", [])
+                if len(tasks) >= count:
                     return
             except (SessionNotFound, StoreError):  # not created or not written yet
                 pass
@@ -60,7 +62,7 @@ async def test_sigkill_during_a_turn_then_resume(tmp_path: Path) -> None:
     task_id = await turn_task_id(url)
     resumed = ratchet("resume", task_id, "--json", "--store", url, cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
-    state = (await stored_session(url, "s")).state
+    state: dict[str, Any] = (await stored_session(url, "s")).state
     assert state["tasks"] == [{"description": "buy milk", "completion": 0}]
     assert [h["assistant"] for h in state["history"]] == ["Added."]
     assert len([a for a in state["applied"] if a["result"].startswith("Added task")]) == 1
@@ -89,7 +91,7 @@ async def test_killed_after_the_change_before_its_result_was_journaled(tmp_path:
     resumed = ratchet("resume", task_id, "--json", "--store", url, cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert json.loads(resumed.stdout)["result"]["answer"] == "Added."
-    state = (await stored_session(url, "s")).state
+    state: dict[str, Any] = (await stored_session(url, "s")).state
     assert state["tasks"] == [{"description": "buy milk", "completion": 0}]  # run again with its key: once
     again = ratchet(
         "chat", "--session", "s", "--model", "scripted:add.json", "--store", url, cwd=tmp_path, stdin="exit\n"
@@ -108,7 +110,8 @@ async def wait_for_notes(url: str, count: int, timeout: float = 30.0) -> None:
     async def count_reached() -> None:
         while True:
             try:
-                if len((await stored_session(url, "s")).state.get("notes", [])) >= count:
+                notes: Any = (await stored_session(url, "s")).state.get("notes", [])
+                if len(notes) >= count:
                     return
             except (SessionNotFound, StoreError):  # not created or not written yet
                 pass
@@ -123,7 +126,7 @@ async def _finished_once(url: str, tmp_path: Path, log: Path) -> list[str]:
     assert again.returncode == 0, again.stdout + again.stderr
     assert "Finishing the turn a stop interrupted: 'note milk'" in again.stdout
     assert "assistant: Noted." in again.stdout
-    state = (await stored_session(url, "s")).state
+    state: dict[str, Any] = (await stored_session(url, "s")).state
     assert state["notes"] == ["milk"]  # the tool's change happened once
     assert [h["assistant"] for h in state["history"]] == ["Noted."]
     assert state["unfinished"] == []

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from ratchet import Runtime, ToolContext
@@ -40,7 +42,7 @@ async def test_add_update_remove_list(store: StateStore) -> None:
     )
     assert await call(store, "list_tasks") == "1. buy milk - 0%\n2. write report - 100%"
     assert await call(store, "remove_task", "t:6", index=1) == "Removed task 1: 'buy milk'."
-    state = (await store.get_session("s")).state
+    state: dict[str, Any] = (await store.get_session("s")).state
     assert state["tasks"] == [{"description": "write report", "completion": 100}]
     assert [a["key"] for a in state["applied"]] == ["t:1", "t:2", "t:3", "t:4", "t:5", "t:6"]
 
@@ -68,7 +70,7 @@ async def test_a_call_run_again_with_its_key_applies_once(store: StateStore) -> 
 
 
 def test_the_applied_keys_are_bounded() -> None:
-    state: dict = {}
+    state: dict[str, Any] = {}
     for n in range(tasklist.MAX_APPLIED + 10):
         state, _ = tasklist.apply_once(state, f"t:{n}", tasklist.add(f"task {n}"))
     assert len(state["applied"]) == tasklist.MAX_APPLIED

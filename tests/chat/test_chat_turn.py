@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from ratchet import Runtime, TaskStatus
 from ratchet.chat import ChatClient
@@ -28,7 +29,8 @@ async def test_odd_calls_are_answered_to_the_model_and_the_list_is_in_the_prompt
         )
         task = await ChatClient(runtime, "s").chat("do things", model=f"scripted:{script}")
         assert task.status is TaskStatus.COMPLETED
-        replies = [a["result"] for a in task.result["actions"]]
+        result: Any = task.result
+        replies = [a["result"] for a in result["actions"]]
         assert replies[0].startswith("error: bad arguments for update_task: index:")
         assert replies[1].startswith("error: there is no tool 'delete_everything'")
         assert replies[2] == "Added task 2: 'buy milk' (0% done)."

@@ -46,6 +46,7 @@ async def test_the_users_tools_and_instructions_reach_the_model_and_the_session(
     task = await chat.chat("note milk", model=_script(tmp_path, [tool_call("note", text="milk")], "Noté."))
 
     assert task.status is TaskStatus.COMPLETED, task.error
+    assert isinstance(task.result, dict)
     assert task.result["actions"] == [
         {"tool": "note", "arguments": {"text": "milk"}, "result": "noted (0 before, 1 now)"}
     ]
@@ -148,7 +149,7 @@ async def test_the_chat_uses_the_compaction_middleware(store: StateStore, tmp_pa
     sent = next(op for op in ops if op.name == "model:act").input["messages"]
     assert sent[2]["content"].startswith(SUMMARY_PREFIX)
     assert len(sent) == 2 + 1 + 2
-    history = (await store.get_session("s")).state["history"]
+    history: Any = (await store.get_session("s")).state["history"]
     assert [h["user"][:2] for h in history] == ["0:", "1:", "2:"]  # what is kept is whole
 
 

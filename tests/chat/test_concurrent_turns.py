@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 from ratchet import Runtime, TaskStatus, ToolContext
 from ratchet.chat import ChatClient
@@ -27,8 +28,9 @@ async def test_two_turns_at_once_keep_both_tasks(tmp_path: Path) -> None:
             ChatClient(second, "s").chat("add report", model=f"scripted:{report}"),
         )
         assert [task.status for task in done] == [TaskStatus.COMPLETED, TaskStatus.COMPLETED]
-        assert [task.result["answer"] for task in done] == ["Added.", "Added."]
-        state = await first.session("s").state()
+        results: list[Any] = [task.result for task in done]
+        assert [result["answer"] for result in results] == ["Added.", "Added."]
+        state: dict[str, Any] = await first.session("s").state()
     assert sorted(t["description"] for t in state["tasks"]) == ["buy milk", "write report"]
     assert state["turns"] == 2
     assert sorted(h["user"] for h in state["history"]) == ["add milk", "add report"]
@@ -46,7 +48,7 @@ async def test_many_concurrent_changes_from_two_connections_are_all_kept(tmp_pat
             return await adders[writer].invoke({"description": key}, context)
 
         await asyncio.gather(*(add(writer, n) for n in range(15) for writer in (0, 1)))
-        state = (await stores[0].get_session("s")).state
+        state: dict[str, Any] = (await stores[0].get_session("s")).state
     finally:
         for store in stores:
             await store.close()

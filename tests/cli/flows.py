@@ -112,7 +112,9 @@ async def announce(ctx: ratchet.Context, channel: str, ledger: str) -> dict[str,
     async with ctx.step("announce"):
         try:
             post = {"channel": channel, "text": "deployed", "ledger": ledger}
-            return dict(await ctx.call_tool("post", post))
+            posted = await ctx.call_tool("post", post)
+            assert isinstance(posted, dict)
+            return dict(posted)
         except ratchet.OperationFailed as failed:
             return {"not_posted": failed.error}
 

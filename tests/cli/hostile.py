@@ -17,6 +17,9 @@ import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from pydantic import JsonValue
 
 from ratchet.records import (
     Approval,
@@ -52,7 +55,7 @@ SHOWN_MARKUP = (
 )
 
 # The arguments of the call waiting for approval, and the JSON they must show as, byte for byte.
-ARGUMENTS = {"to": "ops@example.com[bcc attacker@evil.example]"}
+ARGUMENTS: dict[str, JsonValue] = {"to": "ops@example.com[bcc attacker@evil.example]"}
 ARGUMENTS_JSON = '{"to": "ops@example.com[bcc attacker@evil.example]"}'
 LONG_VALUE = "x" * 300 + "-the-end"
 
@@ -102,7 +105,7 @@ class HostileTasks:
     text_result: str = "t-text"
 
 
-def _task(task_id: str, minutes: int, **fields: object) -> Task:
+def _task(task_id: str, minutes: int, **fields: Any) -> Task:
     moment = T0 + dt.timedelta(minutes=minutes)
     return Task(
         id=task_id,

@@ -48,6 +48,11 @@ def with_store(url: str, use: Callable[[StateStore], Awaitable[T]]) -> T:
     return asyncio.run(run())
 
 
+def stored_task(url: str, task_id: str) -> Task:
+    """The task as its store holds it now."""
+    return with_store(url, lambda store: store.get_task(task_id))
+
+
 def with_runtime(url: str, use: Callable[[ratchet.Runtime], Awaitable[T]]) -> T:
     async def run() -> T:
         async with ratchet.Runtime(url) as runtime:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from pydantic import JsonValue
+
 from ratchet.records import TaskStatus
 
 from ..engine.child_flows import HERE, most_at_once
@@ -18,7 +20,7 @@ def test_resume_runs_the_whole_tree_in_its_own_process_and_show_lists_it(
     run_ratchet: RunRatchet, url: str, tmp_path: Path
 ) -> None:
     marks, ledger = str(tmp_path / "marks"), str(tmp_path / "ledger.jsonl")
-    inputs = {"ledger": ledger, "marks": marks, "count": 4, "limit": 2, "seconds": 0.05}
+    inputs: dict[str, JsonValue] = {"ledger": ledger, "marks": marks, "count": 4, "limit": 2, "seconds": 0.05}
     parent_id = with_runtime(url, lambda rt: rt.submit(f"{HERE}:fan_out", inputs))
     env = ratchet_env(PYTHONPATH=ROOT)
 

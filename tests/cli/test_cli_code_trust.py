@@ -243,6 +243,7 @@ def test_a_killed_run_resumes_after_the_project_moved(project: Path, tmp_path: P
     assert len(slow) == 2 and slow[0]["key"] == slow[1]["key"]  # the call in flight ran again, same key
     task = task_of(f"sqlite:///{new_place / 'ratchet.db'}", task_id)
     assert task.status is TaskStatus.COMPLETED
+    assert isinstance(task.inputs_params["agent"], dict)
     assert task.inputs_params["agent"]["tool_sources"] == ["tools.py"]  # relative to the project
     state = Path(os.environ["XDG_STATE_HOME"]).resolve()
     assert task.workspace == str(state / "ratchet" / "workspaces" / task_id)  # outside the project
@@ -303,6 +304,7 @@ def test_tools_may_be_named_by_module(project: Path, tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     task_id = json.loads(done.stdout.splitlines()[-1])["task_id"]
     task = task_of(f"sqlite:///{project / 'ratchet.db'}", task_id)
+    assert isinstance(task.inputs_params["agent"], dict)
     assert task.inputs_params["agent"]["tool_sources"] == ["shop_tools"]
     assert ledger_entries(project) == ["a", "b"]
 

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from pydantic import JsonValue
 
 from ratchet.records import ApprovalStatus, OpStatus, TaskStatus, WaitReason
 
@@ -16,7 +17,7 @@ from .task_support import FLOWS, run_here, with_runtime, with_store
 
 def _announcing(url: str, ledger: Path, workflow: str | None = None) -> str:
     """A task whose `post` call waits for approval, of `announce` in flows.py or in `workflow`."""
-    inputs = {"channel": "#ops", "ledger": str(ledger)}
+    inputs: dict[str, JsonValue] = {"channel": "#ops", "ledger": str(ledger)}
     if workflow is None:
         task = run_here(url, "announce", **inputs)
     else:
@@ -103,6 +104,7 @@ def test_arguments_whose_tool_is_not_here_are_checked_when_the_call_runs(
     assert resumed.returncode == 0, (resumed.stdout, resumed.stderr)
     task = with_store(url, lambda store: store.get_task(task_id))
     assert task.status is TaskStatus.COMPLETED
+    assert isinstance(task.result, dict) and isinstance(task.result["not_posted"], str)
     assert task.result["not_posted"].startswith("the arguments a person approved do not fit")
     assert "cc: Extra inputs are not permitted" in task.result["not_posted"]
     assert not ledger.exists()  # the tool never ran with them

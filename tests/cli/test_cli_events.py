@@ -83,7 +83,9 @@ async def _complete(url: str, task: Task) -> None:
         await store.close()
 
 
-def _start_follower(populated_store: PopulatedStore, task: Task, cwd: Path, *extra: str):
+def _start_follower(
+    populated_store: PopulatedStore, task: Task, cwd: Path, *extra: str
+) -> subprocess.Popen[str]:
     return subprocess.Popen(
         ratchet_command("events", task.id, "--follow", *extra, "--store", populated_store.url),
         cwd=cwd,
@@ -99,6 +101,7 @@ def test_follow_prints_new_events_until_the_task_completes(
 ) -> None:
     task = populated_store.tasks.running
     follower = _start_follower(populated_store, task, tmp_path)
+    assert follower.stdout is not None and follower.stderr is not None
     try:
         output = LineReader(follower.stdout)
         output.wait_for("progress 15", FOLLOW_TIMEOUT)
@@ -129,6 +132,7 @@ def test_follow_json_prints_each_new_event_as_one_object(
 ) -> None:
     task = populated_store.tasks.running
     follower = _start_follower(populated_store, task, tmp_path, "--json")
+    assert follower.stdout is not None
     try:
         output = LineReader(follower.stdout)
         output.wait_for('"seq": 15', FOLLOW_TIMEOUT)
@@ -149,6 +153,7 @@ def test_follow_json_prints_each_new_event_as_one_object(
 def test_ctrl_c_stops_following_quietly(populated_store: PopulatedStore, tmp_path: Path) -> None:
     task = populated_store.tasks.running
     follower = _start_follower(populated_store, task, tmp_path)
+    assert follower.stdout is not None and follower.stderr is not None
     try:
         output = LineReader(follower.stdout)
         output.wait_for("progress 15", FOLLOW_TIMEOUT)

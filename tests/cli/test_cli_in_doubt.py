@@ -22,7 +22,8 @@ def url(tmp_path: Path) -> str:
 
 
 def last_json(stdout: str) -> dict[str, object]:
-    return json.loads(stdout.splitlines()[-1])
+    printed: dict[str, object] = json.loads(stdout.splitlines()[-1])
+    return printed
 
 
 def test_resume_stops_on_the_call_in_doubt_and_a_person_settles_it(run_ratchet: RunRatchet, url: str) -> None:

@@ -167,6 +167,7 @@ def test_the_tool_call_limit_is_kept_in_the_task(tmp_path: Path, run_ratchet: Ru
 
     assert done.returncode == 0, done.stderr
     task = with_store(url, lambda store: store.get_task(done.stdout.strip()))
+    assert isinstance(task.inputs_params["agent"], dict)
     assert task.inputs_params["agent"]["max_tool_calls_per_answer"] == 5
 
 

@@ -13,8 +13,10 @@ import json
 import os
 import subprocess
 from pathlib import Path
+from typing import TypedDict
 
 import pytest
+from pydantic import JsonValue
 
 from ratchet.printable import plain, printable, printable_json
 
@@ -38,7 +40,14 @@ from .hostile import (
 from .run_support import read_terminal
 from .task_support import submit
 
-WIDE = {"COLUMNS": "1000"}  # no table folds a value, so each piece can be looked for whole
+
+class _Columns(TypedDict):
+    COLUMNS: str
+
+
+# No table folds a value, so each piece can be looked for whole. Typed by its one key: `**WIDE` sets
+# the environment, never run_bytes' `stdin`.
+WIDE: _Columns = {"COLUMNS": "1000"}
 
 
 @pytest.fixture
@@ -58,7 +67,11 @@ def test_printable_shows_each_control_character_as_python_writes_it() -> None:
 
 
 def test_printable_json_reads_back_to_exactly_the_value() -> None:
-    value = {"to": "ops@example.com[bcc attacker@evil.example]", "body": EVIL, "n": [1, None, "\u2028"]}
+    value: JsonValue = {
+        "to": "ops@example.com[bcc attacker@evil.example]",
+        "body": EVIL,
+        "n": [1, None, "\u2028"],
+    }
 
     shown = printable_json(value)
 

@@ -35,7 +35,7 @@ def url(tmp_path: Path) -> str:
 def outcome(done: subprocess.CompletedProcess[str]) -> dict[str, object]:
     """The JSON object on the last line of stdout."""
     assert "Traceback" not in done.stderr
-    shown = json.loads(done.stdout.splitlines()[-1])
+    shown: dict[str, object] = json.loads(done.stdout.splitlines()[-1])
     assert set(shown) == OUTCOME_KEYS
     return shown
 

@@ -56,7 +56,7 @@ def calls(directory: Path) -> list[dict[str, str]]:
 def result(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
     """The JSON object on the last line of stdout."""
     assert "Traceback" not in done.stderr
-    shown = json.loads(done.stdout.splitlines()[-1])
+    shown: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
     assert set(shown) == RESULT_KEYS
     return shown
 

@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
@@ -37,7 +38,7 @@ def progress() -> RunProgress:
         Step(task_id="agent-1", index=2, name="report"),
     ]
 
-    def call(seq: int, status: OpStatus, **fields: object) -> Operation:
+    def call(seq: int, status: OpStatus, **fields: Any) -> Operation:
         return Operation(
             task_id="agent-1",
             seq=seq,

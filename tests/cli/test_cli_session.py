@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from ..helpers.cli import RunRatchet, assert_one_line_error
 from .run_support import TOOLS, acts, script
@@ -27,7 +28,7 @@ def test_a_second_run_on_a_session_plans_with_the_first_ones_exchange(
     [planned] = [op for op in ops if op.name == "model:plan"]
     said = [(m["role"], m["content"]) for m in planned.input["messages"][1:]]
     assert said == [("user", "record a"), ("assistant", "recorded a"), ("user", "what did you record?")]
-    state = with_store(url, lambda store: store.get_session("ledger-keeper")).state
+    state: dict[str, Any] = with_store(url, lambda store: store.get_session("ledger-keeper")).state
     assert [h["user"] for h in state["history"]] == ["record a", "what did you record?"]
 
 

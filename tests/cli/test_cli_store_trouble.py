@@ -16,6 +16,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from pydantic import JsonValue
 
 from ratchet.records import TaskStatus
 
@@ -122,7 +123,7 @@ def test_a_read_only_postgresql_stops_the_task_and_resume_completes_it_once_writ
     run_ratchet: RunRatchet, postgres: Cluster, postgres_url: str, tmp_path: Path
 ) -> None:
     (tmp_path / "read-only-once").touch()
-    inputs = {
+    inputs: dict[str, JsonValue] = {
         "ledger": str(tmp_path / "ledger.jsonl"),
         "admin_url": postgres.url(),
         "marker": str(tmp_path / "read-only-once"),

@@ -45,7 +45,8 @@ def _submit(run_ratchet: RunRatchet, url: str, *extra: str) -> dict[str, str]:
         url,
     )
     assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
+    submitted: dict[str, str] = json.loads(done.stdout)
+    return submitted
 
 
 def test_submit_queues_a_task_that_a_worker_runs(

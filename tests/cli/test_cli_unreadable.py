@@ -12,7 +12,7 @@ from ratchet.records import TaskStatus, utcnow
 
 from ..helpers.cli import RunRatchet, assert_one_line_error
 from ..helpers.raw_sql import change_task_record, run_sql
-from .task_support import FLOWS, run_here, submit, with_store
+from .task_support import FLOWS, run_here, stored_task, submit, with_store
 
 PROBLEM = "state.known_facts: Input should be a valid array"
 
@@ -96,7 +96,7 @@ def test_a_worker_sets_an_unreadable_task_aside_and_completes_every_other_task(
     assert "Traceback" not in done.stderr
     for task_id in ids:
         if task_id != bad:
-            assert with_store(url, lambda store, t=task_id: store.get_task(t)).status is TaskStatus.COMPLETED
+            assert stored_task(url, task_id).status is TaskStatus.COMPLETED
     [logged] = [line for line in done.stderr.splitlines() if f"task {bad}: set aside" in line]
     assert PROBLEM in logged
     events = with_store(url, lambda store: store.list_events(bad))
@@ -134,4 +134,4 @@ def test_a_worker_drops_a_due_trigger_it_cannot_read_and_still_runs_its_task(
     [dropped] = [line for line in done.stderr.splitlines() if "it was taken off the queue" in line]
     assert "payload: not JSON" in dropped
     for task_id in ids:  # the one whose start was dropped is found as an orphan
-        assert with_store(url, lambda store, t=task_id: store.get_task(t)).status is TaskStatus.COMPLETED
+        assert stored_task(url, task_id).status is TaskStatus.COMPLETED

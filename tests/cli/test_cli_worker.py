@@ -11,7 +11,7 @@ import pytest
 from ratchet.records import TaskStatus
 
 from ..helpers.cli import RunRatchet, assert_one_line_error
-from .task_support import FLOWS, start_ratchet, stop_with, submit, wait_for_file, with_store
+from .task_support import FLOWS, start_ratchet, stop_with, stored_task, submit, wait_for_file, with_store
 
 
 def test_until_idle_runs_every_queued_task_then_stops(run_ratchet: RunRatchet, url: str) -> None:
@@ -37,7 +37,7 @@ def test_until_idle_runs_every_queued_task_then_stops(run_ratchet: RunRatchet, u
     [started] = done.stdout.splitlines()
     assert "w1" in started and url in started and "concurrency 2" in started
     for task_id in (first, second):
-        task = with_store(url, lambda store, task_id=task_id: store.get_task(task_id))
+        task = stored_task(url, task_id)
         assert task.status is TaskStatus.COMPLETED
         assert f"task {task_id}: taken" in done.stderr
         assert f"task {task_id}: completed" in done.stderr

@@ -121,6 +121,7 @@ def _ask(purpose: str, text: str) -> dict[str, Any]:
 async def order_flow(ctx: ratchet.Context, order: str, ledger: str) -> dict[str, Any]:
     async with ctx.step("plan"):
         plan = (await ctx.call_model(_ask("plan", f"plan order {order}"))).content
+        assert isinstance(plan, dict)
         await ctx.now()  # journaled, kept out of the result: it differs between runs
     async with ctx.step("check"):
         stock, held, shipment = await ctx.call_tools(

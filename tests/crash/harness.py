@@ -373,6 +373,7 @@ def recover(
         code = work(run, kill_after=kill_after)
         recovery.kills += code == KILLED
         if audit_in_doubt:
+            assert audit is not None
             assert _audit_calls(run) == calls_before, (
                 f"{UNKEYED_TOOL} (operation {audit.seq}) was in doubt, and a worker ran it again by itself"
             )
@@ -453,6 +454,13 @@ class Reference:
     final: Snapshot
     effects: Counter[tuple[str, str]]
     duration: float
+
+    @property
+    def audit_seq(self) -> int:
+        """The seq of the unkeyed audit call, which every run makes."""
+        audit = self.final.op(UNKEYED_TOOL)
+        assert audit is not None, f"the reference run made no {UNKEYED_TOOL} call"
+        return audit.seq
 
 
 def reference_run(root: Path, script: Path, stores: Stores) -> Reference:

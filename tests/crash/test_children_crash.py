@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pydantic import JsonValue
+
 from ratchet import Runtime, TaskStatus, WaitReason
 from ratchet.engine.run.runner import run_task
 from ratchet.records import OpKind
@@ -132,7 +134,13 @@ def test_a_child_killed_while_its_parent_waits_finishes_and_wakes_the_parent(
 def test_a_worker_pool_losing_a_worker_finishes_the_tree(stores: Stores, tmp_path: Path) -> None:
     url = stores.fresh(tmp_path / "store")
     marks, ledger = tmp_path / "marks", str(tmp_path / "ledger.jsonl")
-    inputs = {"ledger": ledger, "marks": str(marks), "count": COUNT, "limit": 2, "seconds": 1.5}
+    inputs: dict[str, JsonValue] = {
+        "ledger": ledger,
+        "marks": str(marks),
+        "count": COUNT,
+        "limit": 2,
+        "seconds": 1.5,
+    }
 
     async def submit(store: StateStore) -> str:
         return await Runtime(store).submit(f"{HERE}:fan_out", inputs)

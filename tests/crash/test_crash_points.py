@@ -124,8 +124,7 @@ def test_killed_at_crash_point_recovers(
 
     recovery = recover(run)
 
-    audit_seq = reference.final.op(UNKEYED_TOOL).seq
-    assert recovery.in_doubt == ([audit_seq] if case.in_doubt else [])
+    assert recovery.in_doubt == ([reference.audit_seq] if case.in_doubt else [])
     assert_recovered(run, reference, recovery)
 
 
@@ -139,7 +138,7 @@ def test_in_doubt_call_skipped_by_a_person(
 
     final = run.snapshot()
     assert final.status is TaskStatus.COMPLETED
-    assert recovery.in_doubt == [reference.final.op(UNKEYED_TOOL).seq]
+    assert recovery.in_doubt == [reference.audit_seq]
     assert_all_steps_completed(final)
     assert final.journal == reference.final.journal
     assert final.result == {**reference.final.result, "audit": None}
@@ -160,5 +159,5 @@ def test_running_worker_takes_over_a_killed_workers_task(
 
     recovery = recover_with_pool_worker(run)
 
-    assert recovery.in_doubt == ([reference.final.op(UNKEYED_TOOL).seq] if in_doubt else [])
+    assert recovery.in_doubt == ([reference.audit_seq] if in_doubt else [])
     assert_recovered(run, reference, recovery)

@@ -10,14 +10,17 @@ browsers without it.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from importlib import resources
-from typing import Any
+from typing import Any, Protocol
 
 import pytest
 from playwright.sync_api import Browser
 
-Run = Callable[[str, Any], Any]
+
+class Run(Protocol):
+    def __call__(self, body: str, argument: Any = None) -> Any: ...
+
 
 # The module is imported as it is shipped (from a data: URL, so no server is needed); `body` gets
 # the module and an argument, and what it returns comes back through JSON.stringify.
@@ -47,7 +50,11 @@ def run(browser: Browser) -> Iterator[Run]:
     """Run a function body given `json` (the module) and `argument` in a page; return its result."""
     source = (resources.files("ratchet.serve") / "static" / "json.js").read_text()
     page = browser.new_page()
-    yield lambda body, argument=None: page.evaluate(_HARNESS, [source, body, argument])
+
+    def evaluate(body: str, argument: Any = None) -> Any:
+        return page.evaluate(_HARNESS, [source, body, argument])
+
+    yield evaluate
     page.close()
 
 

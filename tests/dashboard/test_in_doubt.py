@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.sync_api import expect
@@ -18,7 +19,10 @@ from playwright.sync_api import expect
 from .conftest import OpenPage, Shoot
 from .support import STOP_TIMEOUT, Server, calls, run_detached, working, write_agent
 
-SYNC = [{"tool_calls": [{"name": "sync", "arguments": {"entry": "c"}}]}, {"content": "synced c"}]
+SYNC: list[dict[str, Any]] = [
+    {"tool_calls": [{"name": "sync", "arguments": {"entry": "c"}}]},
+    {"content": "synced c"},
+]
 LEASE = ("--lease-ttl", "1")  # the killed worker's lease lapses at once
 
 

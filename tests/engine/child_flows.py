@@ -12,6 +12,7 @@ import contextlib
 from pathlib import Path
 from typing import Any
 
+from ratchet import Context
 from ratchet.agent import Agent
 from ratchet.engine import workflow
 from ratchet.engine.children import Child
@@ -52,7 +53,7 @@ TOOLS = [record, crash_once, occupy, fail, keyed, slow]
 
 
 @workflow(tools=TOOLS, retry=FAST)
-async def leaf(ctx: Any, ledger: str, label: str, marks: str = "", seconds: float = 0.0) -> str:
+async def leaf(ctx: Context, ledger: str, label: str, marks: str = "", seconds: float = 0.0) -> str:
     """One effect (and a stay in `occupy` when given marks); returns its label."""
     if marks:
         await ctx.call_tool("occupy", {"marks": marks, "seconds": seconds})
@@ -61,12 +62,12 @@ async def leaf(ctx: Any, ledger: str, label: str, marks: str = "", seconds: floa
 
 
 @workflow(tools=TOOLS, retry=FAST)
-async def failing_leaf(ctx: Any) -> None:
+async def failing_leaf(ctx: Context) -> None:
     await ctx.call_tool("fail", {"message": "the child broke"})
 
 
 @workflow(tools=TOOLS, retry=FAST)
-async def stepping_leaf(ctx: Any, steps: int) -> int:
+async def stepping_leaf(ctx: Context, steps: int) -> int:
     """Runs `steps` steps (each counts toward the budgets)."""
     for index in range(steps):
         async with ctx.step(f"step {index + 1}"):
@@ -75,7 +76,7 @@ async def stepping_leaf(ctx: Any, steps: int) -> int:
 
 
 @workflow(tools=TOOLS, retry=FAST)
-async def one_child(ctx: Any, ledger: str) -> Any:
+async def one_child(ctx: Context, ledger: str) -> Any:
     """start + wait, then a crash point (the first run dies after the child is started)."""
     child_id = await ctx.start_child(f"{HERE}:leaf", {"ledger": ledger, "label": "child"})
     await ctx.call_tool("crash_once", {"ledger": ledger, "label": "parent-crash"})
@@ -85,7 +86,7 @@ async def one_child(ctx: Any, ledger: str) -> Any:
 
 
 @workflow(tools=TOOLS, retry=FAST)
-async def gathered(ctx: Any, ledger: str) -> list[Any]:
+async def gathered(ctx: Context, ledger: str) -> list[Any]:
     """Three run_child under asyncio.gather; the first takes longest."""
     marks = str(Path(ledger).with_suffix(".marks"))
     return list(
@@ -99,7 +100,7 @@ async def gathered(ctx: Any, ledger: str) -> list[Any]:
 
 @workflow(tools=TOOLS, retry=FAST)
 async def fan_out(
-    ctx: Any, ledger: str, marks: str, count: int, limit: int, seconds: float = 0.2
+    ctx: Context, ledger: str, marks: str, count: int, limit: int, seconds: float = 0.2
 ) -> list[Any]:
     children = [
         Child(leaf, {"ledger": ledger, "label": f"child-{i}", "marks": marks, "seconds": seconds})
@@ -109,7 +110,7 @@ async def fan_out(
 
 
 @workflow(tools=TOOLS, retry=FAST)
-async def catches_failure(ctx: Any) -> str:
+async def catches_failure(ctx: Context) -> str:
     try:
         await ctx.run_child(failing_leaf)
     except OperationFailed as failed:
@@ -118,7 +119,7 @@ async def catches_failure(ctx: Any) -> str:
 
 
 @workflow(tools=TOOLS, retry=FAST)
-async def waits_long(ctx: Any, ledger: str, marks: str) -> Any:
+async def waits_long(ctx: Context, ledger: str, marks: str) -> Any:
     return await ctx.run_children(
         [
             Child(leaf, {"ledger": ledger, "label": f"long-{i}", "marks": marks, "seconds": 30})
@@ -128,7 +129,7 @@ async def waits_long(ctx: Any, ledger: str, marks: str) -> Any:
 
 
 @workflow(tools=TOOLS, retry=FAST)
-async def spends(ctx: Any) -> None:
+async def spends(ctx: Context) -> None:
     """Under max_steps=3: a child of 2 steps, one of 2 more (given 1 step), then one more child."""
     await ctx.run_child(stepping_leaf, {"steps": 2})
     with contextlib.suppress(OperationFailed):  # carry on: then no step is left for another child
@@ -140,21 +141,21 @@ BUDGET = Budget(max_steps=3)
 
 
 @workflow(tools=TOOLS, retry=FAST)
-async def agent_child(ctx: Any, model: str) -> Any:
+async def agent_child(ctx: Context, model: str) -> Any:
     """An agent as the child: it plans and acts on the instruction, with its own model."""
     helper = Agent(name="helper", model=model)
     return await ctx.run_child(helper, instruction="make X fast again")
 
 
 @workflow(tools=TOOLS, retry=FAST)
-async def keyed_leaf(ctx: Any, ledger: str, label: str, seconds: float) -> str:
+async def keyed_leaf(ctx: Context, ledger: str, label: str, seconds: float) -> str:
     """A slow idempotent call (a window for kills), then one effect under its idempotency key."""
     await ctx.call_tool("slow", {"ledger": ledger, "label": f"{label}-slow", "seconds": seconds})
     return str(await ctx.call_tool("keyed", {"ledger": ledger, "label": label}))
 
 
 @workflow(tools=TOOLS, retry=FAST)
-async def tree(ctx: Any, ledger: str, name: str, count: int, limit: int, seconds: float) -> list[Any]:
+async def tree(ctx: Context, ledger: str, name: str, count: int, limit: int, seconds: float) -> list[Any]:
     """`count` keyed children, at most `limit` at once; their idempotency keys, in order."""
     children = [
         Child(keyed_leaf, {"ledger": ledger, "label": f"{name}-{i}", "seconds": seconds})
@@ -164,14 +165,14 @@ async def tree(ctx: Any, ledger: str, name: str, count: int, limit: int, seconds
 
 
 @workflow(tools=TOOLS, retry=FAST)
-async def talker(ctx: Any) -> str:
+async def talker(ctx: Context) -> str:
     """One model call (its script says what it cost)."""
     answer = await ctx.call_model({"purpose": "act", "messages": [{"role": "user", "content": "hi"}]})
     return str(answer.content)
 
 
 @workflow(tools=TOOLS, retry=FAST)
-async def token_parent(ctx: Any, model: str) -> None:
+async def token_parent(ctx: Context, model: str) -> None:
     """Two children that each spend 100 tokens, under a parent's 150."""
     await ctx.run_child(talker, model=model)
     await ctx.run_child(talker, model=model)

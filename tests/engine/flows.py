@@ -17,6 +17,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from ratchet import Context
 from ratchet.engine import workflow
 from ratchet.errors import NonRetryableError, OperationFailed
 from ratchet.policy import CheckpointPolicy, CheckpointStrategy, RetryPolicy
@@ -219,7 +220,7 @@ ALL_TOOLS = [
 
 
 @workflow(tools=ALL_TOOLS, retry=FAST)
-async def sequence(ctx: Any, ledger: str) -> dict[str, Any]:
+async def sequence(ctx: Context, ledger: str) -> dict[str, Any]:
     """Two effects, a clock and a uuid, then a crash point, then one more effect."""
     a = await ctx.call_tool("record", {"ledger": ledger, "label": "a"})
     b = await ctx.call_tool("record", {"ledger": ledger, "label": "b"})
@@ -231,7 +232,7 @@ async def sequence(ctx: Any, ledger: str) -> dict[str, Any]:
 
 
 @workflow(tools=ALL_TOOLS, retry=FAST)
-async def parallel(ctx: Any, ledger: str) -> list[Any]:
+async def parallel(ctx: Context, ledger: str) -> list[Any]:
     """The first call finishes last; then a crash point."""
     results = await ctx.call_tools(
         [
@@ -245,7 +246,7 @@ async def parallel(ctx: Any, ledger: str) -> list[Any]:
 
 
 @workflow(tools=ALL_TOOLS, retry=FAST)
-async def chooses(ctx: Any, ledger: str, choice_file: str) -> str:
+async def chooses(ctx: Context, ledger: str, choice_file: str) -> str:
     """Not deterministic on purpose: the tool at seq 0 is named by a file."""
     name = Path(choice_file).read_text().strip()
     await ctx.call_tool(name, {"ledger": ledger, "label": name})
@@ -254,20 +255,20 @@ async def chooses(ctx: Any, ledger: str, choice_file: str) -> str:
 
 
 @workflow(tools=ALL_TOOLS, retry=FAST)
-async def call_one(ctx: Any, ledger: str, tool_name: str, args: dict[str, Any] | None = None) -> Any:
+async def call_one(ctx: Context, ledger: str, tool_name: str, args: dict[str, Any] | None = None) -> Any:
     """Calls one tool (after a warm-up effect at seq 0) and returns its result."""
     await ctx.call_tool("record", {"ledger": ledger, "label": "warmup"})
     return await ctx.call_tool(tool_name, {"ledger": ledger, "label": tool_name, **(args or {})})
 
 
 @workflow(tools=ALL_TOOLS, retry=FAST)
-async def first_call(ctx: Any, ledger: str, tool_name: str) -> Any:
+async def first_call(ctx: Context, ledger: str, tool_name: str) -> Any:
     """Calls one tool at seq 0 and returns its result."""
     return await ctx.call_tool(tool_name, {"ledger": ledger, "label": tool_name})
 
 
 @workflow(retry=FAST)
-async def ask_model(ctx: Any, count: int = 1) -> list[Any]:
+async def ask_model(ctx: Context, count: int = 1) -> list[Any]:
     """Asks the model `count` times (purpose act); returns the answers' contents."""
     answers = []
     for i in range(count):
@@ -280,7 +281,7 @@ async def ask_model(ctx: Any, count: int = 1) -> list[Any]:
 
 @workflow(tools=ALL_TOOLS, retry=FAST)
 async def stepped(
-    ctx: Any, ledger: str, steps: int = 3, step_timeout: float | None = None, seconds: float = 0.0
+    ctx: Context, ledger: str, steps: int = 3, step_timeout: float | None = None, seconds: float = 0.0
 ) -> int:
     """`steps` steps, each one effect; with `seconds`, each effect is that slow."""
     for i in range(steps):
@@ -293,7 +294,7 @@ async def stepped(
 
 
 @workflow(tools=ALL_TOOLS, retry=FAST)
-async def crash_in_step(ctx: Any, ledger: str) -> int:
+async def crash_in_step(ctx: Context, ledger: str) -> int:
     """The worker dies in the middle of step 1 (the second)."""
     for i in range(3):
         async with ctx.step(f"s{i}"):
@@ -304,7 +305,7 @@ async def crash_in_step(ctx: Any, ledger: str) -> int:
 
 
 @workflow(tools=ALL_TOOLS, retry=FAST)
-async def recovers_from_a_failed_step(ctx: Any, ledger: str) -> str:
+async def recovers_from_a_failed_step(ctx: Context, ledger: str) -> str:
     """Step 0 fails and the workflow carries on without it; then a crash point."""
     outcome = "s0 ok"
     try:
@@ -320,7 +321,7 @@ async def recovers_from_a_failed_step(ctx: Any, ledger: str) -> str:
 
 @workflow(tools=ALL_TOOLS, retry=FAST)
 async def slow_calls(
-    ctx: Any, ledger: str, tool_name: str = "slow", seconds: float = 1.0, times: int = 1
+    ctx: Context, ledger: str, tool_name: str = "slow", seconds: float = 1.0, times: int = 1
 ) -> str:
     for i in range(times):
         await ctx.call_tool(tool_name, {"ledger": ledger, "label": f"{tool_name}{i}", "seconds": seconds})
@@ -328,21 +329,21 @@ async def slow_calls(
 
 
 @workflow(retry=FAST, checkpoint=CheckpointPolicy(strategy=CheckpointStrategy.EVERY_ITERATION))
-async def iterating(ctx: Any, count: int = 3) -> int:
+async def iterating(ctx: Context, count: int = 3) -> int:
     for i in range(count):
         await ctx.call_model({"purpose": "act", "messages": [{"role": "user", "content": f"go {i}"}]})
     return count
 
 
 @workflow(checkpoint=CheckpointPolicy(strategy=CheckpointStrategy.ON_STATE_CHANGE))
-async def patching(ctx: Any) -> list[str]:
+async def patching(ctx: Context) -> list[str]:
     await ctx.apply_patch({"ops": [{"op": "append_facts", "facts": [{"key": "k1", "value": 1}]}]})
     await ctx.apply_patch({"ops": [{"op": "add_open_questions", "questions": ["why?"]}]})
     return [f.key for f in ctx.state.known_facts]
 
 
 @workflow(tools=ALL_TOOLS, retry=FAST)
-async def models_with_crash(ctx: Any, ledger: str, before: int = 1, after: int = 1) -> list[Any]:
+async def models_with_crash(ctx: Context, ledger: str, before: int = 1, after: int = 1) -> list[Any]:
     """`before` model calls, a crash point, then `after` more."""
     answers = []
     for i in range(before + after):
@@ -356,7 +357,7 @@ async def models_with_crash(ctx: Any, ledger: str, before: int = 1, after: int =
 
 
 @workflow(tools=ALL_TOOLS, checkpoint=CheckpointPolicy(strategy=CheckpointStrategy.ON_STATE_CHANGE))
-async def patch_crash_patch(ctx: Any, ledger: str, steps: int = 0) -> dict[str, Any]:
+async def patch_crash_patch(ctx: Context, ledger: str, steps: int = 0) -> dict[str, Any]:
     """`steps` steps, a fact, a crash point, another fact; returns what the state holds."""
     for i in range(steps):
         async with ctx.step(f"s{i}"):
@@ -368,7 +369,7 @@ async def patch_crash_patch(ctx: Any, ledger: str, steps: int = 0) -> dict[str, 
 
 
 @workflow(tools=ALL_TOOLS, checkpoint=CheckpointPolicy(keep=2))
-async def stepped_keep_two(ctx: Any, ledger: str) -> int:
+async def stepped_keep_two(ctx: Context, ledger: str) -> int:
     for i in range(4):
         async with ctx.step(f"s{i}"):
             await ctx.call_tool("record", {"ledger": ledger, "label": f"s{i}"})
@@ -376,7 +377,7 @@ async def stepped_keep_two(ctx: Any, ledger: str) -> int:
 
 
 @workflow(tools=ALL_TOOLS, checkpoint=CheckpointPolicy(max_age=0.3))
-async def sleeps_after_step(ctx: Any, ledger: str, seconds: float = 60.0) -> str:
+async def sleeps_after_step(ctx: Context, ledger: str, seconds: float = 60.0) -> str:
     async with ctx.step("before"):
         await ctx.call_tool("record", {"ledger": ledger, "label": "before"})
     await ctx.sleep(seconds)
@@ -384,7 +385,7 @@ async def sleeps_after_step(ctx: Any, ledger: str, seconds: float = 60.0) -> str
 
 
 @workflow(tools=ALL_TOOLS)
-async def sleeper(ctx: Any, ledger: str, seconds: float = 0.5) -> str:
+async def sleeper(ctx: Context, ledger: str, seconds: float = 0.5) -> str:
     await ctx.call_tool("record", {"ledger": ledger, "label": "before"})
     await ctx.sleep(seconds)
     await ctx.call_tool("record", {"ledger": ledger, "label": "after"})
@@ -392,7 +393,7 @@ async def sleeper(ctx: Any, ledger: str, seconds: float = 0.5) -> str:
 
 
 @workflow(tools=ALL_TOOLS)
-async def many(ctx: Any, count: int) -> int:
+async def many(ctx: Context, count: int) -> int:
     for i in range(count):
         await ctx.call_tool("noop", {"i": i})
     return count
@@ -414,7 +415,7 @@ class Spy:
 
 
 @workflow(tools=ALL_TOOLS, middleware=[Spy()])
-async def spied(ctx: Any, ledger: str) -> dict[str, Any]:
+async def spied(ctx: Context, ledger: str) -> dict[str, Any]:
     loud = await ctx.call_tool("shout", {"text": "quiet"})
     await ctx.call_tool("record", {"ledger": ledger, "label": "r"})
     answer = await ctx.call_model({"purpose": "act", "messages": [{"role": "user", "content": "hi"}]})
@@ -429,12 +430,12 @@ def exits(code: str) -> str:
 
 
 @workflow(tools=[exits], retry=FAST)
-async def calls_an_exiting_tool(ctx: Any) -> str:
+async def calls_an_exiting_tool(ctx: Context) -> str:
     return str(await ctx.call_tool("exits", {"code": "set API_KEY"}))
 
 
 @workflow
-async def exits_itself(ctx: Any) -> str:
+async def exits_itself(ctx: Context) -> str:
     raise SystemExit("set API_KEY")
 
 
@@ -444,7 +445,7 @@ def decodes_binary() -> str:
 
 
 @workflow(tools=[decodes_binary])
-async def quotes_binary(ctx: Any) -> str:
+async def quotes_binary(ctx: Context) -> str:
     """A tool whose error quotes binary bytes, a NUL among them; the workflow goes on past it."""
     try:
         await ctx.call_tool("decodes_binary", {})

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ratchet import Context
 from ratchet.engine import workflow
 from ratchet.policy import RetryPolicy
 from ratchet.tools import tool
@@ -62,8 +63,9 @@ async def after(ledger: str, crash: bool = False) -> str:
 
 @workflow(tools=[big, after], retry=FAST)
 async def keeps_a_big_result(
-    ctx: Any, ledger: str, size: int, kind: str = "text", crash: bool = False
+    ctx: Context, ledger: str, size: int, kind: str = "text", crash: bool = False
 ) -> dict[str, Any]:
     value = await ctx.call_tool("big", {"ledger": ledger, "size": size, "kind": kind})
     await ctx.call_tool("after", {"ledger": ledger, "crash": crash})
+    assert isinstance(value, str | list)
     return {"sha256": digest(value), "type": type(value).__name__, "length": len(value)}

@@ -4,8 +4,8 @@ until a gate file exists, and code that raises until it does."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
+from ratchet import Context
 from ratchet.engine import workflow
 from ratchet.errors import NonRetryableError
 from ratchet.tools import tool
@@ -25,7 +25,7 @@ async def ship(ledger: str, gate: str) -> str:
 
 
 @workflow(tools=[*ALL_TOOLS, ship], retry=FAST)
-async def pack_and_ship(ctx: Any, ledger: str, gate: str) -> str:
+async def pack_and_ship(ctx: Context, ledger: str, gate: str) -> str:
     """Step 1 packs (an effect), step 2 labels (an effect) and ships (fails until the gate exists)."""
     async with ctx.step("pack"):
         await ctx.call_tool("record", {"ledger": ledger, "label": "pack"})
@@ -36,7 +36,7 @@ async def pack_and_ship(ctx: Any, ledger: str, gate: str) -> str:
 
 
 @workflow(tools=ALL_TOOLS, retry=FAST)
-async def checks_after(ctx: Any, ledger: str, gate: str) -> str:
+async def checks_after(ctx: Context, ledger: str, gate: str) -> str:
     """An effect, then code that raises until the gate exists (a bug, fixed by the time of the retry)."""
     async with ctx.step("pack"):
         await ctx.call_tool("record", {"ledger": ledger, "label": "pack"})

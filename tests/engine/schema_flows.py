@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ratchet import Context
 from ratchet.engine import workflow
 from ratchet.tools import tool
 
@@ -23,7 +24,7 @@ class Forecast(BaseModel):
 
 
 @workflow(tools=[crash_once], retry=FAST)
-async def forecast(ctx: Any, ledger: str, max_repairs: int = 2) -> dict[str, Any]:
+async def forecast(ctx: Context, ledger: str, max_repairs: int = 2) -> dict[str, Any]:
     """Asks the model for a `Forecast`, then makes an effect that crashes its first run."""
     answer = await ctx.call_model(
         {"purpose": "act", "messages": [{"role": "user", "content": "The weather in Paris?"}]},
@@ -48,11 +49,12 @@ def shout(text: str) -> str:
 
 
 @workflow(tools=[record], retry=FAST)
-async def tool_objects(ctx: Any, ledger: str, clash: bool = False) -> list[Any]:
+async def tool_objects(ctx: Context, ledger: str, clash: bool = False) -> list[Any]:
     """Calls tools given as objects: a listed one, one the workflow does not list, both at once."""
     if clash:
         return [await ctx.call_tool(unlisted, {"ledger": ledger, "label": "clash"})]
     first = await ctx.call_tool(record, {"ledger": ledger, "label": "one"})
     loud = await ctx.call_tool(shout, {"text": "hi"})
     both = await ctx.call_tools([(shout, {"text": "a"}), ("record", {"ledger": ledger, "label": "two"})])
+    assert isinstance(first, dict) and isinstance(both[1], dict)
     return [first["label"], loud, both[0], both[1]["label"]]

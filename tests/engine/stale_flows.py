@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from ratchet import Context
 from ratchet.engine import workflow
 from ratchet.policy import CheckpointPolicy
 
@@ -16,7 +15,7 @@ TRUSTS_ONE_SECOND = CheckpointPolicy(max_age=MAX_AGE)
 
 
 @workflow(tools=[record, crash_once], checkpoint=TRUSTS_ONE_SECOND)
-async def step_then_crash(ctx: Any, ledger: str) -> str:
+async def step_then_crash(ctx: Context, ledger: str) -> str:
     """One step (a checkpoint), then a call that "kills" its worker the first time."""
     async with ctx.step("before"):
         await ctx.call_tool("record", {"ledger": ledger, "label": "before"})
@@ -25,7 +24,7 @@ async def step_then_crash(ctx: Any, ledger: str) -> str:
 
 
 @workflow(tools=[record, crash_once], checkpoint=TRUSTS_ONE_SECOND)
-async def crash_without_steps(ctx: Any, ledger: str) -> str:
+async def crash_without_steps(ctx: Context, ledger: str) -> str:
     """A call, then one that "kills" its worker the first time; no step, so no checkpoint."""
     await ctx.call_tool("record", {"ledger": ledger, "label": "before"})
     await ctx.call_tool("crash_once", {"ledger": ledger, "label": "crash"})
@@ -33,7 +32,7 @@ async def crash_without_steps(ctx: Any, ledger: str) -> str:
 
 
 @workflow(tools=[record], checkpoint=TRUSTS_ONE_SECOND)
-async def one_step(ctx: Any, ledger: str) -> str:
+async def one_step(ctx: Context, ledger: str) -> str:
     async with ctx.step("only"):
         await ctx.call_tool("record", {"ledger": ledger, "label": "only"})
     return "done"

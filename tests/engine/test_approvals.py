@@ -10,6 +10,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import JsonValue
@@ -27,7 +28,7 @@ from ..helpers.stores import STORE_URLS, discard, opened
 REPO = Path(__file__).resolve().parents[2]
 
 
-async def _waiting(rt: Runtime, ledger: str, **inputs: object) -> str:
+async def _waiting(rt: Runtime, ledger: str, **inputs: JsonValue) -> str:
     task = await rt.run(mail, {"ledger": ledger, **inputs})
     assert (task.status, task.waiting_on) == (TaskStatus.WAITING, WaitReason.APPROVAL), task.error
     return task.id
@@ -93,7 +94,8 @@ async def test_approved_with_edited_arguments_the_tool_runs_with_them(
     op = await store.get_op(task_id, 0)
     assert op is not None and op.input == {"ledger": ledger, "to": "oncall@example.com"}
     approval = await store.get_approval(task_id, 0)
-    assert approval is not None and approval.arguments["to"] == "everyone@example.com"
+    assert approval is not None and isinstance(approval.arguments, dict)
+    assert approval.arguments["to"] == "everyone@example.com"
 
 
 async def test_the_call_event_shows_the_arguments_a_person_gave(
@@ -166,7 +168,8 @@ async def test_edited_arguments_the_tool_is_not_here_to_check_fail_the_call_when
     done = await rt.resume(task_id)
 
     assert done.status is TaskStatus.COMPLETED, done.error
-    [outcome] = done.result
+    outcomes: Any = done.result
+    [outcome] = outcomes
     assert outcome["error_type"] == "NonRetryableError"
     refused = "the arguments a person approved do not fit: bad arguments for send"
     assert outcome["not_sent"].startswith(refused)
@@ -256,6 +259,7 @@ async def test_an_approval_timeout_denies_the_call_with_an_event(store: StateSto
 
     task = await store.get_task(task_id)
     assert task.status is TaskStatus.COMPLETED, task.error
+    assert isinstance(task.result, list) and isinstance(task.result[0], dict)
     assert task.result[0]["not_sent"] == "denied by a person: approval timed out after 0.2 s"
     assert sends(ledger) == []
     [event] = [e for e in await store.list_events(task_id) if e.kind == "approval_timed_out"]

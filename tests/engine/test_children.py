@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import JsonValue
 
 from ratchet.engine.run.worker import Worker
 from ratchet.engine.task_spec import AGENT_LOOP
@@ -96,6 +97,7 @@ async def test_a_failed_child_raises_operation_failed_in_its_parent(store: State
     assert task.status is TaskStatus.COMPLETED
     [child] = await store.list_children(task.id)
     assert child.status is TaskStatus.FAILED
+    assert isinstance(task.result, str)
     assert task.result.startswith(f"child task {child.id} failed: ")
     assert "the child broke" in task.result
 
@@ -163,7 +165,13 @@ async def test_a_worker_with_one_slot_runs_a_parent_and_its_children(
     store: StateStore, rt: Runtime, ledger: str, tmp_path: Path
 ) -> None:
     """The parent lets its slot go while it waits: otherwise its children could never run."""
-    inputs = {"ledger": ledger, "marks": str(tmp_path / "marks"), "count": 3, "limit": 2, "seconds": 0.05}
+    inputs: dict[str, JsonValue] = {
+        "ledger": ledger,
+        "marks": str(tmp_path / "marks"),
+        "count": 3,
+        "limit": 2,
+        "seconds": 0.05,
+    }
     task_id = await rt.submit(f"{HERE}:fan_out", inputs)
 
     await asyncio.wait_for(Worker(store, concurrency=1, poll_interval=0.05).run(until_idle=True), 60)

@@ -109,7 +109,7 @@ async def test_a_workflow_file_outside_the_project_is_never_imported(
     assert event.kind == "code_refused"
     assert str(evil) in event.message and "--allow-code" in event.message
     assert await each_store.list_triggers("t1") == []  # waiting on a person: no worker claims it
-    assert [t.id for t in await each_store.claim_tasks("w", 30.0, limit=5)] == []
+    assert [t.task_id for t in await each_store.claim_tasks("w", 30.0, limit=5)] == []
 
     again = await resumed(each_store, "t1")
 

@@ -44,7 +44,8 @@ async def test_a_tool_taking_its_key_in_flight_runs_again_with_the_same_key(
     task_id = await run_until_crash(
         rt, "call_one", {"ledger": ledger, "tool_name": "keyed", "args": {"crash_first": True}}
     )
-    assert (await store.get_op(task_id, 1)).status is OpStatus.STARTED
+    op = await store.get_op(task_id, 1)
+    assert op is not None and op.status is OpStatus.STARTED
 
     task = await Runtime(store).resume(task_id)
 
@@ -66,7 +67,7 @@ async def test_reconcile_done_settles_the_call_without_running_it(
     assert task.result == {"reconciled": f"{task_id}:0"}
     assert len(entries(ledger, "reconcile_done")) == 1
     op = await store.get_op(task_id, 0)
-    assert op.status is OpStatus.SUCCEEDED and op.output == {"reconciled": f"{task_id}:0"}
+    assert op is not None and op.status is OpStatus.SUCCEEDED and op.output == {"reconciled": f"{task_id}:0"}
 
 
 async def test_reconcile_run_again_runs_the_call(store: StateStore, rt: Runtime, ledger: str) -> None:
@@ -100,7 +101,8 @@ async def test_a_plain_tool_in_flight_waits_for_a_person_and_is_not_run(
     stored = await store.get_task(task_id)
     assert (stored.status, stored.waiting_on) == (TaskStatus.WAITING, WaitReason.IN_DOUBT)
     assert len(entries(ledger, "plain_crash")) == 1
-    assert (await store.get_op(task_id, 0)).status is OpStatus.STARTED
+    op = await store.get_op(task_id, 0)
+    assert op is not None and op.status is OpStatus.STARTED
     waiting = [e for e in await store.list_events(task_id) if e.kind == "waiting"]
     assert len(waiting) == 1
     assert "plain_crash(" in waiting[0].message
@@ -132,7 +134,7 @@ async def test_resolve_settles_the_in_doubt_call(
     assert task.result == result
     assert len(entries(ledger, "plain_crash")) == runs
     op = await store.get_op(task_id, 0)
-    assert op.status is OpStatus.SUCCEEDED and op.output == result
+    assert op is not None and op.status is OpStatus.SUCCEEDED and op.output == result
 
 
 async def test_a_resolved_task_is_queued_for_a_worker(store: StateStore, rt: Runtime, ledger: str) -> None:
@@ -186,4 +188,4 @@ async def test_a_model_call_found_in_flight_is_asked_again(
     assert task.status is TaskStatus.COMPLETED
     assert task.result == ["first answer"]
     op = await store.get_op(task_id, 0)
-    assert op.status is OpStatus.SUCCEEDED and op.meta["ordinal"] == 0
+    assert op is not None and op.status is OpStatus.SUCCEEDED and op.meta["ordinal"] == 0

@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from pydantic import JsonValue
 
 from ratchet import Budget, Runtime, TaskStatus, open_store
 from ratchet.engine.journal.large_results import RESULT_ARTIFACT
@@ -29,7 +30,7 @@ TEN_MB = 10 * 1024 * 1024
 SMALL_BUT_OVER = 200_000  # over the default limit, and quick as JSON
 
 
-def _inputs(ledger: str, size: int, kind: str = "text", crash: bool = False) -> dict[str, object]:
+def _inputs(ledger: str, size: int, kind: str = "text", crash: bool = False) -> dict[str, JsonValue]:
     return {"ledger": ledger, "size": size, "kind": kind, "crash": crash}
 
 
@@ -65,6 +66,7 @@ async def test_a_resumed_task_reads_the_large_result_back_from_its_artifact(
     task = await rt.resume(task_id)
 
     assert task.status is TaskStatus.COMPLETED, task.error
+    assert isinstance(task.result, dict)
     assert task.result["sha256"] == digest(payload(size, kind))
     assert task.result["type"] == type(payload(size, kind)).__name__
     assert runs(ledger, "big") == 1, "the large result was replayed, not made again"
@@ -91,6 +93,7 @@ async def test_the_inline_limit_is_the_tasks_budget(store: StateStore, rt: Runti
     op = (await store.list_ops(task.id))[0]
     assert op.output is None and op.meta[RESULT_ARTIFACT]["encoding"] == "json"
     assert op.meta[RESULT_ARTIFACT]["artifact_id"] == artifact.id
+    assert isinstance(task.result, dict)
     assert task.result["sha256"] == digest(payload(5000, "json"))
 
 

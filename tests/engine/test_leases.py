@@ -55,7 +55,8 @@ async def test_a_worker_whose_lease_was_taken_over_writes_nothing_more(
 
     assert len(entries(ledger, "record")) == 1  # the effect happened; its result was not written
     assert await store.list_ops(task_id) == ops
-    assert (await store.get_op(task_id, 1)).status is OpStatus.STARTED
+    op = await store.get_op(task_id, 1)
+    assert op is not None and op.status is OpStatus.STARTED
     assert await store.list_events(task_id) == events
     assert (await store.get_task(task_id)).status is TaskStatus.RUNNING
     assert await store.get_lease(task_id) == lease_b
@@ -78,7 +79,8 @@ async def test_the_heartbeat_stops_a_worker_whose_lease_was_taken_over(
 
     assert time.monotonic() - started < 1.0  # the next beat noticed; the 3 s call was cancelled
     assert entries(ledger, "record") == []
-    assert (await store.get_op(task_id, 1)).status is OpStatus.STARTED
+    op = await store.get_op(task_id, 1)
+    assert op is not None and op.status is OpStatus.STARTED
     assert await store.get_lease(task_id) == lease_b
 
 
@@ -129,6 +131,7 @@ async def test_the_heartbeat_keeps_a_short_lease_alive_through_a_long_call(
     (claim,) = await store.lease_history(task_id)
     assert claim.owner == A.name and claim.released
     # One claim on a 0.6 s lease held the task through the whole 1.5 s call: renewed.
+    assert claim.granted_at is not None
     assert claim.expires_at - claim.granted_at >= dt.timedelta(seconds=1.4)
 
 

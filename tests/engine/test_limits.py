@@ -27,7 +27,7 @@ async def test_the_task_deadline_stops_a_slow_tool(store: StateStore, rt: Runtim
 
     assert time.monotonic() - started < 2.5
     assert task.status is TaskStatus.FAILED
-    assert "deadline" in task.error
+    assert "deadline" in (task.error or "")
     assert "deadline" in await failure_event(store, task.id)
     assert entries(ledger) == []
     assert (await store.get_task(task.id)).deadline == task.deadline is not None
@@ -42,7 +42,7 @@ async def test_a_task_past_its_deadline_does_not_start_work(
     task = await rt.resume(task_id)
 
     assert task.status is TaskStatus.FAILED
-    assert "deadline" in task.error
+    assert "deadline" in (task.error or "")
     assert entries(ledger) == []
 
 
@@ -56,10 +56,10 @@ async def test_a_step_timeout_fails_the_step_and_the_task(
 
     assert time.monotonic() - started < 2.5
     assert task.status is TaskStatus.FAILED
-    assert "timed out" in task.error
+    assert "timed out" in (task.error or "")
     steps = await store.list_steps(task.id)
     assert [s.status for s in steps] == [StepStatus.FAILED]
-    assert "timed out" in steps[0].failure_message
+    assert "timed out" in (steps[0].failure_message or "")
     assert "timed out" in await failure_event(store, task.id)
     assert any(e.kind == "step_failed" and "timed out" in e.message for e in await store.list_events(task.id))
 
@@ -74,9 +74,9 @@ async def test_a_tool_timeout_fails_the_call_and_the_task(
 
     assert time.monotonic() - started < 2.5
     assert task.status is TaskStatus.FAILED
-    assert "timed out" in task.error
+    assert "timed out" in (task.error or "")
     op = await store.get_op(task.id, 0)
-    assert op.status is OpStatus.FAILED and "timed out" in op.error
+    assert op is not None and op.status is OpStatus.FAILED and "timed out" in (op.error or "")
     assert "timed out" in await failure_event(store, task.id)
     assert entries(ledger) == []
 
@@ -87,7 +87,7 @@ async def test_max_steps_stops_the_task_naming_the_limit_and_the_figure(
     task = await rt.run(f"{FLOWS}:stepped", {"ledger": ledger, "steps": 3}, budget=Budget(max_steps=2))
 
     assert task.status is TaskStatus.FAILED
-    assert "budget exceeded (max_steps: 3 of 2)" in task.error
+    assert "budget exceeded (max_steps: 3 of 2)" in (task.error or "")
     assert "budget exceeded" in await failure_event(store, task.id)
     assert [len(entries(ledger, f"s{i}")) for i in range(3)] == [1, 1, 0]
     assert [s.status for s in await store.list_steps(task.id)] == [StepStatus.COMPLETED] * 2
@@ -120,7 +120,7 @@ async def test_max_llm_tokens_counts_the_models_usage(
     task = await rt.run(f"{FLOWS}:ask_model", {"count": 4}, model=model, budget=Budget(max_llm_tokens=120))
 
     assert task.status is TaskStatus.FAILED
-    assert "budget exceeded (max_llm_tokens: 150" in task.error
+    assert "budget exceeded (max_llm_tokens: 150" in (task.error or "")
     assert len(await store.list_ops(task.id)) == 3
     assert "budget_pressure" in (await store.get_task(task.id)).state.risk_flags
 
@@ -133,5 +133,5 @@ async def test_max_wall_time_stops_the_task(store: StateStore, rt: Runtime, ledg
     )
 
     assert task.status is TaskStatus.FAILED
-    assert "budget exceeded (max_wall_time" in task.error
+    assert "budget exceeded (max_wall_time" in (task.error or "")
     assert len(entries(ledger)) == 2

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
-from ratchet import Runtime
+from ratchet import Context, Runtime
 from ratchet.engine import workflow
 from ratchet.engine.queued_patches import STATE_PATCH
 from ratchet.records import OpKind, TaskStatus
@@ -33,7 +31,7 @@ async def write_from_outside(url: str, task_id: str, to_agent: str) -> None:
 
 
 @workflow(tools=[write_from_outside])
-async def written_meanwhile(ctx: Any, url: str, own: bool) -> list[str]:
+async def written_meanwhile(ctx: Context, url: str, own: bool) -> list[str]:
     await ctx.call_tool("write_from_outside", {"url": url, "task_id": ctx.task_id, "to_agent": "bob"})
     await ctx.emit("a progress write with what the run knew before")
     if own:

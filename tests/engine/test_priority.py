@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from pydantic import JsonValue
 
 from ratchet.engine import Worker
 from ratchet.errors import InputError
@@ -22,7 +23,7 @@ from .flows import FLOWS, entries
 async def test_a_worker_takes_the_urgent_task_submitted_last_first(
     store: StateStore, rt: Runtime, ledger: str
 ) -> None:
-    def inputs(label: str) -> dict[str, object]:
+    def inputs(label: str) -> dict[str, JsonValue]:
         return {"ledger": ledger, "tool_name": "record", "args": {"label": label}}
 
     routine = await rt.submit(f"{FLOWS}:call_one", inputs("routine"), priority=9)

@@ -26,10 +26,11 @@ async def test_state_patches_are_rebuilt_on_replay(store: StateStore, rt: Runtim
     task = await crash_then_resume(store, rt, "patch_crash_patch", {"ledger": ledger})
 
     assert task.status is TaskStatus.COMPLETED
+    assert isinstance(task.result, dict)
     assert task.result["facts"] == ["before", "after"]
     assert [f.key for f in (await store.get_task(task.id)).state.known_facts] == ["before", "after"]
     newest = await store.latest_checkpoint(task.id)
-    assert [f.key for f in newest.state.known_facts] == ["before", "after"]
+    assert newest is not None and [f.key for f in newest.state.known_facts] == ["before", "after"]
 
 
 async def test_the_budget_pressure_flag_survives_a_resume(
@@ -44,8 +45,10 @@ async def test_the_budget_pressure_flag_survives_a_resume(
 
     assert task.status is TaskStatus.COMPLETED
     assert "budget_pressure" in (await store.get_task(task.id)).state.risk_flags
+    assert isinstance(task.result, dict) and isinstance(task.result["risk_flags"], list)
     assert "budget_pressure" in task.result["risk_flags"]
-    assert "budget_pressure" in (await store.latest_checkpoint(task.id)).state.risk_flags
+    newest = await store.latest_checkpoint(task.id)
+    assert newest is not None and "budget_pressure" in newest.state.risk_flags
 
 
 async def test_the_model_script_continues_where_the_task_stopped(
@@ -88,7 +91,7 @@ async def test_replayed_model_calls_count_against_the_token_budget(
     )
 
     assert task.status is TaskStatus.FAILED
-    assert "budget exceeded (max_llm_tokens: 150" in task.error
+    assert "budget exceeded (max_llm_tokens: 150" in (task.error or "")
     assert len(entries(ledger, "crash")) == 2
 
 

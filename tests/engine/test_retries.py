@@ -27,7 +27,7 @@ async def test_a_tool_failing_twice_succeeds_on_its_third_attempt(
     assert task.result == 3
     assert [c["attempt"] for c in entries(ledger, "flaky")] == [1, 2, 3]
     op = await store.get_op(task.id, 0)
-    assert (op.status, op.attempt, op.next_attempt_at) == (OpStatus.SUCCEEDED, 3, None)
+    assert op is not None and (op.status, op.attempt, op.next_attempt_at) == (OpStatus.SUCCEEDED, 3, None)
     retries = [e for e in await store.list_events(task.id) if e.kind == "retry"]
     assert [e.data["attempt"] for e in retries] == [1, 2]
 
@@ -39,7 +39,7 @@ async def test_a_failed_attempt_is_persisted_and_a_resume_continues_with_the_nex
         rt, "call_one", {"ledger": ledger, "tool_name": "flaky", "args": {"fail_times": 1, "crash_at": 2}}
     )
     op = await store.get_op(task_id, 1)
-    assert (op.status, op.attempt, op.error_type) == (OpStatus.FAILED, 1, "ValueError")
+    assert op is not None and (op.status, op.attempt, op.error_type) == (OpStatus.FAILED, 1, "ValueError")
     assert op.next_attempt_at is not None
 
     task = await Runtime(store).resume(task_id)
@@ -47,7 +47,8 @@ async def test_a_failed_attempt_is_persisted_and_a_resume_continues_with_the_nex
     assert task.status is TaskStatus.COMPLETED
     assert task.result == 2
     assert [c["attempt"] for c in entries(ledger, "flaky")] == [1, 2, 2]
-    assert (await store.get_op(task_id, 1)).attempt == 2
+    op = await store.get_op(task_id, 1)
+    assert op is not None and op.attempt == 2
 
 
 async def backoff_left_behind(store: StateStore, rt: Runtime, ledger: str, due_in: float) -> str:
@@ -102,9 +103,10 @@ async def test_a_long_backoff_frees_the_worker_with_a_timer_trigger(
 
     assert (task.status, task.waiting_on) == (TaskStatus.WAITING, WaitReason.TIMER)
     op = await store.get_op(task.id, 0)
-    assert (op.status, op.attempt) == (OpStatus.FAILED, 1)
+    assert op is not None and (op.status, op.attempt) == (OpStatus.FAILED, 1)
     wakes = [t for t in await store.list_triggers(task.id) if t.kind == "wake"]
     assert [t.fire_at for t in wakes] == [op.next_attempt_at]
+    assert op.next_attempt_at is not None
     assert 50 < (op.next_attempt_at - utcnow()).total_seconds() <= 60
 
 
@@ -117,10 +119,10 @@ async def test_errors_that_must_not_be_retried_fail_at_once(
     task = await rt.run(f"{FLOWS}:first_call", {"ledger": ledger, "tool_name": tool_name})
 
     assert task.status is TaskStatus.FAILED
-    assert f"{tool_name} (operation 0) failed: {error_type}" in task.error
+    assert f"{tool_name} (operation 0) failed: {error_type}" in (task.error or "")
     assert len(entries(ledger, tool_name)) == 1
     op = await store.get_op(task.id, 0)
-    assert (op.status, op.attempt, op.next_attempt_at) == (OpStatus.FAILED, 1, None)
+    assert op is not None and (op.status, op.attempt, op.next_attempt_at) == (OpStatus.FAILED, 1, None)
 
 
 async def test_arguments_that_do_not_fit_the_tool_fail_at_once(
@@ -129,18 +131,19 @@ async def test_arguments_that_do_not_fit_the_tool_fail_at_once(
     task = await rt.run(f"{FLOWS}:first_call", {"ledger": ledger, "tool_name": "noop"})
 
     assert task.status is TaskStatus.FAILED
-    assert "noop (operation 0) failed: NonRetryableError: bad arguments for noop" in task.error
-    assert (await store.get_op(task.id, 0)).attempt == 1
+    assert "noop (operation 0) failed: NonRetryableError: bad arguments for noop" in (task.error or "")
+    op = await store.get_op(task.id, 0)
+    assert op is not None and op.attempt == 1
 
 
 async def test_maximum_attempts_exhausted_fails_the_task(store: StateStore, rt: Runtime, ledger: str) -> None:
     task = await rt.run(f"{FLOWS}:first_call", {"ledger": ledger, "tool_name": "always_fails"})
 
     assert task.status is TaskStatus.FAILED
-    assert "always_fails (operation 0) failed: ValueError: always_fails always fails" in task.error
+    assert "always_fails (operation 0) failed: ValueError: always_fails always fails" in (task.error or "")
     assert len(entries(ledger, "always_fails")) == 2
     op = await store.get_op(task.id, 0)
-    assert (op.status, op.attempt, op.next_attempt_at) == (OpStatus.FAILED, 2, None)
+    assert op is not None and (op.status, op.attempt, op.next_attempt_at) == (OpStatus.FAILED, 2, None)
     events = await store.list_events(task.id)
     assert events[-1].kind == "task_failed"
 
@@ -158,6 +161,8 @@ async def test_a_rate_limited_model_call_honours_retry_after_and_takes_the_next_
     assert task.status is TaskStatus.COMPLETED
     assert task.result == ["after the wait"]
     op = await store.get_op(task.id, 0)
-    assert (op.kind, op.attempt, op.meta["ordinal"]) == (OpKind.MODEL, 2, 1)
+    assert op is not None and (op.kind, op.attempt, op.meta["ordinal"]) == (OpKind.MODEL, 2, 1)
     retries = [e for e in await store.list_events(task.id) if e.kind == "retry"]
-    assert len(retries) == 1 and retries[0].data["delay"] >= 1
+    assert len(retries) == 1
+    delay = retries[0].data["delay"]
+    assert isinstance(delay, int | float) and delay >= 1

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from zoneinfo import ZoneInfo
 
 import pytest
+from pydantic import JsonValue
 
 from ratchet.errors import InputError
 from ratchet.records import TaskStatus, utcnow
@@ -20,7 +21,7 @@ from .schedule_support import EVERY_MINUTE, backdated, fire_due_schedules, work
 PARIS = ZoneInfo("Europe/Paris")
 
 
-def _flow(ledger: str) -> tuple[str, dict[str, str]]:
+def _flow(ledger: str) -> tuple[str, dict[str, JsonValue]]:
     return f"{FLOWS}:call_one", {"ledger": ledger, "tool_name": "record"}
 
 

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from ratchet import Task
 from ratchet.engine import Worker
 from ratchet.records import Event, TaskStatus, Trigger, WaitReason, utcnow
 from ratchet.runtime import Runtime
@@ -29,7 +30,7 @@ async def worker(store: StateStore) -> AsyncIterator[Worker]:
     await asyncio.wait_for(job, 5.0)
 
 
-async def settled(store: StateStore, task_id: str, timeout: float = 5.0) -> tuple[object, dt.datetime]:
+async def settled(store: StateStore, task_id: str, timeout: float = 5.0) -> tuple[Task, dt.datetime]:
     """Wait until the task ends; return it and when it was first seen ended."""
     async with asyncio.timeout(timeout):
         while not (task := await store.get_task(task_id)).status.is_terminal:
@@ -103,6 +104,7 @@ async def test_wait_returns_when_a_worker_finished_the_task(
     task = await rt.wait(task_id, timeout=5.0, poll=0.02)
 
     assert task.status is TaskStatus.COMPLETED
+    assert isinstance(task.result, dict)
     assert task.result["label"] == "record"
 
 

@@ -19,11 +19,12 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from ratchet import Runtime, open_store
+from ratchet import Operation, Runtime, open_store
 from ratchet.cli.agent_spec import build_agent
 from ratchet.records import Lease, OpKind
 
@@ -287,7 +288,7 @@ def test_workers_killed_again_and_again_finish_every_task_tree(shared_url: str, 
     async def read() -> dict[str, tuple[list[str], list[str], object]]:
         store = await open_store(url, create=False)
         try:
-            found = {}
+            found: dict[str, tuple[list[str], list[str], object]] = {}
             for parent in parents:
                 starts = [op for op in await store.list_ops(parent) if op.kind is OpKind.CHILD]
                 started = [
@@ -344,7 +345,7 @@ def test_a_paused_worker_has_its_late_writes_rejected(postgres_url: str, tmp_pat
     assert all(count == 1 for count in effects.values())
     assert max(starts.values()) == 2  # run by both: the second worker re-ran it under the same key
 
-    async def journal() -> list[object]:
+    async def journal() -> list[Operation]:
         store = await open_store(postgres_url, create=False)
         try:
             return [op for op in await store.list_ops(task_id) if op.kind is OpKind.TOOL]
@@ -359,7 +360,7 @@ def crew_pid(crew: Crew, name: str) -> int:
     return crew.running[name].pid
 
 
-def _wait_for(check, what: str, timeout: float = 60.0) -> None:
+def _wait_for(check: Callable[[], object], what: str, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if check():

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from ratchet.records import (
     Approval,
@@ -98,7 +98,7 @@ class PopulatedStore:
     tasks: Tasks
 
 
-def _task(task_id: str, name: str, minutes: int, **fields: object) -> Task:
+def _task(task_id: str, name: str, minutes: int, **fields: Any) -> Task:
     moment = T0 + dt.timedelta(minutes=minutes)
     return Task(
         id=task_id,

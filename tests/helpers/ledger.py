@@ -15,7 +15,9 @@ import sqlite3
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+Output = TypeVar("Output")
 
 
 class Ledger:
@@ -44,17 +46,24 @@ class Ledger:
         with self._connect() as conn:
             conn.execute("INSERT INTO invocations (tool, key) VALUES (?, ?)", (tool, key))
 
-    def effect_once(self, tool: str, key: str, output: Any) -> Any:
-        """Record the effect unless one is recorded under `key`; return the recorded output."""
+    def effect_once(self, tool: str, key: str, output: Output) -> Output:
+        """Record the effect unless one is recorded under `key`; return the recorded output.
+
+        That is `output`, or the one recorded first read back from its JSON: the same tool's
+        output for the same key, of the same shape.
+        """
         with self._connect() as conn:
             conn.execute("BEGIN IMMEDIATE")
             row = conn.execute("SELECT output FROM effects WHERE key = ?", (key,)).fetchone()
             if row is None:
                 self._insert_effect(conn, tool, key, output)
             conn.execute("COMMIT")
-        return output if row is None else json.loads(row[0])
+        if row is None:
+            return output
+        recorded: Output = json.loads(row[0])
+        return recorded
 
-    def append_effect(self, tool: str, key: str, output: Any) -> Any:
+    def append_effect(self, tool: str, key: str, output: Output) -> Output:
         """Record the effect, however many are recorded under `key` already."""
         with self._connect() as conn:
             self._insert_effect(conn, tool, key, output)

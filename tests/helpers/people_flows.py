@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ratchet import OperationFailed, tool, workflow
+from ratchet import Context, OperationFailed, tool, workflow
 from ratchet.tools import ToolContext
 
 
@@ -30,7 +30,7 @@ def send(ctx: ToolContext, ledger: str, to: str) -> dict[str, str]:
 
 
 @workflow(tools=[send])
-async def mail(ctx: Any, ledger: str, to: str = "ops@example.com", times: int = 1) -> list[Any]:
+async def mail(ctx: Context, ledger: str, to: str = "ops@example.com", times: int = 1) -> list[Any]:
     """Send `times` messages, one step each; a denied send is reported, not raised."""
     outcomes: list[Any] = []
     for n in range(times):
@@ -43,14 +43,14 @@ async def mail(ctx: Any, ledger: str, to: str = "ops@example.com", times: int = 
 
 
 @workflow
-async def asks(ctx: Any, question: str = "Which region?") -> dict[str, Any]:
+async def asks(ctx: Context, question: str = "Which region?") -> dict[str, Any]:
     """Ask a person one question and return the answer with what the state then holds."""
     answer = await ctx.ask_user(question)
     return {"answer": answer, "open_questions": list(ctx.state.open_questions)}
 
 
 @workflow(tools=[send])
-async def mail_both(ctx: Any, ledger: str) -> list[Any]:
+async def mail_both(ctx: Context, ledger: str) -> list[Any]:
     """Two sends asked for at once (parallel calls), each needing its own approval."""
     calls = [("send", {"ledger": ledger, "to": to}) for to in ("a@example.com", "b@example.com")]
     return [

@@ -66,7 +66,8 @@ def find_binaries() -> Path | None:
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("localhost", 0))
-        return probe.getsockname()[1]
+        port: int = probe.getsockname()[1]
+        return port
 
 
 class Cluster:
@@ -236,6 +237,7 @@ class LazyCluster:
                 if binaries is not None:
                     self._cluster, self._failure = self._start(binaries, self._build_template)
             if self._cluster is None:
+                assert self._failure is not None  # set whenever no cluster started
                 pytest.fail(self._failure, pytrace=False)
             return self._cluster
 

@@ -29,8 +29,8 @@ def run_sql(url: str, statement: str, *params: object) -> list[tuple[Any, ...]]:
             conn,
         ):
             return conn.execute(statement, params).fetchall()
-    with psycopg.connect(url, autocommit=True) as conn:
-        cursor = conn.execute(statement.replace("?", "%s"), params)
+    with psycopg.connect(url, autocommit=True) as pg_conn:
+        cursor = pg_conn.execute(statement.replace("?", "%s"), params)
         return cursor.fetchall() if cursor.description else []
 
 

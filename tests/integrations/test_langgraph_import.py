@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
@@ -91,7 +92,7 @@ def assert_holds_the_source(saver: RatchetSaver, source: BaseCheckpointSaver[Any
     for each in theirs:
         assert_same(saver.get_tuple(each.config), each)
     for thread_id, ns in namespaces:
-        config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns}}
+        config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns}}
         ours = list(saver.list(config))
         assert [key(t) for t in ours] == [key(t) for t in source.list(config)]
         assert_same(saver.get_tuple(config), next(iter(source.list(config, limit=1))))

@@ -8,7 +8,8 @@ import json
 from typing import Any
 
 import pytest
-from langgraph.checkpoint.base import Checkpoint, empty_checkpoint
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import ChannelVersions, Checkpoint, empty_checkpoint
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from ratchet.errors import CorruptRecord
@@ -27,7 +28,7 @@ def message(step: int) -> dict[str, Any]:
     return {"role": "assistant", "id": f"m{step}", "content": f"step {step}: " + "a new thought. " * 18}
 
 
-def config_of(thread_id: str) -> Any:
+def config_of(thread_id: str) -> RunnableConfig:
     return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
 
 
@@ -40,17 +41,19 @@ def checkpoint_of(values: dict[str, Any], versions: dict[str, int]) -> Checkpoin
 
 async def append_steps(
     saver: RatchetSaver, thread_id: str, steps: int, *, ns: str = ""
-) -> list[dict[str, Any]]:
+) -> list[RunnableConfig]:
     """Put `steps` checkpoints, each adding a message to "messages" and bumping "step"; their configs."""
     messages: list[dict[str, Any]] = []
-    config: dict[str, Any] = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns}}
+    config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns}}
     configs = []
     system = {"role": "system", "content": "be brief"}
     for step in range(1, steps + 1):
         messages = [*messages, message(step)]  # a new list, as LangGraph's reducers make
         values = {"messages": messages, "step": step, "system": system}
         versions = {"messages": step, "step": step, "system": 1}
-        new = {"messages": step, "step": step} | ({"system": 1} if step == 1 else {})
+        new: ChannelVersions = {"messages": step, "step": step}
+        if step == 1:
+            new["system"] = 1
         config = await saver.aput(
             config, checkpoint_of(values, versions), {"source": "loop", "step": step}, new
         )
@@ -159,7 +162,7 @@ async def test_a_list_at_a_new_version_with_no_new_item_adds_no_row_and_later_on
     # A chat's turns: each run's input adds no message but bumps the channel's version, then its node
     # appends one. Stored whole at each input, the history would cost N²/2 messages over N turns.
     saver = RatchetSaver(store)
-    config: dict[str, Any] = {"configurable": {"thread_id": "t1", "checkpoint_ns": ""}}
+    config: RunnableConfig = {"configurable": {"thread_id": "t1", "checkpoint_ns": ""}}
     messages: list[dict[str, Any]] = []
     version = 0
     for turn in range(1, 31):
@@ -194,7 +197,7 @@ async def test_values_and_checkpoints_are_stored_compressed_when_that_is_shorter
     saver = RatchetSaver(store)
     document = {"content": "a report of the step, " * 40}
     tiny = {"n": 1}
-    config: dict[str, Any] = {"configurable": {"thread_id": "t1", "checkpoint_ns": ""}}
+    config: RunnableConfig = {"configurable": {"thread_id": "t1", "checkpoint_ns": ""}}
     checkpoint = checkpoint_of({"doc": document, "tiny": tiny}, {"doc": 1, "tiny": 1})
     config = await saver.aput(config, checkpoint, {"step": 1}, {"doc": 1, "tiny": 1})
 
@@ -217,7 +220,7 @@ async def test_values_and_checkpoints_are_stored_compressed_when_that_is_shorter
 async def test_identical_values_are_stored_once_per_thread(store: StateStore, store_url: str) -> None:
     saver = RatchetSaver(store)
     big = {"content": "the same large document " * 100}
-    config: dict[str, Any] = {"configurable": {"thread_id": "t1", "checkpoint_ns": ""}}
+    config: RunnableConfig = {"configurable": {"thread_id": "t1", "checkpoint_ns": ""}}
     for step in range(1, 6):  # a new version of the channel at each step, with the same value
         checkpoint = checkpoint_of({"doc": big}, {"doc": step})
         config = await saver.aput(config, checkpoint, {"step": step}, {"doc": step})
@@ -275,7 +278,7 @@ async def test_deleting_a_run_keeps_the_values_later_checkpoints_extend(
     store: StateStore, store_url: str
 ) -> None:
     saver = RatchetSaver(store, max_chain=100)
-    config: dict[str, Any] = {"configurable": {"thread_id": "t1", "checkpoint_ns": ""}}
+    config: RunnableConfig = {"configurable": {"thread_id": "t1", "checkpoint_ns": ""}}
     messages: list[dict[str, Any]] = []
     for step in range(1, 11):
         messages = [*messages, message(step)]
@@ -436,6 +439,7 @@ async def test_a_task_writing_again_keeps_its_first_write_of_each_index_and_its_
 
     found = await saver.aget_tuple(configs[-1])
     assert found is not None
+    assert found.pending_writes is not None
     assert set(found.pending_writes) == {
         ("task-1", "a", 1),
         ("task-1", "b", large),

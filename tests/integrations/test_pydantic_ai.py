@@ -68,7 +68,7 @@ async def test_a_run_journals_each_model_request_and_tool_call(store: StateStore
     assert ops[0].meta["usage"]["prompt_tokens"] > 0  # counted by the budget, replays included
     task = await store.get_task("mail-1")
     assert task.status is TaskStatus.COMPLETED
-    assert task.result is not None and task.result["output"] == "the tool said: sent to ops"
+    assert isinstance(task.result, dict) and task.result["output"] == "the tool said: sent to ops"
 
 
 COUNTS = Counts()

@@ -36,7 +36,7 @@ def _run(
     return subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=TIMEOUT)
 
 
-async def _task(url: str, task_id: str) -> tuple[TaskStatus, list[tuple[OpKind, str]], object]:
+async def _task(url: str, task_id: str) -> tuple[TaskStatus | WaitReason, list[tuple[OpKind, str]], object]:
     store = await open_store(url)
     try:
         task = await store.get_task(task_id)

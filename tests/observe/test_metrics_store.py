@@ -42,7 +42,8 @@ async def test_the_asgi_app_serves_the_metrics_at_a_route(store: StateStore) -> 
     import fastapi  # the serve extra: how ``ratchet serve`` routes it
 
     app = fastapi.FastAPI()
-    app.add_route("/metrics", metrics_asgi_app(store), include_in_schema=False)
+    # An ASGI instance, which Starlette's Route hands the raw call (its types name only functions).
+    app.add_route("/metrics", metrics_asgi_app(store), include_in_schema=False)  # type: ignore[arg-type]
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
         answer = await client.get("/metrics")
         refused = await client.post("/metrics")

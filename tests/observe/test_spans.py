@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
+from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.trace import StatusCode
+from opentelemetry.trace import SpanContext, StatusCode
 
-from ratchet import Runtime, TaskStatus
+from ratchet import Context, Runtime, TaskStatus
 from ratchet.engine import workflow
 from ratchet.observe import span_id_for, trace_id_for
 from ratchet.records import OpKind, OpStatus
@@ -40,6 +41,19 @@ SCRIPT: dict[str, Any] = {
     ],
     "verify": [verdict(True, "X answers"), verdict(True, "v2 answers")],
 }
+
+
+def attributes(span: ReadableSpan) -> Mapping[str, Any]:
+    """A finished span's attributes: the SDK types them optional, and always gives them."""
+    assert span.attributes is not None
+    return span.attributes
+
+
+def context_of(span: ReadableSpan) -> SpanContext:
+    """A finished span's own context: the SDK types it optional, and always gives it."""
+    context = span.get_span_context()
+    assert context is not None
+    return context
 
 
 async def test_a_resumed_task_reports_each_live_call_once_in_one_trace(
@@ -71,27 +85,28 @@ async def test_a_resumed_task_reports_each_live_call_once_in_one_trace(
     ops = [op for op in await store.list_ops(TASK_ID) if op.kind in (OpKind.MODEL, OpKind.TOOL)]
     assert all(op.status is OpStatus.SUCCEEDED for op in ops)
     seqs = Counter(
-        span.attributes["ratchet.op.seq"] for span in finished if "ratchet.op.seq" in span.attributes
+        attributes(span)["ratchet.op.seq"] for span in finished if "ratchet.op.seq" in attributes(span)
     )
     assert seqs == Counter(op.seq for op in ops)  # the replayed calls are not reported again
 
     [deploy] = [span for span in finished if span.name == "execute_tool deploy"]
-    assert deploy.attributes["ratchet.op.attempt"] == 2  # in flight at the crash: run again
+    assert attributes(deploy)["ratchet.op.attempt"] == 2  # in flight at the crash: run again
     assert (
-        deploy.attributes["ratchet.op.idempotency_key"] == f"{TASK_ID}:{deploy.attributes['ratchet.op.seq']}"
+        attributes(deploy)["ratchet.op.idempotency_key"]
+        == f"{TASK_ID}:{attributes(deploy)['ratchet.op.seq']}"
     )
 
-    [plan_call] = [span for span in finished if span.attributes.get("ratchet.model.purpose") == "plan"]
-    assert plan_call.attributes["gen_ai.operation.name"] == "chat"
-    assert plan_call.attributes["gen_ai.system"] == "scripted"
-    assert plan_call.attributes["gen_ai.usage.input_tokens"] >= 0
-    assert "gen_ai.usage.output_tokens" in plan_call.attributes
+    [plan_call] = [span for span in finished if attributes(span).get("ratchet.model.purpose") == "plan"]
+    assert attributes(plan_call)["gen_ai.operation.name"] == "chat"
+    assert attributes(plan_call)["gen_ai.system"] == "scripted"
+    assert attributes(plan_call)["gen_ai.usage.input_tokens"] >= 0
+    assert "gen_ai.usage.output_tokens" in attributes(plan_call)
 
     [root] = [span for span in finished if span.parent is None]
-    assert root.name == "task ops" and root.get_span_context().span_id == span_id_for(TASK_ID, "task")
-    assert root.attributes["ratchet.task.status"] == "completed"
-    steps = [span for span in finished if "ratchet.step.name" in span.attributes]
-    assert sorted(span.attributes["ratchet.step.name"] for span in steps) == ["look at X", "ship v2"]
+    assert root.name == "task ops" and context_of(root).span_id == span_id_for(TASK_ID, "task")
+    assert attributes(root)["ratchet.task.status"] == "completed"
+    steps = [span for span in finished if "ratchet.step.name" in attributes(span)]
+    assert sorted(attributes(span)["ratchet.step.name"] for span in steps) == ["look at X", "ship v2"]
     assert all(
         span.parent is not None and span.parent.span_id == span_id_for(TASK_ID, "task") for span in steps
     )
@@ -114,16 +129,16 @@ async def test_a_failed_call_is_an_error_span(
     )
     [check] = [span for span in spans.get_finished_spans() if span.name == "execute_tool check_status"]
     assert check.status.status_code is StatusCode.ERROR
-    assert check.attributes["ratchet.op.outcome"] == "failed"
+    assert attributes(check)["ratchet.op.outcome"] == "failed"
 
 
 @workflow
-async def leaf(ctx: Any) -> str:
+async def leaf(ctx: Context) -> str:
     return "leaf"
 
 
 @workflow
-async def parent(ctx: Any) -> Any:
+async def parent(ctx: Context) -> Any:
     return await ctx.run_child(leaf, {})
 
 
@@ -135,8 +150,8 @@ async def test_a_child_tasks_trace_links_to_its_parent_task(
     [child] = await store.list_children("parent")
     roots = {span.name: span for span in spans.get_finished_spans() if span.parent is None}
     child_root, parent_root = roots["task leaf"], roots["task parent"]
-    assert child_root.get_span_context().trace_id == trace_id_for(child.id)
+    assert context_of(child_root).trace_id == trace_id_for(child.id)
     [link] = child_root.links
     assert link.context.trace_id == trace_id_for("parent")
-    assert link.context.span_id == span_id_for("parent", "task") == parent_root.get_span_context().span_id
+    assert link.context.span_id == span_id_for("parent", "task") == context_of(parent_root).span_id
     assert not parent_root.links

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import JsonValue
 
 from ratchet.providers import ModelError, ModelRequest, Purpose, ToolCall, Usage, resolve_model
 from ratchet.providers._wire import JSON_INSTRUCTION
@@ -14,7 +15,7 @@ from ratchet.providers.anthropic import AnthropicModel
 
 from ..helpers.loopback import LoopbackServer, Reply, closed_port
 
-CHECK_STATUS = {
+CHECK_STATUS: dict[str, JsonValue] = {
     "name": "check_status",
     "description": "The status of a service.",
     "parameters": {"type": "object", "properties": {"service": {"type": "string"}}},

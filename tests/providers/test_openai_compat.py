@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 import pytest
+from pydantic import JsonValue
 
 from ratchet.errors import InputError
 from ratchet.providers import (
@@ -24,9 +25,9 @@ from ratchet.providers.openai_compat import OLLAMA_BASE_URL, PLACEHOLDER_API_KEY
 
 from ..helpers.loopback import LoopbackServer, Reply, closed_port
 
-SYSTEM = {"role": "system", "content": "You operate services."}
+SYSTEM: dict[str, JsonValue] = {"role": "system", "content": "You operate services."}
 ACT = ModelRequest(purpose=Purpose.ACT, messages=[SYSTEM, {"role": "user", "content": "Is X healthy?"}])
-CHECK_STATUS = {
+CHECK_STATUS: dict[str, JsonValue] = {
     "name": "check_status",
     "description": "The status of a service.",
     "parameters": {
@@ -171,7 +172,7 @@ async def test_tool_calls_and_the_history_that_carries_them(server: LoopbackServ
 
 async def test_history_in_openai_wire_shape_is_sent_unchanged(server: LoopbackServer) -> None:
     server.answer(Reply(completion("ok")))
-    wire = {
+    wire: dict[str, JsonValue] = {
         "role": "assistant",
         "content": None,
         "tool_calls": [function_call("call_0", "check_status", '{"service": "Z"}')],

@@ -88,7 +88,10 @@ def shown_on(page: Page, seq: int) -> dict[str, Any]:
 
 def test_the_page_shows_and_runs_big_integers_exactly(browser: Browser, url: str, tmp_path: Path) -> None:
     (tmp_path / "tools.py").write_text(TOOLS)
-    act = [{"tool_calls": [{"name": "transfer", "arguments": ARGUMENTS}]}, {"content": "moved"}] * 3
+    act: list[dict[str, Any]] = [
+        {"tool_calls": [{"name": "transfer", "arguments": ARGUMENTS}]},
+        {"content": "moved"},
+    ] * 3
     model = script(tmp_path, act=act, steps=("first", "second", "third"))
     task_id = run_detached(tmp_path, url, model)
     seen: dict[str, Any] = {}

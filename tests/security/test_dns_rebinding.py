@@ -113,6 +113,7 @@ def test_a_rebound_page_reads_nothing_and_approves_nothing_while_the_real_names_
 
 def test_a_forged_origin_with_the_servers_host_is_refused(server: Server) -> None:
     port = urlsplit(server.base).port
+    assert port is not None
     # The attacker's site, and another local service's page (another port of a loopback name).
     for origin in (f"http://{ATTACKER}:{port}", f"http://localhost:{port + 1 if port < 65535 else port - 1}"):
         forged = {"origin": origin, "sec-fetch-site": "same-origin"}

@@ -41,6 +41,11 @@ WORKER_TIMEOUT = 90
 Forgery = Callable[[dict[str, Any], Path], None]
 
 
+def _forging(forge: Forgery, marker: Path) -> Callable[[dict[str, Any]], None]:
+    """The change `forge` makes to a task's record, with `marker` to leave if the code runs."""
+    return lambda record: forge(record, marker)
+
+
 def _writes(marker: Path) -> str:
     """One line of Python that leaves `marker` behind if it ever runs."""
     return f"import pathlib; pathlib.Path({str(marker)!r}).write_text('ran')"
@@ -145,7 +150,7 @@ async def test_forged_rows_wait_and_run_nothing(url: str, project: Path, tmp_pat
     finally:
         await store.close()
     for name, forge in FORGERIES.items():
-        change_task_record(url, ids[name], lambda record, f=forge, m=markers[name]: f(record, m))
+        change_task_record(url, ids[name], _forging(forge, markers[name]))
 
     worker = await asyncio.to_thread(
         subprocess.run,

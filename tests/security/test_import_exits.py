@@ -177,7 +177,7 @@ def test_a_task_row_naming_a_programs_main_waits_and_the_worker_goes_on(
     with running(project.start("worker", "--poll", "0.05")) as worker:
         wait_until(lambda: project.task(healthy).status is TaskStatus.COMPLETED, worker)
         for task_id in (as_tools, as_workflow):
-            wait_until(lambda t=task_id: project.task(t).waiting_on is WaitReason.CODE, worker)
+            wait_until(_waits_for_code(project, task_id), worker)
         time.sleep(0.5)  # it goes on working: still alive a moment later
         assert stop_worker(worker) == 0
 
@@ -202,3 +202,7 @@ def _workflow(reference: str) -> Callable[[dict[str, Any]], None]:
         record["workflow"] = reference
 
     return change
+
+
+def _waits_for_code(project: Project, task_id: str) -> Callable[[], bool]:
+    return lambda: project.task(task_id).waiting_on is WaitReason.CODE

@@ -22,7 +22,9 @@ import os
 import sys
 import time
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -216,7 +218,7 @@ def test_a_task_row_pointed_at_a_workspace_file_waits_and_the_worker_goes_on(
     by_resume, by_worker = (project.submit("-m", planted.model) for _ in range(2))
     healthy = project.submit("-m", planted.model)
     for task_id, source in zip((by_resume, by_worker), planted.sources, strict=True):
-        change_task_record(url, task_id, lambda record, s=source: _use_tools(record, s))
+        change_task_record(url, task_id, partial(_use_tools, source=source))
         if writer == "writer holding the key":
             change_task_record(url, task_id, sealed_again)
     refusal = WRITERS[writer]
@@ -238,9 +240,9 @@ def test_a_task_row_pointed_at_a_workspace_file_waits_and_the_worker_goes_on(
     planted.assert_never_ran()
 
 
-def _use_tools(record: dict[str, object], source: str) -> None:
-    agent = record["inputs_params"]["agent"]  # type: ignore[index]
-    agent["tool_sources"] = [source]  # type: ignore[index]
+def _use_tools(record: dict[str, Any], source: str) -> None:
+    agent = record["inputs_params"]["agent"]
+    agent["tool_sources"] = [source]
 
 
 def _assert_waits_refused(project: Project, task_id: str, refusal: str = NEVER_CODE) -> None:

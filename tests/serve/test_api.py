@@ -9,6 +9,7 @@ from typing import Any
 
 import httpx
 import pytest
+from pydantic import JsonValue
 
 from ratchet import Worker
 from ratchet.records import TaskStatus, WaitReason
@@ -24,7 +25,7 @@ from ..helpers.people_flows import asks, mail, sends
 from .support import JSON
 
 
-async def _waiting_for_approval(rt: Runtime, ledger: str, **inputs: object) -> str:
+async def _waiting_for_approval(rt: Runtime, ledger: str, **inputs: JsonValue) -> str:
     task = await rt.run(mail, {"ledger": ledger, **inputs})
     assert (task.status, task.waiting_on) == (TaskStatus.WAITING, WaitReason.APPROVAL), task.error
     return task.id
@@ -110,7 +111,8 @@ async def test_a_question_is_answered(api: httpx.AsyncClient, api_rt: Runtime, a
     await Worker(api_store, poll_interval=0.01).run(until_idle=True)
 
     assert answered.status_code == 200
-    assert (await api_store.get_task(task.id)).result["answer"] == "eu-west"  # type: ignore[index]
+    result = (await api_store.get_task(task.id)).result
+    assert isinstance(result, dict) and result["answer"] == "eu-west"
 
 
 async def test_cancel_retry_resume_and_messages(

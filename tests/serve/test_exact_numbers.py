@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from ratchet import Worker, tool, workflow
+from ratchet import Context, Worker, tool, workflow
 from ratchet.records import TaskStatus, WaitReason
 from ratchet.runtime import Runtime
 from ratchet.store import StateStore
@@ -44,7 +44,7 @@ def pay(ctx: ToolContext, ledger: str, amount: int, memo: str = "") -> dict[str,
 
 
 @workflow(tools=[pay])
-async def pays(ctx: Any, ledger: str, amount: int, memo: str = "", times: int = 1) -> None:
+async def pays(ctx: Context, ledger: str, amount: int, memo: str = "", times: int = 1) -> None:
     """Pay `amount` `times` times, one step each."""
     for n in range(times):
         async with ctx.step(f"pay {n + 1}"):

@@ -112,7 +112,7 @@ def test_the_after_query_resumes_where_no_header_can_be_set_and_an_ended_task_st
 
 
 def _changes_until_completed(reader: SseReader, task_id: str) -> list[dict[str, object]]:
-    changes = []
+    changes: list[dict[str, object]] = []
     while not changes or (changes[-1]["task_id"], changes[-1]["status"]) != (task_id, "completed"):
         message = reader.next()
         assert message.id == str(message.json()["position"])

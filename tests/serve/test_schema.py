@@ -25,7 +25,7 @@ from ratchet.serve import create_app
 from ..helpers.people_flows import asks, mail
 from .support import BASE, JSON
 
-_QUIET = {"deadline": None, "suppress_health_check": list(hypothesis.HealthCheck)}
+_QUIET = hypothesis.settings(deadline=None, suppress_health_check=list(hypothesis.HealthCheck))
 
 
 def _store_url(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> str:
@@ -58,7 +58,7 @@ def api_schema() -> Any:
 schema = schemathesis.pytest.from_fixture("api_schema").exclude(tag="live")
 
 
-def _check(case: schemathesis.Case, client: TestClient) -> None:
+def _check(case: schemathesis.Case[Any], client: TestClient) -> None:
     sent = case.as_transport_kwargs(base_url=BASE, headers=JSON)
     sent.pop("cookies", None)
     response = client.request(**sent)
@@ -68,17 +68,17 @@ def _check(case: schemathesis.Case, client: TestClient) -> None:
 
 
 @schema.parametrize()
-@hypothesis.settings(max_examples=20, **_QUIET)  # type: ignore[arg-type]
+@hypothesis.settings(_QUIET, max_examples=20)
 def test_no_generated_request_is_answered_with_a_500_on_sqlite(
-    case: schemathesis.Case, on_sqlite: TestClient
+    case: schemathesis.Case[Any], on_sqlite: TestClient
 ) -> None:
     _check(case, on_sqlite)
 
 
 @schema.parametrize()
-@hypothesis.settings(max_examples=10, **_QUIET)  # type: ignore[arg-type]
+@hypothesis.settings(_QUIET, max_examples=10)
 def test_no_generated_request_is_answered_with_a_500_on_postgres(
-    case: schemathesis.Case, on_postgres: TestClient
+    case: schemathesis.Case[Any], on_postgres: TestClient
 ) -> None:
     _check(case, on_postgres)
 
@@ -138,7 +138,7 @@ def seeded(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, list[st
     return url, asyncio.run(_seed(url, str(tmp_path / "ledger")))
 
 
-@hypothesis.settings(max_examples=60, **_QUIET)  # type: ignore[arg-type]
+@hypothesis.settings(_QUIET, max_examples=60)
 @hypothesis.given(data=st.data())
 def test_arbitrary_bodies_for_real_tasks_get_no_500(
     seeded: tuple[str, list[str]], data: st.DataObject

@@ -23,13 +23,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pydantic import JsonValue
+
 from ratchet.records import Event, Operation, OpKind, OpStatus
 from ratchet.store import StateStore, open_store
 
 
 async def append(store: StateStore, task_id: str, worker: int, count: int) -> None:
     for i in range(count):
-        data = {"w": worker, "i": i}
+        data: dict[str, JsonValue] = {"w": worker, "i": i}
         await store.append_event(Event(task_id=task_id, kind="load", message=f"w{worker} #{i}", data=data))
         seq = worker * count + i
         await store.record_op_finished(
@@ -60,7 +62,7 @@ async def lease(store: StateStore, task_id: str, worker: int) -> None:
 async def session(store: StateStore, session_id: str, worker: int, count: int) -> None:
     for i in range(count):
 
-        def add(state: dict[str, Any], key: str = f"w{worker}-{i}", value: int = i) -> dict:
+        def add(state: dict[str, Any], key: str = f"w{worker}-{i}", value: int = i) -> dict[str, Any]:
             return {**state, key: value}
 
         await store.update_session_state(session_id, add)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -34,7 +35,7 @@ asyncio.run(main(sys.argv[1], sys.argv[2]))
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def url(request: pytest.FixtureRequest, tmp_path: Path):
+def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     found = STORE_URLS[request.param](tmp_path)
     yield found
     discard(found)

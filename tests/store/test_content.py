@@ -118,9 +118,7 @@ async def test_a_fork_has_its_own_copy_of_the_content(store: StateStore, task: T
 
 # --------------------------------------------------------------------------- arbitrary JSON
 
-_CHARS = st.characters(
-    blacklist_categories=("Cs",), blacklist_characters="\x00"
-)  # what PostgreSQL text holds
+_CHARS = st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00")  # what PostgreSQL text holds
 _TEXT = st.text(_CHARS, max_size=20)
 _LONG = st.text(_CHARS, min_size=240, max_size=400)
 _KEYS = st.one_of(_TEXT, st.sampled_from(["$content", "value", "b", "l", "n", "i", "prev", "messages"]))

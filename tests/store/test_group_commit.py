@@ -284,7 +284,7 @@ async def test_a_joiner_whose_group_ran_out_of_time_still_runs_before_later_arri
         async with store.transaction(fence=lease) as tx:
             await tx.append_event(make_event(task.id, "sibling"))
 
-    outcomes = await asyncio.gather(lead_then_release(), sibling(), return_exceptions=True)
+    outcomes = list(await asyncio.gather(lead_then_release(), sibling(), return_exceptions=True))
 
     assert outcomes == [None, None]
     assert [e.message for e in await store.list_events(task.id)] == ["leader", "sibling"]
@@ -312,7 +312,7 @@ async def test_the_joiners_of_a_failed_leader_still_run_before_what_its_task_wri
         async with store.transaction(fence=lease) as tx:
             await tx.append_event(make_event(task.id, f"sibling {i}"))
 
-    outcomes = await asyncio.gather(fail_then_release(), sibling(0), sibling(1), return_exceptions=True)
+    outcomes = list(await asyncio.gather(fail_then_release(), sibling(0), sibling(1), return_exceptions=True))
 
     assert outcomes == [None, None, None]
     assert [e.message for e in await store.list_events(task.id)] == ["sibling 0", "sibling 1"]

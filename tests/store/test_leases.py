@@ -5,6 +5,8 @@ Time moves through the ``now=`` parameter, never by sleeping.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from ratchet.errors import LeaseLost
@@ -16,7 +18,7 @@ from ..helpers.builders import at, make_task
 TTL = 30.0
 
 
-async def _claim(store: StateStore, task: Task, owner: str, seconds: float, **options) -> Lease:
+async def _claim(store: StateStore, task: Task, owner: str, seconds: float, **options: Any) -> Lease:
     """Claim the task for `owner` at ``at(seconds)``, asserting the claim succeeds."""
     lease = await store.claim_lease(task.id, owner, TTL, now=at(seconds), **options)
     assert lease is not None, f"{owner} could not claim {task.id} at +{seconds}s"

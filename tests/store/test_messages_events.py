@@ -87,8 +87,8 @@ async def test_list_events_after_seq_and_limit(store: StateStore, task: Task) ->
     for i in range(6):
         await store.append_event(make_event(task.id, f"e{i}"))
 
-    async def seqs(**query: int) -> list[int]:
-        return [e.seq for e in await store.list_events(task.id, **query)]
+    async def seqs(*, after_seq: int = 0, limit: int | None = None) -> list[int]:
+        return [e.seq for e in await store.list_events(task.id, after_seq=after_seq, limit=limit)]
 
     assert await seqs() == [1, 2, 3, 4, 5, 6]
     assert await seqs(after_seq=4) == [5, 6]

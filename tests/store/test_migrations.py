@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -55,7 +56,7 @@ OPENER = textwrap.dedent(
 # ------------------------------------------------------------------ SQLite helpers
 
 
-def _schema_of(path: Path) -> dict[str, object]:
+def _schema_of(path: Path) -> dict[str, list[Any]]:
     """The schema as structure (columns, keys, indexes), not as the text that made it."""
     with sqlite3.connect(path) as conn:
         names = [
@@ -64,7 +65,7 @@ def _schema_of(path: Path) -> dict[str, object]:
                 "SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name"
             )
         ]
-        shape: dict[str, object] = {
+        shape: dict[str, list[Any]] = {
             "objects": names,
             "without rowid": sorted(row[1] for row in conn.execute("PRAGMA table_list") if row[4]),
         }

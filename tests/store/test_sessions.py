@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -81,7 +82,7 @@ async def test_update_session_state_creates_and_changes(store: StateStore) -> No
 async def test_concurrent_state_updates_lose_nothing(store: StateStore) -> None:
     writers = 20
 
-    def add(key: str):
+    def add(key: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
         def change(state: dict[str, Any]) -> dict[str, Any]:
             state[key] = True
             return state

@@ -29,14 +29,14 @@ async def test_a_journal_write_under_a_replaced_lease_raises_lease_lost_and_keep
         task, lapsed = await lapsed_lease(store)
         [taken] = await store.claim_tasks("w2", 30)
         for write in ("record_op_started", "record_op_finished"):
-            op = (
+            refused = (
                 make_op(task.id, 0)
                 if write == "record_op_started"
                 else make_op(task.id, 0, OpStatus.SUCCEEDED)
             )
             with pytest.raises(LeaseLost, match=r"^lease 1 of late on task t1 is no longer current$"):
                 async with store.transaction(fence=lapsed) as tx:
-                    await getattr(tx, write)(op)
+                    await getattr(tx, write)(refused)
                     await tx.append_event(make_event(task.id, "never"))
         assert await store.get_op(task.id, 0) is None
         assert await store.list_events(task.id) == []

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,7 +20,7 @@ class Boom(Exception):
     """Raised inside a transaction block to make it roll back."""
 
 
-async def _claim(store: StateStore, task: Task, owner: str, **options) -> Lease:
+async def _claim(store: StateStore, task: Task, owner: str, **options: Any) -> Lease:
     lease = await store.claim_lease(task.id, owner, 60, **options)
     assert lease is not None
     return lease
@@ -160,7 +162,7 @@ async def test_calling_the_store_inside_its_own_transaction_is_an_error_not_a_ha
     assert [e.message for e in await store.list_events(task.id)] == ["after"]
 
 
-async def test_a_closed_store_refuses_use(tmp_path) -> None:
+async def test_a_closed_store_refuses_use(tmp_path: Path) -> None:
     for url in STORE_URLS.values():
         closed = await open_store(url(tmp_path))
         await closed.close()

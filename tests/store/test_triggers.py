@@ -70,8 +70,8 @@ async def test_dedupe_key_is_free_again_once_claimed(store: StateStore, task: Ta
 
 
 async def test_claim_order_is_priority_then_fire_at_then_id_among_due(store: StateStore, task: Task) -> None:
-    def put(name: str, seconds: float, priority: int):
-        return store.put_trigger(
+    async def put(name: str, seconds: float, priority: int) -> None:
+        await store.put_trigger(
             make_trigger(at(seconds), priority=priority, task_id=task.id, kind=name, payload={"name": name})
         )
 

@@ -67,7 +67,7 @@ async def test_claimers_at_once_never_get_the_same_task(store: StateStore) -> No
     await _tasks(store, 12)
 
     async def claimer(name: str) -> list[str]:
-        got = []
+        got: list[str] = []
         while leases := await store.claim_tasks(name, TTL, limit=2, now=at(0)):
             got.extend(lease.task_id for lease in leases)
             await asyncio.sleep(0)

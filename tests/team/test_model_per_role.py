@@ -60,6 +60,7 @@ async def test_a_call_without_model_asks_the_tasks_own(
 
     task = await rt.resume(task_id)
 
+    assert isinstance(task.result, dict)
     assert task.result["own"] == "all done"
     last = [op for op in await rt.store.list_ops(task_id) if op.name == "model:act"][-1]
     assert "model" not in last.input  # the task's model: its input is the request alone
@@ -88,6 +89,7 @@ async def test_agents_on_different_providers_each_use_their_own_model(
     task = await Runtime(store).resume(task_id)
 
     assert task.status is TaskStatus.COMPLETED, task.error
+    assert isinstance(task.result, dict)
     assert task.result["plan"] == "modules: a, b"
     assert task.result["code"] == ["def a(): ...", "def b(): ..."]
     assert [r.body["model"] for r in server.received] == ["architect-model"]  # once: the replay asked none

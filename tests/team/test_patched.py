@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from pydantic import JsonValue
 
 from ratchet.records import OpKind, TaskStatus
 from ratchet.runtime import Runtime
@@ -20,7 +21,7 @@ def code(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     return versioned_flows.CODE
 
 
-async def crash_on_old_code(rt: Runtime, workflow: str, inputs: dict[str, str]) -> str:
+async def crash_on_old_code(rt: Runtime, workflow: str, inputs: dict[str, JsonValue]) -> str:
     task_id = await rt.submit(f"{FLOWS}:{workflow}", inputs)
     with pytest.raises(Crash):
         await rt.resume(task_id)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
+from pydantic import JsonValue
+
 from ratchet.records import TaskStatus
 from ratchet.runtime import Runtime
 from ratchet.store import StateStore
@@ -18,7 +20,7 @@ async def test_the_team_plans_codes_in_children_reviews_and_fixes(
     store: StateStore, rt: Runtime, tmp_path: Path
 ) -> None:
     out = tmp_path / "calc"
-    inputs = {
+    inputs: dict[str, JsonValue] = {
         "goal": "a calculator",
         "architect": _model("architect"),
         "coder": _model("coder"),
@@ -33,6 +35,7 @@ async def test_the_team_plans_codes_in_children_reviews_and_fixes(
     assert task.status is TaskStatus.COMPLETED, task.error
     assert task.result is not None and isinstance(task.result, dict)
     assert task.result["modules"] == ["tokens", "parser", "evaluate", "cli"]
+    assert isinstance(task.result["review"], dict)
     assert task.result["review"]["fixes"] == [
         {"module": "cli", "request": "reject an empty expression with a clear error"}
     ]

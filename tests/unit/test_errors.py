@@ -13,7 +13,7 @@ from ratchet.errors import LeaseLost, RatchetError
 ERRORS: list[type[BaseException]] = [getattr(errors, name) for name in errors.__all__]
 
 # Errors that name what was not found (or what is too new, or missing) and so need arguments.
-WITH_ARGUMENTS: dict[type[BaseException], tuple[tuple, dict[str, object]]] = {
+WITH_ARGUMENTS: dict[type[BaseException], tuple[tuple[object, ...], dict[str, object]]] = {
     errors.TaskNotFound: (("t9",), {"task_id": "t9"}),
     errors.StepNotFound: (("t9", 4), {"task_id": "t9", "index": 4}),
     errors.SessionNotFound: (("s9",), {"session_id": "s9"}),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import pytest
 from pydantic import ValidationError
@@ -104,7 +105,7 @@ def test_json_round_trip(record: Record) -> None:
 def test_records_are_frozen_and_strict() -> None:
     task = make_task()
     with pytest.raises(ValidationError):
-        task.status = TS.RUNNING  # type: ignore[misc]
+        task.status = TS.RUNNING
     with pytest.raises(ValidationError):
         make_task(colour="blue")
 
@@ -211,7 +212,7 @@ def test_stored_step_may_stay_in_a_live_status(old: StepStatus, new: StepStatus)
 # ------------------------------------------------------------------ state patches
 
 
-def _patch(*ops: dict) -> StatePatch:
+def _patch(*ops: dict[str, Any]) -> StatePatch:
     return StatePatch.model_validate({"ops": list(ops)})
 
 

@@ -89,7 +89,7 @@ def test_records_are_frozen_and_round_trip_as_json() -> None:
     assert ModelResponse.from_json(response.to_json()) == response
     assert response.usage.total_tokens == 7
     with pytest.raises(ValidationError):
-        response.ordinal = 3  # type: ignore[misc]
+        response.ordinal = 3
 
 
 def test_defaults_are_empty() -> None:

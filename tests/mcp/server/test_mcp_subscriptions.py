@@ -93,7 +93,7 @@ async def test_a_client_of_the_earlier_protocol_subscribes_with_resources_subscr
                 await client.subscribe_resource(task_uri("someone", task_id))
         worker = start_task_worker(url, task_id)
         try:
-            statuses = []
+            statuses: list[str] = []
             while not statuses or statuses[-1] != "completed":
                 assert await asyncio.wait_for(heard.get(), UPDATE_WAIT) == uri
                 statuses.append(document(await client.read_resource(uri))["status"])

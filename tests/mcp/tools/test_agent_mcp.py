@@ -238,7 +238,8 @@ async def test_a_server_over_streamable_http_serves_its_tools(
     async with Runtime(url) as rt:
         task = await run(rt, Agent("shop", model=model, mcp=[http_server]))
         assert task.status is TaskStatus.COMPLETED, task.error
-        assert (await rt.store.get_task(task.id)).inputs_params["agent"]["mcp"][0]["url"] == http_server
+        recorded: Any = (await rt.store.get_task(task.id)).inputs_params["agent"]
+        assert recorded["mcp"][0]["url"] == http_server
         acts = await model_ops(rt.store, task.id, "act")
         assert "value of k3" in tool_replies(acts[1])
     assert log_lines(server_log) == ["start", "lookup k3"]

@@ -71,6 +71,7 @@ async def test_a_task_handed_off_while_it_waits_resumes_as_recorded_and_reads_th
 
     assert done.status is TaskStatus.COMPLETED, done.error
     assert done.agent == "bob"
+    assert isinstance(done.inputs_params["agent"], dict)
     assert done.inputs_params["agent"]["name"] == "alice"  # the spec it recorded: the same agent runs it
     acts = [op for op in await store.list_ops(task_id) if op.name == "model:act"]
     told = [m["content"] for m in acts[-1].input["messages"] if m["role"] == "user"]
