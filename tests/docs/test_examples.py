@@ -89,7 +89,9 @@ def _compiled(example: CodeExample, *, top_level_await: bool) -> types.CodeType:
     # Blank lines before the block make a traceback's line number the line in the doc.
     source = "\n" * example.start_line + example.source
     flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT if top_level_await else 0
-    return compile(source, str(example.path), "exec", flags=flags, dont_inherit=True)
+    # compile() with flags is typed as returning Any; with "exec" it is always a code object.
+    code: types.CodeType = compile(source, str(example.path), "exec", flags=flags, dont_inherit=True)
+    return code
 
 
 @pytest.fixture
