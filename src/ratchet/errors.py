@@ -13,6 +13,7 @@ Each error's docstring is its default message. The tree::
     │   ├── CheckpointNotFound       no checkpoint with that number
     │   ├── CodeUnavailable          a task's code or workspace can't be used here (it waits)
     │   │   ├── WorkflowNotFound     a task's workflow or tool code is missing or does not load
+    │   │   │   └── StartsWhenLoaded a module loaded for a task's code starts tasks (no __main__ guard)
     │   │   ├── CodeRefused          the code lies outside what this process may import
     │   │   │   └── CodeUnsealed     the task's code references do not hold their seal
     │   │   └── WorkspaceRefused     the task's workspace lies outside the workspace root
@@ -93,6 +94,7 @@ __all__ = [
     "ReceiveTimeout",
     "SchemaTooNew",
     "SessionNotFound",
+    "StartsWhenLoaded",
     "StatePatchError",
     "StepNotFound",
     "StoreError",
@@ -193,6 +195,10 @@ class CodeUnavailable(InputError):
 
 class WorkflowNotFound(CodeUnavailable):
     """The task's workflow cannot be found; import its module where the worker runs."""
+
+
+class StartsWhenLoaded(WorkflowNotFound):
+    """A module loaded for a task's code starts tasks itself; put its entry point under the __main__ guard."""
 
 
 class CodeRefused(CodeUnavailable):

@@ -156,3 +156,48 @@ def test_start_times() -> None:
     assert parse_start_time("2026-02-01T10:00:00+01:00", now=now) == dt.datetime(2026, 2, 1, 9, tzinfo=dt.UTC)
     with pytest.raises(InputError):
         parse_start_time("soon", now=now)
+
+
+def test_submit_again_with_its_task_id_queues_nothing_more(
+    run_ratchet: RunRatchet, url: str, env: dict[str, str]
+) -> None:
+    first = _submit(run_ratchet, url, "--task-id", "release-1")
+    again = run_ratchet(
+        "submit",
+        "something else",
+        "--model",
+        f"scripted:{SCRIPT}",
+        "--tools",
+        str(TOOLS),
+        "--task-id",
+        "release-1",
+        "--store",
+        url,
+    )
+
+    assert first["task_id"] == "release-1"
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == "release-1\n"
+    assert again.stderr.startswith("task release-1 exists already (queued): nothing new is queued")
+    tasks = with_store(url, lambda store: store.list_tasks())
+    assert [(t.id, t.instruction) for t in tasks] == [("release-1", "record build and ship")]
+    assert len(with_store(url, lambda store: store.list_triggers("release-1"))) == 1
+
+
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [
+        (["--task-id", "a\tb"], "--task-id 'a\\tb': give printable text"),
+        (["--task-id", " "], "give printable text"),
+        (["--task-id", "r-1", "--every", "@daily"], "--task-id names one task"),
+    ],
+)
+def test_a_task_id_that_cannot_name_a_task_is_refused_in_one_line(
+    run_ratchet: RunRatchet, url: str, extra: list[str], expected: str
+) -> None:
+    done = run_ratchet(
+        "submit", "x", "--model", f"scripted:{SCRIPT}", "--tools", str(TOOLS), *extra, "--store", url
+    )
+
+    assert_one_line_error(done, expected)
+    assert not Path(url.removeprefix("sqlite:///")).exists()

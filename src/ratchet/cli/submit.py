@@ -17,10 +17,10 @@ from typing import Annotated
 import typer
 
 from ..agent import Agent
-from ..errors import InputError
+from ..errors import InputError, TaskNotFound
 from ..limits import PRIORITY_DEFAULT, PRIORITY_MAX, PRIORITY_MIN
 from ..policy import is_duration, parse_duration
-from ..records import utcnow
+from ..records import Task, utcnow
 from ..runtime import Runtime
 from ..schedules import OVERLAP_POLICIES, Overlap, check_cron, check_overlap, check_tz
 from ..store import DEFAULT_STORE_URL
@@ -30,7 +30,19 @@ from .options import ForceOpenOption, StoreOption
 from .store_access import open_store_for, run_async
 from .times import iso_time
 
-__all__ = ["parse_start_time", "submit_command"]
+__all__ = ["check_task_id", "parse_start_time", "submit_command"]
+
+
+def check_task_id(task_id: str, every: str | None) -> None:
+    """A task id given with --task-id: text a person can type back, and not for a schedule.
+
+    Raises:
+        InputError: it is empty or holds control characters, or --every is given too.
+    """
+    if every is not None:
+        raise InputError("--task-id names one task; a schedule (--every) makes one task per due time")
+    if not task_id.strip() or any(not c.isprintable() for c in task_id):
+        raise InputError(f"--task-id {task_id!r}: give printable text, e.g. order-42")
 
 
 def parse_start_time(text: str, *, now: dt.datetime | None = None) -> dt.datetime:
@@ -105,6 +117,15 @@ def submit_command(
             "task's events; allow always makes one.",
         ),
     ] = None,
+    task_id: Annotated[
+        str | None,
+        typer.Option(
+            "--task-id",
+            metavar="ID",
+            help="The task's id. Submitting an id that names a task already queues nothing and prints "
+            "that task's id, so a submit can be run again safely.",
+        ),
+    ] = None,
     as_json: Annotated[
         bool,
         typer.Option("--json", help="Print one JSON object: the task (or schedule) id and when it starts."),
@@ -121,6 +142,8 @@ def submit_command(
     instruction = options.read_instruction()
     if at is not None and every is not None:
         raise InputError("give --at or --every, not both")
+    if task_id is not None:
+        check_task_id(task_id, every)
     if every is None and (tz is not None or overlap is not None):
         raise InputError(
             f"{'--tz' if tz is not None else '--overlap'} is for a schedule: give --every CRON too"
@@ -160,9 +183,16 @@ def submit_command(
             file=sys.stderr,
         )
         return
-    task_id = run_async(
+    task_id, existing = run_async(
         _queue(
-            store, agent, instruction, seconds, start, limit=options.max_instruction_bytes, priority=priority
+            store,
+            agent,
+            instruction,
+            seconds,
+            start,
+            limit=options.max_instruction_bytes,
+            priority=priority,
+            task_id=task_id,
         )
     )
     starts_at = start or utcnow()
@@ -170,6 +200,13 @@ def submit_command(
         json_output.print_json_line(json_output.queued_json(task_id, starts_at))
         return
     print(task_id)
+    if existing is not None:
+        print(
+            f"task {task_id} exists already ({existing.status_text}): nothing new is queued; "
+            f"`{render.command('show', task_id, store_url=store)}` shows it",
+            file=sys.stderr,
+        )
+        return
     print(
         f"queued to start {'now' if start is None else 'at ' + starts_at.isoformat()}: "
         f"a `{render.command('worker', store_url=store)}` runs it; "
@@ -187,12 +224,19 @@ async def _queue(
     *,
     limit: int,
     priority: int,
-) -> str:
+    task_id: str | None,
+) -> tuple[str, Task | None]:
+    """Queue the task; return its id, and the task that had that id already, if one did."""
     async with open_store_for(url, create=True) as store:
         runtime = Runtime(store, max_instruction_bytes=limit)
-        return await runtime.submit(
-            agent, instruction=instruction, deadline=deadline, at=start, priority=priority
+        try:
+            existing = None if task_id is None else await store.get_task(task_id)
+        except TaskNotFound:
+            existing = None
+        submitted = await runtime.submit(
+            agent, instruction=instruction, deadline=deadline, at=start, priority=priority, task_id=task_id
         )
+        return submitted, existing
 
 
 async def _schedule(

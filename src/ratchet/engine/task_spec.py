@@ -28,6 +28,8 @@ from ..policy import Budget
 from ..records import Task, utcnow
 from ..trust.seal import SigningKey
 from ..trust.workspace import workspace_for
+from .interactive import INTERACTIVE
+from .scripts import refuse_while_loading
 from .workflow import Workflow, load_workflow, portable_reference
 
 __all__ = ["AGENT_LOOP", "AgentLike", "new_task", "slug"]
@@ -81,7 +83,10 @@ def new_task(
             deadline or priority is out of range; the name holds a NUL; the
             signing key is unusable.
         WorkflowNotFound: a reference names no workflow.
+        StartsWhenLoaded: code is being loaded for a task (a script without
+            its ``__main__`` guard starts tasks when imported).
     """
+    refuse_while_loading()
     check_instruction(instruction, limit=max_instruction_bytes)
     if (
         isinstance(priority, bool)
@@ -103,7 +108,8 @@ def new_task(
             admit(source)
     reference = target.reference if isinstance(target, Workflow) else portable_reference(target)
     found = target if isinstance(target, Workflow) else load_workflow(reference)
-    admit(reference.rpartition(":")[0])
+    if not reference.startswith(INTERACTIVE):  # found in this process's table, never loaded
+        admit(reference.rpartition(":")[0])
     name = name or found.name
     is_agent = reference == AGENT_LOOP
     agent_name = _agent_name(inputs, found.name) if is_agent else found.name

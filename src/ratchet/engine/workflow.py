@@ -5,6 +5,12 @@ workflow by reference, ``"package.module:function"`` or ``"file.py:function"``
 (a path relative to the project root, or absolute outside it), so any worker
 with the same code can load it and resume the task; no registry is involved.
 While a run enforces a `CodeTrust`, only code it admits is loaded.
+
+Two kinds of code are not imported: the script a process runs (``python
+app.py``) resolves to its live ``__main__`` there (`ratchet.engine.scripts`),
+and a workflow defined in a notebook cell or at a REPL is named
+``<interactive ...>:function`` and found only in the process that defined it
+(`ratchet.engine.interactive`).
 """
 
 from __future__ import annotations
@@ -28,6 +34,8 @@ from ..trust.code import (
     portable_path,
     refuse_unloadable,
 )
+from .interactive import INTERACTIVE, defined_interactively, find_interactive, interactive_source, remember
+from .scripts import loading, running_script, starts_when_loaded
 
 __all__ = ["Workflow", "load_module", "load_workflow", "portable_reference", "workflow"]
 
@@ -60,6 +68,8 @@ class Workflow:
         self.tools = {t.name: t for t in tools}
         self.retry = retry or RetryPolicy()
         self.checkpoint = checkpoint or CheckpointPolicy()
+        if defined_interactively(fn):  # a cell run again replaces the workflow its tasks resume with
+            remember(self.reference, self)
 
     def __repr__(self) -> str:
         return f"<Workflow {self.reference}>"
@@ -93,10 +103,13 @@ class Workflow:
         """Where a worker finds this workflow: ``module:qualname``, else ``file.py:qualname``.
 
         A file under the project root (the current directory) is named by its
-        path relative to it, so the task survives moving the project.
+        path relative to it, so the task survives moving the project. One
+        defined in a notebook cell or at a REPL is ``<interactive ...>:qualname``.
         """
-        module = sys.modules.get(self.fn.__module__)
         qualname = self.fn.__qualname__
+        if defined_interactively(self.fn):
+            return f"{interactive_source(self.fn)}:{qualname}"
+        module = sys.modules.get(self.fn.__module__)
         path = getattr(module, "__file__", None)
         if (
             module is not None
@@ -168,14 +181,17 @@ def load_module(source: str, trust: CodeTrust | None = None) -> Any:
     be loaded; a relative ``.py`` path is then looked for under its project
     root. Without one, anything is loaded but a program's entry point
     (``__main__``) or a file or module in a task workspace, and a relative
-    path is taken from the current directory.
+    path is taken from the current directory. The script this process runs
+    is its live ``__main__``, never loaded a second time.
 
     Code that raises while it loads, ``SystemExit`` included (a module that
     calls ``sys.exit("set API_KEY")`` when a setting is missing), is code
     that does not load: `WorkflowNotFound`, and nothing of it is left in
     ``sys.modules``. Only ``KeyboardInterrupt`` goes through: it is how
     Ctrl-C reaches a program, and a module raising it cannot be told apart
-    from a person pressing it.
+    from a person pressing it. Code that starts tasks (or an event loop)
+    while it loads is a program without its ``__main__`` guard:
+    `StartsWhenLoaded`, a `WorkflowNotFound` that says so.
 
     Raises:
         CodeRefused: `trust` does not admit the code, or it is never a task's code.
@@ -188,6 +204,9 @@ def load_module(source: str, trust: CodeTrust | None = None) -> Any:
         path = trust.python_file(source) if trust else Path(source).resolve()
         if not path.is_file():
             raise WorkflowNotFound(f"no Python file at {path}")
+        live = running_script(path)
+        if live is not None:
+            return live
         name = file_module_name(path)
         if name in sys.modules:
             return sys.modules[name]
@@ -196,21 +215,27 @@ def load_module(source: str, trust: CodeTrust | None = None) -> Any:
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         try:
-            spec.loader.exec_module(module)
+            with loading(source):
+                spec.loader.exec_module(module)
         except BaseException as exc:
             sys.modules.pop(name, None)  # never half-loaded: a later load tries it again, whole
             if isinstance(exc, KeyboardInterrupt):
                 raise
-            raise WorkflowNotFound(f"cannot load {path}: {_raised(exc)}") from exc
+            raise starts_when_loaded(source, exc) or WorkflowNotFound(
+                f"cannot load {path}: {_raised(exc)}"
+            ) from exc
         return module
     if trust is not None:
         trust.check_module(source)
     try:
-        return importlib.import_module(source)  # on failure, the import system drops the module
+        with loading(source):
+            return importlib.import_module(source)  # on failure, the import system drops the module
     except KeyboardInterrupt:
         raise
     except BaseException as exc:
-        raise WorkflowNotFound(f"cannot import {source!r}: {_raised(exc)}") from exc
+        raise starts_when_loaded(source, exc) or WorkflowNotFound(
+            f"cannot import {source!r}: {_raised(exc)}"
+        ) from exc
 
 
 def _raised(exc: BaseException) -> str:
@@ -240,18 +265,22 @@ def load_workflow(reference: str) -> Workflow:
     Raises:
         CodeRefused: the code trust the run enforces does not admit its module or file.
         WorkflowNotFound: the module or the name in it does not exist, or is
-            not a workflow.
+            not a workflow; or it was defined interactively in another process.
     """
     source, sep, qualname = reference.rpartition(":")
     if not sep or not source or not qualname:
         raise WorkflowNotFound(
             f"workflow reference {reference!r} is not 'module:function' or 'file.py:function'"
         )
-    found: Any = load_module(source)
-    for part in qualname.split("."):
-        found = getattr(found, part, None)
-        if found is None:
-            raise WorkflowNotFound(f"{source} has no {qualname!r}")
+    found: Any
+    if source.startswith(INTERACTIVE):
+        found = find_interactive(reference)
+    else:
+        found = load_module(source)
+        for part in qualname.split("."):
+            found = getattr(found, part, None)
+            if found is None:
+                raise WorkflowNotFound(f"{source} has no {qualname!r}")
     if not isinstance(found, Workflow):
         raise WorkflowNotFound(f"{reference} is not a @ratchet.workflow")
     return found

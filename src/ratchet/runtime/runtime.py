@@ -30,7 +30,6 @@ from ..errors import CannotResume, InputError
 from ..limits import MAX_INSTRUCTION_BYTES, PRIORITY_DEFAULT, check_text
 from ..policy import MAX_DURATION, Budget
 from ..records import (
-    Event,
     InboxMessage,
     Task,
     TaskStatus,
@@ -58,6 +57,7 @@ from ..trust.seal import SigningKey
 from .fork import fork_task, retry_task
 from .sessions import SessionMethods
 from .sharing import SharingMethods
+from .task_ids import create_or_find, stands_as_it_is
 
 __all__ = ["Runtime"]
 
@@ -166,6 +166,8 @@ class Runtime(SessionMethods, SharingMethods):
         For an `Agent`, the task runs the planning agent on `instruction`
         with the agent's model, tools and budget, in its own workspace.
 
+        A `task_id` that names a task already returns its id (`ratchet.runtime.task_ids`).
+
         Args:
             deadline: an absolute time, or seconds from now; kept as an absolute time.
             queue: put a start trigger for workers. Without it the task is
@@ -196,19 +198,7 @@ class Runtime(SessionMethods, SharingMethods):
             approval_timeout=approval_timeout,
             priority=priority,
         )
-        async with self.store.transaction() as tx:
-            await tx.create_task(task)
-            if queue:
-                await tx.put_trigger(Trigger(kind="start", task_id=task.id, fire_at=at or utcnow()))
-            await tx.append_event(
-                Event(
-                    task_id=task.id,
-                    kind="task_created",
-                    message=f"task created: {task.name}",
-                    display_message=f"Created {task.name}",
-                    data={"workflow": task.workflow},
-                )
-            )
+        task, _ = await create_or_find(self.store, task, queue=queue, at=at)
         return task.id
 
     async def schedule(
@@ -350,8 +340,16 @@ class Runtime(SessionMethods, SharingMethods):
         (the task runs at once) but is kept: a worker that later takes up one
         of its wake-ups (after an approval, say) claims it at that priority.
         If a worker on the same store adopts the task first, this waits for it instead.
+
+        A `task_id` that names a task already runs that one (`ratchet.runtime.task_ids`).
         """
-        task_id = await self.submit(workflow, inputs, queue=False, **options)
+        options.setdefault("approval_timeout", _UNSET)
+        task, created = await create_or_find(
+            self.store, self._new_task(workflow, inputs, **options), queue=False, at=None
+        )
+        task_id = task.id
+        if not created and stands_as_it_is(task):
+            return task
         try:
             return await self.resume(task_id)
         except CannotResume:

@@ -12,8 +12,9 @@ imports a task's code it checks where that code lies. `CodeTrust` admits:
 - what ``--allow-code PATH|MODULE`` adds (a file, a directory and all below
   it, or a module and its submodules), and ``RATCHET_ALLOW_CODE`` (the same,
   separated by ``os.pathsep``);
-- modules this process has already imported: importing them again runs
-  nothing.
+- modules this process has already imported, and the script it runs
+  (``python app.py``): importing them again runs nothing (the script's
+  workflows resolve to the live ``__main__``, `ratchet.engine.scripts`).
 
 Nothing of it admits a task workspace, where agents write files: any file
 below a directory holding the marker every workspace root gets when it is
@@ -61,6 +62,7 @@ __all__ = [
     "CodeTrust",
     "enforced_trust",
     "file_module_name",
+    "main_script",
     "portable_path",
     "refuse_unloadable",
     "workspace_holding",
@@ -178,7 +180,7 @@ class CodeTrust:
         """Whether this policy admits the (resolved) file `path`: never one in a task workspace."""
         if workspace_holding(path, self.root) is not None:
             return False
-        if file_module_name(path) in sys.modules:
+        if file_module_name(path) in sys.modules or path == main_script():
             return True  # loaded already: loading it again runs nothing
         places = (self.root, *self.paths, *installed_places())
         return any(path == place or path.is_relative_to(place) for place in places)
@@ -328,6 +330,16 @@ def enforced_trust() -> CodeTrust | None:
 def file_module_name(path: Path) -> str:
     """The name a ``.py`` file loaded by path gets in ``sys.modules`` (one per resolved path)."""
     return FILE_MODULE_PREFIX + hashlib.sha1(str(path).encode()).hexdigest()[:12]
+
+
+def main_script() -> Path | None:
+    """The ``.py`` file this process runs as its ``__main__`` (``python app.py``), resolved; None if
+    there is none (a REPL, a notebook's kernel, ``python -c``) or it is a package's ``__main__.py``
+    (``python -m asyncio``), which is never a task's code."""
+    path = getattr(sys.modules.get("__main__"), "__file__", None)
+    if not isinstance(path, str) or not path.endswith(".py") or Path(path).name == "__main__.py":
+        return None
+    return Path(path).resolve()
 
 
 def portable_path(path: str | Path, root: Path | None = None) -> str:

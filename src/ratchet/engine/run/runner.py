@@ -34,6 +34,7 @@ from ..context import ApprovalHook, Context
 from ..current import running_in
 from ..people import require_approval
 from ..queued_patches import outside_view
+from ..scripts import refuse_while_loading
 from ..workflow import Workflow, load_workflow
 from .code_wait import wait_for_code
 from .staleness import judge_staleness, set_aside_stale
@@ -99,7 +100,10 @@ async def run_task(
         LeaseLost: another worker took the task over while this one ran it.
         StoreError: the store failed; the task stays resumable once it is fixed.
         InputError: this process's signing key is unusable (nothing is claimed).
+        StartsWhenLoaded: code is being loaded for a task (a script without
+            its ``__main__`` guard runs tasks when imported).
     """
+    refuse_while_loading()
     key = key or SigningKey.from_environment()
     worker = worker or WorkerIdentity()
     if lease is None:
