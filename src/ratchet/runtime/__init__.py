@@ -1,6 +1,7 @@
 """`Runtime`, the Python API over a store, and what it is made of.
 
 - `runtime`: `Runtime` itself (submit, run, resume, wait, resolve, gc);
+- `reading`: its reads (a task, a listing of tasks, a result as its workflow types it);
 - `sessions` and `sharing`: its methods for sessions and for writes to tasks
   on behalf of agents (state patches, notes, handoffs, grants);
 - `fork`: new tasks from an old task's journal (a fork from a checkpoint, a
