@@ -54,7 +54,7 @@ if typing.TYPE_CHECKING:  # what type checkers and editors see; at run time each
         Trigger,
         WaitReason,
     )
-    from .runtime import Runtime
+    from .runtime import Runtime, SyncRuntime
     from .store import DEFAULT_STORE_URL, StateStore, open_store
     from .tools import Reconciled, Tool, ToolContext, tool
 
@@ -115,7 +115,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     ),
     ".policy": ("Budget", "CheckpointPolicy", "CheckpointStrategy", "RetryPolicy"),
     ".providers": ("register_provider",),
-    ".runtime": ("Runtime",),
+    ".runtime": ("Runtime", "SyncRuntime"),
     ".store": ("DEFAULT_STORE_URL", "StateStore", "open_store"),
     ".tools": ("Reconciled", "Tool", "ToolContext", "tool"),
 }
@@ -192,6 +192,7 @@ __all__ = [
     "Step",
     "StepStatus",
     "StoreError",
+    "SyncRuntime",
     "Task",
     "TaskNotCompleted",
     "TaskNotFound",

@@ -49,6 +49,7 @@ PUBLIC_NAMES = [
     "Step",
     "StepStatus",
     "StoreError",
+    "SyncRuntime",
     "Task",
     "TaskNotCompleted",
     "TaskNotFound",

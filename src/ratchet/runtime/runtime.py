@@ -1,6 +1,7 @@
 """`Runtime`: the Python API over a store: submit, run, resume, wait, resolve, fork, retry, gc.
 
-Its reads (`get_task`, `list_tasks`, `result`) are in `reading.py`.
+Its reads (`get_task`, `list_tasks`, `result`) are in `reading.py`; `SyncRuntime` (`sync.py`)
+is the same API for code that is not async.
 """
 
 from __future__ import annotations
