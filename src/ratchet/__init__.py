@@ -21,7 +21,9 @@ if typing.TYPE_CHECKING:  # what type checkers and editors see; at run time each
         ConflictError,
         DeadlineExceeded,
         InputError,
+        InvalidInputs,
         InvalidModelOutput,
+        InvalidResult,
         InvalidTransition,
         LeaseLost,
         NonDeterminismError,
@@ -29,6 +31,7 @@ if typing.TYPE_CHECKING:  # what type checkers and editors see; at run time each
         OperationFailed,
         RatchetError,
         StoreError,
+        TaskNotCompleted,
         TaskNotFound,
     )
     from .policy import Budget, CheckpointPolicy, CheckpointStrategy, RetryPolicy
@@ -51,7 +54,7 @@ if typing.TYPE_CHECKING:  # what type checkers and editors see; at run time each
         Trigger,
         WaitReason,
     )
-    from .runtime import Runtime
+    from .runtime import Runtime, SyncRuntime
     from .store import DEFAULT_STORE_URL, StateStore, open_store
     from .tools import Reconciled, Tool, ToolContext, tool
 
@@ -78,7 +81,9 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "ConflictError",
         "DeadlineExceeded",
         "InputError",
+        "InvalidInputs",
         "InvalidModelOutput",
+        "InvalidResult",
         "InvalidTransition",
         "LeaseLost",
         "NonDeterminismError",
@@ -86,6 +91,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "OperationFailed",
         "RatchetError",
         "StoreError",
+        "TaskNotCompleted",
         "TaskNotFound",
     ),
     ".agent.mcp.servers": ("MCPServer",),
@@ -109,7 +115,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     ),
     ".policy": ("Budget", "CheckpointPolicy", "CheckpointStrategy", "RetryPolicy"),
     ".providers": ("register_provider",),
-    ".runtime": ("Runtime",),
+    ".runtime": ("Runtime", "SyncRuntime"),
     ".store": ("DEFAULT_STORE_URL", "StateStore", "open_store"),
     ".tools": ("Reconciled", "Tool", "ToolContext", "tool"),
 }
@@ -162,7 +168,9 @@ __all__ = [
     "DeadlineExceeded",
     "Event",
     "InputError",
+    "InvalidInputs",
     "InvalidModelOutput",
+    "InvalidResult",
     "InvalidTransition",
     "Lease",
     "LeaseLost",
@@ -184,7 +192,9 @@ __all__ = [
     "Step",
     "StepStatus",
     "StoreError",
+    "SyncRuntime",
     "Task",
+    "TaskNotCompleted",
     "TaskNotFound",
     "TaskStatus",
     "Tool",

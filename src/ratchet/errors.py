@@ -17,6 +17,7 @@ Each error's docstring is its default message. The tree::
     │   │   ├── CodeRefused          the code lies outside what this process may import
     │   │   │   └── CodeUnsealed     the task's code references do not hold their seal
     │   │   └── WorkspaceRefused     the task's workspace lies outside the workspace root
+    │   ├── InvalidInputs            inputs that do not fit the workflow's parameters
     │   ├── CannotResume             the task can't be resumed now (held, ended, stale)
     │   ├── WriteRefused             an agent may not write a task it neither owns nor was granted
     │   ├── CannotRetry              the task can't be retried (not ended, completed, no such step)
@@ -26,6 +27,8 @@ Each error's docstring is its default message. The tree::
     ├── NonDeterminismError          a resumed workflow asked for a different call than it journaled
     ├── OperationFailed              a journaled call failed for good (after its retries)
     ├── InvalidModelOutput           a model's answer did not fit the schema asked for, after its repairs
+    ├── InvalidResult                a task's result does not fit the type it is read as
+    ├── TaskNotCompleted             a task whose result was asked for has not completed
     ├── TurnNotCompleted             a `Runtime.chat` turn's task did not complete
     ├── AgentRunNotCompleted         a `RatchetAgent` run's task did not complete (pydantic-ai)
     ├── ReceiveTimeout               ``ctx.receive`` timed out with no message (also a TimeoutError)
@@ -80,7 +83,9 @@ __all__ = [
     "DeadlineExceeded",
     "DuplicateRecord",
     "InputError",
+    "InvalidInputs",
     "InvalidModelOutput",
+    "InvalidResult",
     "InvalidTransition",
     "LeaseLost",
     "MCPServerUnreachable",
@@ -103,6 +108,7 @@ __all__ = [
     "StoreReadOnly",
     "StoreURLError",
     "StoreUnavailable",
+    "TaskNotCompleted",
     "TaskNotFound",
     "TaskStopped",
     "TurnNotCompleted",
@@ -213,6 +219,10 @@ class WorkspaceRefused(CodeUnavailable):
     """The task's workspace lies outside the workspace root ($RATCHET_HOME/workspaces)."""
 
 
+class InvalidInputs(InputError):
+    """The inputs do not fit the workflow's parameters; nothing was stored."""
+
+
 class CannotResume(InputError):
     """The task cannot be resumed now."""
 
@@ -272,6 +282,25 @@ class OperationFailed(RatchetError):
 
 class InvalidModelOutput(RatchetError):
     """The model's answer did not fit the schema asked for, after its repairs."""
+
+
+class InvalidResult(RatchetError):
+    """The task's result does not fit the type it is read as."""
+
+
+class TaskNotCompleted(RatchetError):
+    """The task has not completed, so it has no result: it failed, was cancelled, or has not ended.
+
+    Raised by `Runtime.result`; ``task`` is the task as it stands
+    (``task.status``, ``task.error``), or None.
+    """
+
+    def __init__(self, message: str | None = None, *, task: Any = None) -> None:
+        if message is None and task is not None:
+            why = f": {task.error}" if task.error else ""
+            message = f"task {task.id} is {task.status_text}{why}; only a completed task has a result"
+        super().__init__(message)
+        self.task = task
 
 
 class TurnNotCompleted(RatchetError):

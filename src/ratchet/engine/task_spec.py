@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from collections.abc import Callable
-from typing import Protocol, runtime_checkable
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, JsonValue
 
@@ -57,7 +57,7 @@ class AgentLike(Protocol):
 
 def new_task(
     target: Workflow | AgentLike | str,
-    inputs: dict[str, JsonValue] | None = None,
+    inputs: Mapping[str, Any] | None = None,
     *,
     name: str | None = None,
     instruction: str = "",
@@ -82,6 +82,7 @@ def new_task(
         InputError: the instruction is not UTF-8 text or too large; the
             deadline or priority is out of range; the name holds a NUL; the
             signing key is unusable.
+        InvalidInputs: the inputs do not fit the workflow's parameters.
         WorkflowNotFound: a reference names no workflow.
         StartsWhenLoaded: code is being loaded for a task (a script without
             its ``__main__`` guard starts tasks when imported).
@@ -108,6 +109,7 @@ def new_task(
             admit(source)
     reference = target.reference if isinstance(target, Workflow) else portable_reference(target)
     found = target if isinstance(target, Workflow) else load_workflow(reference)
+    inputs = found.signature.check_inputs(inputs)  # before anything is made of them
     if not reference.startswith(INTERACTIVE):  # found in this process's table, never loaded
         admit(reference.rpartition(":")[0])
     name = name or found.name
@@ -128,7 +130,7 @@ def new_task(
         agent=agent_name,
         workflow=reference,
         model=model,
-        inputs_params=inputs or {},
+        inputs_params=inputs,
         deadline=deadline,
         budget=budget or Budget(),
         workspace=str(workspace_for(task_id)) if is_agent else None,

@@ -4,7 +4,8 @@
 workflow by reference, ``"package.module:function"`` or ``"file.py:function"``
 (a path relative to the project root, or absolute outside it), so any worker
 with the same code can load it and resume the task; no registry is involved.
-While a run enforces a `CodeTrust`, only code it admits is loaded.
+While a run enforces a `CodeTrust`, only code it admits is loaded. Its inputs
+and result are typed by its function's signature (`signature.py`).
 
 Two kinds of code are not imported: the script a process runs (``python
 app.py``) resolves to its live ``__main__`` there (`ratchet.engine.scripts`),
@@ -16,6 +17,7 @@ and a workflow defined in a notebook cell or at a REPL is named
 from __future__ import annotations
 
 import copy
+import functools
 import importlib
 import importlib.util
 import sys
@@ -36,6 +38,7 @@ from ..trust.code import (
 )
 from .interactive import INTERACTIVE, defined_interactively, find_interactive, interactive_source, remember
 from .scripts import loading, running_script, starts_when_loaded
+from .signature import WorkflowSignature
 
 __all__ = ["Workflow", "load_module", "load_workflow", "portable_reference", "workflow"]
 
@@ -73,6 +76,11 @@ class Workflow:
 
     def __repr__(self) -> str:
         return f"<Workflow {self.reference}>"
+
+    @functools.cached_property
+    def signature(self) -> WorkflowSignature:
+        """Its inputs and result as its function's signature types them (built once, when first needed)."""
+        return WorkflowSignature(self.fn, self.name)
 
     def tools_for(self, task: Any, store: Any) -> list[Tool]:
         """The tools a task of this workflow may call beyond the fixed ones (e.g. an agent's)."""
@@ -148,6 +156,9 @@ def workflow(
     code_inputs: Iterable[str] = (),
 ) -> Workflow | Callable[[Callable[..., Awaitable[Any]]], Workflow]:
     """Mark ``async def fn(ctx, **inputs)`` as a durable workflow; bare or with options.
+
+    Its parameters after ``ctx`` type its inputs, checked before a task is
+    made; its return annotation types its result (`WorkflowSignature`).
 
     Args:
         name: a name for people (default: the function's).

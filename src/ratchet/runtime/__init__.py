@@ -1,6 +1,8 @@
 """`Runtime`, the Python API over a store, and what it is made of.
 
 - `runtime`: `Runtime` itself (submit, run, resume, wait, resolve, gc);
+- `reading`: its reads (a task, a listing of tasks, a result as its workflow types it);
+- `sync`: `SyncRuntime`, the same verbs as plain calls (scripts, notebooks, threads);
 - `sessions` and `sharing`: its methods for sessions and for writes to tasks
   on behalf of agents (state patches, notes, handoffs, grants);
 - `fork`: new tasks from an old task's journal (a fork from a checkpoint, a
@@ -12,5 +14,6 @@
 from __future__ import annotations
 
 from .runtime import Runtime
+from .sync import SyncRuntime
 
-__all__ = ["Runtime"]
+__all__ = ["Runtime", "SyncRuntime"]

@@ -1,10 +1,14 @@
-"""`Runtime`: the Python API over a store: submit, run, resume, wait, resolve, fork, retry, gc."""
+"""`Runtime`: the Python API over a store: submit, run, resume, wait, resolve, fork, retry, gc.
+
+Its reads (`get_task`, `list_tasks`, `result`) are in `reading.py`; `SyncRuntime` (`sync.py`)
+is the same API for code that is not async.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +59,7 @@ from ..store import DEFAULT_STORE_URL, StateStore, open_store
 from ..trust.code import CodeTrust
 from ..trust.seal import SigningKey
 from .fork import fork_task, retry_task
+from .reading import ReadingMethods
 from .sessions import SessionMethods
 from .sharing import SharingMethods
 from .task_ids import create_or_find, stands_as_it_is
@@ -64,7 +69,7 @@ __all__ = ["Runtime"]
 _UNSET: Any = object()
 
 
-class Runtime(SessionMethods, SharingMethods):
+class Runtime(ReadingMethods, SessionMethods, SharingMethods):
     """Ratchet for Python programs; use as ``async with Runtime(url) as rt:``.
 
     Args:
@@ -99,6 +104,9 @@ class Runtime(SessionMethods, SharingMethods):
         self.approval_timeout = approval_timeout
         self._allow_code = list(allow_code)
         self._admitted: list[str] = []  # the code of tasks submitted here
+        # The workflows handed over here, by reference: `result` types with their own classes (a
+        # script's `__main__` ones), not those of a second copy of their file loaded by reference.
+        self._workflows: dict[str, Workflow] = {}
         self._signing_key: SigningKey | None = None
         self.max_instruction_bytes = max_instruction_bytes
 
@@ -148,7 +156,7 @@ class Runtime(SessionMethods, SharingMethods):
     async def submit(
         self,
         workflow: Workflow | Agent | str,
-        inputs: dict[str, JsonValue] | None = None,
+        inputs: Mapping[str, Any] | None = None,
         *,
         name: str | None = None,
         instruction: str = "",
@@ -204,7 +212,7 @@ class Runtime(SessionMethods, SharingMethods):
     async def schedule(
         self,
         workflow: Workflow | Agent | str,
-        inputs: dict[str, JsonValue] | None = None,
+        inputs: Mapping[str, Any] | None = None,
         *,
         every: str,
         name: str | None = None,
@@ -307,13 +315,15 @@ class Runtime(SessionMethods, SharingMethods):
     def _new_task(
         self,
         workflow: Workflow | Agent | str,
-        inputs: dict[str, JsonValue] | None,
+        inputs: Mapping[str, Any] | None,
         *,
         approval_timeout: float | None,
         **options: Any,
     ) -> Task:
         if approval_timeout is _UNSET:
             approval_timeout = self.approval_timeout
+        if isinstance(workflow, Workflow):
+            self._workflows[workflow.reference] = workflow
         return new_task(
             workflow,
             inputs,
@@ -332,7 +342,7 @@ class Runtime(SessionMethods, SharingMethods):
                 self._admitted.append(admitted)
 
     async def run(
-        self, workflow: Workflow | Agent | str, inputs: dict[str, JsonValue] | None = None, **options: Any
+        self, workflow: Workflow | Agent | str, inputs: Mapping[str, Any] | None = None, **options: Any
     ) -> Task:
         """Create a task and run it here until it ends or waits.
 

@@ -288,7 +288,10 @@ async def _run_leased(
     try:
         try:
             result = await _within_deadline(
-                context, running_in(context, workflow.fn(context, **running.inputs_params))
+                context,
+                running_in(
+                    context, workflow.fn(context, **workflow.signature.typed_inputs(running.inputs_params))
+                ),
             )
         except (TaskSuspended, WorkerStopping):
             return context.task
