@@ -26,7 +26,6 @@ is tried again, then replanned, then failed.
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
@@ -36,6 +35,7 @@ from typing import NoReturn, TypeVar
 from pydantic import JsonValue
 
 from ..engine.calls import Call
+from ..engine.calls.in_flight import bounded
 from ..engine.calls.middleware import Proceed
 from ..engine.context import Context
 from ..errors import DeadlineExceeded
@@ -106,7 +106,7 @@ class StepDeadline:
         if remaining <= 0:
             await _cut(call, deadline, used=recorded.attempt if recorded is not None else 0)
         try:
-            async with asyncio.timeout(remaining) as scope:
+            async with bounded(remaining) as scope:
                 return await proceed(call)
         except TimeoutError:
             if not scope.expired():

@@ -2,8 +2,9 @@
 
 It stops cleanly on a signal: the run in hand is cancelled, its lease is
 released (so a worker, or a later ``ratchet resume``, takes the task at
-once), and what the journal holds stays as it is. A tool call that was in
-flight is settled on the next run like any other.
+once), and what the journal holds stays as it is. A tool call in flight
+finishes first and its outcome is journaled (`ratchet.engine.calls.in_flight`);
+one a second signal cut off is settled on the next run like any other.
 """
 
 from __future__ import annotations

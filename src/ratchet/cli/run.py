@@ -8,9 +8,10 @@ no event reports), the model's tokens against the budget. On a terminal that
 is a Rich Live panel; otherwise plain lines, one per event or tool call.
 ``--detach`` only queues the task, for ``ratchet resume`` or a worker.
 
-Ctrl-C and SIGTERM stop a run as they stop ``ratchet resume``: the call in
-progress is cancelled, the lease released, and the exact command that
-continues the task is printed.
+Ctrl-C and SIGTERM stop a run as they stop ``ratchet resume``: a tool call
+in progress finishes and is journaled first (a second signal stops at once),
+the lease is released, and the exact command that continues the task is
+printed.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Annotated
 import typer
 
 from ..agent import Agent
+from ..engine.calls.in_flight import cut_short
 from ..errors import CannotResume, InputError, LeaseLost, StoreError
 from ..records import Lease, Step, StepStatus, Task, TaskStatus
 from ..runtime import Runtime
@@ -212,8 +214,9 @@ async def _follow(watcher: Watcher, screen: Screen, running: asyncio.Task[Task])
         else:
             screen.show(seen)
             if seen.progress.task.status is TaskStatus.CANCELLED:
-                # Its worker would stop only at its next write or heartbeat; this one stops now.
-                running.cancel()
+                # Its worker would stop only at its next write or heartbeat; this one stops now, without
+                # waiting for a tool in flight: the task is over, and nothing more of it can be journaled.
+                cut_short(running)
                 return
         await asyncio.sleep(POLL_SECONDS)
 

@@ -49,6 +49,7 @@ from ..tools import Tool, ToolContext
 from .budget import BudgetTracker
 from .calls import Call, TaskSuspended, WorkerStopping, step_meta
 from .calls.foreign_models import ForeignModelCalls
+from .calls.in_flight import bounded
 from .calls.middleware import Middleware, compose, default_chain, perform
 from .calls.model_calls import DEFAULT_MAX_REPAIRS, ModelCalls
 from .calls.tool_lookup import resolve_tool
@@ -456,7 +457,7 @@ class Context(RecordedValues, Versioning, Receiving, ChildTasks, OutsidePatches,
                 yield stored
             else:
                 try:
-                    async with asyncio.timeout(timeout):
+                    async with bounded(timeout):
                         yield stored
                 except TimeoutError as error:
                     raise DeadlineExceeded(

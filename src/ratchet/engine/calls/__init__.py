@@ -2,6 +2,7 @@
 
 - `call`: `Call` and the `CallContext` a middleware sees, and how a task pauses;
 - `middleware`: the chain around every call, built in `default_chain`;
+- `in_flight`: a tool call whose run is stopped finishes, and what it did is journaled;
 - `observing`: the chain's outermost layer, reporting live calls as spans and metrics;
 - `cost`: each live model call priced once, journaled with its answer;
 - `compaction`: the middleware that shortens model requests to a token budget;

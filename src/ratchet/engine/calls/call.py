@@ -22,7 +22,15 @@ from ..budget import BudgetTracker
 if TYPE_CHECKING:  # the providers are imported when a task first calls its model
     from ...providers import ModelProvider, ModelRequest
 
-__all__ = ["Call", "CallContext", "CallJournal", "TaskSuspended", "WorkerStopping", "step_meta"]
+__all__ = [
+    "Call",
+    "CallContext",
+    "CallJournal",
+    "FinishedLate",
+    "TaskSuspended",
+    "WorkerStopping",
+    "step_meta",
+]
 
 
 class TaskSuspended(BaseException):
@@ -130,6 +138,18 @@ class CallContext(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class FinishedLate:
+    """What a tool returned (`output`) or raised (`error`) after its call was stopped.
+
+    Kept on the call by `ratchet.engine.calls.in_flight` for the journal's
+    layers, which record it before the stop goes on.
+    """
+
+    output: JsonValue = None
+    error: Exception | None = None
+
+
 @dataclass(slots=True)
 class Call:
     """A model or tool call, as each middleware sees it.
@@ -150,6 +170,8 @@ class Call:
         ordinal_base: for a model call, how many requests of its purpose the
             task made before this call (the scripted model's ordinal is
             ``ordinal_base + attempt - 1``).
+        finished_late: what the tool returned or raised after the call was
+            stopped (its task cancelled), for the journal to record; None otherwise.
     """
 
     context: CallContext
@@ -170,6 +192,7 @@ class Call:
     recorded: Operation | None = None
     intent: Operation | None = None
     replayed: bool = False
+    finished_late: FinishedLate | None = None
     meta: dict[str, JsonValue] = field(default_factory=dict)
     _replays: bool | None = None  # whether the journal will replay it, once asked (`will_replay`)
     _events: list[Event | Callable[[], Event]] = field(default_factory=list)

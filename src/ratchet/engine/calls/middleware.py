@@ -16,6 +16,7 @@ instead rewrites model requests before they take their seq: compaction
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import functools
 from collections.abc import Awaitable, Callable, Sequence
@@ -36,6 +37,7 @@ from ...tools import Reconciled
 from ..faults import crash_point
 from .call import Call, TaskSuspended, WorkerStopping, error_text
 from .cost import UNPRICED_META, priced_answer
+from .in_flight import bounded, run_to_the_end
 from .observing import ObserveCalls
 from .tool_serving import serving_tool
 
@@ -210,6 +212,9 @@ class JournalMiddleware:
         call.context.stop_here_if_stopping(call)
         try:
             output = await proceed(call)
+        except asyncio.CancelledError:
+            await _record_late(call)
+            raise
         except _PASS_THROUGH:
             raise
         except TaskStopped as stopped:
@@ -289,6 +294,20 @@ class JournalMiddleware:
         )
 
 
+async def _record_late(call: Call) -> None:
+    """Record what the tool of a stopped call did once it finished (`in_flight`), before the stop goes on.
+
+    In a task of its own, so a second stop while it commits does not cut it
+    off; a write the store refuses leaves the call in doubt, as after a crash.
+    """
+    late, call.finished_late = call.finished_late, None
+    if late is None:
+        return
+    write = call.context.journal.record_outcome(call, output=late.output, error=late.error)
+    with contextlib.suppress(LeaseLost, StoreError):
+        await asyncio.shield(write)
+
+
 class _Live:
     """`JournalMiddleware._resume`'s answer when the call must run live."""
 
@@ -311,8 +330,11 @@ class RetryMiddleware:
             try:
                 if call.timeout is None:
                     return await proceed(call)
-                async with asyncio.timeout(call.timeout):
+                async with bounded(call.timeout):
                     return await proceed(call)
+            except asyncio.CancelledError:
+                await self._retry_late(call)
+                raise
             except _PASS_THROUGH:
                 raise
             except TaskStopped:
@@ -324,30 +346,51 @@ class RetryMiddleware:
                     f"{call.kind} {call.name} (operation {call.seq}) timed out after {call.timeout:g} s"
                 ) from error
             except Exception as error:
-                if not call.retry.is_retryable(error) or not call.retry.allows_another(call.attempt):
+                if not _retries(call, error):
                     raise
-                delay = call.retry.delay(call.attempt, retry_after=getattr(error, "retry_after", None))
-                call.not_before = utcnow() + dt.timedelta(seconds=delay)
-                call.stage_event(
-                    Event(
-                        task_id=call.task_id,
-                        kind="retry",
-                        severity=Severity.WARNING,
-                        message=(
-                            f"{call.name} (operation {call.seq}) attempt {call.attempt} failed: "
-                            f"{error_text(error)}; attempt {call.attempt + 1} in {delay:.3g} s"
-                        ),
-                        data={
-                            "seq": call.seq,
-                            "attempt": call.attempt,
-                            "delay": delay,
-                            "started_at": call.started_at.isoformat(),
-                        },
-                    )
-                )
-                await context.journal.record_retry(call, error, call.not_before)
+                await _next_attempt(call, error)
                 call.attempt += 1
                 crash_point("during_backoff")
+
+    @staticmethod
+    async def _retry_late(call: Call) -> None:
+        """A stopped call whose tool failed once it finished (`in_flight`) is retried by the next run, if
+        its policy allows; its failure is left for the journal layer to record otherwise."""
+        late = call.finished_late
+        if late is None or late.error is None or not _retries(call, late.error):
+            return
+        call.finished_late = None
+        with contextlib.suppress(LeaseLost, StoreError):  # unrecorded, the call stays in doubt
+            await asyncio.shield(_next_attempt(call, late.error))
+
+
+def _retries(call: Call, error: Exception) -> bool:
+    """Whether `call`'s policy retries `error` after the attempt that raised it."""
+    return call.retry.is_retryable(error) and call.retry.allows_another(call.attempt)
+
+
+async def _next_attempt(call: Call, error: Exception) -> None:
+    """Commit the failed attempt, with a `retry` event and the time the next one is due."""
+    delay = call.retry.delay(call.attempt, retry_after=getattr(error, "retry_after", None))
+    call.not_before = utcnow() + dt.timedelta(seconds=delay)
+    call.stage_event(
+        Event(
+            task_id=call.task_id,
+            kind="retry",
+            severity=Severity.WARNING,
+            message=(
+                f"{call.name} (operation {call.seq}) attempt {call.attempt} failed: "
+                f"{error_text(error)}; attempt {call.attempt + 1} in {delay:.3g} s"
+            ),
+            data={
+                "seq": call.seq,
+                "attempt": call.attempt,
+                "delay": delay,
+                "started_at": call.started_at.isoformat() if call.started_at else None,
+            },
+        )
+    )
+    await call.context.journal.record_retry(call, error, call.not_before)
 
 
 async def perform(call: Call) -> JsonValue:
@@ -377,4 +420,5 @@ async def perform(call: Call) -> JsonValue:
             await tool_context.session.load()  # its state as the call starts
     # Code in the body that is handed no context (a pydantic-ai tool) asks for it: built then, once.
     with serving_tool(call, tool_context):
-        return await tool.invoke(arguments, tool_context)  # it validates them into arguments of its own
+        # It validates them into arguments of its own. Stopped meanwhile, it still finishes (in_flight.py).
+        return await run_to_the_end(call, tool.invoke(arguments, tool_context))

@@ -29,6 +29,7 @@ from ...trust.code import CodeTrust, enforced_trust
 from ...trust.seal import SigningKey, sealed_inputs
 from ...trust.workspace import confined_workspace
 from ..calls import TaskSuspended, WorkerStopping
+from ..calls.in_flight import bounded, cut_short
 from ..children import wake_parent
 from ..context import ApprovalHook, Context
 from ..current import running_in
@@ -206,8 +207,8 @@ class _Heartbeat:
                 if await self._let_go_here():
                     return  # this run let the lease go itself, as it began to wait on children
                 self.lost = lost
-                if self.run is not None:
-                    self.run.cancel()
+                if self.run is not None:  # another worker may run the call in flight now: cut it
+                    cut_short(self.run)
                 return
             except Exception:  # a store hiccup: the next beat tries again
                 continue
@@ -359,7 +360,7 @@ async def _within_deadline(context: Context, work: Awaitable[Any]) -> Any:
         return await work
     remaining = (deadline - utcnow()).total_seconds()
     try:
-        async with asyncio.timeout(max(remaining, 0)) as scope:
+        async with bounded(max(remaining, 0)) as scope:
             return await work
     except TimeoutError as error:
         if scope.expired():

@@ -16,6 +16,7 @@ from ...store import StateStore
 from ...store.changes import TRIGGERS, ChangeFeed
 from ...trust.code import CodeTrust
 from ...trust.seal import SigningKey
+from ..calls.in_flight import cut_short
 from ..inbox import RECEIVE_TIMEOUT_TRIGGER, expire_receive
 from ..people import APPROVAL_TIMEOUT_TRIGGER, expire_approval
 from ..workflow import Workflow, load_workflow
@@ -162,7 +163,7 @@ class Worker:
         except asyncio.CancelledError:  # stopped at once (a second signal)
             late = set(running)
         for task in late:
-            task.cancel()
+            cut_short(task)  # its call in flight had its grace: it is not waited for
         with contextlib.suppress(asyncio.CancelledError):
             await asyncio.gather(*running, return_exceptions=True)
 
