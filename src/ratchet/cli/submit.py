@@ -119,6 +119,7 @@ def submit_command(
     `ratchet schedules --delete ID`.
     """
     instruction = options.read_instruction()
+    name = options.task_name()
     if at is not None and every is not None:
         raise InputError("give --at or --every, not both")
     if every is None and (tz is not None or overlap is not None):
@@ -143,6 +144,7 @@ def submit_command(
                 instruction,
                 seconds,
                 every,
+                name=name,
                 limit=options.max_instruction_bytes,
                 priority=priority,
                 tz=tz or "UTC",
@@ -162,7 +164,14 @@ def submit_command(
         return
     task_id = run_async(
         _queue(
-            store, agent, instruction, seconds, start, limit=options.max_instruction_bytes, priority=priority
+            store,
+            agent,
+            instruction,
+            seconds,
+            start,
+            name=name,
+            limit=options.max_instruction_bytes,
+            priority=priority,
         )
     )
     starts_at = start or utcnow()
@@ -185,13 +194,14 @@ async def _queue(
     deadline: float | None,
     start: dt.datetime | None,
     *,
+    name: str,
     limit: int,
     priority: int,
 ) -> str:
     async with open_store_for(url, create=True) as store:
         runtime = Runtime(store, max_instruction_bytes=limit)
         return await runtime.submit(
-            agent, instruction=instruction, deadline=deadline, at=start, priority=priority
+            agent, name=name, instruction=instruction, deadline=deadline, at=start, priority=priority
         )
 
 
@@ -202,6 +212,7 @@ async def _schedule(
     deadline: float | None,
     every: str,
     *,
+    name: str,
     limit: int,
     priority: int,
     tz: str,
@@ -211,6 +222,7 @@ async def _schedule(
         runtime = Runtime(store, max_instruction_bytes=limit)
         trigger = await runtime.schedule(
             agent,
+            name=name,
             instruction=instruction,
             deadline=deadline,
             every=every,
