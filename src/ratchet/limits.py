@@ -10,7 +10,9 @@ Each limit is set where it applies (docs/limits.md lists them):
   (kept in the task); a larger result is kept once, as an artifact;
 - a task's priority: ``Runtime.submit(priority=...)``, ``ratchet submit
   --priority``, from `PRIORITY_MIN` (most urgent) to `PRIORITY_MAX`;
-- a count a person or a client gives (steps, tokens): at most `MAX_COUNT`.
+- a count a person or a client gives (steps, tokens): at most `MAX_COUNT`;
+- a task's name a person gives (``ratchet run --name``, ``ratchet submit
+  --name``): at most `MAX_NAME_CHARS` characters (`check_name`).
 """
 
 from __future__ import annotations
@@ -21,11 +23,13 @@ __all__ = [
     "MAX_COUNT",
     "MAX_INLINE_RESULT_BYTES",
     "MAX_INSTRUCTION_BYTES",
+    "MAX_NAME_CHARS",
     "MAX_TOOL_CALLS_PER_ANSWER",
     "PRIORITY_DEFAULT",
     "PRIORITY_MAX",
     "PRIORITY_MIN",
     "check_instruction",
+    "check_name",
     "check_text",
     "utf8_problem",
 ]
@@ -35,6 +39,8 @@ MAX_INSTRUCTION_BYTES = 256 * 1024
 MAX_COUNT = 2**31 - 1
 MAX_TOOL_CALLS_PER_ANSWER = 64
 MAX_INLINE_RESULT_BYTES = 64 * 1024
+# As long as the HTTP API takes a task's name: a label to list and filter by, not a document.
+MAX_NAME_CHARS = 512
 # Lower fires first, as in Celery's 0-9 and Temporal's priority keys: ten levels are plenty
 # to rank work, and few enough for a queue index to serve every level.
 PRIORITY_MIN, PRIORITY_DEFAULT, PRIORITY_MAX = 0, 5, 9
@@ -93,3 +99,19 @@ def check_instruction(instruction: str, *, limit: int = MAX_INSTRUCTION_BYTES) -
             "put the material in a file the agent's tools read, or raise the limit "
             "(--max-instruction-bytes, Runtime(max_instruction_bytes=...))"
         )
+
+
+def check_name(name: str, what: str) -> None:
+    """Refuse a task's name that is blank, longer than `MAX_NAME_CHARS`, or not storable text.
+
+    Raises:
+        InputError: it is; the message names it as `what` does (``--name``).
+    """
+    if not name.strip():
+        raise InputError(f"{what} needs a name, e.g. {what} nightly-report")
+    if len(name) > MAX_NAME_CHARS:
+        raise InputError(f"{what} is {len(name)} characters, more than the limit of {MAX_NAME_CHARS}")
+    problem = utf8_problem(name)
+    if problem is not None:
+        raise InputError(f"{what} is not valid UTF-8: {problem}")
+    check_text(name, what)

@@ -89,7 +89,7 @@ async def test_a_plan_in_a_json_code_fence_is_accepted(
     store: StateStore, script: Callable[[dict[str, Any]], str]
 ) -> None:
     fenced = '```json\n{"goal": "fix X", "steps": [{"step_name": "restart X"}]}\n```'
-    agent = make_agent(script({"plan": [{"content": fenced}]}))
+    agent = make_agent(script({"plan": [{"content": fenced}], "act": [say("restarted")]}))
     task = await run_agent(Runtime(store), agent)
 
     assert task.status is TaskStatus.COMPLETED, task.error
@@ -100,7 +100,15 @@ async def test_a_planner_that_keeps_failing_is_retried_then_repaired(
     store: StateStore, script: Callable[[dict[str, Any]], str]
 ) -> None:
     """A 503 is retried (the retry takes the next entry); the answer after it is a valid plan."""
-    agent = make_agent(script({"plan": [{"error": {"status": 503, "retry_after": 0}}, plan("restart X")]}))
+    agent = make_agent(
+        script(
+            {
+                "plan": [{"error": {"status": 503, "retry_after": 0}}, plan("restart X")],
+                "act": [say("restarted")],
+                "verify": [verdict(True)],
+            }
+        )
+    )
     task = await run_agent(Runtime(store), agent)
 
     assert task.status is TaskStatus.COMPLETED, task.error

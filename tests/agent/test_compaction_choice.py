@@ -33,6 +33,7 @@ def _agent(script: Callable[[dict[str, Any]], str], **options: Any) -> Agent:
             "act": [calls(("fetch_logs", {"service": f"X{t}", "size": 400})) for t in range(TURNS)]
             + [say("the logs look normal")],
             "verify": [verdict(True)],
+            "summarize": [say(f"summary {turn}") for turn in range(TURNS)],
         }
     )
     return Agent("ops", INSTRUCTIONS, tools=[agent_tools.fetch_logs], model=model, **options)

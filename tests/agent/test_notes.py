@@ -65,7 +65,13 @@ async def test_a_note_sent_before_the_start_is_in_the_first_turn_and_replans_not
 ) -> None:
     rt = Runtime(store)
     agent = make_agent(
-        script({"plan": [plan("look at X", "restart X")], "act": [say("looked"), say("restarted")]}),
+        script(
+            {
+                "plan": [plan("look at X", "restart X")],
+                "act": [say("looked"), say("restarted")],
+                "verify": [verdict(True), verdict(True)],
+            }
+        ),
         replan_on=(),
     )
     task_id = await rt.submit(agent, instruction="X is slow", queue=False)

@@ -68,7 +68,7 @@ async def test_a_replan_the_model_asks_for_after_the_last_one_allowed_is_refused
         script(
             {
                 **ASKS_FOR_A_REPLAN,
-                "act": [say("looked"), calls(("replan", {"reason": "?"})), say("restarted")],
+                "act": [say("looked"), calls(("replan", {"reason": "?"})), say("restarted"), say("told")],
             }
         ),
         max_replans=0,

@@ -166,7 +166,7 @@ async def test_a_long_session_history_is_compacted_in_the_planners_request(
     await rt.session("long").update(lambda state: {**state, "history": earlier})
     agent = Agent(
         "a",
-        model=script(one_step(say("ok"))),
+        model=script({**one_step(say("ok")), "summarize": [say("summary of tasks 0 to 7")] * 2}),
         session="long",
         history_token_budget=200,
         keep_recent_messages=2,

@@ -135,7 +135,7 @@ def test_the_chat_finishes_a_stopped_turn_when_it_starts(tmp_path: Path) -> None
 
 async def _long_chat(store: StateStore, tmp_path: Path, **options: Any) -> list[Any]:
     path = tmp_path / "ok.json"
-    path.write_text(json.dumps({"act": [{"content": "ok"}]}))
+    path.write_text(json.dumps({"act": [{"content": "ok"}], "summarize": [{"content": "earlier turns"}]}))
     chat = ChatClient(Runtime(store), "s", **options)
     return [await chat.chat(f"{n}: " + "remember this " * 25, model=f"scripted:{path}") for n in range(3)]
 

@@ -29,7 +29,7 @@ provider) is fenced ```` ```python {test="subprocess"} ````: it runs as
 A block's model calls are answered by the scripted model, Ratchet's fake
 model: ``openai:``, ``anthropic:``, ``ollama:`` and ``litellm:`` models are
 built, while a block runs, as a `ScriptedModel` whose script plans one step
-and then answers "done". No block that runs needs an API key or the
+and then answers "done" (`SCRIPT`). No block that runs needs an API key or the
 network.
 
 A program a block starts by name (``ratchet mcp``) is the one installed
@@ -65,9 +65,15 @@ REPO = Path(__file__).resolve().parents[2]
 # The providers that would reach a server; a block's calls go to the scripted model instead.
 NETWORK_PROVIDERS = ("openai", "anthropic", "ollama", "litellm")
 
-# A script any agent completes with: one planned step, then the scripted model's answers when a
-# list runs out ("done" to act, a pass to verify, a summary to summarize).
-SCRIPT = {"plan": [plan("answer", goal="the instruction is carried out")]}
+# A script any agent (or chat turn) completes with: one planned step, then "done" to each act, a
+# pass to each check, a summary to each summary asked; more of each than a block's task asks for.
+ANSWERS = 8
+SCRIPT = {
+    "plan": [plan("answer", goal="the instruction is carried out")],
+    "act": [{"content": "done"}] * ANSWERS,
+    "verify": [{"content": {"passed": True, "reason": "it is done"}}] * ANSWERS,
+    "summarize": [{"content": "Summary of the earlier messages."}] * ANSWERS,
+}
 
 
 # Each block, named by its doc and the line of its fence.

@@ -225,28 +225,24 @@ async def test_explicit_usage_is_taken_as_written(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ exhaustion
 
 
-async def test_exhausted_act_answers_done(tmp_path: Path) -> None:
-    response = await model(tmp_path, {"act": answers(1)}).complete(ACT, ordinal=1)
-    assert (response.content, response.tool_calls, response.ordinal) == ("done", [], 1)
-
-
-async def test_exhausted_verify_passes(tmp_path: Path) -> None:
-    response = await model(tmp_path, {}).complete(ModelRequest(purpose=Purpose.VERIFY), ordinal=0)
-    assert response.content == {"passed": True, "reason": "script exhausted"}
-
-
-async def test_exhausted_summarize_returns_a_plain_summary(tmp_path: Path) -> None:
-    request = ModelRequest(purpose=Purpose.SUMMARIZE, messages=[{"role": "user", "content": "hi"}] * 3)
-    response = await model(tmp_path, {}).complete(request, ordinal=4)
-    assert isinstance(response.content, str) and "3" in response.content
-
-
-@pytest.mark.parametrize("purpose", ["plan", "replan"])
-async def test_exhausted_plan_and_replan_fail_for_good(tmp_path: Path, purpose: str) -> None:
-    scripted = model(tmp_path, {purpose: [{"content": {"steps": []}}]})
-    with pytest.raises(ModelError, match=rf"no {purpose} entry for ordinal 1") as raised:
-        await scripted.complete(ModelRequest(purpose=Purpose(purpose)), ordinal=1)
+@pytest.mark.parametrize("purpose", [p.value for p in Purpose])
+async def test_a_request_past_the_end_of_its_list_fails_for_good_naming_purpose_and_ordinal(
+    tmp_path: Path, purpose: str
+) -> None:
+    scripted = model(tmp_path, {purpose: [{"content": "the one answer"}]})
+    request = ModelRequest(purpose=Purpose(purpose), messages=[{"role": "user", "content": "hi"}])
+    with pytest.raises(ModelError) as raised:
+        await scripted.complete(request, ordinal=1)
+    assert str(raised.value) == (
+        f"scripted model script.json: no {purpose} answer left for {purpose} request 2 (ordinal 1): "
+        f"the script's {purpose!r} list has 1 entry"
+    )
     assert (raised.value.status, raised.value.retryable) == (None, False)
+
+
+async def test_an_absent_list_is_an_empty_one(tmp_path: Path) -> None:
+    with pytest.raises(ModelError, match=r"no verify answer left for verify request 1 \(ordinal 0\)"):
+        await model(tmp_path, {"act": answers(1)}).complete(ModelRequest(purpose=Purpose.VERIFY), ordinal=0)
 
 
 # ------------------------------------------------------------------ bad script files

@@ -23,9 +23,9 @@ from collections.abc import Callable
 from typing import Any, Concatenate, TypeVar
 
 from ..agent import Agent
-from ..limits import MAX_INSTRUCTION_BYTES, MAX_TOOL_CALLS_PER_ANSWER
+from ..limits import MAX_INSTRUCTION_BYTES, MAX_TOOL_CALLS_PER_ANSWER, check_name
 from ..trust.code import CodeTrust
-from .agent_spec import build_agent, checkpoint_policy, deadline_seconds, duration_seconds
+from .agent_spec import AGENT_NAME, build_agent, checkpoint_policy, deadline_seconds, duration_seconds
 from .instruction import read_instruction
 from .mcp_servers import checked_mcp_servers
 from .options import (
@@ -46,6 +46,7 @@ from .options import (
     ModelOption,
     SessionOption,
     StepTimeoutOption,
+    TaskNameOption,
     ToolsOption,
 )
 
@@ -60,6 +61,7 @@ class AgentOptions:
 
     instruction: InstructionArgument
     model: ModelOption
+    name: TaskNameOption = None
     tools: ToolsOption = None
     instructions: InstructionsOption = ""
     deadline: DeadlineOption = None
@@ -84,6 +86,17 @@ class AgentOptions:
             InputError: it is empty, too large, or not UTF-8 text.
         """
         return read_instruction(self.instruction, limit=self.max_instruction_bytes)
+
+    def task_name(self) -> str:
+        """The task's name: ``--name``, or the agent's (``agent``) without it.
+
+        Raises:
+            InputError: it is blank, too long, or not text a store keeps.
+        """
+        if self.name is None:
+            return AGENT_NAME
+        check_name(self.name, "--name")
+        return self.name
 
     def agent(self, *, trust: CodeTrust | None) -> Agent:
         """The agent these options describe, each checked now (see `build_agent`).

@@ -16,7 +16,7 @@ from typing import Annotated
 
 import typer
 
-from ..limits import MAX_COUNT
+from ..limits import MAX_COUNT, MAX_NAME_CHARS
 from ..policy import CheckpointStrategy
 from .completion import complete_task_id
 from .logs import LogLevel
@@ -48,6 +48,7 @@ __all__ = [
     "StepTimeoutOption",
     "StoreOption",
     "TaskArgument",
+    "TaskNameOption",
     "ToolsOption",
     "finite",
 ]
@@ -260,6 +261,16 @@ SessionOption = Annotated[
         metavar="ID",
         help="Bind the agent to a session: its earlier tasks' instructions and results go into "
         "the prompts, and its tools share the session's state (docs/agent.md).",
+    ),
+]
+
+TaskNameOption = Annotated[
+    str | None,
+    typer.Option(
+        "--name",
+        metavar="NAME",
+        help="The task's name, as `ratchet tasks` shows it and its --name matches "
+        f"(default: agent; at most {MAX_NAME_CHARS} characters).",
     ),
 ]
 

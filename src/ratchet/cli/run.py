@@ -87,6 +87,7 @@ def run_command(
     task stays resumable; the command that continues it is printed).
     """
     instruction = options.read_instruction()
+    name = options.task_name()
     if detach and store.partition(":")[0].strip().lower() == "memory":
         raise InputError("--detach with a memory:// store would lose the task at once; use sqlite:///PATH")
     CodeTrust.here(allow_code or ())  # a bad allowance is bad input now, before anything is stored
@@ -102,6 +103,7 @@ def run_command(
                 agent,
                 instruction,
                 seconds,
+                name=name,
                 limit=options.max_instruction_bytes,
                 detach=detach,
                 screen=screen,
@@ -146,6 +148,7 @@ async def _run(
     instruction: str,
     deadline: float | None,
     *,
+    name: str,
     limit: int,
     detach: bool,
     screen: Screen,
@@ -158,7 +161,9 @@ async def _run(
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, this_run.cancel)
     async with open_store_for(url, create=True) as store:
         runtime = Runtime(store, allow_code=allow_code, max_instruction_bytes=limit)
-        task_id = await runtime.submit(agent, instruction=instruction, deadline=deadline, queue=detach)
+        task_id = await runtime.submit(
+            agent, name=name, instruction=instruction, deadline=deadline, queue=detach
+        )
         started.task_id = task_id
         watcher = Watcher(store, task_id)
         if detach:

@@ -140,6 +140,7 @@ def submit_command(
     `ratchet schedules --delete ID`.
     """
     instruction = options.read_instruction()
+    name = options.task_name()
     if at is not None and every is not None:
         raise InputError("give --at or --every, not both")
     if task_id is not None:
@@ -166,6 +167,7 @@ def submit_command(
                 instruction,
                 seconds,
                 every,
+                name=name,
                 limit=options.max_instruction_bytes,
                 priority=priority,
                 tz=tz or "UTC",
@@ -190,6 +192,7 @@ def submit_command(
             instruction,
             seconds,
             start,
+            name=name,
             limit=options.max_instruction_bytes,
             priority=priority,
             task_id=task_id,
@@ -222,6 +225,7 @@ async def _queue(
     deadline: float | None,
     start: dt.datetime | None,
     *,
+    name: str,
     limit: int,
     priority: int,
     task_id: str | None,
@@ -234,7 +238,13 @@ async def _queue(
         except TaskNotFound:
             existing = None
         submitted = await runtime.submit(
-            agent, instruction=instruction, deadline=deadline, at=start, priority=priority, task_id=task_id
+            agent,
+            name=name,
+            instruction=instruction,
+            deadline=deadline,
+            at=start,
+            priority=priority,
+            task_id=task_id,
         )
         return submitted, existing
 
@@ -246,6 +256,7 @@ async def _schedule(
     deadline: float | None,
     every: str,
     *,
+    name: str,
     limit: int,
     priority: int,
     tz: str,
@@ -255,6 +266,7 @@ async def _schedule(
         runtime = Runtime(store, max_instruction_bytes=limit)
         trigger = await runtime.schedule(
             agent,
+            name=name,
             instruction=instruction,
             deadline=deadline,
             every=every,

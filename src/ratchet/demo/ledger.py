@@ -45,6 +45,13 @@ CREATE TABLE IF NOT EXISTS effects (
 );
 """
 
+# A row of task :task (any task's when NULL) that is :tree or a task under it (any when NULL):
+# a child task's id is its parent's and a seq, ``PARENT.SEQ``.
+_WHERE = (
+    "coalesce(:task, task_id) = task_id"
+    " AND (:tree IS NULL OR task_id = :tree OR substr(task_id, 1, length(:tree) + 1) = :tree || '.')"
+)
+
 
 @dataclass(frozen=True)
 class Invocation:
@@ -119,26 +126,41 @@ class Ledger:
             )
             return cursor.rowcount == 1
 
-    def invocations(self, task_id: str | None = None) -> list[Invocation]:
-        """The task's tool starts (every task's without `task_id`), oldest first."""
+    def effect(self, key: str) -> Effect | None:
+        """The effect recorded under idempotency key `key`, or None if that call took none yet."""
+        if not self.path.exists():
+            return None
+        with self._connect() as conn:
+            row = conn.execute(
+                "SELECT tool, idempotency_key, detail, pid FROM effects WHERE idempotency_key = ?", (key,)
+            ).fetchone()
+        return None if row is None else Effect(row[0], row[1], json.loads(row[2]), row[3])
+
+    def invocations(self, task_id: str | None = None, *, tree: str | None = None) -> list[Invocation]:
+        """The task's tool starts (every task's without `task_id`), oldest first.
+
+        With `tree`, only those of that task and its child tasks (``TREE.SEQ``, theirs too).
+        """
         if not self.path.exists():
             return []
         with self._connect() as conn:
             rows = conn.execute(
-                "SELECT tool, idempotency_key, attempt, pid FROM invocations"
-                " WHERE coalesce(?, task_id) = task_id ORDER BY id",
-                (task_id,),
+                f"SELECT tool, idempotency_key, attempt, pid FROM invocations WHERE {_WHERE} ORDER BY id",
+                {"task": task_id, "tree": tree},
             ).fetchall()
         return [Invocation(tool, key, attempt, pid) for tool, key, attempt, pid in rows]
 
-    def effects(self, task_id: str | None = None) -> list[Effect]:
-        """The task's effects (every task's without `task_id`), in the order they happened."""
+    def effects(self, task_id: str | None = None, *, tree: str | None = None) -> list[Effect]:
+        """The task's effects (every task's without `task_id`), in the order they happened.
+
+        With `tree`, only those of that task and its child tasks.
+        """
         if not self.path.exists():
             return []
         with self._connect() as conn:
             rows = conn.execute(
                 "SELECT tool, idempotency_key, detail, pid FROM effects"
-                " WHERE coalesce(?, task_id) = task_id ORDER BY done_at, rowid",
-                (task_id,),
+                f" WHERE {_WHERE} ORDER BY done_at, rowid",
+                {"task": task_id, "tree": tree},
             ).fetchall()
         return [Effect(tool, key, json.loads(detail), pid) for tool, key, detail, pid in rows]

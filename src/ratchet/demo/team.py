@@ -5,7 +5,9 @@ Each role calls its own model (``model=``), so the scripted demo gives each
 role its own script and a real run may give each a different provider. A
 coder writes its module and its test through the ``save_module`` tool, which
 records each write in the demo's ledger under the call's idempotency key:
-the ledger then tells whether any finished module was written twice.
+the ledger then tells whether any finished module was written twice. The tool
+honours its key: a call run again after a crash (its result was never
+journaled) finds its key's effect in the ledger and writes nothing.
 
 This module is package code, so a worker process loads it as trusted code
 (``ratchet.demo.team:team``).
@@ -77,6 +79,9 @@ def save_module(directory: str, module: str, code: str, test: str, ctx: ToolCont
     """Write ``MODULE.py`` and ``test_MODULE.py`` into `directory`; record the write in the ledger."""
     ledger = Ledger(os.environ[LEDGER_ENV]) if os.environ.get(LEDGER_ENV) else None
     if ledger is not None:
+        done = ledger.effect(ctx.idempotency_key)
+        if done is not None:  # this call saved before a crash lost its result: saving again would repeat it
+            return done.detail
         ledger.record_invocation("save_module", ctx.task_id, ctx.idempotency_key, ctx.attempt)
     time.sleep(SAVE_SECONDS)  # a write that takes a while: the moment the demo crashes in
     out = Path(directory)

@@ -14,6 +14,7 @@ import asyncio
 import time
 from dataclasses import dataclass
 from importlib import resources
+from typing import TypeVar
 
 from pydantic import JsonValue
 from rich.table import Table
@@ -22,12 +23,14 @@ from rich.text import Text
 from ..records import Operation, Task, TaskStatus
 from ..runtime import Runtime
 from ..store import store_from_url
-from .ledger import Ledger
+from .ledger import Effect, Invocation, Ledger
 from .orchestration import DemoFailed, WorkerProcess, environment
 from .paths import DemoPaths
 from .report import Report
 
 __all__ = ["TeamModels", "run_team_demo"]
+
+_Row = TypeVar("_Row", Invocation, Effect)
 
 GOAL = "a small calculator package"
 KILL_TIMEOUT = 20.0
@@ -97,7 +100,7 @@ async def _tell(paths: DemoPaths, report: Report, models: TeamModels, workers: l
     report.phase(2, "Run it, and kill the worker while a coder saves its module")
     first = await WorkerProcess.start(1, task_id, paths, report)
     workers.append(first)
-    saved_before = await _kill_mid_save(first, ledger)
+    saved_before = await _kill_mid_save(first, ledger, task_id)
     say.print(
         Text(
             f"Killed worker 1 (pid {first.pid}) with SIGKILL; saved before: {saved_before}.", style="bold red"
@@ -117,7 +120,7 @@ async def _tell(paths: DemoPaths, report: Report, models: TeamModels, workers: l
         task = await store.get_task(task_id)
     after = await _tree_ops(paths.store_url, task_id)
     wrong = _problems(task, code, ledger, saved_before, models_before, after)
-    _print_ledger(report, ledger)
+    _print_ledger(report, ledger, task_id)
     model_ops = [op for ops in after.values() for op in ops if op.kind == "model"]
     say.print(
         f"Model calls in the journal: {len(model_ops)}, each made once (attempt 1); "
@@ -144,21 +147,26 @@ def _paid(op: Operation) -> bool:
     return op.kind == "model" and op.finished_at is not None
 
 
-async def _kill_mid_save(worker: WorkerProcess, ledger: Ledger) -> list[str]:
+async def _kill_mid_save(worker: WorkerProcess, ledger: Ledger, task_id: str) -> list[str]:
     """Wait until a module is saved and another save is in flight; SIGKILL; return the saved keys."""
     deadline = time.monotonic() + KILL_TIMEOUT
     while True:
         if worker.process.returncode is not None:
             raise DemoFailed(f"worker 1 ended by itself (exit code {worker.process.returncode}) too early")
-        invoked = {i.idempotency_key for i in ledger.invocations() if i.tool == "save_module"}
-        saved = {e.idempotency_key for e in ledger.effects() if e.tool == "save_module"}
+        invoked = {i.idempotency_key for i in _saves(ledger.invocations(tree=task_id))}
+        saved = {e.idempotency_key for e in _saves(ledger.effects(tree=task_id))}
         if saved and invoked - saved:
             break
         if time.monotonic() > deadline:
             raise DemoFailed(f"no save was in flight after a finished one within {KILL_TIMEOUT:g} s")
         await asyncio.sleep(WATCH_INTERVAL)
     await worker.kill()
-    return sorted({e.idempotency_key for e in ledger.effects() if e.tool == "save_module"})
+    return sorted({e.idempotency_key for e in _saves(ledger.effects(tree=task_id))})
+
+
+def _saves(rows: list[_Row]) -> list[_Row]:
+    """The rows of ``save_module``: a store the deploy demo shares has its tools' rows too."""
+    return [row for row in rows if row.tool == "save_module"]
 
 
 async def _tree_ops(store_url: str, task_id: str) -> dict[str, list[Operation]]:
@@ -180,12 +188,12 @@ def _problems(
         found.append(f"the second worker exited with code {code}, not 0")
     if task.status is not TaskStatus.COMPLETED:
         found.append(f"the task ended {task.status_text}, not completed ({task.error or 'no error'})")
-    invocations = [i for i in ledger.invocations() if i.tool == "save_module"]
+    invocations = _saves(ledger.invocations(tree=task.id))
     for key in saved_before:
         runs = sum(1 for i in invocations if i.idempotency_key == key)
         if runs != 1:
             found.append(f"the module saved under {key} before the crash was saved {runs} times")
-    effects = [e for e in ledger.effects() if e.tool == "save_module"]
+    effects = _saves(ledger.effects(tree=task.id))
     written = [e.detail["module"] for e in effects]
     planned = task.result.get("modules") if isinstance(task.result, dict) else None
     coders = len(after) - 1  # one child task per module, and one per fix the reviewer asked
@@ -201,12 +209,12 @@ def _problems(
     return found
 
 
-def _print_ledger(report: Report, ledger: Ledger) -> None:
-    invocations = ledger.invocations()
+def _print_ledger(report: Report, ledger: Ledger, task_id: str) -> None:
+    invocations = _saves(ledger.invocations(tree=task_id))
     table = Table(title="The ledger: save_module, by idempotency key")
     for header in ("module", "idempotency key", "invoked", "saved"):
         table.add_column(header, no_wrap=True)
-    for effect in ledger.effects():
+    for effect in _saves(ledger.effects(tree=task_id)):
         runs = sum(1 for i in invocations if i.idempotency_key == effect.idempotency_key)
         table.add_row(str(effect.detail["module"]), effect.idempotency_key, str(runs), "1")
     report.console.print(table)

@@ -4,6 +4,8 @@ The script maps each purpose to a list of entries. The request with ordinal
 ``k`` for purpose ``p`` takes entry ``k`` of list ``p``: the ordinal comes from
 the journal, not from a counter in memory, so a resumed task (or a fresh
 `ScriptedModel` on the same file) continues the script exactly where it stopped.
+A request past the end of its purpose's list is an error that names the
+purpose and the ordinal, never a made-up answer.
 """
 
 from __future__ import annotations
@@ -99,13 +101,14 @@ class ScriptedModel:
         """Answer with entry `ordinal` of the script's list for the request's purpose.
 
         Raises:
-            ModelError: the entry is an error entry, or the plan/replan list is exhausted.
+            ModelError: the entry is an error entry, or the purpose's list has no entry `ordinal`
+                (not retryable: the script is too short for the task).
         """
         if ordinal < 0:
             raise ValueError(f"ordinal must be 0 or more, not {ordinal}")
         entries = self.script.entries(request.purpose)
         if ordinal >= len(entries):
-            return self._exhausted(request, ordinal, len(entries))
+            raise self._exhausted(request, ordinal, len(entries))
         entry = entries[ordinal]
         if entry.delay:
             await asyncio.sleep(entry.delay)
@@ -122,22 +125,17 @@ class ScriptedModel:
         ]
         return _respond(request, ordinal, entry.content, calls, entry.usage)
 
-    def _exhausted(self, request: ModelRequest, ordinal: int, length: int) -> ModelResponse:
-        match request.purpose:
-            case Purpose.ACT:
-                content: JsonValue = "done"
-            case Purpose.VERIFY:
-                content = {"passed": True, "reason": "script exhausted"}
-            case Purpose.SUMMARIZE:
-                content = f"Summary of {len(request.messages)} earlier messages."
-            case _:
-                raise ModelError(
-                    f"scripted model {self.path.name}: no {request.purpose} entry for "
-                    f"ordinal {ordinal} (the script has {length})",
-                    status=None,
-                    retryable=False,
-                )
-        return _respond(request, ordinal, content, [], None)
+    def _exhausted(self, request: ModelRequest, ordinal: int, length: int) -> ModelError:
+        # An answer made up here (a "done", a passed check) would hide a script too short for its
+        # task: the task would end as if the model had said so. Running out is the script's fault.
+        purpose = request.purpose.value
+        return ModelError(
+            f"scripted model {self.path.name}: no {purpose} answer left for {purpose} request "
+            f"{ordinal + 1} (ordinal {ordinal}): the script's {purpose!r} list has {length} "
+            f"{'entry' if length == 1 else 'entries'}",
+            status=None,
+            retryable=False,
+        )
 
 
 def _respond(
