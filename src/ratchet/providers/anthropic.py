@@ -28,7 +28,14 @@ from typing import TYPE_CHECKING, Any
 from pydantic import JsonValue
 
 from ._http import connection_error, http_error, one_line
-from ._structured import ANTHROPIC_WAYS, EndpointFormats, endpoint_formats, refusal_names, schema_instruction
+from ._structured import (
+    ANTHROPIC_REFUSABLE,
+    ANTHROPIC_WAYS,
+    EndpointFormats,
+    endpoint_formats,
+    refusal_names,
+    schema_instruction,
+)
 from ._wire import (
     JSON_INSTRUCTION,
     ChatMessage,
@@ -118,9 +125,7 @@ class AnthropicModel:
             try:
                 message = await self._sdk_client().messages.create(**arguments)
             except anthropic.APIStatusError as exc:
-                if way != ways[-1] and refusal_names(
-                    exc.status_code, exc.body, exc.message, ("tool_choice", "tools")
-                ):
+                if way != ways[-1] and refusal_names(exc.body, exc.message, ANTHROPIC_REFUSABLE):
                     self._formats.refuse(self._endpoint, way)
                     continue
                 raise http_error(

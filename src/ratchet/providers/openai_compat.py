@@ -27,6 +27,7 @@ from ratchet.errors import InputError
 from ._chat_shape import chat_message, chat_response, chat_tools
 from ._http import connection_error, http_error, one_line
 from ._structured import (
+    OPENAI_REFUSABLE,
     OPENAI_WAYS,
     EndpointFormats,
     endpoint_formats,
@@ -139,9 +140,7 @@ class OpenAIModel:
             try:
                 completion = await self._create(arguments)
             except openai.APIStatusError as exc:
-                if way != ways[-1] and refusal_names(
-                    exc.status_code, exc.body, exc.message, ("response_format",)
-                ):
+                if way != ways[-1] and refusal_names(exc.body, exc.message, OPENAI_REFUSABLE):
                     self._formats.refuse(self._endpoint, way)
                     continue
                 raise http_error(
