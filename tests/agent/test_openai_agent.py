@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from ratchet import Runtime, StepStatus, TaskStatus
+from ratchet import ModelSettings, Runtime, StepStatus, TaskStatus
 from ratchet.agent.output_schemas import PLAN_OUTPUT
+from ratchet.agent.spec import AgentSpec
 from ratchet.store import StateStore
 
 from ..helpers.ledger import Ledger
@@ -184,3 +185,35 @@ async def test_a_500_naming_no_parameter_is_retried_per_policy(
     # The retry asked the same way: a 500 that names no parameter refuses nothing.
     first, second = (r.body["response_format"] for r in server.received[:2])
     assert first == second and first["type"] == "json_schema"
+
+
+async def test_the_agent_s_model_settings_go_with_every_request_and_into_the_journal(
+    store: StateStore, server: LoopbackServer
+) -> None:
+    server.answer(completion(json.dumps(PLAN)), *ACT_AND_VERIFY)
+    agent = make_agent("openai:some-model")
+    agent.spec = agent.spec.model_copy(
+        update={"model_settings": ModelSettings(temperature=0.1, max_output_tokens=500, seed=9)}
+    )
+    task = await run_agent(Runtime(store), agent)
+
+    assert task.status is TaskStatus.COMPLETED, task.error
+    # Recorded with the task: a worker that resumes it rebuilds the same settings.
+    recorded = AgentSpec.model_validate(task.inputs_params["agent"]).model_settings
+    assert recorded == ModelSettings(temperature=0.1, max_output_tokens=500, seed=9)
+    sent = [{key: r.body.get(key) for key in ("temperature", "max_tokens", "seed")} for r in server.received]
+    assert sent == [{"temperature": 0.1, "max_tokens": 500, "seed": 9}] * 4  # plan, act, act, verify
+    ops = [op for op in await store.list_ops(task.id) if op.name.startswith("model:")]
+    assert [op.name for op in ops] == ["model:plan", "model:act", "model:act", "model:verify"]
+    assert all(op.input["settings"] == recorded.model_dump(mode="json") for op in ops)
+
+
+async def test_an_agent_without_model_settings_sends_none(store: StateStore, server: LoopbackServer) -> None:
+    server.answer(completion(json.dumps(PLAN)), *ACT_AND_VERIFY)
+    task = await run_agent(Runtime(store), make_agent("openai:some-model"))
+
+    assert task.status is TaskStatus.COMPLETED, task.error
+    assert not any(
+        {"temperature", "max_tokens", "seed", "reasoning_effort"} & set(r.body) for r in server.received
+    )
+    assert all(op.input["settings"] is None for op in await model_ops(store, task.id, "plan"))

@@ -32,6 +32,7 @@ PUBLIC_NAMES = [
     "MCPServer",
     "Message",
     "Middleware",
+    "ModelSettings",
     "NonDeterminismError",
     "NonRetryableError",
     "Operation",

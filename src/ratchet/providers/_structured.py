@@ -51,7 +51,11 @@ _NEEDS_SCHEMA = frozenset({"json_schema", "json_object_schema", "forced_tool"})
 
 
 class EndpointFormats:
-    """Which ways of asking for JSON each endpoint refused (thread-safe; one per process)."""
+    """Which ways of asking each endpoint refused (thread-safe; one per process).
+
+    The ways of asking for JSON, and the name of an answer's token limit
+    (``max_tokens``, refused by OpenAI's reasoning models: openai_compat.py).
+    """
 
     def __init__(self) -> None:
         self._refused: dict[tuple[str, str], set[str]] = {}
