@@ -106,7 +106,9 @@ class OpenAIModel:
         self._formats = formats if formats is not None else endpoint_formats
 
     @classmethod
-    def ollama(cls, model: str, *, base_url: str | None = None, api_key: str | None = None) -> OpenAIModel:
+    def ollama(
+        cls, model: str, *, base_url: str | None = None, api_key: str | None = None, timeout: float = 60
+    ) -> OpenAIModel:
         """``ollama:MODEL``: Ollama's OpenAI-compatible API.
 
         At ``OLLAMA_BASE_URL`` if set (a URL ending in ``/v1``), else
@@ -114,7 +116,7 @@ class OpenAIModel:
         user's is sent to it.
         """
         base_url = base_url or os.environ.get("OLLAMA_BASE_URL") or OLLAMA_BASE_URL
-        return cls(model, base_url=base_url, api_key=api_key or "ollama", provider="ollama")
+        return cls(model, base_url=base_url, api_key=api_key or "ollama", timeout=timeout, provider="ollama")
 
     def __repr__(self) -> str:
         return f"OpenAIModel({self.model!r}, base_url={self.base_url!r})"
