@@ -51,13 +51,14 @@ LLAMA_CPP_PYTHON_REFUSAL = {
 }
 
 
-# How llama-cpp-python's server answers the same refusal when its route's error handler catches
-# FastAPI's validation error first: HTTP 500, the validation error written into error.message.
+# How llama-cpp-python's server (0.3.36, as it answered) refuses it: its route's error handler
+# catches FastAPI's validation error first and answers HTTP 500, the error written into error.message.
 LLAMA_CPP_PYTHON_500 = {
     "error": {
         "message": "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', "
         "'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema', "
-        "'ctx': {'expected': \"'text' or 'json_object'\"}}\n",
+        "'ctx': {'expected': \"'text' or 'json_object'\"}}\n\n  File \".../llama_cpp/server/app.py\", "
+        "line 376, in create_chat_completion\n    POST /v1/chat/completions",
         "type": "internal_server_error",
         "param": None,
         "code": None,
