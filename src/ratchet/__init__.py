@@ -35,7 +35,7 @@ if typing.TYPE_CHECKING:  # what type checkers and editors see; at run time each
         TaskNotFound,
     )
     from .policy import Budget, CheckpointPolicy, CheckpointStrategy, RetryPolicy
-    from .providers import register_provider
+    from .providers import ModelSettings, register_provider
     from .records import (
         AgentState,
         Artifact,
@@ -114,7 +114,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "WaitReason",
     ),
     ".policy": ("Budget", "CheckpointPolicy", "CheckpointStrategy", "RetryPolicy"),
-    ".providers": ("register_provider",),
+    ".providers": ("ModelSettings", "register_provider"),
     ".runtime": ("Runtime", "SyncRuntime"),
     ".store": ("DEFAULT_STORE_URL", "StateStore", "open_store"),
     ".tools": ("Reconciled", "Tool", "ToolContext", "tool"),
@@ -177,6 +177,7 @@ __all__ = [
     "MCPServer",
     "Message",
     "Middleware",
+    "ModelSettings",
     "NonDeterminismError",
     "NonRetryableError",
     "Operation",

@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from ratchet import Runtime, StepStatus, TaskStatus
+from ratchet import ModelSettings, Runtime, StepStatus, TaskStatus
 from ratchet.agent.output_schemas import PLAN_OUTPUT
+from ratchet.agent.spec import AgentSpec
 from ratchet.store import StateStore
 
 from ..helpers.ledger import Ledger
@@ -144,3 +145,75 @@ async def test_a_server_that_takes_only_json_object_with_a_schema_plans_with_it(
     # The refusal cost no attempt: one plan operation, and the verify request went straight there.
     assert len(await model_ops(store, task.id, "plan")) == 1
     assert formats[-1] is not None and formats[-1]["type"] == "json_object" and "schema" in formats[-1]
+
+
+async def test_a_server_refusing_json_schema_with_a_500_still_plans(
+    store: StateStore, server: LoopbackServer
+) -> None:
+    # llama-cpp-python's server: its route's error handler turns FastAPI's validation error into a 500.
+    refusal = {
+        "error": {
+            "message": "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', "
+            "'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema'}",
+            "type": "internal_server_error",
+            "param": None,
+            "code": None,
+        }
+    }
+    server.answer(Reply(refusal, status=500), completion(json.dumps(PLAN)), *ACT_AND_VERIFY)
+    task = await run_agent(Runtime(store), make_agent("openai:model-behind-a-500"))
+
+    assert task.status is TaskStatus.COMPLETED, task.error
+    (plan,) = await model_ops(store, task.id, "plan")
+    assert (plan.status, plan.attempt) == ("succeeded", 1)
+    formats = [r.body.get("response_format") for r in server.received]
+    assert [f and f["type"] for f in formats] == ["json_schema", "json_object", None, None, "json_object"]
+    # The verify request went straight to the way the plan request found.
+    assert formats[-1] == {"type": "json_object", "schema": formats[-1]["schema"]}
+
+
+async def test_a_500_naming_no_parameter_is_retried_per_policy(
+    store: StateStore, server: LoopbackServer
+) -> None:
+    outage = Reply({"error": {"message": "the model is loading"}}, status=500, headers={"retry-after": "0"})
+    server.answer(outage, completion(json.dumps(PLAN)), *ACT_AND_VERIFY)
+    task = await run_agent(Runtime(store), make_agent("openai:model-loading"))
+
+    assert task.status is TaskStatus.COMPLETED, task.error
+    (plan,) = await model_ops(store, task.id, "plan")
+    assert (plan.status, plan.attempt) == ("succeeded", 2)
+    # The retry asked the same way: a 500 that names no parameter refuses nothing.
+    first, second = (r.body["response_format"] for r in server.received[:2])
+    assert first == second and first["type"] == "json_schema"
+
+
+async def test_the_agent_s_model_settings_go_with_every_request_and_into_the_journal(
+    store: StateStore, server: LoopbackServer
+) -> None:
+    server.answer(completion(json.dumps(PLAN)), *ACT_AND_VERIFY)
+    agent = make_agent("openai:some-model")
+    agent.spec = agent.spec.model_copy(
+        update={"model_settings": ModelSettings(temperature=0.1, max_output_tokens=500, seed=9)}
+    )
+    task = await run_agent(Runtime(store), agent)
+
+    assert task.status is TaskStatus.COMPLETED, task.error
+    # Recorded with the task: a worker that resumes it rebuilds the same settings.
+    recorded = AgentSpec.model_validate(task.inputs_params["agent"]).model_settings
+    assert recorded == ModelSettings(temperature=0.1, max_output_tokens=500, seed=9)
+    sent = [{key: r.body.get(key) for key in ("temperature", "max_tokens", "seed")} for r in server.received]
+    assert sent == [{"temperature": 0.1, "max_tokens": 500, "seed": 9}] * 4  # plan, act, act, verify
+    ops = [op for op in await store.list_ops(task.id) if op.name.startswith("model:")]
+    assert [op.name for op in ops] == ["model:plan", "model:act", "model:act", "model:verify"]
+    assert all(op.input["settings"] == recorded.model_dump(mode="json") for op in ops)
+
+
+async def test_an_agent_without_model_settings_sends_none(store: StateStore, server: LoopbackServer) -> None:
+    server.answer(completion(json.dumps(PLAN)), *ACT_AND_VERIFY)
+    task = await run_agent(Runtime(store), make_agent("openai:some-model"))
+
+    assert task.status is TaskStatus.COMPLETED, task.error
+    assert not any(
+        {"temperature", "max_tokens", "seed", "reasoning_effort"} & set(r.body) for r in server.received
+    )
+    assert all(op.input["settings"] is None for op in await model_ops(store, task.id, "plan"))

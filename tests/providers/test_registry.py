@@ -14,7 +14,7 @@ import pytest
 
 import ratchet
 from ratchet import InputError, register_provider
-from ratchet.providers import ModelRequest, ModelResponse, resolve_model
+from ratchet.providers import ModelError, ModelRequest, ModelResponse, resolve_model
 from ratchet.providers.openai_compat import OpenAIModel
 
 from ..helpers.loopback import LoopbackServer, Reply
@@ -214,6 +214,31 @@ async def test_a_named_endpoint_is_its_provider_at_its_url_with_its_key(
     assert server.last.body["model"] == "qwen2.5"
 
 
+async def test_a_named_endpoint_s_timeout_is_its_provider_s(
+    server: LoopbackServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    configure(
+        tmp_path,
+        monkeypatch,
+        f"""
+        [endpoints.cpu]
+        provider = "openai"
+        base_url = "{server.url}/v1"
+        timeout = 0.5
+        """,
+    )
+    server.answer(Reply(completion("late"), delay=1.5))
+
+    with pytest.raises(ModelError) as raised:
+        await resolve_model("cpu:small").complete(ACT, ordinal=0)
+
+    # A server slower than the endpoint allows: retryable, as every timeout.
+    assert raised.value.retryable
+    assert str(raised.value) == f"cpu:small: no answer from {server.url}/v1 within 0.5 s"
+    configure(tmp_path, monkeypatch, '[endpoints.box]\nprovider = "ollama"\ntimeout = 900\n')
+    assert resolve_model("box:llama3.1").timeout == 900.0  # type: ignore[attr-defined]
+
+
 def test_the_config_file_is_found_in_the_current_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -239,6 +264,11 @@ def test_the_config_file_is_found_in_the_current_directory(
         ('provider = "openai"\nmodel = "x"', "unknown field 'model'"),
         ('provider = "scripted"\nbase_url = "http://x/v1"', "provider 'scripted' takes no base_url"),
         ("base_url = 'http://x/v1'", "give provider"),
+        ('provider = "openai"\ntimeout = 0', "timeout must be a number of seconds above 0, at most 86400"),
+        ('provider = "openai"\ntimeout = "10m"', "timeout must be a number of seconds"),
+        ('provider = "openai"\ntimeout = true', "timeout must be a number of seconds"),
+        ('provider = "openai"\ntimeout = inf', "timeout must be a number of seconds"),
+        ('provider = "scripted"\ntimeout = 5', "provider 'scripted' takes no timeout"),
     ],
 )
 def test_a_bad_endpoint_is_one_line(

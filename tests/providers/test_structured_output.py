@@ -51,6 +51,21 @@ LLAMA_CPP_PYTHON_REFUSAL = {
 }
 
 
+# How llama-cpp-python's server (0.3.36, as it answered) refuses it: its route's error handler
+# catches FastAPI's validation error first and answers HTTP 500, the error written into error.message.
+LLAMA_CPP_PYTHON_500 = {
+    "error": {
+        "message": "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', "
+        "'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema', "
+        "'ctx': {'expected': \"'text' or 'json_object'\"}}\n\n  File \".../llama_cpp/server/app.py\", "
+        "line 376, in create_chat_completion\n    POST /v1/chat/completions",
+        "type": "internal_server_error",
+        "param": None,
+        "code": None,
+    }
+}
+
+
 def openai_at(server: LoopbackServer, formats: EndpointFormats | None = None) -> OpenAIModel:
     return OpenAIModel("test-model", base_url=f"{server.url}/v1", api_key="sk-test", formats=formats)
 
@@ -105,10 +120,37 @@ async def test_a_server_taking_only_json_object_with_a_schema_is_remembered(serv
     assert formats_sent(server)[-1] == JSON_SCHEMA_FORMAT
 
 
+async def test_a_500_naming_response_format_is_a_refusal_and_is_remembered(server: LoopbackServer) -> None:
+    server.answer(
+        Reply(LLAMA_CPP_PYTHON_500, status=500),
+        Reply(completion(json.dumps(VERDICT))),
+        Reply(completion(json.dumps(VERDICT))),
+    )
+    formats = EndpointFormats()
+
+    assert (await openai_at(server, formats).complete(VERIFY, ordinal=0)).content == VERDICT
+    assert (await openai_at(server, formats).complete(VERIFY, ordinal=1)).content == VERDICT
+
+    assert formats_sent(server) == [JSON_SCHEMA_FORMAT, JSON_OBJECT_SCHEMA_FORMAT, JSON_OBJECT_SCHEMA_FORMAT]
+    assert formats.refused((f"{server.url}/v1", "test-model")) == {"json_schema"}
+
+
+@pytest.mark.parametrize(
+    "refusal",
+    [
+        Reply(error_body("Unknown parameter: 'response_format'."), status=400),
+        Reply(
+            {"detail": [{"loc": ["body", "response_format"], "msg": "Extra inputs are not permitted"}]},
+            status=422,
+        ),
+        Reply({"error": {"message": "1 validation error: {'loc': ('body', 'response_format')}"}}, status=500),
+        Reply(error_body("json_schema is not supported by this server"), status=400),
+    ],
+    ids=["400-openai-error", "422-validation-detail", "500-validation-message", "400-naming-json_schema"],
+)
 async def test_a_server_refusing_every_response_format_is_asked_in_the_prompt(
-    server: LoopbackServer,
+    server: LoopbackServer, refusal: Reply
 ) -> None:
-    refusal = Reply(error_body("Unknown parameter: 'response_format'."), status=400)
     server.answer(
         refusal,
         refusal,
@@ -158,6 +200,31 @@ async def test_another_client_error_is_not_taken_for_a_refusal(server: LoopbackS
 
     assert len(server.received) == 1
     assert formats.refused((f"{server.url}/v1", "test-model")) == frozenset()
+
+
+async def test_a_500_naming_no_parameter_is_a_server_error_and_nothing_is_remembered(
+    server: LoopbackServer,
+) -> None:
+    server.answer(Reply(error_body("CUDA out of memory while decoding"), status=500))
+    formats = EndpointFormats()
+
+    with pytest.raises(ModelError) as raised:
+        await openai_at(server, formats).complete(VERIFY, ordinal=0)
+
+    # Retryable, as every 5xx: the retry middleware tries again, with the same response_format.
+    assert (raised.value.status, raised.value.retryable) == (500, True)
+    assert "CUDA out of memory" in str(raised.value)
+    assert formats_sent(server) == [JSON_SCHEMA_FORMAT]
+    assert formats.refused((f"{server.url}/v1", "test-model")) == frozenset()
+
+
+async def test_a_parameter_named_inside_a_longer_word_is_not_a_refusal(server: LoopbackServer) -> None:
+    server.answer(Reply(error_body("my_response_format_proxy crashed"), status=502))
+
+    with pytest.raises(ModelError, match="HTTP 502"):
+        await openai_at(server, EndpointFormats()).complete(VERIFY, ordinal=0)
+
+    assert len(server.received) == 1
 
 
 async def test_a_refusal_to_answer_is_a_malformed_answer(server: LoopbackServer) -> None:
@@ -221,5 +288,18 @@ async def test_a_server_refusing_the_forced_tool_is_asked_in_the_prompt_from_the
     assert (await anthropic_at(server, formats).complete(VERIFY, ordinal=1)).content == VERDICT
 
     assert ["tool_choice" in received.body for received in server.received] == [True, False, False]
+
+
+async def test_anthropic_refusing_the_forced_tool_with_a_500_is_asked_in_the_prompt(
+    server: LoopbackServer,
+) -> None:
+    refusal = {"type": "error", "error": {"type": "api_error", "message": "unsupported field: tool_choice"}}
+    server.answer(Reply(refusal, status=500), Reply(message(text(json.dumps(VERDICT)))))
+    formats = EndpointFormats()
+
+    assert (await anthropic_at(server, formats).complete(VERIFY, ordinal=0)).content == VERDICT
+
+    assert ["tool_choice" in received.body for received in server.received] == [True, False]
+    assert formats.refused((server.url, "claude-test")) == {"forced_tool"}
     assert server.last.body["system"].startswith(f"You check steps.\n\n{JSON_INSTRUCTION} ")
     assert '"reason":{"title":"Reason","type":"string"}' in server.last.body["system"]

@@ -34,6 +34,7 @@ PUBLIC_NAMES = [
     "MCPServer",
     "Message",
     "Middleware",
+    "ModelSettings",
     "NonDeterminismError",
     "NonRetryableError",
     "Operation",

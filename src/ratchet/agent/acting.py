@@ -64,7 +64,7 @@ class Acting(RunBase):
             told = await self.take_notes()
             messages += told
             await self.keep_messages(told)
-            answer = await ctx.call_model({"purpose": "act", "messages": messages, "tools": self.schemas})
+            answer = await self.call_model({"purpose": "act", "messages": messages, "tools": self.schemas})
             if len(answer.tool_calls) > spec.max_tool_calls_per_answer:
                 refusal = await self.refuse_tool_calls(answer)
                 messages += refusal

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ..errors import CodeUnavailable, InputError
 from ..providers import ScriptedModel, resolve_model
+from ..providers.settings import ModelSettings, check_settings
 from ..tools import Tool
 from ..trust.code import portable_path
 from .spec import BUILTIN_TOOL_NAMES, load_tools
@@ -39,13 +40,18 @@ def check_tool_sources(sources: list[str], *, option: str) -> list[str]:
     return checked
 
 
-def checked_model(spec: str) -> str:
+def checked_model(spec: str, *, settings: ModelSettings | None = None) -> str:
     """The model spec checked, as a task records it (a script's path made absolute).
 
+    Args:
+        settings: the agent's model settings, which the model's provider must be able to send.
+
     Raises:
-        InputError: the spec names no usable model (no network is used: only the spec is checked).
+        InputError: the spec names no usable model, or its provider cannot
+            send one of `settings` (`UnsupportedSetting`); no network is used.
     """
     provider = resolve_model(spec)
+    check_settings(provider, settings)
     if isinstance(provider, ScriptedModel):
         return f"scripted:{provider.path}"  # absolute, so a resume from elsewhere finds the script
     return spec.strip()

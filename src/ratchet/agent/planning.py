@@ -39,7 +39,7 @@ class Planning(RunBase):
         for _ in range(1 + MAX_PLAN_REPAIRS):
             answer = None
             try:
-                answer = await ctx.call_model(
+                answer = await self.call_model(
                     {
                         "purpose": "plan",
                         "messages": messages,
@@ -111,7 +111,7 @@ class Planning(RunBase):
     async def verify(self, step: Step, report: str) -> tuple[bool, str]:
         if not step.validation_instruction:
             return True, "the step has no check"
-        answer = await self.ctx.call_model(
+        answer = await self.call_model(
             {
                 "purpose": "verify",
                 "json_output": True,
@@ -142,7 +142,7 @@ class Planning(RunBase):
         """
         done = [s for s in kept if s.status is StepStatus.COMPLETED]
         try:
-            answer = await self.ctx.call_model(
+            answer = await self.call_model(
                 {
                     "purpose": "replan",
                     "json_output": True,

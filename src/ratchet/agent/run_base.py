@@ -50,6 +50,10 @@ class RunBase:
         """Whether the task has a replan left (``max_replans``, every kind of replan counted)."""
         return self.replans < self.spec.max_replans
 
+    async def call_model(self, request: dict[str, Any]) -> ModelResponse:
+        """One request to the task's model (journaled), with the agent's model settings."""
+        return await self.ctx.call_model({**request, "settings": self.spec.model_settings})
+
     async def replace_rest(self, why: str, kept: list[Step], replaced: str, trigger: str) -> bool:
         """Replan, keeping `kept`; False if the plan stays as it was (planning.py makes it)."""
         raise NotImplementedError

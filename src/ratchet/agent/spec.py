@@ -14,6 +14,7 @@ from ..engine.workflow import load_module
 from ..errors import InputError
 from ..limits import MAX_TOOL_CALLS_PER_ANSWER
 from ..policy import MAX_DURATION, Budget, CheckpointPolicy
+from ..providers.settings import ModelSettings, settings_from
 from ..records import Constraints, Record, Task
 from ..tools import Tool
 from ..trust.code import FILE_MODULE_PREFIX, portable_path
@@ -82,6 +83,8 @@ class AgentSpec(Record):
     session: str | None = Field(default=None, min_length=1, max_length=200)
     # The MCP servers whose tools the agent offers (docs/mcp.md, "Giving an agent MCP tools").
     mcp: list[MCPServer] = Field(default_factory=list)
+    # How the model answers each of the agent's requests: temperature, ... (docs/agent.md, "Model settings").
+    model_settings: ModelSettings | None = None
 
 
 class Agent:
@@ -116,6 +119,11 @@ class Agent:
         mcp: MCP servers whose tools the agent offers: ``"COMMAND ARGS"``
             (stdio), ``"http(s)://..."`` (streamable HTTP) or `MCPServer`
             specs (docs/mcp.md, "Giving an agent MCP tools").
+        model_settings: how the model answers every request of the agent
+            (`ModelSettings`, or its fields as a dict: ``temperature``,
+            ``max_output_tokens``, ``seed``, ``reasoning_effort``); each
+            provider sends them by its API's names and refuses one it cannot
+            send (docs/providers.md, "Model settings").
         settings: other `AgentSpec` fields (``max_step_attempts``,
             ``max_turns_per_step``, ``history_token_budget``, ``keep_recent_messages``,
             ``max_tool_calls_per_answer``, ``max_replans``, ``replan_on``).
@@ -137,6 +145,7 @@ class Agent:
         step_timeout: float | None = None,
         session: str | None = None,
         mcp: Sequence[str | MCPServer] = (),
+        model_settings: ModelSettings | dict[str, Any] | None = None,
         **settings: Any,
     ) -> None:
         self.tools = list(tools)
@@ -159,6 +168,7 @@ class Agent:
             step_timeout=step_timeout,
             session=session,
             mcp=_mcp_servers(mcp),
+            model_settings=_model_settings(model_settings),
             **{**settings, **_compaction_settings(compaction)},
         )
         self.model = model
@@ -167,6 +177,17 @@ class Agent:
     @property
     def name(self) -> str:
         return self.spec.name
+
+
+def _model_settings(given: ModelSettings | dict[str, Any] | None) -> ModelSettings | None:
+    """The agent's model settings, a dict of them checked now (one line for a value out of range).
+
+    Raises:
+        InputError: a setting is unknown or out of its range.
+    """
+    if given is None or isinstance(given, ModelSettings):
+        return given
+    return settings_from(given)
 
 
 def _mcp_servers(given: Sequence[str | MCPServer]) -> list[MCPServer]:

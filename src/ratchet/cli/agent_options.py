@@ -25,7 +25,14 @@ from typing import Any, Concatenate, TypeVar
 from ..agent import Agent
 from ..limits import MAX_INSTRUCTION_BYTES, MAX_TOOL_CALLS_PER_ANSWER, check_name
 from ..trust.code import CodeTrust
-from .agent_spec import AGENT_NAME, build_agent, checkpoint_policy, deadline_seconds, duration_seconds
+from .agent_spec import (
+    AGENT_NAME,
+    build_agent,
+    checkpoint_policy,
+    deadline_seconds,
+    duration_seconds,
+    model_settings,
+)
 from .instruction import read_instruction
 from .mcp_servers import checked_mcp_servers
 from .options import (
@@ -38,15 +45,19 @@ from .options import (
     KeepCheckpointsOption,
     MaxCostOption,
     MaxInstructionBytesOption,
+    MaxOutputTokensOption,
     MaxStepsOption,
     MaxTokensOption,
     MaxToolCallsOption,
     McpOption,
     McpRiskOption,
     ModelOption,
+    ReasoningEffortOption,
+    SeedOption,
     SessionOption,
     StepTimeoutOption,
     TaskNameOption,
+    TemperatureOption,
     ToolsOption,
 )
 
@@ -69,6 +80,10 @@ class AgentOptions:
     max_tokens: MaxTokensOption = None
     max_cost: MaxCostOption = None
     max_tool_calls: MaxToolCallsOption = MAX_TOOL_CALLS_PER_ANSWER
+    temperature: TemperatureOption = None
+    max_output_tokens: MaxOutputTokensOption = None
+    seed: SeedOption = None
+    reasoning_effort: ReasoningEffortOption = None
     allow_shell: AllowShellOption = False
     checkpoint_strategy: CheckpointStrategyOption = None
     keep_checkpoints: KeepCheckpointsOption = None
@@ -107,10 +122,17 @@ class AgentOptions:
 
         Raises:
             InputError: an option names no usable model, tools, checkpoint
-                age, step timeout, session or MCP server.
+                age, step timeout, session or MCP server, or a model setting
+                out of its range or that the model's provider cannot send.
         """
         return build_agent(
             model=self.model,
+            model_settings=model_settings(
+                temperature=self.temperature,
+                max_output_tokens=self.max_output_tokens,
+                seed=self.seed,
+                reasoning_effort=self.reasoning_effort,
+            ),
             tool_files=self.tools or [],
             instructions=self.instructions,
             max_steps=self.max_steps,

@@ -13,6 +13,7 @@ from ..agent.mcp.servers import MCPServer
 from ..errors import InputError
 from ..limits import MAX_TOOL_CALLS_PER_ANSWER
 from ..policy import Budget, CheckpointPolicy, CheckpointStrategy, positive_duration
+from ..providers.settings import ModelSettings, settings_from
 from .resume import make_cwd_importable
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "checkpoint_policy",
     "deadline_seconds",
     "duration_seconds",
+    "model_settings",
 ]
 
 AGENT_NAME = "agent"
@@ -41,6 +43,7 @@ def build_agent(
     step_timeout: float | None = None,
     session: str | None = None,
     mcp: list[MCPServer] | None = None,
+    model_settings: ModelSettings | None = None,
 ) -> Agent:
     """The agent the options describe, each checked now rather than when the task runs.
 
@@ -49,15 +52,16 @@ def build_agent(
     module by its name.
 
     Raises:
-        InputError: the model spec names no usable model, or a tools file or
-            module is missing, does not load, defines no tool, or reuses a
-            tool's name.
+        InputError: the model spec names no usable model, its provider
+            cannot send one of the model settings, or a tools file or module
+            is missing, does not load, defines no tool, or reuses a tool's name.
     """
     sources = checked_tool_sources(tool_files)
     return Agent(
         name=AGENT_NAME,
         instructions=instructions,
-        model=checked_model(model),
+        model=checked_model(model, settings=model_settings),
+        model_settings=model_settings,
         budget=Budget(max_steps=max_steps, max_llm_tokens=max_tokens, max_cost=max_cost),
         tool_sources=sources,
         allow_shell=allow_shell,
@@ -67,6 +71,23 @@ def build_agent(
         session=_checked_session(session),
         mcp=mcp or [],
     )
+
+
+_SETTING_OPTIONS = {
+    "temperature": "--temperature",
+    "max_output_tokens": "--max-output-tokens",
+    "seed": "--seed",
+    "reasoning_effort": "--reasoning-effort",
+}
+
+
+def model_settings(**given: object) -> ModelSettings | None:
+    """The model settings the options give (None when they give none), each in its range.
+
+    Raises:
+        InputError: a value is out of its range, in one line naming its option.
+    """
+    return settings_from(given, spelled=_SETTING_OPTIONS)
 
 
 def _checked_session(session: str | None) -> str | None:

@@ -40,15 +40,19 @@ __all__ = [
     "LeaseTtlOption",
     "MaxCostOption",
     "MaxInstructionBytesOption",
+    "MaxOutputTokensOption",
     "MaxStepsOption",
     "MaxTokensOption",
     "MaxToolCallsOption",
     "ModelOption",
+    "ReasoningEffortOption",
+    "SeedOption",
     "SessionOption",
     "StepTimeoutOption",
     "StoreOption",
     "TaskArgument",
     "TaskNameOption",
+    "TemperatureOption",
     "ToolsOption",
     "finite",
 ]
@@ -281,6 +285,41 @@ StepTimeoutOption = Annotated[
         metavar="DURATION",
         help="An attempt at a step that takes longer (90s, 10m) fails as a failed check would: "
         "tried again, then replanned.",
+    ),
+]
+
+# How the agent's model answers (docs/agent.md, "Model settings"): checked by ModelSettings, in one
+# line, and against the model's provider (a setting its API cannot send is refused before any task).
+TemperatureOption = Annotated[
+    float | None,
+    typer.Option(
+        "--temperature",
+        metavar="T",
+        help="The model's temperature, 0 (the likeliest tokens) to 2 (the most varied).",
+    ),
+]
+MaxOutputTokensOption = Annotated[
+    int | None,
+    typer.Option(
+        "--max-output-tokens",
+        metavar="N",
+        help="At most N tokens in each model answer (--max-tokens bounds the whole task).",
+    ),
+]
+SeedOption = Annotated[
+    int | None,
+    typer.Option(
+        "--seed",
+        metavar="N",
+        help="Ask the model to sample the same way for the same request, where its server can.",
+    ),
+]
+ReasoningEffortOption = Annotated[
+    str | None,
+    typer.Option(
+        "--reasoning-effort",
+        metavar="low|medium|high",
+        help="How hard a reasoning model thinks before it answers.",
     ),
 ]
 

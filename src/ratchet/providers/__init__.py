@@ -11,11 +11,13 @@ from .base import (
     OutputSchema,
     Purpose,
     ToolCall,
+    UnsupportedSetting,
     Usage,
     is_retryable_status,
 )
 from .registry import ENTRY_POINT_GROUP, ProviderFactory, register_provider, resolve_model
 from .scripted import ScriptedModel
+from .settings import ModelSettings
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -24,11 +26,13 @@ __all__ = [
     "ModelProvider",
     "ModelRequest",
     "ModelResponse",
+    "ModelSettings",
     "OutputSchema",
     "ProviderFactory",
     "Purpose",
     "ScriptedModel",
     "ToolCall",
+    "UnsupportedSetting",
     "Usage",
     "is_retryable_status",
     "register_provider",

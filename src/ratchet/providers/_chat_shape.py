@@ -1,8 +1,9 @@
 """OpenAI's chat-completions shape, both ways: `openai:` and `litellm:` speak it.
 
-`chat_messages` and `chat_tools` write a `ModelRequest`'s messages and tools
-as the API takes them; `chat_response` reads a completion (the OpenAI SDK's,
-or LiteLLM's look-alike) into a `ModelResponse`.
+`chat_message`, `chat_tools` and `chat_settings` write a `ModelRequest`'s
+messages, tools and model settings as the API takes them; `chat_response`
+reads a completion (the OpenAI SDK's, or LiteLLM's look-alike) into a
+`ModelResponse`.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from ._wire import (
     parse_tools,
 )
 from .base import MalformedAnswer, ModelError, ModelRequest, ModelResponse, ToolCall, Usage
+from .settings import ModelSettings
 
-__all__ = ["chat_message", "chat_response", "chat_tools"]
+__all__ = ["chat_message", "chat_response", "chat_settings", "chat_tools"]
 
 
 def chat_message(message: ChatMessage) -> dict[str, Any]:
@@ -55,6 +57,20 @@ def chat_tools(model: str, request: ModelRequest) -> list[dict[str, Any]]:
         }
         for spec in parse_tools(model, request)
     ]
+
+
+def chat_settings(settings: ModelSettings | None, *, max_tokens: str = "max_tokens") -> dict[str, Any]:
+    """The model settings that are set, by the API's names.
+
+    Args:
+        max_tokens: the name the longest answer goes by: ``max_tokens``, which
+            every compatible server knows, or ``max_completion_tokens``, for a
+            server that asked for it (OpenAI's reasoning models refuse the other).
+    """
+    if settings is None:
+        return {}
+    names = {"max_output_tokens": max_tokens}
+    return {names.get(name, name): value for name, value in settings.given().items()}
 
 
 def chat_response(

@@ -13,14 +13,16 @@ Anthropic's Messages API takes the schema as a tool the model is forced to
 call (``tool_choice``); a server that refuses that gets the prompt alone.
 
 A request starts at the first way its endpoint (base URL and model) has not
-refused; a refusal (HTTP 400 or 422 naming the parameter) moves it to the
-next way and is remembered for the life of the process, so the next request
-goes straight to the way that works.
+refused; a refusal (an error answer that names the parameter, whatever its
+HTTP status: 400, 422, or llama-cpp-python's 500) moves it to the next way
+and is remembered for the life of the process, so the next request goes
+straight to the way that works.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Mapping
 from typing import Any
@@ -29,7 +31,9 @@ from ._http import error_detail
 from .base import OutputSchema
 
 __all__ = [
+    "ANTHROPIC_REFUSABLE",
     "ANTHROPIC_WAYS",
+    "OPENAI_REFUSABLE",
     "OPENAI_WAYS",
     "EndpointFormats",
     "endpoint_formats",
@@ -40,11 +44,18 @@ __all__ = [
 
 OPENAI_WAYS = ("json_schema", "json_object_schema", "json_object", "prompt")
 ANTHROPIC_WAYS = ("forced_tool", "prompt")
+# The parameters whose naming in an error answer makes it a refusal of the way tried.
+OPENAI_REFUSABLE = ("response_format", "json_schema")
+ANTHROPIC_REFUSABLE = ("tool_choice", "tools")
 _NEEDS_SCHEMA = frozenset({"json_schema", "json_object_schema", "forced_tool"})
 
 
 class EndpointFormats:
-    """Which ways of asking for JSON each endpoint refused (thread-safe; one per process)."""
+    """Which ways of asking each endpoint refused (thread-safe; one per process).
+
+    The ways of asking for JSON, and the name of an answer's token limit
+    (``max_tokens``, refused by OpenAI's reasoning models: openai_compat.py).
+    """
 
     def __init__(self) -> None:
         self._refused: dict[tuple[str, str], set[str]] = {}
@@ -93,18 +104,25 @@ def openai_response_format(way: str, schema: OutputSchema | None) -> dict[str, A
     return None
 
 
-def refusal_names(status: int, body: object, message: str, parameters: tuple[str, ...]) -> bool:
+def refusal_names(body: object, message: str, parameters: tuple[str, ...]) -> bool:
     """Whether an error answer refuses one of `parameters` (rather than failing for another reason).
 
-    A 400 says so in its message; a 422 (FastAPI servers such as
-    llama-cpp-python) in the location of a validation error.
+    Servers refuse a parameter in many ways, so the status does not decide:
+    OpenAI and vLLM answer 400 with the name in ``error.message``; FastAPI
+    servers 422 with it in the location of a validation error (``detail``);
+    llama-cpp-python's server 500, with the validation error written into
+    ``error.message``. The answer refuses when its body or message names one
+    of `parameters` as a word (``response_format``, ``'response_format.type'``),
+    whatever its status. An error that names none (an outage, a bad key) is
+    not a refusal, and fails as any other.
     """
-    if status not in (400, 422):
-        return False
     texts = [error_detail(body, message), message]
     if isinstance(body, Mapping):
-        texts.append(json.dumps(body.get("detail", "")))
-    return any(name in text for text in texts for name in parameters)
+        texts.append(json.dumps(body, default=str))
+    elif isinstance(body, str):
+        texts.append(body)
+    named = re.compile(r"\b(?:" + "|".join(re.escape(name) for name in parameters) + r")\b")
+    return any(named.search(text) for text in texts)
 
 
 def schema_instruction(schema: OutputSchema) -> str:

@@ -28,7 +28,14 @@ from typing import TYPE_CHECKING, Any
 from pydantic import JsonValue
 
 from ._http import connection_error, http_error, one_line
-from ._structured import ANTHROPIC_WAYS, EndpointFormats, endpoint_formats, refusal_names, schema_instruction
+from ._structured import (
+    ANTHROPIC_REFUSABLE,
+    ANTHROPIC_WAYS,
+    EndpointFormats,
+    endpoint_formats,
+    refusal_names,
+    schema_instruction,
+)
 from ._wire import (
     JSON_INSTRUCTION,
     ChatMessage,
@@ -39,7 +46,17 @@ from ._wire import (
     parse_messages,
     parse_tools,
 )
-from .base import MalformedAnswer, ModelError, ModelRequest, ModelResponse, ToolCall, Usage, require_library
+from .base import (
+    MalformedAnswer,
+    ModelError,
+    ModelRequest,
+    ModelResponse,
+    ToolCall,
+    UnsupportedSetting,
+    Usage,
+    require_library,
+)
+from .settings import ModelSettings
 
 if TYPE_CHECKING:
     import anthropic
@@ -66,7 +83,8 @@ class AnthropicModel:
             ``ANTHROPIC_BASE_URL``, else Anthropic's.
         timeout: seconds one HTTP exchange may take; a timeout is a retryable
             failure.
-        max_tokens: the most tokens one answer may take (the API requires a limit).
+        max_tokens: the most tokens one answer may take (the API requires a
+            limit), unless a request's settings give ``max_output_tokens``.
         formats: where a refused forced tool is remembered; by default one
             record shared by the whole process.
     """
@@ -105,12 +123,15 @@ class AnthropicModel:
         in the prompt instead (and remembered, see `ratchet.providers._structured`).
 
         Raises:
+            UnsupportedSetting: a model setting the API cannot take (see
+                `check_settings`), before any request.
             ModelError: the API failed (``retryable`` per the HTTP status, 529
                 "overloaded" included, or True when no answer came), or
                 answered something unusable (`MalformedAnswer`: not retryable).
         """
         import anthropic
 
+        self.check_settings(request.settings)
         forcing = request.output_schema is not None and not request.tools
         ways = self._formats.ways(self._endpoint, ANTHROPIC_WAYS, forcing)
         for way in ways:
@@ -118,9 +139,7 @@ class AnthropicModel:
             try:
                 message = await self._sdk_client().messages.create(**arguments)
             except anthropic.APIStatusError as exc:
-                if way != ways[-1] and refusal_names(
-                    exc.status_code, exc.body, exc.message, ("tool_choice", "tools")
-                ):
+                if way != ways[-1] and refusal_names(exc.body, exc.message, ANTHROPIC_REFUSABLE):
                     self._formats.refuse(self._endpoint, way)
                     continue
                 raise http_error(
@@ -136,6 +155,27 @@ class AnthropicModel:
                 raise ModelError(f"{self.name}: {one_line(str(exc))}", retryable=False) from exc
             return self._response(request, message, ordinal, forced=way == "forced_tool")
         raise AssertionError("unreachable: the last way (the prompt) is never refused")
+
+    def check_settings(self, settings: ModelSettings | None) -> None:
+        """Refuse a model setting the Messages API has no way to send.
+
+        It takes ``max_tokens`` and a reasoning effort (``output_config.effort``).
+        It has no seed, and no temperature: API version 2026-10-21, which the
+        SDK sends from its version 2, refuses every sampling parameter (the
+        SDK has none), for every model.
+
+        Raises:
+            UnsupportedSetting: one line naming the setting.
+        """
+        if settings is None:
+            return
+        if settings.seed is not None:
+            raise UnsupportedSetting(f"{self.name} takes no seed: Anthropic's Messages API has none")
+        if settings.temperature is not None:
+            raise UnsupportedSetting(
+                f"{self.name} takes no temperature: Anthropic's Messages API refuses sampling "
+                "parameters since its version 2026-10-21"
+            )
 
     @property
     def _endpoint(self) -> tuple[str, str]:
@@ -165,11 +205,14 @@ class AnthropicModel:
         schema = request.output_schema
         if request.wants_json and way != "forced_tool":
             system.append(JSON_INSTRUCTION + (f" {schema_instruction(schema)}" if schema else ""))
+        settings = request.settings or ModelSettings()
         arguments: dict[str, Any] = {
             "model": self.model,
-            "max_tokens": self.max_tokens,
+            "max_tokens": settings.max_output_tokens or self.max_tokens,
             "messages": _turns(m for m in messages if m.role != "system"),
         }
+        if settings.reasoning_effort is not None:
+            arguments["output_config"] = {"effort": settings.reasoning_effort}
         if any(system):
             arguments["system"] = "\n\n".join(text for text in system if text)
         if request.tools:

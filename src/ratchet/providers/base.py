@@ -14,8 +14,10 @@ from typing import Any, Protocol, Self, runtime_checkable
 
 from pydantic import BaseModel, Field, JsonValue
 
-from ratchet.errors import MissingExtra, RatchetError
+from ratchet.errors import InputError, MissingExtra, RatchetError
 from ratchet.records import Record
+
+from .settings import ModelSettings
 
 __all__ = [
     "MalformedAnswer",
@@ -26,6 +28,7 @@ __all__ = [
     "OutputSchema",
     "Purpose",
     "ToolCall",
+    "UnsupportedSetting",
     "Usage",
     "is_retryable_status",
     "require_library",
@@ -91,7 +94,9 @@ class ModelRequest(Record):
     """One request to a model: OpenAI-style messages and tool schemas.
 
     ``json_output`` asks for one JSON object; ``output_schema`` asks for one
-    that fits a schema (and implies ``json_output``).
+    that fits a schema (and implies ``json_output``). ``settings`` says how
+    the model answers (temperature, ...; None: the provider's defaults); an
+    agent's requests carry its own (`AgentSpec.model_settings`).
     """
 
     purpose: Purpose
@@ -99,6 +104,7 @@ class ModelRequest(Record):
     tools: list[dict[str, JsonValue]] = Field(default_factory=list)
     json_output: bool = False
     output_schema: OutputSchema | None = None
+    settings: ModelSettings | None = None
 
     @property
     def wants_json(self) -> bool:
@@ -235,6 +241,18 @@ class MalformedAnswer(ModelError):
     Never retryable as such (asking the same way likely gets the same
     answer); a caller repairs instead: it tells the model what was wrong and
     asks again (``ctx.call_model(..., schema=)`` does).
+    """
+
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(message, retryable=False)
+
+
+class UnsupportedSetting(ModelError, InputError):
+    """A model setting the provider's API has no way to send (a seed to Anthropic's, ...).
+
+    Raised before any network call: by a provider building a request (a
+    `ModelError` no retry can cure), or by ``ratchet run``/``submit``
+    checking their options (an `InputError`: one line, exit 2).
     """
 
     def __init__(self, message: str | None = None) -> None:

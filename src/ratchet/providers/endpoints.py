@@ -7,6 +7,7 @@ names) may declare endpoints::
     provider = "openai"                   # the protocol: a provider prefix
     base_url = "http://gpu-box:8000/v1"
     api_key_env = "GPU_BOX_KEY"           # the variable holding the key (optional)
+    timeout = 600                         # seconds one HTTP exchange may take (optional)
 
 and ``gpu:qwen2.5-7b`` is then that provider, at that URL, with that key.
 The key itself never appears in the file, the command line or the database:
@@ -30,7 +31,9 @@ CONFIG_VARIABLE = "RATCHET_CONFIG"
 
 _NAME = re.compile(r"^[a-z][a-z0-9_.-]{0,63}$")
 _VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_FIELDS = {"provider", "base_url", "api_key_env"}
+_FIELDS = {"provider", "base_url", "api_key_env", "timeout"}
+# A day: an exchange that may take longer is not waiting for a model.
+MAX_TIMEOUT = 86400.0
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,8 @@ class Endpoint:
         base_url: the API root, or None for the provider's default.
         api_key_env: the environment variable holding its key, or None.
         source: the config file, for messages.
+        timeout: seconds one HTTP exchange may take, or None for the
+            provider's default (60 s): a model on a CPU answers slowly.
     """
 
     name: str
@@ -50,6 +55,7 @@ class Endpoint:
     base_url: str | None
     api_key_env: str | None
     source: str
+    timeout: float | None = None
 
     def api_key(self) -> str | None:
         """The key, read from the environment now.
@@ -130,4 +136,16 @@ def _endpoint(name: str, table: object, source: str) -> Endpoint:
     variable = table.get("api_key_env")
     if variable is not None and not (isinstance(variable, str) and _VARIABLE.match(variable)):
         raise InputError(f'{where}: api_key_env must name an environment variable, e.g. "GPU_BOX_KEY"')
-    return Endpoint(name=name, provider=provider, base_url=base_url, api_key_env=variable, source=source)
+    timeout = table.get("timeout")
+    if timeout is not None and not (
+        isinstance(timeout, int | float) and not isinstance(timeout, bool) and 0 < timeout <= MAX_TIMEOUT
+    ):
+        raise InputError(f"{where}: timeout must be a number of seconds above 0, at most {MAX_TIMEOUT:g}")
+    return Endpoint(
+        name=name,
+        provider=provider,
+        base_url=base_url,
+        api_key_env=variable,
+        source=source,
+        timeout=float(timeout) if timeout is not None else None,
+    )

@@ -19,11 +19,12 @@ import os
 import re
 from typing import TYPE_CHECKING, Any
 
-from ._chat_shape import chat_message, chat_response, chat_tools
+from ._chat_shape import chat_message, chat_response, chat_settings, chat_tools
 from ._http import connection_error, http_error, one_line
 from ._structured import schema_instruction
 from ._wire import parse_messages, with_json_instruction
-from .base import ModelError, ModelRequest, ModelResponse, require_library
+from .base import ModelError, ModelRequest, ModelResponse, UnsupportedSetting, require_library
+from .settings import ModelSettings
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -70,13 +71,17 @@ class LiteLLMModel:
 
         A request for JSON asks for a JSON object (``response_format``, dropped
         for providers without it) and spells out the schema in the prompt.
+        Model settings go by OpenAI's names; LiteLLM translates them.
 
         Raises:
+            UnsupportedSetting: a model setting LiteLLM cannot send to the
+                model's provider (see `check_settings`), before any request.
             ModelError: the provider failed (``retryable`` per the HTTP status,
                 or True when no answer came), or answered something unusable
                 (`MalformedAnswer`: not retryable).
         """
         litellm = _litellm()
+        self.check_settings(request.settings)
         arguments = self._arguments(request)
         try:
             completion = await litellm.acompletion(**arguments)
@@ -87,6 +92,35 @@ class LiteLLMModel:
         )
         # LiteLLM's model string (``gemini/...``), not the server's name: it keys LiteLLM's price table.
         return response.model_copy(update={"model": self.model})
+
+    def check_settings(self, settings: ModelSettings | None) -> None:
+        """Refuse a model setting LiteLLM has no way to send to the model's provider.
+
+        LiteLLM lists the OpenAI parameters it translates for each provider
+        (``get_supported_openai_params``); a setting not among them would be
+        dropped without a word (Ratchet sends ``drop_params``), so it is
+        refused instead. A provider LiteLLM lists nothing for is sent them all.
+        Imports LiteLLM (seconds), but only when a setting is given.
+
+        Raises:
+            UnsupportedSetting: one line naming the setting and the provider.
+        """
+        if settings is None or not settings.given():
+            return
+        litellm = _litellm()
+        try:
+            _, provider, _, _ = litellm.get_llm_provider(self.model)
+            supported = litellm.get_supported_openai_params(model=self.model, custom_llm_provider=provider)
+        except Exception:  # a model string LiteLLM cannot place: its request will say so
+            return
+        if not supported:
+            return
+        # chat_settings keeps the settings' order: each setting beside the name LiteLLM takes it by.
+        for setting, name in zip(settings.given(), chat_settings(settings), strict=True):
+            if name not in supported:
+                raise UnsupportedSetting(
+                    f"{self.name} takes no {setting}: LiteLLM sends no {name!r} to {provider}"
+                )
 
     def _arguments(self, request: ModelRequest) -> dict[str, Any]:
         messages = parse_messages(self.name, request)
@@ -111,6 +145,7 @@ class LiteLLMModel:
             arguments["tools"] = chat_tools(self.name, request)
         if request.wants_json:
             arguments["response_format"] = {"type": "json_object"}
+        arguments.update(chat_settings(request.settings))
         return arguments
 
     def _error(self, litellm: ModuleType, exc: Exception) -> ModelError:

@@ -24,9 +24,10 @@ from urllib.parse import urlsplit
 
 from ratchet.errors import InputError
 
-from ._chat_shape import chat_message, chat_response, chat_tools
+from ._chat_shape import chat_message, chat_response, chat_settings, chat_tools
 from ._http import connection_error, http_error, one_line
 from ._structured import (
+    OPENAI_REFUSABLE,
     OPENAI_WAYS,
     EndpointFormats,
     endpoint_formats,
@@ -47,6 +48,9 @@ OPENAI_BASE_URL = "https://api.openai.com/v1"
 OLLAMA_BASE_URL = "http://localhost:11434/v1"
 # The SDK refuses to start without a key; local servers ignore whatever is sent.
 PLACEHOLDER_API_KEY = "no-key"
+# The two names of the longest answer: every compatible server's, and OpenAI's newer one.
+MAX_TOKENS = "max_tokens"
+MAX_COMPLETION_TOKENS = "max_completion_tokens"
 
 
 class OpenAIModel:
@@ -102,7 +106,9 @@ class OpenAIModel:
         self._formats = formats if formats is not None else endpoint_formats
 
     @classmethod
-    def ollama(cls, model: str, *, base_url: str | None = None, api_key: str | None = None) -> OpenAIModel:
+    def ollama(
+        cls, model: str, *, base_url: str | None = None, api_key: str | None = None, timeout: float = 60
+    ) -> OpenAIModel:
         """``ollama:MODEL``: Ollama's OpenAI-compatible API.
 
         At ``OLLAMA_BASE_URL`` if set (a URL ending in ``/v1``), else
@@ -110,7 +116,7 @@ class OpenAIModel:
         user's is sent to it.
         """
         base_url = base_url or os.environ.get("OLLAMA_BASE_URL") or OLLAMA_BASE_URL
-        return cls(model, base_url=base_url, api_key=api_key or "ollama", provider="ollama")
+        return cls(model, base_url=base_url, api_key=api_key or "ollama", timeout=timeout, provider="ollama")
 
     def __repr__(self) -> str:
         return f"OpenAIModel({self.model!r}, base_url={self.base_url!r})"
@@ -120,7 +126,10 @@ class OpenAIModel:
 
         A request for JSON uses the best ``response_format`` the server has
         not refused (see `ratchet.providers._structured`); a refusal moves to
-        the next one, within this call.
+        the next one, within this call. The request's model settings are sent
+        by OpenAI's names (`chat_settings`); every one has one. The longest
+        answer goes as ``max_tokens``, or ``max_completion_tokens`` to a
+        server that asked for that name (see `_create`).
 
         Raises:
             ModelError: the server failed (``retryable`` per the HTTP status, or
@@ -139,9 +148,7 @@ class OpenAIModel:
             try:
                 completion = await self._create(arguments)
             except openai.APIStatusError as exc:
-                if way != ways[-1] and refusal_names(
-                    exc.status_code, exc.body, exc.message, ("response_format",)
-                ):
+                if way != ways[-1] and refusal_names(exc.body, exc.message, OPENAI_REFUSABLE):
                     self._formats.refuse(self._endpoint, way)
                     continue
                 raise http_error(
@@ -165,9 +172,27 @@ class OpenAIModel:
         return (self.base_url, self.model)
 
     async def _create(self, arguments: dict[str, Any]) -> ChatCompletion:
+        """One request; sent again at once with ``max_completion_tokens`` if the server asks for that name.
+
+        OpenAI's reasoning models refuse ``max_tokens`` with a 400 that says
+        "Use 'max_completion_tokens' instead"; the endpoint is remembered
+        (`EndpointFormats`), so its later requests use that name from the start.
+        """
+        import openai
+
         # The SDK's overloads (streaming or not) can't be told apart from **arguments.
         client = self._sdk_client()
-        return cast("ChatCompletion", await client.chat.completions.create(**arguments))
+        try:
+            return cast("ChatCompletion", await client.chat.completions.create(**arguments))
+        except openai.APIStatusError as exc:
+            if MAX_TOKENS not in arguments or not refusal_names(
+                exc.body, exc.message, (MAX_COMPLETION_TOKENS,)
+            ):
+                raise
+            self._formats.refuse(self._endpoint, MAX_TOKENS)
+            renamed = {name: value for name, value in arguments.items() if name != MAX_TOKENS}
+            renamed[MAX_COMPLETION_TOKENS] = arguments[MAX_TOKENS]
+            return cast("ChatCompletion", await client.chat.completions.create(**renamed))
 
     def _sdk_client(self) -> openai.AsyncOpenAI:
         # An HTTP client's pooled connections belong to the event loop that
@@ -198,4 +223,10 @@ class OpenAIModel:
             arguments["tools"] = chat_tools(self.name, request)
         if response_format is not None:
             arguments["response_format"] = response_format
+        # Every server that imitates the API knows max_tokens; OpenAI's reasoning models refuse it
+        # and name the one they want (`_create`), which is remembered for the endpoint.
+        renamed = MAX_TOKENS in self._formats.refused(self._endpoint)
+        arguments.update(
+            chat_settings(request.settings, max_tokens=MAX_COMPLETION_TOKENS if renamed else MAX_TOKENS)
+        )
         return arguments

@@ -136,6 +136,8 @@ def _at_endpoint(endpoint: Endpoint, name: str) -> ModelProvider:
     api_key = endpoint.api_key()
     if api_key is not None:
         options["api_key"] = api_key
+    if endpoint.timeout is not None:
+        options["timeout"] = endpoint.timeout
     missing = [option for option in options if not _takes(factory, option)]
     if missing:
         raise InputError(
