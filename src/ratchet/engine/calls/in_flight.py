@@ -6,8 +6,10 @@ told KeyboardInterrupt, a lease lost. A plain (not ``async``) tool runs in a
 thread, which nothing can interrupt: cancelled, the call stopped waiting for
 it, the thread went on to do its effect, and its result was thrown away; the
 next run found the call in doubt and ran it again. An ``async`` tool was cut
-wherever it was, perhaps after its effect. So `run_to_the_end` runs the tool
-as an asyncio task of its own and, when the call is cancelled:
+wherever it was, perhaps after its effect. So `run_to_the_end` runs a tool
+with side effects that has to wait (on a thread, on I/O) as an asyncio task of
+its own (one that returns at once needs none: nothing can stop it midway) and,
+when the call is cancelled:
 
 - by a timeout of the engine's own (`bounded`: a tool's ``timeout``, a
   step's, the task's deadline, the agent's step timeout), cuts the tool at
@@ -33,7 +35,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Coroutine
+import types
+from collections.abc import AsyncIterator, Coroutine, Generator
 from contextvars import ContextVar
 from typing import Any
 
@@ -80,11 +83,21 @@ async def run_to_the_end(call: Call, tool_run: Coroutine[Any, Any, JsonValue]) -
         asyncio.CancelledError: the call was cancelled; `call.finished_late` then holds
             what the tool did, if it finished.
     """
-    running = asyncio.ensure_future(tool_run)
+    if not call.needs_intent:
+        return await tool_run  # safe to repeat: cut at once wherever it is, so nothing to shield
+    # The tool's first step runs here, at once: a tool that returns without waiting on anything
+    # (no I/O, no thread) cannot be stopped midway and costs no task of its own. Only one that
+    # waits is moved into a task, from where it stopped, so that a stop can let it finish.
+    try:
+        waiting_on = tool_run.send(None)
+    except StopIteration as done:
+        output: JsonValue = done.value
+        return output
+    running = asyncio.ensure_future(_go_on(tool_run, waiting_on))
     try:
         return await asyncio.shield(running)
     except asyncio.CancelledError as stop:
-        if _cuts(stop) or not call.needs_intent:
+        if _cuts(stop):
             running.cancel()  # the tool sees the cancellation, as it would have without the shield
             return await running
         stopped = stop
@@ -105,3 +118,37 @@ async def run_to_the_end(call: Call, tool_run: Coroutine[Any, Any, JsonValue]) -
     else:
         call.finished_late = FinishedLate(output=output)
     raise stopped
+
+
+async def _go_on(tool_run: Coroutine[Any, Any, JsonValue], waiting_on: Any) -> JsonValue:
+    """Run `tool_run` on to its end, from the first step `run_to_the_end` ran (it yielded `waiting_on`)."""
+    return await _from_first_step(tool_run, waiting_on)
+
+
+@types.coroutine
+def _from_first_step(
+    coroutine: Coroutine[Any, Any, JsonValue], waiting_on: Any
+) -> Generator[Any, Any, JsonValue]:
+    """What ``yield from`` would do for `coroutine` had it not already run its first step.
+
+    What the coroutine yielded (the future it waits on) goes up to the task running this, and what
+    the task sends or throws back (the future done, a cancellation) goes down to the coroutine.
+    """
+    while True:
+        try:
+            sent = yield waiting_on
+        except GeneratorExit:
+            coroutine.close()
+            raise
+        except BaseException as error:  # a cancellation, thrown in where the coroutine waits
+            try:
+                waiting_on = coroutine.throw(error)
+            except StopIteration as done:
+                output: JsonValue = done.value
+                return output
+        else:
+            try:
+                waiting_on = coroutine.send(sent)
+            except StopIteration as done:
+                output = done.value
+                return output
