@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 import types
 from collections.abc import AsyncIterator, Coroutine, Generator
@@ -88,12 +89,15 @@ async def run_to_the_end(call: Call, tool_run: Coroutine[Any, Any, JsonValue]) -
     # The tool's first step runs here, at once: a tool that returns without waiting on anything
     # (no I/O, no thread) cannot be stopped midway and costs no task of its own. Only one that
     # waits is moved into a task, from where it stopped, so that a stop can let it finish.
+    # In a context of its own from the first step, as a task's: a context variable the tool sets
+    # before it first waits (a store transaction's, say) and resets after must not leak out to us.
+    context = contextvars.copy_context()
     try:
-        waiting_on = tool_run.send(None)
+        waiting_on = context.run(tool_run.send, None)
     except StopIteration as done:
         output: JsonValue = done.value
         return output
-    running = asyncio.ensure_future(_go_on(tool_run, waiting_on))
+    running = asyncio.get_running_loop().create_task(_go_on(tool_run, waiting_on), context=context)
     try:
         return await asyncio.shield(running)
     except asyncio.CancelledError as stop:
