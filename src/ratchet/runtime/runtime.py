@@ -1,7 +1,7 @@
 """`Runtime`: the Python API over a store: submit, run, resume, wait, resolve, fork, retry, gc.
 
-Its reads (`get_task`, `list_tasks`, `result`) are in `reading.py`; `SyncRuntime` (`sync.py`)
-is the same API for code that is not async.
+Its reads (`get_task`, `list_tasks`, `result`) are in `reading.py`, its schedules in
+`scheduling.py`; `SyncRuntime` (`sync.py`) is the same API for code that is not async.
 """
 
 from __future__ import annotations
@@ -32,34 +32,19 @@ from ..engine.task_spec import new_task
 from ..engine.workflow import Workflow
 from ..errors import CannotResume, InputError
 from ..limits import MAX_INSTRUCTION_BYTES, PRIORITY_DEFAULT, check_text
-from ..policy import MAX_DURATION, Budget
+from ..policy import Budget
 from ..records import (
     InboxMessage,
     Task,
     TaskStatus,
-    Trigger,
     WaitReason,
-    utcnow,
-)
-from ..schedules import (
-    SCHEDULE_TRIGGER,
-    Overlap,
-    Schedule,
-    check_cron,
-    check_overlap,
-    check_tz,
-    new_schedule_id,
-    next_due,
-    pause_schedule,
-    resume_schedule,
-    schedule_trigger,
-    trigger_schedule,
 )
 from ..store import DEFAULT_STORE_URL, StateStore, open_store
 from ..trust.code import CodeTrust
 from ..trust.seal import SigningKey
 from .fork import fork_task, retry_task
 from .reading import ReadingMethods
+from .scheduling import ScheduleMethods
 from .sessions import SessionMethods
 from .sharing import SharingMethods
 from .task_ids import create_or_find, stands_as_it_is
@@ -69,7 +54,7 @@ __all__ = ["Runtime"]
 _UNSET: Any = object()
 
 
-class Runtime(ReadingMethods, SessionMethods, SharingMethods):
+class Runtime(ReadingMethods, ScheduleMethods, SessionMethods, SharingMethods):
     """Ratchet for Python programs; use as ``async with Runtime(url) as rt:``.
 
     Args:
@@ -209,115 +194,12 @@ class Runtime(ReadingMethods, SessionMethods, SharingMethods):
         task, _ = await create_or_find(self.store, task, queue=queue, at=at)
         return task.id
 
-    async def schedule(
-        self,
-        workflow: Workflow | Agent | str,
-        inputs: Mapping[str, Any] | None = None,
-        *,
-        every: str,
-        name: str | None = None,
-        instruction: str = "",
-        model: str | None = None,
-        deadline: float | None = None,
-        budget: Budget | None = None,
-        schedule_id: str | None = None,
-        approval_timeout: float | None = _UNSET,
-        priority: int = PRIORITY_DEFAULT,
-        tz: str = "UTC",
-        overlap: Overlap = "skip",
-    ) -> Trigger:
-        """Make a task for `workflow` at every time the cron expression `every` matches in `tz`.
-
-        Workers fire each due time once: the task ``<schedule id>-<time>``
-        (the time in UTC) is created and queued. Returns the schedule's
-        queued trigger (its ``payload["id"]`` is the schedule id,
-        ``fire_at`` the first due time).
-
-        Args:
-            every: five cron fields, or a macro (``@hourly``, ``@daily``,
-                ``@weekly``, ``@monthly``, ``@yearly``).
-            deadline: seconds each task may run, from its creation.
-            tz: the IANA time zone `every` is read in (``Europe/Paris``);
-                daylight-saving changes are croniter's.
-            overlap: ``skip`` (the default, as Temporal's) makes no task at a
-                due time while the schedule's last task is still queued or
-                running, and says so in an event of that task; ``allow``
-                always makes one.
-
-        Raises:
-            InputError: `every` is not a cron expression or macro, or never
-                matches; `tz` is not a time zone; `overlap` is neither
-                ``skip`` nor ``allow``; the instruction is not UTF-8 text or
-                is too large; the deadline is not a number of seconds up to
-                100 years.
-        """
-        check_tz(tz)
-        check_cron(every, tz)
-        check_overlap(overlap)
-        if deadline is not None and not 0 < deadline <= MAX_DURATION:
-            raise InputError(f"deadline {deadline!r}: give seconds from a task's creation, up to 100 years")
-        schedule_id = schedule_id or new_schedule_id()
-        template = self._new_task(
-            workflow,
-            inputs,
-            name=name,
-            instruction=instruction,
-            model=model,
-            deadline=None,
-            budget=budget,
-            task_id=schedule_id,
-            approval_timeout=approval_timeout,
-            priority=priority,
-        )
-        plan = Schedule(
-            id=schedule_id, template=template, cron=every, deadline_seconds=deadline, tz=tz, overlap=overlap
-        )
-        return await self.store.put_trigger(schedule_trigger(plan, next_due(every, utcnow(), tz)))
-
-    async def unschedule(self, schedule_id: str) -> bool:
-        """Stop a schedule: no more tasks are made from it. Returns whether it existed."""
-        for trigger in await self.store.list_triggers():
-            if trigger.kind == SCHEDULE_TRIGGER and trigger.payload.get("id") == schedule_id:
-                return await self.store.delete_trigger(trigger.id)
-        return False
-
-    async def pause_schedule(self, schedule_id: str) -> Schedule | None:
-        """Pause a schedule: no due time fires until it is resumed. None: no such schedule."""
-        async with self.store.transaction() as tx:
-            return await pause_schedule(tx, schedule_id)
-
-    async def resume_schedule(self, schedule_id: str) -> tuple[Schedule, dt.datetime] | None:
-        """Resume a paused schedule from now (missed due times are not made up); None: no such schedule.
-
-        Returns the schedule and its next due time.
-        """
-        async with self.store.transaction() as tx:
-            return await resume_schedule(tx, schedule_id)
-
-    async def trigger_schedule(self, schedule_id: str) -> str | None:
-        """Make a schedule's task now, once; its next due time stays. None: no such schedule.
-
-        Returns the new task's id. An operator's explicit request: it runs even while the schedule is
-        paused or its last run still goes.
-        """
-        async with self.store.transaction() as tx:
-            made = await trigger_schedule(tx, schedule_id)
-        return None if made is None else made.id
-
-    async def schedules(self) -> list[tuple[Schedule, dt.datetime]]:
-        """Every schedule, with its next due time (`PAUSED_FIRE_AT` while paused), soonest first."""
-        return [
-            (Schedule.from_trigger(trigger), trigger.fire_at)
-            for trigger in await self.store.list_triggers()
-            if trigger.kind == SCHEDULE_TRIGGER
-        ]
-
     def _new_task(
         self,
         workflow: Workflow | Agent | str,
         inputs: Mapping[str, Any] | None,
         *,
-        approval_timeout: float | None,
+        approval_timeout: float | None = _UNSET,
         **options: Any,
     ) -> Task:
         if approval_timeout is _UNSET:
