@@ -17,10 +17,10 @@ which GitHub does not show:
   workflow, a signature, the next lines of the block above). It is only
   compiled, with ``await`` allowed at the top level: a fragment still has to
   be Python.
-- ```` ```python {test="skip: REASON"} ````: a whole program that needs what
-  the tests do not have (an API key for a model the scripted model cannot
-  stand in for, as pydantic-ai's own). It is compiled, and reported skipped
-  with its reason.
+
+No block is skipped: one whose model the scripted model cannot stand in for
+uses its framework's offline model (pydantic-ai's ``"test"``) and says in a
+comment which real model to put there.
 
 A block that sets what a process sets only once (OpenTelemetry's tracer
 provider) is fenced ```` ```python {test="subprocess"} ````: it runs as
@@ -127,12 +127,8 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 @pytest.mark.parametrize("example", EXAMPLES)
 def test_the_block_runs(example: CodeExample, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     marked = _mark(example)
-    if marked == "fragment" or marked.startswith("skip"):
-        _compiled(example, top_level_await=marked == "fragment")
-        if marked.startswith("skip"):
-            reason = marked.removeprefix("skip").lstrip(" :")
-            assert reason, f'{example}: say why the block cannot run: {{test="skip: REASON"}}'
-            pytest.skip(reason)
+    if marked == "fragment":
+        _compiled(example, top_level_await=True)
         return
     assert marked in ("", "subprocess"), f'{example}: {{test="{marked}"}} is not a mark the tests know'
 
