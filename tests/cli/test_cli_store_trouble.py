@@ -147,7 +147,8 @@ def test_a_read_only_postgresql_stops_the_task_and_resume_completes_it_once_writ
 def read_only_store(small_disk: SmallDisk, tmp_path: Path) -> tuple[str, str]:
     """A store on the small disk holding one queued task, then made read-only: its URL and the task's id."""
     url = f"sqlite:///{small_disk.directory / 'r.db'}"
-    task_id = with_runtime(url, lambda rt: rt.submit(f"{STORE_FLOWS}:deliveries", {}))
+    inputs = {"ledger": str(tmp_path / "ledger.jsonl"), "admin_url": url, "marker": str(tmp_path / "marker")}
+    task_id = with_runtime(url, lambda rt: rt.submit(f"{STORE_FLOWS}:deliveries", inputs))
     small_disk.make_read_only()
     return url, task_id
 
