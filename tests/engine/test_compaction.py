@@ -17,6 +17,12 @@ from ratchet.store import StateStore
 
 from .compaction_flows import compacted, whole
 
+# An answer for each of the flows' requests (at most 8 turns, at most one summary a turn).
+_ANSWERS = {
+    "act": [{"content": f"reading part {turn}"} for turn in range(8)],
+    "summarize": [{"content": f"summary {n}"} for n in range(8)],
+}
+
 
 @pytest.fixture(params=["memory", "sqlite"])
 def store_kind(request: pytest.FixtureRequest) -> str:
@@ -30,7 +36,7 @@ async def _ops(store: StateStore, task_id: str, name: str) -> list[Operation]:
 async def test_a_workflow_with_compaction_sends_shorter_requests_and_keeps_its_history(
     store: StateStore, script: Any
 ) -> None:
-    task = await Runtime(store).run(compacted, {"turns": 6}, model=script({}))
+    task = await Runtime(store).run(compacted, {"turns": 6}, model=script(_ANSWERS))
 
     assert task.status is TaskStatus.COMPLETED, task.error
     assert task.result == 2 + 2 * 6  # the workflow's own history is whole
@@ -45,7 +51,7 @@ async def test_a_workflow_with_compaction_sends_shorter_requests_and_keeps_its_h
 
 
 async def test_no_message_is_summarized_twice(store: StateStore, script: Any) -> None:
-    task = await Runtime(store).run(compacted, {"turns": 8}, model=script({}))
+    task = await Runtime(store).run(compacted, {"turns": 8}, model=script(_ANSWERS))
 
     summaries = await _ops(store, task.id, "model:summarize")
     assert len(summaries) >= 2
@@ -61,8 +67,8 @@ async def test_a_resumed_run_replays_the_summaries_and_sends_the_same_requests(
     store: StateStore, script: Any
 ) -> None:
     rt = Runtime(store)
-    straight = await rt.run(compacted, {"turns": 8}, model=script({}))
-    paused = await rt.run(compacted, {"turns": 8, "pause_after": 4}, model=script({}))
+    straight = await rt.run(compacted, {"turns": 8}, model=script(_ANSWERS))
+    paused = await rt.run(compacted, {"turns": 8, "pause_after": 4}, model=script(_ANSWERS))
     assert paused.status is TaskStatus.WAITING
     await asyncio.sleep(0.3)
     resumed = await rt.resume(paused.id)
@@ -76,7 +82,7 @@ async def test_a_resumed_run_replays_the_summaries_and_sends_the_same_requests(
 
 
 async def test_without_compaction_every_request_is_whole(store: StateStore, script: Any) -> None:
-    task = await Runtime(store).run(whole, {"turns": 6}, model=script({}))
+    task = await Runtime(store).run(whole, {"turns": 6}, model=script(_ANSWERS))
 
     assert await _ops(store, task.id, "model:summarize") == []
     last = (await _ops(store, task.id, "model:act"))[-1].input["messages"]
