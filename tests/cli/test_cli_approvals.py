@@ -113,5 +113,12 @@ def test_settling_what_a_task_does_not_wait_for_is_one_line(
     assert run_ratchet("approve", task_id, "--store", url).returncode == 0
     assert_one_line_error(
         run_ratchet("deny", task_id, "--reason", "late", "--store", url),
-        "is waiting(timer), not waiting for an approval",
+        f"post (operation 0) of task {task_id} was approved already, at ",
+        "nothing was changed",
     )
+    assert run_ratchet("resume", task_id, "--store", url).returncode == 0
+    assert_one_line_error(
+        run_ratchet("approve", task_id, "--store", url),
+        f"task {task_id} is completed, not waiting for an approval",
+    )
+

@@ -97,9 +97,13 @@ async def test_a_denied_call_does_not_run_and_a_second_decision_is_refused(
     await Worker(api_store, poll_interval=0.01).run(until_idle=True)
 
     assert denied.status_code == 200
-    assert again.status_code == 400 and "approval" in again.json()["detail"]
+    assert again.status_code == 409, again.text
+    assert "send (operation 0)" in again.json()["detail"] and "denied already" in again.json()["detail"]
+    assert "(not today); nothing was changed" in again.json()["detail"]
     assert sends(ledger) == []
     assert (await api_store.get_task(task_id)).status is TaskStatus.COMPLETED
+    ended = await api.post(f"/api/tasks/{task_id}/approve", json={})
+    assert ended.status_code == 400 and "is completed, not waiting for an approval" in ended.json()["detail"]
 
 
 async def test_a_question_is_answered(api: httpx.AsyncClient, api_rt: Runtime, api_store: StateStore) -> None:
