@@ -19,6 +19,7 @@ Each error's docstring is its default message. The tree::
     │   │   └── WorkspaceRefused     the task's workspace lies outside the workspace root
     │   ├── InvalidInputs            inputs that do not fit the workflow's parameters
     │   ├── CannotResume             the task can't be resumed now (held, ended, stale)
+    │   ├── AlreadyDecided           the call was decided already; the task has not run it yet
     │   ├── WriteRefused             an agent may not write a task it neither owns nor was granted
     │   ├── CannotRetry              the task can't be retried (not ended, completed, no such step)
     │   └── CannotDelete             the task can't be deleted (not ended, leased, has children)
@@ -67,6 +68,7 @@ from ._distribution import DISTRIBUTION
 
 __all__ = [
     "AgentRunNotCompleted",
+    "AlreadyDecided",
     "ApprovalDenied",
     "ArtifactNotFound",
     "BudgetExceeded",
@@ -225,6 +227,10 @@ class InvalidInputs(InputError):
 
 class CannotResume(InputError):
     """The task cannot be resumed now."""
+
+
+class AlreadyDecided(InputError):
+    """That call was decided already, and the task has not run it yet; nothing more was decided."""
 
 
 class WriteRefused(InputError):

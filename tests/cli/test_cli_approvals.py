@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 
@@ -113,5 +114,71 @@ def test_settling_what_a_task_does_not_wait_for_is_one_line(
     assert run_ratchet("approve", task_id, "--store", url).returncode == 0
     assert_one_line_error(
         run_ratchet("deny", task_id, "--reason", "late", "--store", url),
-        "is waiting(timer), not waiting for an approval",
+        f"post (operation 0) of task {task_id} was approved already, at ",
+        "nothing was changed",
     )
+    assert run_ratchet("resume", task_id, "--store", url).returncode == 0
+    assert_one_line_error(
+        run_ratchet("approve", task_id, "--store", url),
+        f"task {task_id} is completed, not waiting for an approval",
+    )
+
+
+def test_an_approved_task_says_what_runs_its_call_and_a_second_approval_says_it_was_approved(
+    run_ratchet: RunRatchet, url: str, tmp_path: Path
+) -> None:
+    task_id, ledger = _announcing(url, tmp_path)
+    assert run_ratchet("approve", task_id, "--store", url).returncode == 0
+    [approval] = with_store(url, lambda s: s.list_approvals(task_id))
+    assert approval.decided_at is not None
+    resume = f"ratchet resume --store {url} {task_id}"
+
+    shown = run_ratchet("show", task_id, "--store", url)
+    as_json = json.loads(run_ratchet("show", task_id, "--json", "--store", url).stdout)
+    again = run_ratchet("approve", task_id, "--store", url)
+
+    assert shown.returncode == 0, shown.stderr
+    local = approval.decided_at.astimezone().strftime("%Y-%m-%d %H:%M:%S")
+    arguments = json.dumps({"channel": "#ops", "text": "deployed", "ledger": str(ledger)})
+    assert (
+        f"Next\n  Approved at {local}: post {arguments} (operation 0); it has not run yet.\n" in shown.stdout
+    )
+    assert (
+        f"  It runs when a running `ratchet worker` picks the task up, or now with `{resume}`.\n"
+        in shown.stdout
+    )
+    assert "ratchet approve" not in shown.stdout.split("Latest events")[0]  # nothing is asked of a person
+    assert as_json["decided_approval"]["seq"] == 0 and as_json["decided_approval"]["status"] == "approved"
+    assert as_json["next"].startswith("Approved at ") and "picks the task up" in as_json["next"]
+    utc = approval.decided_at.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
+    assert_one_line_error(
+        again,
+        f"error: post (operation 0) of task {task_id} was approved already, at {utc} UTC; nothing was "
+        "changed: the call runs when a running `ratchet worker` picks the task up, or with "
+        f"`ratchet resume {task_id}`",
+    )
+    assert with_store(url, lambda s: s.list_approvals(task_id)) == [approval]
+    assert run_ratchet("resume", task_id, "--store", url).returncode == 0
+    assert ledger.read_text() == "#ops: deployed\n"  # approved twice, posted once
+    assert "Next" not in run_ratchet("show", task_id, "--store", url).stdout
+
+
+def test_a_task_waiting_on_a_timer_says_when_it_continues(run_ratchet: RunRatchet, url: str) -> None:
+    napping = run_here(url, "naps")
+    assert napping.waiting_on is WaitReason.TIMER
+    [wake] = with_store(url, lambda s: s.list_triggers(napping.id))
+    asking = run_here(url, "asks_region")
+    assert run_ratchet("answer", asking.id, "eu-west-1", "--store", url).returncode == 0
+
+    nap = run_ratchet("show", napping.id, "--store", url)
+    answered = run_ratchet("show", asking.id, "--store", url)
+
+    at = wake.fire_at.astimezone().strftime("%Y-%m-%d %H:%M:%S")
+    assert (
+        f"Next\n  It continues at {at}: a running `ratchet worker` picks it up then, "
+        f"or `ratchet resume --store {url} {napping.id}` after that.\n"
+    ) in nap.stdout
+    assert (
+        "Next\n  It continues when a running `ratchet worker` picks the task up, "
+        f"or now with `ratchet resume --store {url} {asking.id}`.\n"
+    ) in answered.stdout

@@ -71,8 +71,12 @@ def test_show_json_is_one_object_with_every_part(
         "children",
         "checkpoints",
         "spend",
+        "next",
+        "decided_approval",
+        "wakes_at",
     }
     assert shown["pending_messages"] == []
+    assert (shown["next"], shown["decided_approval"], shown["wakes_at"]) == (None, None, None)  # it runs
     assert as_task(shown["task"]) == task
     assert [(s["step"], s["name"], s["status"]) for s in shown["steps"]] == [
         (1, "build image", "completed"),

@@ -99,3 +99,26 @@ def test_markup_in_a_tool_argument_is_shown_as_text_and_never_runs(
 
     assert page.locator("#approval img, ol#events img, table#journal img").count() == 0
     assert page.evaluate("window.__ratchetInjected === undefined")
+
+
+def test_an_approval_no_worker_ran_yet_says_what_runs_it_and_a_second_one_is_refused(
+    server: Server, open_page: OpenPage, tmp_path: Path
+) -> None:
+    task_id = run_detached(tmp_path, server.store, write_agent(tmp_path))
+    with working(tmp_path, server.store):
+        page = waiting_page(server, open_page, task_id, "approval")
+    expect(page.locator("#task-next")).to_be_hidden()  # it waits for a person, as the approval says
+
+    page.click("#approval button[data-action='approve']")  # no worker runs now
+    expect(page.locator("#task-waiting")).to_have_text("on timer")
+    expect(page.locator("#task-next")).to_contain_text("Approved at ")
+    expect(page.locator("#task-next")).to_contain_text(
+        f"It runs when a running `ratchet worker` picks the task up, or now with `ratchet resume {task_id}`."
+    )
+    again = server.api("POST", f"/api/tasks/{task_id}/approve", json={})
+    assert again.status_code == 409 and "approved already" in again.json()["detail"], again.text
+
+    with working(tmp_path, server.store):
+        expect(page.locator("#task-status")).to_have_text("completed")
+        expect(page.locator("#task-next")).to_be_hidden()
+    assert calls(tmp_path, "publish") == ["c"]

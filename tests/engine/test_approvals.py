@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import os
 import signal
 import subprocess
@@ -18,7 +19,7 @@ from pydantic import JsonValue
 from ratchet import CannotResume, InputError, Runtime, Worker
 from ratchet.engine.people import check_edited_arguments, expire_approval, settle_approval
 from ratchet.engine.workflow import Workflow, load_workflow
-from ratchet.errors import WorkflowNotFound
+from ratchet.errors import AlreadyDecided, WorkflowNotFound
 from ratchet.records import ApprovalStatus, OpStatus, TaskStatus, WaitReason
 from ratchet.store import StateStore, open_store
 
@@ -242,10 +243,49 @@ async def test_deciding_what_a_task_does_not_wait_for_is_refused(
     with pytest.raises(InputError, match="JSON object"):
         await rt.approve(task_id, edit_args=["not", "an", "object"])  # type: ignore[arg-type]
     await rt.approve(task_id)
-    with pytest.raises(InputError, match=rf"task {task_id} is waiting\(timer\), not waiting for an approval"):
-        await rt.approve(task_id)
     with pytest.raises(InputError, match="not waiting for an answer"):
         await rt.answer(task_id, "yes")
+    await rt.resume(task_id)
+    with pytest.raises(InputError, match=rf"task {task_id} is completed, not waiting for an approval"):
+        await rt.approve(task_id)
+
+
+async def test_a_second_decision_before_the_call_runs_says_how_and_when_it_was_decided(
+    rt: Runtime, store: StateStore, ledger: str
+) -> None:
+    approved_id = await _waiting(rt, ledger)
+    await rt.approve(approved_id)
+    [decided] = await store.list_approvals(approved_id)
+    triggers, events = await store.list_triggers(approved_id), await store.list_events(approved_id)
+    assert decided.decided_at is not None
+    when = f"{decided.decided_at.astimezone(dt.UTC):%Y-%m-%d %H:%M:%S} UTC"
+    said = (
+        rf"^send \(operation 0\) of task {approved_id} was approved already, at {when}; nothing was "
+        rf"changed: the call runs when a running `ratchet worker` picks the task up, or with "
+        rf"`ratchet resume {approved_id}`$"
+    )
+
+    with pytest.raises(AlreadyDecided, match=said):
+        await rt.approve(approved_id)
+    with pytest.raises(AlreadyDecided, match=said):
+        await rt.approve(approved_id, edit_args={"ledger": ledger, "to": "other@example.com"})
+    with pytest.raises(AlreadyDecided, match=said):
+        await rt.deny(approved_id, "too late", seq=0)
+
+    assert await store.list_approvals(approved_id) == [decided]  # nothing changed
+    assert await store.list_triggers(approved_id) == triggers
+    assert await store.list_events(approved_id) == events
+    done = await rt.resume(approved_id)
+    assert done.result == [{"sent_to": "ops@example.com"}] and len(sends(ledger)) == 1
+
+    denied_id = await _waiting(rt, ledger)
+    await rt.deny(denied_id, "release freeze")
+    with pytest.raises(
+        AlreadyDecided,
+        match=r"^send \(operation 0\) .* was denied already, at .* UTC "
+        r"\(release freeze\); nothing was changed: the call fails as denied, and the task goes on",
+    ):
+        await rt.approve(denied_id)
 
 
 async def test_an_approval_timeout_denies_the_call_with_an_event(store: StateStore, ledger: str) -> None:
@@ -297,7 +337,7 @@ async def test_a_decision_racing_the_timeout_waits_for_it_and_is_refused(
 
     claiming = asyncio.create_task(worker_claims_the_timeout())
     await claimed.wait()
-    with pytest.raises(InputError, match="not waiting for an approval"):
+    with pytest.raises(AlreadyDecided, match=r"denied already, .* \(approval timed out after 0\.2 s\)"):
         await asyncio.wait_for(rt.approve(task_id), 10)  # waits for the claim; no deadlock
     await claiming
 

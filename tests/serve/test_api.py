@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -97,9 +98,49 @@ async def test_a_denied_call_does_not_run_and_a_second_decision_is_refused(
     await Worker(api_store, poll_interval=0.01).run(until_idle=True)
 
     assert denied.status_code == 200
-    assert again.status_code == 400 and "approval" in again.json()["detail"]
+    assert again.status_code == 409, again.text
+    assert "send (operation 0)" in again.json()["detail"] and "denied already" in again.json()["detail"]
+    assert "(not today); nothing was changed" in again.json()["detail"]
     assert sends(ledger) == []
     assert (await api_store.get_task(task_id)).status is TaskStatus.COMPLETED
+    ended = await api.post(f"/api/tasks/{task_id}/approve", json={})
+    assert ended.status_code == 400 and "is completed, not waiting for an approval" in ended.json()["detail"]
+
+
+async def test_an_approved_call_no_worker_ran_yet_is_shown_as_next_and_not_approved_twice(
+    api: httpx.AsyncClient, api_store: StateStore, api_rt: Runtime, ledger: str
+) -> None:
+    task_id = await _waiting_for_approval(api_rt, ledger)
+    assert (await api.get(f"/api/tasks/{task_id}")).json()["next"] is None  # it waits for a person
+
+    approved = await api.post(f"/api/tasks/{task_id}/approve", json={})
+    shown = (await api.get(f"/api/tasks/{task_id}")).json()
+    again = await api.post(f"/api/tasks/{task_id}/approve", json={"seq": 0})
+
+    assert approved.status_code == 200 and approved.json()["waiting_on"] == "timer"
+    decided = shown["decided_approval"]
+    assert (decided["seq"], decided["tool"], decided["status"]) == (0, "send", "approved")
+    assert shown["next"] == (
+        f"Approved at {_utc(decided['decided_at'])}: send "
+        f'{{"ledger": "{ledger}", "to": "ops@example.com"}} (operation 0); it has not run yet. '
+        f"It runs when a running `ratchet worker` picks the task up, or now with `ratchet resume {task_id}`."
+    )
+    assert again.status_code == 409, again.text
+    assert again.json()["detail"] == (
+        f"send (operation 0) of task {task_id} was approved already, at {_utc(decided['decided_at'])}; "
+        f"nothing was changed: the call runs when a running `ratchet worker` picks the task up, "
+        f"or with `ratchet resume {task_id}`"
+    )
+    assert (await api.get(f"/api/tasks/{task_id}/approvals")).json() == [decided]
+    await Worker(api_store, poll_interval=0.01).run(until_idle=True)
+    done = (await api.get(f"/api/tasks/{task_id}")).json()
+    assert (done["task"]["status"], done["next"], done["decided_approval"]) == ("completed", None, None)
+    assert len(sends(ledger)) == 1
+
+
+def _utc(iso: str) -> str:
+    """An ISO time of the API as the sentences write it: ``2026-05-04 12:00:00 UTC``."""
+    return f"{dt.datetime.fromisoformat(iso).astimezone(dt.UTC):%Y-%m-%d %H:%M:%S} UTC"
 
 
 async def test_a_question_is_answered(api: httpx.AsyncClient, api_rt: Runtime, api_store: StateStore) -> None:

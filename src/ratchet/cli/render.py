@@ -42,6 +42,7 @@ from ..records import (
 )
 from ..schedules import Schedule
 from ..store import DEFAULT_STORE_URL, redact_url
+from ..views.task import what_next
 from .long_text import LongText
 from .views import Outcome, SessionSummary, Spend, TaskView, in_seq_order, in_tree_order
 
@@ -239,6 +240,12 @@ def print_task_view(view: TaskView, *, store_url: str) -> None:
         _print_question(view.task, view.question, store_url=store_url)
     if view.in_doubt:
         _print_in_doubt(view.task, view.in_doubt, store_url=store_url)
+    resume = command("resume", view.task.id, store_url=store_url)
+    upcoming = what_next(view.task, view.decided, view.wakes_at, resume=resume, at=format_time)
+    if upcoming:
+        print_line(Text("Next", style="bold"))
+        for line in upcoming:
+            print_line(f"  {line}")
     if view.pending_messages:
         console.print(Text(f"Messages not received yet ({len(view.pending_messages)}):", style="bold"))
         for m in view.pending_messages:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
 from ..chat.listing import SessionSummary
-from ..records import Approval, Operation, Task, WaitReason, utcnow
+from ..records import Approval, Operation, Task
 from ..store import StoreOps
 from ..views.task import (
     Spend,
@@ -22,6 +22,7 @@ from ..views.task import (
     in_doubt_ops,
     in_seq_order,
     load_task_view,
+    next_wake,
     open_question,
     pending_approvals,
 )
@@ -84,15 +85,10 @@ def in_tree_order(tasks: Sequence[_T]) -> list[tuple[int, _T]]:
 
 async def load_outcome(tx: StoreOps, task: Task) -> Outcome:
     """How a task was left, with what it waits on, for the outcome view."""
-    wakes_at = None
-    if task.waiting_on is WaitReason.TIMER:
-        now = utcnow()  # a trigger already due is a start the run here made moot
-        times = [trigger.fire_at for trigger in await tx.list_triggers(task.id) if trigger.fire_at > now]
-        wakes_at = min(times, default=None)
     return Outcome(
         task=task,
         in_doubt=await in_doubt_ops(tx, task),
         pending_approvals=await pending_approvals(tx, task),
         question=await open_question(tx, task),
-        wakes_at=wakes_at,
+        wakes_at=await next_wake(tx, task),
     )

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import JsonValue
 
 from ..errors import (
+    AlreadyDecided,
     ApprovalDenied,
     InputError,
     NonRetryableError,
@@ -63,6 +64,7 @@ __all__ = [
     "APPROVAL_TIMEOUT_TRIGGER",
     "answer_question",
     "check_edited_arguments",
+    "decided_not_run",
     "describe_wait",
     "expire_approval",
     "in_doubt_settlement",
@@ -232,6 +234,9 @@ async def settle_approval(
     person who looked at it is never taken to have decided a later one.
 
     Raises:
+        AlreadyDecided: the call the task waited for was decided, and the
+            task has not run it yet (`decided_not_run`): the message says how
+            and when, and what runs it.
         InputError: the task does not wait for an approval (of operation
             `seq`, if given), or the edited arguments do not fit the tool's.
     """
@@ -245,6 +250,9 @@ async def settle_approval(
         task = await tx.get_task(task_id)
         pending = await tx.list_approvals(task_id, pending_only=True)
         if task.waiting_on is not WaitReason.APPROVAL or not pending:
+            decided = await decided_not_run(tx, task)
+            if decided is not None:
+                raise AlreadyDecided(_already_decided(task, decided))
             raise InputError(f"task {task_id} is {task.status_text}, not waiting for an approval")
         approval = pending[0]  # the oldest first; parallel calls can wait together
         if seq is not None and approval.seq != seq:
@@ -281,6 +289,41 @@ async def settle_approval(
                 data={"seq": approval.seq, "tool": approval.tool},
             ),
         )
+
+
+async def decided_not_run(tx: StoreOps, task: Task) -> Approval | None:
+    """The call a person decided on that the task has not run (or failed as denied) yet, or None.
+
+    Calls wait, are decided and run in the order of their seq, and the journal
+    records nothing of a call before its approval lets it through: the newest
+    decision waits for a run while the journal holds nothing at its seq.
+    """
+    if task.status.is_terminal:
+        return None
+    decided = [a for a in await tx.list_approvals(task.id) if a.status is not ApprovalStatus.PENDING]
+    if not decided:
+        return None
+    newest = max(decided, key=lambda approval: approval.seq)
+    return newest if await tx.get_op(task.id, newest.seq) is None else None
+
+
+def _already_decided(task: Task, decided: Approval) -> str:
+    """Why a second decision on `decided` is refused, and what the task does next, in one line."""
+    what = f"{decided.status} already"
+    if decided.decided_at is not None:
+        what += f", at {decided.decided_at.astimezone(dt.UTC):%Y-%m-%d %H:%M:%S} UTC"
+    if decided.status is ApprovalStatus.APPROVED:
+        then = "the call runs"
+    else:
+        what += f" ({decided.reason})"
+        then = "the call fails as denied, and the task goes on,"
+    if task.status is TaskStatus.RUNNING:
+        then += " in the run going on now"
+    else:
+        then += f" when a running `ratchet worker` picks the task up, or with `ratchet resume {task.id}`"
+    return (
+        f"{decided.tool} (operation {decided.seq}) of task {task.id} was {what}; nothing was changed: {then}"
+    )
 
 
 async def expire_approval(tx: StoreOps, trigger: Trigger) -> Approval | None:

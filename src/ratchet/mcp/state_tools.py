@@ -25,6 +25,7 @@ from ..records import RiskLevel, StatePatch, Task
 from ..runtime import Runtime
 from ..runtime.agent_request import DEFAULT_AGENT, AgentRequest, submit_agent_task
 from ..trust.scope import anonymous_refusal, check_may_write
+from ..views.task import load_next, what_next
 from ..views.uris import task_uri
 
 __all__ = ["register_write_tools"]
@@ -75,6 +76,13 @@ def _outcome(task: Task) -> dict[str, Any]:
         "status": task.status_text,
         "uri": task_uri(task.agent, task.id),
     }
+
+
+async def _decided(runtime: Runtime, task: Task) -> dict[str, Any]:
+    """`_outcome` of a person's decision, with ``next``: what the task does now (`what_next`)."""
+    async with runtime.store.reading() as tx:
+        decided, wakes_at = await load_next(tx, task)
+    return {**_outcome(task), "next": " ".join(what_next(task, decided, wakes_at)) or None}
 
 
 async def _one_line(work: Awaitable[_T]) -> _T:
@@ -212,7 +220,8 @@ def register_write_tools(server: MCPServer, runtime: Runtime, caller: Caller) ->
 
     @server.tool(
         description="Approve the tool call a task waits for (waiting(approval)); it then runs, with "
-        "edit_args instead of the model's arguments if given.",
+        "edit_args instead of the model's arguments if given. Returns the task's status and `next`: "
+        "what it does now. A call decided already is refused, with when it was decided.",
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False),
     )
     async def approve(
@@ -223,7 +232,7 @@ def register_write_tools(server: MCPServer, runtime: Runtime, caller: Caller) ->
         ] = None,
     ) -> dict[str, Any]:
         await _one_line(may_write(ctx, task_id, "approve its call"))
-        return _outcome(await _one_line(runtime.approve(task_id, edit_args=edit_args)))
+        return await _decided(runtime, await _one_line(runtime.approve(task_id, edit_args=edit_args)))
 
     @server.tool(
         description="Deny the tool call a task waits for; the call fails as denied (the agent is "
@@ -236,7 +245,7 @@ def register_write_tools(server: MCPServer, runtime: Runtime, caller: Caller) ->
         reason: Annotated[str, _text("Why; the agent is told.")],
     ) -> dict[str, Any]:
         await _one_line(may_write(ctx, task_id, "deny its call"))
-        return _outcome(await _one_line(runtime.deny(task_id, reason)))
+        return await _decided(runtime, await _one_line(runtime.deny(task_id, reason)))
 
     @server.tool(
         description="Answer the question a task waits on (waiting(input)); it goes on with the answer.",
@@ -250,7 +259,7 @@ def register_write_tools(server: MCPServer, runtime: Runtime, caller: Caller) ->
         await _one_line(may_write(ctx, task_id, "answer it"))
         if not text.strip():
             raise ToolError("text: give the answer")
-        return _outcome(await _one_line(runtime.answer(task_id, text)))
+        return await _decided(runtime, await _one_line(runtime.answer(task_id, text)))
 
     @server.tool(
         description="Cancel a task that has not ended; a worker running it stops at its next write.",

@@ -384,6 +384,7 @@ class Runtime(ReadingMethods, ScheduleMethods, SessionMethods, SharingMethods):
             seq: approve only if the call waiting is this operation (the one a person saw).
 
         Raises:
+            AlreadyDecided: the call was decided already and the task has not run it yet.
             InputError: the task does not wait for an approval (of `seq`).
         """
         if edit_args is not None and not isinstance(edit_args, dict):
@@ -399,6 +400,7 @@ class Runtime(ReadingMethods, ScheduleMethods, SessionMethods, SharingMethods):
         With `seq`, only if the call waiting is this operation (the one a person saw).
 
         Raises:
+            AlreadyDecided: the call was decided already and the task has not run it yet.
             InputError: the task does not wait for an approval (of `seq`), or no reason is
                 given (or it holds a NUL character).
         """

@@ -16,6 +16,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
 from ..errors import (
+    AlreadyDecided,
     ArtifactNotFound,
     CannotResume,
     CannotRetry,
@@ -38,7 +39,7 @@ __all__ = ["detail", "install_error_handlers", "status_of"]
 _log = logging.getLogger("ratchet.serve")
 
 _NOT_FOUND = (TaskNotFound, StepNotFound, SessionNotFound, ArtifactNotFound, CheckpointNotFound)
-_CONFLICT = (CannotResume, CannotRetry, InvalidTransition, DuplicateRecord, ConflictError)
+_CONFLICT = (AlreadyDecided, CannotResume, CannotRetry, InvalidTransition, DuplicateRecord, ConflictError)
 
 
 def status_of(error: RatchetError) -> int:

@@ -122,7 +122,8 @@ async def approve(rt: RuntimeDep, task_id: TaskId, body: ApproveBody | None = No
     """It then runs (with ``edit_args`` or ``edit_args_json`` instead of the model's arguments, if given).
 
     400 if none waits (or another than ``seq``), or if the edited arguments are not a JSON
-    object that fits the tool's.
+    object that fits the tool's; 409 if the call was decided already and the task has not
+    run it yet (a second approval of it): the answer says how and when, and nothing changes.
     """
     body = body or ApproveBody()
     edited = body.edit_args
@@ -138,7 +139,7 @@ async def approve(rt: RuntimeDep, task_id: TaskId, body: ApproveBody | None = No
 
 @router.post("/tasks/{task_id}/deny", summary="Deny the call a task waits for")
 async def deny(rt: RuntimeDep, task_id: TaskId, body: DenyBody) -> dict[str, Any]:
-    """The call fails as denied and the agent is told the reason."""
+    """The call fails as denied and the agent is told the reason (409 as for approve)."""
     return task_json(await rt.deny(task_id, body.reason, seq=body.seq))
 
 

@@ -122,6 +122,8 @@ async def task_document(store: StateStore, task_id: str, *, agent: str | None = 
         "question": shown["question"],
         "in_doubt": shown["in_doubt"],
         "pending_messages": shown["pending_messages"],
+        "next": shown["next"],
+        "decided_approval": shown["decided_approval"],
         "parent": None
         if task.parent_id is None
         else {"task_id": task.parent_id, "uri": await _parent_uri(store, task.parent_id)},

@@ -24,7 +24,7 @@ from ..errors import CorruptRecord
 from ..printable import printable_json
 from ..records import Approval, Checkpoint, Event, InboxMessage, Lease, Operation, Session, Step, Task
 from ..schedules import Schedule
-from .task import Spend, TaskView, in_seq_order
+from .task import Spend, TaskView, in_seq_order, what_next
 
 __all__ = [
     "approval_json",
@@ -193,7 +193,13 @@ def lease_json(lease: Lease) -> dict[str, Any]:
 
 
 def task_view_json(view: TaskView) -> dict[str, Any]:
-    """What `ratchet show --json` prints (the MCP task document builds on it)."""
+    """What `ratchet show --json` prints (the MCP task document builds on it).
+
+    For a task waiting on a timer, ``next`` says in a sentence or two what it
+    does next, ``decided_approval`` is the call a person decided that it has not
+    run yet (else null), and ``wakes_at`` when its timer fires (null: due now).
+    """
+    upcoming = what_next(view.task, view.decided, view.wakes_at)
     return {
         "task": task_json(view.task),
         "steps": [step_json(step) for step in view.steps],
@@ -215,6 +221,9 @@ def task_view_json(view: TaskView) -> dict[str, Any]:
             for child in view.children
         ],
         "spend": spend_json(view.spend),
+        "next": " ".join(upcoming) or None,
+        "decided_approval": None if view.decided is None else approval_json(view.decided),
+        "wakes_at": iso_time(view.wakes_at),
     }
 
 

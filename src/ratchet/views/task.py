@@ -1,19 +1,34 @@
 """What one task looks like to a reader, read from the store in one place.
 
-`ratchet show` (ratchet.cli) and the MCP server's task documents
-(ratchet.mcp) both load a task through `load_task_view`, so they agree on what
-a task waits for and what it asks.
+`ratchet show` (ratchet.cli), ``GET /api/tasks/{id}`` and the MCP server's task
+documents (ratchet.mcp) all load a task through `load_task_view`, so they agree
+on what a task waits for, what it asks, and what it does next.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import datetime as dt
+import json
+import shlex
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ..engine.children import child_spending
-from ..engine.people import pending_question, question_text
+from ..engine.people import decided_not_run, pending_question, question_text
 from ..errors import CorruptRecord
-from ..records import Approval, Event, InboxMessage, Operation, OpKind, OpStatus, Step, Task, WaitReason
+from ..records import (
+    Approval,
+    ApprovalStatus,
+    Event,
+    InboxMessage,
+    Operation,
+    OpKind,
+    OpStatus,
+    Step,
+    Task,
+    WaitReason,
+    utcnow,
+)
 from ..store import StoreOps
 
 __all__ = [
@@ -22,10 +37,13 @@ __all__ = [
     "TaskView",
     "in_doubt_ops",
     "in_seq_order",
+    "load_next",
     "load_task_view",
+    "next_wake",
     "open_question",
     "pending_approvals",
     "task_spend",
+    "what_next",
 ]
 
 SHOW_EVENT_COUNT = 10
@@ -75,6 +93,9 @@ class TaskView:
     pending_messages: list[InboxMessage] = field(default_factory=list)  # sent, not yet received
     children: list[Task] = field(default_factory=list)
     spend: Spend = field(default_factory=Spend)
+    # Waiting on a timer: the call a person decided that it has not run yet, and when it wakes (None: due).
+    decided: Approval | None = None
+    wakes_at: dt.datetime | None = None
 
 
 async def pending_approvals(tx: StoreOps, task: Task) -> list[Approval]:
@@ -105,6 +126,24 @@ async def in_doubt_ops(tx: StoreOps, task: Task) -> list[Operation]:
     ]
 
 
+async def next_wake(tx: StoreOps, task: Task) -> dt.datetime | None:
+    """When a task waiting on a timer wakes: its next trigger to come, or None (due now, or not waiting)."""
+    if task.waiting_on is not WaitReason.TIMER:
+        return None
+    now = utcnow()  # a trigger due already is picked up by the next worker or `ratchet resume`
+    return min(
+        (trigger.fire_at for trigger in await tx.list_triggers(task.id) if trigger.fire_at > now),
+        default=None,
+    )
+
+
+async def load_next(tx: StoreOps, task: Task) -> tuple[Approval | None, dt.datetime | None]:
+    """What `what_next` tells of a task: the call decided and not run yet, and when it wakes."""
+    if task.waiting_on is not WaitReason.TIMER:
+        return None, None
+    return await decided_not_run(tx, task), await next_wake(tx, task)
+
+
 async def load_task_view(tx: StoreOps, task_id: str, *, event_count: int = SHOW_EVENT_COUNT) -> TaskView:
     """Read what `ratchet show` displays; `tx` should be one read, so the parts agree.
 
@@ -113,6 +152,7 @@ async def load_task_view(tx: StoreOps, task_id: str, *, event_count: int = SHOW_
     """
     task = await tx.get_task(task_id)
     unreadable: list[CorruptRecord] = []
+    decided, wakes_at = await load_next(tx, task)
     return TaskView(
         task=task,
         steps=await tx.list_steps(task_id),
@@ -124,6 +164,8 @@ async def load_task_view(tx: StoreOps, task_id: str, *, event_count: int = SHOW_
         pending_messages=await tx.list_inbox(task_id, pending_only=True),
         children=await tx.list_children(task_id),
         spend=await task_spend(tx, task),
+        decided=decided,
+        wakes_at=wakes_at,
     )
 
 
@@ -137,3 +179,54 @@ def _event_seq(item: Event | CorruptRecord) -> tuple[int, str]:
         return item.seq, ""
     seq = item.key[-1]  # an unreadable row's seq column may hold anything
     return (seq, "") if isinstance(seq, int) else (-1, str(seq))
+
+
+def _utc_text(moment: dt.datetime) -> str:
+    """A time in a sentence: ``2026-05-04 12:00:00 UTC``."""
+    return f"{moment.astimezone(dt.UTC):%Y-%m-%d %H:%M:%S} UTC"
+
+
+def what_next(
+    task: Task,
+    decided: Approval | None,
+    wakes_at: dt.datetime | None,
+    *,
+    resume: str | None = None,
+    at: Callable[[dt.datetime], str] = _utc_text,
+) -> list[str]:
+    """What a task waiting on a timer does next, for people: a line or two (none for another task).
+
+    A person's decision leaves the task ``waiting(timer)``, queued for the next
+    worker: this says which call was decided, how, and what runs it.
+
+    Args:
+        decided: the call a person decided that the task has not run yet (`decided_not_run`).
+        wakes_at: when its timer fires (`next_wake`); None: due now.
+        resume: the command that resumes the task, as the reader would type it
+            (by default ``ratchet resume TASK``).
+        at: how a time is written (in UTC by default; the CLI writes local time).
+    """
+    if task.waiting_on is not WaitReason.TIMER:
+        return []
+    resume = resume or shlex.join(["ratchet", "resume", task.id])
+    pick_up = f"when a running `ratchet worker` picks the task up, or now with `{resume}`"
+    if decided is None:
+        if wakes_at is not None:
+            return [
+                f"It continues at {at(wakes_at)}: a running `ratchet worker` picks it up then, "
+                f"or `{resume}` after that."
+            ]
+        return [f"It continues {pick_up}."]
+    when = "" if decided.decided_at is None else f" at {at(decided.decided_at)}"
+    if decided.status is ApprovalStatus.DENIED:
+        return [
+            f"Denied{when}: {decided.tool} (operation {decided.seq}): {decided.reason}.",
+            f"The call fails as denied, and the task goes on, {pick_up}.",
+        ]
+    how = "" if decided.edited_arguments is None else ", with edited arguments"
+    runs = decided.arguments if decided.edited_arguments is None else decided.edited_arguments
+    return [
+        f"Approved{when}{how}: {decided.tool} {json.dumps(runs, ensure_ascii=False)} "
+        f"(operation {decided.seq}); it has not run yet.",
+        f"It runs {pick_up}.",
+    ]

@@ -229,6 +229,14 @@ async def test_approve_and_deny_through_the_tools(rt: Runtime, store: StateStore
     )
 
     assert approved["status"] == "waiting(timer)"
+    assert str(approved["next"]).startswith("Approved at ") and "with edited arguments: send_mail" in str(
+        approved["next"]
+    )
+    assert f"or now with `ratchet resume {approved_id}`" in str(approved["next"])
+    twice = refused(await call(rt, "alice", "approve", task_id=approved_id))
+    [decided] = await store.list_approvals(approved_id)
+    assert f"send_mail (operation {decided.seq}) of task {approved_id} was approved already, at " in twice
+    assert "nothing was changed" in twice
     done = await rt.resume(approved_id)
     assert done.status is TaskStatus.COMPLETED, done.error
     [mail] = [op for op in await store.list_ops(approved_id) if op.name == "send_mail"]
@@ -242,6 +250,8 @@ async def test_approve_and_deny_through_the_tools(rt: Runtime, store: StateStore
     )
     denied = ok(await call(rt, "alice", "deny", task_id=denied_id, reason="not on a Friday"))
     assert denied["task_id"] == denied_id
+    assert str(denied["next"]).startswith("Denied at ") and ": not on a Friday." in str(denied["next"])
+    assert "denied already" in refused(await call(rt, "alice", "deny", task_id=denied_id, reason="again"))
     [approval] = await store.list_approvals(denied_id)
     assert approval.status == "denied"
 

@@ -89,6 +89,8 @@ export async function showTask(root, taskId) {
   const status = el("span", { id: "task-status", class: "badge" });
   const waiting = el("span", { id: "task-waiting", class: "muted" });
   const title = el("h1", {}, el("span", { class: "task-name", text: taskId }), " ", status, " ", waiting);
+  // What a task waiting on a timer does next: a call a person decided and it has not run yet, or when it wakes.
+  const next = el("p", { id: "task-next", hidden: true });
   const facts = el("dl", { class: "summary" });
   const controls = el("div", { class: "controls" });
   const slots = { approval: el("div"), question: el("div"), inDoubt: el("div") };
@@ -102,6 +104,7 @@ export async function showTask(root, taskId) {
   put(
     root,
     title,
+    next,
     facts,
     controls,
     slots.approval,
@@ -172,6 +175,8 @@ export async function showTask(root, taskId) {
     title.firstElementChild.textContent = task.name;
     document.title = `${task.name} · Ratchet`;
     setStatus(task.status, task.waiting_on);
+    next.textContent = view.next || "";
+    next.hidden = !view.next;
     put(facts, ...summary(task));
     showControls(task);
     showDecisions(slots, view, refresh);
