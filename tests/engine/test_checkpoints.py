@@ -35,7 +35,11 @@ async def test_every_step_writes_one_checkpoint_per_completed_step(
 async def test_every_iteration_also_checkpoints_before_each_model_call_after_the_first(
     store: StateStore, rt: Runtime, script: Callable[[dict[str, Any]], str]
 ) -> None:
-    task = await rt.run(f"{FLOWS}:iterating", {"count": 3}, model=script({"act": [{"content": f"went {i}"} for i in range(3)]}))
+    task = await rt.run(
+        f"{FLOWS}:iterating",
+        {"count": 3},
+        model=script({"act": [{"content": f"went {i}"} for i in range(3)]}),
+    )
 
     assert task.status is TaskStatus.COMPLETED
     assert [c.last_seq for c in await store.list_checkpoints(task.id)] == [0, 1]
