@@ -7,9 +7,8 @@ thread, which nothing can interrupt: cancelled, the call stopped waiting for
 it, the thread went on to do its effect, and its result was thrown away; the
 next run found the call in doubt and ran it again. An ``async`` tool was cut
 wherever it was, perhaps after its effect. So `run_to_the_end` runs a tool
-with side effects that has to wait (on a thread, on I/O) as an asyncio task of
-its own (one that returns at once needs none: nothing can stop it midway) and,
-when the call is cancelled:
+with side effects as an asyncio task of its own and, when the call is
+cancelled:
 
 - by a timeout of the engine's own (`bounded`: a tool's ``timeout``, a
   step's, the task's deadline, the agent's step timeout), cuts the tool at
@@ -34,10 +33,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import logging
-import types
-from collections.abc import AsyncIterator, Coroutine, Generator
+from collections.abc import AsyncIterator, Coroutine
 from contextvars import ContextVar
 from typing import Any
 
@@ -86,18 +83,7 @@ async def run_to_the_end(call: Call, tool_run: Coroutine[Any, Any, JsonValue]) -
     """
     if not call.needs_intent:
         return await tool_run  # safe to repeat: cut at once wherever it is, so nothing to shield
-    # The tool's first step runs here, at once: a tool that returns without waiting on anything
-    # (no I/O, no thread) cannot be stopped midway and costs no task of its own. Only one that
-    # waits is moved into a task, from where it stopped, so that a stop can let it finish.
-    # In a context of its own from the first step, as a task's: a context variable the tool sets
-    # before it first waits (a store transaction's, say) and resets after must not leak out to us.
-    context = contextvars.copy_context()
-    try:
-        waiting_on = context.run(tool_run.send, None)
-    except StopIteration as done:
-        output: JsonValue = done.value
-        return output
-    running = asyncio.get_running_loop().create_task(_go_on(tool_run, waiting_on), context=context)
+    running = asyncio.ensure_future(tool_run)
     try:
         return await asyncio.shield(running)
     except asyncio.CancelledError as stop:
@@ -122,37 +108,3 @@ async def run_to_the_end(call: Call, tool_run: Coroutine[Any, Any, JsonValue]) -
     else:
         call.finished_late = FinishedLate(output=output)
     raise stopped
-
-
-async def _go_on(tool_run: Coroutine[Any, Any, JsonValue], waiting_on: Any) -> JsonValue:
-    """Run `tool_run` on to its end, from the first step `run_to_the_end` ran (it yielded `waiting_on`)."""
-    return await _from_first_step(tool_run, waiting_on)
-
-
-@types.coroutine
-def _from_first_step(
-    coroutine: Coroutine[Any, Any, JsonValue], waiting_on: Any
-) -> Generator[Any, Any, JsonValue]:
-    """What ``yield from`` would do for `coroutine` had it not already run its first step.
-
-    What the coroutine yielded (the future it waits on) goes up to the task running this, and what
-    the task sends or throws back (the future done, a cancellation) goes down to the coroutine.
-    """
-    while True:
-        try:
-            sent = yield waiting_on
-        except GeneratorExit:
-            coroutine.close()
-            raise
-        except BaseException as error:  # a cancellation, thrown in where the coroutine waits
-            try:
-                waiting_on = coroutine.throw(error)
-            except StopIteration as done:
-                output: JsonValue = done.value
-                return output
-        else:
-            try:
-                waiting_on = coroutine.send(sent)
-            except StopIteration as done:
-                output = done.value
-                return output
