@@ -71,11 +71,11 @@ def run_here(url: str, workflow: str, **inputs: Any) -> Task:
     return with_runtime(url, lambda runtime: runtime.run(flow(workflow), inputs))
 
 
-def claim(url: str, task_id: str, owner: str, *, host: str, pid: int) -> Lease:
+def claim(url: str, task_id: str, owner: str, *, host: str, pid: int, pid_space: str = "") -> Lease:
     """Hold the task's lease for a minute, as a worker `owner` on `host` would."""
 
     async def take(store: StateStore) -> Lease:
-        lease = await store.claim_lease(task_id, owner, 60, host=host, pid=pid)
+        lease = await store.claim_lease(task_id, owner, 60, host=host, pid=pid, pid_space=pid_space)
         assert lease is not None
         return lease
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from ratchet.engine.run.holders import pid_space_here
 from ratchet.records import TaskStatus
 
 from ..helpers.cli import RunRatchet, assert_one_line_error
@@ -126,7 +127,7 @@ def test_a_task_whose_holder_died_on_this_host_is_taken_over_at_once(
     run_ratchet: RunRatchet, url: str
 ) -> None:
     task_id = submit(url, "greet", who="ed")
-    claim(url, task_id, "crashed", host=this_host(), pid=gone_pid())
+    claim(url, task_id, "crashed", host=this_host(), pid=gone_pid(), pid_space=pid_space_here())
 
     done = run_ratchet("resume", task_id, "--json", "--store", url)
 

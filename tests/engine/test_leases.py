@@ -11,6 +11,7 @@ import time
 import pytest
 
 from ratchet.engine import WorkerIdentity, run_task
+from ratchet.engine.run.holders import pid_space_here
 from ratchet.errors import CannotResume, LeaseLost
 from ratchet.records import OpStatus, TaskStatus
 from ratchet.runtime import Runtime
@@ -90,7 +91,9 @@ async def test_resume_takes_over_from_a_dead_process_on_this_host(
     task_id = await rt.submit(f"{FLOWS}:first_call", {"ledger": ledger, "tool_name": "record"})
     gone = await asyncio.create_subprocess_exec(sys.executable, "-c", "pass")
     await gone.wait()
-    await store.claim_lease(task_id, "gone-worker", 30.0, host=socket.gethostname(), pid=gone.pid)
+    await store.claim_lease(
+        task_id, "gone-worker", 30.0, host=socket.gethostname(), pid=gone.pid, pid_space=pid_space_here()
+    )
 
     task = await rt.resume(task_id)
 

@@ -29,8 +29,23 @@ async def test_claim_grants_token_one(store: StateStore, task: Task) -> None:
     lease = await _claim(store, task, "w1", 0, host="box", pid=42)
     assert (lease.task_id, lease.owner, lease.token) == (task.id, "w1", 1)
     assert (lease.host, lease.pid, lease.released) == ("box", 42, False)
+    assert (lease.pid_space, lease.pid_started) == ("", 0)  # not given: unknown
     assert lease.expires_at == at(TTL)
     assert await store.get_lease(task.id) == lease
+
+
+async def test_a_claim_keeps_which_process_holds_it(store: StateStore, task: Task) -> None:
+    first = await _claim(store, task, "w1", 0, host="box", pid=42, pid_space="boot/pid:[1]", pid_started=5)
+    taken = await _claim(store, task, "w2", 1, host="box", pid=43, pid_space="boot/pid:[2]", take_over=True)
+
+    assert (first.pid_space, first.pid_started) == ("boot/pid:[1]", 5)
+    assert (taken.pid_space, taken.pid_started) == ("boot/pid:[2]", 0)
+    assert await store.get_lease(task.id) == taken
+    history = await store.lease_history(task.id)
+    assert [(claim.pid, claim.pid_space, claim.pid_started) for claim in history] == [
+        (42, "boot/pid:[1]", 5),
+        (43, "boot/pid:[2]", 0),
+    ]
 
 
 async def test_get_lease_of_unclaimed_task_is_none(store: StateStore, task: Task) -> None:
@@ -113,6 +128,16 @@ async def test_take_over_replaces_a_live_lease(store: StateStore, task: Task) ->
     assert (taken.owner, taken.token) == ("w2", 2)
     with pytest.raises(LeaseLost):
         await store.renew_lease(held, TTL, now=at(2))
+    assert await store.get_lease(task.id) == taken
+
+
+async def test_replacing_takes_over_only_the_lease_it_names(store: StateStore, task: Task) -> None:
+    dead = await _claim(store, task, "w1", 0)
+    taken = await _claim(store, task, "w2", 1, replacing=dead.token)
+
+    assert (taken.owner, taken.token, taken.took_over) == ("w2", 2, True)
+    # A second claimer that judged the same holder dead finds the lease taken: it is refused.
+    assert await store.claim_lease(task.id, "w3", TTL, replacing=dead.token, now=at(2)) is None
     assert await store.get_lease(task.id) == taken
 
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 
-from ratchet.records import Task, TaskStatus, WaitReason
+from ratchet.records import Lease, Task, TaskStatus, WaitReason
 from ratchet.store import StateStore
 from ratchet.store.changes import TRIGGERS, events_topic
 
 from ..helpers.builders import at, make_event, make_task, make_trigger
 
 TTL = 30.0
+SPACE = "boot/pid:[1]"  # a PID space, as a worker records it
 
 
 async def _tasks(store: StateStore, count: int) -> list[Task]:
@@ -33,13 +34,51 @@ async def test_orphaned_tasks_are_those_nothing_will_wake(store: StateStore) -> 
     assert [task.id for task in orphans] == [queued.id, expired.id, released.id]
 
 
+async def test_held_orphans_are_the_orphans_but_for_a_live_lease_of_one_host_and_pid_space(
+    store: StateStore,
+) -> None:
+    held, elsewhere, other_space, expired, released, triggered, waiting, ended = await _tasks(store, 8)
+
+    async def hold(task: Task, seconds: float = 0, host: str = "box", pid_space: str = SPACE) -> Lease:
+        lease = await store.claim_lease(
+            task.id, "w", TTL, host=host, pid=7, pid_space=pid_space, pid_started=99, now=at(seconds)
+        )
+        assert lease is not None
+        return lease
+
+    mine = await hold(held)
+    await hold(elsewhere, host="other")
+    await hold(other_space, pid_space="boot/pid:[2]")
+    await hold(expired, -100)
+    await store.release_lease(await hold(released), now=at(1))
+    await hold(triggered)
+    await store.put_trigger(make_trigger(at(1000), task_id=triggered.id))
+    await hold(waiting)
+    running = waiting.transition(TaskStatus.RUNNING)
+    await store.update_task(running)
+    await store.update_task(running.transition(TaskStatus.WAITING, waiting_on=WaitReason.APPROVAL))
+    await hold(ended)
+    started = await store.update_task(ended.transition(TaskStatus.RUNNING))
+    await store.update_task(started.transition(TaskStatus.COMPLETED))
+
+    assert await store.held_orphans("box", SPACE, now=at(5)) == [mine]
+    assert (mine.pid, mine.pid_space, mine.pid_started) == (7, SPACE, 99)
+    assert await store.held_orphans("box", SPACE, now=at(TTL)) == []  # expired by then: an orphan
+
+
 async def test_claim_tasks_leases_orphans_oldest_first(store: StateStore) -> None:
     tasks = await _tasks(store, 5)
     await store.claim_lease(tasks[1].id, "other", TTL, now=at(0))
 
-    leases = await store.claim_tasks("w1", TTL, host="box", pid=7, limit=3, now=at(1))
+    leases = await store.claim_tasks(
+        "w1", TTL, host="box", pid=7, pid_space="boot/pid:[1]", pid_started=99, limit=3, now=at(1)
+    )
     assert [lease.task_id for lease in leases] == [tasks[0].id, tasks[2].id, tasks[3].id]
-    assert all((lease.owner, lease.host, lease.pid) == ("w1", "box", 7) for lease in leases)
+    holder = ("w1", "box", 7, "boot/pid:[1]", 99)
+    assert all(
+        (lease.owner, lease.host, lease.pid, lease.pid_space, lease.pid_started) == holder for lease in leases
+    )
+    assert [claim.pid_space for claim in await store.lease_history(tasks[0].id)] == ["boot/pid:[1]"]
     assert all(lease.expires_at == at(1 + TTL) and lease.granted_at == at(1) for lease in leases)
     assert await store.get_lease(tasks[2].id) == leases[1]
 

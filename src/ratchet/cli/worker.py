@@ -17,7 +17,8 @@ from typing import Annotated
 
 import typer
 
-from ..engine.run.runner import DEFAULT_LEASE_TTL, WorkerIdentity
+from ..engine.run.holders import WorkerIdentity
+from ..engine.run.runner import DEFAULT_LEASE_TTL
 from ..engine.run.worker import Worker
 from ..engine.workflow import load_module
 from ..errors import InputError, RatchetError

@@ -14,7 +14,8 @@ from .calls import Call, CallContext, TaskSuspended
 from .calls.compaction import Compaction
 from .calls.middleware import Middleware, compose, default_chain
 from .context import Context
-from .run.runner import WorkerIdentity, run_task
+from .run.holders import WorkerIdentity
+from .run.runner import run_task
 from .run.worker import Worker
 from .workflow import Workflow, load_workflow, workflow
 

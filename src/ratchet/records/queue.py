@@ -28,6 +28,11 @@ class Trigger(Record):
 class Lease(Record):
     """A worker's claim on a task. ``token`` only grows, one step per claim.
 
+    ``host`` and ``pid`` say which process holds it; ``pid_space`` (the boot
+    of the machine and the PID namespace that pid counts in) and
+    ``pid_started`` (when that process started, in clock ticks since boot)
+    tell it from another process with the same pid: both are read from
+    ``/proc`` on Linux and are empty (``""``, 0) where unknown.
     ``granted_at`` is when the claim was made; ``took_over`` says it was made
     over a lease that was still live (its holder was known to be gone);
     ``renewed_at`` is when its holder's heartbeat last renewed it (None: not
@@ -40,6 +45,8 @@ class Lease(Record):
     expires_at: dt.datetime
     host: str = ""
     pid: int = 0
+    pid_space: str = ""
+    pid_started: int = Field(default=0, ge=0)
     released: bool = False
     granted_at: dt.datetime | None = None
     took_over: bool = False

@@ -25,7 +25,8 @@ from ..engine.people import (
 )
 from ..engine.run.cancelling import cancel_task
 from ..engine.run.code_wait import reseal
-from ..engine.run.runner import DEFAULT_LEASE_TTL, WorkerIdentity, run_task
+from ..engine.run.holders import WorkerIdentity
+from ..engine.run.runner import DEFAULT_LEASE_TTL, run_task
 from ..engine.run.staleness import stale_message
 from ..engine.run.tree import run_tree
 from ..engine.task_spec import new_task

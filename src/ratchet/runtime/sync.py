@@ -30,7 +30,8 @@ from anyio.from_thread import BlockingPortal
 from pydantic import JsonValue
 
 from ..agent import Agent
-from ..engine.run.runner import DEFAULT_LEASE_TTL, WorkerIdentity
+from ..engine.run.holders import WorkerIdentity
+from ..engine.run.runner import DEFAULT_LEASE_TTL
 from ..engine.workflow import Workflow
 from ..errors import CorruptRecord
 from ..limits import MAX_INSTRUCTION_BYTES, PRIORITY_DEFAULT

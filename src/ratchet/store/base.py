@@ -472,13 +472,27 @@ class StateStore(StoreOps):
         *,
         host: str = "",
         pid: int = 0,
+        pid_space: str = "",
+        pid_started: int = 0,
         take_over: bool = False,
+        replacing: int | None = None,
         now: dt.datetime | None = None,
         fence: Lease | None = None,
     ) -> Lease | None:
         return await self._write(
             fence,
-            lambda tx: tx.claim_lease(task_id, owner, ttl, host=host, pid=pid, take_over=take_over, now=now),
+            lambda tx: tx.claim_lease(
+                task_id,
+                owner,
+                ttl,
+                host=host,
+                pid=pid,
+                pid_space=pid_space,
+                pid_started=pid_started,
+                take_over=take_over,
+                replacing=replacing,
+                now=now,
+            ),
         )
 
     async def renew_lease(
@@ -507,6 +521,8 @@ class StateStore(StoreOps):
         *,
         host: str = "",
         pid: int = 0,
+        pid_space: str = "",
+        pid_started: int = 0,
         limit: int = 10,
         skip: Collection[str] = (),
         now: dt.datetime | None = None,
@@ -514,8 +530,21 @@ class StateStore(StoreOps):
     ) -> list[Lease]:
         return await self._write(
             fence,
-            lambda tx: tx.claim_tasks(owner, ttl, host=host, pid=pid, limit=limit, skip=skip, now=now),
+            lambda tx: tx.claim_tasks(
+                owner,
+                ttl,
+                host=host,
+                pid=pid,
+                pid_space=pid_space,
+                pid_started=pid_started,
+                limit=limit,
+                skip=skip,
+                now=now,
+            ),
         )
+
+    async def held_orphans(self, host: str, pid_space: str, *, now: dt.datetime | None = None) -> list[Lease]:
+        return await self._read(lambda tx: tx.held_orphans(host, pid_space, now=now))
 
     async def put_langgraph_checkpoint(
         self, checkpoint: LangGraphCheckpoint, values: Sequence[LangGraphValue], *, fence: Lease | None = None

@@ -8,7 +8,7 @@ from ...errors import CannotResume, LeaseLost
 from ...records import Event, StepStatus, Task, TaskStatus
 from ...store import StateStore
 from ..children import wake_parent
-from .runner import WorkerIdentity
+from .holders import WorkerIdentity
 
 __all__ = ["cancel_task"]
 
@@ -48,7 +48,14 @@ async def _cancel_one(
     if task.status.is_terminal:
         raise CannotResume(f"task {task_id} is already {task.status}; it cannot be cancelled")
     lease = await store.claim_lease(
-        task_id, f"cancel:{identity.name}", lease_ttl, host=identity.host, pid=identity.pid, take_over=True
+        task_id,
+        f"cancel:{identity.name}",
+        lease_ttl,
+        host=identity.host,
+        pid=identity.pid,
+        pid_space=identity.pid_space,
+        pid_started=identity.pid_started,
+        take_over=True,
     )
     assert lease is not None
     try:

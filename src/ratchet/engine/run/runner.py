@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import socket
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
+from pydantic import JsonValue
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from ...errors import (
@@ -38,20 +35,12 @@ from ..queued_patches import outside_view
 from ..scripts import refuse_while_loading
 from ..workflow import Workflow, load_workflow
 from .code_wait import wait_for_code
+from .holders import WorkerIdentity, holder_is_gone
 from .staleness import judge_staleness, set_aside_stale
 
-__all__ = ["WorkerIdentity", "holder_is_gone", "run_task"]
+__all__ = ["run_task"]
 
 DEFAULT_LEASE_TTL = 30.0
-
-
-@dataclass(frozen=True)
-class WorkerIdentity:
-    """Who holds a lease: a name, and the host and process behind it."""
-
-    name: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
-    host: str = field(default_factory=socket.gethostname)
-    pid: int = field(default_factory=os.getpid)
 
 
 async def run_task(
@@ -74,9 +63,10 @@ async def run_task(
     Returns the task as it was left. A task that ended, or waits on a person,
     is returned untouched (one waiting for its code is tried again). A task
     whose lease is held by a process of this host that no longer exists is
-    taken over at once. Tool calls whose risk level the task's constraints
-    list wait for a person (`approval_hook`; None lets every call run). A
-    `lease` already claimed (`claim_tasks`) is used instead of claiming one.
+    taken over at once (`holder_is_gone`), and its start or resume event
+    says so. Tool calls whose risk level the task's constraints list wait
+    for a person (`approval_hook`; None lets every call run). A `lease`
+    already claimed (`claim_tasks`) is used instead of claiming one.
     When `stopping` is set, the workflow stops before its next live call and
     the task is returned as it stands, for another worker to resume. The
     task's code is loaded only as `trust` admits (default: the one enforced
@@ -107,14 +97,17 @@ async def run_task(
     refuse_while_loading()
     key = key or SigningKey.from_environment()
     worker = worker or WorkerIdentity()
+    taken_from = None
     if lease is None:
-        lease = await _claim(store, task_id, worker, lease_ttl, take_over)
+        lease, taken_from = await _claim(store, task_id, worker, lease_ttl, take_over)
     beat = _Heartbeat(store, lease, lease_ttl, asyncio.current_task())
     try:
         report = await RunReport.begin(store, task_id)  # spans and metrics, when on
         with (trust or enforced_trust() or CodeTrust.here()).enforced():
             async with beat:
-                task = await _run_leased(store, task_id, lease, load, approval_hook, stopping, force, key)
+                task = await _run_leased(
+                    store, task_id, lease, taken_from, load, approval_hook, stopping, force, key
+                )
         if report is not None:
             with contextlib.suppress(StoreError):  # the run is over as recorded; only its spans are lost
                 await report.ended()
@@ -131,43 +124,56 @@ async def run_task(
 
 async def _claim(
     store: StateStore, task_id: str, worker: WorkerIdentity, lease_ttl: float, take_over: bool
-) -> Lease:
-    lease = await store.claim_lease(
-        task_id, worker.name, lease_ttl, host=worker.host, pid=worker.pid, take_over=take_over
-    )
+) -> tuple[Lease, Lease | None]:
+    """Claim the task's lease; return it, and the live lease of a dead holder it replaced, if any."""
+    lease = await _claim_as(store, task_id, worker, lease_ttl, take_over=take_over)
     if lease is not None:
-        return lease
+        return lease, None
     held = await store.get_lease(task_id)
-    if held is None or not holder_is_gone(held):
-        raise CannotResume(_held_message(task_id, held))
-    # The holder was a process on this host that no longer exists: no need to wait out its lease.
-    lease = await store.claim_lease(
-        task_id, worker.name, lease_ttl, host=worker.host, pid=worker.pid, take_over=True
+    if held is not None and holder_is_gone(held):
+        # The holder was a process on this host that no longer exists: no need to wait out its
+        # lease. Only that lease is replaced: another process that took it over first keeps it.
+        lease = await _claim_as(store, task_id, worker, lease_ttl, replacing=held.token)
+        if lease is not None:
+            return lease, held
+        held = await store.get_lease(task_id)
+    raise CannotResume(_held_message(task_id, held))
+
+
+async def _claim_as(
+    store: StateStore,
+    task_id: str,
+    worker: WorkerIdentity,
+    lease_ttl: float,
+    *,
+    take_over: bool = False,
+    replacing: int | None = None,
+) -> Lease | None:
+    return await store.claim_lease(
+        task_id,
+        worker.name,
+        lease_ttl,
+        host=worker.host,
+        pid=worker.pid,
+        pid_space=worker.pid_space,
+        pid_started=worker.pid_started,
+        take_over=take_over,
+        replacing=replacing,
     )
-    assert lease is not None
-    return lease
 
 
-def holder_is_gone(lease: Lease) -> bool:
-    """Whether the lease's holder was a process on this host that no longer exists."""
-    if lease.host != socket.gethostname() or lease.pid <= 0 or lease.pid == os.getpid():
-        return False
-    try:
-        os.kill(lease.pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:  # it exists, under another user
-        return False
-    return _is_zombie(lease.pid)
+def _started_data(lease: Lease, taken_from: Lease | None) -> dict[str, JsonValue]:
+    data: dict[str, JsonValue] = {"worker": lease.owner, "token": lease.token}
+    if taken_from is not None:
+        data["taken_over_from"] = taken_from.owner
+    return data
 
 
-def _is_zombie(pid: int) -> bool:
-    """A killed process whose parent has not reaped it yet still answers signal 0; it is gone."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rpartition(")")[2].split()[:1] == ["Z"]
+def _taken_over(held: Lease) -> str:
+    return (
+        f", taken over from {held.owner} (pid {held.pid} on {held.host}), which no longer runs, "
+        f"before its lease expired at {held.expires_at:%Y-%m-%d %H:%M:%S} UTC"
+    )
 
 
 def _held_message(task_id: str, lease: Lease | None) -> str:
@@ -225,6 +231,7 @@ async def _run_leased(
     store: StateStore,
     task_id: str,
     lease: Lease,
+    taken_from: Lease | None,
     load: Callable[[str], Workflow],
     approval_hook: ApprovalHook | None,
     stopping: asyncio.Event | None,
@@ -269,9 +276,10 @@ async def _run_leased(
                 task_id=task_id,
                 kind="task_resumed" if resumed else "task_started",
                 message=f"task {'resumed' if resumed else 'started'} by {lease.owner}"
-                + (", forced past its stale checkpoint" if forced else ""),
+                + (", forced past its stale checkpoint" if forced else "")
+                + ("" if taken_from is None else _taken_over(taken_from)),
                 display_message=f"{'Resumed' if resumed else 'Started'} {running.name}",
-                data={"worker": lease.owner, "token": lease.token},
+                data=_started_data(lease, taken_from),
             )
         )
         recorded = await tx.list_ops(task_id)

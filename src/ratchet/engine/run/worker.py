@@ -20,7 +20,8 @@ from ..calls.in_flight import cut_short
 from ..inbox import RECEIVE_TIMEOUT_TRIGGER, expire_receive
 from ..people import APPROVAL_TIMEOUT_TRIGGER, expire_approval
 from ..workflow import Workflow, load_workflow
-from .runner import DEFAULT_LEASE_TTL, WorkerIdentity, run_task
+from .holders import WorkerIdentity, holder_is_gone
+from .runner import DEFAULT_LEASE_TTL, run_task
 from .unreadable import set_aside_unreadable
 
 __all__ = ["Worker"]
@@ -35,9 +36,12 @@ class Worker:
     schedule's due time) and claims tasks whose worker died (no live lease,
     nothing queued to wake them), never a task waiting on a person (an
     approval timeout that fires denies the call first, then the task goes
-    on). Between rounds it sleeps until the next trigger is due, new work is
-    published (PostgreSQL's NOTIFY; a short poll on SQLite), a task of its own
-    ends, or it is time to look for tasks whose leases expired.
+    on). A task whose lease is still live but held by a process of this host
+    that no longer exists (a killed ``ratchet run``) is taken over then too,
+    without waiting for the lease to expire (`holder_is_gone`). Between
+    rounds it sleeps until the next trigger is due, new work is published
+    (PostgreSQL's NOTIFY; a short poll on SQLite), a task of its own ends,
+    or it is time to look for tasks whose leases expired.
 
     A task whose code is refused or missing here waits (``waiting(code)``,
     docs/durability.md) and is tried again once by each worker that starts,
@@ -188,6 +192,8 @@ class Worker:
                 self.lease_ttl,
                 host=self.identity.host,
                 pid=self.identity.pid,
+                pid_space=self.identity.pid_space,
+                pid_started=self.identity.pid_started,
                 limit=free,
                 skip=aside | set(self._running),
             )
@@ -200,8 +206,35 @@ class Worker:
             if len(leases) == free:
                 more = True
             else:
+                started += await self._take_over_from_the_dead(free - len(leases))
                 self._next_sweep = now + self.sweep_interval
         return started, more
+
+    async def _take_over_from_the_dead(self, free: int) -> int:
+        """Start tasks whose live lease a process of this host holds that no longer exists.
+
+        Their leases would keep every worker off them until they expire; run_task
+        takes them over at once (its claim bumps the token, fencing out the holder,
+        as a claim after expiry does).
+        """
+        started = 0
+        for held in await self.store.held_orphans(self.identity.host, self.identity.pid_space):
+            if started == free:
+                break
+            if not holder_is_gone(held):
+                continue
+            if self._start(held.task_id):
+                started += 1
+                log.info(
+                    "task %s: its holder %s (pid %d on %s) no longer runs; taking it over now, "
+                    "not when its lease expires at %s UTC",
+                    held.task_id,
+                    held.owner,
+                    held.pid,
+                    held.host,
+                    f"{held.expires_at:%H:%M:%S}",
+                )
+        return started
 
     async def _retry_tasks_waiting_for_code(self) -> int:
         """Try each task waiting for its code once, as slots free up: the code may be here now."""

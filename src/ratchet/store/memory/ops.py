@@ -471,13 +471,16 @@ class MemoryOps(
         *,
         host: str = "",
         pid: int = 0,
+        pid_space: str = "",
+        pid_started: int = 0,
         take_over: bool = False,
+        replacing: int | None = None,
         now: dt.datetime | None = None,
     ) -> Lease | None:
         now = now or utcnow()
         current = await self.get_lease(task_id)
         live = current is not None and current.is_live(now)
-        if live and not take_over:
+        if live and not take_over and (current is None or current.token != replacing):
             return None
         lease = Lease(
             task_id=task_id,
@@ -486,6 +489,8 @@ class MemoryOps(
             expires_at=now + dt.timedelta(seconds=ttl),
             host=host,
             pid=pid,
+            pid_space=pid_space,
+            pid_started=pid_started,
             granted_at=now,
             took_over=live,
         )
@@ -538,6 +543,8 @@ class MemoryOps(
         *,
         host: str = "",
         pid: int = 0,
+        pid_space: str = "",
+        pid_started: int = 0,
         limit: int = 10,
         skip: Collection[str] = (),
         now: dt.datetime | None = None,
@@ -549,10 +556,26 @@ class MemoryOps(
                 break
             if task.id in skip:
                 continue
-            lease = await self.claim_lease(task.id, owner, ttl, host=host, pid=pid, now=now)
+            lease = await self.claim_lease(
+                task.id, owner, ttl, host=host, pid=pid, pid_space=pid_space, pid_started=pid_started, now=now
+            )
             if lease is not None:
                 leases.append(lease)
         return leases
+
+    async def held_orphans(self, host: str, pid_space: str, *, now: dt.datetime | None = None) -> list[Lease]:
+        now = now or utcnow()
+        held: dict[str, Lease] = {}
+        for text in self.leases.values():
+            lease = Lease.from_json(text)
+            if lease.is_live(now) and (lease.host, lease.pid_space) == (host, pid_space):
+                held[lease.task_id] = lease
+        if not held:
+            return []
+        # The orphans as they will be once every one of these leases has expired.
+        expired = max(lease.expires_at for lease in held.values())
+        orphans = await self.list_orphaned_tasks(limit=len(self.tasks), now=expired)
+        return [held[task.id] for task in orphans if task.id in held]
 
 
 def _by_holder(lease: Lease) -> tuple[str, str]:

@@ -457,15 +457,21 @@ class StoreOps(InboxOps, GrantOps, TaskChangeOps, TaskRowOps, TaskDeleteOps, Lan
         *,
         host: str = "",
         pid: int = 0,
+        pid_space: str = "",
+        pid_started: int = 0,
         take_over: bool = False,
+        replacing: int | None = None,
         now: dt.datetime | None = None,
     ) -> Lease | None:
         """Claim the task for `owner` for `ttl` seconds.
 
         Succeeds when nobody holds the task, its lease expired or was released,
-        or `take_over` is set; the new lease's token is one more than any token
-        the task had before. Returns None when another live lease holds it.
-        Every claim is kept in the task's lease history.
+        `take_over` is set, or its live lease is the one whose token is
+        `replacing` (a holder known to be gone: a claim that replaced it first
+        wins); the new lease's token is one more than any token the task had
+        before. Returns None when another live lease holds it.
+        Every claim is kept in the task's lease history. `host`, `pid`,
+        `pid_space` and `pid_started` say which process holds it (`Lease`).
         """
 
     @abc.abstractmethod
@@ -509,6 +515,8 @@ class StoreOps(InboxOps, GrantOps, TaskChangeOps, TaskRowOps, TaskDeleteOps, Lan
         *,
         host: str = "",
         pid: int = 0,
+        pid_space: str = "",
+        pid_started: int = 0,
         limit: int = 10,
         skip: Collection[str] = (),
         now: dt.datetime | None = None,
@@ -518,6 +526,16 @@ class StoreOps(InboxOps, GrantOps, TaskChangeOps, TaskRowOps, TaskDeleteOps, Lan
         Returns the leases granted, in `list_orphaned_tasks` order; each is kept in its
         task's lease history. Two claimers running at once never get the
         same task.
+        """
+
+    @abc.abstractmethod
+    async def held_orphans(self, host: str, pid_space: str, *, now: dt.datetime | None = None) -> list[Lease]:
+        """Return the live leases held from `host` and `pid_space` on tasks otherwise orphaned.
+
+        The tasks `list_orphaned_tasks` would return but for a live lease whose
+        holder recorded that host and PID space, in its order: those a worker
+        of that host may take over at once if it sees their holder's process
+        is gone, rather than waiting for the lease to expire.
         """
 
     # ------------------------------------------------------------------ the store itself

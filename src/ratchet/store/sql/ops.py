@@ -70,7 +70,7 @@ _INTENT_RESET = {
     "next_attempt_at": None,
 }
 _INT4_MAX = 2**31 - 1  # substring offsets and message seqs are 32-bit integers
-_LEASE_COLUMNS = 9  # claim_tasks rows: a lease, then the claimed task's place in line
+_LEASE_COLUMNS = 11  # claim_tasks rows: a lease, then the claimed task's place in line
 
 
 class SqlOps(SqlInbox, SqlGrants, SqlTaskChanges, SqlTaskRows, SqlTaskDelete, SqlLangGraph, StoreOps):
@@ -507,7 +507,10 @@ class SqlOps(SqlInbox, SqlGrants, SqlTaskChanges, SqlTaskRows, SqlTaskDelete, Sq
         *,
         host: str = "",
         pid: int = 0,
+        pid_space: str = "",
+        pid_started: int = 0,
         take_over: bool = False,
+        replacing: int | None = None,
         now: dt.datetime | None = None,
     ) -> Lease | None:
         now = now or utcnow()
@@ -516,9 +519,12 @@ class SqlOps(SqlInbox, SqlGrants, SqlTaskChanges, SqlTaskRows, SqlTaskDelete, Sq
             "owner": owner,
             "host": host,
             "pid": pid,
+            "pid_space": pid_space,
+            "pid_started": pid_started,
             "expires_at": rows.to_micros(now + dt.timedelta(seconds=ttl)),
             "now": rows.to_micros(now),
             "take_over": take_over,
+            "replacing": replacing,
         }
         row = await self._d.one("claim_lease", params)
         if row is None:
@@ -534,6 +540,8 @@ class SqlOps(SqlInbox, SqlGrants, SqlTaskChanges, SqlTaskRows, SqlTaskDelete, Sq
         *,
         host: str = "",
         pid: int = 0,
+        pid_space: str = "",
+        pid_started: int = 0,
         limit: int = 10,
         skip: Collection[str] = (),
         now: dt.datetime | None = None,
@@ -543,6 +551,8 @@ class SqlOps(SqlInbox, SqlGrants, SqlTaskChanges, SqlTaskRows, SqlTaskDelete, Sq
             "owner": owner,
             "host": host,
             "pid": pid,
+            "pid_space": pid_space,
+            "pid_started": pid_started,
             "expires_at": rows.to_micros(now + dt.timedelta(seconds=ttl)),
             "now": rows.to_micros(now),
             "limit": limit,
@@ -554,6 +564,10 @@ class SqlOps(SqlInbox, SqlGrants, SqlTaskChanges, SqlTaskRows, SqlTaskDelete, Sq
         leases = [rows.lease_from_row(row[:_LEASE_COLUMNS]) for row in found]
         await self._d.execute_many("record_lease_claim", [rows.lease_params(lease) for lease in leases])
         return leases
+
+    async def held_orphans(self, host: str, pid_space: str, *, now: dt.datetime | None = None) -> list[Lease]:
+        params = {"host": host, "pid_space": pid_space, "now": rows.to_micros(now or utcnow())}
+        return [rows.lease_from_row(row) for row in await self._d.all("held_orphans", params)]
 
     async def renew_lease(self, lease: Lease, ttl: float, *, now: dt.datetime | None = None) -> Lease:
         now = now or utcnow()

@@ -270,6 +270,8 @@ def lease_params(lease: Lease) -> dict[str, Any]:
         "expires_at": to_micros(lease.expires_at),
         "host": lease.host,
         "pid": lease.pid,
+        "pid_space": lease.pid_space,
+        "pid_started": lease.pid_started,
         "granted_at": _maybe_micros(lease.granted_at),
         "took_over": lease.took_over,
         "renewed_at": _maybe_micros(lease.renewed_at),
@@ -277,11 +279,13 @@ def lease_params(lease: Lease) -> dict[str, Any]:
 
 
 def lease_from_row(row: Sequence[Any]) -> Lease:
-    """A lease from ``task_id, owner, token, expires_at, host, pid, released, granted_at, took_over``.
+    """A lease from ``task_id, owner, token, expires_at, host, pid, pid_space, pid_started,
+    released, granted_at, took_over``.
 
     A read of a lease adds ``renewed_at``; a claim's row, just granted, has none to give.
     """
-    task_id, owner, token, expires_at, host, pid, released, granted_at, took_over, *renewed = row
+    task_id, owner, token, expires_at, host, pid, pid_space, pid_started, *rest = row
+    released, granted_at, took_over, *renewed = rest
     renewed_at = renewed[0] if renewed else None
     try:
         return Lease(
@@ -291,6 +295,8 @@ def lease_from_row(row: Sequence[Any]) -> Lease:
             expires_at=from_micros(expires_at),
             host=host,
             pid=pid,
+            pid_space=pid_space,
+            pid_started=pid_started,
             released=bool(released),
             granted_at=None if granted_at is None else from_micros(granted_at),
             took_over=bool(took_over),

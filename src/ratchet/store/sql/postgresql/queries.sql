@@ -341,31 +341,39 @@ SELECT record FROM sessions ORDER BY updated_at DESC, id
 
 -- name: held_leases
 -- Every lease not released (live or expired): who holds which task (`ratchet serve`'s workers).
-SELECT task_id, owner, token, expires_at, host, pid, released, granted_at, took_over, renewed_at
+SELECT task_id, owner, token, expires_at, host, pid, pid_space, pid_started, released, granted_at,
+       took_over, renewed_at
 FROM leases WHERE NOT released ORDER BY owner COLLATE "C", task_id COLLATE "C"
 
 -- name: get_lease
-SELECT task_id, owner, token, expires_at, host, pid, released, granted_at, took_over, renewed_at
+SELECT task_id, owner, token, expires_at, host, pid, pid_space, pid_started, released, granted_at,
+       took_over, renewed_at
 FROM leases WHERE task_id = %(task_id)s
 
 -- name: claim_lease
 -- Granted when the task has no lease, or its lease was released, expired or
--- is taken over (took_over says whether it was still live); a concurrent first
+-- is taken over (took_over says whether it was still live): any lease, or only
+-- the one whose token is given as replacing; a concurrent first
 -- claim of the task waits on the key and then finds a live lease. No row comes
 -- back when the claim is refused.
 WITH granted AS (
-    INSERT INTO leases AS l (task_id, owner, host, pid, token, expires_at, released,
-                             granted_at, took_over)
-    VALUES (%(task_id)s, %(owner)s, %(host)s, %(pid)s, 1, %(expires_at)s, FALSE, %(now)s, FALSE)
+    INSERT INTO leases AS l (task_id, owner, host, pid, pid_space, pid_started, token, expires_at,
+                             released, granted_at, took_over)
+    VALUES (%(task_id)s, %(owner)s, %(host)s, %(pid)s, %(pid_space)s, %(pid_started)s, 1,
+            %(expires_at)s, FALSE, %(now)s, FALSE)
     ON CONFLICT (task_id) DO UPDATE SET
         owner = excluded.owner, host = excluded.host, pid = excluded.pid,
-        token = l.token + 1, expires_at = excluded.expires_at, released = FALSE,
+        pid_space = excluded.pid_space, pid_started = excluded.pid_started, token = l.token + 1, expires_at = excluded.expires_at, released = FALSE,
         granted_at = excluded.granted_at, renewed_at = NULL,
         took_over = NOT l.released AND l.expires_at > excluded.granted_at
     WHERE l.released OR l.expires_at <= excluded.granted_at OR %(take_over)s
-    RETURNING task_id, owner, token, expires_at, host, pid, released, granted_at, took_over
+          OR l.token = %(replacing)s::bigint
+    RETURNING task_id, owner, token, expires_at, host, pid, pid_space, pid_started, released,
+              granted_at, took_over
 )
-SELECT task_id, owner, token, expires_at, host, pid, released, granted_at, took_over FROM granted
+SELECT task_id, owner, token, expires_at, host, pid, pid_space, pid_started, released, granted_at,
+       took_over
+FROM granted
 
 -- name: claim_tasks
 -- The orphans of list_orphaned_tasks, each task row locked so no other claimer
@@ -394,31 +402,51 @@ WITH candidates AS (
     FOR UPDATE OF l SKIP LOCKED
 ), renewed AS (
     UPDATE leases AS l SET
-        owner = %(owner)s, host = %(host)s, pid = %(pid)s, token = l.token + 1,
-        expires_at = %(expires_at)s, released = FALSE, granted_at = %(now)s, took_over = FALSE,
-        renewed_at = NULL
+        owner = %(owner)s, host = %(host)s, pid = %(pid)s, pid_space = %(pid_space)s,
+        pid_started = %(pid_started)s, token = l.token + 1, expires_at = %(expires_at)s,
+        released = FALSE, granted_at = %(now)s, took_over = FALSE, renewed_at = NULL
     FROM lapsed
     WHERE l.task_id = lapsed.task_id AND (l.released OR l.expires_at <= %(now)s)
-    RETURNING l.task_id, l.owner, l.token, l.expires_at, l.host, l.pid, l.released,
-              l.granted_at, l.took_over
+    RETURNING l.task_id, l.owner, l.token, l.expires_at, l.host, l.pid, l.pid_space, l.pid_started,
+              l.released, l.granted_at, l.took_over
 ), first AS (
-    INSERT INTO leases (task_id, owner, host, pid, token, expires_at, released, granted_at, took_over)
-    SELECT c.id, %(owner)s, %(host)s, %(pid)s, 1, %(expires_at)s, FALSE, %(now)s, FALSE
+    INSERT INTO leases (task_id, owner, host, pid, pid_space, pid_started, token, expires_at, released,
+                        granted_at, took_over)
+    SELECT c.id, %(owner)s, %(host)s, %(pid)s, %(pid_space)s, %(pid_started)s, 1, %(expires_at)s,
+           FALSE, %(now)s, FALSE
     FROM candidates c WHERE NOT EXISTS (SELECT 1 FROM leases l WHERE l.task_id = c.id)
     ON CONFLICT (task_id) DO NOTHING
-    RETURNING task_id, owner, token, expires_at, host, pid, released, granted_at, took_over
+    RETURNING task_id, owner, token, expires_at, host, pid, pid_space, pid_started, released,
+              granted_at, took_over
 ), granted AS (
     SELECT * FROM renewed UNION ALL SELECT * FROM first
 )
-SELECT g.task_id, g.owner, g.token, g.expires_at, g.host, g.pid, g.released, g.granted_at,
-       g.took_over, c.priority, c.created_at, c.position
+SELECT g.task_id, g.owner, g.token, g.expires_at, g.host, g.pid, g.pid_space, g.pid_started,
+       g.released, g.granted_at, g.took_over, c.priority, c.created_at, c.position
 FROM granted g JOIN candidates c ON c.id = g.task_id
 ORDER BY c.priority, c.created_at, c.position
 
 -- name: record_lease_claim
-INSERT INTO lease_claims (task_id, token, owner, host, pid, expires_at, granted_at, took_over)
-VALUES (%(task_id)s, %(token)s, %(owner)s, %(host)s, %(pid)s, %(expires_at)s, %(granted_at)s,
-        %(took_over)s)
+INSERT INTO lease_claims (task_id, token, owner, host, pid, pid_space, pid_started, expires_at,
+                          granted_at, took_over)
+VALUES (%(task_id)s, %(token)s, %(owner)s, %(host)s, %(pid)s, %(pid_space)s, %(pid_started)s,
+        %(expires_at)s, %(granted_at)s, %(took_over)s)
+
+-- name: held_orphans
+-- The live leases held from one host and PID space on the tasks list_orphaned_tasks
+-- would return but for those leases, in its order.
+SELECT l.task_id, l.owner, l.token, l.expires_at, l.host, l.pid, l.pid_space, l.pid_started,
+       l.released, l.granted_at, l.took_over, l.renewed_at
+FROM tasks t
+JOIN leases l ON l.task_id = t.id
+WHERE (t.status IN ('queued', 'running') OR (t.status = 'waiting' AND t.waiting_on = 'timer')
+       OR (t.status = 'waiting' AND t.waiting_on = 'children' AND NOT EXISTS (
+           SELECT 1 FROM tasks c WHERE c.parent_id = t.id
+             AND c.status NOT IN ('completed', 'failed', 'cancelled'))))
+  AND NOT l.released AND l.expires_at > %(now)s AND l.host = %(host)s
+  AND l.pid_space = %(pid_space)s
+  AND NOT EXISTS (SELECT 1 FROM triggers g WHERE g.task_id = t.id)
+ORDER BY t.priority, t.created_at, t.position
 
 -- name: renew_lease
 UPDATE leases SET expires_at = %(expires_at)s, renewed_at = %(renewed_at)s
@@ -442,7 +470,8 @@ UPDATE lease_claims SET released = TRUE, expires_at = LEAST(expires_at, %(now)s)
 WHERE task_id = %(task_id)s AND token = %(token)s
 
 -- name: lease_history
-SELECT task_id, owner, token, expires_at, host, pid, released, granted_at, took_over, renewed_at
+SELECT task_id, owner, token, expires_at, host, pid, pid_space, pid_started, released, granted_at,
+       took_over, renewed_at
 FROM lease_claims WHERE task_id = %(task_id)s ORDER BY token
 
 -- name: insert_approval

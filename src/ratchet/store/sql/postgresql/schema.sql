@@ -123,7 +123,9 @@ CREATE TABLE leases (
     released    BOOLEAN NOT NULL,
     granted_at  BIGINT,
     took_over   BOOLEAN NOT NULL DEFAULT FALSE,
-    renewed_at  BIGINT
+    renewed_at  BIGINT,
+    pid_space   TEXT NOT NULL DEFAULT '',
+    pid_started BIGINT NOT NULL DEFAULT 0
 );
 
 CREATE TABLE lease_claims (
@@ -137,6 +139,8 @@ CREATE TABLE lease_claims (
     took_over   BOOLEAN NOT NULL DEFAULT FALSE,
     released    BOOLEAN NOT NULL DEFAULT FALSE,
     renewed_at  BIGINT,
+    pid_space   TEXT NOT NULL DEFAULT '',
+    pid_started BIGINT NOT NULL DEFAULT 0,
     PRIMARY KEY (task_id, token)
 );
 

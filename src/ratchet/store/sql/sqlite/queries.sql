@@ -325,35 +325,40 @@ WHERE id = :id AND version = :expected_version
 SELECT record FROM sessions ORDER BY updated_at DESC, id
 
 -- name: get_lease
-SELECT task_id, owner, token, expires_at, host, pid, released, granted_at, took_over, renewed_at
+SELECT task_id, owner, token, expires_at, host, pid, pid_space, pid_started, released, granted_at,
+       took_over, renewed_at
 FROM leases WHERE task_id = :task_id
 
 -- name: held_leases
 -- Every lease not released (live or expired): who holds which task (`ratchet serve`'s workers).
-SELECT task_id, owner, token, expires_at, host, pid, released, granted_at, took_over, renewed_at
+SELECT task_id, owner, token, expires_at, host, pid, pid_space, pid_started, released, granted_at,
+       took_over, renewed_at
 FROM leases WHERE released = 0 ORDER BY owner, task_id
 
 -- name: claim_lease
 -- Granted when the task has no lease, or its lease was released, expired or
--- is taken over (took_over says whether it was still live). No row comes back
--- when the claim is refused.
-INSERT INTO leases AS l (task_id, owner, host, pid, token, expires_at, released, granted_at,
-                         took_over)
-VALUES (:task_id, :owner, :host, :pid, 1, :expires_at, 0, :now, 0)
+-- is taken over (took_over says whether it was still live): any lease, or only
+-- the one whose token is given as replacing. No row comes back when the claim is refused.
+INSERT INTO leases AS l (task_id, owner, host, pid, pid_space, pid_started, token, expires_at,
+                         released, granted_at, took_over)
+VALUES (:task_id, :owner, :host, :pid, :pid_space, :pid_started, 1, :expires_at, 0, :now, 0)
 ON CONFLICT (task_id) DO UPDATE SET
-    owner = excluded.owner, host = excluded.host, pid = excluded.pid, token = l.token + 1,
+    owner = excluded.owner, host = excluded.host, pid = excluded.pid,
+    pid_space = excluded.pid_space, pid_started = excluded.pid_started, token = l.token + 1,
     expires_at = excluded.expires_at, released = 0, granted_at = excluded.granted_at,
     took_over = NOT l.released AND l.expires_at > excluded.granted_at, renewed_at = NULL
-WHERE l.released OR l.expires_at <= excluded.granted_at OR :take_over
-RETURNING task_id, owner, token, expires_at, host, pid, released, granted_at, took_over
+WHERE l.released OR l.expires_at <= excluded.granted_at OR :take_over OR l.token = :replacing
+RETURNING task_id, owner, token, expires_at, host, pid, pid_space, pid_started, released, granted_at,
+          took_over
 
 -- name: claim_tasks
 -- The orphans of list_orphaned_tasks (but those in the JSON array :skip),
 -- leased in one statement. Each row is the lease, then the task's place in
 -- line (priority, created_at, rowid): RETURNING gives rows in no set order.
-INSERT INTO leases AS l (task_id, owner, host, pid, token, expires_at, released, granted_at,
-                         took_over)
-SELECT t.id, :owner, :host, :pid, COALESCE(old.token, 0) + 1, :expires_at, 0, :now, 0
+INSERT INTO leases AS l (task_id, owner, host, pid, pid_space, pid_started, token, expires_at,
+                         released, granted_at, took_over)
+SELECT t.id, :owner, :host, :pid, :pid_space, :pid_started, COALESCE(old.token, 0) + 1, :expires_at,
+       0, :now, 0
 FROM tasks t
 LEFT JOIN leases old ON old.task_id = t.id
 WHERE (t.status IN ('queued', 'running') OR (t.status = 'waiting' AND t.waiting_on = 'timer')
@@ -366,17 +371,36 @@ WHERE (t.status IN ('queued', 'running') OR (t.status = 'waiting' AND t.waiting_
 ORDER BY t.priority, t.created_at, t.rowid
 LIMIT :limit
 ON CONFLICT (task_id) DO UPDATE SET
-    owner = excluded.owner, host = excluded.host, pid = excluded.pid, token = excluded.token,
+    owner = excluded.owner, host = excluded.host, pid = excluded.pid,
+    pid_space = excluded.pid_space, pid_started = excluded.pid_started, token = excluded.token,
     expires_at = excluded.expires_at, released = 0, granted_at = excluded.granted_at,
     took_over = 0, renewed_at = NULL
-RETURNING task_id, owner, token, expires_at, host, pid, released, granted_at, took_over,
+RETURNING task_id, owner, token, expires_at, host, pid, pid_space, pid_started, released, granted_at,
+          took_over,
           (SELECT t.priority FROM tasks t WHERE t.id = task_id),
           (SELECT t.created_at FROM tasks t WHERE t.id = task_id),
           (SELECT t.rowid FROM tasks t WHERE t.id = task_id)
 
 -- name: record_lease_claim
-INSERT INTO lease_claims (task_id, token, owner, host, pid, expires_at, granted_at, took_over)
-VALUES (:task_id, :token, :owner, :host, :pid, :expires_at, :granted_at, :took_over)
+INSERT INTO lease_claims (task_id, token, owner, host, pid, pid_space, pid_started, expires_at,
+                          granted_at, took_over)
+VALUES (:task_id, :token, :owner, :host, :pid, :pid_space, :pid_started, :expires_at, :granted_at,
+        :took_over)
+
+-- name: held_orphans
+-- The live leases held from one host and PID space on the tasks list_orphaned_tasks
+-- would return but for those leases, in its order.
+SELECT l.task_id, l.owner, l.token, l.expires_at, l.host, l.pid, l.pid_space, l.pid_started,
+       l.released, l.granted_at, l.took_over, l.renewed_at
+FROM tasks t
+JOIN leases l ON l.task_id = t.id
+WHERE (t.status IN ('queued', 'running') OR (t.status = 'waiting' AND t.waiting_on = 'timer')
+       OR (t.status = 'waiting' AND t.waiting_on = 'children' AND NOT EXISTS (
+           SELECT 1 FROM tasks c WHERE c.parent_id = t.id
+             AND c.status NOT IN ('completed', 'failed', 'cancelled'))))
+  AND l.released = 0 AND l.expires_at > :now AND l.host = :host AND l.pid_space = :pid_space
+  AND NOT EXISTS (SELECT 1 FROM triggers g WHERE g.task_id = t.id)
+ORDER BY t.priority, t.created_at, t.rowid
 
 -- name: renew_lease
 UPDATE leases SET expires_at = :expires_at, renewed_at = :renewed_at
@@ -394,7 +418,8 @@ UPDATE lease_claims SET released = 1, expires_at = MIN(expires_at, :now)
 WHERE task_id = :task_id AND token = :token
 
 -- name: lease_history
-SELECT task_id, owner, token, expires_at, host, pid, released, granted_at, took_over, renewed_at
+SELECT task_id, owner, token, expires_at, host, pid, pid_space, pid_started, released, granted_at,
+       took_over, renewed_at
 FROM lease_claims WHERE task_id = :task_id ORDER BY token
 
 -- name: insert_approval

@@ -119,7 +119,9 @@ CREATE TABLE leases (
     released    INTEGER NOT NULL,
     granted_at  INTEGER,
     took_over   INTEGER NOT NULL DEFAULT 0,
-    renewed_at  INTEGER
+    renewed_at  INTEGER,
+    pid_space   TEXT NOT NULL DEFAULT '',
+    pid_started INTEGER NOT NULL DEFAULT 0
 );
 
 CREATE TABLE lease_claims (
@@ -133,6 +135,8 @@ CREATE TABLE lease_claims (
     took_over   INTEGER NOT NULL DEFAULT 0,
     released    INTEGER NOT NULL DEFAULT 0,
     renewed_at  INTEGER,
+    pid_space   TEXT NOT NULL DEFAULT '',
+    pid_started INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (task_id, token)
 ) WITHOUT ROWID;
 
