@@ -23,7 +23,7 @@ import pytest
 
 from ratchet.records import Operation, OpStatus, TaskStatus
 
-from ..helpers.cli import LineReader, RunRatchet, ratchet_env
+from ..helpers.cli import LineReader, RunRatchet, as_from_a_terminal, ratchet_env
 from .run_support import acts, script
 from .task_support import start_ratchet, stored_task, with_runtime, with_store
 
@@ -267,6 +267,7 @@ def start_program(directory: Path, *args: str) -> subprocess.Popen[str]:
         [sys.executable, "program.py", *args],
         cwd=directory,
         env=ratchet_env(),
+        preexec_fn=as_from_a_terminal,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -10,6 +10,7 @@ import asyncio
 import datetime as dt
 import os
 import queue
+import signal
 import subprocess
 import sys
 import threading
@@ -45,6 +46,16 @@ def ratchet_env(**extra: str) -> dict[str, str]:
     env = {key: value for key, value in os.environ.items() if key != "RATCHET_STORE"}
     env.update({"COLUMNS": "200", "NO_COLOR": "1", **extra})
     return env
+
+
+def as_from_a_terminal() -> None:
+    """A `preexec_fn` for a Python program a test stops with SIGINT, as Ctrl-C in a terminal would.
+
+    A shell that runs the suite in the background (``pytest &`` in a script) starts it with SIGINT
+    ignored, and every program the suite starts inherits that: Python then never raises
+    KeyboardInterrupt. `ratchet` sets its own handlers; a plain program relies on Python's.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def assert_one_line_error(done: subprocess.CompletedProcess[str], *expected: str) -> str:

@@ -35,7 +35,7 @@ from ratchet.errors import StoreURLError, TaskNotFound
 from ratchet.records import TaskStatus
 from ratchet.store import open_store
 
-from ..helpers.cli import ratchet_env
+from ..helpers.cli import as_from_a_terminal, ratchet_env
 from .flows import FLOWS
 
 HERE = Path(__file__).resolve().parent
@@ -196,6 +196,7 @@ def test_ctrl_c_stops_a_run_which_then_resumes_at_once(tmp_path: Path) -> None:
         [sys.executable, "interrupt_script.py", url, str(tmp_path / "flag")],
         cwd=tmp_path,
         env=ratchet_env(),
+        preexec_fn=as_from_a_terminal,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
