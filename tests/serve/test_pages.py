@@ -55,7 +55,7 @@ async def test_each_page_path_serves_the_shell_without_a_token(guarded: httpx.As
 async def test_the_shell_holds_no_task_data_and_no_secret(
     memory_store: StateStore, tmp_path: Path, ledger: str
 ) -> None:
-    await Runtime(memory_store).submit(mail, {"ledger": ledger, "code": "7731"}, name="secret-launch")
+    await Runtime(memory_store).submit(mail, {"ledger": ledger, "to": "7731"}, name="secret-launch")
     token_file = tmp_path / "tokens"
     token_file.write_text(f"{TOKEN}\n")
     async with client_for(memory_store, tokens=load_tokens(token_file)) as client:
