@@ -25,7 +25,7 @@ from ratchet.records import Event, Task
 
 from ..cli.task_support import with_store
 from ..helpers.cli import ratchet_command, ratchet_env
-from ..helpers.scripts import plan, say
+from ..helpers.scripts import plan, say, verdict
 
 WAIT = 60.0  # seconds a program may take to do what a test waits for
 STOP = 30.0  # seconds a worker may take to stop after SIGTERM
@@ -85,7 +85,8 @@ def scripted(directory: Path, *act: dict[str, Any], steps: tuple[str, ...] = ("w
     """A scripted model (kept outside the project) planning `steps` and answering `act`; its --model value."""
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"script-{len(list(directory.glob('script-*.json')))}.json"
-    path.write_text(json.dumps({"plan": [plan(*steps)], "act": [*act, say("done")]}))
+    answers = {"plan": [plan(*steps)], "act": [*act, say("done")], "verify": [verdict(True) for _ in steps]}
+    path.write_text(json.dumps(answers))
     return f"scripted:{path}"
 
 
