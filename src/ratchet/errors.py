@@ -54,10 +54,13 @@ Each error's docstring is its default message. The tree::
         └── ConflictError            a concurrent writer changed the record first
 
     LeaseLost (BaseException)        this worker no longer holds the task's lease
+    Interrupted (SystemExit)         a Ctrl-C ends the `ratchet` program outside its event loop
 
 `LeaseLost` derives from `BaseException` so that an ``except Exception`` in a
 tool or a workflow cannot swallow it: a worker that lost its lease must stop
-writing for that task at once (fencing).
+writing for that task at once (fencing). `Interrupted` is a `SystemExit`
+for the same reason, and has a name of its own so that code which loads a
+module and reports the module's own ``sys.exit()`` lets a Ctrl-C through.
 """
 
 from __future__ import annotations
@@ -85,6 +88,7 @@ __all__ = [
     "DeadlineExceeded",
     "DuplicateRecord",
     "InputError",
+    "Interrupted",
     "InvalidInputs",
     "InvalidModelOutput",
     "InvalidResult",
@@ -466,3 +470,13 @@ class LeaseLost(BaseException):
     @property
     def message(self) -> str:
         return str(self.args[0])
+
+
+class Interrupted(SystemExit):
+    """A Ctrl-C ends the `ratchet` program here, with the exit code `code` (130, or 0 for a worker).
+
+    Raised by the program's SIGINT handler outside an event loop: as a
+    `SystemExit` it prints nothing and passes every ``except Exception``; a
+    loader that reports a module's ``sys.exit()`` lets this one through, as it
+    does a KeyboardInterrupt.
+    """

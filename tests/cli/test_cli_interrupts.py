@@ -23,7 +23,7 @@ import pytest
 
 from ratchet.cli.store_access import run_async
 
-from ..helpers.cli import LineReader, ratchet_env
+from ..helpers.cli import LineReader, ratchet_command, ratchet_env
 from .run_support import TOOLS, acts, script
 from .task_support import SIGNAL_TIMEOUT
 
@@ -131,6 +131,32 @@ def test_ctrl_c_at_any_moment_of_a_runs_start_is_one_line_at_most_and_exit_130(t
             assert err.startswith("interrupted: task "), (moment, err)
 
     _interrupt_at_every_moment(tmp_path, args, " created; it runs here", check)
+
+
+def test_a_ctrl_c_while_the_tools_load_is_an_interrupt_not_a_tools_error(tmp_path: Path) -> None:
+    """The handler ends the program with a SystemExit; the loader must not take it for the module's own.
+
+    Found by the test above on a slow machine: its Ctrl-C came as `--tools` was imported, and
+    `ratchet run` exited 2 with "cannot load tools.py: it exits when imported: sys.exit(130)".
+    """
+    (tmp_path / "tools.py").write_text(
+        "import os, signal, time\n"
+        "os.kill(os.getpid(), signal.SIGINT)  # a Ctrl-C, from inside the import\n"
+        "time.sleep(30)\n"
+    )
+    model = script(tmp_path, act=acts("a"))
+    args = ("run", "keep the ledger", "--model", model, "--tools", "tools.py")
+    done = subprocess.run(
+        ratchet_command(*args, "--store", f"sqlite:///{tmp_path / 'ratchet.db'}"),
+        cwd=tmp_path,
+        env=ratchet_env(),
+        capture_output=True,
+        text=True,
+        timeout=SIGNAL_TIMEOUT,
+    )
+    assert done.returncode == 130, (done.stdout, done.stderr)
+    assert "error:" not in done.stderr and "cannot load" not in done.stderr, done.stderr
+    _no_traceback(0.0, done.stdout, done.stderr)
 
 
 def test_a_ctrl_c_whose_cancellation_is_lost_still_ends_the_command() -> None:

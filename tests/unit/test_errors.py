@@ -1,4 +1,4 @@
-"""The error hierarchy: default messages, the tree in the docstring, LeaseLost apart."""
+"""The error hierarchy: default messages, the tree in the docstring, LeaseLost and Interrupted apart."""
 
 from __future__ import annotations
 
@@ -8,9 +8,12 @@ import re
 import pytest
 
 from ratchet import errors
-from ratchet.errors import LeaseLost, RatchetError
+from ratchet.errors import Interrupted, LeaseLost, RatchetError
 
 ERRORS: list[type[BaseException]] = [getattr(errors, name) for name in errors.__all__]
+# Not errors a caller handles: the end of the program (a Ctrl-C), and a lost lease, which stops a worker.
+APART = {"LeaseLost": "BaseException", "Interrupted": "SystemExit"}
+RATCHET_ERRORS = [cls for cls in ERRORS if cls.__name__ not in APART]
 
 # Errors that name what was not found (or what is too new, or missing) and so need arguments.
 WITH_ARGUMENTS: dict[type[BaseException], tuple[tuple[object, ...], dict[str, object]]] = {
@@ -52,7 +55,7 @@ def test_the_argument_list_is_complete() -> None:
 
 
 @pytest.mark.parametrize(
-    "cls", [cls for cls in ERRORS if cls not in WITH_ARGUMENTS], ids=lambda cls: cls.__name__
+    "cls", [cls for cls in RATCHET_ERRORS if cls not in WITH_ARGUMENTS], ids=lambda cls: cls.__name__
 )
 def test_default_message_is_the_docstring_first_line(cls: type) -> None:
     error = cls()
@@ -85,7 +88,17 @@ def test_lease_lost_is_a_base_exception_only() -> None:
             pytest.fail("except Exception caught LeaseLost")
 
 
-@pytest.mark.parametrize("cls", [c for c in ERRORS if c is not LeaseLost], ids=lambda c: c.__name__)
+def test_interrupted_ends_the_program_as_sys_exit_does_and_passes_except_exception() -> None:
+    assert issubclass(Interrupted, SystemExit)
+    with pytest.raises(SystemExit) as ended:
+        try:
+            raise Interrupted(130)
+        except Exception:  # a command's own handler must not swallow a Ctrl-C
+            pytest.fail("except Exception caught Interrupted")
+    assert ended.value.code == 130
+
+
+@pytest.mark.parametrize("cls", RATCHET_ERRORS, ids=lambda c: c.__name__)
 def test_every_other_error_is_a_ratchet_error(cls: type) -> None:
     assert issubclass(cls, RatchetError)
     assert issubclass(cls, Exception)
@@ -106,5 +119,5 @@ def test_the_docstring_tree_matches_the_classes() -> None:
     assert set(drawn) == set(errors.__all__)
     for name, parent in drawn.items():
         base = getattr(errors, name).__bases__[0]
-        expected = parent or ("BaseException" if name == "LeaseLost" else "Exception")
+        expected = parent or APART.get(name, "Exception")
         assert base.__name__ == expected, name

@@ -13,8 +13,9 @@ a worker given Ctrl-C while it started went on running.
 until the process ends:
 
 - outside an event loop, a Ctrl-C ends the program quietly with the exit code
-  of an interrupt (`SystemExit`, which prints nothing, passes through the
-  commands' ``except Exception`` and ends the program wherever it is raised);
+  of an interrupt (`Interrupted`, a `SystemExit`, which prints nothing, passes
+  through the commands' ``except Exception`` and ends the program wherever it
+  is raised, even while `--tools` or a workflow's module is imported);
 - while `run` makes or closes the command's event loop, a Ctrl-C is held (a
   second one is not) and answered as soon as the loop runs, or once it is
   closed;
@@ -39,6 +40,8 @@ import warnings
 from collections.abc import Callable, Coroutine, Iterator, Sequence
 from types import FrameType
 from typing import TYPE_CHECKING, Any, TypeVar
+
+from ..errors import Interrupted
 
 if TYPE_CHECKING:
     import asyncio
@@ -118,7 +121,7 @@ class Interrupts:
             return
         # Ending here, a command's coroutine made but not yet run is no mistake worth a warning.
         warnings.filterwarnings("ignore", "coroutine .* was never awaited", RuntimeWarning)
-        raise SystemExit(self.exit_code)
+        raise Interrupted(self.exit_code)  # a loader reporting a module's own sys.exit() lets it through
 
     def ending(self) -> None:
         """The program is ending with its exit code decided: a Ctrl-C now changes nothing (two end it)."""

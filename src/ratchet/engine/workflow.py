@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any, overload
 
-from ..errors import WorkflowNotFound
+from ..errors import Interrupted, WorkflowNotFound
 from ..policy import CheckpointPolicy, RetryPolicy
 from ..tools import Tool
 from ..trust.code import (
@@ -230,7 +230,7 @@ def load_module(source: str, trust: CodeTrust | None = None) -> Any:
                 spec.loader.exec_module(module)
         except BaseException as exc:
             sys.modules.pop(name, None)  # never half-loaded: a later load tries it again, whole
-            if isinstance(exc, KeyboardInterrupt):
+            if isinstance(exc, (KeyboardInterrupt, Interrupted)):
                 raise
             raise starts_when_loaded(source, exc) or WorkflowNotFound(
                 f"cannot load {path}: {_raised(exc)}"
@@ -241,7 +241,7 @@ def load_module(source: str, trust: CodeTrust | None = None) -> Any:
     try:
         with loading(source):
             return importlib.import_module(source)  # on failure, the import system drops the module
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Interrupted):
         raise
     except BaseException as exc:
         raise starts_when_loaded(source, exc) or WorkflowNotFound(
