@@ -16,6 +16,7 @@ Each error's docstring is its default message. The tree::
     │   │   │   └── StartsWhenLoaded a module loaded for a task's code starts tasks (no __main__ guard)
     │   │   ├── CodeRefused          the code lies outside what this process may import
     │   │   │   └── CodeUnsealed     the task's code references do not hold their seal
+    │   │   ├── ScriptNotFound       the scripted model's script file is missing here
     │   │   └── WorkspaceRefused     the task's workspace lies outside the workspace root
     │   ├── InvalidInputs            inputs that do not fit the workflow's parameters
     │   ├── CannotResume             the task can't be resumed now (held, ended, stale)
@@ -104,6 +105,7 @@ __all__ = [
     "RatchetError",
     "ReceiveTimeout",
     "SchemaTooNew",
+    "ScriptNotFound",
     "SessionNotFound",
     "StartsWhenLoaded",
     "StatePatchError",
@@ -219,6 +221,10 @@ class CodeRefused(CodeUnavailable):
 
 class CodeUnsealed(CodeRefused):
     """The task's code references carry no seal this process's key made; check them, then reseal."""
+
+
+class ScriptNotFound(CodeUnavailable):
+    """The scripted model's script file is missing here; put it back where the task looks for it."""
 
 
 class WorkspaceRefused(CodeUnavailable):

@@ -82,7 +82,7 @@ def script(
     steps: tuple[str, ...] = ("a", "b"),
     check: str = "the entry is in the ledger",
 ) -> str:
-    """Write the model's script; return the --model value (relative: run resolves it)."""
+    """Write the model's script; return the --model value (relative to the directory run runs in)."""
     (directory / "script.json").write_text(
         json.dumps(
             {

@@ -197,7 +197,8 @@ def test_an_old_task_with_an_absolute_path_inside_the_project_still_runs(url: st
 
 
 def model_script(directory: Path, act: list[dict[str, Any]], steps: tuple[str, ...] = ("a", "b")) -> str:
-    """The --model value of a script kept outside the project (a model is not part of it)."""
+    """The --model value of a script in `directory`, by its absolute path (a task records it
+    relative to the project when it lies there)."""
     directory.mkdir(exist_ok=True)
     path = directory / "script.json"
     verdict = {"content": {"passed": True, "reason": "it is there"}}
@@ -245,6 +246,7 @@ def test_a_killed_run_resumes_after_the_project_moved(project: Path, tmp_path: P
     assert task.status is TaskStatus.COMPLETED
     assert isinstance(task.inputs_params["agent"], dict)
     assert task.inputs_params["agent"]["tool_sources"] == ["tools.py"]  # relative to the project
+    assert task.model == model  # a script outside the project: by its absolute path
     state = Path(os.environ["XDG_STATE_HOME"]).resolve()
     assert task.workspace == str(state / "ratchet" / "workspaces" / task_id)  # outside the project
     assert not Path(task.workspace).exists()  # and deleted on success
@@ -293,6 +295,58 @@ def test_missing_code_waits_and_resume_finishes_once_it_is_back(project: Path, t
 
     assert again.returncode == 0, again.stderr
     assert ledger_entries(project) == ["a", "b"]
+
+
+def test_a_script_in_the_project_is_recorded_relative_and_found_after_the_project_moved(
+    project: Path,
+) -> None:
+    """The task goes on from its script's next entry in the new place: nothing is taken twice."""
+    (project / "tools.py").write_text(TOOLS + APPROVED_TOOL)
+    model = model_script(project / "scripts", [*acts("a"), *acts("b", tool="publish")])
+
+    waiting = ratchet_in(project, "run", "keep the ledger", "-m", model, "--tools", "tools.py", "--json")
+
+    assert waiting.returncode == 3, waiting.stderr
+    task_id = json.loads(waiting.stdout.splitlines()[-1])["task_id"]
+    task = task_of(f"sqlite:///{project / 'ratchet.db'}", task_id)
+    assert task.model == "scripted:scripts/script.json"  # relative to the project, as its tools are
+    assert ledger_entries(project) == ["a"]
+
+    new_place = moved(project)
+    assert ratchet_in(new_place, "approve", task_id).returncode == 0
+    done = ratchet_in(new_place, "resume", task_id)
+
+    assert done.returncode == 0, done.stderr
+    assert ledger_entries(new_place) == ["a", "b"]
+    assert [call["tool"] for call in tool_calls(new_place)] == ["record", "publish"]
+    assert task_of(f"sqlite:///{new_place / 'ratchet.db'}", task_id).status is TaskStatus.COMPLETED
+
+
+def test_a_missing_script_waits_and_resume_finishes_once_it_is_back(project: Path) -> None:
+    (project / "tools.py").write_text(TOOLS)
+    model = model_script(project, [*acts("a"), *acts("b")])
+    queued = ratchet_in(project, "run", "keep the ledger", "-m", model, "--tools", "tools.py", "--detach")
+    assert queued.returncode == 0, queued.stderr
+    [task_id] = queued.stdout.split()
+    (project / "script.json").rename(project / "script.json.away")
+
+    done = ratchet_in(project, "resume", task_id)
+
+    assert_one_line_error(
+        done, f"task {task_id} waits for its code", f"no script file at {project.resolve() / 'script.json'}"
+    )
+    url = f"sqlite:///{project / 'ratchet.db'}"
+    task = task_of(url, task_id)
+    assert (task.status, task.waiting_on) == (TaskStatus.WAITING, WaitReason.CODE)
+    assert "code_missing" in event_kinds(url, task_id)
+    assert ledger_entries(project) == []
+
+    (project / "script.json.away").rename(project / "script.json")
+    again = ratchet_in(project, "resume", task_id)
+
+    assert again.returncode == 0, again.stderr
+    assert ledger_entries(project) == ["a", "b"]
+    assert task_of(url, task_id).status is TaskStatus.COMPLETED
 
 
 def test_tools_may_be_named_by_module(project: Path, tmp_path: Path) -> None:

@@ -101,7 +101,7 @@ def test_run_carries_out_a_plan_and_ends_with_json(
     assert ledger(tmp_path) == ["a", "b"]
     task = with_store(url, lambda store: store.get_task(shown["task_id"]))
     assert task.status is TaskStatus.COMPLETED
-    assert task.model == f"scripted:{tmp_path / 'script.json'}"  # absolute, for a resume from anywhere
+    assert task.model == "scripted:script.json"  # relative to the project root, as a tools file is
 
 
 def test_run_shows_steps_tool_calls_and_tokens_as_lines(

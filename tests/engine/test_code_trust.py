@@ -157,8 +157,10 @@ async def test_code_of_the_project_and_of_installed_packages_runs(
     await written(each_store, "installed", "ratchet.agent.loop:agent_loop", model="scripted:none.json")
 
     assert (await resumed(each_store, "mine")).status is TaskStatus.COMPLETED
-    # The agent's module is installed code: it loads (and fails on its missing script, a task failure).
-    assert (await resumed(each_store, "installed")).status is TaskStatus.FAILED
+    # The agent's module is installed code: it loads, and the task waits for its missing script alone.
+    assert (await resumed(each_store, "installed")).waiting_on is WaitReason.CODE
+    [event] = await code_events(each_store, "installed")
+    assert event.kind == "code_missing" and event.message.startswith("scripted model: no script file at")
 
 
 # --------------------------------------------------------------------------- missing code

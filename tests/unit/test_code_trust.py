@@ -10,7 +10,7 @@ import pytest
 
 from ratchet.engine.workflow import load_module
 from ratchet.errors import CodeRefused, InputError, WorkflowNotFound, WorkspaceRefused
-from ratchet.trust.code import ALLOW_CODE_ENV, CodeTrust, portable_path
+from ratchet.trust.code import ALLOW_CODE_ENV, CodeTrust, portable_path, project_path
 from ratchet.trust.workspace import confined_workspace, workspace_for, workspace_root
 
 
@@ -157,6 +157,23 @@ def test_an_allowance_that_is_neither_a_path_nor_a_module_is_bad_input(trust: Co
 def test_files_are_recorded_relative_to_the_project_root_when_under_it(project: Path, outside: Path) -> None:
     assert portable_path(project / "pkg" / "flows.py", project) == "pkg/flows.py"
     assert portable_path(outside / "evil.py", project) == str(outside / "evil.py")
+
+
+def test_a_recorded_file_is_found_again_under_the_project_root(
+    project: Path, outside: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The project root is the enforced trust's (a run's), else the current directory; a relative
+    path is looked for there first, then in each allowed directory, as a tools file is."""
+    monkeypatch.chdir(outside)
+    assert project_path("tools.py") == outside.resolve() / "tools.py"
+    with CodeTrust(root=project.resolve()).enforced():
+        assert portable_path(project / "pkg" / "flows.py") == "pkg/flows.py"
+        assert project_path("pkg/flows.py") == project.resolve() / "pkg" / "flows.py"
+        assert project_path("evil.py") == project.resolve() / "evil.py"  # nowhere: where it belongs
+        assert project_path(str(outside / "evil.py")) == (outside / "evil.py").resolve()
+    with CodeTrust(root=project.resolve()).allowing(outside).enforced():
+        assert project_path("evil.py") == (outside / "evil.py").resolve()
+        assert project_path("tools.py") == project.resolve() / "tools.py"
 
 
 # --------------------------------------------------------------------------- workspaces

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from ratchet.errors import InputError
+from ratchet.agent import Agent
+from ratchet.errors import CodeUnavailable, InputError, ScriptNotFound
 from ratchet.providers import (
     ModelError,
     ModelProvider,
@@ -20,7 +21,8 @@ from ratchet.providers import (
     ToolCall,
     Usage,
 )
-from ratchet.providers.scripted import Script
+from ratchet.providers.scripted import Script, portable_model, require_script
+from ratchet.trust.code import CodeTrust
 
 ACT = ModelRequest(purpose=Purpose.ACT, messages=[{"role": "user", "content": "x" * 40}])
 
@@ -92,7 +94,7 @@ def test_priced_as_names_a_model_as_provider_colon_name(tmp_path: Path) -> None:
         model(tmp_path, {"priced_as": "gpt-4o"})
 
 
-def test_a_relative_path_resolves_against_the_current_directory(
+def test_a_relative_path_resolves_against_the_project_root(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     write(tmp_path, {})
@@ -100,6 +102,26 @@ def test_a_relative_path_resolves_against_the_current_directory(
     scripted = ScriptedModel("script.json")
     assert scripted.path == tmp_path.resolve() / "script.json"
     assert scripted.name == "scripted:script.json"
+    project = tmp_path / "project"
+    project.mkdir()
+    write(project, {})
+    with CodeTrust(root=project.resolve()).enforced():  # a run's project root, not the directory
+        assert ScriptedModel("script.json").path == project.resolve() / "script.json"
+
+
+def test_a_task_records_a_script_relative_to_the_project_root_when_under_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = tmp_path / "project"
+    (project / "scripts").mkdir(parents=True)
+    inside = write(project / "scripts", {})
+    outside = write(tmp_path, {}, "elsewhere.json")
+    monkeypatch.chdir(project)
+    assert portable_model(f"scripted:{inside}") == "scripted:scripts/script.json"
+    assert portable_model("scripted:./scripts/../scripts/script.json") == "scripted:scripts/script.json"
+    assert portable_model(f"scripted:{outside}") == f"scripted:{outside.resolve()}"
+    assert portable_model("openai:gpt-4o-mini") == "openai:gpt-4o-mini"
+    assert Agent(model=f"scripted:{inside}").model == "scripted:scripts/script.json"
 
 
 # ------------------------------------------------------------------ entry forms
@@ -251,6 +273,16 @@ async def test_an_absent_list_is_an_empty_one(tmp_path: Path) -> None:
 def test_a_missing_file_is_an_input_error(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"no script file at .*nowhere\.json"):
         ScriptedModel(tmp_path / "nowhere.json")
+
+
+def test_a_missing_script_is_missing_as_code_is(tmp_path: Path) -> None:
+    """A task whose script is missing waits for it (``waiting(code)``), as for missing tool code."""
+    with pytest.raises(CodeUnavailable, match=r"no script file at .*nowhere\.json"):
+        ScriptedModel(tmp_path / "nowhere.json")
+    with pytest.raises(ScriptNotFound, match=f"no script file at {tmp_path / 'nowhere.json'}$"):
+        require_script(f"scripted:{tmp_path / 'nowhere.json'}")
+    require_script(f"scripted:{write(tmp_path, {'act': [{'content': 'x'}]})}")  # there: nothing to say
+    require_script("openai:gpt-4o-mini")  # reads no file
 
 
 def test_a_file_that_is_not_json_is_an_input_error(tmp_path: Path) -> None:

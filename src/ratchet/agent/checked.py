@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ..errors import CodeUnavailable, InputError
 from ..providers import ScriptedModel, resolve_model
+from ..providers.scripted import portable_model
 from ..providers.settings import ModelSettings, check_settings
 from ..tools import Tool
 from ..trust.code import portable_path
@@ -41,7 +42,7 @@ def check_tool_sources(sources: list[str], *, option: str) -> list[str]:
 
 
 def checked_model(spec: str, *, settings: ModelSettings | None = None) -> str:
-    """The model spec checked, as a task records it (a script's path made absolute).
+    """The model spec checked, as a task records it (a script's path as `portable_model` has it).
 
     Args:
         settings: the agent's model settings, which the model's provider must be able to send.
@@ -53,7 +54,7 @@ def checked_model(spec: str, *, settings: ModelSettings | None = None) -> str:
     provider = resolve_model(spec)
     check_settings(provider, settings)
     if isinstance(provider, ScriptedModel):
-        return f"scripted:{provider.path}"  # absolute, so a resume from elsewhere finds the script
+        return portable_model(f"scripted:{provider.path}")  # one an endpoint names too (NAME:x.json)
     return spec.strip()
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field
@@ -14,6 +13,7 @@ from ..engine.workflow import load_module
 from ..errors import InputError
 from ..limits import MAX_TOOL_CALLS_PER_ANSWER
 from ..policy import MAX_DURATION, Budget, CheckpointPolicy
+from ..providers.scripted import portable_model
 from ..providers.settings import ModelSettings, settings_from
 from ..records import Constraints, Record, Task
 from ..tools import Tool
@@ -95,7 +95,8 @@ class Agent:
         instructions: what the agent is and how it works, for every prompt.
         tools: `Tool` objects; each must live in an importable module or a
             ``.py`` file, so that any worker can load it again.
-        model: ``provider:name``, e.g. ``openai:gpt-4o-mini`` or ``scripted:demo.json``.
+        model: ``provider:name``, e.g. ``openai:gpt-4o-mini`` or ``scripted:demo.json``
+            (a script under the project root is recorded relative to it).
         constraints: which risk levels need a person (docs/people.md).
         budget: the task's limits.
         tool_sources: modules or ``.py`` files whose every tool the agent offers
@@ -154,8 +155,8 @@ class Agent:
             raise InputError(f"tool name {taken[0]!r} is a built-in tool's; give the tool another name")
         sources = [_portable(s) for s in tool_sources]
         sources = list(dict.fromkeys([*sources, *(tool_source(t) for t in self.tools)]))
-        if model and model.startswith("scripted:"):
-            model = "scripted:" + str(Path(model.removeprefix("scripted:")).resolve())
+        if model:
+            model = portable_model(model)
         self.spec = AgentSpec(
             name=name,
             instructions=instructions,

@@ -23,6 +23,7 @@ from ..agent import Agent
 from ..records import Constraints, HumanInTheLoop, OpStatus, TaskStatus
 from ..runtime import Runtime
 from ..store import store_from_url
+from ..trust.code import CodeTrust
 from . import findings, tools
 from .findings import CrashState
 from .ledger import LEDGER_ENV, Ledger
@@ -82,9 +83,12 @@ async def _tell(paths: DemoPaths, report: Report, workers: list[WorkerProcess]) 
     ledger.create()
 
     report.phase(1, "Submit the task")
+    # Its workers run in the demo directory: the task names its script relative to that project root.
+    with CodeTrust(root=paths.directory.resolve()).enforced():
+        agent = deploy_agent(paths.script)
     with environment(RATCHET_HOME=str(paths.directory)):  # its workspace goes in the demo directory
         async with Runtime(paths.store_url) as runtime:
-            task_id = await runtime.submit(deploy_agent(paths.script), instruction=INSTRUCTION)
+            task_id = await runtime.submit(agent, instruction=INSTRUCTION)
     report.submitted(task_id)
 
     report.phase(2, "Run it, and kill the worker in the middle of apply_manifest")

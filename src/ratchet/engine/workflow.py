@@ -22,7 +22,6 @@ import importlib
 import importlib.util
 import sys
 from collections.abc import Awaitable, Callable, Iterable
-from pathlib import Path
 from typing import Any, overload
 
 from ..errors import Interrupted, WorkflowNotFound
@@ -34,6 +33,7 @@ from ..trust.code import (
     enforced_trust,
     file_module_name,
     portable_path,
+    project_path,
     refuse_unloadable,
 )
 from .interactive import INTERACTIVE, defined_interactively, find_interactive, interactive_source, remember
@@ -212,7 +212,7 @@ def load_module(source: str, trust: CodeTrust | None = None) -> Any:
     if trust is None:
         refuse_unloadable(source)
     if source.endswith(".py"):
-        path = trust.python_file(source) if trust else Path(source).resolve()
+        path = trust.python_file(source) if trust else project_path(source)
         if not path.is_file():
             raise WorkflowNotFound(f"no Python file at {path}")
         live = running_script(path)

@@ -6,6 +6,11 @@ the journal, not from a counter in memory, so a resumed task (or a fresh
 `ScriptedModel` on the same file) continues the script exactly where it stopped.
 A request past the end of its purpose's list is an error that names the
 purpose and the ordinal, never a made-up answer.
+
+A task records the script's path as it records a tools file: relative to the
+project root when the file is under it, absolute otherwise (`portable_model`),
+so a moved project finds its script again. A script missing where a task
+looks for it is missing like code (`ScriptNotFound`): the task waits for it.
 """
 
 from __future__ import annotations
@@ -17,12 +22,13 @@ from typing import Any
 
 from pydantic import Field, JsonValue, ValidationError, model_validator
 
-from ratchet.errors import InputError
+from ratchet.errors import InputError, ScriptNotFound
 from ratchet.records import Record
+from ratchet.trust.code import portable_path, project_path
 
 from .base import ModelError, ModelRequest, ModelResponse, Purpose, ToolCall, Usage
 
-__all__ = ["ScriptedModel"]
+__all__ = ["ScriptedModel", "portable_model", "require_script"]
 
 _PURPOSES = ", ".join(Purpose)
 
@@ -81,16 +87,18 @@ class ScriptedModel:
     """A `ModelProvider` that answers from a JSON script, keyed by purpose and ordinal.
 
     Args:
-        path: the script file; a relative path resolves against the current
-            directory, once, here.
+        path: the script file; a relative path is found, once, here, as a
+            task's relative tools file is: under the project root, then under
+            each allowed directory (`ratchet.trust.code.project_path`).
 
     Raises:
-        InputError: the file is missing, unreadable, not JSON, or not a valid script.
+        ScriptNotFound: the file is missing.
+        InputError: the file is unreadable, not JSON, or not a valid script.
     """
 
     def __init__(self, path: str | Path) -> None:
         self.name = f"scripted:{path}"
-        self.path = Path(path).resolve()
+        self.path = project_path(path)
         self.script = _load_script(self.path)
         self.priced_as = self.script.priced_as
 
@@ -168,12 +176,40 @@ def _text_length(value: JsonValue) -> int:
 
 # --------------------------------------------------------------------------- loading
 
+_PREFIX = "scripted:"
+
+
+def portable_model(spec: str) -> str:
+    """A model string as a task records it: a script's path relative to the project root when
+    the file is under it, absolute otherwise (`portable_path`, as for tools files); any other
+    model string as it is."""
+    if not spec.startswith(_PREFIX) or not spec.removeprefix(_PREFIX):
+        return spec
+    return _PREFIX + portable_path(spec.removeprefix(_PREFIX))
+
+
+def require_script(spec: str) -> None:
+    """Check that the script a ``scripted:PATH`` model string names is here (found as
+    `ScriptedModel` finds it); any other model string reads no file.
+
+    Raises:
+        ScriptNotFound: there is nothing at that path.
+    """
+    if spec.startswith(_PREFIX) and spec.removeprefix(_PREFIX):
+        path = project_path(spec.removeprefix(_PREFIX))
+        if not path.exists():  # one that is there but unreadable fails where it is read, as before
+            raise _missing(path)
+
+
+def _missing(path: Path) -> ScriptNotFound:
+    return ScriptNotFound(f"scripted model: no script file at {path}")
+
 
 def _load_script(path: Path) -> Script:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise InputError(f"scripted model: no script file at {path}") from None
+        raise _missing(path) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"scripted model: cannot read {path}: {exc}") from None
     try:

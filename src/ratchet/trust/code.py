@@ -64,6 +64,8 @@ __all__ = [
     "file_module_name",
     "main_script",
     "portable_path",
+    "project_path",
+    "project_root",
     "refuse_unloadable",
     "workspace_holding",
 ]
@@ -159,10 +161,9 @@ class CodeTrust:
             if not path.is_file():
                 raise WorkflowNotFound(f"no Python file at {path}")
             return path
-        bases = [self.root, *(p for p in self.paths if p.is_dir())]
+        places = self.places(given)
         refused = None
-        for base in bases:
-            path = (base / given).resolve()
+        for path in places:
             self._refuse_workspace_file(path)
             if not self.admits_file(path):
                 refused = path  # "../x.py", or a link out of the project
@@ -173,8 +174,17 @@ class CodeTrust:
                 f"{source} leads to {refused}, outside the project root {self.root}; "
                 f"admit it with --allow-code {refused}"
             )
-        where = f"the project root {self.root}" + (" or an --allow-code directory" if len(bases) > 1 else "")
+        where = f"the project root {self.root}" + (" or an --allow-code directory" if len(places) > 1 else "")
         raise WorkflowNotFound(f"no Python file {source} under {where}")
+
+    def places(self, recorded: str | Path) -> list[Path]:
+        """Where a file a task recorded may lie (resolved), in the order it is looked for: an
+        absolute path where it is; a relative one under the project root, then under each
+        allowed directory. Whether this policy admits each place is another question."""
+        given = Path(recorded).expanduser()
+        if given.is_absolute():
+            return [given.resolve()]
+        return [(base / given).resolve() for base in (self.root, *(p for p in self.paths if p.is_dir()))]
 
     def admits_file(self, path: Path) -> bool:
         """Whether this policy admits the (resolved) file `path`: never one in a task workspace."""
@@ -342,15 +352,29 @@ def main_script() -> Path | None:
     return Path(path).resolve()
 
 
+def project_root() -> Path:
+    """The project root: that of the code trust the run enforces, else the current directory."""
+    trust = enforced_trust()
+    return trust.root if trust is not None else Path.cwd().resolve()
+
+
 def portable_path(path: str | Path, root: Path | None = None) -> str:
     """A file as a task records it: relative to the project root when under it, else absolute.
 
     A relative path survives moving the project: a worker in the new place
-    finds it under its own root.
+    finds it under its own root (`project_path`).
     """
-    resolved = Path(path).expanduser().resolve()
-    base = (root or Path.cwd()).resolve()
+    base = (root or project_root()).resolve()
+    resolved = (base / Path(path).expanduser()).resolve()
     return resolved.relative_to(base).as_posix() if resolved.is_relative_to(base) else str(resolved)
+
+
+def project_path(recorded: str | Path) -> Path:
+    """A file a task recorded (`portable_path`), found again where a tools file is looked for
+    (`CodeTrust.places`): the first of its places that holds it, else the first (under the
+    project root, for a relative path). Whether the file is there is the caller's to check."""
+    places = (enforced_trust() or CodeTrust(root=project_root())).places(recorded)
+    return next((place for place in places if place.exists()), places[0])
 
 
 def _parse_allowance(allowance: str | Path) -> tuple[str, str]:

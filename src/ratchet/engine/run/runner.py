@@ -254,6 +254,10 @@ async def _run_leased(
             if confined != task.workspace:  # its own directory under this root: sealed as it now is
                 task = key.seal(task.model_copy(update={"workspace": confined}), covered)
         workflow.tools_for(task, store)  # its tools load now, before anything is written, or it waits
+        if task.model:  # so does a scripted model's script (docs/providers.md)
+            from ...providers.scripted import require_script  # else loaded at the first model call
+
+            require_script(task.model)
     except CodeUnavailable as problem:
         return await wait_for_code(store, task, lease, problem)
     if not force:
