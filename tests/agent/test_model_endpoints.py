@@ -105,6 +105,8 @@ async def test_an_agent_task_completes_through_litellm_at_a_named_endpoint(
 ) -> None:
     if importlib.util.find_spec("litellm") is None:
         pytest.fail("this test needs the [litellm] extra: pip install -e '.[test]'", pytrace=False)
+    # Imported here, outside `run_agent`'s guard: LiteLLM takes seconds to import, longer on a busy machine.
+    importlib.import_module("litellm")
     server, _ = servers
     write_config(
         tmp_path,

@@ -17,6 +17,7 @@ from ..helpers.scripts import calls, plan, say, verdict
 from .support import GUARD, events_of, make_agent, model_ops, run_agent
 
 TIMEOUT = 0.5
+ROOMY = 3.0  # for an attempt that must not time out across a wait and a resume
 SLOW = {"content": "still thinking", "delay": 5}
 
 
@@ -77,7 +78,9 @@ async def test_a_resumed_task_replays_its_timed_out_attempt_alike(
     rt: Runtime, store: StateStore, script: Callable[[dict[str, Any]], str]
 ) -> None:
     retried = [calls(("ask_user", {"question": "which region?"})), say("X is degraded")]
-    agent = make_agent(script(_script(SLOW, *retried)), step_timeout=TIMEOUT)
+    # The second attempt's clock runs while it waits for the answer and while it resumes: a budget
+    # that a loaded machine's resume fits in, so that only the first attempt is cut.
+    agent = make_agent(script(_script(SLOW, *retried)), step_timeout=ROOMY)
     waiting = await run_agent(rt, agent)
     assert (waiting.status, waiting.waiting_on) == (TaskStatus.WAITING, WaitReason.INPUT)
     journal = [(op.seq, op.name, op.status) for op in await store.list_ops(waiting.id)]

@@ -248,7 +248,7 @@ def test_a_used_up_step_budget_fails_the_task_naming_the_limit(
 def test_a_deadline_cuts_a_slow_tool_short_and_fails_the_task(
     run_ratchet: RunRatchet, url: str, tools: str, tmp_path: Path
 ) -> None:
-    model = script(tmp_path, steps=("a",), act=acts("a", tool="record_slowly", seconds=30))
+    model = script(tmp_path, steps=("a",), act=acts("a", tool="record_slowly", seconds=300))
     began = time.monotonic()
 
     done = run_ratchet(
@@ -266,7 +266,8 @@ def test_a_deadline_cuts_a_slow_tool_short_and_fails_the_task(
     )
 
     assert done.returncode == 1, done.stderr
-    assert time.monotonic() - began < 10
+    # Not a speed target: far short of the tool's 300 s however busy the machine, so the deadline cut it.
+    assert time.monotonic() - began < 60
     shown = result(done)
     assert shown["status"] == "failed"
     assert "deadline exceeded" in shown["error"]
