@@ -2,7 +2,7 @@
 
 Declared once here with the behaviour each must show; the memory store
 (store/memory/) implements them as the reference, and `SqlOps` (store/sql/ops.py)
-implements them once for every SQL database. `StateStore` (store/base.py) runs
+implements them once for every SQL database. `StateStore` (store/base/) runs
 each in a transaction of its own, and ``store.transaction()`` hands out a `StoreOps`
 bound to one transaction. The behaviour suite in tests/store holds every store
 to these docstrings.
