@@ -2,7 +2,7 @@
 
 Declared once here with the behaviour each must show; the memory store
 (store/memory/) implements them as the reference, and `SqlOps` (store/sql/ops.py)
-implements them once for every SQL database. `StateStore` (store/base.py) runs
+implements them once for every SQL database. `StateStore` (store/base/) runs
 each in a transaction of its own, and ``store.transaction()`` hands out a `StoreOps`
 bound to one transaction. The behaviour suite in tests/store holds every store
 to these docstrings.
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import abc
 import datetime as dt
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 
 from ...errors import CorruptRecord
 from ...limits import PRIORITY_DEFAULT
@@ -39,6 +39,7 @@ from ...records import (
 from .grants import GrantOps
 from .inbox import InboxOps
 from .langgraph import LangGraphOps
+from .leases import LeaseOps
 from .task_changes import TaskChangeOps
 from .task_delete import TaskDeleteOps
 from .task_rows import TaskRowOps
@@ -56,7 +57,7 @@ def claim_order(trigger: Trigger) -> tuple[int, dt.datetime, int]:
     return (priority_of(trigger), trigger.fire_at, trigger.id)
 
 
-class StoreOps(InboxOps, GrantOps, TaskChangeOps, TaskRowOps, TaskDeleteOps, LangGraphOps):
+class StoreOps(InboxOps, GrantOps, TaskChangeOps, TaskRowOps, TaskDeleteOps, LangGraphOps, LeaseOps):
     """The operations of a store; every store implements them with the same behaviour.
 
     The inboxes' operations are declared apart, on `InboxOps` (inbox.py),
@@ -64,7 +65,7 @@ class StoreOps(InboxOps, GrantOps, TaskChangeOps, TaskRowOps, TaskDeleteOps, Lan
     `TaskChangeOps` (task_changes.py), and the task listing's on
     `TaskRowOps` (task_rows.py), and deleting a task on `TaskDeleteOps`
     (task_delete.py), and LangGraph's checkpoints on `LangGraphOps`
-    (langgraph.py).
+    (langgraph.py), and the leases on `LeaseOps` (leases.py).
     """
 
     # ------------------------------------------------------------------ tasks
@@ -445,98 +446,6 @@ class StoreOps(InboxOps, GrantOps, TaskChangeOps, TaskRowOps, TaskDeleteOps, Lan
     @abc.abstractmethod
     async def list_sessions(self) -> list[Session]:
         """Return every session, most recently updated first."""
-
-    # ------------------------------------------------------------------ leases
-
-    @abc.abstractmethod
-    async def claim_lease(
-        self,
-        task_id: str,
-        owner: str,
-        ttl: float,
-        *,
-        host: str = "",
-        pid: int = 0,
-        pid_space: str = "",
-        pid_started: int = 0,
-        take_over: bool = False,
-        replacing: int | None = None,
-        now: dt.datetime | None = None,
-    ) -> Lease | None:
-        """Claim the task for `owner` for `ttl` seconds.
-
-        Succeeds when nobody holds the task, its lease expired or was released,
-        `take_over` is set, or its live lease is the one whose token is
-        `replacing` (a holder known to be gone: a claim that replaced it first
-        wins); the new lease's token is one more than any token the task had
-        before. Returns None when another live lease holds it.
-        Every claim is kept in the task's lease history. `host`, `pid`,
-        `pid_space` and `pid_started` say which process holds it (`Lease`).
-        """
-
-    @abc.abstractmethod
-    async def renew_lease(self, lease: Lease, ttl: float, *, now: dt.datetime | None = None) -> Lease:
-        """Extend the lease to ``now + ttl``.
-
-        Raises:
-            LeaseLost: the lease was released or another claim replaced it.
-        """
-
-    @abc.abstractmethod
-    async def release_lease(self, lease: Lease, *, now: dt.datetime | None = None) -> None:
-        """Give the task up at `now`; it can be claimed at once.
-
-        Raises:
-            LeaseLost: the lease was already released or replaced.
-        """
-
-    @abc.abstractmethod
-    async def get_lease(self, task_id: str) -> Lease | None:
-        """Return the task's current lease (live, expired or released), or None."""
-
-    @abc.abstractmethod
-    async def held_leases(self) -> list[Lease]:
-        """Return every lease not released (live or expired), by owner then task id."""
-
-    @abc.abstractmethod
-    async def lease_history(self, task_id: str) -> list[Lease]:
-        """Return every claim made on the task, by token.
-
-        Each claim runs from ``granted_at`` to ``expires_at``: its last
-        renewal's expiry or, once ``released``, the time it was released.
-        ``took_over`` marks a claim made over a lease that was still live.
-        """
-
-    @abc.abstractmethod
-    async def claim_tasks(
-        self,
-        owner: str,
-        ttl: float,
-        *,
-        host: str = "",
-        pid: int = 0,
-        pid_space: str = "",
-        pid_started: int = 0,
-        limit: int = 10,
-        skip: Collection[str] = (),
-        now: dt.datetime | None = None,
-    ) -> list[Lease]:
-        """Claim up to `limit` orphaned tasks (see `list_orphaned_tasks`) for `owner`, leaving out `skip`.
-
-        Returns the leases granted, in `list_orphaned_tasks` order; each is kept in its
-        task's lease history. Two claimers running at once never get the
-        same task.
-        """
-
-    @abc.abstractmethod
-    async def held_orphans(self, host: str, pid_space: str, *, now: dt.datetime | None = None) -> list[Lease]:
-        """Return the live leases held from `host` and `pid_space` on tasks otherwise orphaned.
-
-        The tasks `list_orphaned_tasks` would return but for a live lease whose
-        holder recorded that host and PID space, in its order: those a worker
-        of that host may take over at once if it sees their holder's process
-        is gone, rather than waiting for the lease to expire.
-        """
 
     # ------------------------------------------------------------------ the store itself
 

@@ -1,21 +1,8 @@
-"""`StateStore`: a store opened from a URL, every operation in a transaction.
+"""`StateStore`: a store opened from a URL, every operation in a transaction of its own.
 
-A store is opened from a URL (`open_store`). Its operations are declared once,
-on `StoreOps` (ops/); the store runs each one in a transaction of its own,
-and ``store.transaction()`` hands out a `StoreOps` bound to one transaction so
-that several writes (a state change and the event that reports it) commit
-together or not at all::
-
-    async with store.transaction(fence=lease) as tx:
-        await tx.update_task(task.transition(TaskStatus.COMPLETED))
-        await tx.append_event(Event(task_id=task.id, kind="task", message="done"))
-
-`fence` carries the writer's lease: the transaction raises `LeaseLost` before
-writing anything if that lease is no longer the task's current one.
-
-Every store shares one `Transaction` (transaction.py); a store supplies only
-`StateStore._begin`, which starts a transaction of its kind and says how to
-end it.
+Here: its lifecycle, its transactions, its change feeds, and the wrapper of
+every operation but those of the leases (leases.py) and of LangGraph's
+checkpoints (langgraph.py), which are mixed in from their own modules.
 """
 
 from __future__ import annotations
@@ -24,20 +11,17 @@ import abc
 import contextlib
 import copy
 import datetime as dt
-from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
-from ..errors import ConflictError, CorruptRecord, SessionNotFound
-from ..records import (
+from ...errors import ConflictError, CorruptRecord, SessionNotFound
+from ...records import (
     ALL_TASKS,
     Approval,
     Artifact,
     Checkpoint,
     Event,
     InboxMessage,
-    LangGraphCheckpoint,
-    LangGraphValue,
-    LangGraphWrite,
     Lease,
     Message,
     Operation,
@@ -51,17 +35,19 @@ from ..records import (
     TaskStatus,
     Trigger,
 )
-from .changes import ChangeFeed
-from .group_commit import GroupCommit
-from .ops import StoreOps
-from .transaction import Opened, Transaction, TransactionGate
+from ..changes import ChangeFeed
+from ..group_commit import GroupCommit
+from ..ops import StoreOps
+from ..transaction import Opened, Transaction, TransactionGate
+from .langgraph import LangGraphWrappers
+from .leases import LeaseWrappers
 
 __all__ = ["StateStore"]
 
 _R = TypeVar("_R")
 
 
-class StateStore(StoreOps):
+class StateStore(LeaseWrappers, LangGraphWrappers, StoreOps):
     """A store opened from a URL: the `StoreOps` operations, each in a transaction of its own.
 
     Write operations take a keyword ``fence=lease``: the write is refused with
@@ -78,7 +64,7 @@ class StateStore(StoreOps):
     """Whether the store's transactions take turns (one connection) rather than run at once (a pool)."""
 
     group_commit: bool = False
-    """Whether write transactions that arrive together share one commit by default (group_commit.py)."""
+    """Whether write transactions that arrive together share one commit by default (store/group_commit.py)."""
 
     def __init__(self) -> None:
         self._gate = TransactionGate(exclusive=self.exclusive)
@@ -463,139 +449,3 @@ class StateStore(StoreOps):
 
     async def list_sessions(self) -> list[Session]:
         return await self._read(lambda tx: tx.list_sessions())
-
-    async def claim_lease(
-        self,
-        task_id: str,
-        owner: str,
-        ttl: float,
-        *,
-        host: str = "",
-        pid: int = 0,
-        pid_space: str = "",
-        pid_started: int = 0,
-        take_over: bool = False,
-        replacing: int | None = None,
-        now: dt.datetime | None = None,
-        fence: Lease | None = None,
-    ) -> Lease | None:
-        return await self._write(
-            fence,
-            lambda tx: tx.claim_lease(
-                task_id,
-                owner,
-                ttl,
-                host=host,
-                pid=pid,
-                pid_space=pid_space,
-                pid_started=pid_started,
-                take_over=take_over,
-                replacing=replacing,
-                now=now,
-            ),
-        )
-
-    async def renew_lease(
-        self, lease: Lease, ttl: float, *, now: dt.datetime | None = None, fence: Lease | None = None
-    ) -> Lease:
-        return await self._write(fence, lambda tx: tx.renew_lease(lease, ttl, now=now))
-
-    async def release_lease(
-        self, lease: Lease, *, now: dt.datetime | None = None, fence: Lease | None = None
-    ) -> None:
-        return await self._write(fence, lambda tx: tx.release_lease(lease, now=now))
-
-    async def get_lease(self, task_id: str) -> Lease | None:
-        return await self._read(lambda tx: tx.get_lease(task_id))
-
-    async def held_leases(self) -> list[Lease]:
-        return await self._read(lambda tx: tx.held_leases())
-
-    async def lease_history(self, task_id: str) -> list[Lease]:
-        return await self._read(lambda tx: tx.lease_history(task_id))
-
-    async def claim_tasks(
-        self,
-        owner: str,
-        ttl: float,
-        *,
-        host: str = "",
-        pid: int = 0,
-        pid_space: str = "",
-        pid_started: int = 0,
-        limit: int = 10,
-        skip: Collection[str] = (),
-        now: dt.datetime | None = None,
-        fence: Lease | None = None,
-    ) -> list[Lease]:
-        return await self._write(
-            fence,
-            lambda tx: tx.claim_tasks(
-                owner,
-                ttl,
-                host=host,
-                pid=pid,
-                pid_space=pid_space,
-                pid_started=pid_started,
-                limit=limit,
-                skip=skip,
-                now=now,
-            ),
-        )
-
-    async def held_orphans(self, host: str, pid_space: str, *, now: dt.datetime | None = None) -> list[Lease]:
-        return await self._read(lambda tx: tx.held_orphans(host, pid_space, now=now))
-
-    async def put_langgraph_checkpoint(
-        self, checkpoint: LangGraphCheckpoint, values: Sequence[LangGraphValue], *, fence: Lease | None = None
-    ) -> None:
-        return await self._write(fence, lambda tx: tx.put_langgraph_checkpoint(checkpoint, values))
-
-    async def get_langgraph_checkpoint(
-        self, thread_id: str, ns: str, checkpoint_id: str | None
-    ) -> LangGraphCheckpoint | None:
-        return await self._read(lambda tx: tx.get_langgraph_checkpoint(thread_id, ns, checkpoint_id))
-
-    async def list_langgraph_checkpoints(
-        self,
-        thread_id: str | None,
-        ns: str | None,
-        *,
-        before: str | None = None,
-        limit: int,
-        offset: int = 0,
-    ) -> list[LangGraphCheckpoint]:
-        return await self._read(
-            lambda tx: tx.list_langgraph_checkpoints(thread_id, ns, before=before, limit=limit, offset=offset)
-        )
-
-    async def get_langgraph_values(self, thread_id: str, hashes: Collection[str]) -> list[LangGraphValue]:
-        return await self._read(lambda tx: tx.get_langgraph_values(thread_id, hashes))
-
-    async def put_langgraph_writes(
-        self,
-        writes: Sequence[LangGraphWrite],
-        values: Sequence[LangGraphValue] = (),
-        *,
-        fence: Lease | None = None,
-    ) -> None:
-        return await self._write(fence, lambda tx: tx.put_langgraph_writes(writes, values))
-
-    async def list_langgraph_writes(
-        self, thread_id: str, ns: str, checkpoint_ids: Collection[str]
-    ) -> list[LangGraphWrite]:
-        return await self._read(lambda tx: tx.list_langgraph_writes(thread_id, ns, checkpoint_ids))
-
-    async def delete_langgraph_thread(self, thread_id: str) -> None:
-        return await self._write(None, lambda tx: tx.delete_langgraph_thread(thread_id))
-
-    async def delete_langgraph_runs(self, run_ids: Collection[str]) -> None:
-        return await self._write(None, lambda tx: tx.delete_langgraph_runs(run_ids))
-
-    async def copy_langgraph_thread(self, source: str, target: str) -> None:
-        return await self._write(None, lambda tx: tx.copy_langgraph_thread(source, target))
-
-    async def prune_langgraph_threads(self, thread_ids: Collection[str], *, keep_latest: bool) -> None:
-        return await self._write(
-            None, lambda tx: tx.prune_langgraph_threads(thread_ids, keep_latest=keep_latest)
-        )
