@@ -248,3 +248,13 @@ def test_a_file_that_is_not_utf8_or_not_a_file_is_one_line(here: Path) -> None:
     (here / "ratchet.toml").mkdir()
     with pytest.raises(InputError, match=r"^cannot read ratchet\.toml: Is a directory$"):
         load_config()
+
+
+def test_the_configuration_page_lists_every_key_with_its_variable() -> None:
+    page = (Path(__file__).parents[2] / "docs" / "configuration.md").read_text(encoding="utf-8")
+    rows = {line.split("|")[1].strip(): line for line in page.splitlines() if line.startswith("| `[")}
+    for (section, key), variable in ENVIRONMENT.items():
+        row = rows.get(f"`[{section}] {key}`")
+        assert row is not None, f"docs/configuration.md lists no [{section}] {key}"
+        assert f"`{variable}`" in row
+    assert "`[endpoints.NAME]`" in rows
