@@ -9,8 +9,11 @@ from __future__ import annotations
 import contextvars
 from pathlib import Path
 
+import annotated_types
 import pytest
+import typer
 
+from ratchet.cli.application import app
 from ratchet.config import choose_config, find_config, load_config
 from ratchet.config.schema import ENVIRONMENT, ProjectConfig
 from ratchet.errors import InputError
@@ -258,3 +261,24 @@ def test_the_configuration_page_lists_every_key_with_its_variable() -> None:
         assert row is not None, f"docs/configuration.md lists no [{section}] {key}"
         assert f"`{variable}`" in row
     assert "`[endpoints.NAME]`" in rows
+
+
+def _range(param: object) -> tuple[object, object]:
+    """The bounds a command-line option holds its number to (newer Typer keeps them on the option)."""
+    holder = param if hasattr(param, "min") else getattr(param, "type", None)
+    return getattr(holder, "min", None), getattr(holder, "max", None)
+
+
+def test_the_file_holds_each_number_to_the_bounds_its_flag_holds_it_to() -> None:
+    checked = set()
+    for command in typer.main.get_command(app).commands.values():  # type: ignore[attr-defined]
+        for param in command.params:
+            for (section, key), variable in ENVIRONMENT.items():
+                if param.envvar != variable:
+                    continue
+                field = ProjectConfig.model_fields[section].annotation.model_fields[key]  # type: ignore[union-attr]
+                low = next((m.ge for m in field.metadata if isinstance(m, annotated_types.Ge)), None)
+                high = next((m.le for m in field.metadata if isinstance(m, annotated_types.Le)), None)
+                assert _range(param) == (low, high), f"{command.name} {param.name} and [{section}] {key}"
+                checked.add(key)
+    assert {"concurrency", "lease_ttl", "poll", "grace", "metrics_port"} <= checked
