@@ -12,7 +12,9 @@ Each limit is set where it applies (docs/limits.md lists them):
   --priority``, from `PRIORITY_MIN` (most urgent) to `PRIORITY_MAX`;
 - a count a person or a client gives (steps, tokens): at most `MAX_COUNT`;
 - a task's name a person gives (``ratchet run --name``, ``ratchet submit
-  --name``): at most `MAX_NAME_CHARS` characters (`check_name`).
+  --name``): at most `MAX_NAME_CHARS` characters (`check_name`);
+- seconds an option or ``ratchet.toml`` gives (a lease, a poll, a grace): at
+  most `MAX_SECONDS`; tasks one worker runs at once: at most `MAX_CONCURRENCY`.
 """
 
 from __future__ import annotations
@@ -20,10 +22,12 @@ from __future__ import annotations
 from .errors import InputError
 
 __all__ = [
+    "MAX_CONCURRENCY",
     "MAX_COUNT",
     "MAX_INLINE_RESULT_BYTES",
     "MAX_INSTRUCTION_BYTES",
     "MAX_NAME_CHARS",
+    "MAX_SECONDS",
     "MAX_TOOL_CALLS_PER_ANSWER",
     "PRIORITY_DEFAULT",
     "PRIORITY_MAX",
@@ -44,6 +48,9 @@ MAX_NAME_CHARS = 512
 # Lower fires first, as in Celery's 0-9 and Temporal's priority keys: ten levels are plenty
 # to rank work, and few enough for a queue index to serve every level.
 PRIORITY_MIN, PRIORITY_DEFAULT, PRIORITY_MAX = 0, 5, 9
+# Seconds a setting may give (a lease, a poll interval, a grace period): a day at most.
+MAX_SECONDS = 86400.0
+MAX_CONCURRENCY = 1000
 
 
 def utf8_problem(text: str) -> str | None:

@@ -68,3 +68,13 @@ def test_commands_options_statuses_and_task_ids_complete(
 def test_a_task_id_completes_to_nothing_where_there_is_no_store(tmp_path: Path) -> None:
     assert complete(tmp_path, "ratchet show t-") == []  # the default store, ./ratchet.db: missing
     assert list(tmp_path.iterdir()) == []  # and completing did not create it
+
+
+def test_task_ids_complete_from_the_store_ratchet_toml_names(
+    tmp_path: Path, populated_store: PopulatedStore
+) -> None:
+    (tmp_path / "ratchet.toml").write_text(f'[store]\nurl = "{populated_store.url}"\n')
+
+    assert complete(tmp_path, "ratchet show t-r") == ["t-running"]
+    assert complete(tmp_path, "ratchet show t-r", RATCHET_STORE="sqlite:///./none.db") == []  # env wins
+    assert not (tmp_path / "none.db").exists()

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from ratchet.config.schema import ENVIRONMENT
 from ratchet.records import (
     Approval,
     Event,
@@ -41,9 +42,14 @@ def ratchet_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "ratchet", *args]
 
 
+# What would choose a setting for the program (ratchet.toml's variables, and the file itself).
+SETTING_VARIABLES = frozenset({*ENVIRONMENT.values(), "RATCHET_CONFIG"})
+
+
 def ratchet_env(**extra: str) -> dict[str, str]:
-    """The environment the program runs in: no store chosen unless a test says so."""
-    env = {key: value for key, value in os.environ.items() if key != "RATCHET_STORE"}
+    """The environment the program runs in: no store, model, log or worker setting, nor config file,
+    chosen unless a test says so."""
+    env = {key: value for key, value in os.environ.items() if key not in SETTING_VARIABLES}
     env.update({"COLUMNS": "200", "NO_COLOR": "1", **extra})
     return env
 

@@ -261,7 +261,7 @@ def test_the_config_file_is_found_in_the_current_directory(
         ('provider = "openai"\napi_key = "sk-x"', "write no key in the file"),
         ('provider = "nosuch"', "names provider 'nosuch', which is unknown"),
         ('provider = "openai"\nbase_url = "gpu-box:8000"', "base_url must be an http(s) URL"),
-        ('provider = "openai"\nmodel = "x"', "unknown field 'model'"),
+        ('provider = "openai"\nmodel = "x"', "unknown key 'model'"),
         ('provider = "scripted"\nbase_url = "http://x/v1"', "provider 'scripted' takes no base_url"),
         ("base_url = 'http://x/v1'", "give provider"),
         ('provider = "openai"\ntimeout = 0', "timeout must be a number of seconds above 0, at most 86400"),

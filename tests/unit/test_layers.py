@@ -196,6 +196,7 @@ LAYERS = (
     "policy",
     "printable",
     "validation",
+    "config",
     "json_text",
     "pricing",
     "records",

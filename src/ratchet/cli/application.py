@@ -19,6 +19,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 from typing import Annotated, Any, cast
 
 import typer
@@ -45,6 +46,7 @@ from . import (
     tasks,
     worker,
 )
+from .config_file import command_defaults
 from .interrupts import interrupted_exit
 from .schedules import schedules_command
 
@@ -116,10 +118,24 @@ def _root(
         bool,
         typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
     ] = False,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            metavar="FILE",
+            help="Read settings from FILE instead of ./ratchet.toml (RATCHET_CONFIG names one too); "
+            "flags and environment variables still win.",
+        ),
+    ] = None,
 ) -> None:
     """Ratchet: a durable runtime for LLM agents. Progress only moves forward."""
     if ctx.invoked_subcommand is None:
         typer.echo(ctx.get_help())
+        return
+    # The config file's settings are the defaults of the command about to run (cli/config_file.py).
+    name = ctx.invoked_subcommand
+    command = cast(Any, ctx.command).get_command(ctx, name)  # the app is a group: it has commands
+    ctx.default_map = {name: command_defaults(command, config=config)}
 
 
 # --------------------------------------------------------------------------- the exit path

@@ -27,9 +27,11 @@ def chat_command(
         str,
         typer.Option(
             "--model",
+            envvar="RATCHET_MODEL",
             metavar="M",
             help="The model: provider:name, e.g. openai:gpt-4o-mini or "
-            "scripted:FILE.json ('{turn}' in it becomes the turn's number).",
+            "scripted:FILE.json ('{turn}' in it becomes the turn's number); "
+            "default: [model] default of ratchet.toml.",
         ),
     ],
     session: Annotated[

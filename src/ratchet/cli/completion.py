@@ -2,9 +2,10 @@
 
 ``ratchet --install-completion`` installs Typer's completion script for the
 shell it runs in; the shell then asks the program itself, which answers from
-here: a task's id from the store the command line (or ``RATCHET_STORE``)
-names, a status from the statuses there are. A completion never creates a
-database and never fails: anything that goes wrong completes nothing.
+here: a task's id from the store the command line (or ``RATCHET_STORE``,
+or ratchet.toml's ``[store] url``) names, a status from the statuses there
+are. A completion never creates a database and never fails: anything that
+goes wrong completes nothing.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import os
 
 import typer
 
+from ..config import choose_config, find_config, load_config
 from ..errors import RatchetError
 from ..records import TaskStatus
 from ..store import DEFAULT_STORE_URL
@@ -29,10 +31,24 @@ def complete_status(incomplete: str) -> list[str]:
 
 def complete_task_id(ctx: typer.Context, incomplete: str) -> list[str]:
     """The ids of the tasks in the store that start with what was typed, newest first."""
-    url = ctx.params.get("store") or os.environ.get("RATCHET_STORE") or DEFAULT_STORE_URL
     with contextlib.suppress(RatchetError, OSError):
-        return run_async(_task_ids(str(url), incomplete))
+        given = ctx.params.get("store")
+        source = ctx.get_parameter_source("store")
+        if given and source is not None and source.name != "DEFAULT":  # --store, or RATCHET_STORE
+            url = str(given)
+        else:
+            url = os.environ.get("RATCHET_STORE") or _configured_store(ctx) or DEFAULT_STORE_URL
+        return run_async(_task_ids(url, incomplete))
     return []
+
+
+def _configured_store(ctx: typer.Context) -> str | None:
+    """The store ratchet.toml (or ``ratchet --config FILE``) names, if any."""
+    config = ctx.find_root().params.get("config")
+    if config:
+        choose_config(config, given_by="--config")
+    path = find_config()
+    return None if path is None else load_config(path).store.url
 
 
 async def _task_ids(url: str, incomplete: str) -> list[str]:

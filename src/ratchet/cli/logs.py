@@ -2,20 +2,24 @@
 
 `observe_process` is called once by ``worker``, ``run``, ``resume`` and
 ``mcp`` (and ``serve``): it sends the ``ratchet`` loggers to stderr at the
-``--log-level`` given, and turns on OpenTelemetry tracing when the
-``OTEL_*`` environment asks for it (`ratchet.observe.configure_tracing`).
+``--log-level`` given, each line as text for people or, with ``--log-format
+json``, as one JSON object for a log collector; and it turns on
+OpenTelemetry tracing when the ``OTEL_*`` environment asks for it
+(`ratchet.observe.configure_tracing`).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import enum
+import json
 import logging
 import sys
 
 from ..observe import configure_tracing
 from ..printable import printable
 
-__all__ = ["LogLevel", "observe_process"]
+__all__ = ["JsonFormatter", "LogFormat", "LogLevel", "observe_process"]
 
 
 class LogLevel(enum.StrEnum):
@@ -25,6 +29,11 @@ class LogLevel(enum.StrEnum):
     ERROR = "error"
 
 
+class LogFormat(enum.StrEnum):
+    TEXT = "text"
+    JSON = "json"
+
+
 class _PrintableFormatter(logging.Formatter):
     """Log lines quote what tasks' models and tools wrote (an error): control characters shown, not run."""
 
@@ -32,10 +41,33 @@ class _PrintableFormatter(logging.Formatter):
         return printable(super().format(record))
 
 
-def observe_process(level: LogLevel) -> None:
-    """Log Ratchet's lines at `level` and above to stderr; start tracing if ``OTEL_*`` asks for it."""
+class JsonFormatter(logging.Formatter):
+    """One JSON object a line: ``time`` (UTC, ISO 8601), ``level``, ``logger``, ``message``, and
+    ``exception`` when there is one. JSON escapes every control character, and ASCII is kept, so a
+    line is safe on a terminal and one record to a collector however many lines its message has."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line = {
+            "time": dt.datetime.fromtimestamp(record.created, dt.UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        if record.exc_info:
+            line["exception"] = self.formatException(record.exc_info)
+        return json.dumps(line)
+
+
+def observe_process(level: LogLevel, log_format: LogFormat = LogFormat.TEXT) -> None:
+    """Log Ratchet's lines at `level` and above to stderr in `log_format`; start tracing if
+    ``OTEL_*`` asks for it."""
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(_PrintableFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%H:%M:%S"))
+    if log_format is LogFormat.JSON:
+        handler.setFormatter(JsonFormatter())
+    else:
+        handler.setFormatter(
+            _PrintableFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%H:%M:%S")
+        )
     # Other libraries keep to warnings unless debugging: their info lines are not the user's business.
     root_level = logging.DEBUG if level is LogLevel.DEBUG else logging.WARNING
     logging.basicConfig(level=root_level, handlers=[handler], force=True)

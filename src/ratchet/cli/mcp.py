@@ -18,8 +18,16 @@ from ..runtime import Runtime
 from ..store import DEFAULT_STORE_URL
 from ..trust.code import CodeTrust
 from ..trust.hosts import ServedNames, served_names
-from .logs import LogLevel, observe_process
-from .options import AllowCodeOption, AllowedHostOption, ForceOpenOption, LogLevelOption, StoreOption
+from .logs import LogFormat, LogLevel, observe_process
+from .options import (
+    AllowCodeOption,
+    AllowedHostOption,
+    ForceOpenOption,
+    LogFormatOption,
+    LogLevelOption,
+    ServerModelOption,
+    StoreOption,
+)
 from .resume import make_cwd_importable
 from .store_access import open_store_for, run_async
 
@@ -76,6 +84,8 @@ def mcp_command(
     allow_code: AllowCodeOption = None,
     allowed_host: AllowedHostOption = None,
     log_level: LogLevelOption = LogLevel.WARNING,
+    log_format: LogFormatOption = LogFormat.TEXT,
+    model: ServerModelOption = None,
 ) -> None:
     """Serve the store's tasks over MCP: state://agents/AGENT/tasks/TASK resources, subscriptions, tools.
 
@@ -104,7 +114,7 @@ def mcp_command(
     names = served_names(allowed_host or (), tokens=tokens is not None) if http else ServedNames()
     CodeTrust.here(allow_code or ())  # a bad allowance is bad input now, not at a client's create_task
     make_cwd_importable()  # create_task may name a tools module of the project, as `ratchet submit` may
-    observe_process(log_level)
+    observe_process(log_level, log_format)
     run_async(
         _serve(
             store,
@@ -115,6 +125,8 @@ def mcp_command(
             tokens=tokens,
             names=names,
             allow_code=allow_code or [],
+            default_model=model,
+            log_format=log_format,
         )
     )
 
@@ -129,13 +141,22 @@ async def _serve(
     tokens: Tokens | None,
     names: ServedNames,
     allow_code: list[str],
+    default_model: str | None,
+    log_format: LogFormat,
 ) -> None:
     from ..mcp.server import build_server, serve_http, serve_stdio  # needs the SDK
 
     async with open_store_for(url, create=True) as store:
         # The trust decides which tools files a client's create_task may name (docs/mcp.md, "Tools").
-        server = build_server(Runtime(store, allow_code=allow_code), agent=agent)
+        server = build_server(Runtime(store, allow_code=allow_code), agent=agent, default_model=default_model)
         if transport is Transport.STDIO:
             await serve_stdio(server)
         else:
-            await serve_http(server, host=host, port=port, tokens=tokens, names=names)
+            await serve_http(
+                server,
+                host=host,
+                port=port,
+                tokens=tokens,
+                names=names,
+                own_log_lines=log_format is LogFormat.JSON,
+            )

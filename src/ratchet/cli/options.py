@@ -16,10 +16,10 @@ from typing import Annotated
 
 import typer
 
-from ..limits import MAX_COUNT, MAX_NAME_CHARS
+from ..limits import MAX_CONCURRENCY, MAX_COUNT, MAX_NAME_CHARS, MAX_SECONDS
 from ..policy import CheckpointStrategy
 from .completion import complete_task_id
-from .logs import LogLevel
+from .logs import LogFormat, LogLevel
 from .store_access import skip_integrity_check
 
 __all__ = [
@@ -38,6 +38,8 @@ __all__ = [
     "JsonOption",
     "KeepCheckpointsOption",
     "LeaseTtlOption",
+    "LogFormatOption",
+    "LogLevelOption",
     "MaxCostOption",
     "MaxInstructionBytesOption",
     "MaxOutputTokensOption",
@@ -47,6 +49,7 @@ __all__ = [
     "ModelOption",
     "ReasoningEffortOption",
     "SeedOption",
+    "ServerModelOption",
     "SessionOption",
     "StepTimeoutOption",
     "StoreOption",
@@ -58,9 +61,8 @@ __all__ = [
 ]
 
 # Every number an option takes is bounded, so no value reaches a store or a date it cannot hold:
-# counts and sequence numbers as the stores keep them (MAX_COUNT), seconds a day at most.
-MAX_SECONDS = 86400.0
-MAX_CONCURRENCY = 1000
+# counts and sequence numbers as the stores keep them (MAX_COUNT), seconds a day at most
+# (MAX_SECONDS); ratchet.toml is held to the same bounds (ratchet.config).
 
 
 def finite(value: float | None) -> float | None:
@@ -99,8 +101,18 @@ LogLevelOption = Annotated[
     LogLevel,
     typer.Option(
         "--log-level",
+        envvar="RATCHET_LOG_LEVEL",
         case_sensitive=False,
         help="Log Ratchet's lines of this level and above to stderr.",
+    ),
+]
+LogFormatOption = Annotated[
+    LogFormat,
+    typer.Option(
+        "--log-format",
+        envvar="RATCHET_LOG_FORMAT",
+        case_sensitive=False,
+        help="text: a line for people; json: one JSON object a line (time, level, logger, message).",
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
@@ -115,6 +127,7 @@ LeaseTtlOption = Annotated[
     float,
     typer.Option(
         "--lease-ttl",
+        envvar="RATCHET_WORKER_LEASE_TTL",
         min=1.0,
         max=MAX_SECONDS,
         callback=finite,
@@ -168,7 +181,19 @@ ModelOption = Annotated[
         "-m",
         envvar="RATCHET_MODEL",
         metavar="PROVIDER:NAME",
-        help="openai:NAME, ollama:NAME, anthropic:NAME or scripted:SCRIPT.json.",
+        help="openai:NAME, ollama:NAME, anthropic:NAME or scripted:SCRIPT.json "
+        "(default: [model] default of ratchet.toml).",
+    ),
+]
+ServerModelOption = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        "-m",
+        envvar="RATCHET_MODEL",
+        metavar="PROVIDER:NAME",
+        help="The model of the agent tasks clients ask for without naming one "
+        "(default: [model] default of ratchet.toml).",
     ),
 ]
 ToolsOption = Annotated[

@@ -35,11 +35,12 @@ from .exits import (
     say_stopped,
     say_store_failed,
 )
-from .logs import LogLevel, observe_process
+from .logs import LogFormat, LogLevel, observe_process
 from .options import (
     AllowCodeOption,
     ForceOpenOption,
     LeaseTtlOption,
+    LogFormatOption,
     LogLevelOption,
     StoreOption,
     TaskArgument,
@@ -82,6 +83,7 @@ def resume_command(
         ),
     ] = False,
     log_level: LogLevelOption = LogLevel.WARNING,
+    log_format: LogFormatOption = LogFormat.TEXT,
 ) -> None:
     """Run a task here, from where its journal stopped, until it ends or waits.
 
@@ -99,7 +101,7 @@ def resume_command(
     allowed = allow_code or []
     CodeTrust.here(allowed)  # a bad allowance is bad input now, before the task is touched
     make_cwd_importable()
-    observe_process(log_level)
+    observe_process(log_level, log_format)
     progress = None if as_json else render.print_event
     running = _Running()
     try:

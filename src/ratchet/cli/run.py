@@ -42,8 +42,15 @@ from .exits import (
     say_stopped,
     say_store_failed,
 )
-from .logs import LogLevel, observe_process
-from .options import AllowCodeOption, ForceOpenOption, LogLevelOption, StoreOption, TaskArgument
+from .logs import LogFormat, LogLevel, observe_process
+from .options import (
+    AllowCodeOption,
+    ForceOpenOption,
+    LogFormatOption,
+    LogLevelOption,
+    StoreOption,
+    TaskArgument,
+)
 from .progress import RunProgress, Screen, Watcher, screen_for, usage_text
 from .resume import refuse_waiting_for_code
 from .store_access import open_for_task, open_store_for, run_async
@@ -78,6 +85,7 @@ def run_command(
     force_open: ForceOpenOption = False,
     allow_code: AllowCodeOption = None,
     log_level: LogLevelOption = LogLevel.WARNING,
+    log_format: LogFormatOption = LogFormat.TEXT,
 ) -> None:
     """Plan INSTRUCTION into steps and carry them out with the agent's model and tools.
 
@@ -92,7 +100,7 @@ def run_command(
         raise InputError("--detach with a memory:// store would lose the task at once; use sqlite:///PATH")
     CodeTrust.here(allow_code or ())  # a bad allowance is bad input now, before anything is stored
     agent = options.agent(trust=CodeTrust.here(allow_code or ()))
-    observe_process(log_level)
+    observe_process(log_level, log_format)
     seconds = options.deadline_seconds()
     started = _Started()
     screen = screen_for(quiet=as_json or detach)

@@ -20,8 +20,16 @@ from ..trust.code import CodeTrust
 from ..trust.hosts import served_names
 from ..trust.listening import serve_asgi
 from ..trust.tokens import Tokens, is_loopback, load_tokens
-from .logs import LogLevel, observe_process
-from .options import AllowCodeOption, AllowedHostOption, ForceOpenOption, LogLevelOption, StoreOption
+from .logs import LogFormat, LogLevel, observe_process
+from .options import (
+    AllowCodeOption,
+    AllowedHostOption,
+    ForceOpenOption,
+    LogFormatOption,
+    LogLevelOption,
+    ServerModelOption,
+    StoreOption,
+)
 from .resume import make_cwd_importable
 from .store_access import open_store_for, run_async
 
@@ -51,8 +59,10 @@ def serve_command(
         ),
     ] = None,
     log_level: LogLevelOption = LogLevel.INFO,
+    log_format: LogFormatOption = LogFormat.TEXT,
     allow_code: AllowCodeOption = None,
     allowed_host: AllowedHostOption = None,
+    model: ServerModelOption = None,
 ) -> None:
     """Serve the HTTP API (OpenAPI at /api/openapi.json) over the store.
 
@@ -72,7 +82,7 @@ def serve_command(
     require_library("uvicorn", feature="`ratchet serve`", library="uvicorn", extra="serve")
     CodeTrust.here(allow_code or ())  # a bad allowance is bad input now, not at a client's submit
     make_cwd_importable()  # a submit may name a tools module of the project, as `ratchet submit` may
-    observe_process(log_level)
+    observe_process(log_level, log_format)
     run_async(
         _serve(
             store,
@@ -82,6 +92,8 @@ def serve_command(
             allow_code=allow_code or [],
             allowed_hosts=allowed_host or [],
             level=str(log_level),
+            log_format=log_format,
+            default_model=model,
         )
     )
 
@@ -95,13 +107,21 @@ async def _serve(
     allow_code: list[str],
     allowed_hosts: list[str],
     level: str,
+    log_format: LogFormat,
+    default_model: str | None,
 ) -> None:
     from ..serve import create_app
 
     # The store is opened here, before the server starts: one that cannot be reached (or a
     # damaged file) is one line of bad input, exit 2, not a traceback from the app's startup.
     async with open_store_for(url, create=True) as store:
-        app = create_app(store, tokens=tokens, allow_code=allow_code, allowed_hosts=allowed_hosts)
+        app = create_app(
+            store,
+            tokens=tokens,
+            allow_code=allow_code,
+            allowed_hosts=allowed_hosts,
+            default_model=default_model,
+        )
         # A full collection stops every request while it scans the heap; what start-up made (modules,
         # the app) lives as long as the process, so it is frozen out of every scan.
         gc.freeze()
@@ -111,6 +131,7 @@ async def _serve(
             port=port,
             log_level=level,
             access_log=level == "debug",
+            own_log_lines=log_format is LogFormat.JSON,
             saying=lambda url: (
                 f"ratchet serve: the dashboard at {url}/, the API under /api"
                 + (" (bearer tokens required)" if tokens is not None else "")

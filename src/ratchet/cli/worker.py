@@ -27,13 +27,14 @@ from ..providers.base import require_library
 from ..store import DEFAULT_STORE_URL, StateStore, redact_url
 from ..trust.code import CodeTrust
 from . import render
-from .logs import LogLevel, observe_process
+from .logs import LogFormat, LogLevel, observe_process
 from .options import (
     MAX_CONCURRENCY,
     MAX_SECONDS,
     AllowCodeOption,
     ForceOpenOption,
     LeaseTtlOption,
+    LogFormatOption,
     LogLevelOption,
     StoreOption,
     finite,
@@ -50,17 +51,31 @@ def worker_command(
     store: StoreOption = DEFAULT_STORE_URL,
     force_open: ForceOpenOption = False,
     concurrency: Annotated[
-        int, typer.Option("--concurrency", min=1, max=MAX_CONCURRENCY, metavar="N", help="Tasks run at once.")
+        int,
+        typer.Option(
+            "--concurrency",
+            envvar="RATCHET_WORKER_CONCURRENCY",
+            min=1,
+            max=MAX_CONCURRENCY,
+            metavar="N",
+            help="Tasks run at once.",
+        ),
     ] = 4,
     name: Annotated[
         str | None,
-        typer.Option("--name", metavar="NAME", help="Who holds the leases (default: HOST:PID)."),
+        typer.Option(
+            "--name",
+            envvar="RATCHET_WORKER_NAME",
+            metavar="NAME",
+            help="Who holds the leases (default: HOST:PID).",
+        ),
     ] = None,
     lease_ttl: LeaseTtlOption = DEFAULT_LEASE_TTL,
     poll: Annotated[
         float,
         typer.Option(
             "--poll",
+            envvar="RATCHET_WORKER_POLL",
             min=0.01,
             max=MAX_SECONDS,
             callback=finite,
@@ -72,6 +87,7 @@ def worker_command(
         list[str] | None,
         typer.Option(
             "--workflows",
+            envvar="RATCHET_WORKER_WORKFLOWS",
             metavar="MODULE_OR_FILE",
             help="Import this module (dotted name or .py file) first; repeat for more.",
         ),
@@ -84,6 +100,7 @@ def worker_command(
         float,
         typer.Option(
             "--grace",
+            envvar="RATCHET_WORKER_GRACE",
             min=0.0,
             max=MAX_SECONDS,
             callback=finite,
@@ -96,6 +113,7 @@ def worker_command(
         int | None,
         typer.Option(
             "--metrics-port",
+            envvar="RATCHET_WORKER_METRICS_PORT",
             min=1,
             max=65535,
             metavar="PORT",
@@ -106,11 +124,13 @@ def worker_command(
         str,
         typer.Option(
             "--metrics-host",
+            envvar="RATCHET_WORKER_METRICS_HOST",
             metavar="HOST",
             help="The address --metrics-port listens on; 0.0.0.0 lets a scraper on another machine in.",
         ),
     ] = "127.0.0.1",
     log_level: LogLevelOption = LogLevel.INFO,
+    log_format: LogFormatOption = LogFormat.TEXT,
 ) -> None:
     """Run tasks from the store until SIGTERM or Ctrl-C (or, with --until-idle, until none is left).
 
@@ -133,7 +153,7 @@ def worker_command(
         require_library(
             "prometheus_client", feature="--metrics-port", library="prometheus-client", extra="metrics"
         )
-    observe_process(log_level)
+    observe_process(log_level, log_format)
     identity = WorkerIdentity(name=name) if name else WorkerIdentity()
     stopping = _Stopping()
     run_async(
@@ -233,9 +253,10 @@ async def _work(
             )
             ends = "stops when no work is left" if until_idle else "stop it with Ctrl-C or SIGTERM"
             wakes = "woken when work is queued" if store.change_poll is None else f"polling every {poll:g} s"
+            # Every setting it runs with, wherever it came from (a flag, the environment, ratchet.toml).
             render.print_line(
                 f"worker {identity.name} on {redact_url(url)}: concurrency {concurrency}, "
-                f"lease {lease_ttl:g} s, {wakes}; {ends}"
+                f"lease {lease_ttl:g} s, {wakes}, grace {grace:g} s; {ends}"
             )
             render.flush()
             try:

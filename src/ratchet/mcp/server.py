@@ -39,13 +39,17 @@ _INSTRUCTIONS = (
 )
 
 
-def build_server(runtime_or_store: Runtime | StateStore, *, agent: str | None) -> StateServer:
+def build_server(
+    runtime_or_store: Runtime | StateStore, *, agent: str | None, default_model: str | None = None
+) -> StateServer:
     """The MCP server over a store: its resources, subscriptions and tools.
 
     Args:
         runtime_or_store: the store to serve, or a Runtime over it (open).
         agent: the agent a connection acts as when its transport says nothing
             else (``--agent``); None: it acts as no agent.
+        default_model: the model of a task ``create_task`` asks for without
+            one (``ratchet mcp --model``); None: ``RATCHET_MODEL`` of the server.
     """
     runtime = runtime_or_store if isinstance(runtime_or_store, Runtime) else Runtime(runtime_or_store)
     server = StateServer(
@@ -65,7 +69,7 @@ def build_server(runtime_or_store: Runtime | StateStore, *, agent: str | None) -
     lowlevel.add_request_handler("resources/subscribe", SubscribeRequestParams, watch.subscribe)
     lowlevel.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, watch.unsubscribe)
     _add_read_tools(server)
-    register_write_tools(server, runtime, caller)
+    register_write_tools(server, runtime, caller, default_model=default_model)
     return server
 
 
@@ -106,9 +110,18 @@ async def serve_stdio(server: StateServer) -> None:
 
 
 async def serve_http(
-    server: StateServer, *, host: str, port: int, tokens: Tokens | None, names: ServedNames | None = None
+    server: StateServer,
+    *,
+    host: str,
+    port: int,
+    tokens: Tokens | None,
+    names: ServedNames | None = None,
+    own_log_lines: bool = False,
 ) -> None:
     """Serve streamable HTTP at ``http://HOST:PORT/mcp`` until interrupted (port 0: any free port).
+
+    With `own_log_lines`, uvicorn's log lines go to the process's handlers
+    (``--log-format json``), not in uvicorn's format.
 
     A request must name this server (`ratchet.trust.hosts`: loopback names, the
     address it came to, `names`), else 421, and come from no other origin, else
@@ -131,6 +144,7 @@ async def serve_http(
             host=host,
             port=port,
             lifespan="on",
+            own_log_lines=own_log_lines,
             saying=lambda url: (
                 f"ratchet mcp: serving {url}{MCP_PATH}"
                 + (" (bearer tokens required)" if tokens is not None else "")

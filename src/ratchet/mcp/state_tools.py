@@ -94,7 +94,9 @@ async def _one_line(work: Awaitable[_T]) -> _T:
         raise ToolError(lines[0]) from None
 
 
-def register_write_tools(server: MCPServer, runtime: Runtime, caller: Caller) -> None:
+def register_write_tools(
+    server: MCPServer, runtime: Runtime, caller: Caller, *, default_model: str | None = None
+) -> None:
     """Register the write tools on `server`, writing through `runtime` (open) as `caller` says.
 
     Args:
@@ -102,6 +104,8 @@ def register_write_tools(server: MCPServer, runtime: Runtime, caller: Caller) ->
         runtime: the Runtime over the store the server serves.
         caller: the agent id the connection making a request acts as, or
             None when it acts as no agent (then it may create tasks only).
+        default_model: the model of a task ``create_task`` asks for without
+            one; None: ``RATCHET_MODEL`` of the server.
     """
 
     async def may_write(ctx: Context[Any, Any], task_id: str, action: str) -> str:
@@ -126,7 +130,7 @@ def register_write_tools(server: MCPServer, runtime: Runtime, caller: Caller) ->
             str | None,
             Field(
                 description="provider:name, e.g. openai:gpt-4o-mini, ollama:llama3.1, anthropic:NAME or "
-                "scripted:PATH.json (default: RATCHET_MODEL of the server)."
+                "scripted:PATH.json (default: the server's default model)."
             ),
         ] = None,
         tools: Annotated[
@@ -188,7 +192,9 @@ def register_write_tools(server: MCPServer, runtime: Runtime, caller: Caller) ->
             deadline=deadline,
             approval_for=approval_for,
         )
-        return _outcome(await _one_line(submit_agent_task(runtime, request, owner=owner)))
+        return _outcome(
+            await _one_line(submit_agent_task(runtime, request, owner=owner, default_model=default_model))
+        )
 
     @server.tool(
         description="Change a task's working memory (AgentState: facts, open questions, artifacts, "

@@ -1,7 +1,7 @@
-"""Named model endpoints, from the project's optional config file.
+"""Named model endpoints, from the project's config file.
 
-``ratchet.toml`` in the current directory (or the file ``RATCHET_CONFIG``
-names) may declare endpoints::
+``ratchet.toml`` in the current directory (or the file ``ratchet --config``
+or ``RATCHET_CONFIG`` names: `ratchet.config`) may declare endpoints::
 
     [endpoints.gpu]
     provider = "openai"                   # the protocol: a provider prefix
@@ -11,29 +11,19 @@ names) may declare endpoints::
 
 and ``gpu:qwen2.5-7b`` is then that provider, at that URL, with that key.
 The key itself never appears in the file, the command line or the database:
-only the name of the variable that holds it.
+only the name of the variable that holds it. The file is read, and checked
+as a whole, by `ratchet.config.load_config`, the one reader of that file.
 """
 
 from __future__ import annotations
 
 import os
-import re
-import tomllib
 from dataclasses import dataclass
-from pathlib import Path
 
+from ratchet.config import find_config, load_config
 from ratchet.errors import InputError
 
-__all__ = ["CONFIG_FILE", "CONFIG_VARIABLE", "Endpoint", "config_path", "find_endpoint"]
-
-CONFIG_FILE = "ratchet.toml"
-CONFIG_VARIABLE = "RATCHET_CONFIG"
-
-_NAME = re.compile(r"^[a-z][a-z0-9_.-]{0,63}$")
-_VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_FIELDS = {"provider", "base_url", "api_key_env", "timeout"}
-# A day: an exchange that may take longer is not waiting for a model.
-MAX_TIMEOUT = 86400.0
+__all__ = ["Endpoint", "find_endpoint"]
 
 
 @dataclass(frozen=True)
@@ -74,11 +64,6 @@ class Endpoint:
         return value
 
 
-def config_path() -> Path:
-    """The config file: ``RATCHET_CONFIG`` if set, else ``ratchet.toml`` in the current directory."""
-    return Path(os.environ.get(CONFIG_VARIABLE) or CONFIG_FILE).expanduser()
-
-
 def find_endpoint(name: str) -> Endpoint | None:
     """The endpoint named `name` in the config file, or None (no file, or no such endpoint).
 
@@ -86,66 +71,20 @@ def find_endpoint(name: str) -> Endpoint | None:
     then sees an endpoint added since it started.
 
     Raises:
-        InputError: the file is not valid TOML, or the endpoint's table is malformed.
+        InputError: the file chosen does not exist, is not valid TOML, or
+            says something it may not (in this table or any other).
     """
-    path = config_path()
-    explicit = CONFIG_VARIABLE in os.environ and bool(os.environ[CONFIG_VARIABLE])
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        if explicit:
-            raise InputError(f"{CONFIG_VARIABLE} names {path}, which does not exist") from None
+    path = find_config()
+    if path is None:
         return None
-    except OSError as error:
-        raise InputError(f"cannot read {path}: {error.strerror or error}") from None
-    try:
-        config = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise InputError(f"{path} is not valid TOML: {error}") from None
-    tables = config.get("endpoints", {})
-    if not isinstance(tables, dict):
-        raise InputError(f"{path}: 'endpoints' must be a table of [endpoints.NAME] tables")
-    table = tables.get(name)
+    table = load_config(path).endpoints.get(name)
     if table is None:
         return None
-    return _endpoint(name, table, str(path))
-
-
-def _endpoint(name: str, table: object, source: str) -> Endpoint:
-    where = f"{source}, [endpoints.{name}]"
-    if not isinstance(table, dict):
-        raise InputError(f"{where}: must be a table with provider, base_url and api_key_env")
-    if not _NAME.match(name):
-        raise InputError(f"{where}: name an endpoint with lower-case letters, digits, '_', '-' or '.'")
-    if "api_key" in table:
-        raise InputError(
-            f"{where}: write no key in the file; put it in an environment variable "
-            "and name that variable with api_key_env"
-        )
-    unknown = sorted(set(table) - _FIELDS)
-    if unknown:
-        raise InputError(
-            f"{where}: unknown field {unknown[0]!r}; the fields are {', '.join(sorted(_FIELDS))}"
-        )
-    provider = table.get("provider")
-    if not isinstance(provider, str) or not provider:
-        raise InputError(f'{where}: give provider, the protocol it speaks (e.g. provider = "openai")')
-    base_url = table.get("base_url")
-    if base_url is not None and not (isinstance(base_url, str) and re.match(r"^https?://\S+$", base_url)):
-        raise InputError(f'{where}: base_url must be an http(s) URL, e.g. "http://gpu-box:8000/v1"')
-    variable = table.get("api_key_env")
-    if variable is not None and not (isinstance(variable, str) and _VARIABLE.match(variable)):
-        raise InputError(f'{where}: api_key_env must name an environment variable, e.g. "GPU_BOX_KEY"')
-    timeout = table.get("timeout")
-    if timeout is not None and not (
-        isinstance(timeout, int | float) and not isinstance(timeout, bool) and 0 < timeout <= MAX_TIMEOUT
-    ):
-        raise InputError(f"{where}: timeout must be a number of seconds above 0, at most {MAX_TIMEOUT:g}")
     return Endpoint(
         name=name,
-        provider=provider,
-        base_url=base_url,
-        api_key_env=variable,
-        source=source,
-        timeout=float(timeout) if timeout is not None else None,
+        provider=table.provider,
+        base_url=table.base_url,
+        api_key_env=table.api_key_env,
+        source=str(path),
+        timeout=table.timeout,
     )

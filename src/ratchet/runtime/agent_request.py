@@ -33,7 +33,7 @@ class AgentRequest:
 
     instruction: str
     name: str | None = None
-    model: str | None = None  # None: the server's RATCHET_MODEL
+    model: str | None = None  # None: the server's default model
     tools: Sequence[str] = ()
     instructions: str = ""
     inputs: dict[str, Any] | None = None
@@ -45,8 +45,14 @@ class AgentRequest:
     at: dt.datetime | None = None
 
 
-async def submit_agent_task(runtime: Runtime, request: AgentRequest, *, owner: str = DEFAULT_AGENT) -> Task:
+async def submit_agent_task(
+    runtime: Runtime, request: AgentRequest, *, owner: str = DEFAULT_AGENT, default_model: str | None = None
+) -> Task:
     """Check `request`, then create its task queued for a worker; return the task.
+
+    A request naming no model takes `default_model` (the server's ``--model``,
+    its ``RATCHET_MODEL`` or its ratchet.toml's ``[model] default``), else
+    ``RATCHET_MODEL`` of this process.
 
     Raises:
         InputError: the instruction is empty, the model is missing or unusable,
@@ -60,7 +66,7 @@ async def submit_agent_task(runtime: Runtime, request: AgentRequest, *, owner: s
     agent = Agent(
         name=owner,  # a task belongs to the agent its spec names (Task.agent)
         instructions=request.instructions,
-        model=checked_model(_model(request.model)),
+        model=checked_model(_model(request.model, default_model)),
         tool_sources=sources,
         budget=_budget(request.max_steps, request.max_tokens),
         constraints=None
@@ -82,11 +88,12 @@ async def submit_agent_task(runtime: Runtime, request: AgentRequest, *, owner: s
     return await runtime.store.get_task(task_id)
 
 
-def _model(model: str | None) -> str:
-    chosen = model if model is not None else os.environ.get("RATCHET_MODEL")
+def _model(model: str | None, default_model: str | None) -> str:
+    chosen = model if model is not None else default_model or os.environ.get("RATCHET_MODEL")
     if not chosen or not chosen.strip():
         raise InputError(
-            "model: give provider:name (e.g. openai:gpt-4o-mini), or set RATCHET_MODEL for the server"
+            "model: give provider:name (e.g. openai:gpt-4o-mini), or give the server a default model "
+            "(--model, RATCHET_MODEL or [model] default in its ratchet.toml)"
         )
     return chosen
 

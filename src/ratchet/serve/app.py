@@ -32,6 +32,7 @@ def create_app(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     integrity_check: bool = True,
     allowed_hosts: Iterable[str] = (),
+    default_model: str | None = None,
 ) -> FastAPI:
     """The HTTP API over `store` (docs/serve.md, "The HTTP API" and "Security").
 
@@ -47,6 +48,8 @@ def create_app(
             names and the address a request came in on (``ratchet serve
             --allowed-host``: ``NAME``, ``NAME:PORT``, ``*`` with `tokens`);
             a request naming another host is 421.
+        default_model: the model of a task submitted without one (``ratchet
+            serve --model``); None: ``RATCHET_MODEL`` of the server.
 
     Raises:
         InputError: a name of `allowed_hosts` is not a host name, or ``*`` without `tokens`.
@@ -81,6 +84,7 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.runtime = Runtime(served, allow_code=allow_code)
+    app.state.default_model = default_model
     install_error_handlers(app)
     for family in (task_routes, journal_routes, view_routes, people_routes, admin_routes):
         app.include_router(family.router, prefix="/api")

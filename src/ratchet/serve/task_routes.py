@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from ..errors import CannotResume, CorruptRecord
@@ -34,7 +34,7 @@ class SubmitBody(_Body):
     model: str | None = Field(
         default=None,
         description="provider:name, e.g. openai:gpt-4o-mini or scripted:PATH.json "
-        "(default: RATCHET_MODEL of the server).",
+        "(default: the server's --model, RATCHET_MODEL or [model] default of its ratchet.toml).",
     )
     name: str | None = Field(default=None, min_length=1, max_length=MAX_ID_CHARS)
     tools: list[str] = Field(default_factory=list, description="Tool sources: .py files or module names.")
@@ -116,13 +116,16 @@ async def get_task(rt: RuntimeDep, task_id: TaskId) -> dict[str, Any]:
 
 
 @router.post("/tasks", status_code=201, summary="Queue an agent task for the workers")
-async def submit_task(rt: RuntimeDep, body: SubmitBody) -> dict[str, Any]:
+async def submit_task(rt: RuntimeDep, body: SubmitBody, request: Request) -> dict[str, Any]:
     """Build the agent as `ratchet submit` (and MCP's ``create_task``) does and queue its task.
 
     The tool sources are checked here, loading only code the server's trust
     admits; a `ratchet worker` runs the task.
     """
-    return task_json(await submit_agent_task(rt, AgentRequest(**body.model_dump())))
+    default_model: str | None = request.app.state.default_model
+    return task_json(
+        await submit_agent_task(rt, AgentRequest(**body.model_dump()), default_model=default_model)
+    )
 
 
 @router.post("/tasks/{task_id}/cancel", summary="Cancel a task that has not ended")

@@ -27,9 +27,14 @@ async def serve_asgi(
     log_level: str = "warning",
     access_log: bool = True,
     lifespan: Literal["auto", "on", "off"] = "auto",
+    own_log_lines: bool = False,
 ) -> None:
     """Serve `app` at HOST:PORT until interrupted (port 0: any free port), first printing
     ``saying(URL)`` to stderr, URL being ``http://HOST:PORT`` as bound.
+
+    uvicorn writes its log lines in its own format, unless `own_log_lines`:
+    then they go to the process's handlers, as Ratchet's own lines do (one
+    JSON object a line under ``--log-format json``).
 
     uvicorn is imported here, when a server starts: it comes with the extras that serve.
 
@@ -40,7 +45,14 @@ async def serve_asgi(
 
     listening = listen_socket(host, port)
     try:
-        config = uvicorn.Config(app, log_level=log_level, access_log=access_log, lifespan=lifespan)
+        config = uvicorn.Config(
+            app,
+            log_level=log_level,
+            access_log=access_log,
+            lifespan=lifespan,
+            # None: no handlers of its own, so its loggers' records reach the root logger's.
+            log_config=None if own_log_lines else uvicorn.config.LOGGING_CONFIG,
+        )
         print(saying(listening_url(host, listening)), file=sys.stderr, flush=True)
         await uvicorn.Server(config).serve(sockets=[listening])
     finally:
