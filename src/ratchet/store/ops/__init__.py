@@ -6,7 +6,8 @@ checkpoints, approvals, sessions, leases) are declared on it; those of a
 concept that came later are declared on a class of their own that it takes
 in: the inboxes (inbox.py), task grants (grants.py), the log of task changes
 (task_changes.py), the task listing (task_rows.py), deleting a task
-(task_delete.py) and LangGraph's checkpoints (langgraph.py). The memory store
+(task_delete.py), LangGraph's checkpoints (langgraph.py) and the counts of a
+task's journal and events (journal_counts.py). The memory store
 (store/memory/) and `SqlOps` (store/sql/) implement them; nothing here knows
 either.
 """

@@ -54,6 +54,7 @@ from . import content, rows
 from .driver import Driver, Params
 from .grants import SqlGrants
 from .inbox import SqlInbox
+from .journal_counts import SqlJournalCounts
 from .langgraph import SqlLangGraph
 from .task_changes import SqlTaskChanges
 from .task_delete import SqlTaskDelete
@@ -73,7 +74,9 @@ _INT4_MAX = 2**31 - 1  # substring offsets and message seqs are 32-bit integers
 _LEASE_COLUMNS = 11  # claim_tasks rows: a lease, then the claimed task's place in line
 
 
-class SqlOps(SqlInbox, SqlGrants, SqlTaskChanges, SqlTaskRows, SqlTaskDelete, SqlLangGraph, StoreOps):
+class SqlOps(
+    SqlInbox, SqlGrants, SqlTaskChanges, SqlTaskRows, SqlTaskDelete, SqlLangGraph, SqlJournalCounts, StoreOps
+):
     """The operations, run through a driver inside a transaction the caller opened."""
 
     def __init__(self, driver: Driver) -> None:
@@ -243,8 +246,10 @@ class SqlOps(SqlInbox, SqlGrants, SqlTaskChanges, SqlTaskRows, SqlTaskDelete, Sq
         row = await self._d.one("get_op", {"task_id": task_id, "seq": seq})
         return None if row is None else (await content.loaded(self._d, task_id, [rows.op_from_row(row)]))[0]
 
-    async def list_ops(self, task_id: str, *, after_seq: int = -1) -> list[Operation]:
-        found = await self._d.all("list_ops", {"task_id": task_id, "after_seq": after_seq})
+    async def list_ops(
+        self, task_id: str, *, after_seq: int = -1, limit: int | None = None
+    ) -> list[Operation]:
+        found = await self._d.all("list_ops", {"task_id": task_id, "after_seq": after_seq, "limit": limit})
         return await content.loaded(self._d, task_id, [rows.op_from_row(row) for row in found])
 
     # ------------------------------------------------------------------ messages
