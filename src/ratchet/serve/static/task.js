@@ -165,12 +165,13 @@ export async function showTask(root, taskId) {
   }
 
   async function refresh() {
-    const [view, ops, spent, attempts] = await Promise.all([
+    const [view, journalPage, spent, timelinePage] = await Promise.all([
       api(base),
       api(`${base}/journal?limit=1000`),
       api(`${base}/budget`),
       api(`${base}/timeline`),
     ]);
+    const [ops, attempts] = [journalPage.calls, timelinePage.attempts];
     const task = view.task;
     title.firstElementChild.textContent = task.name;
     document.title = `${task.name} · Ratchet`;
