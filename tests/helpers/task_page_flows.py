@@ -3,17 +3,26 @@
 They make real journals through the real runtime: `many_calls` as many calls
 as asked (clock reads, in steps, with a durable sleep or a wait for a message
 between two steps if asked), `travels` an agent state that changes from
-checkpoint to checkpoint, `family` a tree of child tasks.
+checkpoint to checkpoint, `stumbles` a failure in a later step, `family` a
+tree of child tasks. `run_here` runs one to its end in this process, `on_store`
+any work with a `Runtime`.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+import concurrent.futures
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 from ratchet import Context, tool, workflow
 from ratchet.engine.children import Child
+from ratchet.records import Task, TaskStatus
+from ratchet.runtime import Runtime
+from ratchet.store import store_from_url
 
 FLOWS = "tests.helpers.task_page_flows"
+T = TypeVar("T")
 
 
 @tool(idempotent=True)
@@ -87,3 +96,44 @@ async def family(ctx: Context, depth: int, width: int) -> list[Any]:
         Child(family, {"depth": depth - 1, "width": width}, name=f"level {depth - 1}") for _ in range(width)
     ]
     return await ctx.run_children(below)
+
+
+@workflow()
+async def stumbles(ctx: Context, steps: int, failing: int) -> None:
+    """`steps` steps of one clock read each; step `failing` (from 1) raises after its read."""
+    for number in range(1, steps + 1):
+        async with ctx.step(f"stage {number}"):
+            await ctx.now()
+            if number == failing:
+                raise RuntimeError(f"stage {number} broke")
+
+
+def on_store(store: str, work: Callable[[Runtime], Awaitable[T]]) -> T:
+    """Do `work` with a `Runtime` over `store`, in a thread and event loop of its own (the caller may
+    be inside an event loop: Playwright's sync API runs one)."""
+
+    async def run() -> T:
+        async with store_from_url(store) as opened:
+            return await work(Runtime(opened))
+
+    with concurrent.futures.ThreadPoolExecutor(1) as thread:
+        return thread.submit(asyncio.run, run()).result()
+
+
+def run_here(store: str, name: str, inputs: dict[str, Any], *, wake_after: float = 0.0) -> Task:
+    """Run the workflow `name` of this module on `store` until it ends; a task that sleeps is resumed
+    `wake_after` seconds later, one that waits on its children is waited for."""
+
+    async def run(rt: Runtime) -> Task:
+        task = await rt.run(f"{FLOWS}:{name}", inputs)
+        while not task.status.is_terminal:
+            if task.waiting_on == "timer":
+                await asyncio.sleep(wake_after)
+                task = await rt.resume(task.id)
+            else:
+                task = await rt.wait(task.id)
+        return task
+
+    task = on_store(store, run)
+    assert task.status in (TaskStatus.COMPLETED, TaskStatus.FAILED), task
+    return task
