@@ -14,7 +14,7 @@ function spent(node) {
   return parts.length ? el("span", { class: "muted spent", text: ` · ${parts.join(", ")}` }) : null;
 }
 
-function branch(node, current) {
+function branch(node, current, folded) {
   const own = node.task_id === current;
   const line = el(
     "div",
@@ -26,15 +26,17 @@ function branch(node, current) {
   );
   const item = el("li", { "data-task-id": node.task_id, "data-status": node.status }, line);
   if (node.children.length) {
-    const below = el("ul", {}, ...node.children.map((child) => branch(child, current)));
+    const below = el("ul", { hidden: folded.has(node.task_id) }, ...node.children.map((child) => branch(child, current, folded)));
     const toggle = el("button", {
       type: "button",
       class: "fold",
       title: "Fold or unfold this branch",
-      text: "▾",
+      text: below.hidden ? "▸" : "▾",
       onclick: () => {
         below.hidden = !below.hidden;
         toggle.textContent = below.hidden ? "▸" : "▾";
+        if (below.hidden) folded.add(node.task_id);
+        else folded.delete(node.task_id);
       },
     });
     line.prepend(toggle, " ");
@@ -44,12 +46,12 @@ function branch(node, current) {
   return item;
 }
 
-/** The #tree section's content for the task `current`. */
-export function familyTree(found, current) {
+/** The #tree section's content for the task `current`; `folded` holds the branches folded (kept across redraws). */
+export function familyTree(found, current, folded = new Set()) {
   const { ancestors, tree } = found;
   if (!ancestors.length && !tree.children.length) return [el("p", { class: "muted", text: "No parent and no child task." })];
   const above = ancestors.length
     ? el("p", { class: "ancestors" }, "Started by ", ...ancestors.flatMap((node, index) => [index ? " › " : "", node.name === null ? el("span", { class: "mono", text: node.task_id }) : link(node)]))
     : null;
-  return [above, el("ul", { class: "tree" }, branch(tree, current))];
+  return [above, el("ul", { class: "tree" }, branch(tree, current, folded))];
 }

@@ -7,7 +7,22 @@ import { chatView } from "./chat.js";
 import { duration, el, put, shown, stamp } from "./dom.js";
 import { PagedList } from "./paged.js";
 
-const HEADINGS = ["", "Call", "Step", "Kind", "Name", "Attempt", "Status", "Took", "Idempotency key", "Input", "Output or error"];
+// Each column's width: the table is laid out by them alone (table-layout: fixed), not by every row's
+// content, so adding a page of rows to a journal of thousands costs as little as the rows themselves.
+const COLUMNS = [
+  ["", "2.2rem"],
+  ["Call", "3.6rem"],
+  ["Step", "3rem"],
+  ["Kind", "4.4rem"],
+  ["Name", "8.5rem"],
+  ["Attempt", "4.8rem"],
+  ["Status", "6.4rem"],
+  ["Took", "5rem"],
+  ["Idempotency key", "10rem"],
+  ["Input", "auto"],
+  ["Output or error", "auto"],
+];
+const HEADINGS = COLUMNS.map(([heading]) => heading);
 
 function badge(status) {
   return el("span", { class: `badge ${status}`, text: status });
@@ -51,7 +66,17 @@ function detail(call, taskModel) {
 
 /** The journal section: its table and its footer ("12 of 1,200 calls", Load more). */
 export function journalSection(base, { taskModel = () => null } = {}) {
-  const table = el("table", { id: "journal" }, el("thead", {}, el("tr", {}, ...HEADINGS.map((h) => el("th", { text: h })))));
+  const columns = COLUMNS.map(([, width]) => {
+    const column = el("col");
+    if (width !== "auto") column.style.width = width; // CSSOM: the page's CSP refuses style attributes
+    return column;
+  });
+  const table = el(
+    "table",
+    { id: "journal" },
+    el("colgroup", {}, ...columns),
+    el("thead", {}, el("tr", {}, ...HEADINGS.map((h) => el("th", { text: h })))),
+  );
   const open = new Set();
 
   async function fill(cell, seq) {

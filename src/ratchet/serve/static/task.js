@@ -172,11 +172,15 @@ export async function showTask(root, taskId) {
   let modelsAt = 0;
   let family = null;
   let relatives = new Set(); // the tasks of the tree below this one
+  let treeDrawn = null;
+  const folded = new Set(); // its branches a person folded
   let firstEvents = [];
 
   async function refresh({ all = false } = {}) {
     const now = Date.now();
     const wantModels = all || now - modelsAt > MODELS_EVERY_MS;
+    const calls = Promise.all([feed.refresh(), journal.paged.refresh()]); // asked first: the largest reads
+    calls.catch(() => {}); // awaited below; a failure of the reads before it is the one reported
     const [shown, spent, checkpoints, used] = await Promise.all([
       api(base),
       api(`${base}/budget`),
@@ -209,9 +213,11 @@ export async function showTask(root, taskId) {
         node.children.forEach(walk);
       };
       walk(found.tree);
-      put(tree, ...familyTree(found, taskId));
+      const drawn = JSON.stringify(found);
+      if (drawn !== treeDrawn) put(tree, ...familyTree(found, taskId, folded)); // unchanged: left as it is
+      treeDrawn = drawn;
     }
-    await Promise.all([journal.paged.refresh(), feed.refresh()]);
+    await calls;
     timeline.draw(feed.attempts, view.steps);
   }
 
