@@ -193,3 +193,23 @@ async def test_the_tree_goes_to_any_depth_with_status_and_spending(
     assert set(leaf) >= {"llm_tokens", "cost", "unpriced_calls", "waiting_on", "more_children"}
     assert [a["task_id"] for a in below["ancestors"]] == [task.id, child["task_id"], grandchild["task_id"]]
     assert below["tree"]["children"] == []
+
+
+async def test_the_models_a_task_used_are_counted_per_model(
+    api: httpx.AsyncClient, api_store: StateStore, script: Callable[[dict[str, Any]], str]
+) -> None:
+    model = script({"plan": [plan("look")], "act": [say("looked")], "verify": [verdict(True)]})
+    agent = await Runtime(api_store).run(Agent("helper", model=model), instruction="look around")
+    calls = [op for op in await api_store.list_ops(agent.id) if op.kind == "model"]
+
+    found = (await api.get(f"/api/tasks/{agent.id}/models")).json()
+
+    tokens = sum(op.meta["usage"]["prompt_tokens"] + op.meta["usage"]["completion_tokens"] for op in calls)
+    assert found == {
+        "task_model": model,
+        "models": [
+            {"model": model, "calls": len(calls), "llm_tokens": tokens, "cost": 0.0, "unpriced_calls": 0}
+        ],
+    }
+    assert len(calls) == 3  # plan, act, verify
+    assert (await api.get("/api/tasks/nobody/models")).status_code == 404
