@@ -83,7 +83,7 @@ def test_a_question_is_answered_in_the_page_and_the_agent_gets_the_answer(
         expect(page.locator("#task-status")).to_have_text("completed")
         expect(page.locator("#question")).not_to_be_visible()
 
-    journal = server.api("GET", f"/api/tasks/{task_id}/journal", params={"full": "true"}).json()
+    journal = server.api("GET", f"/api/tasks/{task_id}/journal", params={"full": "true"}).json()["calls"]
     assert any("#releases" in str(operation.get("output")) for operation in journal), journal
 
 

@@ -64,7 +64,7 @@ def test_a_call_in_doubt_is_settled_with_the_pages_buttons(
             expect(page.locator("#timeline svg rect.call[data-attempt='2']")).to_have_count(1)
 
     assert calls(tmp_path, "sync") == (["c", "c"] if action == "retry" else ["c"])
-    journal = server.api("GET", f"/api/tasks/{task_id}/journal", params={"full": "true"}).json()
+    journal = server.api("GET", f"/api/tasks/{task_id}/journal", params={"full": "true"}).json()["calls"]
     [synced] = [operation for operation in journal if operation["name"] == "sync"]
     expected = {"retry": "synced c", "skip": None, "set-result": "copied by hand"}[action]
     assert synced["output"] == expected, synced

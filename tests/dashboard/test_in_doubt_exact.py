@@ -30,6 +30,6 @@ def test_a_typed_result_keeps_every_digit(server: Server, open_page: OpenPage, t
         page.click("#in-doubt button[data-action='set-result-confirm']")
         expect(page.locator("#task-status")).to_have_text("completed")
 
-    journal = server.api("GET", f"/api/tasks/{task_id}/journal", params={"full": "true"}).json()
+    journal = server.api("GET", f"/api/tasks/{task_id}/journal", params={"full": "true"}).json()["calls"]
     [synced] = [operation for operation in journal if operation["name"] == "sync"]
     assert synced["output"] == TYPED_RESULT, synced

@@ -120,7 +120,7 @@ def test_the_page_shows_and_runs_big_integers_exactly(browser: Browser, url: str
         server.wait_for_status(task_id, "completed")
         context.close()
         approvals = server.api("GET", f"/api/tasks/{task_id}/approvals").json()
-        journal = server.api("GET", f"/api/tasks/{task_id}/journal", params={"full": "true"}).json()
+        journal = server.api("GET", f"/api/tasks/{task_id}/journal", params={"full": "true"}).json()["calls"]
 
     ledger = [json.loads(line) for line in (tmp_path / "ledger.jsonl").read_text().splitlines()]
     ran = {

@@ -76,12 +76,12 @@ async def test_an_approval_with_edited_arguments_runs_the_edited_call_once(
     assert approved.status_code == 200, approved.text
     assert (await api_store.get_task(task_id)).status is TaskStatus.COMPLETED
     assert [s["to"] for s in sends(ledger)] == ["edited@example.com"]
-    [call] = (await api.get(f"/api/tasks/{task_id}/journal")).json()
+    [call] = (await api.get(f"/api/tasks/{task_id}/journal")).json()["calls"]
     assert (call["kind"], call["name"], call["status"], call["attempt"]) == ("tool", "send", "succeeded", 1)
     assert call["idempotency_key"] == f"{task_id}:{call['seq']}"
     assert "edited@example.com" in call["input_preview"] and call["duration_seconds"] >= 0
     assert "input" not in call
-    full = (await api.get(f"/api/tasks/{task_id}/journal", params={"full": "true"})).json()
+    full = (await api.get(f"/api/tasks/{task_id}/journal", params={"full": "true"})).json()["calls"]
     assert full[0]["input"]["to"] == "edited@example.com"
     assert (await api.get("/api/approvals")).json() == []
     steps = (await api.get(f"/api/tasks/{task_id}/steps")).json()

@@ -23,9 +23,13 @@ async def test_the_journal_gives_each_retried_calls_earlier_attempts_as_the_time
     task = await Runtime(api_store).run(f"{FLOWS}:first_call", {"ledger": ledger, "tool_name": "flaky"})
     assert task.status is TaskStatus.COMPLETED
 
-    [call] = [e for e in (await api.get(f"/api/tasks/{task.id}/journal")).json() if e["name"] == "flaky"]
+    [call] = [
+        e for e in (await api.get(f"/api/tasks/{task.id}/journal")).json()["calls"] if e["name"] == "flaky"
+    ]
     timeline = [
-        row for row in (await api.get(f"/api/tasks/{task.id}/timeline")).json() if row["name"] == "flaky"
+        row
+        for row in (await api.get(f"/api/tasks/{task.id}/timeline")).json()["attempts"]
+        if row["name"] == "flaky"
     ]
 
     assert (call["attempt"], call["retried"], call["in_doubt"], call["was_in_doubt"]) == (

@@ -45,7 +45,7 @@ async def test_the_timeline_shows_each_attempt_of_a_retried_call(
     answer = await client.get(f"/api/tasks/{task.id}/timeline")
 
     assert answer.status_code == 200
-    flaky = [row for row in answer.json() if row["name"] == "flaky"]
+    flaky = [row for row in answer.json()["attempts"] if row["name"] == "flaky"]
     assert [(row["attempt"], row["status"], row["retried"]) for row in flaky] == [
         (1, "failed", True),
         (2, "failed", True),

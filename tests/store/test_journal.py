@@ -124,3 +124,27 @@ async def test_op_values_round_trip(store: StateStore, task: Task) -> None:
     )
     await store.record_op_finished(done)
     assert await store.get_op(task.id, 0) == done
+
+
+async def test_the_journal_is_read_a_page_at_a_time_by_seq_and_counted(store: StateStore, task: Task) -> None:
+    other = await store.create_task(make_task("t2"))
+    for seq in (0, 1, 2, 5, 6):  # a journal may skip a seq
+        await store.record_op_finished(make_op(task.id, seq, OpStatus.SUCCEEDED, name="read_file"))
+    await store.record_op_finished(make_op(other.id, 0, OpStatus.SUCCEEDED, name="read_file"))
+
+    first = await store.list_ops(task.id, limit=2)
+    rest = await store.list_ops(task.id, after_seq=first[-1].seq, limit=2)
+    last = await store.list_ops(task.id, after_seq=rest[-1].seq, limit=2)
+
+    assert [[op.seq for op in page] for page in (first, rest, last)] == [[0, 1], [2, 5], [6]]
+    assert await store.list_ops(task.id, after_seq=6, limit=2) == []
+    assert [op.seq for op in await store.list_ops(task.id, after_seq=1)] == [2, 5, 6]  # no limit: all
+    assert (
+        await store.count_ops(task.id),
+        await store.count_ops(other.id),
+        await store.count_ops("nobody"),
+    ) == (
+        5,
+        1,
+        0,
+    )

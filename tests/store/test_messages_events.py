@@ -108,3 +108,13 @@ async def test_last_events_are_the_newest_oldest_first(store: StateStore, task: 
 async def test_events_of_unknown_task_are_empty(store: StateStore) -> None:
     assert await store.list_events("ghost") == []
     assert await store.last_events("ghost", 3) == []
+
+
+async def test_a_tasks_events_are_counted(store: StateStore, task: Task) -> None:
+    other = await store.create_task(make_task("t2"))
+    for i in range(3):
+        await store.append_event(make_event(task.id, f"e{i}"))
+    await store.append_event(make_event(other.id, "elsewhere"))
+
+    assert (await store.count_events(task.id), await store.count_events(other.id)) == (3, 1)
+    assert await store.count_events("nobody") == 0

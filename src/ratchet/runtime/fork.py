@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from pydantic import JsonValue
 
 from ..agent import AGENT_WORKFLOW
-from ..errors import CannotRetry, DuplicateRecord
+from ..errors import CannotRetry, DuplicateRecord, InputError
 from ..records import (
     AgentState,
     Event,
@@ -40,7 +40,7 @@ from ..records import (
     utcnow,
 )
 from ..store import StateStore, StoreOps
-from ..trust.seal import SigningKey
+from ..trust.seal import SigningKey, covered_inputs
 
 __all__ = ["RetryPoint", "fork_task", "retry_point", "retry_task"]
 
@@ -64,24 +64,57 @@ class RetryPoint:
 # --------------------------------------------------------------------------- fork
 
 
-async def fork_task(store: StateStore, task_id: str, checkpoint: int) -> str:
-    """Start a new task from one of a task's checkpoints; return its id (see `Runtime.fork`)."""
+async def fork_task(
+    store: StateStore, task_id: str, checkpoint: int, *, inputs: Mapping[str, JsonValue] | None = None
+) -> str:
+    """Start a new task from one of a task's checkpoints; return its id (see `Runtime.fork`).
+
+    Raises:
+        InputError: `inputs` names an input the task reads code from.
+    """
     saved = await store.get_checkpoint(task_id, checkpoint)
     original = await store.get_task(task_id)
+    changed = _changed_inputs(original, inputs or {})
     new_id = f"{task_id}-fork{checkpoint}-{uuid.uuid4().hex[:6]}"
     ops = [op for op in await store.list_ops(task_id) if op.seq <= saved.last_seq]
     forked = _new_attempt(original, new_id, saved.state, workspace=None)
+    if changed:  # the inputs the seal covers are left as they were, so the new seal still holds
+        forked = forked.model_copy(update={"inputs_params": {**forked.inputs_params, **changed}})
+    data: dict[str, JsonValue] = {"from": task_id, "checkpoint": checkpoint, "last_seq": saved.last_seq}
+    if changed:
+        names: list[JsonValue] = [*sorted(changed)]
+        data["changed_inputs"] = names
     async with store.transaction() as tx:
         await _write_branch(tx, forked, saved.steps, ops, queue=True)
         await tx.append_event(
             Event(
                 task_id=new_id,
                 kind="task_forked",
-                message=f"forked from task {task_id} at checkpoint {checkpoint} (operation {saved.last_seq})",
-                data={"from": task_id, "checkpoint": checkpoint, "last_seq": saved.last_seq},
+                message=f"forked from task {task_id} at checkpoint {checkpoint} (operation {saved.last_seq})"
+                + (f", with inputs {', '.join(sorted(changed))} changed" if changed else ""),
+                data=data,
             )
         )
     return new_id
+
+
+def _changed_inputs(original: Task, inputs: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
+    """The inputs a fork changes, checked: none of them may be one the task reads code from.
+
+    Such an input (an agent's spec, its tool sources) is covered by the task's
+    seal; a fork that changed it could make a worker run other code.
+
+    Raises:
+        InputError: an input is one the task reads code from.
+    """
+    sealed = covered_inputs(original)
+    for key in sorted(inputs):
+        if key in sealed:
+            raise InputError(
+                f"input {key!r} names the code task {original.id} runs; a fork can change its other "
+                "inputs, not that one"
+            )
+    return dict(inputs)
 
 
 # --------------------------------------------------------------------------- retry

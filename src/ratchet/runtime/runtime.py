@@ -445,15 +445,26 @@ class Runtime(ReadingMethods, ScheduleMethods, SessionMethods, SharingMethods):
 
     # ------------------------------------------------------------------ time travel and upkeep
 
-    async def fork(self, task_id: str, checkpoint: int) -> str:
+    async def fork(
+        self, task_id: str, checkpoint: int, *, inputs: Mapping[str, JsonValue] | None = None
+    ) -> str:
         """Start a new task from one of a task's checkpoints; the original is not touched.
 
         The new task gets the original's journal up to the checkpoint, so it
         replays that far and runs live from there. It keeps the original's
         budget but not its deadline (an absolute time, likely past) nor its
         workspace. It is queued for a worker (or ``resume``).
+
+        Args:
+            inputs: inputs to change in the new task (the others stay): what
+                runs live after the checkpoint reads them. The inputs a task
+                reads code from (an agent's spec) cannot be changed.
+
+        Raises:
+            CheckpointNotFound: the task has no such checkpoint.
+            InputError: `inputs` names an input the task reads code from.
         """
-        return await fork_task(self.store, task_id, checkpoint)
+        return await fork_task(self.store, task_id, checkpoint, inputs=inputs)
 
     async def retry(self, task_id: str, *, from_step: int | None = None, queue: bool = True) -> str:
         """Start a new attempt of a failed or cancelled task, as a new task linked to it; return its id.

@@ -8,7 +8,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from ..errors import CannotResume, CorruptRecord
+from ..errors import CannotResume, CorruptRecord, InputError
+from ..json_text import read_json_text
 from ..limits import MAX_COUNT, PRIORITY_DEFAULT, PRIORITY_MAX, PRIORITY_MIN
 from ..records import RiskLevel, Task, TaskFilter, TaskStatus, Trigger, WaitReason
 from ..runtime.agent_request import AgentRequest, submit_agent_task
@@ -62,6 +63,15 @@ class RetryBody(_Body):
 
 class ForkBody(_Body):
     checkpoint: int = Field(ge=1, le=2**31, description="The checkpoint to start from (from 1).")
+    inputs: dict[str, JsonValue] | None = Field(
+        default=None,
+        description="Inputs to change in the new task (the others stay); not one the task reads code from.",
+    )
+    inputs_json: str | None = Field(
+        default=None,
+        max_length=1_000_000,
+        description="The same as JSON text (one object), read by the server: every integer as typed.",
+    )
 
 
 @router.get("/tasks", summary="List tasks, oldest first, a page at a time")
@@ -172,7 +182,20 @@ async def retry_task(rt: RuntimeDep, task_id: TaskId, body: RetryBody | None = N
 
 @router.post("/tasks/{task_id}/fork", status_code=201, summary="Start a new task from a checkpoint")
 async def fork_task(rt: RuntimeDep, task_id: TaskId, body: ForkBody) -> dict[str, Any]:
-    """What `ratchet fork --json` prints: the new task's id, the original's and the checkpoint."""
+    """What `ratchet fork --json` prints: the new task's id, the original's and the checkpoint.
+
+    ``inputs`` (or ``inputs_json``, the same as JSON text) changes those inputs
+    in the new task, which reads them from the checkpoint on (400 for an input
+    the task reads code from, such as an agent's spec).
+    """
+    inputs = body.inputs
+    if body.inputs_json is not None:
+        if inputs is not None:
+            raise InputError("give the changed inputs once: inputs or inputs_json, not both")
+        typed = read_json_text(body.inputs_json, "the changed inputs")
+        if not isinstance(typed, dict):
+            raise InputError('the changed inputs must be a JSON object, e.g. {"city": "Oslo"}')
+        inputs = typed
     await rt.store.get_task(task_id)  # an unknown task is named as such, not as a checkpoint
-    new_id = await rt.fork(task_id, body.checkpoint)
+    new_id = await rt.fork(task_id, body.checkpoint, inputs=inputs)
     return {"task_id": new_id, "forked_from": task_id, "checkpoint": body.checkpoint}

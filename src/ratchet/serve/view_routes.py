@@ -1,25 +1,31 @@
-"""What the dashboard draws of a task: its budget as used and left, and the timeline of its calls.
+"""What the dashboard draws of a task: its budget, the timeline of its calls, and its family tree.
 
-Both are read models over records the API already serves: the budget is the
+Each is a read model over records the API already serves: the budget is the
 one the MCP task document gives (its children's spending included); the
 timeline is the journal with each earlier attempt of a retried call put back
 from the ``retry`` event that recorded it (the journal keeps only a call's
-last attempt).
+last attempt), paged by seq as the journal is; the tree is the task's
+children, theirs and so on, each with its status and spending.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Query
 
 from ..views.documents import task_document
 from ..views.journal import call_attempts, load_journal
+from ..views.model_usage import model_usage
+from ..views.task_tree import load_task_tree
 from .deps import RuntimeDep, TaskId
+from .journal_routes import next_after
 
 __all__ = ["router"]
 
 router = APIRouter(tags=["journal"])
+
+MAX_TIMELINE_PAGE = 5000
 
 
 @router.get("/tasks/{task_id}/budget", summary="A task's budget: limits, what it used, what is left")
@@ -36,12 +42,45 @@ async def budget(rt: RuntimeDep, task_id: TaskId) -> dict[str, Any]:
 
 
 @router.get("/tasks/{task_id}/timeline", summary="Every attempt of every call of a task, with its times")
-async def timeline(rt: RuntimeDep, task_id: TaskId) -> list[dict[str, Any]]:
-    """Each attempt: seq, kind, name, attempt, status (``failed`` with ``retried`` when tried again),
-    ``started_at``, ``finished_at`` (null while it runs), duration and error.
+async def timeline(
+    rt: RuntimeDep,
+    task_id: TaskId,
+    after_seq: Annotated[int, Query(ge=-1, le=2**62, description="Only calls after this seq.")] = -1,
+    limit: Annotated[int, Query(ge=1, le=MAX_TIMELINE_PAGE, description="At most this many calls.")] = 1000,
+) -> dict[str, Any]:
+    """``{"attempts": [...], "total": N, "next_after_seq": SEQ or null}``, paged by call as the journal is.
 
-    An attempt retried before this version of Ratchet recorded its start has ``started_at`` null.
+    Each attempt: seq, step (from 1; null outside any step), kind, name,
+    attempt, status (``failed`` with ``retried`` when tried again),
+    ``started_at``, ``finished_at`` (null while it runs), duration and error.
+    ``total`` counts the task's calls. An attempt retried before this version
+    of Ratchet recorded its start has ``started_at`` null.
     """
     async with rt.store.reading() as tx:
-        found = await load_journal(tx, task_id)
-    return call_attempts(found.entries)
+        found = await load_journal(tx, task_id, after_seq=after_seq, limit=limit + 1)
+        total = await tx.count_ops(task_id)
+    return {
+        "attempts": call_attempts(found.entries[:limit]),
+        "total": total,
+        "next_after_seq": next_after([entry.op.seq for entry in found.entries], limit),
+    }
+
+
+@router.get("/tasks/{task_id}/tree", summary="A task's family: the tasks above it and every task below it")
+async def tree(rt: RuntimeDep, task_id: TaskId) -> dict[str, Any]:
+    """``ancestors`` (root first: task_id, name, status) and ``tree``: the task with its ``children``,
+    theirs and so on, each with status, ``waiting_on``, ``llm_tokens``, ``cost`` and ``unpriced_calls``
+    (its own model calls and those of the children it waited for). At most 2,000 tasks are read; a
+    task whose children were left out has ``more_children`` true. ``tasks`` counts those given.
+    """
+    async with rt.store.reading() as tx:
+        return await load_task_tree(tx, task_id)
+
+
+@router.get("/tasks/{task_id}/models", summary="The models that answered a task's calls, and what each used")
+async def models(rt: RuntimeDep, task_id: TaskId) -> dict[str, Any]:
+    """``task_model`` (what the task names) and ``models``: per model that answered, its ``calls``,
+    ``llm_tokens``, ``cost`` (US dollars, priced calls only) and ``unpriced_calls``; the most used first.
+    """
+    async with rt.store.reading() as tx:
+        return await model_usage(tx, task_id)

@@ -42,6 +42,7 @@ __all__ = [
     "KEY_ENV",
     "KEY_FILE_ENV",
     "SigningKey",
+    "covered_inputs",
     "default_key_file",
     "sealed_inputs",
 ]
@@ -147,6 +148,19 @@ class SigningKey:
         text = json.dumps(sealed, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
         digest = hmac.new(self.secret, text.encode(), hashlib.sha256).digest()
         return base64.urlsafe_b64encode(digest).decode().rstrip("=")
+
+
+def covered_inputs(task: Task) -> frozenset[str]:
+    """The inputs `task`'s seal says it covers, read from the seal without checking it (none: no seal).
+
+    What a copy of the task (a fork with changed inputs) must keep as they
+    are, for the seal made again over them to say the same.
+    """
+    if not task.seal:
+        return frozenset()
+    _, _, rest = task.seal.partition(":")
+    listed, _, _ = rest.rpartition(":")
+    return frozenset(key for key in listed.split(",") if key)
 
 
 def sealed_inputs(code_inputs: Iterable[str], covered: Iterable[str], reference: str) -> None:

@@ -48,6 +48,7 @@ __all__ = [
     "journal_events",
     "load_journal",
     "preview",
+    "step_of",
 ]
 
 PREVIEW_CHARS = 200
@@ -178,14 +179,20 @@ async def journal_events(tx: StoreOps, task_id: str) -> list[Event]:
         after = max(seqs)
 
 
-async def load_journal(tx: StoreOps, task_id: str, *, after_seq: int = -1) -> Journal:
+async def load_journal(
+    tx: StoreOps, task_id: str, *, after_seq: int = -1, limit: int | None = None
+) -> Journal:
     """Read the task's journal from one read transaction `tx`, so its parts agree.
+
+    Args:
+        after_seq: only the calls after this seq.
+        limit: at most this many calls (all when None).
 
     Raises:
         TaskNotFound: no task has that id.
     """
     task = await tx.get_task(task_id)
-    ops = await tx.list_ops(task_id, after_seq=after_seq)
+    ops = await tx.list_ops(task_id, after_seq=after_seq, limit=limit)
     runs = await tx.lease_history(task_id)
     lease = await tx.get_lease(task_id)
     held = lease is not None and lease.is_live()
@@ -213,10 +220,12 @@ def journal_entry_json(entry: JournalEntry, *, full: bool) -> dict[str, Any]:
     """One call as ``GET /api/tasks/{id}/journal`` and ``ratchet journal --json`` give it.
 
     Its `operation_json` record (``input`` and ``output`` only with `full`),
-    its duration and previews, the run that recorded it, and its earlier attempts.
+    the step it ran in (from 1), its duration and previews, the run that
+    recorded it, and its earlier attempts.
     """
     op = entry.op
     shown = operation_json(op)
+    shown["step"] = step_of(op)
     shown["duration_seconds"] = entry.duration
     shown["input_preview"] = preview(op.input)
     shown["output_preview"] = preview(op.output)
@@ -240,19 +249,28 @@ def journal_entry_json(entry: JournalEntry, *, full: bool) -> dict[str, Any]:
     return shown
 
 
+def step_of(op: Operation) -> int | None:
+    """The step a call ran in, numbered from 1 as people count (None: outside any step)."""
+    index = op.meta.get("step")
+    return index + 1 if isinstance(index, int) and not isinstance(index, bool) else None
+
+
 def call_attempts(entries: list[JournalEntry]) -> list[dict[str, Any]]:
     """One record per attempt of each call, in seq then attempt order (``/timeline``).
 
     An attempt that failed and was tried again comes from its ``retry`` event;
-    the call's last attempt comes from its journal row.
+    the call's last attempt comes from its journal row. ``step`` is the step
+    the call ran in (from 1; null outside any step).
     """
     attempts = []
     for entry in entries:
         op = entry.op
+        step = step_of(op)
         for attempt in entry.earlier:
             attempts.append(
                 {
                     "seq": op.seq,
+                    "step": step,
                     "kind": str(op.kind),
                     "name": op.name,
                     "attempt": attempt.attempt,
@@ -267,6 +285,7 @@ def call_attempts(entries: list[JournalEntry]) -> list[dict[str, Any]]:
         attempts.append(
             {
                 "seq": op.seq,
+                "step": step,
                 "kind": str(op.kind),
                 "name": op.name,
                 "attempt": op.attempt,

@@ -42,6 +42,45 @@ export function when(iso) {
   return Number.isNaN(moment.getTime()) ? String(iso) : moment.toLocaleString();
 }
 
+const UNITS = [
+  ["year", 365 * 24 * 3600],
+  ["month", 30 * 24 * 3600],
+  ["week", 7 * 24 * 3600],
+  ["day", 24 * 3600],
+  ["hour", 3600],
+  ["minute", 60],
+  ["second", 1],
+];
+const RELATIVE = new Intl.RelativeTimeFormat(undefined, { numeric: "auto" });
+
+/** A time relative to `now`, as people say it: "3 minutes ago", "in 2 hours", "now". */
+export function ago(iso, now = Date.now()) {
+  const moment = new Date(iso).getTime();
+  if (Number.isNaN(moment)) return String(iso);
+  const seconds = (moment - now) / 1000;
+  if (Math.abs(seconds) < 5) return RELATIVE.format(0, "second");
+  const [unit, size] = UNITS.find(([, size]) => Math.abs(seconds) >= size) || UNITS[UNITS.length - 1];
+  return RELATIVE.format(Math.round(seconds / size), unit);
+}
+
+/** The exact time of an ISO instant: local, to the second, then UTC as the API gives it. */
+export function exactly(iso) {
+  const moment = new Date(iso);
+  return Number.isNaN(moment.getTime()) ? String(iso) : `${moment.toLocaleString()} (${moment.toISOString()})`;
+}
+
+/** A <time> that reads "5 minutes ago" and shows the exact time on hover; `refreshTimes` keeps it current. */
+export function stamp(iso) {
+  if (!iso) return el("span", { class: "muted", text: "—" });
+  return el("time", { datetime: iso, title: exactly(iso), "data-relative": "", text: ago(iso) });
+}
+
+/** Rewrite every relative time on the page as of now (called every few seconds). */
+export function refreshTimes(root = document) {
+  const now = Date.now();
+  for (const node of root.querySelectorAll("time[data-relative]")) node.textContent = ago(node.getAttribute("datetime"), now);
+}
+
 /** Seconds as "0.25 ms", "850 ms", "12.3 s", "4 min 5 s", "2 h 3 min". */
 export function duration(seconds) {
   if (seconds === null || seconds === undefined) return "";
@@ -63,4 +102,10 @@ export function flash(message) {
   const box = document.getElementById("flash");
   box.textContent = message || "";
   box.hidden = !message;
+}
+
+/** Open another page of the dashboard without reloading (main.js routes on popstate). */
+export function go(path) {
+  history.pushState(null, "", path);
+  dispatchEvent(new PopStateEvent("popstate"));
 }

@@ -3,7 +3,7 @@
 // `main#page` and returns a cleanup that stops its live streams.
 
 import { api, ApiError, forgetToken, keepToken, whenUnauthorized } from "./api.js";
-import { el, flash, put } from "./dom.js";
+import { el, flash, put, refreshTimes } from "./dom.js";
 import { showSessions, showWorkers } from "./admin.js";
 import { showTask } from "./task.js";
 import { showTasks } from "./tasks.js";
@@ -97,5 +97,8 @@ document.addEventListener("click", (event) => {
   start();
 });
 window.addEventListener("popstate", start);
+
+// Relative times ("3 minutes ago") move on while the page stays open.
+setInterval(() => refreshTimes(), 15000);
 
 start();

@@ -1,12 +1,20 @@
-// The task page: where it stands (live), its plan, its events as they come,
-// its budget, its family, what it asks of a person, and its calls (the
-// timeline and the journal). Its event stream and the global stream drive it.
+// The task page: where it stands (live), what it is (task_facts.js), what it
+// asks of a person, its plan and agent state, its budget, its family
+// (family.js), its events, time travel (timetravel.js), its calls over time
+// (timeline.js) and its journal (journal.js). The journal and the events come
+// a page at a time (paged.js); the task's event stream and the global stream
+// keep it all current.
 
 import { api, ApiError, follow } from "./api.js";
 import { showDecisions } from "./decisions.js";
-import { duration, el, flash, put, shown, when } from "./dom.js";
+import { duration, el, flash, go, put, stamp } from "./dom.js";
+import { familyTree } from "./family.js";
+import { journalSection } from "./journal.js";
 import { parseJson } from "./json.js";
-import { drawTimeline, legend } from "./timeline.js";
+import { PagedList } from "./paged.js";
+import { agentState, summary } from "./task_facts.js";
+import { legend, TimelineFeed, TimelineView } from "./timeline.js";
+import { timeTravel } from "./timetravel.js";
 
 const GAUGES = [
   ["steps", "steps", "Steps", (v) => String(v)],
@@ -16,6 +24,7 @@ const GAUGES = [
 ];
 const ENDED = new Set(["completed", "failed", "cancelled"]);
 const PERSON = new Set(["approval", "input"]); // settled by the decision shown, not by a resume
+const MODELS_EVERY_MS = 10000; // the models line reads the whole journal: not at every event
 
 function badge(status) {
   return el("span", { class: `badge ${status}`, text: status });
@@ -48,40 +57,23 @@ function eventItem(event) {
   return el(
     "li",
     { "data-seq": event.seq, "data-kind": event.kind, class: event.severity },
-    el("span", { class: "time", text: when(event.time) }),
+    el("span", { class: "time" }, stamp(event.time)),
     el("span", { class: "kind", text: event.kind }),
     event.display_message || event.message,
   );
 }
 
-function journalRow(op) {
-  return el(
-    "tr",
-    { "data-seq": op.seq, "data-status": op.status },
-    el("td", { class: "mono", text: op.seq }),
-    el("td", { text: op.kind }),
-    el("td", { text: op.name }),
-    el("td", { text: op.attempt }),
-    el("td", {}, badge(op.status)),
-    el("td", { text: duration(op.duration_seconds) }),
-    el("td", { class: "mono", text: op.idempotency_key }),
-    el("td", { class: "mono" }, el("pre", { text: op.input_preview ?? "" })),
-    el("td", { class: "mono" }, el("pre", { text: op.error ? `${op.error_type || "error"}: ${op.error}` : op.output_preview ?? "" })),
+function planItems(steps) {
+  return steps.map((step) =>
+    el(
+      "li",
+      { "data-step-status": step.status, "data-step": step.step },
+      el("span", { class: "step-name", text: step.name }),
+      " ",
+      badge(step.status),
+      step.failure_message ? el("div", { class: "error", text: step.failure_message }) : null,
+    ),
   );
-}
-
-function summary(task) {
-  const rows = [
-    ["Task id", el("span", { class: "mono", text: task.task_id })],
-    ["Agent", task.agent],
-    task.goal || task.instruction ? ["Goal", task.goal || task.instruction] : null,
-    ["Created", when(task.created_at)],
-    ["Started", when(task.started_at)],
-    ["Updated", when(task.updated_at)],
-    task.result !== null && task.result !== undefined ? ["Result", el("pre", { text: shown(task.result) })] : null,
-    task.error ? ["Error", el("span", { class: "error", text: task.error })] : null,
-  ].filter(Boolean);
-  return rows.flatMap(([name, value]) => [el("dt", { text: name }), el("dd", {}, value)]);
 }
 
 export async function showTask(root, taskId) {
@@ -91,16 +83,22 @@ export async function showTask(root, taskId) {
   const title = el("h1", {}, el("span", { class: "task-name", text: taskId }), " ", status, " ", waiting);
   // What a task waiting on a timer does next: a call a person decided and it has not run yet, or when it wakes.
   const next = el("p", { id: "task-next", hidden: true });
-  const facts = el("dl", { class: "summary" });
+  const facts = el("dl", { class: "summary", id: "task-facts" });
   const controls = el("div", { class: "controls" });
   const slots = { approval: el("div"), question: el("div"), inDoubt: el("div") };
   const plan = el("ol", { id: "plan" });
   const noPlan = el("p", { class: "muted", hidden: true, text: "No plan: this task runs its code step by step." });
-  const events = el("ol", { id: "events" });
+  const state = el("div", { id: "agent-state" });
   const budget = el("div", { id: "budget" });
   const tree = el("div", { id: "tree" });
-  const timeline = el("section", { id: "timeline" }, el("h2", { text: "Calls over time" }));
-  const journal = el("tbody");
+  const eventList = el("ol", { id: "events" });
+  const events = new PagedList({ path: `${base}/events`, key: "events", list: eventList, render: eventItem, noun: "events", start: 0, limit: 200 });
+  const travel = timeTravel(base);
+  const timelineSection = el("section", { id: "timeline" }, el("h2", { text: "Calls over time" }));
+  const timeline = new TimelineView(timelineSection);
+  const feed = new TimelineFeed(base);
+  let view = null;
+  const journal = journalSection(base, { taskModel: () => view?.task.model ?? null });
   put(
     root,
     title,
@@ -113,18 +111,25 @@ export async function showTask(root, taskId) {
     el(
       "div",
       { class: "columns" },
-      el("div", {}, el("h2", { text: "Plan" }), plan, noPlan, el("h2", { text: "Budget" }), budget, el("h2", { text: "Task tree" }), tree),
-      el("div", {}, el("h2", { text: "Events" }), events),
+      el(
+        "div",
+        {},
+        el("h2", { text: "Plan" }),
+        plan,
+        noPlan,
+        el("h2", { text: "Agent state" }),
+        state,
+        el("h2", { text: "Budget" }),
+        budget,
+        el("h2", { text: "Task tree" }),
+        tree,
+      ),
+      el("div", {}, el("h2", { text: "Events" }), eventList, events.footer),
     ),
-    timeline,
+    travel.node,
+    timelineSection,
     legend(),
-    el("h2", { text: "Journal" }),
-    el(
-      "table",
-      { id: "journal" },
-      el("thead", {}, el("tr", {}, ...["Call", "Kind", "Name", "Attempt", "Status", "Took", "Idempotency key", "Input", "Output or error"].map((h) => el("th", { text: h })))),
-      journal,
-    ),
+    journal.node,
   );
 
   function setStatus(value, waitingOn) {
@@ -144,9 +149,8 @@ export async function showTask(root, taskId) {
           event.currentTarget.disabled = true;
           try {
             const answer = await api(`${base}/${path}`, { body: {} });
-            if (action === "retry" && answer.task_id && answer.task_id !== taskId) {
-              history.pushState(null, "", `/tasks/${encodeURIComponent(answer.task_id)}`);
-              dispatchEvent(new PopStateEvent("popstate"));
+            if (action === "retry-task" && answer.task_id && answer.task_id !== taskId) {
+              go(`/tasks/${encodeURIComponent(answer.task_id)}`);
               return;
             }
           } catch (error) {
@@ -164,85 +168,98 @@ export async function showTask(root, taskId) {
     );
   }
 
-  async function refresh() {
-    const [view, ops, spent, attempts] = await Promise.all([
+  let models = null;
+  let modelsAt = 0;
+  let family = null;
+  let relatives = new Set(); // the tasks of the tree below this one
+  let treeDrawn = null;
+  const folded = new Set(); // its branches a person folded
+  let firstEvents = [];
+
+  async function refresh({ all = false } = {}) {
+    const now = Date.now();
+    const wantModels = all || now - modelsAt > MODELS_EVERY_MS;
+    const calls = Promise.all([feed.refresh(), journal.paged.refresh()]); // asked first: the largest reads
+    calls.catch(() => {}); // awaited below; a failure of the reads before it is the one reported
+    const [shown, spent, checkpoints, used] = await Promise.all([
       api(base),
-      api(`${base}/journal?limit=1000`),
       api(`${base}/budget`),
-      api(`${base}/timeline`),
+      api(`${base}/checkpoints`),
+      wantModels ? api(`${base}/models`) : Promise.resolve(models),
     ]);
+    view = shown;
+    if (wantModels) [models, modelsAt] = [used, now];
     const task = view.task;
     title.firstElementChild.textContent = task.name;
     document.title = `${task.name} · Ratchet`;
     setStatus(task.status, task.waiting_on);
     next.textContent = view.next || "";
     next.hidden = !view.next;
-    put(facts, ...summary(task));
+    put(facts, ...summary(task, firstEvents, models));
     showControls(task);
     showDecisions(slots, view, refresh);
-    put(
-      plan,
-      ...view.steps.map((step) =>
-        el(
-          "li",
-          { "data-step-status": step.status, "data-step": step.step },
-          el("span", { class: "step-name", text: step.name }),
-          " ",
-          badge(step.status),
-          step.failure_message ? el("div", { class: "error", text: step.failure_message }) : null,
-        ),
-      ),
-    );
+    put(plan, ...planItems(view.steps));
     noPlan.hidden = view.steps.length > 0;
+    put(state, ...agentState(task.state));
     gauges(budget, spent);
-    const family = [];
-    if (task.parent_id) family.push(el("p", {}, "Started by ", el("a", { href: `/tasks/${encodeURIComponent(task.parent_id)}`, text: task.parent_id })));
-    if (view.children.length) {
-      family.push(
-        el(
-          "ul",
-          { class: "children" },
-          ...view.children.map((child) =>
-            el("li", { "data-task-id": child.task_id }, el("a", { href: `/tasks/${encodeURIComponent(child.task_id)}`, text: child.name }), " ", badge(child.status)),
-          ),
-        ),
-      );
+    travel.update(task, view.steps, checkpoints);
+    const children = JSON.stringify(view.children);
+    if (all || children !== family) {
+      family = children;
+      const found = await api(`${base}/tree`);
+      relatives = new Set();
+      const walk = (node) => {
+        relatives.add(node.task_id);
+        node.children.forEach(walk);
+      };
+      walk(found.tree);
+      const drawn = JSON.stringify(found);
+      if (drawn !== treeDrawn) put(tree, ...familyTree(found, taskId, folded)); // unchanged: left as it is
+      treeDrawn = drawn;
     }
-    put(tree, ...(family.length ? family : [el("p", { class: "muted", text: "No parent and no child task." })]));
-    put(journal, ...ops.map(journalRow));
-    drawTimeline(timeline, attempts);
+    await calls;
+    timeline.draw(feed.attempts, view.steps);
   }
 
-  // Many events may come at once: one refresh for them all, a moment later.
+  // Many events may come at once: one refresh for them all, a moment later, one at a time.
   let scheduled = null;
-  function refreshSoon() {
+  let running = null;
+  function refreshSoon(options) {
     if (scheduled) return;
     scheduled = setTimeout(async () => {
+      if (running) await running;
       scheduled = null;
-      try {
-        await refresh();
-      } catch (error) {
-        if (!(error instanceof ApiError && error.status === 401)) flash(error.message);
-      }
+      running = refresh(options)
+        .catch((error) => {
+          if (!(error instanceof ApiError && error.status === 401)) flash(error.message);
+        })
+        .finally(() => {
+          running = null;
+        });
     }, 250);
   }
 
-  await refresh();
-  let lastSeq = 0;
-  const taskStream = follow(`${base}/events/stream`, (message) => {
-    if (message.type === "end") {
+  // The first page of events tells where the task came from (a fork's or retry's first event).
+  await events.more();
+  firstEvents = [...events.items.values()].slice(0, 5);
+  await journal.paged.more();
+  await refresh({ all: true });
+  // The stream starts after the last event shown once all are shown (none is missed), else after
+  // the newest the page has seen: the pages not read yet hold the ones before it.
+  const lastSeen = events.complete ? events.lastSeq : Math.max(events.lastSeq, ...view.events.map((e) => Number(e.seq) || 0));
+  const taskStream = follow(
+    `${base}/events/stream`,
+    (message) => {
+      if (message.type === "end") {
+        refreshSoon({ all: true });
+        return true;
+      }
+      events.live(parseJson(message.data));
       refreshSoon();
-      return true;
-    }
-    const event = parseJson(message.data);
-    const seq = Number(message.id ?? event.seq);
-    if (seq && seq <= lastSeq) return false; // seen already
-    if (seq) lastSeq = seq;
-    events.append(eventItem(event));
-    events.scrollTop = events.scrollHeight;
-    refreshSoon();
-    return false;
-  });
+      return false;
+    },
+    { lastId: String(lastSeen) },
+  );
   const live = document.getElementById("live");
   const changes = follow(
     "/api/stream",
@@ -252,6 +269,8 @@ export async function showTask(root, taskId) {
       if (change.task_id === taskId) {
         setStatus(change.status, change.waiting_on);
         refreshSoon();
+      } else if (change.parent_id === taskId || relatives.has(change.task_id) || relatives.has(change.parent_id)) {
+        refreshSoon({ all: true }); // a child started or moved: its branch of the tree
       }
       return false;
     },
@@ -260,6 +279,8 @@ export async function showTask(root, taskId) {
   return () => {
     taskStream.stop();
     changes.stop();
+    events.stop();
+    journal.paged.stop();
     clearTimeout(scheduled);
   };
 }

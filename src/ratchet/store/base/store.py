@@ -285,8 +285,16 @@ class StateStore(LeaseWrappers, LangGraphWrappers, StoreOps):
     async def get_op(self, task_id: str, seq: int) -> Operation | None:
         return await self._read(lambda tx: tx.get_op(task_id, seq))
 
-    async def list_ops(self, task_id: str, *, after_seq: int = -1) -> list[Operation]:
-        return await self._read(lambda tx: tx.list_ops(task_id, after_seq=after_seq))
+    async def list_ops(
+        self, task_id: str, *, after_seq: int = -1, limit: int | None = None
+    ) -> list[Operation]:
+        return await self._read(lambda tx: tx.list_ops(task_id, after_seq=after_seq, limit=limit))
+
+    async def count_ops(self, task_id: str) -> int:
+        return await self._read(lambda tx: tx.count_ops(task_id))
+
+    async def count_events(self, task_id: str) -> int:
+        return await self._read(lambda tx: tx.count_events(task_id))
 
     async def append_messages(
         self, messages: Sequence[Message], *, fence: Lease | None = None

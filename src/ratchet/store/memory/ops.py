@@ -51,6 +51,7 @@ from ..ops import StoreOps, claim_order, priority_of
 from .checkpoints import MemoryCheckpoints
 from .grants import MemoryGrants
 from .inbox import MemoryInbox
+from .journal_counts import MemoryJournalCounts
 from .langgraph import MemoryLangGraph
 from .leases import MemoryLeases
 from .task_changes import MemoryTaskChanges
@@ -69,6 +70,7 @@ class MemoryOps(
     MemoryTaskDelete,
     MemoryLangGraph,
     MemoryLeases,
+    MemoryJournalCounts,
     StoreOps,
 ):
     """The tables, as dicts of JSON text (changed through `UndoLog`), and the operations on them."""
@@ -241,9 +243,12 @@ class MemoryOps(
         text = self.ops.get(task_id, {}).get(seq)
         return None if text is None else Operation.from_json(text)
 
-    async def list_ops(self, task_id: str, *, after_seq: int = -1) -> list[Operation]:
+    async def list_ops(
+        self, task_id: str, *, after_seq: int = -1, limit: int | None = None
+    ) -> list[Operation]:
         rows = self.ops.get(task_id, {})
-        return [Operation.from_json(rows[seq]) for seq in sorted(rows) if seq > after_seq]
+        seqs = [seq for seq in sorted(rows) if seq > after_seq]
+        return [Operation.from_json(rows[seq]) for seq in seqs[:limit]]
 
     # ------------------------------------------------------------------ messages
 

@@ -38,6 +38,7 @@ from ...records import (
 )
 from .grants import GrantOps
 from .inbox import InboxOps
+from .journal_counts import JournalCountOps
 from .langgraph import LangGraphOps
 from .leases import LeaseOps
 from .task_changes import TaskChangeOps
@@ -57,7 +58,9 @@ def claim_order(trigger: Trigger) -> tuple[int, dt.datetime, int]:
     return (priority_of(trigger), trigger.fire_at, trigger.id)
 
 
-class StoreOps(InboxOps, GrantOps, TaskChangeOps, TaskRowOps, TaskDeleteOps, LangGraphOps, LeaseOps):
+class StoreOps(
+    InboxOps, GrantOps, TaskChangeOps, TaskRowOps, TaskDeleteOps, LangGraphOps, LeaseOps, JournalCountOps
+):
     """The operations of a store; every store implements them with the same behaviour.
 
     The inboxes' operations are declared apart, on `InboxOps` (inbox.py),
@@ -211,8 +214,10 @@ class StoreOps(InboxOps, GrantOps, TaskChangeOps, TaskRowOps, TaskDeleteOps, Lan
         """Return the operation at ``(task_id, seq)``, or None."""
 
     @abc.abstractmethod
-    async def list_ops(self, task_id: str, *, after_seq: int = -1) -> list[Operation]:
-        """Return the task's operations with seq greater than `after_seq`, by seq."""
+    async def list_ops(
+        self, task_id: str, *, after_seq: int = -1, limit: int | None = None
+    ) -> list[Operation]:
+        """Return the task's operations with seq greater than `after_seq`, by seq, at most `limit`."""
 
     # ------------------------------------------------------------------ messages
 

@@ -53,6 +53,7 @@ from . import content, rows
 from .driver import Driver, Params
 from .grants import SqlGrants
 from .inbox import SqlInbox
+from .journal_counts import SqlJournalCounts
 from .langgraph import SqlLangGraph
 from .leases import SqlLeases
 from .task_changes import SqlTaskChanges
@@ -73,7 +74,15 @@ _INT4_MAX = 2**31 - 1  # substring offsets and message seqs are 32-bit integers
 
 
 class SqlOps(
-    SqlInbox, SqlGrants, SqlTaskChanges, SqlTaskRows, SqlTaskDelete, SqlLangGraph, SqlLeases, StoreOps
+    SqlInbox,
+    SqlGrants,
+    SqlTaskChanges,
+    SqlTaskRows,
+    SqlTaskDelete,
+    SqlLangGraph,
+    SqlLeases,
+    SqlJournalCounts,
+    StoreOps,
 ):
     """The operations, run through a driver inside a transaction the caller opened."""
 
@@ -244,8 +253,10 @@ class SqlOps(
         row = await self._d.one("get_op", {"task_id": task_id, "seq": seq})
         return None if row is None else (await content.loaded(self._d, task_id, [rows.op_from_row(row)]))[0]
 
-    async def list_ops(self, task_id: str, *, after_seq: int = -1) -> list[Operation]:
-        found = await self._d.all("list_ops", {"task_id": task_id, "after_seq": after_seq})
+    async def list_ops(
+        self, task_id: str, *, after_seq: int = -1, limit: int | None = None
+    ) -> list[Operation]:
+        found = await self._d.all("list_ops", {"task_id": task_id, "after_seq": after_seq, "limit": limit})
         return await content.loaded(self._d, task_id, [rows.op_from_row(row) for row in found])
 
     # ------------------------------------------------------------------ messages

@@ -185,7 +185,13 @@ FROM operations WHERE task_id = %(task_id)s AND seq = %(seq)s
 -- name: list_ops
 SELECT task_id, seq, kind, name, attempt, idempotency_key, status, input, output, error,
        started_at, finished_at, error_type, next_attempt_at, meta
-FROM operations WHERE task_id = %(task_id)s AND seq > %(after_seq)s ORDER BY seq
+FROM operations WHERE task_id = %(task_id)s AND seq > %(after_seq)s ORDER BY seq LIMIT %(limit)s
+
+-- name: count_ops
+SELECT COUNT(*) FROM operations WHERE task_id = %(task_id)s
+
+-- name: count_events
+SELECT COUNT(*) FROM events WHERE task_id = %(task_id)s
 
 -- name: next_message_seq
 SELECT COALESCE(MAX(seq) + 1, 0) FROM messages WHERE thread_id = %(thread_id)s

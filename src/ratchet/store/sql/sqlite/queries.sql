@@ -186,7 +186,13 @@ FROM operations WHERE task_id = :task_id AND seq = :seq
 -- name: list_ops
 SELECT task_id, seq, kind, name, attempt, idempotency_key, status, input, output, error,
        started_at, finished_at, error_type, next_attempt_at, meta
-FROM operations WHERE task_id = :task_id AND seq > :after_seq ORDER BY seq
+FROM operations WHERE task_id = :task_id AND seq > :after_seq ORDER BY seq LIMIT COALESCE(:limit, -1)
+
+-- name: count_ops
+SELECT COUNT(*) FROM operations WHERE task_id = :task_id
+
+-- name: count_events
+SELECT COUNT(*) FROM events WHERE task_id = :task_id
 
 -- name: next_message_seq
 SELECT COALESCE(MAX(seq) + 1, 0) FROM messages WHERE thread_id = :thread_id
