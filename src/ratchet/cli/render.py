@@ -18,6 +18,7 @@ import datetime as dt
 import shlex
 import sys
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.panel import Panel
@@ -40,11 +41,15 @@ from ..records import (
     TaskStatus,
     WaitReason,
 )
-from ..schedules import Schedule
 from ..store import DEFAULT_STORE_URL, redact_url
 from ..views.task import what_next
 from .long_text import LongText
-from .views import Outcome, SessionSummary, Spend, TaskView, in_seq_order, in_tree_order
+from .views import Outcome, Spend, TaskView, in_seq_order, in_tree_order
+
+# Their commands load them: the chat's and the schedules' modules are no part of `ratchet tasks`.
+if TYPE_CHECKING:
+    from ..chat.listing import SessionSummary
+    from ..schedules import Schedule
 
 __all__ = [
     "STEP_STYLES",
