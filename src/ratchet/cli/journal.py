@@ -9,21 +9,25 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.table import Table
 from rich.text import Text
 
 from ..printable import plain, printable_json
-from ..records import OpStatus
+from ..records import OpStatus, utcnow
 from ..store import DEFAULT_STORE_URL
 from ..views.journal import Journal, JournalEntry, journal_entry_json, load_journal, preview
 from . import json_output, render
 from .options import ForceOpenOption, JsonOption, StoreOption, TaskArgument
+from .relative_time import relative_time
 from .store_access import open_for_task, run_async
+from .tables import Listing
 
 __all__ = ["journal_command", "journal_duration"]
 
 # Previews in the table are shorter than the API's: the table has ten columns.
 TABLE_PREVIEW_CHARS = 60
+
+# The journal's every column needs this many columns of terminal; a narrower one shows fewer.
+WIDE_JOURNAL = 130
 
 _STATUS_STYLES = {OpStatus.SUCCEEDED: "green", OpStatus.FAILED: "red", OpStatus.STARTED: "yellow"}
 
@@ -85,6 +89,31 @@ def journal_duration(value: float | None) -> str:
     return f"{minutes} min {seconds} s"
 
 
+def _journal_listing(*, wide: bool, full: bool) -> Listing:
+    """The journal's columns: on a narrow terminal, without those --json has (see `WIDE_JOURNAL`)."""
+    listing = Listing()
+    listing.id_column("seq")
+    if wide:
+        listing.word_column("kind", whole=True)
+    listing.text_column("name")
+    if wide:
+        listing.word_column("attempt")
+    listing.text_column("status")
+    listing.word_column("run")
+    if wide:
+        listing.word_column("started")
+    listing.word_column("took")
+    if wide:
+        listing.word_column("idempotency key", whole=True)
+    for header in ("input", "output / error"):
+        # A preview is cut already: cut further, it stays on one line; whole (--full), it wraps.
+        if full:
+            listing.text_column(header)
+        else:
+            listing.preview_column(header)
+    return listing
+
+
 def _print_journal(found: Journal, *, full: bool, store_url: str) -> None:
     task = found.task
     if not found.entries:
@@ -95,43 +124,52 @@ def _print_journal(found: Journal, *, full: bool, store_url: str) -> None:
         f"Journal of task {task.id} ({task.status_text}): {len(found.entries)} calls, "
         f"{runs} run{'s' if runs != 1 else ''}."
     )
-    table = Table()
-    render.add_id_column(table, "seq", [str(entry.op.seq) for entry in found.entries])
-    for header in ("kind", "name", "attempt", "status", "run", "started", "took", "idempotency key"):
-        table.add_column(header, overflow="fold")
-    table.add_column("input", overflow="fold")
-    table.add_column("output / error", overflow="fold")
+    wide = render.console.width >= WIDE_JOURNAL
+    listing = _journal_listing(wide=wide, full=full)
+    now = utcnow()
     for entry in found.entries:
         op = entry.op
         run = "-" if entry.run is None else f"{entry.run} " + ("replayed" if entry.replayed else "live")
-        table.add_row(
-            str(op.seq),
-            str(op.kind),
-            plain(op.name),
-            str(op.attempt),
-            _status(entry),
-            run,
-            render.format_time(op.started_at),
-            journal_duration(entry.duration),
-            plain(op.idempotency_key),
-            _value(op.input, full=full),
-            plain(op.error) if op.error is not None else _value(op.output, full=full),
-        )
-        for attempt in entry.earlier:
-            table.add_row(
-                "",
-                "",
-                "",
-                str(attempt.attempt),
-                Text("failed, retried", style="red"),
-                "",
-                render.format_time(attempt.started_at),
-                journal_duration(attempt.duration),
-                "",
-                "",
-                plain(attempt.error),
+        shown = (str(op.seq), plain(op.name), _status(entry), run, journal_duration(entry.duration))
+        output = plain(op.error) if op.error is not None else _value(op.output, full=full)
+        if wide:
+            listing.add_row(
+                *shown[:1],
+                str(op.kind),
+                shown[1],
+                str(op.attempt),
+                *shown[2:4],
+                relative_time(op.started_at, now),
+                shown[4],
+                plain(op.idempotency_key),
+                _value(op.input, full=full),
+                output,
             )
-    render.print_table(table)
+        else:
+            listing.add_row(*shown, _value(op.input, full=full), output)
+        for attempt in entry.earlier:
+            retried = Text("failed, retried", style="red")
+            took = journal_duration(attempt.duration)
+            if wide:
+                started = relative_time(attempt.started_at, now)
+                listing.add_row(
+                    "", "", "", str(attempt.attempt), retried, "", started, took, "", "", plain(attempt.error)
+                )
+            else:
+                listing.add_row(
+                    "",
+                    "",
+                    Text(f"attempt {attempt.attempt} failed, retried", style="red"),
+                    "",
+                    took,
+                    "",
+                    plain(attempt.error),
+                )
+    listing.print(render.console)
+    if not wide:
+        render.print_line(
+            f"Left out below {WIDE_JOURNAL} columns: kind, attempt, start, idempotency key (see --json)."
+        )
     if any(entry.in_doubt for entry in found.entries):
         render.print_line(
             "A call in doubt may or may not have happened; settle each with "
