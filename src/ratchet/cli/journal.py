@@ -6,9 +6,12 @@ The entries come from `ratchet.views.journal`, as the HTTP API's
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import Annotated
 
 import typer
+from rich.console import RenderableType
 from rich.text import Text
 
 from ..printable import plain, printable_json
@@ -89,29 +92,22 @@ def journal_duration(value: float | None) -> str:
     return f"{minutes} min {seconds} s"
 
 
-def _journal_listing(*, wide: bool, full: bool) -> Listing:
-    """The journal's columns: on a narrow terminal, without those --json has (see `WIDE_JOURNAL`)."""
-    listing = Listing()
-    listing.id_column("seq")
-    if wide:
-        listing.word_column("kind", whole=True)
-    listing.text_column("name")
-    if wide:
-        listing.word_column("attempt")
-    listing.text_column("status")
-    listing.word_column("run")
-    if wide:
-        listing.word_column("started")
-    listing.word_column("took")
-    if wide:
-        listing.word_column("idempotency key", whole=True)
-    for header in ("input", "output / error"):
-        # A preview is cut already: cut further, it stays on one line; whole (--full), it wraps.
-        if full:
-            listing.text_column(header)
-        else:
-            listing.preview_column(header)
-    return listing
+# The journal's columns, and how each gives way on a narrow terminal (`ratchet.cli.tables`).
+_COLUMNS: dict[str, Callable[[Listing, str], None]] = {
+    "seq": Listing.id_column,
+    "kind": partial(Listing.word_column, whole=True),
+    "name": Listing.text_column,
+    "attempt": Listing.word_column,
+    "status": Listing.text_column,
+    "run": Listing.word_column,
+    "started": Listing.word_column,
+    "took": Listing.word_column,
+    "idempotency key": partial(Listing.word_column, whole=True),
+    "input": Listing.preview_column,
+    "output / error": Listing.preview_column,
+}
+# Below `WIDE_JOURNAL` columns of terminal these are left out (--json has them).
+_WIDE_ONLY = ("kind", "attempt", "started", "idempotency key")
 
 
 def _print_journal(found: Journal, *, full: bool, store_url: str) -> None:
@@ -125,46 +121,39 @@ def _print_journal(found: Journal, *, full: bool, store_url: str) -> None:
         f"{runs} run{'s' if runs != 1 else ''}."
     )
     wide = render.console.width >= WIDE_JOURNAL
-    listing = _journal_listing(wide=wide, full=full)
+    columns = [column for column in _COLUMNS if wide or column not in _WIDE_ONLY]
+    listing = Listing()
+    for column in columns:
+        # A preview is cut already: cut further, it stays on one line; whole (--full), it wraps.
+        add = Listing.text_column if full and column in ("input", "output / error") else _COLUMNS[column]
+        add(listing, column)
     now = utcnow()
     for entry in found.entries:
         op = entry.op
-        run = "-" if entry.run is None else f"{entry.run} " + ("replayed" if entry.replayed else "live")
-        shown = (str(op.seq), plain(op.name), _status(entry), run, journal_duration(entry.duration))
-        output = plain(op.error) if op.error is not None else _value(op.output, full=full)
-        if wide:
-            listing.add_row(
-                *shown[:1],
-                str(op.kind),
-                shown[1],
-                str(op.attempt),
-                *shown[2:4],
-                relative_time(op.started_at, now),
-                shown[4],
-                plain(op.idempotency_key),
-                _value(op.input, full=full),
-                output,
-            )
-        else:
-            listing.add_row(*shown, _value(op.input, full=full), output)
+        row: dict[str, RenderableType] = {
+            "seq": str(op.seq),
+            "kind": str(op.kind),
+            "name": plain(op.name),
+            "attempt": str(op.attempt),
+            "status": _status(entry),
+            "run": "-" if entry.run is None else f"{entry.run} " + ("replayed" if entry.replayed else "live"),
+            "started": relative_time(op.started_at, now),
+            "took": journal_duration(entry.duration),
+            "idempotency key": plain(op.idempotency_key),
+            "input": _value(op.input, full=full),
+            "output / error": plain(op.error) if op.error is not None else _value(op.output, full=full),
+        }
+        listing.add_row(*(row[column] for column in columns))
         for attempt in entry.earlier:
-            retried = Text("failed, retried", style="red")
-            took = journal_duration(attempt.duration)
-            if wide:
-                started = relative_time(attempt.started_at, now)
-                listing.add_row(
-                    "", "", "", str(attempt.attempt), retried, "", started, took, "", "", plain(attempt.error)
-                )
-            else:
-                listing.add_row(
-                    "",
-                    "",
-                    Text(f"attempt {attempt.attempt} failed, retried", style="red"),
-                    "",
-                    took,
-                    "",
-                    plain(attempt.error),
-                )
+            retried = "failed, retried" if wide else f"attempt {attempt.attempt} failed, retried"
+            earlier: dict[str, RenderableType] = {
+                "attempt": str(attempt.attempt),
+                "status": Text(retried, style="red"),
+                "started": relative_time(attempt.started_at, now),
+                "took": journal_duration(attempt.duration),
+                "output / error": plain(attempt.error),
+            }
+            listing.add_row(*(earlier.get(column, "") for column in columns))
     listing.print(render.console)
     if not wide:
         render.print_line(
