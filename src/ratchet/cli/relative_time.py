@@ -6,7 +6,7 @@ one step away: ``--json`` gives every time in ISO 8601 (UTC, with its
 offset), and `ratchet show` a task's own times both ways. docs/cli.md says
 which output shows which.
 
-The units are kubectl's and docker's, as short as a table needs: ``42s``,
+The units are kubectl's (its AGE column), as short as a table needs: ``42s``,
 ``3m``, ``5h``, ``12d``, counted down (a moment 3 min 59 s ago is ``3m
 ago``). Past 30 days a count of days reads worse than the date, so the date
 is written instead (local, ``2026-10-01``).

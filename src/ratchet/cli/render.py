@@ -292,7 +292,7 @@ def _task_panel(task: Task, spend: Spend) -> Panel:
 
 
 def _both_times(moment: dt.datetime, now: dt.datetime) -> str:
-    """``2026-11-29 10:27:31 (5 min ago)``: a task's own time, exact, and how long ago."""
+    """``2026-11-29 10:27:31 (5m ago)``: a task's own time, exact, and how long ago."""
     return f"{format_time(moment)} ({relative_time(moment, now)})"
 
 
