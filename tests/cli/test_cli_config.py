@@ -20,10 +20,9 @@ from typing import Any
 
 import httpx
 import pytest
-import typer
 from mcp import Client, StdioServerParameters
 
-from ratchet.cli.application import GROUPS, app
+from ratchet.cli.application import COMMANDS
 
 from ..helpers.cli import (
     LineReader,
@@ -131,11 +130,11 @@ def test_every_command_works_on_the_file_s_store(tmp_path: Path, run_ratchet: Ru
 
 
 # Every command with a --store option (the demo's reads no RATCHET_STORE, so nothing of the file).
+LOADED = {name: command.load(name) for name, command in COMMANDS.items()}
 STORE_COMMANDS = sorted(
-    name
-    for name, command in typer.main.get_command(app).commands.items()  # type: ignore[attr-defined]
-    if any(param.name == "store" for param in command.params)
+    name for name, command in LOADED.items() if any(param.name == "store" for param in command.params)
 )
+GROUPS = sorted(name for name, command in LOADED.items() if hasattr(command, "commands"))
 
 
 @pytest.mark.parametrize("name", STORE_COMMANDS)

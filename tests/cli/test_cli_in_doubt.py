@@ -10,7 +10,7 @@ import pytest
 
 from ratchet.records import OpStatus, TaskStatus, WaitReason
 
-from ..helpers.cli import RunRatchet, assert_one_line_error, ratchet_runner
+from ..helpers.cli import RunRatchet, assert_one_line_error, ratchet_runner, table_cells
 from .task_support import leave_send_email_in_flight, run_here, submit, with_store
 
 SENT = {"sent_to": "ops@example.com", "subject": "deployed"}
@@ -38,8 +38,8 @@ def test_resume_stops_on_the_call_in_doubt_and_a_person_settles_it(run_ratchet: 
     shown = run_ratchet("show", task_id, "--store", url)
 
     assert shown.returncode == 0, shown.stderr
-    [row] = [line for line in shown.stdout.splitlines() if "send_email" in line and "│" in line]
-    assert row.split("│")[1].strip() == "0"
+    _title, header, _rule, row, *_ = shown.stdout[shown.stdout.index("In doubt") :].splitlines()
+    assert table_cells(header)[:2] == ["seq", "tool"] and table_cells(row)[:2] == ["0", "send_email"]
     assert "ops@example.com" in shown.stdout
     resolve = f"ratchet resolve --store {url} {task_id} --op 0"
     for choice in ("--retry", "--skip", "--result JSON"):

@@ -150,3 +150,29 @@ def test_the_demos_journal_shows_what_the_resume_replayed_and_ran_again(
 )  # fmt: skip
 def test_durations_read_at_a_glance(seconds: float | None, shown: str) -> None:
     assert journal_duration(seconds) == shown
+
+
+def test_at_80_columns_the_journal_keeps_its_words_whole_and_says_what_it_left_out(
+    run_ratchet: RunRatchet, url: str, tmp_path: Path
+) -> None:
+    ledger = str(tmp_path / "ledger.jsonl")
+
+    async def run(store: ratchet.StateStore) -> str:
+        task = await ratchet.Runtime(store).run(
+            f"{ENGINE_FLOWS}:first_call", {"ledger": ledger, "tool_name": "flaky"}
+        )
+        return task.id
+
+    task_id = with_store(url, run)
+
+    narrow = run_ratchet("journal", task_id, "--store", url, env=ratchet_env(COLUMNS="80"))
+    wide = run_ratchet("journal", task_id, "--store", url, env=ratchet_env(COLUMNS="160"))
+
+    assert narrow.returncode == 0 and wide.returncode == 0, narrow.stderr + wide.stderr
+    assert max(len(line) for line in narrow.stdout.splitlines()[1:]) <= 80  # the headline names the task
+    header = narrow.stdout.splitlines()[1]
+    assert header.split() == ["seq", "name", "status", "run", "took", "input", "output", "/", "error"]
+    for word in ("flaky", "succeeded", "1 live", "attempt", "failed,", "retried"):
+        assert word in narrow.stdout, narrow.stdout
+    assert "Left out below 130 columns: kind, attempt, start, idempotency key (see --json)." in narrow.stdout
+    assert "idempotency key" in wide.stdout.splitlines()[1] and f"{task_id}:0" in wide.stdout

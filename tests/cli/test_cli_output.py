@@ -12,7 +12,7 @@ from typing import Any
 from ratchet.records import Event, Session, Task
 from ratchet.store import open_store
 
-from ..helpers.cli import PopulatedStore, RunRatchet, ratchet_env
+from ..helpers.cli import PopulatedStore, RunRatchet, ratchet_env, table_cells
 
 # Every time --json prints: ISO 8601, in UTC, with its offset.
 WITH_OFFSET = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?\+00:00$")
@@ -143,7 +143,7 @@ def test_steps_are_numbered_from_1_in_show_and_in_json(
 
     for number, name in ((1, "build image"), (2, "roll out"), (3, "smoke test")):
         [row] = [line for line in shown.splitlines() if name in line]
-        assert row.split("│")[1].strip() == str(number)
+        assert table_cells(row)[0] == str(number)
     assert [step["step"] for step in as_json["steps"]] == [1, 2, 3]
     assert all("index" not in step for step in as_json["steps"])
 
@@ -197,6 +197,7 @@ def test_task_ids_stay_whole_on_a_narrow_terminal(run_ratchet: RunRatchet, tmp_p
     assert listed.returncode == 0 and shown.returncode == 0, listed.stderr + shown.stderr
     assert max(len(line) for line in listed.stdout.splitlines()) <= 60  # the others gave way
     # Each id fills one cell of the id column: none was folded onto a second line.
-    id_cells = [line.split("│")[1].strip() for line in listed.stdout.splitlines() if line.startswith("│")]
-    assert [cell for cell in id_cells if cell] == LONG_IDS
+    header, rule, *rows = listed.stdout.splitlines()
+    assert header.startswith("id ") and set(rule) == {"─"}
+    assert [table_cells(row)[0] for row in rows if not row.startswith(" ")] == LONG_IDS
     assert LONG_IDS[1] in shown.stdout

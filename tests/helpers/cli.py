@@ -10,6 +10,7 @@ import asyncio
 import datetime as dt
 import os
 import queue
+import re
 import signal
 import subprocess
 import sys
@@ -76,6 +77,11 @@ def assert_one_line_error(done: subprocess.CompletedProcess[str], *expected: str
     for text in expected:
         assert text in line
     return line
+
+
+def table_cells(line: str) -> list[str]:
+    """The cells of one line of a table the CLI printed (`ratchet.cli.tables`: columns two spaces apart)."""
+    return re.split(r" {2,}", line.strip())
 
 
 def ratchet_runner(cwd: Path) -> RunRatchet:

@@ -7,18 +7,21 @@ worker`, see `ratchet.cli.interrupts`). The commands that run a task (`run`,
 `resume`) choose their own codes (`ratchet.cli.exits`). `ratchet.cli.main`, the
 program, calls it once it has made Ctrl-C its own.
 
+No command's module is imported here: `COMMANDS` names where each lives and
+the line ``ratchet --help`` lists it with, and the program imports only the
+command it runs (`ratchet.cli.lazy`), so `ratchet --version` and `ratchet
+tasks` start in a fraction of the time every command's imports took.
+
 To add a command: write it in the module of its family (or a new one), as a
 Typer function that parses its options and calls `run_async` on an ``async
-def`` that does the work; register it in `COMMANDS` below (a group of
-subcommands in `GROUPS`), and add its name to the list the tests pin
-(tests/cli/test_cli_commands.py).
+def`` that does the work (or a ``typer.Typer`` for a group of subcommands);
+register it in `COMMANDS` below with the first paragraph of its docstring, and
+add its name to the list the tests pin (tests/cli/test_cli_commands.py).
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Annotated, Any, cast
 
@@ -27,78 +30,128 @@ import typer
 from .._distribution import DISTRIBUTION
 from ..errors import InputError, StoreError
 from ..limits import utf8_problem
-from ..printable import printable
-from . import (
-    admin,
-    chat,
-    delete,
-    demo,
-    journal,
-    langgraph,
-    mcp,
-    messages,
-    people,
-    resume,
-    retry,
-    run,
-    serve,
-    submit,
-    tasks,
-    worker,
-)
 from .config_file import command_defaults
 from .interrupts import interrupted_exit
-from .schedules import schedules_command
+from .lazy import LazyCommand, LazyGroup
 
-__all__ = ["COMMANDS", "GROUPS", "app", "run_command"]
+__all__ = ["COMMANDS", "app", "run_command"]
 
-# Every command, by name, in the order `ratchet --help` lists them.
-COMMANDS: dict[str, Callable[..., Any]] = {
-    "demo": demo.demo_command,
-    "run": run.run_command,
-    "cancel": run.cancel_command,
-    "tasks": tasks.tasks_command,
-    "show": tasks.show_command,
-    "events": tasks.events_command,
-    "journal": journal.journal_command,
-    "resume": resume.resume_command,
-    "submit": submit.submit_command,
-    "schedules": schedules_command,
-    "worker": worker.worker_command,
-    "mcp": mcp.mcp_command,
-    "serve": serve.serve_command,
-    "resolve": admin.resolve_command,
-    "approve": people.approve_command,
-    "deny": people.deny_command,
-    "answer": people.answer_command,
-    "send": messages.send_command,
-    "fork": admin.fork_command,
-    "retry": retry.retry_command,
-    "gc": admin.gc_command,
-    "delete": delete.delete_command,
-    "chat": chat.chat_command,
-    "sessions": chat.sessions_command,
-    "migrate": admin.migrate_command,
+# Every command, by name, in the order `ratchet --help` lists them (a group of subcommands,
+# `ratchet langgraph import`, last): where it lives, and the first paragraph of its help.
+COMMANDS: dict[str, LazyCommand] = {
+    "demo": LazyCommand(
+        "demo:demo_command",
+        "Deploy a service with a scripted agent, kill its worker mid-deploy, resume: every effect once.",
+    ),
+    "run": LazyCommand(
+        "run:run_command", "Plan INSTRUCTION into steps and carry them out with the agent's model and tools."
+    ),
+    "cancel": LazyCommand(
+        "run:cancel_command", "Cancel a task that has not ended, with its open steps and queued wake-ups."
+    ),
+    "tasks": LazyCommand(
+        "tasks:tasks_command",
+        "List tasks, oldest first, at most --limit of them "
+        "(then the rows that cannot be read, as `unreadable`).",
+    ),
+    "show": LazyCommand(
+        "tasks:show_command",
+        "Show one task: its status, steps, what it waits on, its checkpoints and latest events.",
+    ),
+    "events": LazyCommand(
+        "tasks:events_command", "Print a task's events, oldest first (one JSON object per line with --json)."
+    ),
+    "journal": LazyCommand(
+        "journal:journal_command",
+        "Show a task's journaled calls in seq order: what ran, in which run, replayed or live, "
+        "in doubt or retried (each earlier attempt under its call).",
+    ),
+    "resume": LazyCommand(
+        "resume:resume_command", "Run a task here, from where its journal stopped, until it ends or waits."
+    ),
+    "submit": LazyCommand(
+        "submit:submit_command",
+        "Queue INSTRUCTION for the workers (`ratchet worker`) and print the task's id.",
+    ),
+    "schedules": LazyCommand(
+        "schedules:schedules_command",
+        "List the schedules (`ratchet submit --every`), soonest due first; or act on one.",
+    ),
+    "worker": LazyCommand(
+        "worker:worker_command",
+        "Run tasks from the store until SIGTERM or Ctrl-C (or, with --until-idle, until none is left).",
+    ),
+    "mcp": LazyCommand(
+        "mcp:mcp_command",
+        "Serve the store's tasks over MCP: state://agents/AGENT/tasks/TASK resources, subscriptions, tools.",
+    ),
+    "serve": LazyCommand(
+        "serve:serve_command", "Serve the HTTP API (OpenAPI at /api/openapi.json) over the store."
+    ),
+    "resolve": LazyCommand(
+        "admin:resolve_command",
+        "Settle a tool call that was in flight when its worker stopped (a task waiting(in_doubt)).",
+    ),
+    "approve": LazyCommand(
+        "people:approve_command", "Approve the tool call a task waits for (waiting(approval)); it then runs."
+    ),
+    "deny": LazyCommand(
+        "people:deny_command",
+        "Deny the tool call a task waits for; the call does not run and the agent is told why.",
+    ),
+    "answer": LazyCommand(
+        "people:answer_command",
+        "Answer the question a task waits on (waiting(input)); it goes on with the answer.",
+    ),
+    "send": LazyCommand(
+        "messages:send_command",
+        "Send a message to a task (its workflow's ctx.receive NAME, or an agent's `note`).",
+    ),
+    "fork": LazyCommand(
+        "admin:fork_command",
+        "Start a new task from one of a task's checkpoints; the original is left as it is.",
+    ),
+    "retry": LazyCommand(
+        "retry:retry_command",
+        "Retry a failed or cancelled task: a new task replays what succeeded and runs on from there.",
+    ),
+    "gc": LazyCommand("admin:gc_command", "Delete old checkpoints (each task's newest is always kept)."),
+    "delete": LazyCommand(
+        "delete:delete_command",
+        "Delete an ended task and all of it (journal, events, messages, artifacts, checkpoints).",
+    ),
+    "chat": LazyCommand(
+        "chat:chat_command",
+        "Chat with an assistant that keeps your task list; every turn is a durable task.",
+    ),
+    "sessions": LazyCommand("chat:sessions_command", "List sessions, most recently updated first."),
+    "migrate": LazyCommand(
+        "admin:migrate_command",
+        "Create the database if needed and bring its schema to this version of Ratchet.",
+    ),
+    "langgraph": LazyCommand(
+        "langgraph:langgraph_app",
+        "LangGraph on Ratchet's store: import a SqliteSaver or PostgresSaver database.",
+    ),
 }
 
-# Commands with subcommands (`ratchet langgraph import`), listed after the commands.
-GROUPS: dict[str, typer.Typer] = {
-    "langgraph": langgraph.langgraph_app,
-}
+
+class _Ratchet(LazyGroup):
+    LAZY = COMMANDS
+
 
 app = typer.Typer(
     name="ratchet",
+    cls=_Ratchet,
     invoke_without_command=True,
     add_completion=True,
     pretty_exceptions_enable=False,
 )
-for _name, _command in COMMANDS.items():
-    app.command(_name)(_command)
-for _name, _group in GROUPS.items():
-    app.add_typer(_group, name=_name)
 
 
 def _ratchet_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version  # only `--version` reads it
+
     try:
         return version(DISTRIBUTION)
     except PackageNotFoundError:  # running from a source tree that was never installed
@@ -142,6 +195,8 @@ def _root(
 
 
 def _fail(message: str) -> int:
+    from ..printable import printable  # here: it imports pydantic, which `ratchet --version` needs not
+
     # The message may quote what a person or a model wrote: its control characters are shown, not run.
     one_line = " ".join(printable(message).split())
     print(f"error: {one_line}", file=sys.stderr)

@@ -6,24 +6,31 @@ The entries come from `ratchet.views.journal`, as the HTTP API's
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import Annotated
 
 import typer
-from rich.table import Table
+from rich.console import RenderableType
 from rich.text import Text
 
 from ..printable import plain, printable_json
-from ..records import OpStatus
+from ..records import OpStatus, utcnow
 from ..store import DEFAULT_STORE_URL
 from ..views.journal import Journal, JournalEntry, journal_entry_json, load_journal, preview
 from . import json_output, render
 from .options import ForceOpenOption, JsonOption, StoreOption, TaskArgument
+from .relative_time import relative_time
 from .store_access import open_for_task, run_async
+from .tables import Listing
 
 __all__ = ["journal_command", "journal_duration"]
 
 # Previews in the table are shorter than the API's: the table has ten columns.
 TABLE_PREVIEW_CHARS = 60
+
+# The journal's every column needs this many columns of terminal; a narrower one shows fewer.
+WIDE_JOURNAL = 130
 
 _STATUS_STYLES = {OpStatus.SUCCEEDED: "green", OpStatus.FAILED: "red", OpStatus.STARTED: "yellow"}
 
@@ -85,6 +92,24 @@ def journal_duration(value: float | None) -> str:
     return f"{minutes} min {seconds} s"
 
 
+# The journal's columns, and how each gives way on a narrow terminal (`ratchet.cli.tables`).
+_COLUMNS: dict[str, Callable[[Listing, str], None]] = {
+    "seq": Listing.id_column,
+    "kind": partial(Listing.word_column, whole=True),
+    "name": Listing.text_column,
+    "attempt": Listing.word_column,
+    "status": Listing.text_column,
+    "run": Listing.word_column,
+    "started": Listing.word_column,
+    "took": Listing.word_column,
+    "idempotency key": partial(Listing.word_column, whole=True),
+    "input": Listing.preview_column,
+    "output / error": Listing.preview_column,
+}
+# Below `WIDE_JOURNAL` columns of terminal these are left out (--json has them).
+_WIDE_ONLY = ("kind", "attempt", "started", "idempotency key")
+
+
 def _print_journal(found: Journal, *, full: bool, store_url: str) -> None:
     task = found.task
     if not found.entries:
@@ -95,43 +120,45 @@ def _print_journal(found: Journal, *, full: bool, store_url: str) -> None:
         f"Journal of task {task.id} ({task.status_text}): {len(found.entries)} calls, "
         f"{runs} run{'s' if runs != 1 else ''}."
     )
-    table = Table()
-    render.add_id_column(table, "seq", [str(entry.op.seq) for entry in found.entries])
-    for header in ("kind", "name", "attempt", "status", "run", "started", "took", "idempotency key"):
-        table.add_column(header, overflow="fold")
-    table.add_column("input", overflow="fold")
-    table.add_column("output / error", overflow="fold")
+    wide = render.console.width >= WIDE_JOURNAL
+    columns = [column for column in _COLUMNS if wide or column not in _WIDE_ONLY]
+    listing = Listing()
+    for column in columns:
+        # A preview is cut already: cut further, it stays on one line; whole (--full), it wraps.
+        add = Listing.text_column if full and column in ("input", "output / error") else _COLUMNS[column]
+        add(listing, column)
+    now = utcnow()
     for entry in found.entries:
         op = entry.op
-        run = "-" if entry.run is None else f"{entry.run} " + ("replayed" if entry.replayed else "live")
-        table.add_row(
-            str(op.seq),
-            str(op.kind),
-            plain(op.name),
-            str(op.attempt),
-            _status(entry),
-            run,
-            render.format_time(op.started_at),
-            journal_duration(entry.duration),
-            plain(op.idempotency_key),
-            _value(op.input, full=full),
-            plain(op.error) if op.error is not None else _value(op.output, full=full),
-        )
+        row: dict[str, RenderableType] = {
+            "seq": str(op.seq),
+            "kind": str(op.kind),
+            "name": plain(op.name),
+            "attempt": str(op.attempt),
+            "status": _status(entry),
+            "run": "-" if entry.run is None else f"{entry.run} " + ("replayed" if entry.replayed else "live"),
+            "started": relative_time(op.started_at, now),
+            "took": journal_duration(entry.duration),
+            "idempotency key": plain(op.idempotency_key),
+            "input": _value(op.input, full=full),
+            "output / error": plain(op.error) if op.error is not None else _value(op.output, full=full),
+        }
+        listing.add_row(*(row[column] for column in columns))
         for attempt in entry.earlier:
-            table.add_row(
-                "",
-                "",
-                "",
-                str(attempt.attempt),
-                Text("failed, retried", style="red"),
-                "",
-                render.format_time(attempt.started_at),
-                journal_duration(attempt.duration),
-                "",
-                "",
-                plain(attempt.error),
-            )
-    render.print_table(table)
+            retried = "failed, retried" if wide else f"attempt {attempt.attempt} failed, retried"
+            earlier: dict[str, RenderableType] = {
+                "attempt": str(attempt.attempt),
+                "status": Text(retried, style="red"),
+                "started": relative_time(attempt.started_at, now),
+                "took": journal_duration(attempt.duration),
+                "output / error": plain(attempt.error),
+            }
+            listing.add_row(*(earlier.get(column, "") for column in columns))
+    listing.print(render.console)
+    if not wide:
+        render.print_line(
+            f"Left out below {WIDE_JOURNAL} columns: kind, attempt, start, idempotency key (see --json)."
+        )
     if any(entry.in_doubt for entry in found.entries):
         render.print_line(
             "A call in doubt may or may not have happened; settle each with "

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..printable import printable_json
 from ..records import Task
@@ -31,8 +31,10 @@ from ..views.record_json import (
     task_view_json,
     unreadable_json,
 )
-from .progress import RunProgress
-from .views import Outcome
+
+if TYPE_CHECKING:  # the shapes of `run` and `resume`: `ratchet tasks --json` imports neither
+    from .progress import RunProgress
+    from .views import Outcome
 
 __all__ = [
     "JsonList",

@@ -18,6 +18,7 @@ import datetime as dt
 import shlex
 import sys
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.panel import Panel
@@ -39,17 +40,23 @@ from ..records import (
     TaskRow,
     TaskStatus,
     WaitReason,
+    utcnow,
 )
-from ..schedules import Schedule
 from ..store import DEFAULT_STORE_URL, redact_url
 from ..views.task import what_next
 from .long_text import LongText
-from .views import Outcome, SessionSummary, Spend, TaskView, in_seq_order, in_tree_order
+from .relative_time import relative_time
+from .tables import Listing
+from .views import Outcome, Spend, TaskView, in_seq_order, in_tree_order
+
+# Their commands load them: the chat's and the schedules' modules are no part of `ratchet tasks`.
+if TYPE_CHECKING:
+    from ..chat.listing import SessionSummary
+    from ..schedules import Schedule
 
 __all__ = [
     "STEP_STYLES",
     "EventPrinter",
-    "add_id_column",
     "command",
     "console",
     "dollars",
@@ -62,7 +69,6 @@ __all__ = [
     "print_outcome",
     "print_schedules",
     "print_sessions",
-    "print_table",
     "print_task_view",
     "print_tasks",
     "print_unreadable_event",
@@ -136,20 +142,6 @@ def status_text(task: Task) -> Text:
 # --------------------------------------------------------------------------- tasks
 
 
-def add_id_column(table: Table, header: str, ids: Sequence[str]) -> None:
-    """A column of ids (of tasks, schedules, sessions), each kept whole on one line.
-
-    On a narrow terminal the other columns (folding) give way: an id cut in
-    two could not be read back, nor pasted into the next command.
-    """
-    table.add_column(header, no_wrap=True, min_width=max(map(len, ids), default=0))
-
-
-def print_table(table: Table) -> None:
-    """A table with an id column: never cropped, so an id wider than the terminal stays whole."""
-    console.print(table, crop=False)
-
-
 def print_tasks(
     tasks: Sequence[TaskRow],
     *,
@@ -172,23 +164,25 @@ def print_tasks(
             what += " yet"
         print_line(f"{what} in {redact_url(store_url)}.")
         return
-    table = Table()
-    ids = ["  " * depth + ("└ " if depth else "") + task.id for depth, task in rows]
-    add_id_column(table, "id", ids + [str(row.key[0]) for row in unreadable])
-    for header in ("name", "status", "agent", "created", "updated"):
-        table.add_column(header, overflow="fold")
+    listing = Listing()
+    listing.id_column("id")
+    listing.text_column("name")
+    listing.word_column("status", whole=True)
+    for header in ("agent", "created", "updated"):
+        listing.word_column(header)
+    now = utcnow()
     for depth, task in rows:
-        table.add_row(
+        listing.add_row(
             plain("  " * depth + ("└ " if depth else "") + task.id),
             plain(task.name or "-"),
             plain(task.status_text, style=_STATUS_STYLES[task.status]),
             plain(task.agent or "-"),
-            format_time(task.created_at),
-            format_time(task.updated_at),
+            relative_time(task.created_at, now),
+            relative_time(task.updated_at, now),
         )
     for row in unreadable:
-        table.add_row(Text(str(row.key[0])), Text(row.problem), Text("unreadable", style="red"), "", "", "")
-    print_table(table)
+        listing.add_row(Text(str(row.key[0])), Text(row.problem), Text("unreadable", style="red"), "", "", "")
+    listing.print(console)
 
 
 # At most this many checkpoints in `ratchet show`: the newest, where a fork most often starts.
@@ -229,7 +223,10 @@ def print_note(text: str) -> None:
 
 def print_task_view(view: TaskView, *, store_url: str) -> None:
     console.print(_task_panel(view.task, view.spend))
-    console.print(_steps_table(view.steps) if view.steps else Text("Steps: none planned yet."))
+    if view.steps:
+        _print_steps(view.steps)
+    else:
+        console.print(Text("Steps: none planned yet."))
     if view.children:
         console.print(Text(f"Children ({len(view.children)}):", style="bold"))
         for child in view.children:
@@ -284,13 +281,19 @@ def _task_panel(task: Task, spend: Spend) -> Panel:
         fields.add_row("result", LongText(plain(result)))
     if task.error:
         fields.add_row("error", LongText(plain(task.error, style="red")))
+    now = utcnow()
     if task.deadline:
-        fields.add_row("deadline", format_time(task.deadline))
+        fields.add_row("deadline", _both_times(task.deadline, now))
     if spend.llm_tokens or spend.unpriced_calls or spend.max_cost is not None:
         fields.add_row("spent", _spend_text(spend))
-    fields.add_row("created", format_time(task.created_at))
-    fields.add_row("updated", format_time(task.updated_at))
+    fields.add_row("created", _both_times(task.created_at, now))
+    fields.add_row("updated", _both_times(task.updated_at, now))
     return Panel(fields, title=plain(task.name), title_align="left")
+
+
+def _both_times(moment: dt.datetime, now: dt.datetime) -> str:
+    """``2026-11-29 10:27:31 (5m ago)``: a task's own time, exact, and how long ago."""
+    return f"{format_time(moment)} ({relative_time(moment, now)})"
 
 
 def _spend_text(spend: Spend) -> str:
@@ -310,19 +313,22 @@ def dollars(amount: float) -> str:
     return "$" + f"{amount:,.6f}".rstrip("0").rstrip(".")
 
 
-def _steps_table(steps: list[Step]) -> Table:
-    table = Table(title="Steps", title_justify="left")
-    for header in ("#", "name", "status", "attempts", "note"):
-        table.add_column(header, overflow="fold")
+def _print_steps(steps: list[Step]) -> None:
+    listing = Listing(title="Steps")
+    listing.word_column("#", whole=True)
+    listing.text_column("name")
+    listing.word_column("status", whole=True)
+    listing.word_column("attempts")
+    listing.text_column("note")
     for step in steps:
-        table.add_row(
+        listing.add_row(
             str(step.index + 1),  # the store counts from 0, people from 1
             plain(step.name),
             Text(step.status, style=STEP_STYLES[step.status]),
             str(step.attempts),
             LongText(plain(step.failure_message or "")),
         )
-    return table
+    listing.print(console)
 
 
 def _print_approvals(task: Task, approvals: list[Approval], *, store_url: str) -> None:
@@ -356,13 +362,19 @@ def _print_in_doubt(task: Task, ops: list[Operation], *, store_url: str) -> None
     if not ops:  # the journal moved on since the task was read
         print_line(f"Its calls in doubt: `{command('show', task.id, store_url=store_url)}`.")
         return
-    table = Table(title="In doubt: in flight when its worker stopped", title_justify="left")
-    for header in ("seq", "tool", "arguments", "attempt", "started"):
-        table.add_column(header, overflow="fold")
+    listing = Listing(title="In doubt: in flight when its worker stopped")
+    listing.id_column("seq")
+    listing.word_column("tool", whole=True)
+    listing.text_column("arguments")
+    listing.word_column("attempt")
+    listing.word_column("started")
+    now = utcnow()
     for op in ops:
         arguments = LongText(plain(printable_json(op.input)))
-        table.add_row(str(op.seq), plain(op.name), arguments, str(op.attempt), format_time(op.started_at))
-    console.print(table)
+        listing.add_row(
+            str(op.seq), plain(op.name), arguments, str(op.attempt), relative_time(op.started_at, now)
+        )
+    listing.print(console)
     print_line("Each may or may not have happened; nobody knows. Look at the outside system, then settle it:")
     choices = (
         ("--retry", "it did not happen: run it again"),
@@ -452,36 +464,39 @@ def print_unreadable_event(row: CorruptRecord) -> None:
 
 
 def print_schedules(found: Sequence[tuple[Schedule, dt.datetime]]) -> None:
-    """The schedules, each with its cron expression's time zone and when it is next due (in UTC)."""
-    table = Table()
-    add_id_column(table, "schedule", [schedule.id for schedule, _ in found])
-    for column in ("every", "tz", "next due (UTC)", "overlap", "instruction"):
-        table.add_column(column, overflow="fold")
+    """The schedules, each with its cron expression's time zone and how soon it is next due."""
+    listing = Listing()
+    listing.id_column("schedule")
+    listing.word_column("every", whole=True)  # a cron expression cut short would say another time
+    for column in ("tz", "next due", "overlap"):
+        listing.word_column(column)
+    listing.text_column("instruction")
+    now = utcnow()
     for schedule, due in found:
-        due_utc = due.astimezone(dt.UTC)
-        table.add_row(
+        listing.add_row(
             plain(schedule.id),
             plain(schedule.cron or ""),
             plain(schedule.tz),
-            "paused" if schedule.paused else f"{due_utc:%Y-%m-%d %H:%M:%S}",
+            "paused" if schedule.paused else relative_time(due, now),
             schedule.overlap,
             plain(schedule.template.instruction),
         )
-    print_table(table)
+    listing.print(console)
 
 
 def print_sessions(listed: Sequence[SessionSummary]) -> None:
-    table = Table()
-    add_id_column(table, "session", [summary.session.id for summary in listed])
-    table.add_column("updated", overflow="fold")
+    listing = Listing()
+    listing.id_column("session")
+    listing.word_column("updated")
     for column in ("tasks", "turns", "version"):
-        table.add_column(column, justify="right")
+        listing.word_column(column, justify="right")
+    now = utcnow()
     for summary in listed:
-        table.add_row(
+        listing.add_row(
             plain(summary.session.id),
-            format_time(summary.session.updated_at),
+            relative_time(summary.session.updated_at, now),
             "-" if summary.tasks is None else str(summary.tasks),
             "-" if summary.turns is None else plain(str(summary.turns)),
             str(summary.session.version),
         )
-    print_table(table)
+    listing.print(console)

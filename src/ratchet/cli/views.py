@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
-from ..chat.listing import SessionSummary
 from ..records import Approval, Operation, Task
 from ..store import StoreOps
 from ..views.task import (
@@ -29,7 +28,6 @@ from ..views.task import (
 
 __all__ = [
     "Outcome",
-    "SessionSummary",
     "Spend",
     "TaskView",
     "in_doubt_ops",

@@ -16,15 +16,17 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 from ..errors import CorruptRecord
 from ..printable import printable_json
 from ..records import Approval, Checkpoint, Event, InboxMessage, Lease, Operation, Session, Step, Task
-from ..schedules import Schedule
 from .task import Spend, TaskView, in_seq_order, what_next
+
+if TYPE_CHECKING:  # a schedule's module reads cron expressions (croniter): no part of a task's shape
+    from ..schedules import Schedule
 
 __all__ = [
     "approval_json",

@@ -3,6 +3,10 @@
 `ratchet show` (ratchet.cli), ``GET /api/tasks/{id}`` and the MCP server's task
 documents (ratchet.mcp) all load a task through `load_task_view`, so they agree
 on what a task waits for, what it asks, and what it does next.
+
+The engine's helpers (a task's spending, its pending question, a decided
+call) are imported where they are called: `ratchet tasks` renders its table
+with this module's neighbours and must not import the engine to list rows.
 """
 
 from __future__ import annotations
@@ -13,8 +17,6 @@ import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from ..engine.children import child_spending
-from ..engine.people import decided_not_run, pending_question, question_text
 from ..errors import CorruptRecord
 from ..records import (
     Approval,
@@ -70,6 +72,8 @@ class Spend:
 
 async def task_spend(tx: StoreOps, task: Task) -> Spend:
     """What `task` spent (one read of its journal and its children's totals)."""
+    from ..engine.children import child_spending
+
     spent = await child_spending(tx, task.id)
     return Spend(
         llm_tokens=int(spent["llm_tokens"]),
@@ -107,6 +111,8 @@ async def pending_approvals(tx: StoreOps, task: Task) -> list[Approval]:
 
 async def open_question(tx: StoreOps, task: Task) -> str | None:
     """Return the question a task waiting for input asks (``ratchet answer``), or None."""
+    from ..engine.people import pending_question, question_text
+
     if task.waiting_on is not WaitReason.INPUT:
         return None
     asked = await pending_question(tx, task.id)
@@ -139,6 +145,8 @@ async def next_wake(tx: StoreOps, task: Task) -> dt.datetime | None:
 
 async def load_next(tx: StoreOps, task: Task) -> tuple[Approval | None, dt.datetime | None]:
     """What `what_next` tells of a task: the call decided and not run yet, and when it wakes."""
+    from ..engine.people import decided_not_run
+
     if task.waiting_on is not WaitReason.TIMER:
         return None, None
     return await decided_not_run(tx, task), await next_wake(tx, task)
