@@ -40,7 +40,7 @@ from pathlib import Path
 
 import psycopg
 
-from ratchet.records import TaskFilter, TaskStatus, WaitReason
+from ratchet.records import TaskFilter, TaskOrder, TaskStatus, WaitReason
 from ratchet.store import open_store
 from ratchet.store.sql import rows
 
@@ -150,7 +150,7 @@ async def _store_op(url: str, repeats: int, where: TaskFilter) -> float:
         for _ in range(repeats):
             began = time.perf_counter()
             async with store.reading() as tx:
-                found = await tx.list_task_rows(where, limit=5, newest_first=True)
+                found = await tx.list_task_rows(where, order=TaskOrder(descending=True), limit=5)
                 await tx.count_task_rows(where)
             times.append(time.perf_counter() - began)
             assert found

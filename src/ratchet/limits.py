@@ -15,9 +15,14 @@ Each limit is set where it applies (docs/limits.md lists them):
   --name``): at most `MAX_NAME_CHARS` characters (`check_name`);
 - seconds an option or ``ratchet.toml`` gives (a lease, a poll, a grace): at
   most `MAX_SECONDS`; tasks one worker runs at once: at most `MAX_CONCURRENCY`.
+- a task's labels (``--label key=value``, ``labels=``): at most `MAX_LABELS`,
+  each key and value as `check_labels` says (docs/finding-tasks.md).
 """
 
 from __future__ import annotations
+
+import re
+from collections.abc import Mapping
 
 from .errors import InputError
 
@@ -26,6 +31,9 @@ __all__ = [
     "MAX_COUNT",
     "MAX_INLINE_RESULT_BYTES",
     "MAX_INSTRUCTION_BYTES",
+    "MAX_LABELS",
+    "MAX_LABEL_KEY_CHARS",
+    "MAX_LABEL_VALUE_CHARS",
     "MAX_NAME_CHARS",
     "MAX_SECONDS",
     "MAX_TOOL_CALLS_PER_ANSWER",
@@ -33,6 +41,7 @@ __all__ = [
     "PRIORITY_MAX",
     "PRIORITY_MIN",
     "check_instruction",
+    "check_labels",
     "check_name",
     "check_text",
     "utf8_problem",
@@ -51,6 +60,12 @@ PRIORITY_MIN, PRIORITY_DEFAULT, PRIORITY_MAX = 0, 5, 9
 # Seconds a setting may give (a lease, a poll interval, a grace period): a day at most.
 MAX_SECONDS = 86400.0
 MAX_CONCURRENCY = 1000
+# Labels are for finding tasks (Temporal's search attributes), each row of them indexed: a
+# few short pairs, not a place for data (that is what inputs are for).
+MAX_LABELS = 32
+MAX_LABEL_KEY_CHARS = 63
+MAX_LABEL_VALUE_CHARS = 256
+_LABEL_KEY = re.compile(r"[A-Za-z][A-Za-z0-9_.\-/]*")
 
 
 def utf8_problem(text: str) -> str | None:
@@ -122,3 +137,44 @@ def check_name(name: str, what: str) -> None:
     if problem is not None:
         raise InputError(f"{what} is not valid UTF-8: {problem}")
     check_text(name, what)
+
+
+def check_labels(labels: Mapping[str, str], what: str = "label") -> None:
+    """Refuse labels a task may not carry.
+
+    A key starts with an ASCII letter and goes on with letters, digits,
+    ``_ . - /`` (``team``, ``app.kubernetes.io/name``), at most
+    `MAX_LABEL_KEY_CHARS` of them; a value is 1 to `MAX_LABEL_VALUE_CHARS`
+    characters of text with no control character; a task has at most
+    `MAX_LABELS`.
+
+    Raises:
+        InputError: one is not; the message names it as `what` does (``--label``).
+    """
+    if not isinstance(labels, Mapping):
+        raise InputError(f"{what}: give a mapping of each label's key to its value, e.g. {{'team': 'ops'}}")
+    if len(labels) > MAX_LABELS:
+        raise InputError(f"{what}: {len(labels)} labels, more than the limit of {MAX_LABELS} a task")
+    for key, value in labels.items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise InputError(f"{what}: a label's key and value are text, not {type(value).__name__}")
+        shown = ascii(key) if len(key) <= 40 else ascii(key[:37]) + "..."
+        if len(key) > MAX_LABEL_KEY_CHARS:
+            raise InputError(
+                f"{what}: the key {shown} is {len(key)} characters, "
+                f"more than the limit of {MAX_LABEL_KEY_CHARS}"
+            )
+        if not _LABEL_KEY.fullmatch(key):
+            raise InputError(
+                f"{what}: the key {shown} is not a label key; start with a letter, then letters, "
+                "digits, _ . - or / (e.g. team, app/env)"
+            )
+        if not value:
+            raise InputError(f"{what}: the label {key} has no value; give {key}=VALUE")
+        if len(value) > MAX_LABEL_VALUE_CHARS:
+            raise InputError(
+                f"{what}: the value of {key} is {len(value)} characters, "
+                f"more than the limit of {MAX_LABEL_VALUE_CHARS}"
+            )
+        if any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in value) or utf8_problem(value) is not None:
+            raise InputError(f"{what}: the value of {key} holds a control character or is not UTF-8 text")

@@ -18,7 +18,7 @@ import pytest
 from ratchet import Budget, Runtime, TaskStatus
 from ratchet.pricing import cost_of
 from ratchet.providers import Usage
-from ratchet.records import OpKind, WaitReason
+from ratchet.records import OpKind, TaskFilter, WaitReason
 from ratchet.store import StateStore
 from ratchet.views.task import load_task_view
 
@@ -65,6 +65,18 @@ async def test_every_call_records_its_cost_and_the_view_adds_it_up(
         spend = (await load_task_view(tx, task.id)).spend
     assert (spend.cost, spend.unpriced_calls, spend.llm_tokens) == (pytest.approx(5 * _one_call()), 0, 7500)  # type: ignore[comparison-overlap]  # approx(x) equals x: mypy does not know
     assert "model_unpriced" not in await event_kinds(each_store, task.id)
+
+
+async def test_a_task_keeps_what_it_spent_to_be_listed_and_filtered_by(
+    each_store: StateStore, script: Callable[[dict[str, Any]], str]
+) -> None:
+    task = await run_agent(Runtime(each_store), make_agent(script(_priced(GPT_4O))))
+
+    assert task.cost == pytest.approx(5 * _one_call())
+    assert (await each_store.get_task(task.id)).cost == task.cost
+    [row] = await each_store.list_task_rows(TaskFilter(min_cost=4 * _one_call()))
+    assert (row.id, row.cost) == (task.id, task.cost)
+    assert await each_store.count_task_rows(TaskFilter(max_cost=_one_call())) == 0
 
 
 async def test_max_cost_fails_the_task_at_its_limit(

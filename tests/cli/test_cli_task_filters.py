@@ -97,7 +97,9 @@ def test_json_keeps_its_list_and_says_how_many_more_on_stderr(
 
     assert done.returncode == 0, done.stderr
     assert [entry["task_id"] for entry in json.loads(done.stdout)] == ["t1"]
-    assert done.stderr.strip() == "4 more; raise --limit (0 for all) or narrow the filters"
+    assert (
+        done.stderr.strip() == "4 more; raise --limit (0 for all), page with --offset or narrow the filters"
+    )
 
 
 def test_a_filter_matching_nothing_says_so(run_ratchet: RunRatchet, store_url: str) -> None:

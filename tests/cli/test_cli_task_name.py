@@ -40,7 +40,12 @@ def test_run_and_submit_name_their_tasks_and_tasks_lists_and_matches_the_names(
     assert unnamed.returncode == 0, unnamed.stderr
     ran_id = json.loads(ran.stdout.splitlines()[-1])["task_id"]
 
-    assert [name for _, name in _listed(run_ratchet, url)] == ["nightly report", "backfill", "agent"]
+    # Without --name, a task is named by the start of its instruction.
+    assert [name for _, name in _listed(run_ratchet, url)] == [
+        "nightly report",
+        "backfill",
+        "keep the ledger",
+    ]
     assert _listed(run_ratchet, url, "--name", "nightly report") == [(ran_id, "nightly report")]
     assert [name for _, name in _listed(run_ratchet, url, "--name", "backfill")] == ["backfill"]
 

@@ -221,3 +221,4 @@ async def test_a_child_spends_no_more_money_than_its_parent_has_left_and_its_cos
     async with store.reading() as tx:
         spend = (await load_task_view(tx, task.id)).spend
     assert spend.cost == pytest.approx(2 * one)
+    assert task.cost == pytest.approx(2 * one)  # the parent's record keeps it, its children's included

@@ -10,7 +10,7 @@ import pytest
 from pydantic import JsonValue
 
 from ratchet.errors import InputError
-from ratchet.records import TaskStatus, utcnow
+from ratchet.records import TaskFilter, TaskStatus, utcnow
 from ratchet.runtime import Runtime
 from ratchet.schedules import PAUSED_FIRE_AT, Schedule, next_due
 from ratchet.store import StateStore
@@ -133,6 +133,18 @@ async def test_trigger_runs_a_task_now_and_keeps_the_next_due_time(
     assert len(entries(ledger, "record")) == 1
     resumed = await rt.resume_schedule("weekly")
     assert resumed is not None and resumed[1] == queued.fire_at
+
+
+async def test_every_task_a_schedule_makes_has_its_labels(
+    store: StateStore, rt: Runtime, ledger: str
+) -> None:
+    await rt.schedule(*_flow(ledger), every="0 9 * * 1", schedule_id="labelled", labels={"team": "ops"})
+
+    task_id = await rt.trigger_schedule("labelled")
+
+    assert task_id is not None
+    assert (await store.get_task(task_id)).labels == {"team": "ops"}
+    assert [row.id for row in await store.list_task_rows(TaskFilter(labels=(("team", "ops"),)))] == [task_id]
 
 
 async def test_skip_makes_no_task_while_the_last_run_goes_and_says_so(

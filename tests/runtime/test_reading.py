@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 import pytest
 
 from ratchet.errors import CorruptRecord, InputError, TaskNotFound
@@ -60,6 +63,48 @@ async def test_list_tasks_refuses_what_filters_nothing(store: StateStore) -> Non
         await rt.list_tasks(status="done")
     with pytest.raises(InputError, match="limit -1 and offset 0: give whole numbers from 0"):
         await rt.list_tasks(limit=-1)
+
+
+async def test_list_and_count_tasks_find_by_labels_search_and_sort(store: StateStore) -> None:
+    rt = Runtime(store)
+    one = await rt.run(flows.double, {"n": 1}, name="Nightly invoice", labels={"team": "billing"})
+    two = await rt.run(flows.double, {"n": 2}, name="weekly invoice", labels={"team": "ops", "env": "prod"})
+    three = await rt.submit(flows.double, {"n": 3}, name="backup", labels={"team": "ops"})
+
+    assert _ids(await rt.list_tasks(search="INVOICE")) == [one.id, two.id]
+    assert _ids(await rt.list_tasks(search="invoice", labels={"team": "ops"})) == [two.id]
+    assert _ids(await rt.list_tasks(labels={"team": "ops"}, status="queued")) == [three]
+    assert _ids(await rt.list_tasks(id_prefix=three[:6])) == [three]
+    assert _ids(await rt.list_tasks(sort="name")) == [one.id, three, two.id]  # by code point: N < b < w
+    assert _ids(await rt.list_tasks(sort="-created", limit=1)) == [three]
+    assert _ids(await rt.list_tasks(search="4")) == [two.id]  # its result, once it ended
+    assert await rt.count_tasks(labels={"team": "ops"}) == 2
+    assert await rt.count_tasks(max_cost=0) == 3
+    assert (await rt.get_task(three)).labels == {"team": "ops"}
+
+
+@pytest.mark.parametrize(
+    ("filters", "said"),
+    [
+        ({"search": "!!"}, "search '!!' has no word to search for"),
+        ({"labels": {"team": ""}}, "labels: the label team has no value"),
+        ({"waiting_on": "godot"}, "waiting_on 'godot': a task waits on one of approval"),
+        ({"min_cost": -1}, "min_cost -1: give an amount of US dollars from 0"),
+        ({"colour": "red"}, "unknown filter 'colour'; the filters are status, waiting_on"),
+        ({"sort": "size"}, "sort 'size': sort by one of created, updated, name, status, cost"),
+    ],
+)
+async def test_a_filter_that_is_not_one_is_an_input_error(
+    store: StateStore, filters: dict[str, Any], said: str
+) -> None:
+    with pytest.raises(InputError, match=re.escape(said)):
+        await Runtime(store).list_tasks(**filters)
+
+
+async def test_a_label_that_is_not_one_stores_no_task(store: StateStore) -> None:
+    with pytest.raises(InputError, match="labels: the key '1x' is not a label key"):
+        await Runtime(store).submit(flows.double, {"n": 1}, labels={"1x": "y"})
+    assert await store.count_task_rows() == 0
 
 
 async def test_list_tasks_leaves_out_an_unreadable_row_and_reports_it(url: str) -> None:

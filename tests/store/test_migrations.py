@@ -171,12 +171,17 @@ async def test_sqlite_store_reports_the_latest_version(tmp_path: Path) -> None:
         await store.close()
 
 
-def test_a_condition_several_queries_share_is_written_once_and_included() -> None:
+def test_a_query_made_of_blocks_joins_them_in_order() -> None:
     for dialect in ("sqlite", "postgresql"):
         queries = catalogue.queries(dialect)
-        assert not [name for name, sql in queries.items() if "-- include:" in sql]
-        for name in ("task_rows_asc", "task_rows_by_name_desc", "count_task_rows_by_agent"):
-            assert queries["task_filter"] in queries[name]
+        made = queries["task_rows_count+task_rows_from_name+task_rows_where_agent"]
+        assert made == "\n".join(
+            queries[name] for name in ("task_rows_count", "task_rows_from_name", "task_rows_where_agent")
+        )
+        with pytest.raises(KeyError):
+            queries["task_rows_count+no_such_block"]
+        with pytest.raises(KeyError):
+            queries["no_such_query"]
 
 
 def test_both_dialects_name_the_same_queries() -> None:

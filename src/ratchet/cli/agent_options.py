@@ -24,9 +24,10 @@ from typing import Any, Concatenate, TypeVar
 
 from ..agent import Agent
 from ..limits import MAX_INSTRUCTION_BYTES, MAX_TOOL_CALLS_PER_ANSWER, check_name
+from ..runtime.agent_request import default_task_name
 from ..trust.code import CodeTrust
+from ..views.task_filter import parse_labels
 from .agent_spec import (
-    AGENT_NAME,
     build_agent,
     checkpoint_policy,
     deadline_seconds,
@@ -43,6 +44,7 @@ from .options import (
     InstructionArgument,
     InstructionsOption,
     KeepCheckpointsOption,
+    LabelOption,
     MaxCostOption,
     MaxInstructionBytesOption,
     MaxOutputTokensOption,
@@ -73,6 +75,7 @@ class AgentOptions:
     instruction: InstructionArgument
     model: ModelOption
     name: TaskNameOption = None
+    label: LabelOption = None
     tools: ToolsOption = None
     instructions: InstructionsOption = ""
     deadline: DeadlineOption = None
@@ -102,16 +105,24 @@ class AgentOptions:
         """
         return read_instruction(self.instruction, limit=self.max_instruction_bytes)
 
-    def task_name(self) -> str:
-        """The task's name: ``--name``, or the agent's (``agent``) without it.
+    def task_name(self, instruction: str) -> str:
+        """The task's name: ``--name``, or the start of `instruction` without it (`default_task_name`).
 
         Raises:
             InputError: it is blank, too long, or not text a store keeps.
         """
         if self.name is None:
-            return AGENT_NAME
+            return default_task_name(instruction)
         check_name(self.name, "--name")
         return self.name
+
+    def labels(self) -> dict[str, str]:
+        """The task's labels, from each ``--label KEY=VALUE``.
+
+        Raises:
+            InputError: one is not KEY=VALUE, repeats a key, or is no label (`check_labels`).
+        """
+        return parse_labels("--label", self.label or ())
 
     def agent(self, *, trust: CodeTrust | None) -> Agent:
         """The agent these options describe, each checked now (see `build_agent`).

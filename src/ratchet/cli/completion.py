@@ -17,11 +17,13 @@ import typer
 
 from ..config import choose_config, find_config, load_config
 from ..errors import RatchetError
-from ..records import TaskStatus
+from ..records import TaskFilter, TaskOrder, TaskStatus
 from ..store import DEFAULT_STORE_URL
 from .store_access import open_store_for, run_async
 
 __all__ = ["complete_status", "complete_task_id"]
+
+COMPLETIONS = 200  # the newest ids a shell is offered: enough to choose from, few to read
 
 
 def complete_status(incomplete: str) -> list[str]:
@@ -53,5 +55,7 @@ def _configured_store(ctx: typer.Context) -> str | None:
 
 async def _task_ids(url: str, incomplete: str) -> list[str]:
     async with open_store_for(url, create=False) as store:
-        rows = await store.list_task_rows(newest_first=True)  # the ids alone, not every record
-    return [row.id for row in rows if row.id.startswith(incomplete)]
+        # The ids alone, not every record; those that start with what was typed, by their index.
+        where = TaskFilter(id_prefix=incomplete or None)
+        rows = await store.list_task_rows(where, order=TaskOrder(descending=True), limit=COMPLETIONS)
+    return [row.id for row in rows]

@@ -37,6 +37,7 @@ __all__ = [
     "InstructionsOption",
     "JsonOption",
     "KeepCheckpointsOption",
+    "LabelOption",
     "LeaseTtlOption",
     "LogFormatOption",
     "LogLevelOption",
@@ -299,7 +300,15 @@ TaskNameOption = Annotated[
         "--name",
         metavar="NAME",
         help="The task's name, as `ratchet tasks` shows it and its --name matches "
-        f"(default: agent; at most {MAX_NAME_CHARS} characters).",
+        f"(default: the start of the instruction; at most {MAX_NAME_CHARS} characters).",
+    ),
+]
+LabelOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--label",
+        metavar="KEY=VALUE",
+        help="A label to find the task by (`ratchet tasks --label`); repeat for several.",
     ),
 ]
 

@@ -14,6 +14,7 @@ shown with its arguments in full, as the JSON that will run.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import shlex
 import sys
@@ -28,6 +29,7 @@ from rich.text import Text
 from ..errors import CorruptRecord
 from ..printable import plain, printable, printable_json
 from ..records import (
+    ALL_TASKS,
     Approval,
     Checkpoint,
     Event,
@@ -158,7 +160,7 @@ def print_tasks(
     if not tasks and not unreadable:
         kinds = " or ".join(sorted(str(status) for status in where.statuses))
         what = f"No {kinds} tasks" if kinds else "No tasks"
-        if where.name is not None or where.agent is not None or where.since or where.until:
+        if dataclasses.replace(where, statuses=frozenset()) != ALL_TASKS:
             what += " match those filters"
         elif not kinds:
             what += " yet"
@@ -270,6 +272,10 @@ def _task_panel(task: Task, spend: Spend) -> Panel:
     fields.add_row("name", plain(task.name))
     fields.add_row("status", status_text(task))
     fields.add_row("agent", plain(task.agent))
+    if task.model:
+        fields.add_row("model", plain(task.model))
+    if task.labels:
+        fields.add_row("labels", plain(" ".join(f"{key}={value}" for key, value in task.labels.items())))
     if task.parent_id:
         fields.add_row("parent", plain(task.parent_id))
     fields.add_row("priority", f"{task.priority} (0 is the most urgent)")

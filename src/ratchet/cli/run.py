@@ -95,7 +95,8 @@ def run_command(
     task stays resumable; the command that continues it is printed).
     """
     instruction = options.read_instruction()
-    name = options.task_name()
+    name = options.task_name(instruction)
+    labels = options.labels()
     if detach and store.partition(":")[0].strip().lower() == "memory":
         raise InputError("--detach with a memory:// store would lose the task at once; use sqlite:///PATH")
     CodeTrust.here(allow_code or ())  # a bad allowance is bad input now, before anything is stored
@@ -112,6 +113,7 @@ def run_command(
                 instruction,
                 seconds,
                 name=name,
+                labels=labels,
                 limit=options.max_instruction_bytes,
                 detach=detach,
                 screen=screen,
@@ -157,6 +159,7 @@ async def _run(
     deadline: float | None,
     *,
     name: str,
+    labels: dict[str, str],
     limit: int,
     detach: bool,
     screen: Screen,
@@ -170,7 +173,7 @@ async def _run(
     async with open_store_for(url, create=True) as store:
         runtime = Runtime(store, allow_code=allow_code, max_instruction_bytes=limit)
         task_id = await runtime.submit(
-            agent, name=name, instruction=instruction, deadline=deadline, queue=detach
+            agent, name=name, labels=labels, instruction=instruction, deadline=deadline, queue=detach
         )
         started.task_id = task_id
         watcher = Watcher(store, task_id)

@@ -24,11 +24,11 @@ from ..records import Task, utcnow
 from ..runtime import Runtime
 from ..schedules import OVERLAP_POLICIES, Overlap, check_cron, check_overlap, check_tz
 from ..store import DEFAULT_STORE_URL
+from ..views.task_filter import parse_iso_time
 from . import json_output, render
 from .agent_options import AgentOptions, with_agent_options
 from .options import ForceOpenOption, StoreOption
 from .store_access import open_store_for, run_async
-from .times import iso_time
 
 __all__ = ["check_task_id", "parse_start_time", "submit_command"]
 
@@ -52,7 +52,7 @@ def parse_start_time(text: str, *, now: dt.datetime | None = None) -> dt.datetim
         InputError: neither.
     """
     now = now or utcnow()
-    when = iso_time("--at", text)
+    when = parse_iso_time("--at", text)
     if when is not None:
         return when
     if not is_duration(text):
@@ -140,7 +140,8 @@ def submit_command(
     `ratchet schedules --delete ID`.
     """
     instruction = options.read_instruction()
-    name = options.task_name()
+    name = options.task_name(instruction)
+    labels = options.labels()
     if at is not None and every is not None:
         raise InputError("give --at or --every, not both")
     if task_id is not None:
@@ -168,6 +169,7 @@ def submit_command(
                 seconds,
                 every,
                 name=name,
+                labels=labels,
                 limit=options.max_instruction_bytes,
                 priority=priority,
                 tz=tz or "UTC",
@@ -193,6 +195,7 @@ def submit_command(
             seconds,
             start,
             name=name,
+            labels=labels,
             limit=options.max_instruction_bytes,
             priority=priority,
             task_id=task_id,
@@ -226,6 +229,7 @@ async def _queue(
     start: dt.datetime | None,
     *,
     name: str,
+    labels: dict[str, str],
     limit: int,
     priority: int,
     task_id: str | None,
@@ -240,6 +244,7 @@ async def _queue(
         submitted = await runtime.submit(
             agent,
             name=name,
+            labels=labels,
             instruction=instruction,
             deadline=deadline,
             at=start,
@@ -257,6 +262,7 @@ async def _schedule(
     every: str,
     *,
     name: str,
+    labels: dict[str, str],
     limit: int,
     priority: int,
     tz: str,
@@ -267,6 +273,7 @@ async def _schedule(
         trigger = await runtime.schedule(
             agent,
             name=name,
+            labels=labels,
             instruction=instruction,
             deadline=deadline,
             every=every,

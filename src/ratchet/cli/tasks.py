@@ -13,14 +13,14 @@ from typing import Annotated
 import typer
 
 from ..errors import CorruptRecord, StoreNotFound
-from ..records import Checkpoint, Event, TaskFilter, TaskRow
+from ..records import Checkpoint, Event, TaskFilter, TaskOrder, TaskRow
 from ..store import DEFAULT_STORE_URL
 from ..views.event_feed import follow_events
+from ..views.task_filter import FilterText, cli_option, parse_filter, parse_order
 from . import json_output, render
 from .completion import complete_status
 from .options import MAX_COUNT, ForceOpenOption, JsonOption, StoreOption, TaskArgument
 from .store_access import open_for_task, open_store_for, run_async
-from .task_filters import task_filter
 from .views import TaskView, in_tree_order, load_task_view
 
 __all__ = ["events_command", "show_command", "tasks_command"]
@@ -48,6 +48,16 @@ class _Listing:
 def tasks_command(
     store: StoreOption = DEFAULT_STORE_URL,
     force_open: ForceOpenOption = False,
+    search: Annotated[
+        str | None,
+        typer.Option(
+            "--search",
+            "-s",
+            metavar="WORDS",
+            help="Only tasks with a word starting with each of these in their name, instruction, "
+            "or result or error (any case, accents ignored).",
+        ),
+    ] = None,
     status: Annotated[
         list[str] | None,
         typer.Option(
@@ -58,8 +68,32 @@ def tasks_command(
             "completed, failed or cancelled.",
         ),
     ] = None,
+    waiting_on: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--waiting-on",
+            metavar="REASON",
+            help="Only tasks waiting on this (repeat for any of several): approval, input, timer, "
+            "in_doubt, code, stale, message or children.",
+        ),
+    ] = None,
+    label: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--label", metavar="KEY=VALUE", help="Only tasks with this label (repeat: all of them)."
+        ),
+    ] = None,
     name: Annotated[str | None, typer.Option("--name", help="Only tasks of this name (exactly).")] = None,
     agent: Annotated[str | None, typer.Option("--agent", help="Only tasks of this agent (exactly).")] = None,
+    model: Annotated[
+        str | None, typer.Option("--model", help="Only tasks of this model (exactly: openai:gpt-4o-mini).")
+    ] = None,
+    parent: Annotated[
+        str | None, typer.Option("--parent", metavar="TASK", help="Only the child tasks of this task.")
+    ] = None,
+    id_prefix: Annotated[
+        str | None, typer.Option("--id-prefix", metavar="TEXT", help="Only tasks whose id starts with this.")
+    ] = None,
     since: Annotated[
         str | None,
         typer.Option(
@@ -72,6 +106,22 @@ def tasks_command(
             "--until", metavar="TIME", help="Only tasks created before TIME: ISO 8601 or 30m (ago)."
         ),
     ] = None,
+    min_cost: Annotated[
+        str | None,
+        typer.Option("--min-cost", metavar="USD", help="Only tasks that cost at least this (0.50)."),
+    ] = None,
+    max_cost: Annotated[
+        str | None, typer.Option("--max-cost", metavar="USD", help="Only tasks that cost at most this.")
+    ] = None,
+    sort: Annotated[
+        str,
+        typer.Option(
+            "--sort",
+            metavar="COLUMN",
+            help="Order by created, updated, name, status or cost (-cost: descending).",
+        ),
+    ] = "created",
+    desc: Annotated[bool, typer.Option("--desc", help="Descending: newest (or largest) first.")] = False,
     limit: Annotated[
         int,
         typer.Option(
@@ -81,7 +131,12 @@ def tasks_command(
             help="List at most this many (0: all); says how many more there are.",
         ),
     ] = DEFAULT_LIMIT,
-    desc: Annotated[bool, typer.Option("--desc", help="Newest first (the default is oldest first).")] = False,
+    offset: Annotated[
+        int, typer.Option("--offset", min=0, max=MAX_COUNT, help="Skip this many first (the next page).")
+    ] = 0,
+    count: Annotated[
+        bool, typer.Option("--count", help='Print only how many tasks match (JSON: {"count": N}).')
+    ] = False,
     tree: Annotated[
         bool,
         typer.Option("--tree", help="Show each task's child tasks under it, indented (JSON: with a depth)."),
@@ -90,38 +145,79 @@ def tasks_command(
 ) -> None:
     """List tasks, oldest first, at most --limit of them (then the rows that cannot be read, as `unreadable`).
 
-    The table reads only the columns it shows; --json prints the listed tasks' whole records.
+    Filters combine: a task is listed when it passes every one given. The
+    table reads only the columns it shows; --json prints the listed tasks'
+    whole records.
     """
-    where = task_filter(statuses=status or (), name=name, agent=agent, since=since, until=until)
-    if as_json:
-        more = run_async(_print_records(store, where, limit=limit or None, newest_first=desc, tree=tree))
-        if more > 0:
-            render.print_note(f"{more} more; raise --limit (0 for all) or narrow the filters")
+    given = FilterText(
+        status=status or (),
+        waiting_on=waiting_on or (),
+        name=name,
+        agent=agent,
+        model=model,
+        parent=parent,
+        id_prefix=id_prefix,
+        label=label or (),
+        search=search,
+        since=since,
+        until=until,
+        min_cost=min_cost,
+        max_cost=max_cost,
+    )
+    where = parse_filter(given, cli_option)
+    page = _Page(parse_order(sort, cli_option, descending=desc), limit or None, offset)
+    if count:
+        found = run_async(_count_tasks(store, where))
+        if as_json:
+            json_output.print_json({"count": found})
+        else:
+            render.print_line(str(found))
         return
-    listing = run_async(_list_tasks(store, where, limit=limit or None, newest_first=desc))
+    if as_json:
+        more = run_async(_print_records(store, where, page, tree=tree))
+        if more > 0:
+            render.print_note(
+                f"{more} more; raise --limit (0 for all), page with --offset or narrow the filters"
+            )
+        return
+    listing = run_async(_list_tasks(store, where, page))
     render.print_tasks(listing.rows, store_url=store, where=where, unreadable=listing.unreadable, tree=tree)
-    more = listing.total - len(listing.rows)
+    more = listing.total - offset - len(listing.rows)
     if more > 0:
         render.print_line(
-            f"… {more} more (of {listing.total}); raise --limit (0 for all) or narrow the filters."
+            f"… {more} more (of {listing.total}); raise --limit (0 for all), page with "
+            f"--offset {offset + len(listing.rows)}, or narrow the filters."
         )
 
 
-async def _list_tasks(url: str, where: TaskFilter, *, limit: int | None, newest_first: bool) -> _Listing:
+@dataclass(frozen=True)
+class _Page:
+    order: TaskOrder
+    limit: int | None
+    offset: int
+
+
+async def _count_tasks(url: str, where: TaskFilter) -> int:
+    try:
+        async with open_store_for(url, create=False) as store:
+            return await store.count_task_rows(where)
+    except StoreNotFound:
+        return 0  # nothing was ever stored there: none match, not an error
+
+
+async def _list_tasks(url: str, where: TaskFilter, page: _Page) -> _Listing:
     unreadable: list[CorruptRecord] = []
     try:
         async with open_store_for(url, create=False) as store, store.reading() as tx:
             rows = await tx.list_task_rows(
-                where, limit=limit, newest_first=newest_first, unreadable=unreadable
+                where, order=page.order, limit=page.limit, offset=page.offset, unreadable=unreadable
             )
             return _Listing(rows, await tx.count_task_rows(where), unreadable)
     except StoreNotFound:
         return _Listing([], 0, [])  # nothing was ever stored there: an empty listing, not an error
 
 
-async def _print_records(
-    url: str, where: TaskFilter, *, limit: int | None, newest_first: bool, tree: bool
-) -> int:
+async def _print_records(url: str, where: TaskFilter, page: _Page, *, tree: bool) -> int:
     """Print the listed tasks' whole records as one JSON list, `JSON_PAGE` at a time; return how many more.
 
     The listing's rows come first, in one walk of the index the table walks
@@ -136,9 +232,9 @@ async def _print_records(
     try:
         async with open_store_for(url, create=False) as store, store.reading() as tx:
             rows = await tx.list_task_rows(
-                where, limit=limit, newest_first=newest_first, unreadable=unreadable
+                where, order=page.order, limit=page.limit, offset=page.offset, unreadable=unreadable
             )
-            more = await tx.count_task_rows(where) - len(rows)
+            more = await tx.count_task_rows(where) - page.offset - len(rows)
             listed = [(depth, row.id) for depth, row in (in_tree_order(rows) if tree else _flat(rows))]
             del rows
             for start in range(0, len(listed), JSON_PAGE):

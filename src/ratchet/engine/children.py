@@ -279,7 +279,9 @@ async def _collect(ctx: _Parent, seq: int, child_id: str) -> Operation:
             # Let go now: the trigger a child's end puts must find the parent free to claim.
             # (Before any other write: a sibling call's transaction may hold the lease's row.)
             await tx.release_lease(ctx.lease)
-            waiting = current.transition(TaskStatus.WAITING, waiting_on=WaitReason.CHILDREN)
+            waiting = current.transition(
+                TaskStatus.WAITING, waiting_on=WaitReason.CHILDREN, cost=ctx.budget.cost
+            )
             await tx.update_task(waiting)
             await tx.append_event(
                 Event(

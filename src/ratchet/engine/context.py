@@ -176,7 +176,9 @@ class Context(RecordedValues, Versioning, Receiving, ChildTasks, OutsidePatches,
         async with self.store.transaction(fence=self.lease) as tx:
             await write(tx)
             self.task = await outside_view(
-                tx, self.task.model_copy(update={"write_mark": self._write_at}), self.state
+                tx,
+                self.task.model_copy(update={"write_mark": self._write_at, "cost": self.budget.cost}),
+                self.state,
             )
             await tx.update_task(self.task)
         self._written = self._write_at
@@ -398,7 +400,9 @@ class Context(RecordedValues, Versioning, Receiving, ChildTasks, OutsidePatches,
             meta=self._step_meta(),
             finished_at=utcnow(),
         )
-        task = self.task.model_copy(update={"state": new_state, "updated_at": utcnow()})
+        task = self.task.model_copy(
+            update={"state": new_state, "updated_at": utcnow(), "cost": self.budget.cost}
+        )
         ops = ", ".join(o.op for o in patch.ops)
         async with self.store.transaction(fence=self.lease) as tx:
             await tx.record_op_finished(op)
@@ -564,7 +568,7 @@ class Context(RecordedValues, Versioning, Receiving, ChildTasks, OutsidePatches,
         crash_at: str | None = None,
     ) -> NoReturn:
         """Commit that the task waits (and its wake-up trigger), then unwind the workflow."""
-        task = self.task.transition(TaskStatus.WAITING, waiting_on=reason)
+        task = self.task.transition(TaskStatus.WAITING, waiting_on=reason, cost=self.budget.cost)
         async with self.store.transaction(fence=self.lease) as tx:
             if trigger is not None:
                 await tx.put_trigger(trigger)

@@ -48,6 +48,7 @@ from .queued_patches import outside_view
 
 if TYPE_CHECKING:
     from ..store import StateStore, StoreOps
+    from .budget import BudgetTracker
 
 __all__ = [
     "RECEIVE_TIMEOUT_TRIGGER",
@@ -65,6 +66,7 @@ RECEIVE_TIMEOUT_TRIGGER = "receive_timeout"
 class _Receiver(JournalHost, Protocol):
     task: Task
     state: AgentState
+    budget: BudgetTracker
 
 
 class _ReceivingOwner(_Receiver, Protocol):
@@ -149,7 +151,9 @@ async def receive(ctx: _Receiver, seq: int, name: str, timeout: float | None) ->
             op = started
             if recorded is None:
                 await tx.record_op_started(started)
-            waiting = ctx.task.transition(TaskStatus.WAITING, waiting_on=WaitReason.MESSAGE)
+            waiting = ctx.task.transition(
+                TaskStatus.WAITING, waiting_on=WaitReason.MESSAGE, cost=ctx.budget.cost
+            )
             waiting = await outside_view(tx, waiting, ctx.state)
             await tx.update_task(waiting)
             if deadline is not None:

@@ -22,6 +22,7 @@ from ..limits import (
     PRIORITY_MAX,
     PRIORITY_MIN,
     check_instruction,
+    check_labels,
     check_text,
 )
 from ..policy import Budget
@@ -69,6 +70,7 @@ def new_task(
     priority: int = PRIORITY_DEFAULT,
     max_instruction_bytes: int = MAX_INSTRUCTION_BYTES,
     parent_id: str | None = None,
+    labels: Mapping[str, str] | None = None,
     admit: Callable[[str], None] = lambda source: None,
     key: SigningKey | None = None,
 ) -> Task:
@@ -80,8 +82,8 @@ def new_task(
 
     Raises:
         InputError: the instruction is not UTF-8 text or too large; the
-            deadline or priority is out of range; the name holds a NUL; the
-            signing key is unusable.
+            deadline or priority is out of range; the name holds a NUL; a
+            label is not one (`check_labels`); the signing key is unusable.
         InvalidInputs: the inputs do not fit the workflow's parameters.
         WorkflowNotFound: a reference names no workflow.
         StartsWhenLoaded: code is being loaded for a task (a script without
@@ -89,6 +91,7 @@ def new_task(
     """
     refuse_while_loading()
     check_instruction(instruction, limit=max_instruction_bytes)
+    check_labels(labels or {}, "labels")
     if (
         isinstance(priority, bool)
         or not isinstance(priority, int)
@@ -137,6 +140,7 @@ def new_task(
         approval_timeout=approval_timeout,
         priority=priority,
         parent_id=parent_id,
+        labels=dict(labels or {}),
     )
     return (key or SigningKey.from_environment()).seal(task, found.code_inputs)
 

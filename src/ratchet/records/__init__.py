@@ -24,7 +24,7 @@ from .grants import TaskGrant
 from .inbox import InboxMessage
 from .journal import Checkpoint, Operation, OpKind, OpStatus
 from .langgraph import LangGraphCheckpoint, LangGraphValue, LangGraphWrite
-from .listing import ALL_TASKS, TaskFilter, TaskRow
+from .listing import ALL_TASKS, OLDEST_FIRST, TaskCursor, TaskFilter, TaskOrder, TaskRow, TaskSort
 from .people import Approval, ApprovalStatus, Constraints, HumanInTheLoop, RiskLevel
 from .plan import Plan, PlanStep, Step, StepStatus, check_step_move
 from .queue import Lease, Trigger
@@ -43,6 +43,7 @@ from .task import Task, TaskStatus, WaitReason, check_task_move
 
 __all__ = [
     "ALL_TASKS",
+    "OLDEST_FIRST",
     "AddArtifact",
     "AddOpenQuestions",
     "AgentState",
@@ -82,9 +83,12 @@ __all__ = [
     "Task",
     "TaskChange",
     "TaskChangeKind",
+    "TaskCursor",
     "TaskFilter",
     "TaskGrant",
+    "TaskOrder",
     "TaskRow",
+    "TaskSort",
     "TaskStatus",
     "Trigger",
     "WaitReason",

@@ -105,6 +105,11 @@ class Task(Record):
     state: AgentState = Field(default_factory=lambda: AgentState())
     forked_from: str | None = None
     parent_id: str | None = None  # the task that started this one as its child (engine/children.py)
+    # Given when the task is made (limits.check_labels), to find it by; they never change.
+    labels: dict[str, str] = Field(default_factory=dict)
+    # US dollars its priced model calls cost, its child tasks' included, as its run last
+    # recorded them (with each write of the task): final once it ended.
+    cost: float = Field(default=0.0, ge=0)
     write_mark: tuple[int, int] | None = None
     created_at: dt.datetime = Field(default_factory=utcnow)
     updated_at: dt.datetime = Field(default_factory=utcnow)

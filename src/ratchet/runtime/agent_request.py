@@ -20,11 +20,34 @@ from ..errors import InputError
 from ..limits import MAX_COUNT, PRIORITY_DEFAULT
 from ..policy import Budget, positive_duration
 from ..records import Constraints, HumanInTheLoop, RiskLevel, Task
+from ..records.listing import search_words
 from .runtime import Runtime
 
-__all__ = ["DEFAULT_AGENT", "AgentRequest", "submit_agent_task"]
+__all__ = ["DEFAULT_AGENT", "AgentRequest", "default_task_name", "submit_agent_task"]
 
 DEFAULT_AGENT = "agent"  # the owner of a task asked for by a client acting as no agent (as `ratchet submit`)
+DEFAULT_NAME_CHARS = 60
+
+
+def default_task_name(instruction: str) -> str:
+    """The name of an agent task asked for with none: the start of its instruction.
+
+    Its first line that has words, spaces collapsed, at most `DEFAULT_NAME_CHARS`
+    characters (cut after a word, with "…"); ``agent`` for an instruction
+    with no letter or digit. So ``ratchet tasks`` tells tasks apart at a
+    glance, and their ids read as what they do (``summarize-the-report-1f3a…``).
+    """
+    for line in instruction.splitlines():
+        text = " ".join("".join(c if c.isprintable() else " " for c in line).split())
+        if search_words(text):
+            break
+    else:
+        return DEFAULT_AGENT
+    if len(text) > DEFAULT_NAME_CHARS:
+        start = text[: DEFAULT_NAME_CHARS - 1]
+        cut = start.rsplit(" ", 1)[0] if " " in start else start
+        text = cut.rstrip(" ,.;:-") + "…"
+    return text
 
 
 @dataclass(frozen=True)
@@ -37,6 +60,7 @@ class AgentRequest:
     tools: Sequence[str] = ()
     instructions: str = ""
     inputs: dict[str, Any] | None = None
+    labels: dict[str, str] | None = None
     priority: int = PRIORITY_DEFAULT
     max_steps: int | None = None
     max_tokens: int | None = None
@@ -79,7 +103,8 @@ async def submit_agent_task(
     task_id = await runtime.submit(
         agent,
         request.inputs,
-        name=request.name or DEFAULT_AGENT,
+        name=request.name or default_task_name(request.instruction),
+        labels=request.labels,
         instruction=request.instruction,
         deadline=positive_duration("deadline", request.deadline),
         priority=request.priority,

@@ -326,6 +326,7 @@ def _new_attempt(original: Task, new_id: str, state: AgentState, *, workspace: s
             "workspace": workspace,
             "deadline": None,
             "write_mark": None,
+            "cost": 0.0,  # its run counts again what the journal it replays cost (labels are kept)
             "parent_id": None,  # a new attempt of a child is nobody's child: no parent waits on it
         }
     )

@@ -154,6 +154,7 @@ class Runtime(ReadingMethods, ScheduleMethods, SessionMethods, SharingMethods):
         at: dt.datetime | None = None,
         approval_timeout: float | None = _UNSET,
         priority: int = PRIORITY_DEFAULT,
+        labels: Mapping[str, str] | None = None,
     ) -> str:
         """Create a task for `workflow` (or an `Agent`) and queue it for a worker; return its id.
 
@@ -173,10 +174,16 @@ class Runtime(ReadingMethods, ScheduleMethods, SessionMethods, SharingMethods):
             priority: from 0 (most urgent) to 9; 5 by default. Workers claim
                 the due work of the lowest number first; every later wake-up
                 of the task (a retry, an answer, an approval) keeps it.
+            name: what the task is called, to list and find it by (default:
+                the agent's or the workflow's name).
+            labels: ``key: value`` pairs to find the task by (`list_tasks`,
+                ``ratchet tasks --label``); given once, they never change
+                (docs/finding-tasks.md).
 
         Raises:
             InputError: the instruction is not UTF-8 text or is larger than
-                ``max_instruction_bytes``; the deadline or priority is out of range.
+                ``max_instruction_bytes``; the deadline or priority is out of range;
+            a label's key or value is not one.
         """
         if at is not None and not queue:
             raise InputError("a task to start later must be queued for a worker")
@@ -191,6 +198,7 @@ class Runtime(ReadingMethods, ScheduleMethods, SessionMethods, SharingMethods):
             task_id=task_id,
             approval_timeout=approval_timeout,
             priority=priority,
+            labels=labels,
         )
         task, _ = await create_or_find(self.store, task, queue=queue, at=at)
         return task.id

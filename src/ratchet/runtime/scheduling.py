@@ -70,6 +70,7 @@ class ScheduleMethods:
         priority: int = PRIORITY_DEFAULT,
         tz: str = "UTC",
         overlap: Overlap = "skip",
+        labels: Mapping[str, str] | None = None,
     ) -> Trigger:
         """Make a task for `workflow` at every time the cron expression `every` matches in `tz`.
 
@@ -84,6 +85,7 @@ class ScheduleMethods:
             deadline: seconds each task may run, from its creation.
             tz: the IANA time zone `every` is read in (``Europe/Paris``);
                 daylight-saving changes are croniter's.
+            labels: every task made gets these (`Runtime.submit`).
             overlap: ``skip`` (the default, as Temporal's) makes no task at a
                 due time while the schedule's last task is still queued or
                 running, and says so in an event of that task; ``allow``
@@ -113,6 +115,7 @@ class ScheduleMethods:
             budget=budget,
             task_id=schedule_id,
             priority=priority,
+            labels=labels,
             **options,
         )
         plan = Schedule(

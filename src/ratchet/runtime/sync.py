@@ -28,6 +28,7 @@ from typing import Any, ParamSpec, TypeVar, overload
 import anyio
 from anyio.from_thread import BlockingPortal
 from pydantic import JsonValue
+from typing_extensions import Unpack
 
 from ..agent import Agent
 from ..engine.run.holders import WorkerIdentity
@@ -36,8 +37,9 @@ from ..engine.workflow import Workflow
 from ..errors import CorruptRecord
 from ..limits import MAX_INSTRUCTION_BYTES, PRIORITY_DEFAULT
 from ..policy import Budget
-from ..records import InboxMessage, Task, TaskStatus
+from ..records import OLDEST_FIRST, InboxMessage, Task, TaskOrder
 from ..store import DEFAULT_STORE_URL
+from .reading import TaskFilters
 from .runtime import _UNSET, Runtime
 
 __all__ = ["SyncRuntime"]
@@ -202,6 +204,7 @@ class SyncRuntime:
         at: dt.datetime | None = None,
         approval_timeout: float | None = _UNSET,
         priority: int = PRIORITY_DEFAULT,
+        labels: Mapping[str, str] | None = None,
     ) -> str:
         return self._call(
             self._runtime.submit,
@@ -217,6 +220,7 @@ class SyncRuntime:
             at=at,
             approval_timeout=approval_timeout,
             priority=priority,
+            labels=labels,
         )
 
     @_mirrors(Runtime.run)
@@ -281,30 +285,26 @@ class SyncRuntime:
     def list_tasks(
         self,
         *,
-        status: TaskStatus | str | Iterable[TaskStatus | str] | None = None,
-        name: str | None = None,
-        agent: str | None = None,
-        parent_id: str | None = None,
-        since: dt.datetime | None = None,
-        until: dt.datetime | None = None,
+        sort: str | TaskOrder = OLDEST_FIRST,
+        newest_first: bool = False,
         limit: int | None = None,
         offset: int = 0,
-        newest_first: bool = False,
         unreadable: list[CorruptRecord] | None = None,
+        **filters: Unpack[TaskFilters],
     ) -> list[Task]:
         return self._call(
             self._runtime.list_tasks,
-            status=status,
-            name=name,
-            agent=agent,
-            parent_id=parent_id,
-            since=since,
-            until=until,
+            sort=sort,
+            newest_first=newest_first,
             limit=limit,
             offset=offset,
-            newest_first=newest_first,
             unreadable=unreadable,
+            **filters,
         )
+
+    @_mirrors(Runtime.count_tasks)
+    def count_tasks(self, **filters: Unpack[TaskFilters]) -> int:
+        return self._call(self._runtime.count_tasks, **filters)
 
     @overload
     def result(self, task_id: str) -> Any: ...

@@ -11,10 +11,12 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from ..errors import CannotResume, CorruptRecord, InputError
 from ..json_text import read_json_text
 from ..limits import MAX_COUNT, PRIORITY_DEFAULT, PRIORITY_MAX, PRIORITY_MIN
-from ..records import RiskLevel, Task, TaskFilter, TaskStatus, Trigger, WaitReason
+from ..records import RiskLevel, TaskCursor, TaskStatus, Trigger, WaitReason
 from ..runtime.agent_request import AgentRequest, submit_agent_task
+from ..store.ops.task_rows import check_cursor
 from ..views.record_json import task_json, task_view_json, unreadable_json
 from ..views.task import load_task_view
+from ..views.task_filter import MAX_SEARCH_CHARS, FilterText, parse_filter, parse_order, query_parameter
 from .deps import MAX_ID_CHARS, RuntimeDep, TaskId
 
 __all__ = ["router"]
@@ -22,6 +24,9 @@ __all__ = ["router"]
 router = APIRouter(tags=["tasks"])
 
 MAX_PAGE = 500
+MAX_REPEATS = 64  # times a repeatable parameter may be given
+MAX_ITEM_CHARS = 400  # a label, a status, a time, an amount, a sort
+MAX_CURSOR_CHARS = 2048
 
 
 class _Body(BaseModel):
@@ -41,6 +46,9 @@ class SubmitBody(_Body):
     tools: list[str] = Field(default_factory=list, description="Tool sources: .py files or module names.")
     instructions: str = Field(default="", description="How the agent works, for every prompt.")
     inputs: dict[str, JsonValue] | None = None
+    labels: dict[str, str] | None = Field(
+        default=None, description="KEY: VALUE pairs to find the task by (GET /api/tasks?label=KEY=VALUE)."
+    )
     priority: int = Field(default=PRIORITY_DEFAULT, ge=PRIORITY_MIN, le=PRIORITY_MAX)
     max_steps: int | None = Field(default=None, ge=1, le=1_000_000)
     max_tokens: int | None = Field(default=None, ge=1, le=MAX_COUNT)
@@ -74,46 +82,93 @@ class ForkBody(_Body):
     )
 
 
-@router.get("/tasks", summary="List tasks, oldest first, a page at a time")
+# Each parameter bounded where FastAPI reads it (422 beyond), so a query stays a few kilobytes; the
+# filter parser checks the rest (400), in the words `ratchet tasks` uses.
+_Exact = Annotated[str | None, Query(max_length=MAX_ID_CHARS)]
+_Item = Annotated[str, Field(max_length=MAX_ITEM_CHARS)]
+_Items = Annotated[list[_Item] | None, Query(max_length=MAX_REPEATS)]
+_Short = Annotated[str | None, Query(max_length=MAX_ITEM_CHARS)]
+
+
+@router.get("/tasks", summary="List tasks a page at a time: filtered, sorted, counted")
 async def list_tasks(
     rt: RuntimeDep,
-    status: TaskStatus | None = None,
-    agent: Annotated[str | None, Query(max_length=MAX_ID_CHARS)] = None,
-    name: Annotated[str | None, Query(max_length=MAX_ID_CHARS)] = None,
-    parent: Annotated[str | None, Query(max_length=MAX_ID_CHARS, description="The parent task's id.")] = None,
-    created_after: dt.datetime | None = None,
-    created_before: dt.datetime | None = None,
+    search: Annotated[
+        str | None,
+        Query(
+            max_length=MAX_SEARCH_CHARS,
+            description="Words each of which starts a word of the task's name, instruction, "
+            "or (once it ended) result or error; any case.",
+        ),
+    ] = None,
+    label: Annotated[_Items, Query(description="KEY=VALUE; repeat: every one.")] = None,
+    status: Annotated[_Items, Query(description="Repeat: any of them.")] = None,
+    waiting_on: Annotated[_Items, Query(description="What a waiting task waits on; repeat: any.")] = None,
+    name: _Exact = None,
+    agent: _Exact = None,
+    model: _Exact = None,
+    parent: Annotated[_Exact, Query(description="The parent task's id.")] = None,
+    id_prefix: _Exact = None,
+    created_after: Annotated[_Short, Query(description="ISO 8601, or how long ago: 2h.")] = None,
+    created_before: _Short = None,
+    min_cost: Annotated[_Short, Query(description="US dollars.")] = None,
+    max_cost: Annotated[_Short, Query(description="US dollars.")] = None,
+    sort: Annotated[
+        str,
+        Query(
+            max_length=MAX_ITEM_CHARS,
+            description="created, updated, name, status or cost; -cost: descending.",
+        ),
+    ] = "created",
+    cursor: Annotated[
+        str | None, Query(max_length=MAX_CURSOR_CHARS, description="The next_cursor of the page before.")
+    ] = None,
     offset: Annotated[int, Query(ge=0, le=2**31)] = 0,
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 100,
 ) -> dict[str, Any]:
-    """The tasks that match every filter given, as `ratchet tasks --json` prints each.
+    """The tasks that match every filter given, a page of them, as `ratchet tasks --json` prints each.
 
-    The store filters, orders and pages (`list_task_rows`); only the page's
-    records are read. ``next_offset`` is the offset of the next page (None
-    on the last); ``unreadable`` lists the rows of this page that cannot be
-    read (as ``total`` counts them).
+    The store filters, sorts, counts and pages (`list_task_rows`); only the
+    page's records are read. ``total`` is how many match; ``next_cursor``
+    (None on the last page) is given back as ``cursor`` for the next page,
+    which starts after this one's last task whatever was made meanwhile;
+    ``next_offset`` pages by count instead (None with a cursor, and on the
+    last page). ``unreadable`` lists the rows of this page that cannot be
+    read (as ``total`` counts them). docs/finding-tasks.md says what each
+    filter keeps; a bad one is a 400 with one line.
     """
-    where = TaskFilter(
-        statuses=frozenset() if status is None else frozenset({status}),
+    given = FilterText(
+        status=status or (),
+        waiting_on=waiting_on or (),
         name=name,
         agent=agent,
-        parent_id=parent,
+        model=model,
+        parent=parent,
+        id_prefix=id_prefix,
+        label=label or (),
+        search=search,
         since=created_after,
         until=created_before,
+        min_cost=min_cost,
+        max_cost=max_cost,
     )
+    where = parse_filter(given, query_parameter)
+    order = parse_order(sort, query_parameter)
+    after = None if cursor is None else TaskCursor.decode(cursor)
+    check_cursor(order, after)
     unreadable: list[CorruptRecord] = []
-    page: list[Task] = []
     async with rt.store.reading() as tx:
         total = await tx.count_task_rows(where)
-        for row in await tx.list_task_rows(where, limit=limit, offset=offset, unreadable=unreadable):
-            try:
-                page.append(await tx.get_task(row.id))
-            except CorruptRecord as problem:
-                unreadable.append(problem)
+        rows = await tx.list_task_rows(
+            where, order=order, after=after, limit=limit + 1, offset=offset, unreadable=unreadable
+        )
+        shown, more = rows[:limit], len(rows) > limit
+        page = await tx.get_tasks([row.id for row in shown], unreadable=unreadable)
     return {
         "tasks": [task_json(task) for task in page],
         "total": total,
-        "next_offset": offset + limit if offset + limit < total else None,
+        "next_cursor": TaskCursor.after(shown[-1], order).encode() if more else None,
+        "next_offset": offset + limit if after is None and offset + limit < total else None,
         "unreadable": [unreadable_json(row) for row in unreadable],
     }
 

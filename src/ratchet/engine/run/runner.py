@@ -389,7 +389,7 @@ async def _finish(
         result = to_jsonable_python(result)
     except PydanticSerializationError as problem:
         status, result, error = TaskStatus.FAILED, None, f"the workflow returned a non-JSON value: {problem}"
-    task = context.task.transition(status, result=result, error=error)
+    task = context.task.transition(status, result=result, error=error, cost=context.budget.cost)
     if status is TaskStatus.COMPLETED:
         event = Event(
             task_id=task.id,

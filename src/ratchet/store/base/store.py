@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 from ...errors import ConflictError, CorruptRecord, SessionNotFound
 from ...records import (
     ALL_TASKS,
+    OLDEST_FIRST,
     Approval,
     Artifact,
     Checkpoint,
@@ -29,8 +30,10 @@ from ...records import (
     Step,
     Task,
     TaskChange,
+    TaskCursor,
     TaskFilter,
     TaskGrant,
+    TaskOrder,
     TaskRow,
     TaskStatus,
     Trigger,
@@ -222,14 +225,15 @@ class StateStore(LeaseWrappers, LangGraphWrappers, StoreOps):
         self,
         where: TaskFilter = ALL_TASKS,
         *,
+        order: TaskOrder = OLDEST_FIRST,
+        after: TaskCursor | None = None,
         limit: int | None = None,
         offset: int = 0,
-        newest_first: bool = False,
         unreadable: list[CorruptRecord] | None = None,
     ) -> list[TaskRow]:
         return await self._read(
             lambda tx: tx.list_task_rows(
-                where, limit=limit, offset=offset, newest_first=newest_first, unreadable=unreadable
+                where, order=order, after=after, limit=limit, offset=offset, unreadable=unreadable
             )
         )
 

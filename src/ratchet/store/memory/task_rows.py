@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ...errors import CorruptRecord
-from ...records import ALL_TASKS, Task, TaskFilter, TaskRow
-from ..ops.task_rows import TaskRowOps
+from ...records import ALL_TASKS, OLDEST_FIRST, Task, TaskCursor, TaskFilter, TaskOrder, TaskRow
+from ..ops.task_rows import TaskRowOps, check_cursor
 
 __all__ = ["MemoryTaskRows", "task_row"]
 
@@ -22,6 +22,8 @@ def task_row(task: Task) -> TaskRow:
         parent_id=task.parent_id,
         created_at=task.created_at,
         updated_at=task.updated_at,
+        model=task.model,
+        cost=task.cost,
     )
 
 
@@ -31,22 +33,30 @@ class MemoryTaskRows(TaskRowOps):
     tasks: dict[str, str]
 
     def _matching(self, where: TaskFilter) -> list[TaskRow]:
-        found = [task_row(Task.from_json(text)) for text in self.tasks.values()]
-        return [row for row in found if where.matches(row)]
+        words = where.words
+        found = (Task.from_json(text) for text in self.tasks.values())
+        return [task_row(task) for task in found if where.matches(task, words)]
 
     async def list_task_rows(
         self,
         where: TaskFilter = ALL_TASKS,
         *,
+        order: TaskOrder = OLDEST_FIRST,
+        after: TaskCursor | None = None,
         limit: int | None = None,
         offset: int = 0,
-        newest_first: bool = False,
         unreadable: list[CorruptRecord] | None = None,
     ) -> list[TaskRow]:
+        check_cursor(order, after)
         found = self._matching(where)
-        found.sort(key=lambda row: row.created_at)  # stable: the order stored among equal times
-        if newest_first:
-            found.reverse()
+        found.sort(key=order.key, reverse=order.descending)
+        if after is not None:
+            place = after.key()
+            found = [
+                row
+                for row in found
+                if (order.key(row) < place if order.descending else order.key(row) > place)
+            ]
         found = found[offset:]
         return found if limit is None else found[:limit]
 

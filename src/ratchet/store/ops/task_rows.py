@@ -9,10 +9,23 @@ from __future__ import annotations
 import abc
 from collections.abc import Sequence
 
-from ...errors import CorruptRecord
-from ...records import ALL_TASKS, Task, TaskFilter, TaskRow
+from ...errors import CorruptRecord, InputError
+from ...records import ALL_TASKS, OLDEST_FIRST, Task, TaskCursor, TaskFilter, TaskOrder, TaskRow
 
-__all__ = ["TaskRowOps"]
+__all__ = ["TaskRowOps", "check_cursor"]
+
+
+def check_cursor(order: TaskOrder, after: TaskCursor | None) -> None:
+    """Refuse a cursor made for another order than the listing's.
+
+    Raises:
+        InputError: it is.
+    """
+    if after is not None and after.order != order:
+        raise InputError(
+            f"cursor: it continues a listing sorted by {after.order}, not by {order}; "
+            "sort as before, or start again without it"
+        )
 
 
 class TaskRowOps(abc.ABC):
@@ -23,17 +36,21 @@ class TaskRowOps(abc.ABC):
         self,
         where: TaskFilter = ALL_TASKS,
         *,
+        order: TaskOrder = OLDEST_FIRST,
+        after: TaskCursor | None = None,
         limit: int | None = None,
         offset: int = 0,
-        newest_first: bool = False,
         unreadable: list[CorruptRecord] | None = None,
     ) -> list[TaskRow]:
-        """The tasks that pass `where`, oldest first (or newest first), from `offset` on, at most `limit`.
+        """The tasks that pass `where`, in `order`, after `after`, from `offset` on, at most `limit`.
 
-        Tasks created at the same moment keep the order they were stored in.
-        Only the listed columns are read: a task whose record does not parse
-        is listed all the same (`get_task` says what is wrong with it); a row
-        whose columns do not decode is left out (added to `unreadable`).
+        `where` and `order` behave as `TaskFilter.matches` and `TaskOrder.key`
+        say. Only the listed columns are read: a task whose record does not
+        parse is listed all the same (`get_task` says what is wrong with it);
+        a row whose columns do not decode is left out (added to `unreadable`).
+
+        Raises:
+            InputError: `after` was made for another order (`check_cursor`).
         """
 
     @abc.abstractmethod

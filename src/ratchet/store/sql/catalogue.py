@@ -1,9 +1,9 @@
 """The SQL of each dialect: named queries, the whole schema, numbered migrations.
 
 Files live beside this module, in ``<dialect>/``: ``queries.sql`` (blocks opened by a line
-``-- name: NAME``; a line ``-- include: NAME`` in one stands for that block's
-text), ``schema.sql`` (the current schema, whole) and
-``migrations/NNNN_title.sql`` (applied in order, each once).
+``-- name: NAME``; a name ``A+B+C`` stands for the blocks A, B and C joined in that order),
+``schema.sql`` (the current schema, whole) and ``migrations/NNNN_title.sql`` (applied in
+order, each once).
 
 A database's schema version is the highest row of its version table;
 `version_problem` says when those rows name none (the dialects read them).
@@ -23,6 +23,7 @@ __all__ = [
     "RATCHET_TABLES",
     "VERSION_TABLE",
     "Migration",
+    "Queries",
     "latest_version",
     "migrations",
     "queries",
@@ -36,8 +37,21 @@ VERSION_TABLE = "ratchet_schema_version"
 RATCHET_TABLES = frozenset({"tasks", "steps", "operations", "events", "leases"})
 
 _NAME = re.compile(r"^-- name: (\w+)\s*$", re.MULTILINE)
-_INCLUDE = re.compile(r"^-- include: (\w+)\s*$", re.MULTILINE)
 _MIGRATION = re.compile(r"^(\d{4})_(\w+)\.sql$")
+
+
+class Queries(dict[str, str]):
+    """A dialect's named queries; a name ``A+B+C`` is the blocks A, B and C, joined in order.
+
+    A query made of parts (the task listing's: a select, its leading rows, a
+    filter, an order) is composed where it runs, from blocks each written once,
+    rather than written out for every combination.
+    """
+
+    def __missing__(self, name: str) -> str:
+        if "+" not in name:
+            raise KeyError(name)
+        return "\n".join(self[part] for part in name.split("+"))
 
 
 @dataclass(frozen=True)
@@ -52,11 +66,11 @@ def _dir(dialect: str) -> resources.abc.Traversable:
 
 
 @functools.cache
-def queries(dialect: str) -> dict[str, str]:
+def queries(dialect: str) -> Queries:
     """Return the dialect's named queries, by name.
 
-    A line ``-- include: NAME`` in a query stands for the text of the block
-    NAME (a condition several queries share, written once).
+    A name joining names with ``+`` stands for their blocks, in order (`Queries`):
+    a condition several queries share is a block of its own, written once.
     """
     text = _dir(dialect).joinpath("queries.sql").read_text(encoding="utf-8")
     parts = _NAME.split(text)
@@ -65,7 +79,7 @@ def queries(dialect: str) -> dict[str, str]:
         if name in named:
             raise ValueError(f"query {name!r} is defined twice in {dialect}/queries.sql")
         named[name] = body.strip()
-    return {name: _INCLUDE.sub(lambda line: named[line[1]], body) for name, body in named.items()}
+    return Queries(named)
 
 
 @functools.cache

@@ -119,6 +119,7 @@ class SqlOps(
     async def create_task(self, task: Task) -> Task:
         if await self._d.execute("insert_task", rows.task_params(task)) == 0:
             raise DuplicateRecord(f"a task with id {task.id!r} already exists")
+        await self._index_task(task, created=True)
         self._note_task_change(TaskChange.of(task, TaskChangeKind.CREATED))
         return task
 
@@ -168,6 +169,8 @@ class SqlOps(
             raise TaskNotFound(task.id)
         check_task_move(task.id, rows.task_status(row[0], task.id), task.status)
         await self._d.execute("update_task", rows.task_params(task))
+        if task.status.is_terminal:  # its result or error is set: what a search finds it by
+            await self._index_task(task, created=False)
         if (row[0], row[1]) != (task.status, task.waiting_on):
             self._note_task_change(TaskChange.of(task, TaskChangeKind.STATUS))
         return task

@@ -318,6 +318,8 @@ def task_params(task: Task) -> dict[str, Any]:
         "name": task.name,
         "agent": task.agent,
         "updated_at": to_micros(task.updated_at),
+        "model": task.model,
+        "cost": task.cost,
     }
 
 

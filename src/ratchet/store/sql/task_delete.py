@@ -26,6 +26,8 @@ TASK_TABLES = (
     "task_grants",
     "lease_claims",
     "leases",
+    "task_labels",
+    "task_text",
     "tasks",  # last: a reader that finds the task finds all of it until the transaction commits
 )
 """The tables a task's rows are in (``delete_task_<table>`` in queries.sql), but the change log."""

@@ -69,9 +69,10 @@ SELECT ratchet_check_fence(%s, %s)
 SELECT pg_advisory_xact_lock(hashtextextended(%(key)s, 0))
 
 -- name: insert_task
-INSERT INTO tasks (id, status, waiting_on, created_at, record, priority, parent_id, name, agent, updated_at)
+INSERT INTO tasks (id, status, waiting_on, created_at, record, priority, parent_id, name, agent, updated_at,
+                   model, cost)
 VALUES (%(id)s, %(status)s, %(waiting_on)s, %(created_at)s, %(record)s, %(priority)s, %(parent_id)s,
-        %(name)s, %(agent)s, %(updated_at)s)
+        %(name)s, %(agent)s, %(updated_at)s, %(model)s, %(cost)s)
 ON CONFLICT (id) DO NOTHING
 
 -- name: get_task
@@ -102,7 +103,8 @@ ORDER BY created_at, position LIMIT %(limit)s
 
 -- name: update_task
 UPDATE tasks SET status = %(status)s, waiting_on = %(waiting_on)s, record = %(record)s,
-                 priority = %(priority)s, name = %(name)s, agent = %(agent)s, updated_at = %(updated_at)s
+                 priority = %(priority)s, name = %(name)s, agent = %(agent)s, updated_at = %(updated_at)s,
+                 model = %(model)s, cost = %(cost)s
 WHERE id = %(id)s
 
 -- name: list_orphaned_tasks
@@ -544,71 +546,168 @@ SELECT position, record FROM task_changes WHERE position > %(after)s ORDER BY po
 -- name: last_task_change
 SELECT MAX(position) FROM task_changes
 
--- The task listing (store/ops/task_rows.py): only the columns a listing shows; a filter not given
--- is NULL. One query per leading filter, so each walks its own index in creation order
--- (by name, by agent, or by creation time alone) and stops at the limit.
+-- The task listing (store/sql/task_rows.py): a query is made of the blocks below, joined in
+-- order (catalogue: NAME+NAME+...): a select (the rows or their count), the rows it starts
+-- from (its leading filter, whose index it walks), a condition for each other filter given,
+-- then for a page the place it starts after, its order and its limit. Names and ids
+-- compare by code point (COLLATE "C"), as on SQLite and in Python, whatever the database's
+-- collation; their indexes are made so.
 
--- task_filter is not a query: the listing's filters, which the nine queries after it include.
--- Each of those leads with the filter whose index it walks (name, agent, else creation time alone).
+-- name: task_rows_select
+SELECT t.id, t.name, t.status, t.waiting_on, t.agent, t.parent_id, t.created_at, t.updated_at,
+       t.model, t.cost
 
--- name: task_filter
-created_at >= %(since)s AND created_at < %(until)s
-  AND (%(statuses)s::text IS NULL
-       OR status IN (SELECT jsonb_array_elements_text(%(statuses)s::jsonb)))
-  AND (%(name)s::text IS NULL OR name = %(name)s::text)
-  AND (%(agent)s::text IS NULL OR agent = %(agent)s::text)
-  AND (%(parent_id)s::text IS NULL OR parent_id = %(parent_id)s::text)
+-- name: task_rows_count
+SELECT COUNT(*)
 
--- name: task_rows_asc
-SELECT id, name, status, waiting_on, agent, parent_id, created_at, updated_at FROM tasks
-WHERE
--- include: task_filter
-ORDER BY created_at, position LIMIT %(limit)s OFFSET %(offset)s
+-- Every task, walked in the order's own index (tasks_by_created, _by_updated, _by_name, ...).
+-- name: task_rows_from_all
+FROM tasks t WHERE TRUE
 
--- name: task_rows_desc
-SELECT id, name, status, waiting_on, agent, parent_id, created_at, updated_at FROM tasks
-WHERE
--- include: task_filter
-ORDER BY created_at DESC, position DESC LIMIT %(limit)s OFFSET %(offset)s
+-- The words are a JSON array of words (letters and digits only); each starts a word of the task.
+-- name: task_rows_from_text
+FROM task_text x JOIN tasks t ON t.id = x.task_id
+WHERE x.words @@ (SELECT string_agg(quote_literal(word) || ':*', ' & ')
+                  FROM jsonb_array_elements_text(%(words)s::jsonb) AS word)::tsquery
 
--- name: count_task_rows
-SELECT COUNT(*) FROM tasks
-WHERE
--- include: task_filter
+-- name: task_rows_from_label
+FROM task_labels l JOIN tasks t ON t.id = l.task_id
+WHERE l.key = %(label_key)s::text AND l.value = %(label_value)s::text
 
--- name: task_rows_by_name_asc
-SELECT id, name, status, waiting_on, agent, parent_id, created_at, updated_at FROM tasks
-WHERE name = %(name)s AND
--- include: task_filter
-ORDER BY created_at, position LIMIT %(limit)s OFFSET %(offset)s
+-- name: task_rows_from_parent
+FROM tasks t WHERE t.parent_id = %(parent_id)s::text
 
--- name: task_rows_by_name_desc
-SELECT id, name, status, waiting_on, agent, parent_id, created_at, updated_at FROM tasks
-WHERE name = %(name)s AND
--- include: task_filter
-ORDER BY created_at DESC, position DESC LIMIT %(limit)s OFFSET %(offset)s
+-- name: task_rows_from_name
+FROM tasks t WHERE t.name COLLATE "C" = %(name)s::text
 
--- name: count_task_rows_by_name
-SELECT COUNT(*) FROM tasks
-WHERE name = %(name)s AND
--- include: task_filter
+-- name: task_rows_from_agent
+FROM tasks t WHERE t.agent = %(agent)s::text
 
--- name: task_rows_by_agent_asc
-SELECT id, name, status, waiting_on, agent, parent_id, created_at, updated_at FROM tasks
-WHERE agent = %(agent)s AND
--- include: task_filter
-ORDER BY created_at, position LIMIT %(limit)s OFFSET %(offset)s
+-- The range of ids that start with the prefix (an index of ids); task_rows_where_id_prefix checks it.
+-- name: task_rows_from_id_prefix
+FROM tasks t WHERE t.id COLLATE "C" >= %(id_prefix)s::text AND t.id COLLATE "C" < %(id_prefix_end)s::text
 
--- name: task_rows_by_agent_desc
-SELECT id, name, status, waiting_on, agent, parent_id, created_at, updated_at FROM tasks
-WHERE agent = %(agent)s AND
--- include: task_filter
-ORDER BY created_at DESC, position DESC LIMIT %(limit)s OFFSET %(offset)s
+-- The creation times, as a range of the index the rows are walked in (all, parent, name, agent).
+-- name: task_rows_created_in
+AND t.created_at >= %(since)s::bigint AND t.created_at < %(until)s::bigint
 
--- name: count_task_rows_by_agent
-SELECT COUNT(*) FROM tasks
-WHERE agent = %(agent)s AND
--- include: task_filter
+-- The creation times, checked on each row (+: not a range to walk, whose order is not the one asked).
+-- name: task_rows_created_within
+AND +t.created_at >= %(since)s::bigint AND +t.created_at < %(until)s::bigint
+
+-- name: task_rows_where_statuses
+AND t.status IN (SELECT jsonb_array_elements_text(%(statuses)s::jsonb))
+
+-- name: task_rows_where_waiting_on
+AND t.waiting_on IN (SELECT jsonb_array_elements_text(%(waiting_on)s::jsonb))
+
+-- name: task_rows_where_name
+AND t.name COLLATE "C" = %(name)s::text
+
+-- name: task_rows_where_agent
+AND t.agent = %(agent)s::text
+
+-- name: task_rows_where_model
+AND t.model = %(model)s::text
+
+-- name: task_rows_where_parent
+AND t.parent_id = %(parent_id)s::text
+
+-- name: task_rows_where_id_prefix
+AND starts_with(t.id, %(id_prefix)s::text)
+
+-- name: task_rows_where_min_cost
+AND t.cost >= %(min_cost)s::float8
+
+-- name: task_rows_where_max_cost
+AND t.cost <= %(max_cost)s::float8
+
+-- Every label given (a JSON object: those the rows' lead does not hold already) is one of the
+-- task's: none of them lacks a row (written so, each is looked up by the task's primary key).
+-- name: task_rows_where_labels
+AND NOT EXISTS (
+    SELECT 1 FROM jsonb_each_text(%(labels)s::jsonb) AS wanted
+    LEFT JOIN task_labels has ON has.task_id = t.id AND has.key = wanted.key AND has.value = wanted.value
+    WHERE has.task_id IS NULL)
+
+-- name: task_rows_after_created_asc
+AND (t.created_at, t.id COLLATE "C") > (%(after_created)s::bigint, %(after_id)s::text)
+
+-- name: task_rows_after_created_desc
+AND (t.created_at, t.id COLLATE "C") < (%(after_created)s::bigint, %(after_id)s::text)
+
+-- name: task_rows_after_updated_asc
+AND (t.updated_at, t.created_at, t.id COLLATE "C") > (%(after_value)s::bigint, %(after_created)s::bigint, %(after_id)s::text)
+
+-- name: task_rows_after_updated_desc
+AND (t.updated_at, t.created_at, t.id COLLATE "C") < (%(after_value)s::bigint, %(after_created)s::bigint, %(after_id)s::text)
+
+-- name: task_rows_after_name_asc
+AND (t.name COLLATE "C", t.created_at, t.id COLLATE "C") > (%(after_value)s::text, %(after_created)s::bigint, %(after_id)s::text)
+
+-- name: task_rows_after_name_desc
+AND (t.name COLLATE "C", t.created_at, t.id COLLATE "C") < (%(after_value)s::text, %(after_created)s::bigint, %(after_id)s::text)
+
+-- name: task_rows_after_status_asc
+AND (t.status, t.created_at, t.id COLLATE "C") > (%(after_value)s::text, %(after_created)s::bigint, %(after_id)s::text)
+
+-- name: task_rows_after_status_desc
+AND (t.status, t.created_at, t.id COLLATE "C") < (%(after_value)s::text, %(after_created)s::bigint, %(after_id)s::text)
+
+-- name: task_rows_after_cost_asc
+AND (t.cost, t.created_at, t.id COLLATE "C") > (%(after_value)s::float8, %(after_created)s::bigint, %(after_id)s::text)
+
+-- name: task_rows_after_cost_desc
+AND (t.cost, t.created_at, t.id COLLATE "C") < (%(after_value)s::float8, %(after_created)s::bigint, %(after_id)s::text)
+
+-- name: task_rows_order_created_asc
+ORDER BY t.created_at, t.id COLLATE "C"
+
+-- name: task_rows_order_created_desc
+ORDER BY t.created_at DESC, t.id COLLATE "C" DESC
+
+-- name: task_rows_order_updated_asc
+ORDER BY t.updated_at, t.created_at, t.id COLLATE "C"
+
+-- name: task_rows_order_updated_desc
+ORDER BY t.updated_at DESC, t.created_at DESC, t.id COLLATE "C" DESC
+
+-- name: task_rows_order_name_asc
+ORDER BY t.name COLLATE "C", t.created_at, t.id COLLATE "C"
+
+-- name: task_rows_order_name_desc
+ORDER BY t.name COLLATE "C" DESC, t.created_at DESC, t.id COLLATE "C" DESC
+
+-- name: task_rows_order_status_asc
+ORDER BY t.status, t.created_at, t.id COLLATE "C"
+
+-- name: task_rows_order_status_desc
+ORDER BY t.status DESC, t.created_at DESC, t.id COLLATE "C" DESC
+
+-- name: task_rows_order_cost_asc
+ORDER BY t.cost, t.created_at, t.id COLLATE "C"
+
+-- name: task_rows_order_cost_desc
+ORDER BY t.cost DESC, t.created_at DESC, t.id COLLATE "C" DESC
+
+-- name: task_rows_page
+LIMIT %(limit)s OFFSET %(offset)s
+
+-- What finds a task (store/sql/task_rows.py): its labels, given when it is made, and the words
+-- it is searched by (a JSON array), put when it is made and again when it ends.
+
+-- name: insert_task_labels
+INSERT INTO task_labels (task_id, key, value)
+SELECT %(task_id)s, key, value FROM jsonb_each_text(%(labels)s::jsonb)
+
+-- name: put_task_words
+INSERT INTO task_text (task_id, words)
+VALUES (%(task_id)s, array_to_tsvector(ARRAY(SELECT jsonb_array_elements_text(%(words)s::jsonb))))
+ON CONFLICT (task_id) DO UPDATE SET words = EXCLUDED.words
+
+-- name: task_records_after
+-- The records of the tasks stored before the search index (migration 16), a batch at a time.
+SELECT id, status, record FROM tasks WHERE id COLLATE "C" > %(after)s::text ORDER BY id COLLATE "C" LIMIT %(limit)s
 
 -- contents (store/sql/content.py): a task's content-addressed values, each stored once.
 
@@ -677,6 +776,12 @@ DELETE FROM lease_claims WHERE task_id = %(task_id)s
 
 -- name: delete_task_leases
 DELETE FROM leases WHERE task_id = %(task_id)s
+
+-- name: delete_task_task_labels
+DELETE FROM task_labels WHERE task_id = %(task_id)s
+
+-- name: delete_task_task_text
+DELETE FROM task_text WHERE task_id = %(task_id)s
 
 -- name: delete_task_tasks
 DELETE FROM tasks WHERE id = %(task_id)s

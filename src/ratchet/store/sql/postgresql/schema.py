@@ -32,6 +32,7 @@ from ....errors import (
 from ....records import utcnow
 from ...redact import hide_secrets, secrets_of
 from .. import catalogue, rows
+from ..task_rows import SEARCH_VERSION, search_params
 
 __all__ = ["Target", "connect", "connection_error", "migrate", "prepare", "server_error"]
 
@@ -218,6 +219,8 @@ async def migrate(
             else:
                 for migration in catalogue.migrations(DIALECT)[found:]:
                     await conn.execute(migration.sql)
+                if 0 < found < SEARCH_VERSION:
+                    await _index_stored_tasks(conn)
             applied_at = rows.to_micros(utcnow())
             for version in range(found + 1, latest + 1):
                 await conn.execute(queries["record_version"], {"version": version, "applied_at": applied_at})
@@ -228,3 +231,17 @@ async def migrate(
                 await conn.execute(queries["rollback"])
         raise
     return latest
+
+
+async def _index_stored_tasks(conn: psycopg.AsyncConnection[Any]) -> None:
+    """Put the search words of the tasks stored before the search index, a batch of records at a time."""
+    queries = catalogue.queries(DIALECT)
+    after = ""
+    while True:
+        cursor = await conn.execute(queries["task_records_after"], {"after": after, "limit": 500})
+        found = await cursor.fetchall()
+        if not found:
+            return
+        async with conn.cursor() as writing:
+            await writing.executemany(queries["put_task_words"], search_params(found))
+        after = found[-1][0]

@@ -14,13 +14,36 @@ CREATE TABLE tasks (
     parent_id   TEXT,
     name        TEXT,
     agent       TEXT,
-    updated_at  BIGINT
+    updated_at  BIGINT,
+    model       TEXT,
+    cost        DOUBLE PRECISION NOT NULL DEFAULT 0
 );
-CREATE INDEX tasks_by_status ON tasks (status, created_at);
-CREATE INDEX tasks_by_parent ON tasks (parent_id, created_at);
-CREATE INDEX tasks_by_created ON tasks (created_at, position);
-CREATE INDEX tasks_by_name ON tasks (name, created_at, position);
-CREATE INDEX tasks_by_agent ON tasks (agent, created_at, position);
+-- Every order a listing sorts by, ending with the creation time and the id (a total order);
+-- names and ids by code point (COLLATE "C"), as on SQLite and in Python.
+CREATE INDEX tasks_by_status ON tasks (status, created_at, id COLLATE "C");
+CREATE INDEX tasks_by_parent ON tasks (parent_id, created_at, id COLLATE "C");
+CREATE INDEX tasks_by_created ON tasks (created_at, id COLLATE "C");
+CREATE INDEX tasks_by_name ON tasks (name COLLATE "C", created_at, id COLLATE "C");
+CREATE INDEX tasks_by_agent ON tasks (agent, created_at, id COLLATE "C");
+CREATE INDEX tasks_by_updated ON tasks (updated_at, created_at, id COLLATE "C");
+CREATE INDEX tasks_by_cost ON tasks (cost, created_at, id COLLATE "C");
+CREATE INDEX tasks_by_id ON tasks (id COLLATE "C");
+
+-- What finds a task besides its columns (docs/finding-tasks.md): its labels, and the words of
+-- its name, instruction and (once it ended) result or error, in a tsvector with a GIN index.
+CREATE TABLE task_labels (
+    task_id     TEXT NOT NULL,
+    key         TEXT NOT NULL,
+    value       TEXT NOT NULL,
+    PRIMARY KEY (task_id, key)
+);
+CREATE INDEX task_labels_by_value ON task_labels (key, value, task_id);
+
+CREATE TABLE task_text (
+    task_id     TEXT PRIMARY KEY,
+    words       TSVECTOR NOT NULL
+);
+CREATE INDEX task_text_by_word ON task_text USING gin (words);
 
 CREATE TABLE steps (
     task_id     TEXT NOT NULL,

@@ -47,9 +47,10 @@ SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'
 SELECT token = ?2 AND NOT released FROM leases WHERE task_id = ?1
 
 -- name: insert_task
-INSERT INTO tasks (id, status, waiting_on, created_at, record, priority, parent_id, name, agent, updated_at)
+INSERT INTO tasks (id, status, waiting_on, created_at, record, priority, parent_id, name, agent, updated_at,
+                   model, cost)
 VALUES (:id, :status, :waiting_on, :created_at, :record, :priority, :parent_id, :name, :agent,
-        :updated_at)
+        :updated_at, :model, :cost)
 ON CONFLICT (id) DO NOTHING
 
 -- name: get_task
@@ -80,7 +81,7 @@ ORDER BY created_at, rowid LIMIT COALESCE(:limit, -1)
 
 -- name: update_task
 UPDATE tasks SET status = :status, waiting_on = :waiting_on, record = :record, priority = :priority,
-                 name = :name, agent = :agent, updated_at = :updated_at
+                 name = :name, agent = :agent, updated_at = :updated_at, model = :model, cost = :cost
 WHERE id = :id
 
 -- name: list_orphaned_tasks
@@ -491,70 +492,162 @@ SELECT position, record FROM task_changes WHERE position > :after ORDER BY posit
 -- name: last_task_change
 SELECT MAX(position) FROM task_changes
 
--- The task listing (store/ops/task_rows.py): only the columns a listing shows; a filter not given
--- is NULL. One query per leading filter, so each walks its own index in creation order
--- (by name, by agent, or by creation time alone) and stops at the limit.
+-- The task listing (store/sql/task_rows.py): a query is made of the blocks below, joined in
+-- order (catalogue: NAME+NAME+...): a select (the rows or their count), the rows it starts
+-- from (its leading filter, whose index it walks), a condition for each other filter given,
+-- then for a page the place it starts after, its order and its limit.
 
--- task_filter is not a query: the listing's filters, which the nine queries after it include.
--- Each of those leads with the filter whose index it walks (name, agent, else creation time alone).
+-- name: task_rows_select
+SELECT t.id, t.name, t.status, t.waiting_on, t.agent, t.parent_id, t.created_at, t.updated_at,
+       t.model, t.cost
 
--- name: task_filter
-created_at >= :since AND created_at < :until
-  AND (:statuses IS NULL OR status IN (SELECT value FROM json_each(:statuses)))
-  AND (:name IS NULL OR name = :name)
-  AND (:agent IS NULL OR agent = :agent)
-  AND (:parent_id IS NULL OR parent_id = :parent_id)
+-- name: task_rows_count
+SELECT COUNT(*)
 
--- name: task_rows_asc
-SELECT id, name, status, waiting_on, agent, parent_id, created_at, updated_at FROM tasks
-WHERE
--- include: task_filter
-ORDER BY created_at, rowid LIMIT COALESCE(:limit, -1) OFFSET :offset
+-- Every task, walked in the order's own index (tasks_by_created, _by_updated, _by_name, ...).
+-- name: task_rows_from_all
+FROM tasks t WHERE TRUE
 
--- name: task_rows_desc
-SELECT id, name, status, waiting_on, agent, parent_id, created_at, updated_at FROM tasks
-WHERE
--- include: task_filter
-ORDER BY created_at DESC, rowid DESC LIMIT COALESCE(:limit, -1) OFFSET :offset
+-- The words are a JSON array of words (letters and digits only); each starts a word of the task.
+-- name: task_rows_from_text
+FROM task_search s JOIN task_text x ON x.id = s.rowid JOIN tasks t ON t.id = x.task_id
+WHERE task_search MATCH (SELECT group_concat('"' || value || '"*', ' AND ') FROM json_each(:words))
 
--- name: count_task_rows
-SELECT COUNT(*) FROM tasks
-WHERE
--- include: task_filter
+-- name: task_rows_from_label
+FROM task_labels l JOIN tasks t ON t.id = l.task_id
+WHERE l.key = :label_key AND l.value = :label_value
 
--- name: task_rows_by_name_asc
-SELECT id, name, status, waiting_on, agent, parent_id, created_at, updated_at FROM tasks
-WHERE name = :name AND
--- include: task_filter
-ORDER BY created_at, rowid LIMIT COALESCE(:limit, -1) OFFSET :offset
+-- name: task_rows_from_parent
+FROM tasks t WHERE t.parent_id = :parent_id
 
--- name: task_rows_by_name_desc
-SELECT id, name, status, waiting_on, agent, parent_id, created_at, updated_at FROM tasks
-WHERE name = :name AND
--- include: task_filter
-ORDER BY created_at DESC, rowid DESC LIMIT COALESCE(:limit, -1) OFFSET :offset
+-- name: task_rows_from_name
+FROM tasks t WHERE t.name = :name
 
--- name: count_task_rows_by_name
-SELECT COUNT(*) FROM tasks
-WHERE name = :name AND
--- include: task_filter
+-- name: task_rows_from_agent
+FROM tasks t WHERE t.agent = :agent
 
--- name: task_rows_by_agent_asc
-SELECT id, name, status, waiting_on, agent, parent_id, created_at, updated_at FROM tasks
-WHERE agent = :agent AND
--- include: task_filter
-ORDER BY created_at, rowid LIMIT COALESCE(:limit, -1) OFFSET :offset
+-- The range of ids that start with the prefix (an index of ids); task_rows_where_id_prefix checks it.
+-- name: task_rows_from_id_prefix
+FROM tasks t WHERE t.id >= :id_prefix AND t.id < :id_prefix_end
 
--- name: task_rows_by_agent_desc
-SELECT id, name, status, waiting_on, agent, parent_id, created_at, updated_at FROM tasks
-WHERE agent = :agent AND
--- include: task_filter
-ORDER BY created_at DESC, rowid DESC LIMIT COALESCE(:limit, -1) OFFSET :offset
+-- The creation times, as a range of the index the rows are walked in (all, parent, name, agent).
+-- name: task_rows_created_in
+AND t.created_at >= :since AND t.created_at < :until
 
--- name: count_task_rows_by_agent
-SELECT COUNT(*) FROM tasks
-WHERE agent = :agent AND
--- include: task_filter
+-- The creation times, checked on each row (+: not a range to walk, whose order is not the one asked).
+-- name: task_rows_created_within
+AND +t.created_at >= :since AND +t.created_at < :until
+
+-- name: task_rows_where_statuses
+AND t.status IN (SELECT value FROM json_each(:statuses))
+
+-- name: task_rows_where_waiting_on
+AND t.waiting_on IN (SELECT value FROM json_each(:waiting_on))
+
+-- name: task_rows_where_name
+AND t.name = :name
+
+-- name: task_rows_where_agent
+AND t.agent = :agent
+
+-- name: task_rows_where_model
+AND t.model = :model
+
+-- name: task_rows_where_parent
+AND t.parent_id = :parent_id
+
+-- name: task_rows_where_id_prefix
+AND substr(t.id, 1, length(:id_prefix)) = :id_prefix
+
+-- name: task_rows_where_min_cost
+AND t.cost >= :min_cost
+
+-- name: task_rows_where_max_cost
+AND t.cost <= :max_cost
+
+-- Every label given (a JSON object: those the rows' lead does not hold already) is one of the task's.
+-- name: task_rows_where_labels
+AND NOT EXISTS (
+    SELECT 1 FROM json_each(:labels) wanted
+    WHERE NOT EXISTS (SELECT 1 FROM task_labels has
+                      WHERE has.task_id = t.id AND has.key = wanted.key AND has.value = wanted.value))
+
+-- name: task_rows_after_created_asc
+AND (t.created_at, t.id) > (:after_created, :after_id)
+
+-- name: task_rows_after_created_desc
+AND (t.created_at, t.id) < (:after_created, :after_id)
+
+-- name: task_rows_after_updated_asc
+AND (t.updated_at, t.created_at, t.id) > (:after_value, :after_created, :after_id)
+
+-- name: task_rows_after_updated_desc
+AND (t.updated_at, t.created_at, t.id) < (:after_value, :after_created, :after_id)
+
+-- name: task_rows_after_name_asc
+AND (t.name, t.created_at, t.id) > (:after_value, :after_created, :after_id)
+
+-- name: task_rows_after_name_desc
+AND (t.name, t.created_at, t.id) < (:after_value, :after_created, :after_id)
+
+-- name: task_rows_after_status_asc
+AND (t.status, t.created_at, t.id) > (:after_value, :after_created, :after_id)
+
+-- name: task_rows_after_status_desc
+AND (t.status, t.created_at, t.id) < (:after_value, :after_created, :after_id)
+
+-- name: task_rows_after_cost_asc
+AND (t.cost, t.created_at, t.id) > (:after_value, :after_created, :after_id)
+
+-- name: task_rows_after_cost_desc
+AND (t.cost, t.created_at, t.id) < (:after_value, :after_created, :after_id)
+
+-- name: task_rows_order_created_asc
+ORDER BY t.created_at, t.id
+
+-- name: task_rows_order_created_desc
+ORDER BY t.created_at DESC, t.id DESC
+
+-- name: task_rows_order_updated_asc
+ORDER BY t.updated_at, t.created_at, t.id
+
+-- name: task_rows_order_updated_desc
+ORDER BY t.updated_at DESC, t.created_at DESC, t.id DESC
+
+-- name: task_rows_order_name_asc
+ORDER BY t.name, t.created_at, t.id
+
+-- name: task_rows_order_name_desc
+ORDER BY t.name DESC, t.created_at DESC, t.id DESC
+
+-- name: task_rows_order_status_asc
+ORDER BY t.status, t.created_at, t.id
+
+-- name: task_rows_order_status_desc
+ORDER BY t.status DESC, t.created_at DESC, t.id DESC
+
+-- name: task_rows_order_cost_asc
+ORDER BY t.cost, t.created_at, t.id
+
+-- name: task_rows_order_cost_desc
+ORDER BY t.cost DESC, t.created_at DESC, t.id DESC
+
+-- name: task_rows_page
+LIMIT COALESCE(:limit, -1) OFFSET :offset
+
+-- What finds a task (store/sql/task_rows.py): its labels, given when it is made, and the words
+-- it is searched by (a JSON array), put when it is made and again when it ends.
+
+-- name: insert_task_labels
+INSERT INTO task_labels (task_id, key, value) SELECT :task_id, key, value FROM json_each(:labels)
+
+-- name: put_task_words
+INSERT INTO task_text (task_id, words) VALUES (:task_id, (SELECT group_concat(value, ' ') FROM json_each(:words)))
+ON CONFLICT (task_id) DO UPDATE SET words = excluded.words
+
+-- name: task_records_after
+-- The records of the tasks stored before the search index (migration 16), a batch at a time.
+SELECT id, status, record FROM tasks WHERE id > :after ORDER BY id LIMIT :limit
 
 -- contents (store/sql/content.py): a task's content-addressed values, each stored once.
 
@@ -623,6 +716,12 @@ DELETE FROM lease_claims WHERE task_id = :task_id
 
 -- name: delete_task_leases
 DELETE FROM leases WHERE task_id = :task_id
+
+-- name: delete_task_task_labels
+DELETE FROM task_labels WHERE task_id = :task_id
+
+-- name: delete_task_task_text
+DELETE FROM task_text WHERE task_id = :task_id
 
 -- name: delete_task_tasks
 DELETE FROM tasks WHERE id = :task_id

@@ -24,6 +24,7 @@ from ....errors import (
 )
 from ....records import utcnow
 from .. import catalogue, rows
+from ..task_rows import SEARCH_VERSION, search_params
 from .errors import primary_code
 
 __all__ = ["check_file", "check_integrity", "migrate", "prepare"]
@@ -136,6 +137,8 @@ def migrate(conn: sqlite3.Connection, *, fresh_from_schema: bool = True) -> int:
         else:
             for migration in catalogue.migrations("sqlite")[found:]:
                 _run_script(conn, migration.sql)
+            if 0 < found < SEARCH_VERSION:
+                _index_stored_tasks(conn)
         applied_at = rows.to_micros(utcnow())
         for version in range(found + 1, latest + 1):
             conn.execute(queries["record_version"], {"version": version, "applied_at": applied_at})
@@ -146,6 +149,18 @@ def migrate(conn: sqlite3.Connection, *, fresh_from_schema: bool = True) -> int:
                 conn.execute("ROLLBACK")
         raise
     return latest
+
+
+def _index_stored_tasks(conn: sqlite3.Connection) -> None:
+    """Put the search words of the tasks stored before the search index, a batch of records at a time."""
+    queries = catalogue.queries("sqlite")
+    after = ""
+    while True:
+        found = conn.execute(queries["task_records_after"], {"after": after, "limit": 500}).fetchall()
+        if not found:
+            return
+        conn.executemany(queries["put_task_words"], search_params(found))
+        after = found[-1][0]
 
 
 def check_integrity(conn: sqlite3.Connection, where: Path) -> None:

@@ -11,13 +11,47 @@ CREATE TABLE tasks (
     parent_id   TEXT,
     name        TEXT,
     agent       TEXT,
-    updated_at  INTEGER
+    updated_at  INTEGER,
+    model       TEXT,
+    cost        REAL NOT NULL DEFAULT 0
 );
-CREATE INDEX tasks_by_status ON tasks (status, created_at);
-CREATE INDEX tasks_by_parent ON tasks (parent_id, created_at);
-CREATE INDEX tasks_by_created ON tasks (created_at);
-CREATE INDEX tasks_by_name ON tasks (name, created_at);
-CREATE INDEX tasks_by_agent ON tasks (agent, created_at);
+CREATE INDEX tasks_by_status ON tasks (status, created_at, id);
+CREATE INDEX tasks_by_parent ON tasks (parent_id, created_at, id);
+CREATE INDEX tasks_by_created ON tasks (created_at, id);
+CREATE INDEX tasks_by_name ON tasks (name, created_at, id);
+CREATE INDEX tasks_by_agent ON tasks (agent, created_at, id);
+CREATE INDEX tasks_by_updated ON tasks (updated_at, created_at, id);
+CREATE INDEX tasks_by_cost ON tasks (cost, created_at, id);
+
+-- What finds a task besides its columns (docs/finding-tasks.md): its labels, and the words of
+-- its name, instruction and (once it ended) result or error, in an FTS5 index kept in step
+-- with task_text by the triggers.
+CREATE TABLE task_labels (
+    task_id     TEXT NOT NULL,
+    key         TEXT NOT NULL,
+    value       TEXT NOT NULL,
+    PRIMARY KEY (task_id, key)
+) WITHOUT ROWID;
+CREATE INDEX task_labels_by_value ON task_labels (key, value, task_id);
+
+CREATE TABLE task_text (
+    id          INTEGER PRIMARY KEY,
+    task_id     TEXT NOT NULL UNIQUE,
+    words       TEXT NOT NULL
+);
+CREATE VIRTUAL TABLE task_search USING fts5(
+    words, content = 'task_text', content_rowid = 'id', tokenize = 'unicode61 remove_diacritics 0'
+);
+CREATE TRIGGER task_text_added AFTER INSERT ON task_text BEGIN
+    INSERT INTO task_search (rowid, words) VALUES (new.id, new.words);
+END;
+CREATE TRIGGER task_text_removed AFTER DELETE ON task_text BEGIN
+    INSERT INTO task_search (task_search, rowid, words) VALUES ('delete', old.id, old.words);
+END;
+CREATE TRIGGER task_text_changed AFTER UPDATE ON task_text BEGIN
+    INSERT INTO task_search (task_search, rowid, words) VALUES ('delete', old.id, old.words);
+    INSERT INTO task_search (rowid, words) VALUES (new.id, new.words);
+END;
 
 CREATE TABLE steps (
     task_id     TEXT NOT NULL,
