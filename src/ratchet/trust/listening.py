@@ -17,6 +17,8 @@ from ..errors import InputError
 
 __all__ = ["listen_socket", "listening_url", "serve_asgi"]
 
+_BACKLOG = 2048  # uvicorn's own default
+
 
 async def serve_asgi(
     app: Any,
@@ -71,6 +73,9 @@ def listen_socket(host: str, port: int) -> socket.socket:
     try:
         listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         listening.bind(address)
+        # Listening now, not when uvicorn's start-up gets to it: whoever reads the URL printed
+        # before the server starts (a person, a script, a test) is queued, never refused.
+        listening.listen(_BACKLOG)
     except OSError as exc:
         listening.close()
         raise InputError(
