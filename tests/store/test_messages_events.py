@@ -97,6 +97,23 @@ async def test_list_events_after_seq_and_limit(store: StateStore, task: Task) ->
     assert await seqs(after_seq=6) == []
 
 
+async def test_list_events_of_some_kinds_pages_among_those_kinds(store: StateStore, task: Task) -> None:
+    for i, kind in enumerate(["step", "retry", "step", "resolved", "retry", "step", "in_doubt_rerun"]):
+        await store.append_event(make_event(task.id, f"e{i}", kind=kind))
+
+    async def seqs(kinds: set[str], *, after_seq: int = 0, limit: int | None = None) -> list[int]:
+        found = await store.list_events(task.id, after_seq=after_seq, limit=limit, kinds=kinds)
+        return [e.seq for e in found]
+
+    assert await seqs({"retry"}) == [2, 5]
+    assert await seqs({"retry", "resolved", "in_doubt_rerun"}) == [2, 4, 5, 7]
+    assert await seqs({"retry", "resolved", "in_doubt_rerun"}, limit=2) == [2, 4]  # the limit counts matches
+    assert await seqs({"retry", "resolved", "in_doubt_rerun"}, after_seq=4, limit=5) == [5, 7]
+    assert await seqs({"no such kind"}) == []
+    assert await seqs(set()) == []
+    assert [e.kind for e in await store.list_events(task.id, kinds={"resolved"})] == ["resolved"]
+
+
 async def test_last_events_are_the_newest_oldest_first(store: StateStore, task: Task) -> None:
     for i in range(5):
         await store.append_event(make_event(task.id, f"e{i}"))

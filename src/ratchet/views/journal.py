@@ -171,8 +171,10 @@ async def journal_events(tx: StoreOps, task_id: str) -> list[Event]:
     after = 0
     while True:
         unreadable: list[CorruptRecord] = []
-        page = await tx.list_events(task_id, after_seq=after, limit=_EVENT_PAGE, unreadable=unreadable)
-        found.extend(event for event in page if event.kind in _JOURNAL_EVENTS)
+        page = await tx.list_events(
+            task_id, after_seq=after, limit=_EVENT_PAGE, unreadable=unreadable, kinds=_JOURNAL_EVENTS
+        )
+        found.extend(page)
         seqs = [event.seq for event in page] + [int(row.key[1]) for row in unreadable]
         if len(seqs) < _EVENT_PAGE:
             return found

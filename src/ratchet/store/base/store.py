@@ -11,7 +11,7 @@ import abc
 import contextlib
 import copy
 import datetime as dt
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterable, Sequence
 from typing import Any, TypeVar
 
 from ...errors import ConflictError, CorruptRecord, SessionNotFound
@@ -318,9 +318,12 @@ class StateStore(LeaseWrappers, LangGraphWrappers, StoreOps):
         after_seq: int = 0,
         limit: int | None = None,
         unreadable: list[CorruptRecord] | None = None,
+        kinds: Collection[str] | None = None,
     ) -> list[Event]:
         return await self._read(
-            lambda tx: tx.list_events(task_id, after_seq=after_seq, limit=limit, unreadable=unreadable)
+            lambda tx: tx.list_events(
+                task_id, after_seq=after_seq, limit=limit, unreadable=unreadable, kinds=kinds
+            )
         )
 
     async def last_events(

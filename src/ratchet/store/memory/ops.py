@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from ...errors import (
     ArtifactNotFound,
@@ -285,9 +285,12 @@ class MemoryOps(
         after_seq: int = 0,
         limit: int | None = None,
         unreadable: list[CorruptRecord] | None = None,
+        kinds: Collection[str] | None = None,
     ) -> list[Event]:
         rows = self.events.get(task_id, {})
         found = [Event.from_json(rows[seq]) for seq in sorted(rows) if seq > after_seq]
+        if kinds is not None:
+            found = [event for event in found if event.kind in kinds]
         return found if limit is None else found[:limit]
 
     async def last_events(

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import abc
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from ...errors import CorruptRecord
 from ...limits import PRIORITY_DEFAULT
@@ -243,9 +243,13 @@ class StoreOps(
         after_seq: int = 0,
         limit: int | None = None,
         unreadable: list[CorruptRecord] | None = None,
+        kinds: Collection[str] | None = None,
     ) -> list[Event]:
         """Return the task's events with seq greater than `after_seq`, oldest first (rows that cannot
-        be read apart; `limit` counts them too)."""
+        be read apart; `limit` counts them too); with `kinds`, only events of those kinds.
+
+        The store filters by kind, so a reader that wants a few kinds (the journal's retries and
+        doubts) never decodes a long task's every event."""
 
     @abc.abstractmethod
     async def last_events(

@@ -12,7 +12,8 @@ its queries: on PostgreSQL a task's row while its status moves
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Sequence
+import json
+from collections.abc import Callable, Collection, Sequence
 
 from ...errors import (
     ArtifactNotFound,
@@ -303,8 +304,14 @@ class SqlOps(
         after_seq: int = 0,
         limit: int | None = None,
         unreadable: list[CorruptRecord] | None = None,
+        kinds: Collection[str] | None = None,
     ) -> list[Event]:
-        params = {"task_id": task_id, "after_seq": after_seq, "limit": limit}
+        params = {
+            "task_id": task_id,
+            "after_seq": after_seq,
+            "limit": limit,
+            "kinds": None if kinds is None else json.dumps(sorted(kinds)),
+        }
         found = await self._d.all("list_events", params)
         return rows.decode_each(found, rows.event_from_row, unreadable)
 

@@ -217,7 +217,9 @@ SELECT seq, pg_notify('ratchet_events', 'events:' || %(task_id)s) FROM added
 
 -- name: list_events
 SELECT task_id, seq, time, kind, severity, message, display_message, data
-FROM events WHERE task_id = %(task_id)s AND seq > %(after_seq)s ORDER BY seq LIMIT %(limit)s
+FROM events WHERE task_id = %(task_id)s AND seq > %(after_seq)s
+  AND (CAST(%(kinds)s AS jsonb) IS NULL OR kind IN (SELECT jsonb_array_elements_text(CAST(%(kinds)s AS jsonb))))
+ORDER BY seq LIMIT %(limit)s
 
 -- name: last_events
 SELECT * FROM (

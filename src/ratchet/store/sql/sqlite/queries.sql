@@ -214,7 +214,9 @@ RETURNING seq
 
 -- name: list_events
 SELECT task_id, seq, time, kind, severity, message, display_message, data
-FROM events WHERE task_id = :task_id AND seq > :after_seq ORDER BY seq LIMIT COALESCE(:limit, -1)
+FROM events WHERE task_id = :task_id AND seq > :after_seq
+  AND (:kinds IS NULL OR kind IN (SELECT value FROM json_each(:kinds)))
+ORDER BY seq LIMIT COALESCE(:limit, -1)
 
 -- name: last_events
 SELECT * FROM (
