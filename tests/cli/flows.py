@@ -54,6 +54,16 @@ async def three_steps(ctx: ratchet.Context) -> list[str]:
     return said
 
 
+@ratchet.workflow(tools=[shout])
+async def hello_then_greet(ctx: ratchet.Context, who: str) -> list[str]:
+    """Two steps; only the second reads `who`, so a fork after the first may change it."""
+    async with ctx.step("hello"):
+        hello = str(await ctx.call_tool("shout", {"text": "hello"}))
+    async with ctx.step("greet"):
+        greeting = str(await ctx.call_tool("shout", {"text": who}))
+    return [hello, greeting]
+
+
 @ratchet.workflow(tools=[send_email])
 async def notify(ctx: ratchet.Context, to: str) -> dict[str, object]:
     """Sends one email; the tool call is what the in-doubt tests leave in flight.

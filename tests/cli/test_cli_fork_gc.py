@@ -70,6 +70,43 @@ def test_fork_from_a_checkpoint_that_does_not_exist(
     assert_one_line_error(done, three_steps.id, "no checkpoint 9", "1, 2, 3")
 
 
+def test_fork_with_changed_inputs_runs_live_on_them_from_the_checkpoint(
+    run_ratchet: RunRatchet, url: str
+) -> None:
+    original = run_here(url, "hello_then_greet", who="hal")
+    assert original.result == ["HELLO", "HAL"]
+
+    done = run_ratchet(
+        "fork", original.id, "--checkpoint", "1", "--inputs", '{"who": "dave"}', "--json", "--store", url
+    )
+
+    assert done.returncode == 0, done.stderr
+    forked = json.loads(done.stdout)
+    assert forked["changed_inputs"] == ["who"]
+    resumed = run_ratchet("resume", forked["task_id"], "--json", "--store", url)
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout.splitlines()[-1])["result"] == ["HELLO", "DAVE"]
+    assert with_store(url, lambda store: store.get_task(original.id)).result == ["HELLO", "HAL"]
+
+
+@pytest.mark.parametrize(
+    ("inputs", "said"),
+    [
+        ('["dave"]', "--inputs must be a JSON object"),
+        ("{who: dave}", "--inputs must be JSON"),
+    ],
+)
+def test_fork_with_inputs_that_are_not_a_json_object_is_one_line(
+    run_ratchet: RunRatchet, url: str, three_steps: Task, inputs: str, said: str
+) -> None:
+    done = run_ratchet("fork", three_steps.id, "--checkpoint", "1", "--inputs", inputs, "--store", url)
+
+    assert_one_line_error(done, said)
+    assert checkpoint_numbers(url, three_steps.id) == [1, 2, 3]
+    tasks = with_store(url, lambda store: store.list_tasks())
+    assert [task.id for task in tasks] == [three_steps.id]  # nothing forked
+
+
 def test_fork_of_a_task_without_checkpoints(run_ratchet: RunRatchet, url: str) -> None:
     task_id = submit(url, "greet", who="hal")
 

@@ -9,8 +9,10 @@ import json
 from typing import Annotated, Any
 
 import typer
+from pydantic import JsonValue
 
 from ..errors import CheckpointNotFound, InputError
+from ..json_text import read_json_text
 from ..policy import parse_duration
 from ..printable import printable_json
 from ..records import Operation
@@ -102,27 +104,50 @@ def fork_command(
             "--checkpoint", min=1, max=MAX_COUNT, metavar="N", help="The checkpoint to start from (from 1)."
         ),
     ],
+    inputs: Annotated[
+        str | None,
+        typer.Option(
+            "--inputs",
+            metavar="JSON",
+            help="Inputs to change in the new task, as a JSON object; the others stay as they were.",
+        ),
+    ] = None,
     store: StoreOption = DEFAULT_STORE_URL,
     force_open: ForceOpenOption = False,
     as_json: JsonOption = False,
 ) -> None:
     """Start a new task from one of a task's checkpoints; the original is left as it is."""
-    new_id = run_async(_fork(store, task_id, checkpoint))
+    changed = _changed_inputs(inputs)
+    new_id = run_async(_fork(store, task_id, checkpoint, changed))
     if as_json:
-        json_output.print_json({"task_id": new_id, "forked_from": task_id, "checkpoint": checkpoint})
+        forked: dict[str, Any] = {"task_id": new_id, "forked_from": task_id, "checkpoint": checkpoint}
+        if changed:
+            forked["changed_inputs"] = sorted(changed)
+        json_output.print_json(forked)
         return
-    render.print_line(f"forked task {task_id} at checkpoint {checkpoint}: new task {new_id}")
+    shown = f" with {', '.join(sorted(changed))} changed" if changed else ""
+    render.print_line(f"forked task {task_id} at checkpoint {checkpoint}{shown}: new task {new_id}")
     render.print_line(
         f"Run it with `{render.command('resume', new_id, store_url=store)}`, "
         "or a running `ratchet worker` picks it up."
     )
 
 
-async def _fork(url: str, task_id: str, checkpoint: int) -> str:
+def _changed_inputs(text: str | None) -> dict[str, JsonValue] | None:
+    """``--inputs`` read as the API reads ``inputs_json``: one JSON object, every integer exact."""
+    if text is None:
+        return None
+    value = read_json_text(text, "--inputs")
+    if not isinstance(value, dict):
+        raise InputError('--inputs must be a JSON object, e.g. \'{"city": "Oslo"}\'')
+    return value
+
+
+async def _fork(url: str, task_id: str, checkpoint: int, inputs: dict[str, JsonValue] | None) -> str:
     async with open_for_task(url, task_id) as store:
         await store.get_task(task_id)  # an unknown task is named as such, not as a checkpoint
         try:
-            return await Runtime(store).fork(task_id, checkpoint)
+            return await Runtime(store).fork(task_id, checkpoint, inputs=inputs)
         except CheckpointNotFound:
             numbers = [saved.number for saved in await store.list_checkpoints(task_id)]
             raise CheckpointNotFound(
