@@ -154,10 +154,15 @@ def measure(kind: str, url: str, directory: Path, tasks: int, queued: int, repea
             found = _median_ms(
                 lambda: client.get("/api/tasks", params={"limit": 50, "search": RARE}), repeats
             )
+            matches = client.get("/api/tasks", params={"limit": 1, "search": RARE}).json()["total"]
+            assert matches == len(range(7, tasks - queued, 1000)), matches  # the search finds what it should
         print("  API (median ms)")
         print(f"    health (the floor)             {floor:8.1f}")
         print(f"    first page of 50               {first:8.1f}   ({first / floor:.1f}x the floor)")
-        print(f"    text search, one word          {found:8.1f}   ({found / floor:.1f}x the floor)")
+        print(
+            f"    text search, one word          {found:8.1f}   ({found / floor:.1f}x the floor; "
+            f"{matches} of {tasks:,} tasks match)"
+        )
 
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=chromium_path(), headless=True)
