@@ -21,6 +21,7 @@ from ..inbox import RECEIVE_TIMEOUT_TRIGGER, expire_receive
 from ..people import APPROVAL_TIMEOUT_TRIGGER, expire_approval
 from ..workflow import Workflow, load_workflow
 from .holders import WorkerIdentity, holder_is_gone
+from .presence import Presence
 from .runner import DEFAULT_LEASE_TTL, run_task
 from .unreadable import set_aside_unreadable
 
@@ -60,6 +61,10 @@ class Worker:
     task finishes the call it is in and stops before its next one, its lease
     is released, and another worker resumes it. Tasks still running after
     `grace` seconds are cancelled (their calls are settled on resume).
+
+    While it runs, busy or idle, it keeps a record of itself in the store
+    (`Presence`: its name, host, pid and slots, renewed at the leases'
+    cadence), which `ratchet workers` lists; a graceful stop removes it.
     """
 
     SET_ASIDE_FIRST = 5.0
@@ -105,6 +110,8 @@ class Worker:
     async def run(self, stop: asyncio.Event | None = None, *, until_idle: bool = False) -> None:
         """Work until `stop` is set (or, with `until_idle`, until there is nothing to do)."""
         stop = stop or asyncio.Event()
+        presence = Presence(self.store, self.identity, concurrency=self.concurrency, lease_ttl=self.lease_ttl)
+        presence.start()
         try:
             async with self.store.changes(TRIGGERS) as feed:
                 trouble = 0
@@ -130,7 +137,10 @@ class Worker:
                             async with asyncio.timeout(pause):
                                 await stop.wait()
         finally:
-            await self._stop_running()
+            try:
+                await self._stop_running()
+            finally:
+                await presence.stop()  # after its tasks: it held them until then
 
     async def _sleep(self, feed: ChangeFeed, stop: asyncio.Event) -> None:
         timeout = max(0.0, self._next_sweep - time.monotonic())
