@@ -46,6 +46,7 @@ COMMANDS = [
     "submit",
     "tasks",
     "worker",
+    "workers",
 ]
 
 
