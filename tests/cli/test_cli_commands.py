@@ -47,6 +47,7 @@ COMMANDS = [
     "submit",
     "tasks",
     "worker",
+    "workers",
 ]
 
 

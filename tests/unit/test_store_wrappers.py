@@ -23,8 +23,9 @@ from ratchet.store import StateStore, StoreOps
 OPERATIONS = sorted(StoreOps.__abstractmethods__)
 
 # The writes that take no fence: no task's run makes them. A writer from outside the run holds the
-# task first (`get_task_locked`, `hold_run`); only an ended task no lease holds is deleted; and
-# LangGraph's checkpointer deletes, copies and prunes whole threads, not a step of a run.
+# task first (`get_task_locked`, `hold_run`); only an ended task no lease holds is deleted;
+# LangGraph's checkpointer deletes, copies and prunes whole threads, not a step of a run; and a
+# worker's record of itself is no task's.
 UNFENCED_WRITES = {
     "get_task_locked",
     "hold_run",
@@ -33,6 +34,9 @@ UNFENCED_WRITES = {
     "delete_langgraph_runs",
     "copy_langgraph_thread",
     "prune_langgraph_threads",
+    "record_worker",
+    "remove_worker",
+    "forget_workers",
 }
 
 _Call = tuple[str, tuple[Any, ...], dict[str, Any]]  # an operation's name, its arguments

@@ -81,6 +81,10 @@ COMMANDS: dict[str, LazyCommand] = {
         "worker:worker_command",
         "Run tasks from the store until SIGTERM or Ctrl-C (or, with --until-idle, until none is left).",
     ),
+    "workers": LazyCommand(
+        "workers:workers_command",
+        "List the live workers, idle ones included: slots in use, tasks held, last heartbeat.",
+    ),
     "mcp": LazyCommand(
         "mcp:mcp_command",
         "Serve the store's tasks over MCP: state://agents/AGENT/tasks/TASK resources, subscriptions, tools.",

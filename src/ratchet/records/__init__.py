@@ -7,7 +7,7 @@ Every record is a frozen pydantic model (`Record`), one module a concept:
   `state_patch`: its working memory and the only way that changes;
 - `people`: risk levels and a person's decisions; `events`: its progress;
 - `conversation`: message threads and sessions; `inbox`: messages sent to a task;
-- `queue`: wake-ups and workers' leases; `changes`: the store's log of task
+- `queue`: wake-ups, workers' leases and the workers' presence; `changes`: the store's log of task
   changes; `grants`: leave to write another's task; `listing`: what a task
   listing asks for and gets;
 - `langgraph`: the rows a LangGraph checkpointer keeps;
@@ -27,7 +27,7 @@ from .langgraph import LangGraphCheckpoint, LangGraphValue, LangGraphWrite
 from .listing import ALL_TASKS, OLDEST_FIRST, TaskCursor, TaskFilter, TaskOrder, TaskRow, TaskSort
 from .people import Approval, ApprovalStatus, Constraints, HumanInTheLoop, RiskLevel
 from .plan import Plan, PlanStep, Step, StepStatus, check_step_move
-from .queue import Lease, Trigger
+from .queue import Lease, Trigger, WorkerPresence
 from .state import AgentState, Artifact, ArtifactRef, Fact
 from .state_patch import (
     AddArtifact,
@@ -92,6 +92,7 @@ __all__ = [
     "TaskStatus",
     "Trigger",
     "WaitReason",
+    "WorkerPresence",
     "check_step_move",
     "check_task_move",
     "utcnow",

@@ -1,4 +1,8 @@
-"""What the queue keeps besides tasks: durable wake-ups (`Trigger`) and workers' claims (`Lease`)."""
+"""What the queue keeps besides tasks: wake-ups (`Trigger`), workers' claims (`Lease`), workers themselves.
+
+A worker records its presence (`WorkerPresence`) while it runs, so that an
+idle one is seen too: a lease says only who holds a task.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ from pydantic import Field, JsonValue
 from ..limits import PRIORITY_MAX, PRIORITY_MIN
 from .base import NonEmpty, Record, utcnow
 
-__all__ = ["Lease", "Trigger"]
+__all__ = ["Lease", "Trigger", "WorkerPresence"]
 
 
 class Trigger(Record):
@@ -59,3 +63,28 @@ class Lease(Record):
 
     def is_live(self, now: dt.datetime | None = None) -> bool:
         return not self.released and self.expires_at > (now or utcnow())
+
+
+class WorkerPresence(Record):
+    """A worker that says it runs: who it is, its slots, and when it was last heard from.
+
+    A worker records itself when it starts, again at each heartbeat (every
+    third of its `lease_ttl`, as its leases are renewed), and removes its
+    record when it stops gracefully. ``expires_at`` is when it counts as gone
+    unless heard from again (docs/workers.md, "Seeing the workers"): a worker
+    killed without a word is no longer live from then on, and its record is
+    forgotten by the next worker that starts. ``concurrency`` is how many
+    tasks it runs at once (its slots); which tasks it holds are its leases.
+    """
+
+    name: NonEmpty
+    host: str = ""
+    pid: int = 0
+    concurrency: int = Field(ge=1)
+    lease_ttl: float = Field(gt=0)
+    started_at: dt.datetime
+    heartbeat_at: dt.datetime
+    expires_at: dt.datetime
+
+    def is_live(self, now: dt.datetime | None = None) -> bool:
+        return self.expires_at > (now or utcnow())

@@ -9,9 +9,10 @@ from fastapi.responses import JSONResponse
 
 from ..chat.listing import list_session_summaries
 from ..errors import StoreError
-from ..records import Lease, utcnow
+from ..records import utcnow
 from ..schedules import PAUSED_FIRE_AT
-from ..views.record_json import iso_time, lease_json, schedule_json, session_json
+from ..views.record_json import lease_json, schedule_json, session_json
+from ..views.workers import list_workers, worker_json
 from .deps import ID_PATTERN, MAX_ID_CHARS, RuntimeDep, TaskId
 from .errors import detail
 
@@ -68,44 +69,23 @@ async def trigger_schedule(rt: RuntimeDep, schedule_id: ScheduleId) -> Any:
     return _no_schedule(schedule_id) if task_id is None else {"schedule_id": schedule_id, "task_id": task_id}
 
 
-@router.get("/workers", summary="Workers holding a task's lease, and their leases")
+@router.get("/workers", summary="Live workers, idle ones included, with their slots and leases")
 async def workers(rt: RuntimeDep) -> list[dict[str, Any]]:
-    """Each worker with a lease on an unfinished task: who it is, where, and the leases it holds.
+    """Each live worker, and each holding a lease on an unfinished task, by name (`ratchet workers --json`).
 
-    ``expires_in_seconds`` is how long until the soonest of its leases
-    expires unless renewed: a live worker's heartbeat keeps moving it on; below
-    zero, the worker stopped renewing and any worker may take its tasks over.
-    ``heartbeat_at`` is when it was last heard from (its latest renewal or
-    claim of any of its leases), ``heartbeat_age_seconds`` how long ago that was.
+    A worker is who it is (``worker``, ``host``, ``pid``), whether it is
+    ``live``, its ``concurrency`` (slots) and ``slots_in_use``, when it
+    ``started_at``, when it was last heard from (``heartbeat_at``,
+    ``heartbeat_age_seconds``), how long until the soonest of its leases
+    expires unless renewed (``expires_in_seconds``: below zero it stopped
+    renewing; null when it holds none) and its ``leases``. A process that
+    holds leases without keeping a record of itself (``ratchet run``) has
+    null ``concurrency`` and ``started_at``.
     """
-    async with rt.store.reading() as tx:
-        # A lease of a task that ended is left as it was (a crash, say): not a task anyone holds.
-        leases = [
-            lease
-            for lease in await tx.held_leases()
-            if not (await tx.get_task(lease.task_id)).status.is_terminal
-        ]
     now = utcnow()
-    by_owner: dict[str, list[Lease]] = {}
-    for lease in leases:
-        by_owner.setdefault(lease.owner, []).append(lease)
-    listed = []
-    for owner, held in sorted(by_owner.items()):
-        soonest = min(lease.expires_at for lease in held)
-        heard = max((lease.heard_at for lease in held if lease.heard_at is not None), default=None)
-        listed.append(
-            {
-                "worker": owner,
-                "host": held[0].host,
-                "pid": held[0].pid,
-                "live": any(lease.is_live(now) for lease in held),
-                "expires_in_seconds": (soonest - now).total_seconds(),
-                "heartbeat_at": iso_time(heard),
-                "heartbeat_age_seconds": None if heard is None else (now - heard).total_seconds(),
-                "leases": [lease_json(lease) for lease in held],
-            }
-        )
-    return listed
+    async with rt.store.reading() as tx:
+        listed = await list_workers(tx, now)
+    return [worker_json(worker, now) for worker in listed]
 
 
 @router.get("/tasks/{task_id}/leases", summary="The leases a task has had, oldest first")

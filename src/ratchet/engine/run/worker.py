@@ -22,6 +22,7 @@ from ..people import APPROVAL_TIMEOUT_TRIGGER, expire_approval
 from ..retention import Retention, delete_expired
 from ..workflow import Workflow, load_workflow
 from .holders import WorkerIdentity, holder_is_gone
+from .presence import Presence
 from .runner import DEFAULT_LEASE_TTL, run_task
 from .unreadable import set_aside_unreadable
 
@@ -67,6 +68,10 @@ class Worker:
     its work: each task in a short transaction of its own, a page of them at
     a time, so claiming and running go on meanwhile. Several workers may do
     so at once; a task one deleted is no more than skipped by the others.
+
+    While it runs, busy or idle, it keeps a record of itself in the store
+    (`Presence`: its name, host, pid and slots, renewed at the leases'
+    cadence), which `ratchet workers` lists; a graceful stop removes it.
     """
 
     SET_ASIDE_FIRST = 5.0
@@ -117,6 +122,8 @@ class Worker:
     async def run(self, stop: asyncio.Event | None = None, *, until_idle: bool = False) -> None:
         """Work until `stop` is set (or, with `until_idle`, until there is nothing to do)."""
         stop = stop or asyncio.Event()
+        presence = Presence(self.store, self.identity, concurrency=self.concurrency, lease_ttl=self.lease_ttl)
+        presence.start()
         try:
             async with self.store.changes(TRIGGERS) as feed:
                 trouble = 0
@@ -145,7 +152,10 @@ class Worker:
                                 await stop.wait()
         finally:
             await self._stop_retention()
-            await self._stop_running()
+            try:
+                await self._stop_running()
+            finally:
+                await presence.stop()  # after its tasks: it held them until then
 
     async def _sleep(self, feed: ChangeFeed, stop: asyncio.Event) -> None:
         timeout = max(0.0, self._next_sweep - time.monotonic())

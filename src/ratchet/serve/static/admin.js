@@ -1,8 +1,9 @@
 // The sessions page and the workers page: tables of what GET /api/sessions
-// and GET /api/workers answer, read again every few seconds.
+// and GET /api/workers answer, read again every few seconds. A worker's times
+// are relative (its start, its last heartbeat), the exact time on hover.
 
 import { api } from "./api.js";
-import { duration, el, put, when } from "./dom.js";
+import { duration, el, exactly, put, stamp, when } from "./dom.js";
 import { writeJson } from "./json.js";
 
 const REFRESH_MS = 5000;
@@ -54,10 +55,24 @@ export function showSessions(root) {
   });
 }
 
-/** How long ago a worker's heartbeat last renewed its leases. */
-function heartbeatAge(worker) {
-  if (worker.heartbeat_age_seconds === null || worker.heartbeat_age_seconds === undefined) return "";
-  return `${duration(Math.max(worker.heartbeat_age_seconds, 0))} ago`;
+/** How long ago a worker was last heard from, exactly to the tenth of a second; the time itself on hover. */
+function heartbeat(worker) {
+  if (!worker.heartbeat_at) return el("span", { class: "muted", text: "—" });
+  const age = `${duration(Math.max(worker.heartbeat_age_seconds, 0))} ago`;
+  return el("time", { datetime: worker.heartbeat_at, title: exactly(worker.heartbeat_at), text: age });
+}
+
+/** Until its soonest lease expires unless renewed (below zero it stopped renewing); a dash when it holds none. */
+function leaseExpiry(worker) {
+  const seconds = worker.expires_in_seconds;
+  if (seconds === null || seconds === undefined) return "—";
+  return seconds >= 0 ? `in ${duration(seconds)}` : `${duration(-seconds)} ago`;
+}
+
+/** Slots in use of its concurrency; a process that keeps no record of itself (`ratchet run`) has no known count. */
+function slots(worker) {
+  const of = worker.concurrency === null || worker.concurrency === undefined ? "?" : worker.concurrency;
+  return `${worker.slots_in_use} of ${of}`;
 }
 
 export function showWorkers(root) {
@@ -66,12 +81,17 @@ export function showWorkers(root) {
     const rows = workers.map((w) =>
       el(
         "tr",
-        { "data-worker": w.worker, "data-live": w.live ? "true" : "false" },
+        {
+          "data-worker": w.worker,
+          "data-live": w.live ? "true" : "false",
+          "data-concurrency": w.concurrency ?? "",
+          "data-slots-in-use": w.slots_in_use,
+        },
         el("td", { class: "worker mono", text: w.worker }),
-        el("td", { class: "host", text: `${w.host}${w.pid ? ` (pid ${w.pid})` : ""}` }),
-        el("td", { class: "live" }, el("span", { class: `badge ${w.live ? "running" : "failed"}`, text: w.live ? "live" : "stopped" })),
-        el("td", { class: "heartbeat-age", text: heartbeatAge(w) }),
-        el("td", { class: "expires", text: w.expires_in_seconds >= 0 ? `in ${duration(w.expires_in_seconds)}` : `${duration(-w.expires_in_seconds)} ago` }),
+        el("td", { class: "host", text: w.host }),
+        el("td", { class: "pid mono", text: w.pid ? String(w.pid) : "—" }),
+        el("td", { class: "live" }, el("span", { class: `badge ${w.live ? "running" : "failed"}`, text: w.live ? "live" : "gone" })),
+        el("td", { class: "slots", text: slots(w) }),
         el(
           "td",
           { class: "leases" },
@@ -79,14 +99,23 @@ export function showWorkers(root) {
             el("a", { href: `/tasks/${encodeURIComponent(lease.task_id)}`, class: "lease mono", text: lease.task_id }),
           ),
         ),
+        el("td", { class: "started" }, stamp(w.started_at)),
+        el("td", { class: "heartbeat-age" }, heartbeat(w)),
+        el("td", { class: "expires", text: leaseExpiry(w) }),
       ),
     );
     put(
       target,
       el("h1", { text: "Workers" }),
-      el("p", { class: "muted", text: "Workers holding a lease on an unfinished task. A live worker's heartbeat renews its leases." }),
-      table("workers", ["Worker", "Host", "State", "Heartbeat", "Lease expires", "Tasks held"], rows),
-      workers.length ? null : el("p", { class: "muted", text: "No worker holds a task now." }),
+      el("p", {
+        class: "muted",
+        text:
+          "Every live worker, idle or busy, and any process holding a task's lease. A worker records itself as it " +
+          "starts and at each heartbeat (every third of its lease's time to live), and removes its record when it " +
+          "stops; one killed counts as gone three of its lease TTLs after its last heartbeat.",
+      }),
+      table("workers", ["Worker", "Host", "PID", "State", "Slots", "Tasks held", "Started", "Heartbeat", "Lease expires"], rows),
+      workers.length ? null : el("p", { class: "muted" }, "No live worker. ", el("code", { text: "ratchet worker" }), " starts one."),
     );
   });
 }

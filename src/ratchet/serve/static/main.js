@@ -5,6 +5,7 @@
 import { api, ApiError, forgetToken, keepToken, whenUnauthorized } from "./api.js";
 import { el, flash, put, refreshTimes } from "./dom.js";
 import { showSessions, showWorkers } from "./admin.js";
+import { showSchedules } from "./schedules.js";
 import { showTask } from "./task.js";
 import { showTasks } from "./tasks.js";
 
@@ -18,6 +19,7 @@ function route(path) {
   const task = /^\/tasks\/([^/]+)$/.exec(path);
   if (task) return ["tasks", (root) => showTask(root, decodeURIComponent(task[1]))];
   if (path === "/sessions") return ["sessions", showSessions];
+  if (path === "/schedules") return ["schedules", showSchedules];
   if (path === "/workers") return ["workers", showWorkers];
   if (path === "/") return ["tasks", showTasks];
   return [null, (root) => put(root, el("p", { text: `The dashboard has no page at ${path}.` }))];

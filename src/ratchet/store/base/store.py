@@ -1,8 +1,9 @@
 """`StateStore`: a store opened from a URL, every operation in a transaction of its own.
 
 Here: its lifecycle, its transactions, its change feeds, and the wrapper of
-every operation but those of the leases (leases.py) and of LangGraph's
-checkpoints (langgraph.py), which are mixed in from their own modules.
+every operation but those of the leases (leases.py), of the workers'
+presence (workers.py) and of LangGraph's checkpoints (langgraph.py), which
+are mixed in from their own modules.
 """
 
 from __future__ import annotations
@@ -44,13 +45,14 @@ from ..ops import StoreOps
 from ..transaction import Opened, Transaction, TransactionGate
 from .langgraph import LangGraphWrappers
 from .leases import LeaseWrappers
+from .workers import WorkerWrappers
 
 __all__ = ["StateStore"]
 
 _R = TypeVar("_R")
 
 
-class StateStore(LeaseWrappers, LangGraphWrappers, StoreOps):
+class StateStore(LeaseWrappers, WorkerWrappers, LangGraphWrappers, StoreOps):
     """A store opened from a URL: the `StoreOps` operations, each in a transaction of its own.
 
     Write operations take a keyword ``fence=lease``: the write is refused with

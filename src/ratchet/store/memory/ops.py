@@ -57,6 +57,7 @@ from .leases import MemoryLeases
 from .task_changes import MemoryTaskChanges
 from .task_delete import MemoryTaskDelete
 from .task_rows import MemoryTaskRows
+from .workers import MemoryWorkers
 
 __all__ = ["MemoryOps"]
 
@@ -70,6 +71,7 @@ class MemoryOps(
     MemoryTaskDelete,
     MemoryLangGraph,
     MemoryLeases,
+    MemoryWorkers,
     MemoryJournalCounts,
     StoreOps,
 ):

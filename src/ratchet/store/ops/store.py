@@ -44,6 +44,7 @@ from .leases import LeaseOps
 from .task_changes import TaskChangeOps
 from .task_delete import TaskDeleteOps
 from .task_rows import TaskRowOps
+from .workers import WorkerOps
 
 __all__ = ["StoreOps", "checkpoints_to_drop", "claim_order", "priority_of"]
 
@@ -59,7 +60,15 @@ def claim_order(trigger: Trigger) -> tuple[int, dt.datetime, int]:
 
 
 class StoreOps(
-    InboxOps, GrantOps, TaskChangeOps, TaskRowOps, TaskDeleteOps, LangGraphOps, LeaseOps, JournalCountOps
+    InboxOps,
+    GrantOps,
+    TaskChangeOps,
+    TaskRowOps,
+    TaskDeleteOps,
+    LangGraphOps,
+    LeaseOps,
+    WorkerOps,
+    JournalCountOps,
 ):
     """The operations of a store; every store implements them with the same behaviour.
 
@@ -68,7 +77,8 @@ class StoreOps(
     `TaskChangeOps` (task_changes.py), and the task listing's on
     `TaskRowOps` (task_rows.py), and deleting a task on `TaskDeleteOps`
     (task_delete.py), and LangGraph's checkpoints on `LangGraphOps`
-    (langgraph.py), and the leases on `LeaseOps` (leases.py).
+    (langgraph.py), and the leases on `LeaseOps` (leases.py), and the
+    workers' presence on `WorkerOps` (workers.py).
     """
 
     # ------------------------------------------------------------------ tasks

@@ -60,6 +60,7 @@ from .leases import SqlLeases
 from .task_changes import SqlTaskChanges
 from .task_delete import SqlTaskDelete
 from .task_rows import SqlTaskRows
+from .workers import SqlWorkers
 
 __all__ = ["SqlOps"]
 
@@ -82,6 +83,7 @@ class SqlOps(
     SqlTaskDelete,
     SqlLangGraph,
     SqlLeases,
+    SqlWorkers,
     SqlJournalCounts,
     StoreOps,
 ):

@@ -167,6 +167,19 @@ CREATE TABLE lease_claims (
     PRIMARY KEY (task_id, token)
 );
 
+-- Each worker that says it runs, one row a name (store/ops/workers.py): written when it starts and at
+-- each heartbeat, deleted when it stops; gone from expires_at on.
+CREATE TABLE workers (
+    name         TEXT PRIMARY KEY,
+    host         TEXT NOT NULL,
+    pid          INTEGER NOT NULL,
+    concurrency  INTEGER NOT NULL,
+    lease_ttl    DOUBLE PRECISION NOT NULL,
+    started_at   BIGINT NOT NULL,
+    heartbeat_at BIGINT NOT NULL,
+    expires_at   BIGINT NOT NULL
+);
+
 CREATE TABLE approvals (
     task_id       TEXT NOT NULL,
     seq           INTEGER NOT NULL,

@@ -431,6 +431,25 @@ SELECT task_id, owner, token, expires_at, host, pid, pid_space, pid_started, rel
        took_over, renewed_at
 FROM lease_claims WHERE task_id = :task_id ORDER BY token
 
+-- name: record_worker
+-- A worker starting, or its heartbeat: its row, replaced whole.
+INSERT INTO workers (name, host, pid, concurrency, lease_ttl, started_at, heartbeat_at, expires_at)
+VALUES (:name, :host, :pid, :concurrency, :lease_ttl, :started_at, :heartbeat_at, :expires_at)
+ON CONFLICT (name) DO UPDATE SET
+    host = excluded.host, pid = excluded.pid, concurrency = excluded.concurrency,
+    lease_ttl = excluded.lease_ttl, started_at = excluded.started_at,
+    heartbeat_at = excluded.heartbeat_at, expires_at = excluded.expires_at
+
+-- name: remove_worker
+DELETE FROM workers WHERE name = :name
+
+-- name: list_workers
+SELECT name, host, pid, concurrency, lease_ttl, started_at, heartbeat_at, expires_at
+FROM workers WHERE expires_at > :now ORDER BY name
+
+-- name: forget_workers
+DELETE FROM workers WHERE expires_at <= :now
+
 -- name: insert_approval
 INSERT INTO approvals (task_id, seq, status, requested_at, record)
 VALUES (:task_id, :seq, :status, :requested_at, :record)

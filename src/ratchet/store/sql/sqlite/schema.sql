@@ -174,6 +174,19 @@ CREATE TABLE lease_claims (
     PRIMARY KEY (task_id, token)
 ) WITHOUT ROWID;
 
+-- Each worker that says it runs, one row a name (store/ops/workers.py): written when it starts and at
+-- each heartbeat, deleted when it stops; gone from expires_at on.
+CREATE TABLE workers (
+    name         TEXT PRIMARY KEY,
+    host         TEXT NOT NULL,
+    pid          INTEGER NOT NULL,
+    concurrency  INTEGER NOT NULL,
+    lease_ttl    REAL NOT NULL,
+    started_at   INTEGER NOT NULL,
+    heartbeat_at INTEGER NOT NULL,
+    expires_at   INTEGER NOT NULL
+) WITHOUT ROWID;
+
 CREATE TABLE approvals (
     task_id       TEXT NOT NULL,
     seq           INTEGER NOT NULL,
