@@ -128,6 +128,7 @@ export async function showTasks(root) {
     const known = !view.cursor || before.length > 0; // a shared address of a later page: its place is not known
     const from = before.length * PAGE + 1;
     if (!page.tasks.length) count.textContent = total ? `No task on this page of ${total.toLocaleString()}` : "";
+    else if (known && page.tasks.length === 1) count.textContent = `Task ${from.toLocaleString()} of ${total.toLocaleString()}`;
     else if (known) count.textContent = `Tasks ${from.toLocaleString()}–${(from + page.tasks.length - 1).toLocaleString()} of ${total.toLocaleString()}`;
     else count.textContent = `${page.tasks.length.toLocaleString()} tasks of ${total.toLocaleString()}`;
     batch.hidden = !total;
