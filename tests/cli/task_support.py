@@ -7,6 +7,8 @@ Every task runs a workflow of ``flows.py``, named by that file's path, so the
 from __future__ import annotations
 
 import asyncio
+import os
+import re
 import signal
 import socket
 import subprocess
@@ -20,6 +22,7 @@ from ratchet.records import Lease, Operation, OpKind, Task, TaskStatus, utcnow
 from ratchet.store import StateStore
 
 from ..helpers.cli import ratchet_command, ratchet_env
+from .run_support import read_terminal
 
 T = TypeVar("T")
 
@@ -156,3 +159,22 @@ def stop_with(process: subprocess.Popen[str], signum: signal.Signals) -> tuple[s
 
 def this_host() -> str:
     return socket.gethostname()
+
+
+def answer_on_a_terminal(cwd: Path, answer: str, *args: str) -> tuple[int, str]:
+    """Run `ratchet ARGS...` with a terminal as its standard input and output, typing `answer`."""
+    leader, follower = os.openpty()
+    process = subprocess.Popen(
+        ratchet_command(*args),
+        cwd=cwd,
+        env=ratchet_env(),
+        stdin=follower,
+        stdout=follower,
+        stderr=subprocess.PIPE,
+    )
+    os.close(follower)
+    os.write(leader, answer.encode() + b"\n")
+    screen = read_terminal(leader)
+    _, err = process.communicate(timeout=60)
+    assert not err.strip(), err  # (the space after the prompt is written there, as `input` writes it)
+    return process.returncode, re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen).replace("\r\n", "\n")

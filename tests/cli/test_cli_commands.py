@@ -28,6 +28,7 @@ COMMANDS = [
     "demo",
     "deny",
     "events",
+    "export",
     "fork",
     "gc",
     "journal",

@@ -78,6 +78,13 @@ async def test_newest_first_limit_and_offset_page_the_listing(store: StateStore,
         (TaskFilter(id_prefix="b2"), ["b2"]),
         (TaskFilter(id_prefix="B"), []),  # ids are matched as they are written
         (TaskFilter(name="nobody"), []),
+        (TaskFilter(updated_before=T0 + dt.timedelta(minutes=2)), ["a1", "a2"]),  # what retention walks
+        (
+            TaskFilter(
+                statuses=frozenset({TaskStatus.COMPLETED}), updated_before=T0 + dt.timedelta(minutes=5)
+            ),
+            ["b2"],
+        ),
     ],
 )
 async def test_each_filter_and_their_combinations(

@@ -39,6 +39,10 @@ workflows = ["myapp.agents", "flows.py"]
 metrics_port = 9100
 metrics_host = "0.0.0.0"
 
+[worker.retain]
+completed = "30d"
+failed = "12h"
+
 [endpoints.gpu]
 provider = "openai"
 base_url = "http://gpu-box:8000/v1"
@@ -73,6 +77,7 @@ def test_every_key_is_read_with_its_type(here: Path) -> None:
     )
     assert worker.workflows == ["myapp.agents", "flows.py"]
     assert (worker.metrics_port, worker.metrics_host) == (9100, "0.0.0.0")
+    assert worker.retain == {"completed": "30d", "failed": "12h"}
     gpu = config.endpoints["gpu"]
     assert (gpu.provider, gpu.base_url, gpu.api_key_env, gpu.timeout) == (
         "openai",
@@ -91,6 +96,7 @@ def test_each_setting_is_given_by_its_environment_variable(here: Path) -> None:
     assert settings["RATCHET_STORE"] == "sqlite:///./state.db"
     assert settings["RATCHET_WORKER_LEASE_TTL"] == 45.0
     assert settings["RATCHET_WORKER_WORKFLOWS"] == ["myapp.agents", "flows.py"]
+    assert settings["RATCHET_WORKER_RETAIN"] == ["completed=30d", "failed=12h"]  # as --retain repeated
 
 
 def test_every_setting_has_its_variable_and_no_variable_names_two() -> None:
@@ -211,6 +217,11 @@ def test_a_file_named_that_does_not_exist_is_one_line(
         ('[log]\nlevel = "loud"\n', '[log]: level must be one of "debug", "info", "warning" or "error"'),
         ('[store]\nurl = ""\n', "[store]: url must be a store URL"),
         ('[worker]\nworkflows = [""]\n', "[worker]: workflows must be a list of modules"),
+        ('[worker.retain]\nrunning = "1d"\n', "[worker]: retain must be a table of how long an ended task"),
+        ('[worker.retain]\ncompleted = "soon"\n', "[worker]: retain must be a table"),
+        ('[worker.retain]\ncompleted = "0s"\n', "[worker]: retain must be a table"),
+        ("[worker.retain]\ncompleted = 30\n", "[worker]: retain must be a table"),
+        ('[worker]\nretain = ["completed=30d"]\n', "[worker]: retain must be a table"),
         # endpoints, checked with the rest
         (
             '[endpoints.Gpu]\nprovider = "openai"\n',

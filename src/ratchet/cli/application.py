@@ -115,10 +115,17 @@ COMMANDS: dict[str, LazyCommand] = {
         "retry:retry_command",
         "Retry a failed or cancelled task: a new task replays what succeeded and runs on from there.",
     ),
-    "gc": LazyCommand("admin:gc_command", "Delete old checkpoints (each task's newest is always kept)."),
+    "gc": LazyCommand(
+        "admin:gc_command",
+        "Delete old checkpoints (each task's newest is always kept), or the tasks kept past --retain.",
+    ),
     "delete": LazyCommand(
         "delete:delete_command",
         "Delete an ended task and all of it (journal, events, messages, artifacts, checkpoints).",
+    ),
+    "export": LazyCommand(
+        "export:export_command",
+        "Write each task the filters match as one JSON line (record, steps, journal, events), oldest first.",
     ),
     "chat": LazyCommand(
         "chat:chat_command",

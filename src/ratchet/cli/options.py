@@ -48,7 +48,9 @@ __all__ = [
     "MaxTokensOption",
     "MaxToolCallsOption",
     "ModelOption",
+    "OptionalTaskArgument",
     "ReasoningEffortOption",
+    "RetainOption",
     "SeedOption",
     "ServerModelOption",
     "SessionOption",
@@ -120,6 +122,25 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of 
 TaskArgument = Annotated[
     str,
     typer.Argument(metavar="TASK", help="The task's id.", autocompletion=complete_task_id),
+]
+RetainOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--retain",
+        envvar="RATCHET_WORKER_RETAIN",
+        metavar="STATUS=AGE",
+        help="Delete the tasks of STATUS (completed, failed or cancelled) that ended more than AGE "
+        "ago (completed=30d; repeat for each status).",
+    ),
+]
+OptionalTaskArgument = Annotated[
+    str | None,
+    typer.Argument(
+        metavar="TASK",
+        help="The task's id; or, instead, the filters of `ratchet tasks` for every task they match.",
+        autocompletion=complete_task_id,
+        show_default=False,
+    ),
 ]
 
 # --------------------------------------------------------------------------- running tasks here

@@ -3,7 +3,9 @@
 The attempt is a new task linked to the old one (``<id>-retry1``); it
 replays what the old one did before the point it starts from, so nothing
 that succeeded runs again, and runs live from there (docs/durability.md,
-"Fork and retry").
+"Fork and retry"). With filters instead of a TASK (`ratchet.cli.batch`),
+each task they match is retried from where it stopped, the new tasks queued
+for workers: a batch runs nothing here.
 """
 
 from __future__ import annotations
@@ -13,10 +15,13 @@ from typing import Annotated
 import typer
 
 from ..engine.run.runner import DEFAULT_LEASE_TTL
+from ..errors import InputError
 from ..runtime import Runtime
 from ..store import DEFAULT_STORE_URL
 from . import json_output, render
-from .options import AllowCodeOption, ForceOpenOption, LeaseTtlOption, StoreOption, TaskArgument
+from .batch import Verb, YesOption, batch_filter, run_batch
+from .filter_options import NO_FILTERS, FilterOptions, with_filter_options
+from .options import AllowCodeOption, ForceOpenOption, LeaseTtlOption, OptionalTaskArgument, StoreOption
 from .resume import resume_command
 from .store_access import open_for_task, run_async
 
@@ -25,8 +30,10 @@ __all__ = ["retry_command"]
 MAX_STEP = 1_000_000
 
 
+@with_filter_options
 def retry_command(
-    task_id: TaskArgument,
+    task_id: OptionalTaskArgument = None,
+    filters: FilterOptions = NO_FILTERS,
     from_step: Annotated[
         int | None,
         typer.Option(
@@ -46,9 +53,12 @@ def retry_command(
     lease_ttl: LeaseTtlOption = DEFAULT_LEASE_TTL,
     as_json: Annotated[
         bool,
-        typer.Option("--json", help="End with one JSON line: the new task's id, status and outcome."),
+        typer.Option(
+            "--json", help="End with one JSON line: the new task's id, status and outcome (or a batch's)."
+        ),
     ] = False,
     allow_code: AllowCodeOption = None,
+    yes: YesOption = False,
 ) -> None:
     """Retry a failed or cancelled task: a new task replays what succeeded and runs on from there.
 
@@ -57,7 +67,25 @@ def retry_command(
     good; a cancelled task where it was stopped. The new task is run here,
     as `ratchet resume` runs one, with the same exit codes; with --queue it
     is only made, for a worker.
+
+    With the filters of `ratchet tasks` instead of TASK, every failed or
+    cancelled task they match, each from where it stopped and queued for the
+    workers: without --yes, only how many (and the first few).
     """
+    where = batch_filter(task_id, filters, verb="retry")
+    if where is not None:
+        if from_step is not None:
+            raise InputError("--from-step is for one TASK; a batch retries each task from where it stopped")
+        run_batch(
+            Verb("retry", "retried"),
+            where,
+            store=store,
+            yes=yes,
+            as_json=as_json,
+            act=lambda runtime: runtime.retry_tasks(where),
+        )
+        return
+    assert task_id is not None
     new_id = run_async(_retry(store, task_id, from_step, queue=queue))
     if queue:
         if as_json:

@@ -28,12 +28,14 @@ import typer
 from ..agent import Agent
 from ..engine.calls.in_flight import cut_short
 from ..errors import CannotResume, InputError, LeaseLost, StoreError
+from ..limits import check_text
 from ..records import Lease, Step, StepStatus, Task, TaskStatus
 from ..runtime import Runtime
 from ..store import DEFAULT_STORE_URL
 from ..trust.code import CodeTrust
 from . import json_output, render
 from .agent_options import AgentOptions, with_agent_options
+from .batch import Verb, YesOption, batch_filter, run_batch
 from .exits import (
     EXIT_INTERRUPTED,
     EXIT_STORE_FAILED,
@@ -42,14 +44,15 @@ from .exits import (
     say_stopped,
     say_store_failed,
 )
+from .filter_options import NO_FILTERS, FilterOptions, with_filter_options
 from .logs import LogFormat, LogLevel, observe_process
 from .options import (
     AllowCodeOption,
     ForceOpenOption,
     LogFormatOption,
     LogLevelOption,
+    OptionalTaskArgument,
     StoreOption,
-    TaskArgument,
 )
 from .progress import RunProgress, Screen, Watcher, screen_for, usage_text
 from .resume import refuse_waiting_for_code
@@ -240,20 +243,44 @@ async def _follow(watcher: Watcher, screen: Screen, running: asyncio.Task[Task])
 # --------------------------------------------------------------------------- cancel
 
 
+@with_filter_options
 def cancel_command(
-    task_id: TaskArgument,
+    task_id: OptionalTaskArgument = None,
+    filters: FilterOptions = NO_FILTERS,
     reason: Annotated[
         str, typer.Option("--reason", metavar="TEXT", help="Why; kept as the task's error.")
     ] = "cancelled by a person",
+    yes: YesOption = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print JSON: the task's record, or what a batch did.")
+    ] = False,
     store: StoreOption = DEFAULT_STORE_URL,
     force_open: ForceOpenOption = False,
 ) -> None:
     """Cancel a task that has not ended, with its open steps and queued wake-ups.
 
     A worker running it stops at its next write. A task that already ended is
-    bad input (exit 2).
+    bad input (exit 2). With the filters of `ratchet tasks` instead of TASK,
+    every task they match: without --yes, only how many (and the first few);
+    with it, each is cancelled as alone, those that ended skipped.
     """
+    where = batch_filter(task_id, filters, verb="cancel")
+    check_text(reason, "--reason")
+    if where is not None:
+        run_batch(
+            Verb("cancel", "cancelled"),
+            where,
+            store=store,
+            yes=yes,
+            as_json=as_json,
+            act=lambda runtime: runtime.cancel_tasks(where, reason=reason),
+        )
+        return
+    assert task_id is not None
     done = run_async(_cancel(store, task_id, reason))
+    if as_json:
+        json_output.print_json(json_output.task_json(done.task))
+        return
     render.print_line(f"task {task_id} cancelled (it was {done.before.status_text}): {done.task.error}")
     if done.steps_cancelled:
         names = ", ".join(step.name for step in done.steps_cancelled)

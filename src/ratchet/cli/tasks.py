@@ -16,9 +16,9 @@ from ..errors import CorruptRecord, StoreNotFound
 from ..records import Checkpoint, Event, TaskFilter, TaskOrder, TaskRow
 from ..store import DEFAULT_STORE_URL
 from ..views.event_feed import follow_events
-from ..views.task_filter import FilterText, cli_option, parse_filter, parse_order
+from ..views.task_filter import cli_option, parse_order
 from . import json_output, render
-from .completion import complete_status
+from .filter_options import NO_FILTERS, FilterOptions, with_filter_options
 from .options import MAX_COUNT, ForceOpenOption, JsonOption, StoreOption, TaskArgument
 from .store_access import open_for_task, open_store_for, run_async
 from .views import TaskView, in_tree_order, load_task_view
@@ -45,74 +45,11 @@ class _Listing:
     unreadable: list[CorruptRecord]
 
 
+@with_filter_options
 def tasks_command(
     store: StoreOption = DEFAULT_STORE_URL,
     force_open: ForceOpenOption = False,
-    search: Annotated[
-        str | None,
-        typer.Option(
-            "--search",
-            "-s",
-            metavar="WORDS",
-            help="Only tasks with a word starting with each of these in their name, instruction, "
-            "or result or error (any case, accents ignored).",
-        ),
-    ] = None,
-    status: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--status",
-            metavar="STATUS",
-            autocompletion=complete_status,
-            help="Only tasks with this status (repeat for any of several): queued, running, waiting, "
-            "completed, failed or cancelled.",
-        ),
-    ] = None,
-    waiting_on: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--waiting-on",
-            metavar="REASON",
-            help="Only tasks waiting on this (repeat for any of several): approval, input, timer, "
-            "in_doubt, code, stale, message or children.",
-        ),
-    ] = None,
-    label: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--label", metavar="KEY=VALUE", help="Only tasks with this label (repeat: all of them)."
-        ),
-    ] = None,
-    name: Annotated[str | None, typer.Option("--name", help="Only tasks of this name (exactly).")] = None,
-    agent: Annotated[str | None, typer.Option("--agent", help="Only tasks of this agent (exactly).")] = None,
-    model: Annotated[
-        str | None, typer.Option("--model", help="Only tasks of this model (exactly: openai:gpt-4o-mini).")
-    ] = None,
-    parent: Annotated[
-        str | None, typer.Option("--parent", metavar="TASK", help="Only the child tasks of this task.")
-    ] = None,
-    id_prefix: Annotated[
-        str | None, typer.Option("--id-prefix", metavar="TEXT", help="Only tasks whose id starts with this.")
-    ] = None,
-    since: Annotated[
-        str | None,
-        typer.Option(
-            "--since", metavar="TIME", help="Only tasks created at or after TIME: ISO 8601 or 2h (ago)."
-        ),
-    ] = None,
-    until: Annotated[
-        str | None,
-        typer.Option(
-            "--until", metavar="TIME", help="Only tasks created before TIME: ISO 8601 or 30m (ago)."
-        ),
-    ] = None,
-    min_cost: Annotated[
-        str | None,
-        typer.Option("--min-cost", metavar="USD", help="Only tasks that cost at least this (0.50)."),
-    ] = None,
-    max_cost: Annotated[
-        str | None, typer.Option("--max-cost", metavar="USD", help="Only tasks that cost at most this.")
-    ] = None,
+    filters: FilterOptions = NO_FILTERS,
     sort: Annotated[
         str,
         typer.Option(
@@ -149,22 +86,7 @@ def tasks_command(
     table reads only the columns it shows; --json prints the listed tasks'
     whole records.
     """
-    given = FilterText(
-        status=status or (),
-        waiting_on=waiting_on or (),
-        name=name,
-        agent=agent,
-        model=model,
-        parent=parent,
-        id_prefix=id_prefix,
-        label=label or (),
-        search=search,
-        since=since,
-        until=until,
-        min_cost=min_cost,
-        max_cost=max_cost,
-    )
-    where = parse_filter(given, cli_option)
+    where = filters.where()
     page = _Page(parse_order(sort, cli_option, descending=desc), limit or None, offset)
     if count:
         found = run_async(_count_tasks(store, where))

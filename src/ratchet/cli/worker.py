@@ -17,6 +17,7 @@ from typing import Annotated
 
 import typer
 
+from ..engine.retention import Retention
 from ..engine.run.holders import WorkerIdentity
 from ..engine.run.runner import DEFAULT_LEASE_TTL
 from ..engine.run.worker import Worker
@@ -36,6 +37,7 @@ from .options import (
     LeaseTtlOption,
     LogFormatOption,
     LogLevelOption,
+    RetainOption,
     StoreOption,
     finite,
 )
@@ -129,6 +131,7 @@ def worker_command(
             help="The address --metrics-port listens on; 0.0.0.0 lets a scraper on another machine in.",
         ),
     ] = "127.0.0.1",
+    retain: RetainOption = None,
     log_level: LogLevelOption = LogLevel.INFO,
     log_format: LogFormatOption = LogFormat.TEXT,
 ) -> None:
@@ -140,12 +143,16 @@ def worker_command(
     second signal stops at once: calls in flight are cancelled, and settled
     when the task resumes. The exit code is 0 either way.
 
+    With --retain, it also deletes the ended tasks kept that long, when it
+    starts and every few minutes, a few at a time beside its work.
+
     Tasks' code is loaded only from the project root (this directory),
     installed packages, what --workflows imported and what --allow-code
     admits; a task whose code is refused or missing waits (waiting(code)),
     and every other task goes on.
     """
     CodeTrust.here(allow_code or ())  # a bad allowance is bad input now, not when a task loads
+    retention = Retention.parse(retain or ())
     make_cwd_importable()
     for source in workflows or ():
         _import_workflows(source)
@@ -169,6 +176,7 @@ def worker_command(
             allow_code=allow_code or [],
             metrics_port=metrics_port,
             metrics_host=metrics_host,
+            retention=retention,
         ),
         on_interrupt=lambda: stopping.heard(signal.SIGINT),
     )
@@ -230,6 +238,7 @@ async def _work(
     allow_code: list[str],
     metrics_port: int | None = None,
     metrics_host: str = "127.0.0.1",
+    retention: Retention | None = None,
 ) -> None:
     loop = asyncio.get_running_loop()
     working = stopping.working = asyncio.current_task()
@@ -250,13 +259,15 @@ async def _work(
                 poll_interval=poll,
                 grace=grace,
                 allow_code=allow_code,
+                retention=retention,
             )
             ends = "stops when no work is left" if until_idle else "stop it with Ctrl-C or SIGTERM"
             wakes = "woken when work is queued" if store.change_poll is None else f"polling every {poll:g} s"
             # Every setting it runs with, wherever it came from (a flag, the environment, ratchet.toml).
+            retains = f", deletes tasks kept past {retention}" if retention else ""
             render.print_line(
                 f"worker {identity.name} on {redact_url(url)}: concurrency {concurrency}, "
-                f"lease {lease_ttl:g} s, {wakes}, grace {grace:g} s; {ends}"
+                f"lease {lease_ttl:g} s, {wakes}, grace {grace:g} s{retains}; {ends}"
             )
             render.flush()
             try:

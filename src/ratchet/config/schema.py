@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -29,7 +30,9 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from ..errors import InputError
 from ..limits import MAX_CONCURRENCY, MAX_SECONDS
+from ..policy import parse_duration
 
 __all__ = [
     "ENVIRONMENT",
@@ -61,6 +64,7 @@ ENVIRONMENT: dict[tuple[str, str], str] = {
     ("worker", "workflows"): "RATCHET_WORKER_WORKFLOWS",
     ("worker", "metrics_port"): "RATCHET_WORKER_METRICS_PORT",
     ("worker", "metrics_host"): "RATCHET_WORKER_METRICS_HOST",
+    ("worker", "retain"): "RATCHET_WORKER_RETAIN",
 }
 
 _Text = Annotated[str, StringConstraints(min_length=1)]
@@ -68,6 +72,21 @@ _Text = Annotated[str, StringConstraints(min_length=1)]
 
 def _lower(value: object) -> object:
     return value.lower() if isinstance(value, str) else value
+
+
+def _some_time(text: str) -> str:
+    try:
+        seconds = parse_duration(text)
+    except InputError as error:
+        raise ValueError(error.message) from None  # a ValueError is what pydantic reports
+    if seconds <= 0:
+        raise ValueError("no time")
+    return text
+
+
+# How long an ended task is kept, by its status (`ratchet.engine.retention`): completed, failed, cancelled.
+_Ended = Literal["completed", "failed", "cancelled"]
+_Duration = Annotated[str, AfterValidator(_some_time)]
 
 
 class _Section(BaseModel):
@@ -139,6 +158,11 @@ class WorkerSection(_Section):
     metrics_host: _Text | None = Field(
         default=None, description='the address metrics_port listens on, e.g. "0.0.0.0"'
     )
+    retain: dict[_Ended, _Duration] | None = Field(
+        default=None,
+        description="a table of how long an ended task is kept, by status (completed, failed or "
+        'cancelled), each a duration: [worker.retain] completed = "30d"',
+    )
 
 
 class EndpointSection(_Section):
@@ -190,6 +214,8 @@ class ProjectConfig(_Section):
         given: dict[str, object] = {}
         for (section, key), variable in ENVIRONMENT.items():
             value = getattr(getattr(self, section), key)
+            if isinstance(value, dict):  # a table is a repeated option: --retain completed=30d
+                value = [f"{name}={setting}" for name, setting in value.items()]
             if value is not None:
                 given[variable] = value
         return given

@@ -7,6 +7,8 @@
 - `run/`: running tasks under leases: the runner, the worker, a task's tree in one process;
 - `workflow` and `task_spec`: the code a task names, and a new task made from it;
 - `outside_writes`: writes to a task from outside its run (a patch, a handoff, a grant);
+- `batches` and `retention`: one verb for every task a filter keeps, a page at a time; and
+  deleting the ended tasks kept past their status's age (what a worker with `--retain` does);
 - `faults`: named crash points, for the tests that kill a worker.
 """
 

@@ -99,6 +99,8 @@ class TaskFilter:
         until: created before this time.
         min_cost: cost at least this much (US dollars).
         max_cost: cost at most this much.
+        updated_before: last changed before this time (for an ended task:
+            it ended then); what retention asks for, not a filter people type.
     """
 
     statuses: frozenset[TaskStatus] = frozenset()
@@ -114,6 +116,7 @@ class TaskFilter:
     until: dt.datetime | None = None
     min_cost: float | None = None
     max_cost: float | None = None
+    updated_before: dt.datetime | None = None
 
     @property
     def words(self) -> list[str]:
@@ -139,6 +142,7 @@ class TaskFilter:
             and (self.until is None or task.created_at < _utc(self.until))
             and (self.min_cost is None or task.cost >= self.min_cost)
             and (self.max_cost is None or task.cost <= self.max_cost)
+            and (self.updated_before is None or task.updated_at < _utc(self.updated_before))
             and (not wanted or _has_words(task_words(task), wanted))
         )
 

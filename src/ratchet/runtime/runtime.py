@@ -1,7 +1,8 @@
 """`Runtime`: the Python API over a store: submit, run, resume, wait, resolve, fork, retry, gc.
 
 Its reads (`get_task`, `list_tasks`, `result`) are in `reading.py`, its schedules in
-`scheduling.py`; `SyncRuntime` (`sync.py`) is the same API for code that is not async.
+`scheduling.py`, its verbs for every task a filter keeps (`cancel_tasks` ...) in
+`batch.py`; `SyncRuntime` (`sync.py`) is the same API for code that is not async.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from ..records import (
 from ..store import DEFAULT_STORE_URL, StateStore, open_store
 from ..trust.code import CodeTrust
 from ..trust.seal import SigningKey
+from .batch import BatchMethods
 from .fork import fork_task, retry_task
 from .reading import ReadingMethods
 from .scheduling import ScheduleMethods
@@ -55,7 +57,7 @@ __all__ = ["Runtime"]
 _UNSET: Any = object()
 
 
-class Runtime(ReadingMethods, ScheduleMethods, SessionMethods, SharingMethods):
+class Runtime(ReadingMethods, BatchMethods, ScheduleMethods, SessionMethods, SharingMethods):
     """Ratchet for Python programs; use as ``async with Runtime(url) as rt:``.
 
     Args:

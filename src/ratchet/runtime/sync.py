@@ -31,13 +31,15 @@ from pydantic import JsonValue
 from typing_extensions import Unpack
 
 from ..agent import Agent
+from ..engine.batches import BatchOutcome
+from ..engine.retention import Retention, RetentionRule
 from ..engine.run.holders import WorkerIdentity
 from ..engine.run.runner import DEFAULT_LEASE_TTL
 from ..engine.workflow import Workflow
 from ..errors import CorruptRecord
 from ..limits import MAX_INSTRUCTION_BYTES, PRIORITY_DEFAULT
 from ..policy import Budget
-from ..records import OLDEST_FIRST, InboxMessage, Task, TaskOrder
+from ..records import OLDEST_FIRST, InboxMessage, Task, TaskFilter, TaskOrder, TaskStatus
 from ..store import DEFAULT_STORE_URL
 from .reading import TaskFilters
 from .runtime import _UNSET, Runtime
@@ -248,6 +250,41 @@ class SyncRuntime:
     @_mirrors(Runtime.fork)
     def fork(self, task_id: str, checkpoint: int) -> str:
         return self._call(self._runtime.fork, task_id, checkpoint)
+
+    # ------------------------------------------------------------------ every task a filter keeps
+
+    @_mirrors(Runtime.cancel_tasks)
+    def cancel_tasks(
+        self,
+        where: TaskFilter | None = None,
+        /,
+        *,
+        reason: str = "cancelled by a person",
+        **filters: Unpack[TaskFilters],
+    ) -> BatchOutcome:
+        return self._call(self._runtime.cancel_tasks, where, reason=reason, **filters)
+
+    @_mirrors(Runtime.retry_tasks)
+    def retry_tasks(self, where: TaskFilter | None = None, /, **filters: Unpack[TaskFilters]) -> BatchOutcome:
+        return self._call(self._runtime.retry_tasks, where, **filters)
+
+    @_mirrors(Runtime.delete_tasks)
+    def delete_tasks(
+        self, where: TaskFilter | None = None, /, **filters: Unpack[TaskFilters]
+    ) -> BatchOutcome:
+        return self._call(self._runtime.delete_tasks, where, **filters)
+
+    @_mirrors(Runtime.count_expired)
+    def count_expired(
+        self, retain: Retention | Mapping[str, str], *, now: dt.datetime | None = None
+    ) -> dict[TaskStatus, int]:
+        return self._call(self._runtime.count_expired, retain, now=now)
+
+    @_mirrors(Runtime.delete_expired)
+    def delete_expired(
+        self, retain: Retention | Mapping[str, str], *, now: dt.datetime | None = None
+    ) -> dict[RetentionRule, BatchOutcome]:
+        return self._call(self._runtime.delete_expired, retain, now=now)
 
     # ------------------------------------------------------------------ people
 

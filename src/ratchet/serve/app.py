@@ -14,7 +14,7 @@ from ..runtime import Runtime
 from ..store import StateStore, store_from_url
 from ..trust.hosts import HostGuard, served_names
 from ..trust.tokens import Tokens
-from . import admin_routes, journal_routes, pages, people_routes, task_routes, view_routes
+from . import admin_routes, batch_routes, journal_routes, pages, people_routes, task_routes, view_routes
 from .errors import install_error_handlers
 from .guard import DEFAULT_MAX_BODY_BYTES, RequestGuard
 from .live import live_router
@@ -86,7 +86,7 @@ def create_app(
     app.state.runtime = Runtime(served, allow_code=allow_code)
     app.state.default_model = default_model
     install_error_handlers(app)
-    for family in (task_routes, journal_routes, view_routes, people_routes, admin_routes):
+    for family in (task_routes, batch_routes, journal_routes, view_routes, people_routes, admin_routes):
         app.include_router(family.router, prefix="/api")
 
     # Prometheus scrapes /metrics (docs/observability.md); the guard below wraps it like every route.

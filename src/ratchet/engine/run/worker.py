@@ -19,6 +19,7 @@ from ...trust.seal import SigningKey
 from ..calls.in_flight import cut_short
 from ..inbox import RECEIVE_TIMEOUT_TRIGGER, expire_receive
 from ..people import APPROVAL_TIMEOUT_TRIGGER, expire_approval
+from ..retention import Retention, delete_expired
 from ..workflow import Workflow, load_workflow
 from .holders import WorkerIdentity, holder_is_gone
 from .runner import DEFAULT_LEASE_TTL, run_task
@@ -60,6 +61,12 @@ class Worker:
     task finishes the call it is in and stops before its next one, its lease
     is released, and another worker resumes it. Tasks still running after
     `grace` seconds are cancelled (their calls are settled on resume).
+
+    With a `retention`, it deletes the ended tasks kept long enough when it
+    starts and every `RETENTION_EVERY` seconds after (`delete_expired`), beside
+    its work: each task in a short transaction of its own, a page of them at
+    a time, so claiming and running go on meanwhile. Several workers may do
+    so at once; a task one deleted is no more than skipped by the others.
     """
 
     SET_ASIDE_FIRST = 5.0
@@ -67,6 +74,7 @@ class Worker:
     STORE_RETRY_FIRST = 0.5
     STORE_RETRY_MAX = 10.0
     UNREADABLE_RECHECK = 300.0
+    RETENTION_EVERY = 600.0
 
     def __init__(
         self,
@@ -79,6 +87,7 @@ class Worker:
         grace: float = 30.0,
         load: Callable[[str], Workflow] = load_workflow,
         allow_code: Iterable[str | Path] = (),
+        retention: Retention | None = None,
     ) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
@@ -101,6 +110,9 @@ class Worker:
         self._set_aside: dict[str, tuple[float, float]] = {}  # task id -> (until, last pause)
         self._next_sweep = 0.0
         self._code_retries: list[str] | None = None  # waiting(code) tasks to try once; listed at start
+        self.retention = retention or Retention()
+        self._retaining: asyncio.Task[None] | None = None  # the retention pass under way, if any
+        self._next_retention = 0.0
 
     async def run(self, stop: asyncio.Event | None = None, *, until_idle: bool = False) -> None:
         """Work until `stop` is set (or, with `until_idle`, until there is nothing to do)."""
@@ -110,8 +122,10 @@ class Worker:
                 trouble = 0
                 while not stop.is_set():
                     try:
+                        self._keep_retention()
                         started, more = await self._start_due_work()
-                        if until_idle and not started and not more and not self._running:
+                        idle = not started and not more and not self._running and not self._retention_busy()
+                        if until_idle and idle:
                             return
                         if more and len(self._running) < self.concurrency:
                             continue
@@ -130,6 +144,7 @@ class Worker:
                             async with asyncio.timeout(pause):
                                 await stop.wait()
         finally:
+            await self._stop_retention()
             await self._stop_running()
 
     async def _sleep(self, feed: ChangeFeed, stop: asyncio.Event) -> None:
@@ -140,11 +155,14 @@ class Worker:
                 timeout = min(timeout, max(0.0, (due - utcnow()).total_seconds()))
         if self.store.change_poll is not None:
             timeout = min(timeout, self.poll_interval)
+        if self.retention:
+            timeout = min(timeout, max(0.0, self._next_retention - time.monotonic()))
+        retaining = [self._retaining] if self._retention_busy() and self._retaining is not None else []
         heard = asyncio.ensure_future(feed.wait(timeout))
         stopped = asyncio.ensure_future(stop.wait())
         try:
             await asyncio.wait(
-                [heard, stopped, *self._running.values()],
+                [heard, stopped, *self._running.values(), *retaining],
                 timeout=timeout + 1,
                 return_when=asyncio.FIRST_COMPLETED,
             )
@@ -153,6 +171,45 @@ class Worker:
             stopped.cancel()
         if heard.done() and not heard.cancelled() and heard.result():
             self._next_sweep = 0.0  # a lease was released, or work queued: look at once
+
+    def _retention_busy(self) -> bool:
+        return self._retaining is not None and not self._retaining.done()
+
+    def _keep_retention(self) -> None:
+        """Start a retention pass beside the work when one is due and none is under way."""
+        if not self.retention or self._retention_busy() or time.monotonic() < self._next_retention:
+            return
+        self._next_retention = time.monotonic() + self.RETENTION_EVERY
+        self._retaining = asyncio.create_task(self._apply_retention(), name="ratchet:retention")
+
+    async def _apply_retention(self) -> None:
+        try:
+            done = await delete_expired(self.store, self.retention)
+        except StoreError as error:  # tried again at the next pass
+            log.warning("worker %s: retention stopped, the store failed (%s)", self.identity.name, error)
+            return
+        except Exception:
+            log.exception("worker %s: retention failed", self.identity.name)
+            return
+        for rule, outcome in done.items():
+            if outcome.done or outcome.skipped:
+                log.info(
+                    "retention %s: deleted %d task(s); %d skipped%s",
+                    rule,
+                    outcome.done,
+                    len(outcome.skipped),
+                    f" (first: {outcome.skipped[0].task_id}: {outcome.skipped[0].reason})"
+                    if outcome.skipped
+                    else "",
+                )
+
+    async def _stop_retention(self) -> None:
+        """Stop a retention pass under way: the task it was deleting is rolled back, whole."""
+        if self._retaining is None:
+            return
+        self._retaining.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._retaining
 
     async def _stop_running(self) -> None:
         if not self._running:

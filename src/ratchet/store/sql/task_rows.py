@@ -89,6 +89,7 @@ def _blocks(where: TaskFilter, order: TaskOrder) -> list[str]:
         "id_prefix": where.id_prefix is not None,
         "min_cost": where.min_cost is not None,
         "max_cost": where.max_cost is not None,
+        "updated_before": where.updated_before is not None,
         "labels": _other_labels(where, lead),
     }
     return blocks + [f"task_rows_where_{name}" for name, wanted in given.items() if wanted]
@@ -125,6 +126,7 @@ def _params(where: TaskFilter) -> Params:
         "until": _LATEST if where.until is None else rows.to_micros(where.until),
         "min_cost": where.min_cost,
         "max_cost": where.max_cost,
+        "updated_before": None if where.updated_before is None else rows.to_micros(where.updated_before),
     }
 
 

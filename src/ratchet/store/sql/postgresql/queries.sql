@@ -622,6 +622,10 @@ AND t.cost >= %(min_cost)s::float8
 -- name: task_rows_where_max_cost
 AND t.cost <= %(max_cost)s::float8
 
+-- Last changed before a time: what retention deletes walks tasks_by_updated up to it.
+-- name: task_rows_where_updated_before
+AND t.updated_at < %(updated_before)s::bigint
+
 -- Every label given (a JSON object: those the rows' lead does not hold already) is one of the
 -- task's: none of them lacks a row (written so, each is looked up by the task's primary key).
 -- name: task_rows_where_labels

@@ -565,6 +565,10 @@ AND t.cost >= :min_cost
 -- name: task_rows_where_max_cost
 AND t.cost <= :max_cost
 
+-- Last changed before a time: what retention deletes walks tasks_by_updated up to it.
+-- name: task_rows_where_updated_before
+AND t.updated_at < :updated_before
+
 -- Every label given (a JSON object: those the rows' lead does not hold already) is one of the task's.
 -- name: task_rows_where_labels
 AND NOT EXISTS (
