@@ -131,7 +131,7 @@ export async function showTasks(root) {
     else if (known && page.tasks.length === 1) count.textContent = `Task ${from.toLocaleString()} of ${total.toLocaleString()}`;
     else if (known) count.textContent = `Tasks ${from.toLocaleString()}–${(from + page.tasks.length - 1).toLocaleString()} of ${total.toLocaleString()}`;
     else count.textContent = `${page.tasks.length.toLocaleString()} tasks of ${total.toLocaleString()}`;
-    batch.hidden = !total;
+    batch.hidden = !total || !hasFilter(view.filter); // a batch needs a filter: never "every task" by a slip
     batch.textContent = `Cancel all ${total.toLocaleString()} matching…`;
     message.hidden = total > 0 && !error;
     message.className = error ? "error" : "muted";
