@@ -3,7 +3,7 @@
 // are relative (its start, its last heartbeat), the exact time on hover.
 
 import { api } from "./api.js";
-import { duration, el, exactly, put, stamp, when } from "./dom.js";
+import { duration, el, exactly, put, stamp } from "./dom.js";
 import { writeJson } from "./json.js";
 
 const REFRESH_MS = 5000;
@@ -42,8 +42,8 @@ export function showSessions(root) {
         el("td", { class: "tasks", text: shown(s.tasks) }),
         el("td", { class: "turns", text: shown(s.turns) }),
         el("td", { class: "version", text: s.version }),
-        el("td", { text: when(s.created_at) }),
-        el("td", { text: when(s.updated_at) }),
+        el("td", { class: "created" }, stamp(s.created_at)),
+        el("td", { class: "updated" }, stamp(s.updated_at)),
       ),
     );
     put(

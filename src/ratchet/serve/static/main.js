@@ -28,6 +28,8 @@ function route(path) {
 function stopPage() {
   if (cleanup) cleanup();
   cleanup = null;
+  const asking = document.querySelector("dialog#confirm"); // a question of the page left: answered "no"
+  if (asking) asking.close();
 }
 
 function askForToken(message) {

@@ -6,6 +6,7 @@
 // keep it all current.
 
 import { api, ApiError, follow } from "./api.js";
+import { cancelTask } from "./cancel.js";
 import { showDecisions } from "./decisions.js";
 import { duration, el, flash, go, put, stamp } from "./dom.js";
 import { familyTree } from "./family.js";
@@ -159,10 +160,26 @@ export async function showTask(root, taskId) {
           await refresh();
         },
       });
+    // Cancel asks first, with a reason kept with the task (cancel.js).
+    const cancel = el("button", {
+      type: "button",
+      class: "danger",
+      "data-action": "cancel",
+      text: "Cancel…",
+      onclick: async () => {
+        flash("");
+        try {
+          if ((await cancelTask(task)) === null) return;
+        } catch (error) {
+          if (!(error instanceof ApiError && error.status === 401)) flash(error.message);
+        }
+        await refresh();
+      },
+    });
     const ended = ENDED.has(task.status);
     put(
       controls,
-      ended ? null : button("cancel", "Cancel", "cancel"),
+      ended ? null : cancel,
       ended || PERSON.has(task.waiting_on) ? null : button("resume", "Resume", "resume"),
       task.status === "failed" || task.status === "cancelled" ? button("retry-task", "Retry as a new task", "retry") : null,
     );

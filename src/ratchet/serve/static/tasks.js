@@ -1,136 +1,196 @@
-// The task list: every task, newest first, with status filters and their
-// live counts, kept current by the global stream (GET /api/stream).
+// The task list (docs/serve.md, "The task list"): one page of the tasks its
+// filters keep, in the order asked, with how many there are in all; the
+// filters, the sort and the page in the address. The page holds only the rows
+// it shows: the global stream updates those in place and counts the rest
+// (task_live.js); the head of the newest-first list takes new tasks as they come.
 
-import { api, follow } from "./api.js";
-import { el, put, when } from "./dom.js";
-import { parseJson } from "./json.js";
+import { ApiError, api } from "./api.js";
+import { batchSummary, cancelMatching, cancelTask } from "./cancel.js";
+import { el, flash, put } from "./dom.js";
+import { FilterBar } from "./task_filters.js";
+import { LiveChanges } from "./task_live.js";
+import { DEFAULT_SORT, hasFilter, listPath, mayMatch, readView, STATUSES, viewAddress } from "./task_query.js";
+import { TaskTable } from "./task_table.js";
 
-export const STATUSES = ["queued", "running", "waiting", "completed", "failed", "cancelled"];
-const PAGE = 500;
+const PAGE = 50;
+const FOLLOW_EVERY_MS = 1000; // the head of the list reads its page again at most this often
 
-function row(task) {
-  const link = el("a", { href: `/tasks/${encodeURIComponent(task.task_id)}`, text: task.name || task.task_id });
-  return el(
-    "tr",
-    { "data-task-id": task.task_id, "data-status": task.status },
-    el("td", { class: "name" }, link),
-    el("td", { class: "status" }, el("span", { class: `badge ${task.status}`, text: task.status })),
-    el("td", { class: "waiting", text: task.waiting_on || "" }),
-    el("td", { class: "agent", text: task.agent || "" }),
-    el("td", { class: "id mono", text: task.task_id }),
-    el("td", { class: "created", text: when(task.created_at) }),
-  );
+function button(action, text, onclick) {
+  return el("button", { type: "button", "data-action": action, text, onclick });
 }
 
-async function allTasks() {
-  const tasks = [];
-  let offset = 0;
-  while (offset !== null) {
-    const answer = await api(`/api/tasks?limit=${PAGE}&offset=${offset}`);
-    tasks.push(...answer.tasks);
-    offset = answer.next_offset;
-  }
-  return tasks;
+function refused(error) {
+  if (!(error instanceof ApiError && error.status === 401)) flash(error.message); // a 401 shows the login form
 }
 
 export async function showTasks(root) {
-  const tasks = new Map(); // task_id -> what the list shows of it
-  let filter = new URLSearchParams(location.search).get("status") || "all";
-  const counts = {};
-  const filters = el("div", { class: "filters", role: "group", "aria-label": "Filter by status" });
-  for (const status of ["all", ...STATUSES]) {
-    counts[status] = el("span", { class: "count", text: "0" });
-    filters.append(
-      el(
-        "button",
-        {
-          type: "button",
-          class: `filter ${status}`,
-          "data-status-filter": status,
-          onclick: () => {
-            filter = status;
-            const query = status === "all" ? "" : `?status=${status}`;
-            history.replaceState(null, "", `/${query}`);
-            render();
-          },
-        },
-        `${status} `,
-        counts[status],
-      ),
+  let view = readView(location.search);
+  // The cursors of the pages before this one (null: the first), kept in the history entry, so a
+  // reload, or coming back to the list, finds "Previous" where it was.
+  let before = view.cursor && Array.isArray(history.state?.before) ? history.state.before : [];
+  let nextCursor = null;
+  let reads = 0; // which read is the latest: an earlier one that answers late is dropped
+  let counted = null; // the filter (but its status) the status buttons count
+
+  const bar = new FilterBar((filter) => go({ filter, sort: view.sort, cursor: null }, []));
+  const table = new TaskTable({ onSort: (sort) => go({ ...view, sort, cursor: null }, []), onCancel: cancelOne });
+  const count = el("span", { class: "page-count", id: "tasks-count" });
+  const changed = el("button", { type: "button", id: "tasks-changed", class: "changed", hidden: true, onclick: () => load({ counts: true }) });
+  const batch = button("batch-cancel", "", batchCancel);
+  batch.classList.add("danger");
+  batch.hidden = true; // until a page says how many match
+  const notice = el("p", { id: "tasks-notice", class: "notice", hidden: true });
+  const message = el("p", { id: "tasks-message", class: "muted", hidden: true });
+  const unreadable = el("p", { id: "tasks-unreadable", class: "error", hidden: true });
+  const first = button("first-page", "« First", () => go({ ...view, cursor: null }, []));
+  const previous = button("previous-page", "‹ Previous", () => go({ ...view, cursor: before.at(-1) ?? null }, before.slice(0, -1)));
+  const next = button("next-page", "Next ›", () => go({ ...view, cursor: nextCursor }, [...before, view.cursor]));
+  put(
+    root,
+    el("h1", { text: "Tasks" }),
+    bar.node,
+    el("div", { class: "list-bar" }, count, changed, batch),
+    notice,
+    table.node,
+    message,
+    unreadable,
+    el("nav", { class: "pager", "aria-label": "Pages" }, first, previous, next),
+  );
+
+  const liveState = document.getElementById("live");
+  const live = new LiveChanges({
+    onScreen: (taskId) => table.has(taskId),
+    apply: (changes) => changes.forEach((change) => table.apply(change)),
+    counts: (change) => mayMatch(view.filter, change),
+    follows: (change) => change.kind === "created" && !view.cursor && view.sort === DEFAULT_SORT && mayMatch(view.filter, change),
+    onFollow: followHead,
+    onCount: (tasks, more) => {
+      changed.hidden = tasks === 0;
+      const many = `${tasks.toLocaleString()}${more ? "+" : ""}`;
+      changed.textContent = `${many} ${tasks === 1 && !more ? "task" : "tasks"} changed or new — refresh`;
+    },
+    onState: (state) => (liveState.textContent = state),
+  });
+
+  // A new task belongs at the head of the newest-first list: the page is read again, once a second at most.
+  let followTimer = null;
+  let followedAt = 0;
+  function followHead() {
+    if (followTimer !== null) return;
+    followTimer = setTimeout(
+      () => {
+        followTimer = null;
+        followedAt = Date.now();
+        load({ counts: true });
+      },
+      Math.max(0, followedAt + FOLLOW_EVERY_MS - Date.now()),
     );
   }
-  const body = el("tbody");
-  const table = el(
-    "table",
-    { id: "tasks" },
-    el(
-      "thead",
-      {},
-      el("tr", {}, ...["Name", "Status", "Waiting on", "Agent", "Task id", "Created"].map((h) => el("th", { text: h }))),
-    ),
-    body,
-  );
-  const empty = el("p", { class: "muted", text: "No task yet. Submit one with `ratchet submit` or POST /api/tasks." });
-  put(root, el("h1", { text: "Tasks" }), filters, table, empty);
 
-  function render() {
-    for (const button of filters.querySelectorAll("button")) {
-      button.classList.toggle("current", button.dataset.statusFilter === filter);
-    }
-    const listed = [...tasks.values()].sort((a, b) => (a.created_at < b.created_at ? 1 : -1));
-    for (const status of ["all", ...STATUSES]) {
-      counts[status].textContent = String(
-        status === "all" ? listed.length : listed.filter((task) => task.status === status).length,
-      );
-    }
-    const shown = listed.filter((task) => filter === "all" || task.status === filter);
-    put(body, ...shown.map(row));
-    empty.hidden = shown.length > 0;
-    empty.textContent = tasks.size ? `No ${filter} task.` : "No task yet. Submit one with `ratchet submit` or POST /api/tasks.";
+  function go(nextView, nextBefore) {
+    view = nextView;
+    before = nextBefore;
+    history.replaceState({ before }, "", viewAddress(view));
+    notice.hidden = true;
+    return load();
   }
 
-  function apply(change) {
-    const known = tasks.get(change.task_id) || { created_at: change.time };
-    tasks.set(change.task_id, {
-      ...known,
-      task_id: change.task_id,
-      name: change.name,
-      agent: change.agent,
-      status: change.status,
-      waiting_on: change.waiting_on,
-      parent_id: change.parent_id,
-    });
+  async function load({ counts = false } = {}) {
+    const current = ++reads;
+    bar.show(view.filter);
+    table.setSort(view.sort);
+    live.hold();
+    let page;
+    try {
+      page = await api(listPath(view, { limit: PAGE }));
+    } catch (error) {
+      if (current !== reads) return;
+      live.release();
+      table.show([]);
+      nextCursor = null;
+      showPage({ total: 0, tasks: [], unreadable: [] }, error);
+      return;
+    }
+    if (current !== reads) return;
+    table.show(page.tasks);
+    live.release();
+    nextCursor = page.next_cursor;
+    showPage(page, null);
+    const filtered = JSON.stringify({ ...view.filter, status: undefined });
+    if (counts || filtered !== counted) {
+      counted = filtered;
+      readCounts(current).catch(refused);
+    }
   }
 
-  // The stream first, then the list: no change falls between the two (docs/serve.md, "The global stream").
-  const live = document.getElementById("live");
-  let loaded = false;
-  const pending = [];
-  let started;
-  const ready = new Promise((resolve) => (started = resolve));
-  const stream = follow(
-    "/api/stream",
-    (message) => {
-      if (message.type === "start") return started();
-      if (message.type !== "message") return;
-      const change = parseJson(message.data);
-      if (!loaded) pending.push(change);
-      else {
-        apply(change);
-        render();
-      }
-    },
-    { onState: (state) => (live.textContent = state) },
-  );
+  function showPage(page, error) {
+    const total = Number(page.total);
+    const known = !view.cursor || before.length > 0; // a shared address of a later page: its place is not known
+    const from = before.length * PAGE + 1;
+    if (!page.tasks.length) count.textContent = total ? `No task on this page of ${total.toLocaleString()}` : "";
+    else if (known && page.tasks.length === 1) count.textContent = `Task ${from.toLocaleString()} of ${total.toLocaleString()}`;
+    else if (known) count.textContent = `Tasks ${from.toLocaleString()}–${(from + page.tasks.length - 1).toLocaleString()} of ${total.toLocaleString()}`;
+    else count.textContent = `${page.tasks.length.toLocaleString()} tasks of ${total.toLocaleString()}`;
+    batch.hidden = !total || !hasFilter(view.filter); // a batch needs a filter: never "every task" by a slip
+    batch.textContent = `Cancel all ${total.toLocaleString()} matching…`;
+    message.hidden = total > 0 && !error;
+    message.className = error ? "error" : "muted";
+    message.textContent = error
+      ? error.message
+      : hasFilter(view.filter)
+        ? "No task matches these filters."
+        : "No task yet. Submit one with `ratchet submit` or POST /api/tasks.";
+    const bad = page.unreadable || [];
+    unreadable.hidden = !bad.length;
+    unreadable.textContent = bad.length ? `${bad.length} task(s) of this page cannot be read: ${bad[0].task_id ?? ""} ${bad[0].unreadable}` : "";
+    first.disabled = previous.disabled = !view.cursor;
+    next.disabled = !nextCursor;
+  }
+
+  async function readCounts(current) {
+    const head = { ...view, cursor: null };
+    const totals = await Promise.all(
+      ["all", ...STATUSES].map((status) =>
+        api(listPath(head, { limit: 1, changes: { status: status === "all" ? undefined : [status] } })).then((answer) => [status, answer.total]),
+      ),
+    );
+    if (current === reads) bar.setCounts(Object.fromEntries(totals));
+  }
+
+  async function cancelOne(task) {
+    flash("");
+    try {
+      await cancelTask(task); // its row shows "cancelled" when the stream says so
+    } catch (error) {
+      refused(error);
+    }
+  }
+
+  async function batchCancel() {
+    flash("");
+    notice.hidden = true;
+    try {
+      const answer = await cancelMatching(view.filter);
+      if (answer === null) return;
+      notice.textContent = answer.matched ? batchSummary(answer) : "No task matches these filters now: nothing was cancelled.";
+      notice.hidden = false;
+    } catch (error) {
+      refused(error);
+    }
+    await load({ counts: true });
+  }
+
+  bar.setCounts({});
   try {
-    await ready;
-    for (const task of await allTasks()) tasks.set(task.task_id, task);
+    await live.start(); // the stream first, then the page: no change falls between the two
+    await load({ counts: true });
   } catch (error) {
-    stream.stop();
+    live.stop();
     throw error;
   }
-  for (const change of pending) apply(change);
-  loaded = true;
-  render();
-  return () => stream.stop();
+  return () => {
+    live.stop();
+    bar.stop();
+    clearTimeout(followTimer);
+  };
 }
