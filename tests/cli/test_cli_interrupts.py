@@ -159,6 +159,46 @@ def test_a_ctrl_c_while_the_tools_load_is_an_interrupt_not_a_tools_error(tmp_pat
     _no_traceback(0.0, done.stdout, done.stderr)
 
 
+# A library that makes whatever its Python callbacks raise an error of its own, as pydantic-core
+# does while it builds a model (a SchemaError): here, an import hook in front of the `tasks` command.
+WRAPPING_LAUNCHER = """
+import os, signal, sys, time
+
+class Wrapping:
+    def find_spec(self, name, path=None, target=None):
+        if name != "ratchet.cli.tasks":
+            return None
+        try:
+            os.kill(os.getpid(), signal.SIGINT)  # a Ctrl-C, while the library's callback runs
+            time.sleep(30)
+        except BaseException as caught:
+            raise RuntimeError(f"Error building a validator: {caught!r}") from None
+        return None
+
+sys.meta_path.insert(0, Wrapping())
+from ratchet.cli import main
+sys.exit(main())
+"""
+
+
+def test_a_ctrl_c_a_library_turns_into_its_own_error_still_ends_the_program_as_interrupted(
+    tmp_path: Path,
+) -> None:
+    """Found by the first test on a clean clone: the Ctrl-C landed while pydantic built a model, and
+    `ratchet run` printed pydantic-core's SchemaError ("... Interrupted: 130") as a traceback, exit 1."""
+    done = subprocess.run(
+        [sys.executable, "-c", WRAPPING_LAUNCHER, "tasks", "--store", f"sqlite:///{tmp_path / 'r.db'}"],
+        cwd=tmp_path,
+        env=ratchet_env(),
+        capture_output=True,
+        text=True,
+        timeout=SIGNAL_TIMEOUT,
+    )
+    assert done.returncode == 130, (done.stdout, done.stderr)
+    _no_traceback(0.0, done.stdout, done.stderr)
+    assert done.stderr.count("\n") <= 1, done.stderr
+
+
 def test_a_ctrl_c_whose_cancellation_is_lost_still_ends_the_command() -> None:
     """On Python 3.11 `asyncio.wait_for` drops a cancellation that comes as what it waits for is done.
 

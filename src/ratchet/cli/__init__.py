@@ -52,6 +52,12 @@ def main(argv: list[str] | None = None) -> None:
         code = run_command(argv)
     except KeyboardInterrupt:  # raised by a command's coroutine cancelled by Ctrl-C, not answered by it
         pass
+    except Exception:
+        # The Ctrl-C's `Interrupted`, raised inside a library that made it an error of its own
+        # (pydantic-core reports it as a SchemaError when it lands while a model is built): the
+        # program still ends as interrupted, with no traceback.
+        if interrupts is None or not interrupts.pending:
+            raise
     finally:
         if interrupts is not None:
             interrupts.ending()
