@@ -169,6 +169,7 @@ def test_a_model_call_reads_as_a_chat_with_its_tool_call_tokens_and_cost(
     expect(chat.locator('li[data-role="user"]')).to_have_text(re.compile("record a"))
     answer = chat.locator('li[data-role="answer"]')
     expect(answer.locator(".tool-call code")).to_have_text("record")
+    expect(answer.locator(".tool-call pre")).to_contain_text('"entry"')  # drawn, before it is read
     assert json.loads(answer.locator(".tool-call pre").inner_text()) == {"entry": "a"}
     figures = chat.locator(".chat-figures")
     expect(figures).to_contain_text(f"{usage['prompt_tokens']} in, {usage['completion_tokens']} out")
