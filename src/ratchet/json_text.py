@@ -26,7 +26,7 @@ from pydantic import JsonValue
 
 from .errors import InputError
 
-__all__ = ["read_json_text"]
+__all__ = ["read_json_object", "read_json_text"]
 
 
 def read_json_text(text: str, what: str) -> JsonValue:
@@ -80,4 +80,16 @@ def read_json_text(text: str, what: str) -> JsonValue:
     except UnicodeEncodeError as error:
         lone = f"\\u{ord(error.object[error.start]):04x}"
         raise InputError(f"{what} must hold Unicode text only, not a lone surrogate ({lone})") from None
+    return value
+
+
+def read_json_object(text: str, what: str, example: str) -> dict[str, JsonValue]:
+    """`text` read as `read_json_text` reads it, and a JSON object; `example` shows one in the error.
+
+    Raises:
+        InputError: `text` is not JSON, or not an object.
+    """
+    value = read_json_text(text, what)
+    if not isinstance(value, dict):
+        raise InputError(f"{what} must be a JSON object, e.g. {example}")
     return value

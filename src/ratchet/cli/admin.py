@@ -16,7 +16,7 @@ from pydantic import JsonValue
 from ..engine.batches import BatchOutcome
 from ..engine.retention import Retention, RetentionRule, count_expired, delete_expired
 from ..errors import CheckpointNotFound, InputError
-from ..json_text import read_json_text
+from ..json_text import read_json_object
 from ..policy import parse_duration
 from ..printable import printable_json
 from ..records import Operation, TaskStatus
@@ -142,10 +142,7 @@ def _changed_inputs(text: str | None) -> dict[str, JsonValue] | None:
     """``--inputs`` read as the API reads ``inputs_json``: one JSON object, every integer exact."""
     if text is None:
         return None
-    value = read_json_text(text, "--inputs")
-    if not isinstance(value, dict):
-        raise InputError('--inputs must be a JSON object, e.g. \'{"city": "Oslo"}\'')
-    return value
+    return read_json_object(text, "--inputs", """'{"city": "Oslo"}'""")
 
 
 async def _fork(url: str, task_id: str, checkpoint: int, inputs: dict[str, JsonValue] | None) -> str:

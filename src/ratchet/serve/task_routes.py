@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from ..errors import CannotResume, CorruptRecord, InputError
-from ..json_text import read_json_text
+from ..json_text import read_json_object
 from ..limits import MAX_COUNT, PRIORITY_DEFAULT, PRIORITY_MAX, PRIORITY_MIN
 from ..records import RiskLevel, TaskCursor, TaskStatus, Trigger, WaitReason
 from ..runtime.agent_request import AgentRequest, submit_agent_task
@@ -247,10 +247,7 @@ async def fork_task(rt: RuntimeDep, task_id: TaskId, body: ForkBody) -> dict[str
     if body.inputs_json is not None:
         if inputs is not None:
             raise InputError("give the changed inputs once: inputs or inputs_json, not both")
-        typed = read_json_text(body.inputs_json, "the changed inputs")
-        if not isinstance(typed, dict):
-            raise InputError('the changed inputs must be a JSON object, e.g. {"city": "Oslo"}')
-        inputs = typed
+        inputs = read_json_object(body.inputs_json, "the changed inputs", '{"city": "Oslo"}')
     await rt.store.get_task(task_id)  # an unknown task is named as such, not as a checkpoint
     new_id = await rt.fork(task_id, body.checkpoint, inputs=inputs)
     return {"task_id": new_id, "forked_from": task_id, "checkpoint": body.checkpoint}
