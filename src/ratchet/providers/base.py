@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+from collections.abc import Awaitable, Callable
 from enum import StrEnum
 from typing import Any, Protocol, Self, runtime_checkable
 
@@ -27,6 +28,8 @@ __all__ = [
     "ModelResponse",
     "OutputSchema",
     "Purpose",
+    "StreamingProvider",
+    "TextSink",
     "ToolCall",
     "UnsupportedSetting",
     "Usage",
@@ -149,6 +152,34 @@ class ModelProvider(Protocol):
 
         Raises:
             ModelError: the provider failed; ``retryable`` says whether to try again.
+        """
+        ...
+
+
+TextSink = Callable[[str], Awaitable[None]]
+"""Where a streaming provider sends each piece of answer text as it arrives."""
+
+
+@runtime_checkable
+class StreamingProvider(ModelProvider, Protocol):
+    """A model that can hand over its answer's text as it is written.
+
+    The engine streams a model call through `complete_streaming` when the
+    provider has it (and the task streams); the answer it returns is the
+    same whole `ModelResponse` `complete` returns, and that is what the
+    journal records, once. The pieces are for readers only.
+    """
+
+    async def complete_streaming(
+        self, request: ModelRequest, *, ordinal: int, on_text: TextSink
+    ) -> ModelResponse:
+        """Answer `request` as `complete` does, awaiting `on_text(piece)` for each piece of text in order.
+
+        The pieces joined are the answer's text content (none when it
+        answers only with tool calls or JSON it does not stream).
+
+        Raises:
+            ModelError: as `complete`; a stream cut off midway is retryable.
         """
         ...
 
