@@ -190,7 +190,7 @@ def test_both_dialects_name_the_same_queries() -> None:
     PostgreSQL alone has the queries of its advisory locks, LISTEN and schema checks.
     """
     postgres_only = {
-        "current_schema", "listen_events", "listen_tasks", "listen_triggers",
+        "current_schema", "listen_events", "listen_streams", "listen_tasks", "listen_triggers",
         "lock_migrations", "lock_sequence",
     }  # fmt: skip
     # SQLite alone folds the fence into the journal's writes (PostgreSQL pipelines them instead).

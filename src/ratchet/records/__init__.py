@@ -7,6 +7,7 @@ Every record is a frozen pydantic model (`Record`), one module a concept:
   `state_patch`: its working memory and the only way that changes;
 - `people`: risk levels and a person's decisions; `events`: its progress;
 - `conversation`: message threads and sessions; `inbox`: messages sent to a task;
+  `stream`: what readers follow while a task runs (model text as it is written);
 - `queue`: wake-ups, workers' leases and the workers' presence; `changes`: the store's log of task
   changes; `grants`: leave to write another's task; `listing`: what a task
   listing asks for and gets;
@@ -39,6 +40,7 @@ from .state_patch import (
     SetRiskFlag,
     StatePatch,
 )
+from .stream import StreamEntry, StreamKind
 from .task import Task, TaskStatus, WaitReason, check_task_move
 
 __all__ = [
@@ -80,6 +82,8 @@ __all__ = [
     "StatePatch",
     "Step",
     "StepStatus",
+    "StreamEntry",
+    "StreamKind",
     "Task",
     "TaskChange",
     "TaskChangeKind",

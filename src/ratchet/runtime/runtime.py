@@ -50,6 +50,7 @@ from .reading import ReadingMethods
 from .scheduling import ScheduleMethods
 from .sessions import SessionMethods
 from .sharing import SharingMethods
+from .streams import StreamMethods
 from .task_ids import create_or_find, stands_as_it_is
 
 __all__ = ["Runtime"]
@@ -57,7 +58,7 @@ __all__ = ["Runtime"]
 _UNSET: Any = object()
 
 
-class Runtime(ReadingMethods, BatchMethods, ScheduleMethods, SessionMethods, SharingMethods):
+class Runtime(ReadingMethods, BatchMethods, ScheduleMethods, SessionMethods, SharingMethods, StreamMethods):
     """Ratchet for Python programs; use as ``async with Runtime(url) as rt:``.
 
     Args:

@@ -2,6 +2,7 @@
 
 A transaction names the topics it touched (`TRIGGERS` when it queued work or
 released a lease, ``events_topic(task_id)`` when it appended a task's event,
+``stream_topic(task_id)`` when it appended to a task's stream,
 `TASKS` when it logged a task change: a task created or its status moved);
 when it commits, the store wakes this process's feeds watching those topics.
 Other processes' changes reach a feed through the database where it can tell
@@ -13,7 +14,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable
 
-__all__ = ["TASKS", "TRIGGERS", "ChangeFeed", "events_topic"]
+__all__ = ["TASKS", "TRIGGERS", "ChangeFeed", "events_topic", "stream_topic"]
 
 TRIGGERS = "triggers"
 """The change-feed topic of new work: a trigger was queued or a lease released."""
@@ -26,6 +27,11 @@ moved."""
 def events_topic(task_id: str) -> str:
     """The change-feed topic of a task's events."""
     return f"events:{task_id}"
+
+
+def stream_topic(task_id: str) -> str:
+    """The change-feed topic of a task's stream (records/stream.py)."""
+    return f"streams:{task_id}"
 
 
 class ChangeFeed:

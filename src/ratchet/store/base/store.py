@@ -29,6 +29,7 @@ from ...records import (
     Operation,
     Session,
     Step,
+    StreamEntry,
     Task,
     TaskChange,
     TaskCursor,
@@ -42,6 +43,7 @@ from ...records import (
 from ..changes import ChangeFeed
 from ..group_commit import GroupCommit
 from ..ops import StoreOps
+from ..ops.streams import STREAM_PAGE
 from ..transaction import Opened, Transaction, TransactionGate
 from .langgraph import LangGraphWrappers
 from .leases import LeaseWrappers
@@ -451,6 +453,16 @@ class StateStore(LeaseWrappers, WorkerWrappers, LangGraphWrappers, StoreOps):
 
     async def list_inbox(self, task_id: str, *, pending_only: bool = False) -> list[InboxMessage]:
         return await self._read(lambda tx: tx.list_inbox(task_id, pending_only=pending_only))
+
+    async def append_stream(
+        self, task_id: str, entries: Sequence[StreamEntry], *, fence: Lease | None = None
+    ) -> list[StreamEntry]:
+        return await self._write(fence, lambda tx: tx.append_stream(task_id, entries))
+
+    async def read_stream(
+        self, task_id: str, *, from_offset: int = 0, limit: int = STREAM_PAGE
+    ) -> list[StreamEntry]:
+        return await self._read(lambda tx: tx.read_stream(task_id, from_offset=from_offset, limit=limit))
 
     async def grant_task(self, grant: TaskGrant, *, fence: Lease | None = None) -> bool:
         return await self._write(fence, lambda tx: tx.grant_task(grant))

@@ -54,6 +54,7 @@ from .inbox import MemoryInbox
 from .journal_counts import MemoryJournalCounts
 from .langgraph import MemoryLangGraph
 from .leases import MemoryLeases
+from .streams import MemoryStreams
 from .task_changes import MemoryTaskChanges
 from .task_delete import MemoryTaskDelete
 from .task_rows import MemoryTaskRows
@@ -73,6 +74,7 @@ class MemoryOps(
     MemoryLeases,
     MemoryWorkers,
     MemoryJournalCounts,
+    MemoryStreams,
     StoreOps,
 ):
     """The tables, as dicts of JSON text (changed through `UndoLog`), and the operations on them."""

@@ -25,6 +25,7 @@ class MemoryTaskDelete(TaskDeleteOps, UndoLog):
     checkpoints: dict[str, dict[int, str]]
     lease_claims: dict[str, dict[int, str]]
     inbox: dict[str, dict[int, str]]
+    streams: dict[str, dict[int, str]]
     grants: dict[str, dict[str, str]]
     leases: dict[str, str]
     artifacts: dict[str, tuple[str, bytes]]
@@ -41,6 +42,7 @@ class MemoryTaskDelete(TaskDeleteOps, UndoLog):
             self.checkpoints,
             self.lease_claims,
             self.inbox,
+            self.streams,
             self.grants,
             self.leases,
         )

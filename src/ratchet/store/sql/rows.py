@@ -32,6 +32,7 @@ from ...records import (
     Session,
     Step,
     StepStatus,
+    StreamEntry,
     Task,
     TaskChange,
     TaskStatus,
@@ -446,6 +447,13 @@ def inbox_from_record(record: Any) -> InboxMessage:
         return InboxMessage.from_json(record)
     except _UNDECODABLE as exc:
         raise _corrupt("an inbox message", "inbox", (), exc) from exc
+
+
+def stream_entry_from_record(record: Any) -> StreamEntry:
+    try:
+        return StreamEntry.from_json(record)
+    except _UNDECODABLE as exc:
+        raise _corrupt("a stream entry", "streams", (), exc) from exc
 
 
 def session_from_record(record: Any) -> Session:

@@ -23,6 +23,7 @@ TASK_TABLES = (
     "checkpoints",
     "approvals",
     "inbox",
+    "streams",
     "task_grants",
     "lease_claims",
     "leases",

@@ -2,7 +2,8 @@
 
 Writes notify inside their transaction (so a notification arrives only if,
 and when, the write commits): channel ``ratchet_triggers`` for new work,
-``ratchet_events`` for events, ``ratchet_tasks`` for the task-change log;
+``ratchet_events`` for events, ``ratchet_tasks`` for the task-change log,
+``ratchet_streams`` for the tasks' streams;
 the payload is the change-feed topic. A
 listener listens only on the channels its process's feeds need (a worker
 hears no events, an event follower no triggers: each notification costs every
@@ -33,7 +34,12 @@ _KEEPALIVES = {"keepalives": 1, "keepalives_idle": 15, "keepalives_interval": 5,
 
 log = logging.getLogger(__name__)
 
-_CHANNELS = {"triggers": "listen_triggers", "events": "listen_events", "tasks": "listen_tasks"}
+_CHANNELS = {
+    "triggers": "listen_triggers",
+    "events": "listen_events",
+    "tasks": "listen_tasks",
+    "streams": "listen_streams",
+}
 
 
 def channels_of(topics: Iterable[str]) -> frozenset[str]:

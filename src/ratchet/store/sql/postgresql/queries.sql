@@ -1,7 +1,7 @@
 -- Named queries of the PostgreSQL store. Each begins with a line "-- name: NAME".
 -- Parameters are named (%(name)s); times are integer microseconds since the epoch.
 -- Notifications name what changed: "triggers" on channel ratchet_triggers,
--- "events:TASK_ID" on ratchet_events; they are delivered when the transaction commits.
+-- "events:TASK_ID" on ratchet_events, "streams:TASK_ID" on ratchet_streams; they are delivered when the transaction commits.
 -- The SQLite catalogue has a query of every name used by the store's
 -- operations (store/sql/ops.py), doing the same in its own dialect.
 
@@ -33,6 +33,9 @@ LISTEN ratchet_events
 
 -- name: listen_tasks
 LISTEN ratchet_tasks
+
+-- name: listen_streams
+LISTEN ratchet_streams
 
 -- name: lock_migrations
 SELECT pg_advisory_xact_lock(7316425586001286601)
@@ -543,6 +546,27 @@ SELECT record FROM inbox
 WHERE task_id = %(task_id)s AND (NOT %(pending_only)s OR taken_by IS NULL)
 ORDER BY seq
 
+-- name: next_stream_offset
+SELECT COALESCE(MAX(position) + 1, 0) FROM streams WHERE task_id = %(task_id)s
+
+-- name: task_exists
+SELECT 1 FROM tasks WHERE id = %(id)s
+
+-- name: stream_value
+SELECT record FROM streams WHERE task_id = %(task_id)s AND kind = 'value' AND seq = %(seq)s
+
+-- name: insert_stream_entry
+INSERT INTO streams (task_id, position, kind, seq, record)
+VALUES (%(task_id)s, %(offset)s, %(kind)s, %(seq)s, %(record)s)
+
+-- name: notify_stream
+SELECT pg_notify('ratchet_streams', 'streams:' || %(task_id)s)
+
+-- name: read_stream
+SELECT record FROM streams
+WHERE task_id = %(task_id)s AND position >= %(from_offset)s
+ORDER BY position LIMIT %(limit)s
+
 -- name: insert_grant
 INSERT INTO task_grants (task_id, agent, granted_by, granted_at)
 VALUES (%(task_id)s, %(agent)s, %(granted_by)s, %(granted_at)s)
@@ -793,6 +817,9 @@ DELETE FROM approvals WHERE task_id = %(task_id)s
 
 -- name: delete_task_inbox
 DELETE FROM inbox WHERE task_id = %(task_id)s
+
+-- name: delete_task_streams
+DELETE FROM streams WHERE task_id = %(task_id)s
 
 -- name: delete_task_task_grants
 DELETE FROM task_grants WHERE task_id = %(task_id)s

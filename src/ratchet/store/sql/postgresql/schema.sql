@@ -285,3 +285,13 @@ BEGIN
     END IF;
     RETURN TRUE;
 END $$;
+
+CREATE TABLE streams (
+    task_id     TEXT NOT NULL,
+    position    INTEGER NOT NULL,
+    kind        TEXT NOT NULL,
+    seq         INTEGER,
+    record      TEXT NOT NULL,
+    PRIMARY KEY (task_id, position)
+);
+CREATE UNIQUE INDEX streams_values ON streams (task_id, seq) WHERE kind = 'value';

@@ -488,6 +488,28 @@ SELECT record FROM inbox
 WHERE task_id = :task_id AND (:pending_only = 0 OR taken_by IS NULL)
 ORDER BY seq
 
+-- name: next_stream_offset
+SELECT COALESCE(MAX(position) + 1, 0) FROM streams WHERE task_id = :task_id
+
+-- name: task_exists
+SELECT 1 FROM tasks WHERE id = :id
+
+-- name: stream_value
+SELECT record FROM streams WHERE task_id = :task_id AND kind = 'value' AND seq = :seq
+
+-- name: insert_stream_entry
+INSERT INTO streams (task_id, position, kind, seq, record)
+VALUES (:task_id, :offset, :kind, :seq, :record)
+
+-- SQLite's change feeds look again every poll: nothing to notify.
+-- name: notify_stream
+SELECT 0
+
+-- name: read_stream
+SELECT record FROM streams
+WHERE task_id = :task_id AND position >= :from_offset
+ORDER BY position LIMIT :limit
+
 -- name: insert_grant
 INSERT INTO task_grants (task_id, agent, granted_by, granted_at)
 VALUES (:task_id, :agent, :granted_by, :granted_at)
@@ -732,6 +754,9 @@ DELETE FROM approvals WHERE task_id = :task_id
 
 -- name: delete_task_inbox
 DELETE FROM inbox WHERE task_id = :task_id
+
+-- name: delete_task_streams
+DELETE FROM streams WHERE task_id = :task_id
 
 -- name: delete_task_task_grants
 DELETE FROM task_grants WHERE task_id = :task_id

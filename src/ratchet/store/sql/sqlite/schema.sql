@@ -265,3 +265,13 @@ CREATE TABLE langgraph_values (
     body            BLOB NOT NULL,
     UNIQUE (thread_id, hash)
 );
+
+CREATE TABLE streams (
+    task_id     TEXT NOT NULL,
+    position    INTEGER NOT NULL,
+    kind        TEXT NOT NULL,
+    seq         INTEGER,
+    record      TEXT NOT NULL,
+    PRIMARY KEY (task_id, position)
+) WITHOUT ROWID;
+CREATE UNIQUE INDEX streams_values ON streams (task_id, seq) WHERE kind = 'value';
