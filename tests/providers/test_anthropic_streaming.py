@@ -212,3 +212,13 @@ async def test_a_stream_that_ends_without_its_stop_was_cut(server: LoopbackServe
     error, pieces = await stream_failure(model_at(server))
     assert (pieces, error.status, error.retryable) == (["X is"], None, True)
     assert "it ended after 4 characters of text" in error.message
+
+
+async def test_a_sink_that_fails_fails_the_call_with_its_own_error(server: LoopbackServer) -> None:
+    server.answer(Reply(stream=(start(), *text_block(0, "X ", "is"), *finish())))
+
+    async def broken(piece: str) -> None:
+        raise RuntimeError("the stream's store is down")
+
+    with pytest.raises(RuntimeError, match="store is down"):
+        await model_at(server).complete_streaming(ACT, ordinal=0, on_text=broken)

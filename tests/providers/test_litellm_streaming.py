@@ -136,3 +136,13 @@ async def test_a_server_that_refuses_stream_options_is_asked_again_without_them(
 
     assert (response.content, pieces) == ("X is healthy.", ["X is ", "healthy."])
     assert [("stream_options" in request.body) for request in server.received] == [True, False, False]
+
+
+async def test_a_sink_that_fails_fails_the_call_with_its_own_error(server: LoopbackServer) -> None:
+    server.answer(Reply(stream=text_stream("X ", "is")))
+
+    async def broken(piece: str) -> None:
+        raise RuntimeError("the stream's store is down")
+
+    with pytest.raises(RuntimeError, match="store is down"):
+        await model_at(server).complete_streaming(ACT, ordinal=0, on_text=broken)
