@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any
 
 import pytest
@@ -222,3 +223,19 @@ async def test_a_sink_that_fails_fails_the_call_with_its_own_error(server: Loopb
 
     with pytest.raises(RuntimeError, match="store is down"):
         await model_at(server).complete_streaming(ACT, ordinal=0, on_text=broken)
+
+
+async def test_each_piece_is_handed_on_before_the_stream_ends(server: LoopbackServer) -> None:
+    gate = threading.Event()
+    # The server holds the rest of the stream until the first piece has reached the sink.
+    server.answer(
+        Reply(stream=(start(), *text_block(0, "X ", "is ", "healthy."), *finish()), gate=gate, gate_after=3)
+    )
+
+    async def opens(piece: str) -> None:
+        gate.set()
+
+    response = await model_at(server).complete_streaming(ACT, ordinal=0, on_text=opens)
+
+    assert server.gate_waits == [True]
+    assert response.content == "X is healthy."

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import threading
 
 import pytest
 
@@ -146,3 +147,17 @@ async def test_a_sink_that_fails_fails_the_call_with_its_own_error(server: Loopb
 
     with pytest.raises(RuntimeError, match="store is down"):
         await model_at(server).complete_streaming(ACT, ordinal=0, on_text=broken)
+
+
+async def test_each_piece_is_handed_on_before_the_stream_ends(server: LoopbackServer) -> None:
+    gate = threading.Event()
+    # The server holds the rest of the stream until the first piece has reached the sink.
+    server.answer(Reply(stream=text_stream("X ", "is ", "healthy."), gate=gate, gate_after=2))
+
+    async def opens(piece: str) -> None:
+        gate.set()
+
+    response = await model_at(server).complete_streaming(ACT, ordinal=0, on_text=opens)
+
+    assert server.gate_waits == [True]
+    assert response.content == "X is healthy."

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any
 
 import pytest
@@ -312,3 +313,17 @@ async def test_a_sink_that_fails_fails_the_call_with_its_own_error(server: Loopb
     # Not a ModelError: the reader's side failed, not the model's, and no retry of the model cures it.
     with pytest.raises(RuntimeError, match="store is down"):
         await model_at(server).complete_streaming(ACT, ordinal=0, on_text=broken)
+
+
+async def test_each_piece_is_handed_on_before_the_stream_ends(server: LoopbackServer) -> None:
+    gate = threading.Event()
+    # The server holds the rest of the stream until the first piece has reached the sink.
+    server.answer(Reply(stream=text_stream("X ", "is ", "healthy."), gate=gate, gate_after=2))
+
+    async def opens(piece: str) -> None:
+        gate.set()
+
+    response = await model_at(server).complete_streaming(ACT, ordinal=0, on_text=opens)
+
+    assert server.gate_waits == [True]
+    assert response.content == "X is healthy."
