@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from ratchet.providers import (
+    MalformedAnswer,
     ModelError,
     ModelRequest,
     ModelResponse,
@@ -239,3 +240,13 @@ async def test_each_piece_is_handed_on_before_the_stream_ends(server: LoopbackSe
 
     assert server.gate_waits == [True]
     assert response.content == "X is healthy."
+
+
+async def test_a_tool_input_that_is_not_json_is_malformed_not_a_cut(server: LoopbackServer) -> None:
+    events = (start(), *tool_block(0, "toolu_1", "check_status", '{"service": ', "]]"), *finish("tool_use"))
+    server.answer(Reply(stream=events))
+    request = ModelRequest(purpose=Purpose.ACT, messages=ACT.messages, tools=[CHECK_STATUS])
+    with pytest.raises(MalformedAnswer) as raised:
+        await model_at(server).complete_streaming(request, ordinal=0, on_text=Pieces())
+    assert raised.value.retryable is False
+    assert "anthropic:claude-test returned malformed JSON for a tool's input" in raised.value.message

@@ -200,7 +200,9 @@ class AnthropicModel:
                 except StopAsyncIteration:
                     break
                 except ValueError as exc:  # a tool's input that is not JSON, as the SDK adds it up
-                    raise MalformedAnswer(f"{self.name} returned {one_line(str(exc))}") from exc
+                    raise MalformedAnswer(
+                        f"{self.name} returned malformed JSON for a tool's input: {one_line(str(exc))}"
+                    ) from exc
                 except Exception as exc:  # the SDK's error event, or its HTTP library's broken connection
                     raise stream_cut(self.name, self.base_url, _cut_detail(exc, self.timeout)) from exc
                 started = started or event.type == "message_start"

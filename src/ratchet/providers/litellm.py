@@ -38,9 +38,9 @@ if TYPE_CHECKING:
 
 __all__ = ["LiteLLMModel"]
 
-# LiteLLM prefixes its messages with its class names ("litellm.RateLimitError: ... OpenAIException - ").
 # How a streamed answer asks for its usage; a server that refuses it is asked again without.
 STREAM_OPTIONS = "stream_options"
+# LiteLLM prefixes its messages with its class names ("litellm.RateLimitError: ... OpenAIException - ").
 _PREFIX = re.compile(r"^(?:(?:litellm\.)?\w+(?:Error|Exception)?: )+(?:\w+Exception - )?")
 
 
