@@ -100,7 +100,8 @@ class LiteLLMModel:
         completion `complete` would get, read the same way. Usage is asked
         for (``stream_options.include_usage``; a server that refuses it is
         asked again without, and remembered); LiteLLM counts it itself when
-        the server sends none. A request for JSON streams no text.
+        the server sends none (unstreamed, it counts 0). A request for JSON
+        streams no text.
 
         Raises:
             ModelError: as `complete`; a stream cut off midway is retryable,
