@@ -13,6 +13,7 @@ import httpx
 from starlette.testclient import TestClient
 
 from ratchet.serve import create_app
+from ratchet.trust.tokens import load_tokens
 
 from ..helpers.stream_entries import finish_task, new_task, start_task, story
 from .live_server import Message, SseReader, serve_live
@@ -121,12 +122,29 @@ def test_an_unknown_task_is_404_and_a_bad_offset_400_each_with_one_line(tmp_path
     assert "Last-Event-ID" in bad_header.json()["detail"]
 
 
-def test_the_route_is_in_the_api_and_its_schema(tmp_path: Path) -> None:
-    with TestClient(create_app(f"sqlite:///{tmp_path / 'served.db'}"), base_url=BASE) as client:
-        schema = client.get("/api/openapi.json").json()
-        missing = client.get("/api/tasks/nope/stream")
+def test_the_route_is_in_the_api_and_its_schema_and_needs_the_token_the_api_does(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'served.db'}"
+    with serve_live(url) as served:  # a task that wrote its stream and ended
+        task_id = served.run(new_task(served.store))
+        served.run(served.store.append_stream(task_id, story(task_id)[0]))
+        served.run(finish_task(served.store, task_id))
+    (tmp_path / "tokens").write_text("s3cret-token\n")
+    app = create_app(url, tokens=load_tokens(tmp_path / "tokens"))
+    bearer = {"authorization": "Bearer s3cret-token"}
+    with TestClient(app, base_url=BASE) as client:
+        schema = client.get("/api/openapi.json", headers=bearer).json()
+        missing = client.get("/api/tasks/nope/stream", headers=bearer)
+        without_token = client.get(f"/api/tasks/{task_id}/stream")
+        whole = client.get(f"/api/tasks/{task_id}/stream", headers=bearer)
     operation = schema["paths"]["/api/tasks/{task_id}/stream"]["get"]
     assert operation["tags"] == ["live"]
     assert {p["name"] for p in operation["parameters"]} == {"task_id", "from", "Last-Event-ID"}
     assert set(operation["responses"]) >= {"200", "400", "404"}
     assert missing.status_code == 404
+    assert without_token.status_code == 401
+    assert whole.status_code == 200 and whole.headers["x-accel-buffering"] == "no"
+    assert [line for line in whole.text.splitlines() if line.startswith("event:")] == [
+        "event: attempt",
+        "event: text",
+        "event: done",
+    ]
