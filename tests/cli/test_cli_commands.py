@@ -44,6 +44,7 @@ COMMANDS = [
     "serve",
     "sessions",
     "show",
+    "stream",
     "submit",
     "tasks",
     "worker",

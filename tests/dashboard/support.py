@@ -143,12 +143,13 @@ class Server:
 
 
 @contextlib.contextmanager
-def serving(directory: Path, store: str, *, token: str | None = None) -> Iterator[Server]:
+def serving(directory: Path, store: str, *, token: str | None = None, port: int = 0) -> Iterator[Server]:
     """Run `ratchet serve --port 0` in `directory` (with a token file holding `token`, if given).
 
-    The port is the one the server reports it bound, so no other process can take it in between.
+    The port is the one the server reports it bound, so no other process can take it in between;
+    `port` names one instead (a server started again where a page's connections went).
     """
-    args = ["serve", "--store", store, "--port", "0"]
+    args = ["serve", "--store", store, "--port", str(port)]
     if token is not None:
         (directory / "tokens").write_text(f"# the dashboard tests' token\n{token}\n")
         args += ["--token-file", "tokens"]

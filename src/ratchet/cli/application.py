@@ -61,6 +61,10 @@ COMMANDS: dict[str, LazyCommand] = {
     "events": LazyCommand(
         "tasks:events_command", "Print a task's events, oldest first (one JSON object per line with --json)."
     ),
+    "stream": LazyCommand(
+        "stream:stream_command",
+        "Print a task's stream (its model's text as written, its workflow's values) until the task ends.",
+    ),
     "journal": LazyCommand(
         "journal:journal_command",
         "Show a task's journaled calls in seq order: what ran, in which run, replayed or live, "

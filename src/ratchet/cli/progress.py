@@ -7,11 +7,20 @@ plain lines otherwise (each new event, each tool call as it starts and ends),
 nothing for ``--json`` and ``--detach``. Tool calls come from the journal, so
 every call shows, also those no event reports. What the model and the tools
 wrote is shown as plain text (`ratchet.printable`).
+
+The model's text comes from the task's stream (`StreamTail`, as ``ratchet
+stream`` reads it) as it is written: in the panel, the end of the answer
+being written; in plain lines, each piece as it comes (`StreamText`). The
+quiet screens show none of it: ``--json`` prints one line at the end, and
+nothing else on stdout.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import datetime as dt
+import sys
 from dataclasses import dataclass, field
 from typing import Self
 
@@ -21,15 +30,19 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from ..errors import StoreError
 from ..printable import plain, printable
-from ..records import Event, Operation, OpKind, OpStatus, Step, StepStatus, Task
+from ..records import Event, Operation, OpKind, OpStatus, Step, StepStatus, StreamEntry, Task
+from ..runtime.streams import follow_stream
 from ..store import StateStore
 from . import render
+from .stream_text import Answer, StreamText
 
 __all__ = [
     "RunProgress",
     "Screen",
     "Seen",
+    "StreamTail",
     "Watcher",
     "print_tool_call",
     "run_panel",
@@ -39,6 +52,8 @@ __all__ = [
 ]
 
 RUN_TOOL_CALLS_SHOWN = 5
+ANSWER_LINES_SHOWN = 6  # the end of the model's answer being written, in the panel
+STREAM_RETRY_SECONDS = 0.2  # after a store error while following the stream (a busy file)
 # Tool calls and their outcomes show from the journal; these events would say it twice.
 _TOOL_EVENTS = frozenset({"tool_call", "tool_result", "tool_failed"})
 
@@ -115,8 +130,9 @@ def usage_text(progress: RunProgress) -> str:
     return " · ".join(parts)
 
 
-def run_panel(progress: RunProgress) -> RenderableType:
-    """The live view of a running task: its plan, its latest tool calls, what it used."""
+def run_panel(progress: RunProgress, answer: Answer | None = None) -> RenderableType:
+    """The live view of a running task: its plan, its latest tool calls, the end of the answer its
+    model is writing (`answer`, from its stream), what it used."""
     task = progress.task
     title = plain(f"{task.name} ({task.id}) ")
     title.append(render.status_text(task))
@@ -139,6 +155,11 @@ def run_panel(progress: RunProgress) -> RenderableType:
         for op in progress.tool_calls[-RUN_TOOL_CALLS_SHOWN:]:
             calls.add_row(Text(f"#{op.seq}", style="dim"), Text(tool_call_text(op)), _tool_call_state(op))
         parts += [Text(""), Text("tool calls", style="bold"), calls]
+    if answer is not None and (answer.text or answer.note):
+        heading = Text(f"model call #{answer.seq}" if answer.seq is not None else "model", style="bold")
+        if answer.note:
+            heading.append(f" ({printable(answer.note)})", style="yellow")
+        parts += [Text(""), heading, Text(answer.tail(ANSWER_LINES_SHOWN), overflow="ellipsis")]
     parts += [Text(""), Text(usage_text(progress), style="dim")]
     if progress.last_event is not None:
         event = progress.last_event
@@ -228,11 +249,46 @@ def _cost(op: Operation) -> float:
     return float(cost) if isinstance(cost, int | float) else 0.0  # an unpriced call: None
 
 
+@dataclass
+class StreamTail:
+    """Follows a task's stream while it runs here and hands each batch to the screen.
+
+    ``offset`` is the next entry's: after the run, `catch_up` shows what the
+    following had not read yet, so no piece is lost and none shown twice.
+    """
+
+    store: StateStore
+    task_id: str
+    screen: Screen
+    offset: int = 0
+
+    async def follow(self) -> None:
+        """Show entries as they are written until the task ends (or this is cancelled)."""
+        while True:
+            try:
+                await self._read(follow=True)
+                return
+            except StoreError:  # the file is busy a moment: read on from the next entry
+                await asyncio.sleep(STREAM_RETRY_SECONDS)
+
+    async def catch_up(self) -> None:
+        """Show what is stored and not shown yet."""
+        with contextlib.suppress(StoreError):  # the outcome matters now; the stream stays in the store
+            await self._read(follow=False)
+
+    async def _read(self, *, follow: bool) -> None:
+        async for batch in follow_stream(self.store, self.task_id, from_offset=self.offset, follow=follow):
+            self.offset = batch[-1].offset + 1
+            self.screen.stream(batch)
+
+
 # --------------------------------------------------------------------------- showing it
 
 
 class Screen:
     """Where progress goes: nowhere (``--json``, ``--detach``); see the subclasses."""
+
+    wants_stream = False  # whether the model's text, from the task's stream, is shown
 
     def __enter__(self) -> Self:
         return self
@@ -246,9 +302,28 @@ class Screen:
     def show(self, seen: Seen) -> None:
         return None
 
+    def stream(self, entries: list[StreamEntry]) -> None:
+        return None
+
 
 class _Lines(Screen):
-    """Plain lines, oldest first: each new event, and each tool call when it starts and ends."""
+    """Plain lines, oldest first: each new event, and each tool call when it starts and ends; the
+    model's text as it comes, each line it leaves open ended before the next event's."""
+
+    wants_stream = True
+
+    def __init__(self) -> None:
+        self.text = StreamText(sys.stdout)
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.text.end_line()
+        render.flush()
+
+    def stream(self, entries: list[StreamEntry]) -> None:
+        render.flush()  # what the console printed first goes out first
+        for entry in entries:
+            self.text.show(entry)
+        self.text.flush()
 
     def created(self, task_id: str, url: str) -> None:
         show = render.command("show", task_id, store_url=url)
@@ -260,6 +335,8 @@ class _Lines(Screen):
             (event.time, event) for event in seen.events if event.kind not in _TOOL_EVENTS
         ]
         lines += [(op.finished_at or op.started_at, op) for op in seen.changed_calls]
+        if lines:
+            self.text.end_line()
         for _, item in sorted(lines, key=lambda line: line[0]):
             if isinstance(item, Event):
                 render.print_event(item)
@@ -272,8 +349,12 @@ class _Lines(Screen):
 class _LivePanel(Screen):
     """A Rich Live panel, redrawn at each poll; its last frame stays on the screen."""
 
+    wants_stream = True
+
     def __init__(self) -> None:
         self.live = Live(console=render.console, auto_refresh=False, transient=False)
+        self.answer = Answer()
+        self.progress: RunProgress | None = None
 
     def __enter__(self) -> Self:
         self.live.start()
@@ -283,7 +364,14 @@ class _LivePanel(Screen):
         self.live.stop()
 
     def show(self, seen: Seen) -> None:
-        self.live.update(run_panel(seen.progress), refresh=True)
+        self.progress = seen.progress
+        self.live.update(run_panel(seen.progress, self.answer), refresh=True)
+
+    def stream(self, entries: list[StreamEntry]) -> None:
+        for entry in entries:
+            self.answer.take(entry)
+        if self.progress is not None:  # drawn at once, between the polls
+            self.live.update(run_panel(self.progress, self.answer), refresh=True)
 
 
 def screen_for(*, quiet: bool) -> Screen:

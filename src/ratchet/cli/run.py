@@ -4,7 +4,9 @@
 anything is stored (bad input: one line, exit 2). Then it creates the task and
 runs it in this process, showing its progress as the store holds it: the plan
 and each step's status, the tool calls of the journal (every call, also those
-no event reports), the model's tokens against the budget. On a terminal that
+no event reports), the model's tokens against the budget, and the model's text
+as it is written (the task's stream; not with ``--json``, whose one line is
+all it prints). On a terminal that
 is a Rich Live panel; otherwise plain lines, one per event or tool call.
 ``--detach`` only queues the task, for ``ratchet resume`` or a worker.
 
@@ -54,7 +56,7 @@ from .options import (
     OptionalTaskArgument,
     StoreOption,
 )
-from .progress import RunProgress, Screen, Watcher, screen_for, usage_text
+from .progress import RunProgress, Screen, StreamTail, Watcher, screen_for, usage_text
 from .resume import refuse_waiting_for_code
 from .store_access import open_for_task, open_store_for, run_async
 from .views import Outcome, load_outcome
@@ -183,18 +185,25 @@ async def _run(
         if detach:
             return (await watcher.poll()).progress, None
         screen.created(task_id, url)
+        tail = StreamTail(store, task_id, screen) if screen.wants_stream else None
         with screen:
-            task = await _run_watched(runtime, task_id, watcher, screen)
+            task = await _run_watched(runtime, task_id, watcher, screen, tail)
+            if tail is not None:
+                await tail.catch_up()
             seen = await watcher.poll()
             screen.show(seen)
         await refuse_waiting_for_code(store, task, url)
         return seen.progress, await load_outcome(store, task)
 
 
-async def _run_watched(runtime: Runtime, task_id: str, watcher: Watcher, screen: Screen) -> Task:
-    """Run the task here while the screen follows it; stop at once if it is cancelled elsewhere."""
+async def _run_watched(
+    runtime: Runtime, task_id: str, watcher: Watcher, screen: Screen, tail: StreamTail | None
+) -> Task:
+    """Run the task here while the screen follows it (and its stream, given `tail`); stop at once
+    if it is cancelled elsewhere."""
     running = asyncio.create_task(_run_here(runtime, task_id))
     following = asyncio.create_task(_follow(watcher, screen, running))
+    streaming = asyncio.create_task(tail.follow()) if tail is not None else None
     try:
         return await running
     except asyncio.CancelledError:
@@ -203,9 +212,11 @@ async def _run_watched(runtime: Runtime, task_id: str, watcher: Watcher, screen:
             raise
         return await runtime.store.get_task(task_id)  # `ratchet cancel` ended it
     finally:
-        following.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await following
+        for watching in (following, streaming):
+            if watching is not None:
+                watching.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await watching
 
 
 async def _run_here(runtime: Runtime, task_id: str) -> Task:

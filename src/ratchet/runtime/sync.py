@@ -21,9 +21,9 @@ import datetime as dt
 import queue
 import threading
 import weakref
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar, overload
+from typing import Any, ParamSpec, TypeVar, cast, overload
 
 import anyio
 from anyio.from_thread import BlockingPortal
@@ -39,7 +39,7 @@ from ..engine.workflow import Workflow
 from ..errors import CorruptRecord
 from ..limits import MAX_INSTRUCTION_BYTES, PRIORITY_DEFAULT
 from ..policy import Budget
-from ..records import OLDEST_FIRST, InboxMessage, Task, TaskFilter, TaskOrder, TaskStatus
+from ..records import OLDEST_FIRST, InboxMessage, StreamEntry, Task, TaskFilter, TaskOrder, TaskStatus
 from ..store import DEFAULT_STORE_URL
 from .reading import TaskFilters
 from .runtime import _UNSET, Runtime
@@ -352,3 +352,31 @@ class SyncRuntime:
     @_mirrors(Runtime.result)
     def result(self, task_id: str, as_type: Any = None) -> Any:
         return self._call(self._runtime.result, task_id, as_type)
+
+    def stream(self, task_id: str, *, from_offset: int = 0, follow: bool = True) -> Iterator[StreamEntry]:
+        """The task's stream, entry by entry, from offset `from_offset` on, as a plain iterator.
+
+        As `Runtime.stream` (docs/streaming.md): with `follow` (the default)
+        it blocks for more until the task has ended and every entry is
+        given. Each entry is waited for on the runtime's loop, so Ctrl-C
+        while it waits stops it at once; leaving the loop early (``break``)
+        stops following.
+
+        Raises:
+            TaskNotFound: no task has that id.
+            InputError: `from_offset` is negative.
+        """
+        entries = cast(
+            AsyncGenerator[StreamEntry, None],
+            self._runtime.stream(task_id, from_offset=from_offset, follow=follow),
+        )
+        try:
+            while True:
+                try:
+                    entry = self._call(entries.__anext__)
+                except StopAsyncIteration:
+                    return
+                yield entry
+        finally:
+            if not self.closed:
+                self._call(entries.aclose)

@@ -1,11 +1,19 @@
-"""Live updates over Server-Sent Events: a task's events, and the global stream of task changes.
+"""Live updates over Server-Sent Events: a task's events, its stream, and the global stream of task changes.
 
-Two streams, each ordered and resumable (see docs/serve.md, "Live updates"):
+Three streams, each ordered and resumable (see docs/serve.md, "Live updates"):
 
 - ``GET /api/tasks/{task_id}/events/stream``: the task's events, each
   message's ``id`` its ``seq``, its data the event as ``ratchet events
   --json`` prints it. Once the task has ended and every event it wrote was
   sent, an ``end`` message (no id) says so and the stream closes.
+- ``GET /api/tasks/{task_id}/stream``: the task's stream (records/stream.py:
+  its model's text as written, the marks of each attempt of a model call, its
+  workflow's values), each message's ``id`` the entry's offset, its ``event``
+  the entry's kind, its data the entry as ``ratchet stream --json`` prints
+  it. It starts at ``?from=OFFSET`` (0 by default), or just after the offset
+  ``Last-Event-ID`` names; once the task has ended and every entry was sent,
+  a ``done`` message (no id; ``end`` is an attempt's mark) says so and the
+  stream closes.
 - ``GET /api/stream``: the store's log of task changes (ratchet.records.changes):
   a task created or its status moved, each message's ``id`` the change's
   position in that one gapless log. It never ends; a client that gives no
@@ -13,7 +21,8 @@ Two streams, each ordered and resumable (see docs/serve.md, "Live updates"):
 
 A client resumes where it stopped with the ``Last-Event-ID`` header (which a
 browser's EventSource sends by itself when it reconnects) or, where it cannot
-set headers, ``?after=N``; the header wins when both are given. Streams are
+set headers, ``?after=N`` (``?from=N``, the next offset, for a task's stream);
+the header wins when both are given. Streams are
 driven by the store's change feed (LISTEN/NOTIFY on PostgreSQL, the store's
 poll on SQLite), read at most a page at a time, take turns on the event loop
 with the server's other streams (`Turns`: a replay of a long history never
@@ -30,16 +39,17 @@ from typing import TYPE_CHECKING, Any
 from ..errors import CorruptRecord, TaskNotFound
 from ..providers.base import require_library
 from ..records import Event, TaskChange
+from ..runtime.streams import follow_stream
 from ..store.base import StateStore
 from ..store.changes import TASKS
 from ..views.event_feed import follow_events, last_seq_of
-from ..views.record_json import event_json, iso_time, unreadable_json
+from ..views.record_json import event_json, iso_time, stream_entry_json, unreadable_json
 from .turns import Turns
 
 if TYPE_CHECKING:
     from fastapi import APIRouter
 
-__all__ = ["live_router", "parse_cursor", "task_change_json"]
+__all__ = ["live_router", "parse_cursor", "parse_stream_start", "task_change_json"]
 
 HEARTBEAT_SECONDS = 15.0
 """How often an idle stream sends a comment line, so proxies and clients know it is alive."""
@@ -70,6 +80,26 @@ def parse_cursor(last_event_id: str | None, after: str | None) -> int | None:
     return None
 
 
+def parse_stream_start(last_event_id: str | None, from_offset: str | None) -> int:
+    """The offset a task's stream starts at: after its ``Last-Event-ID``, else ``?from=``, else 0.
+
+    Raises:
+        ValueError: the one given is not a whole number from 0; the message says so on one line.
+    """
+    after = parse_cursor(last_event_id, None)
+    if after is not None:
+        return after + 1
+    if from_offset is None or from_offset.strip() == "":
+        return 0
+    text = from_offset.strip()
+    if not text.isascii() or not text.isdigit() or int(text) > _CURSOR_MAX:
+        raise ValueError(
+            f"from must be the offset of the first entry to send (a whole number from 0 to 2**63-1), "
+            f"not {text[:40]!r}"
+        )
+    return int(text)
+
+
 def task_change_json(change: TaskChange) -> dict[str, Any]:
     """A change of the global stream: the task's id, name, agent and status as people read it."""
     return {
@@ -86,8 +116,13 @@ def task_change_json(change: TaskChange) -> dict[str, Any]:
     }
 
 
+# Characters JSON leaves raw that a line splitter takes for a line break (Python's, as sse-starlette
+# splits a message's data into lines): escaped, so a model's text with one arrives as one JSON text.
+_LINE_BREAKS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
 def _data(value: dict[str, Any]) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).translate(_LINE_BREAKS)
 
 
 async def task_event_messages(
@@ -116,6 +151,30 @@ async def task_event_messages(
     except (TaskNotFound, CorruptRecord):  # deleted while followed, or its row unreadable: no status to give
         status = None
     yield {"event": "end", "data": _data({"task_id": task_id, "status": status})}
+
+
+async def task_stream_messages(
+    store: StateStore,
+    task_id: str,
+    start: int,
+    *,
+    turns: Turns,
+    idle: float = HEARTBEAT_SECONDS,
+    page: int = PAGE,
+) -> AsyncIterator[dict[str, str]]:
+    """The SSE messages of a task's stream from offset `start` on, then ``done`` once the task has ended."""
+    pace = turns.pacer()
+    try:
+        await pace()
+        async for batch in follow_stream(store, task_id, from_offset=start, idle=idle, page=page):
+            for entry in batch:
+                shown = _data(stream_entry_json(entry))
+                yield {"id": str(entry.offset), "event": str(entry.kind), "data": shown}
+                await pace()
+        status: str | None = (await store.get_task(task_id)).status_text
+    except (TaskNotFound, CorruptRecord):  # deleted while followed, or its row unreadable: no status to give
+        status = None
+    yield {"event": "done", "data": _data({"task_id": task_id, "status": status})}
 
 
 async def task_change_messages(
@@ -207,6 +266,39 @@ def live_router(store: StateStore, *, heartbeat: float = HEARTBEAT_SECONDS) -> A
         except CorruptRecord:
             pass  # its events are rows of their own, still readable
         return respond(task_event_messages(store, task_id, start, turns=turns, idle=heartbeat))
+
+    @router.get(
+        "/api/tasks/{task_id}/stream",
+        summary="Stream a task's stream: its model's text as written, its values (Server-Sent Events)",
+        response_class=EventSourceResponse,
+        response_model=None,
+        responses={
+            200: {
+                "content": {"text/event-stream": {}},
+                "description": "Each entry, its id its offset and its event its kind; then done.",
+            },
+            400: {"description": "Last-Event-ID or from is not a whole number."},
+            404: {"description": "No task has that id."},
+        },
+    )
+    async def task_stream(
+        task_id: str,
+        from_offset: str | None = Query(
+            default=None, alias="from", description="Start at this offset (0: the first entry)."
+        ),
+        last_event_id: str | None = Header(default=None, alias="Last-Event-ID"),
+    ) -> EventSourceResponse:
+        try:
+            start = parse_stream_start(last_event_id, from_offset)
+        except ValueError as exc:
+            raise HTTPException(status_code=400, detail=str(exc)) from None
+        try:
+            await store.get_task(task_id)
+        except TaskNotFound:
+            raise HTTPException(status_code=404, detail=f"no task has the id {task_id!r}") from None
+        except CorruptRecord:
+            pass  # its stream is rows of its own, still readable
+        return respond(task_stream_messages(store, task_id, start, turns=turns, idle=heartbeat))
 
     @router.get(
         "/api/stream",

@@ -22,7 +22,18 @@ from pydantic import BaseModel
 
 from ..errors import CorruptRecord
 from ..printable import printable_json
-from ..records import Approval, Checkpoint, Event, InboxMessage, Lease, Operation, Session, Step, Task
+from ..records import (
+    Approval,
+    Checkpoint,
+    Event,
+    InboxMessage,
+    Lease,
+    Operation,
+    Session,
+    Step,
+    StreamEntry,
+    Task,
+)
 from .task import Spend, TaskView, in_seq_order, what_next
 
 if TYPE_CHECKING:  # a schedule's module reads cron expressions (croniter): no part of a task's shape
@@ -41,6 +52,7 @@ __all__ = [
     "spend_json",
     "step_json",
     "step_number",
+    "stream_entry_json",
     "task_json",
     "task_view_json",
     "unreadable_json",
@@ -158,6 +170,18 @@ _KEY_NAMES = {
     "approvals": ("task_id", "seq"),
     "task_changes": ("position",),
 }
+
+
+def stream_entry_json(entry: StreamEntry) -> dict[str, Any]:
+    """An entry of a task's stream, by its ``offset`` (what a reader resumes from: the next one).
+
+    ``kind`` is ``text`` (a piece of a model's answer, in ``value``),
+    ``attempt`` and ``end`` (an attempt of the model call ``seq`` begins,
+    ends), or ``value`` (a workflow's own entry under ``key``); docs/streaming.md.
+    """
+    fields = _fields(entry)
+    fields["kind"] = str(entry.kind)
+    return fields
 
 
 def unreadable_json(problem: CorruptRecord) -> dict[str, Any]:

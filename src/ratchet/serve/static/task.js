@@ -1,6 +1,7 @@
 // The task page: where it stands (live), what it is (task_facts.js), what it
 // asks of a person, its plan and agent state, its budget, its family
-// (family.js), its events, time travel (timetravel.js), its calls over time
+// (family.js), the answer its model is writing (task_stream.js), its events,
+// time travel (timetravel.js), its calls over time
 // (timeline.js) and its journal (journal.js). The journal and the events come
 // a page at a time (paged.js); the task's event stream and the global stream
 // keep it all current.
@@ -14,6 +15,7 @@ import { journalSection } from "./journal.js";
 import { parseJson } from "./json.js";
 import { PagedList } from "./paged.js";
 import { agentState, summary } from "./task_facts.js";
+import { streamPanel } from "./task_stream.js";
 import { legend, TimelineFeed, TimelineView } from "./timeline.js";
 import { timeTravel } from "./timetravel.js";
 
@@ -100,6 +102,7 @@ export async function showTask(root, taskId) {
   const feed = new TimelineFeed(base);
   let view = null;
   const journal = journalSection(base, { taskModel: () => view?.task.model ?? null });
+  const streamed = streamPanel(base);
   put(
     root,
     title,
@@ -109,6 +112,7 @@ export async function showTask(root, taskId) {
     slots.approval,
     slots.question,
     slots.inDoubt,
+    streamed.node,
     el(
       "div",
       { class: "columns" },
@@ -261,6 +265,7 @@ export async function showTask(root, taskId) {
   firstEvents = [...events.items.values()].slice(0, 5);
   await journal.paged.more();
   await refresh({ all: true });
+  streamed.start();
   // The stream starts after the last event shown once all are shown (none is missed), else after
   // the newest the page has seen: the pages not read yet hold the ones before it.
   const lastSeen = events.complete ? events.lastSeq : Math.max(events.lastSeq, ...view.events.map((e) => Number(e.seq) || 0));
@@ -294,6 +299,7 @@ export async function showTask(root, taskId) {
     { onState: (state) => (live.textContent = state) },
   );
   return () => {
+    streamed.stop();
     taskStream.stop();
     changes.stop();
     events.stop();
