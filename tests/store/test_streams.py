@@ -88,3 +88,11 @@ async def test_deleting_a_task_deletes_its_stream(store: StateStore, task: Task)
     await store.delete_task(task.id)
 
     assert await store.read_stream(task.id) == []
+
+
+async def test_a_task_that_ends_wakes_its_streams_feed(store: StateStore, task: Task) -> None:
+    running = await store.update_task(task.transition(TaskStatus.RUNNING))
+    async with store.changes(stream_topic(task.id)) as feed:
+        await store.update_task(running.transition(TaskStatus.COMPLETED))
+        # SQLite's feeds also end a wait after each poll: the wait must say a change came.
+        assert await feed.wait(5.0)

@@ -14,7 +14,7 @@ from typing import Protocol
 from ..errors import CorruptRecord, InputError
 from ..records import StreamEntry, Task
 from ..store.base import StateStore
-from ..store.changes import TASKS, stream_topic
+from ..store.changes import stream_topic
 from ..store.ops.streams import STREAM_PAGE
 
 __all__ = ["StreamMethods", "follow_stream"]
@@ -42,8 +42,8 @@ async def follow_stream(
     """
     if isinstance(from_offset, bool) or not isinstance(from_offset, int) or from_offset < 0:
         raise InputError(f"the stream offset must be a whole number, 0 or more, not {from_offset!r}")
-    # TASKS too: the task's end is no write to its stream, and a follower must hear it at once.
-    async with store.changes(stream_topic(task_id), TASKS) as feed:
+    # The store wakes the stream's feed when its task ends too (an end is no write to the stream).
+    async with store.changes(stream_topic(task_id)) as feed:
         offset = from_offset
         while True:
             # One read for both, so a task seen ended has all its entries seen too (the run's
@@ -61,8 +61,8 @@ async def follow_stream(
                 continue  # more are stored: the next page, at once
             if not follow or (task is not None and task.status.is_terminal):
                 return
-            # PostgreSQL wakes us on each append and task change (NOTIFY); SQLite looks again after a
-            # short poll.
+            # PostgreSQL wakes us on each append and at the task's end (NOTIFY); SQLite looks again
+            # after a short poll.
             await feed.wait(idle)
 
 

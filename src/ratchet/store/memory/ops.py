@@ -46,7 +46,7 @@ from ...records import (
     check_task_move,
     utcnow,
 )
-from ..changes import TRIGGERS, events_topic
+from ..changes import TRIGGERS, events_topic, stream_topic
 from ..ops import StoreOps, claim_order, priority_of
 from .checkpoints import MemoryCheckpoints
 from .grants import MemoryGrants
@@ -143,6 +143,8 @@ class MemoryOps(
         self._set(self.tasks, task.id, task.to_json())
         if (stored.status, stored.waiting_on) != (task.status, task.waiting_on):
             self._note_task_change(TaskChange.of(task, TaskChangeKind.STATUS))
+        if task.status.is_terminal and not stored.status.is_terminal:
+            self.touched.add(stream_topic(task.id))  # its end is no write to its stream: wake the followers
         return task
 
     async def list_orphaned_tasks(

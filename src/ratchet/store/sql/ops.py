@@ -176,6 +176,8 @@ class SqlOps(
         await self._d.execute("update_task", rows.task_params(task))
         if task.status.is_terminal:  # its result or error is set: what a search finds it by
             await self._index_task(task, created=False)
+            if not rows.task_status(row[0], task.id).is_terminal:
+                await self._end_stream(task.id)
         if (row[0], row[1]) != (task.status, task.waiting_on):
             self._note_task_change(TaskChange.of(task, TaskChangeKind.STATUS))
         return task

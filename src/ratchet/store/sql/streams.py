@@ -70,6 +70,11 @@ class SqlStreams(StreamOps):
         self.touched.add(stream_topic(task_id))
         return stored
 
+    async def _end_stream(self, task_id: str) -> None:
+        """Wake the followers of an ended task's stream: its end is no write to the stream."""
+        await self._d.one("notify_stream", {"task_id": task_id})
+        self.touched.add(stream_topic(task_id))
+
     async def read_stream(
         self, task_id: str, *, from_offset: int = 0, limit: int = STREAM_PAGE
     ) -> list[StreamEntry]:
