@@ -3,7 +3,9 @@
 A test runs one for a block (``with LoopbackServer() as server:``) and queues
 the replies it wants (`LoopbackServer.answer`); the server records every
 request it receives (`LoopbackServer.received`) so the test can check what
-the provider sent. It runs in a thread of its own, so the provider
+the provider sent. A reply may stream (`Reply.stream`): server-sent events,
+each written and flushed as an HTTP chunk of its own, and perhaps cut off
+midway as a server that dies does. It runs in a thread of its own, so the provider
 under test talks to it over a real socket, exactly as to a model server.
 """
 
@@ -21,12 +23,27 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Reply:
-    """One scripted answer: a JSON body (or raw text), a status, headers, a delay."""
+    """One scripted answer: a JSON body (or raw text), a status, headers, a delay.
+
+    With `stream` it answers ``text/event-stream`` instead of `body`: each
+    item is one event's text (`sse`), written as one HTTP chunk after
+    `stream_delay` seconds. `cut_after` closes the connection after that many
+    events, without the chunked body's end: a stream cut midway.
+    """
 
     body: Any = None
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    stream: tuple[str, ...] | None = None
+    stream_delay: float = 0.0
+    cut_after: int | None = None
+
+
+def sse(data: Any, event: str | None = None) -> str:
+    """One server-sent event: `data` as JSON (a string as it is), under an event name if given."""
+    text = data if isinstance(data, str) else json.dumps(data)
+    return (f"event: {event}\n" if event else "") + f"data: {text}\n\n"
 
 
 @dataclass(frozen=True)
@@ -104,6 +121,9 @@ def _handler_for(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
             )
             if reply.delay:
                 time.sleep(reply.delay)
+            if reply.stream is not None:
+                self._stream(reply)
+                return
             payload = reply.body if isinstance(reply.body, str) else json.dumps(reply.body)
             data = payload.encode()
             try:
@@ -116,6 +136,34 @@ def _handler_for(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
                 self.wfile.write(data)
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up waiting (the timeout test)
+
+        def _stream(self, reply: Reply) -> None:
+            assert reply.stream is not None
+            # Chunked framing needs HTTP/1.1; a cut is then a body without its end, as the client sees it.
+            self.protocol_version = "HTTP/1.1"
+            self.close_connection = True
+            try:
+                self.send_response(reply.status)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.send_header("Connection", "close")
+                for name, value in reply.headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.flush()
+                for index, event in enumerate(reply.stream):
+                    if index == reply.cut_after:
+                        return
+                    if reply.stream_delay:
+                        time.sleep(reply.stream_delay)
+                    data = event.encode()
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                    self.wfile.flush()
+                if reply.cut_after is None:
+                    self.wfile.write(b"0\r\n\r\n")
+                    self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client stopped reading
 
         def log_message(self, format: str, *args: Any) -> None:
             pass
