@@ -28,7 +28,10 @@ class Reply:
     With `stream` it answers ``text/event-stream`` instead of `body`: each
     item is one event's text (`sse`), written as one HTTP chunk after
     `stream_delay` seconds. `cut_after` closes the connection after that many
-    events, without the chunked body's end: a stream cut midway.
+    events, without the chunked body's end: a stream cut midway. `gate` holds
+    the events from index `gate_after` on until it is set (at most
+    `GATE_WAIT` seconds; `LoopbackServer.gate_waits` says whether it was), so
+    a test can tell that a client hands pieces on before the stream ends.
     """
 
     body: Any = None
@@ -38,6 +41,11 @@ class Reply:
     stream: tuple[str, ...] | None = None
     stream_delay: float = 0.0
     cut_after: int | None = None
+    gate: threading.Event | None = None
+    gate_after: int = 0
+
+
+GATE_WAIT = 10.0
 
 
 def sse(data: Any, event: str | None = None) -> str:
@@ -62,6 +70,7 @@ class LoopbackServer:
     def __init__(self) -> None:
         self.replies: deque[Reply] = deque()
         self.received: list[Received] = []
+        self.gate_waits: list[bool] = []
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._httpd.daemon_threads = True
         # A short poll interval: shutdown() waits up to one interval.
@@ -185,6 +194,8 @@ def _handler_for(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
                 for index, event in enumerate(reply.stream):
                     if index == reply.cut_after:
                         return
+                    if reply.gate is not None and index == reply.gate_after:
+                        server.gate_waits.append(reply.gate.wait(GATE_WAIT))
                     if reply.stream_delay:
                         time.sleep(reply.stream_delay)
                     data = event.encode()

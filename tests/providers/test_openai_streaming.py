@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any
 
 import pytest
@@ -280,3 +281,49 @@ async def test_ollama_streams_as_the_same_class(server: LoopbackServer) -> None:
     model = OpenAIModel.ollama("llama3.1", base_url=f"{server.url}/v1")
     response, pieces = await streamed(model)
     assert (pieces, response.content, response.provider) == (["hi ", "there"], "hi there", "ollama")
+
+
+async def test_a_refusal_streamed_is_refused_as_complete_refuses_it(server: LoopbackServer) -> None:
+    events = (
+        chunk({"role": "assistant", "refusal": "I can't "}),
+        chunk({"refusal": "help."}),
+        chunk({}, "stop"),
+    )
+    whole = completion(None)
+    whole["choices"][0]["message"]["refusal"] = "I can't help."
+    server.answer(Reply(stream=events), Reply(whole))
+    model = model_at(server)
+    request = ModelRequest(purpose=Purpose.PLAN, messages=ACT.messages, json_output=True)
+
+    with pytest.raises(MalformedAnswer) as streamed_refusal:
+        await model.complete_streaming(request, ordinal=0, on_text=Pieces())
+    with pytest.raises(MalformedAnswer) as whole_refusal:
+        await model.complete(request, ordinal=0)
+
+    assert streamed_refusal.value.message == whole_refusal.value.message
+    assert "refused to answer: I can't help." in streamed_refusal.value.message
+
+
+async def test_a_sink_that_fails_fails_the_call_with_its_own_error(server: LoopbackServer) -> None:
+    server.answer(Reply(stream=text_stream("X ", "is")))
+
+    async def broken(piece: str) -> None:
+        raise RuntimeError("the stream's store is down")
+
+    # Not a ModelError: the reader's side failed, not the model's, and no retry of the model cures it.
+    with pytest.raises(RuntimeError, match="store is down"):
+        await model_at(server).complete_streaming(ACT, ordinal=0, on_text=broken)
+
+
+async def test_each_piece_is_handed_on_before_the_stream_ends(server: LoopbackServer) -> None:
+    gate = threading.Event()
+    # The server holds the rest of the stream until the first piece has reached the sink.
+    server.answer(Reply(stream=text_stream("X ", "is ", "healthy."), gate=gate, gate_after=2))
+
+    async def opens(piece: str) -> None:
+        gate.set()
+
+    response = await model_at(server).complete_streaming(ACT, ordinal=0, on_text=opens)
+
+    assert server.gate_waits == [True]
+    assert response.content == "X is healthy."

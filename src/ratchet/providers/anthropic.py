@@ -16,6 +16,9 @@ tools of its own) forces a tool whose input schema is that schema
 (``tool_choice``), and the tool's input is the answer's content; any other
 ``json_output`` request asks for one JSON object in the system prompt, and
 the answer is parsed as for OpenAI.
+
+Streamed (`AnthropicModel.complete_streaming`), the SDK adds the events up
+into the same `Message`, which is read the same way.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import JsonValue
 
-from ._http import connection_error, http_error, one_line
+from ._http import connection_error, error_detail, http_error, one_line, stream_cut
 from ._structured import (
     ANTHROPIC_REFUSABLE,
     ANTHROPIC_WAYS,
@@ -51,6 +54,7 @@ from .base import (
     ModelError,
     ModelRequest,
     ModelResponse,
+    TextSink,
     ToolCall,
     UnsupportedSetting,
     Usage,
@@ -129,6 +133,27 @@ class AnthropicModel:
                 "overloaded" included, or True when no answer came), or
                 answered something unusable (`MalformedAnswer`: not retryable).
         """
+        return await self._answer(request, ordinal, None)
+
+    async def complete_streaming(
+        self, request: ModelRequest, *, ordinal: int, on_text: TextSink
+    ) -> ModelResponse:
+        """Answer as `complete` does, streamed (``messages.stream``), handing `on_text` each text delta.
+
+        The SDK adds the events up (text deltas, a tool's ``input_json``
+        deltas, the usage of ``message_start`` and ``message_delta``) into the
+        `Message` `complete` would get for the same answer, and it is read the
+        same way. A request for JSON streams no text: its content is the value.
+
+        Raises:
+            ModelError: as `complete`; a stream cut off midway (the connection
+                closed or stalled, an ``error`` event, no ``message_stop``)
+                is retryable, with no status.
+        """
+        return await self._answer(request, ordinal, on_text)
+
+    async def _answer(self, request: ModelRequest, ordinal: int, on_text: TextSink | None) -> ModelResponse:
+        """One answer, streamed when `on_text` is given: the ways of asking for JSON are tried in turn."""
         import anthropic
 
         self.check_settings(request.settings)
@@ -137,7 +162,11 @@ class AnthropicModel:
         for way in ways:
             arguments = self._arguments(request, way)
             try:
-                message = await self._sdk_client().messages.create(**arguments)
+                if on_text is None:
+                    message = await self._sdk_client().messages.create(**arguments)
+                else:
+                    # JSON is not text to read as it comes: its content is the value, whole.
+                    message = await self._stream(arguments, None if request.wants_json else on_text)
             except anthropic.APIStatusError as exc:
                 if way != ways[-1] and refusal_names(exc.body, exc.message, ANTHROPIC_REFUSABLE):
                     self._formats.refuse(self._endpoint, way)
@@ -155,6 +184,35 @@ class AnthropicModel:
                 raise ModelError(f"{self.name}: {one_line(str(exc))}", retryable=False) from exc
             return self._response(request, message, ordinal, forced=way == "forced_tool")
         raise AssertionError("unreachable: the last way (the prompt) is never refused")
+
+    async def _stream(self, arguments: dict[str, Any], on_text: TextSink | None) -> Message:
+        """The streamed answer, added up by the SDK; its text handed on as it comes.
+
+        An error answer before the stream raises as from ``messages.create``;
+        anything that fails once the stream is open is a cut.
+        """
+        async with self._sdk_client().messages.stream(**arguments) as stream:
+            events = aiter(stream)
+            started = False
+            while True:
+                try:
+                    event = await anext(events)
+                except StopAsyncIteration:
+                    break
+                except ValueError as exc:  # a tool's input that is not JSON, as the SDK adds it up
+                    raise MalformedAnswer(
+                        f"{self.name} returned malformed JSON for a tool's input: {one_line(str(exc))}"
+                    ) from exc
+                except Exception as exc:  # the SDK's error event, or its HTTP library's broken connection
+                    raise stream_cut(self.name, self.base_url, _cut_detail(exc, self.timeout)) from exc
+                started = started or event.type == "message_start"
+                if on_text is not None and event.type == "text" and event.text:
+                    await on_text(event.text)
+            message = await stream.get_final_message() if started else None
+        if message is None or message.stop_reason is None:
+            text = "".join(block.text for block in message.content if block.type == "text") if message else ""
+            raise stream_cut(self.name, self.base_url, f"it ended after {len(text)} characters of text")
+        return message
 
     def check_settings(self, settings: ModelSettings | None) -> None:
         """Refuse a model setting the Messages API has no way to send.
@@ -280,6 +338,17 @@ class AnthropicModel:
             provider="anthropic",
             model=getattr(message, "model", None) or self.model,
         )
+
+
+def _cut_detail(exc: Exception, timeout: float) -> str:
+    """How a stream that failed midway failed, in a few words."""
+    import anthropic
+
+    if isinstance(exc, anthropic.APIStatusError):
+        return error_detail(exc.body, exc.message)
+    if "timeout" in type(exc).__name__.lower():
+        return f"no event within {timeout:g} s"
+    return one_line(str(exc)) or type(exc).__name__
 
 
 def _turns(messages: Iterable[ChatMessage]) -> list[dict[str, Any]]:

@@ -20,10 +20,17 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from ._chat_shape import chat_message, chat_response, chat_settings, chat_tools
-from ._http import connection_error, http_error, one_line
-from ._structured import schema_instruction
+from ._http import connection_error, http_error, one_line, stream_cut
+from ._structured import endpoint_formats, refusal_names, schema_instruction
 from ._wire import parse_messages, with_json_instruction
-from .base import ModelError, ModelRequest, ModelResponse, UnsupportedSetting, require_library
+from .base import (
+    ModelError,
+    ModelRequest,
+    ModelResponse,
+    TextSink,
+    UnsupportedSetting,
+    require_library,
+)
 from .settings import ModelSettings
 
 if TYPE_CHECKING:
@@ -31,6 +38,8 @@ if TYPE_CHECKING:
 
 __all__ = ["LiteLLMModel"]
 
+# How a streamed answer asks for its usage; a server that refuses it is asked again without.
+STREAM_OPTIONS = "stream_options"
 # LiteLLM prefixes its messages with its class names ("litellm.RateLimitError: ... OpenAIException - ").
 _PREFIX = re.compile(r"^(?:(?:litellm\.)?\w+(?:Error|Exception)?: )+(?:\w+Exception - )?")
 
@@ -80,18 +89,81 @@ class LiteLLMModel:
                 or True when no answer came), or answered something unusable
                 (`MalformedAnswer`: not retryable).
         """
+        return await self._answer(request, ordinal, None)
+
+    async def complete_streaming(
+        self, request: ModelRequest, *, ordinal: int, on_text: TextSink
+    ) -> ModelResponse:
+        """Answer as `complete` does, streamed (``stream=True``), handing `on_text` each piece of text.
+
+        LiteLLM adds the chunks up (``stream_chunk_builder``) into the
+        completion `complete` would get, read the same way. Usage is asked
+        for (``stream_options.include_usage``; a server that refuses it is
+        asked again without, and remembered); LiteLLM counts it itself when
+        the server sends none (unstreamed, it counts 0). A request for JSON
+        streams no text.
+
+        Raises:
+            ModelError: as `complete`; a stream cut off midway is retryable,
+                with no status.
+        """
+        return await self._answer(request, ordinal, on_text)
+
+    async def _answer(self, request: ModelRequest, ordinal: int, on_text: TextSink | None) -> ModelResponse:
         litellm = _litellm()
         self.check_settings(request.settings)
-        arguments = self._arguments(request)
+        arguments = self._arguments(request, stream=on_text is not None)
         try:
-            completion = await litellm.acompletion(**arguments)
+            try:
+                completion = await litellm.acompletion(**arguments)
+            except Exception as exc:
+                if STREAM_OPTIONS not in arguments or not refusal_names(
+                    getattr(exc, "body", None), str(exc), (STREAM_OPTIONS,)
+                ):
+                    raise
+                endpoint_formats.refuse(self._endpoint, STREAM_OPTIONS)
+                arguments.pop(STREAM_OPTIONS)
+                completion = await litellm.acompletion(**arguments)
         except Exception as exc:
             raise self._error(litellm, exc) from exc
+        if on_text is not None:
+            # JSON is not text to read as it comes: its content is the value, whole.
+            completion = await self._read_stream(litellm, completion, None if request.wants_json else on_text)
         response = chat_response(
             self.name, request, completion, ordinal, provider="litellm", asked=self.model
         )
         # LiteLLM's model string (``gemini/...``), not the server's name: it keys LiteLLM's price table.
         return response.model_copy(update={"model": self.model})
+
+    async def _read_stream(self, litellm: ModuleType, stream: Any, on_text: TextSink | None) -> Any:
+        """The chunks, their text handed on as they come, added up by LiteLLM; a failure midway is a cut."""
+        chunks: list[Any] = []
+        pieces = aiter(stream)
+        while True:
+            try:
+                chunk = await anext(pieces)
+            except StopAsyncIteration:
+                break
+            except Exception as exc:  # LiteLLM's MidStreamFallbackError, or whatever broke under it
+                raise stream_cut(self.name, self._where, _cut_detail(exc)) from exc
+            chunks.append(chunk)
+            choices = getattr(chunk, "choices", None) or []
+            text = getattr(getattr(choices[0], "delta", None), "content", None) if choices else None
+            if on_text is not None and isinstance(text, str) and text:
+                await on_text(text)
+        completion = litellm.stream_chunk_builder(chunks) if chunks else None
+        choices = getattr(completion, "choices", None) or []
+        if not choices or not getattr(choices[0], "finish_reason", None):
+            raise stream_cut(self.name, self._where, "it ended before its finish reason")
+        return completion
+
+    @property
+    def _where(self) -> str:
+        return self.base_url or f"{self.model.partition('/')[0]}'s API"
+
+    @property
+    def _endpoint(self) -> tuple[str, str]:
+        return (self.base_url or "", self.model)
 
     def check_settings(self, settings: ModelSettings | None) -> None:
         """Refuse a model setting LiteLLM has no way to send to the model's provider.
@@ -122,7 +194,7 @@ class LiteLLMModel:
                     f"{self.name} takes no {setting}: LiteLLM sends no {name!r} to {provider}"
                 )
 
-    def _arguments(self, request: ModelRequest) -> dict[str, Any]:
+    def _arguments(self, request: ModelRequest, *, stream: bool = False) -> dict[str, Any]:
         messages = parse_messages(self.name, request)
         if request.wants_json:
             schema = request.output_schema
@@ -146,10 +218,14 @@ class LiteLLMModel:
         if request.wants_json:
             arguments["response_format"] = {"type": "json_object"}
         arguments.update(chat_settings(request.settings))
+        if stream:
+            arguments["stream"] = True
+            if STREAM_OPTIONS not in endpoint_formats.refused(self._endpoint):
+                arguments[STREAM_OPTIONS] = {"include_usage": True}
         return arguments
 
     def _error(self, litellm: ModuleType, exc: Exception) -> ModelError:
-        where = self.base_url or f"{self.model.partition('/')[0]}'s API"
+        where = self._where
         if isinstance(exc, litellm.Timeout):
             return ModelError.from_status(
                 None, f"{self.name}: no answer from {where} within {self.timeout:g} s"
@@ -171,6 +247,13 @@ class LiteLLMModel:
             body = getattr(exc, "body", None)
             return http_error(self.name, status, body if body else message, message, headers or {})
         return ModelError(f"{self.name}: {type(exc).__name__}: {message}", retryable=False)
+
+
+def _cut_detail(exc: Exception) -> str:
+    """What broke a stream midway, in a few words: the failure LiteLLM wraps, without its class names."""
+    cause = getattr(exc, "original_exception", None) or exc
+    message = _PREFIX.sub("", one_line(str(getattr(cause, "message", None) or cause)))
+    return message.split(" Original exception:")[0] or type(cause).__name__
 
 
 def _litellm() -> ModuleType:
