@@ -168,7 +168,11 @@ class StreamWriter:
         async with self._lock:
             batch, self._buffer, self._size = [*self._buffer, entry], [], 0
             self._cancel_timer()
-            await self.store.append_stream(self.task_id, batch, fence=self.lease)
+            try:
+                await self.store.append_stream(self.task_id, batch, fence=self.lease)
+            except StoreError:
+                self.dropped += len(batch) - 1  # the pieces before it; the value itself is the task's to redo
+                raise
             self.appends += 1
         history.values.add(seq)
         return True
