@@ -110,6 +110,36 @@ class LoopbackServer:
         return self.received[-1]
 
 
+def _as_asked(reply: Reply, body: Any) -> Reply:
+    """A chat completion queued whole, sent as a stream of chunks when the request asked to stream.
+
+    A model server streams whatever it answers when asked to: so do these
+    replies, and a test written for a whole answer holds for a workflow whose
+    model calls stream (the engine streams every call its provider can).
+    """
+    answer = reply.body
+    asked = isinstance(body, dict) and body.get("stream") is True
+    if not asked or reply.stream is not None or not isinstance(answer, dict):
+        return reply
+    if answer.get("object") != "chat.completion" or reply.status != 200:
+        return reply
+    head = {key: answer[key] for key in ("id", "created", "model") if key in answer}
+    head["object"] = "chat.completion.chunk"
+    events: list[str] = []
+    for choice in answer.get("choices") or []:
+        message = dict(choice.get("message") or {})
+        calls = message.pop("tool_calls", None) or []
+        delta = {**message, "tool_calls": [{"index": i, **call} for i, call in enumerate(calls)]}
+        if not calls:
+            del delta["tool_calls"]
+        finish = {"index": choice.get("index", 0), "delta": {}, "finish_reason": choice.get("finish_reason")}
+        for part in ({"index": choice.get("index", 0), "delta": delta, "finish_reason": None}, finish):
+            events.append(sse({**head, "choices": [part]}))
+    if answer.get("usage") is not None:
+        events.append(sse({**head, "choices": [], "usage": answer["usage"]}))
+    return Reply(status=reply.status, headers=reply.headers, stream=(*events, sse("[DONE]")))
+
+
 def _handler_for(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
@@ -130,6 +160,7 @@ def _handler_for(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
             )
             if reply.delay:
                 time.sleep(reply.delay)
+            reply = _as_asked(reply, server.received[-1].body)
             if reply.stream is not None:
                 self._stream(reply)
                 return

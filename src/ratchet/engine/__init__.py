@@ -9,6 +9,8 @@
 - `outside_writes`: writes to a task from outside its run (a patch, a handoff, a grant);
 - `batches` and `retention`: one verb for every task a filter keeps, a page at a time; and
   deleting the ended tasks kept past their status's age (what a worker with `--retain` does);
+- `streams` and `stream_writes`: what a run writes to its task's stream, in batches (a model's
+  answer as it comes, the marks of its attempts), and ``ctx.write_stream``;
 - `faults`: named crash points, for the tests that kill a worker.
 """
 
