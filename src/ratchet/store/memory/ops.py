@@ -54,6 +54,7 @@ from .inbox import MemoryInbox
 from .journal_counts import MemoryJournalCounts
 from .langgraph import MemoryLangGraph
 from .leases import MemoryLeases
+from .limits import MemoryLimits
 from .task_changes import MemoryTaskChanges
 from .task_delete import MemoryTaskDelete
 from .task_rows import MemoryTaskRows
@@ -73,6 +74,7 @@ class MemoryOps(
     MemoryLeases,
     MemoryWorkers,
     MemoryJournalCounts,
+    MemoryLimits,
     StoreOps,
 ):
     """The tables, as dicts of JSON text (changed through `UndoLog`), and the operations on them."""
@@ -159,7 +161,7 @@ class MemoryOps(
             if (
                 (
                     task.status in (TaskStatus.QUEUED, TaskStatus.RUNNING)
-                    or task.waiting_on is WaitReason.TIMER
+                    or task.waiting_on in (WaitReason.TIMER, WaitReason.LIMIT)
                     or (
                         task.waiting_on is WaitReason.CHILDREN and all(c.status.is_terminal for c in children)
                     )

@@ -41,6 +41,7 @@ from .inbox import InboxOps
 from .journal_counts import JournalCountOps
 from .langgraph import LangGraphOps
 from .leases import LeaseOps
+from .limits import LimitOps
 from .task_changes import TaskChangeOps
 from .task_delete import TaskDeleteOps
 from .task_rows import TaskRowOps
@@ -69,6 +70,7 @@ class StoreOps(
     LeaseOps,
     WorkerOps,
     JournalCountOps,
+    LimitOps,
 ):
     """The operations of a store; every store implements them with the same behaviour.
 
@@ -78,7 +80,8 @@ class StoreOps(
     `TaskRowOps` (task_rows.py), and deleting a task on `TaskDeleteOps`
     (task_delete.py), and LangGraph's checkpoints on `LangGraphOps`
     (langgraph.py), and the leases on `LeaseOps` (leases.py), and the
-    workers' presence on `WorkerOps` (workers.py).
+    workers' presence on `WorkerOps` (workers.py), and the shared limits
+    on `LimitOps` (limits.py).
     """
 
     # ------------------------------------------------------------------ tasks

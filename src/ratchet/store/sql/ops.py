@@ -57,6 +57,7 @@ from .inbox import SqlInbox
 from .journal_counts import SqlJournalCounts
 from .langgraph import SqlLangGraph
 from .leases import SqlLeases
+from .limits import SqlLimits
 from .task_changes import SqlTaskChanges
 from .task_delete import SqlTaskDelete
 from .task_rows import SqlTaskRows
@@ -85,6 +86,7 @@ class SqlOps(
     SqlLeases,
     SqlWorkers,
     SqlJournalCounts,
+    SqlLimits,
     StoreOps,
 ):
     """The operations, run through a driver inside a transaction the caller opened."""
