@@ -243,6 +243,8 @@ async def _run_leased(
     forced = force and task.waiting_on is WaitReason.STALE
     if task.status.is_terminal or (waits_on_person and task.waiting_on is not WaitReason.CODE and not forced):
         return task
+    if task.queue is not None and not await store.queue_turn(lease):
+        return task  # its queue is full: the lease is given back, and a claim takes it when a place frees
     if not task.workflow:
         raise CannotResume(f"task {task_id} names no workflow to run")
     try:
