@@ -191,3 +191,13 @@ async def test_a_claim_judged_over_the_queue_concurrency_gives_its_lease_back(st
     assert await store.queue_turn(first, now=at(11)) is True
     given_back = await store.get_lease("t1")
     assert given_back is not None and given_back.released
+
+
+async def test_a_turn_soon_enough_to_wait_for_in_place_is_not_kept(store: StateStore) -> None:
+    await store.set_limit(Limit(key="gpu", rpm=60))
+    await store.take_turn(["gpu"], "a", now=at(0))
+    soon = await store.take_turn(["gpu"], "b", keep_after=5, now=at(0))
+
+    again = await store.take_turn(["gpu"], "b", keep_after=5, now=at(0))
+
+    assert again.at == soon.at + seconds(SPACING)  # not kept: asking again takes the next turn

@@ -30,9 +30,17 @@ class LimitWrappers(LimitOps, OwnTransactions):
         return await self._read(lambda tx: tx.list_limits(keys))
 
     async def take_turn(
-        self, keys: Sequence[str], holder: str, *, tokens: int = 0, now: dt.datetime | None = None
+        self,
+        keys: Sequence[str],
+        holder: str,
+        *,
+        tokens: int = 0,
+        keep_after: float = 0.0,
+        now: dt.datetime | None = None,
     ) -> Turn:
-        return await self._write(None, lambda tx: tx.take_turn(keys, holder, tokens=tokens, now=now))
+        return await self._write(
+            None, lambda tx: tx.take_turn(keys, holder, tokens=tokens, keep_after=keep_after, now=now)
+        )
 
     async def settle_tokens(self, keys: Sequence[str], tokens: int) -> None:
         return await self._write(None, lambda tx: tx.settle_tokens(keys, tokens))

@@ -54,7 +54,13 @@ class MemoryLimits(LimitOps, UndoLog):
         return [Limit.from_json(self.limits[key]) for key in chosen]
 
     async def take_turn(
-        self, keys: Sequence[str], holder: str, *, tokens: int = 0, now: dt.datetime | None = None
+        self,
+        keys: Sequence[str],
+        holder: str,
+        *,
+        tokens: int = 0,
+        keep_after: float = 0.0,
+        now: dt.datetime | None = None,
     ) -> Turn:
         now = now or utcnow()
         for old in [h for h, at in self.limit_turns.items() if at < now - TURN_KEPT]:
@@ -63,14 +69,14 @@ class MemoryLimits(LimitOps, UndoLog):
         kept = self.limit_turns.get(holder)
         if kept is not None:
             if next_turn(limits, kept, blocked_only=True).at <= kept:
-                if kept <= now:
+                if kept <= now + dt.timedelta(seconds=keep_after):  # waited for in place now
                     self._delete(self.limit_turns, holder)
                 return Turn(kept, None)
             self._delete(self.limit_turns, holder)  # a block began since: a new turn after it
         turn = next_turn(limits, now)
         for limit in limits:
             self._set(self.limits, limit.key, paced(limit, turn.at, tokens).to_json())
-        if turn.at > now:
+        if turn.at > now + dt.timedelta(seconds=keep_after):
             self._set(self.limit_turns, holder, turn.at)
         return turn
 

@@ -97,16 +97,23 @@ class LimitOps(abc.ABC):
 
     @abc.abstractmethod
     async def take_turn(
-        self, keys: Sequence[str], holder: str, *, tokens: int = 0, now: dt.datetime | None = None
+        self,
+        keys: Sequence[str],
+        holder: str,
+        *,
+        tokens: int = 0,
+        keep_after: float = 0.0,
+        now: dt.datetime | None = None,
     ) -> Turn:
         """Take a call's turn under the rpm and tpm limits of `keys` (and their blocks); say when it is.
 
         The turn is the earliest time every key allows (`next_turn`); each
         key's next turns move on from it (`paced`, charging `tokens`, an
-        estimate). A turn later than `now` is kept for `holder` (a call's
-        attempt, ``task:seq:attempt``): when the holder asks again it gets
-        that turn, and it is used up once it has come, rather than a second
-        one taken. A block that began since is waited out with a new turn.
+        estimate). A turn more than `keep_after` seconds after `now` is kept
+        for `holder` (a call's attempt, ``task:seq:attempt``; one waited for
+        in place needs no keeping): when the holder asks again it gets that
+        turn rather than a second one, and it is used up once it is no more
+        than `keep_after` seconds away. A block that began since is waited out with a new turn.
         Turns kept longer than `TURN_KEPT` past their time are dropped.
         """
 

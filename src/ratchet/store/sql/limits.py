@@ -85,7 +85,13 @@ class SqlLimits(LimitOps):
         return [_limit_from_row(row) for row in found]
 
     async def take_turn(
-        self, keys: Sequence[str], holder: str, *, tokens: int = 0, now: dt.datetime | None = None
+        self,
+        keys: Sequence[str],
+        holder: str,
+        *,
+        tokens: int = 0,
+        keep_after: float = 0.0,
+        now: dt.datetime | None = None,
     ) -> Turn:
         now = now or utcnow()
         limits = await self._locked(keys)
@@ -94,14 +100,14 @@ class SqlLimits(LimitOps):
         if row is not None:
             kept = rows.from_micros(row[0])
             if next_turn(limits, kept, blocked_only=True).at <= kept:  # no block ends after it
-                if kept <= now:
+                if kept <= now + dt.timedelta(seconds=keep_after):  # waited for in place now
                     await self._d.execute("delete_limit_turn", {"holder": holder})
                 return Turn(kept, None)
             await self._d.execute("delete_limit_turn", {"holder": holder})  # a block began since
         turn = next_turn(limits, now)
         changed = [paced(limit, turn.at, tokens) for limit in limits]
         await self._d.execute_many("pace_limit", [_limit_params(limit) for limit in changed])
-        if turn.at > now:
+        if turn.at > now + dt.timedelta(seconds=keep_after):
             await self._d.execute("put_limit_turn", {"holder": holder, "at": rows.to_micros(turn.at)})
         return turn
 
