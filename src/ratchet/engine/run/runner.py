@@ -217,6 +217,11 @@ class _Heartbeat:
                     cut_short(self.run)
                 return
             except Exception:  # a store hiccup: the next beat tries again
+                current = asyncio.current_task()
+                if current is not None and current.cancelling():
+                    # Stopped as the run ended, mid-renewal: a store that turned the cancellation
+                    # into its own error must not keep the beat (and the lease) alive for good.
+                    raise asyncio.CancelledError from None
                 continue
 
     async def _let_go_here(self) -> bool:
