@@ -35,7 +35,14 @@ from ...records.limit import limit_keys_of
 from ...store.ops.limits import SPACING
 from .call import Call
 
-__all__ = ["INLINE_LIMIT_WAIT", "SLOT_RECHECK", "LimitMiddleware", "estimated_tokens"]
+__all__ = [
+    "INLINE_LIMIT_WAIT",
+    "LATE_LIMIT",
+    "SLOT_RECHECK",
+    "WAKE_LEAD",
+    "LimitMiddleware",
+    "estimated_tokens",
+]
 
 # A turn due within this many seconds is waited for in place; a later one frees the worker.
 # Short: a worker that sleeps holds one of its slots and its lease, and a woken task replays.
@@ -77,7 +84,8 @@ class LimitMiddleware:
         limits = await store.list_limits(keys)  # a read: a key nobody limited costs no write
         holder = f"{call.task_id}:{call.seq}:{call.attempt}"
         tokens = estimated_tokens(call) if any(limit.tpm for limit in limits) else 0
-        if any(limit.rpm or limit.tpm or limit.blocked_until for limit in limits):
+        now = utcnow()
+        if any(limit.rpm or limit.tpm or (limit.blocked_until or now) > now for limit in limits):
             await self._take_turn(call, keys, holder, tokens)
         slotted = any(limit.concurrency for limit in limits)
         if slotted:
@@ -112,6 +120,7 @@ class LimitMiddleware:
             # to the calls after it than their spacing allows: it takes a new turn instead.
             if (utcnow() - turn.at).total_seconds() <= LATE_LIMIT:
                 return
+            tokens = 0  # charged with the first turn already
 
     async def _take_slot(self, call: Call, keys: tuple[str, ...], holder: str) -> None:
         context = call.context
