@@ -86,3 +86,15 @@ async def test_a_429_received_by_one_runtime_holds_the_next_call_of_another_on_t
     assert later.status is TaskStatus.COMPLETED, later.error
     assert len(server.refused) == 1  # it waited the block out instead of being refused too
     assert server.accepted[-1] >= blocked.blocked_until.timestamp() - 0.01
+
+
+async def test_a_concurrency_limit_on_a_model_holds_its_calls_in_flight_one_at_a_time(
+    rt: Runtime, store: StateStore, server: LimitedServer
+) -> None:
+    server.limit, server.delay = 10, 0.3
+    await store.set_limit(Limit(key=MODEL, concurrency=1))
+
+    done = await asyncio.gather(*[rt.run(f"{HERE}:ask", {"prompt": f"p{n}"}, model=MODEL) for n in range(3)])
+
+    assert [task.status for task in done] == [TaskStatus.COMPLETED] * 3
+    assert len(server.accepted) == 3 and server.most_in_flight == 1

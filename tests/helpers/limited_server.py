@@ -42,6 +42,7 @@ class LimitedServer:
         self.limit, self.window, self.delay, self.answer = limit, window, delay, answer
         self.accepted: list[float] = []  # time.time() of each request answered
         self.refused: list[float] = []  # and of each answered 429
+        self.in_flight = self.most_in_flight = 0  # requests being answered now, and the most at once
         self._recent: deque[float] = deque()  # monotonic times of the accepted ones in the window
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
@@ -139,8 +140,15 @@ def _handler_for(server: LimitedServer) -> type[BaseHTTPRequestHandler]:
                 headers = {"Retry-After": str(math.ceil(wait)), "retry-after-ms": str(math.ceil(wait * 1000))}
                 self._send(429, {"error": {**message, "type": "requests"}}, headers)
                 return
-            if server.delay:
-                time.sleep(server.delay)
+            with server._lock:
+                server.in_flight += 1
+                server.most_in_flight = max(server.most_in_flight, server.in_flight)
+            try:
+                if server.delay:
+                    time.sleep(server.delay)
+            finally:
+                with server._lock:
+                    server.in_flight -= 1
             model = str(body.get("model", "limited"))
             if body.get("stream"):
                 self._stream(_chunks(model, server.answer))
