@@ -33,6 +33,7 @@ COMMANDS = [
     "gc",
     "journal",
     "langgraph",
+    "limit",
     "mcp",
     "migrate",
     "resolve",
@@ -75,6 +76,8 @@ def test_the_groups_have_exactly_these_subcommands() -> None:
 
     langgraph: Any = group.commands["langgraph"]
     assert sorted(langgraph.commands) == ["import"]
+    limit: Any = group.commands["limit"]
+    assert sorted(limit.commands) == ["delete", "list", "set"]
 
 
 def test_each_commands_listed_summary_is_the_first_paragraph_of_its_own_help() -> None:

@@ -370,3 +370,21 @@ async def test_a_submitted_agent_task_is_queued_and_a_worker_completes_it(
     assert acting_module.status_code == 400, acting_module.text
     assert "a module of Python itself" in acting_module.json()["detail"]
     assert "antigravity" not in sys.modules
+
+
+async def test_a_submitted_task_keeps_its_queue_and_partition(
+    api: httpx.AsyncClient, api_store: StateStore, script: Callable[[dict[str, Any]], str]
+) -> None:
+    model = script({"plan": []})
+    body = {"instruction": "send the digest", "model": model}
+
+    queued = await api.post("/api/tasks", json={**body, "queue": "emails", "partition": "tenant-42"})
+    orphan = await api.post("/api/tasks", json={**body, "partition": "tenant-42"})
+    spaced = await api.post("/api/tasks", json={**body, "queue": "two words"})
+
+    assert queued.status_code == 201, queued.text
+    task = await api_store.get_task(queued.json()["task_id"])
+    assert (task.queue, task.partition) == ("emails", "tenant-42")
+    assert orphan.status_code == 400 and "give the queue too" in orphan.json()["detail"]
+    assert spaced.status_code == 400 and "the queue 'two words' is not a name" in spaced.json()["detail"]
+    assert len(await api_store.list_tasks()) == 1

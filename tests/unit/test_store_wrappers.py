@@ -25,7 +25,8 @@ OPERATIONS = sorted(StoreOps.__abstractmethods__)
 # The writes that take no fence: no task's run makes them. A writer from outside the run holds the
 # task first (`get_task_locked`, `hold_run`); only an ended task no lease holds is deleted;
 # LangGraph's checkpointer deletes, copies and prunes whole threads, not a step of a run; and a
-# worker's record of itself is no task's.
+# worker's record of itself is no task's; nor are a key's limits and pacing (a queue's turn releases
+# the lease it judges rather than writing behind it).
 UNFENCED_WRITES = {
     "get_task_locked",
     "hold_run",
@@ -37,6 +38,14 @@ UNFENCED_WRITES = {
     "record_worker",
     "remove_worker",
     "forget_workers",
+    "set_limit",
+    "delete_limit",
+    "take_turn",
+    "settle_tokens",
+    "block_limit",
+    "take_slot",
+    "release_slots",
+    "queue_turn",
 }
 
 _Call = tuple[str, tuple[Any, ...], dict[str, Any]]  # an operation's name, its arguments

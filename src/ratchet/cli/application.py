@@ -144,6 +144,9 @@ COMMANDS: dict[str, LazyCommand] = {
         "admin:migrate_command",
         "Create the database if needed and bring its schema to this version of Ratchet.",
     ),
+    "limit": LazyCommand(
+        "limits:limit_app", "Set, list and delete the rate and concurrency limits every worker honours."
+    ),
     "langgraph": LazyCommand(
         "langgraph:langgraph_app",
         "LangGraph on Ratchet's store: import a SqliteSaver or PostgresSaver database.",

@@ -17,6 +17,7 @@ from typing import Annotated
 import typer
 
 from ..agent import Agent
+from ..engine.task_spec import check_queue
 from ..errors import InputError, TaskNotFound
 from ..limits import PRIORITY_DEFAULT, PRIORITY_MAX, PRIORITY_MIN
 from ..policy import is_duration, parse_duration
@@ -117,6 +118,24 @@ def submit_command(
             "task's events; allow always makes one.",
         ),
     ] = None,
+    queue: Annotated[
+        str | None,
+        typer.Option(
+            "--queue",
+            metavar="NAME",
+            help="Run it in queue NAME: at most the queue's concurrency (`ratchet limit set queue:NAME "
+            "--concurrency N`) of its tasks run at once, across every worker.",
+        ),
+    ] = None,
+    partition: Annotated[
+        str | None,
+        typer.Option(
+            "--partition",
+            metavar="KEY",
+            help="With --queue: the partition (a tenant, a user) it runs in; the queue's concurrency "
+            "then holds per partition, so one tenant cannot take every place.",
+        ),
+    ] = None,
     task_id: Annotated[
         str | None,
         typer.Option(
@@ -154,6 +173,9 @@ def submit_command(
         raise InputError(
             "a memory:// store would lose the task at once; use sqlite:///PATH or postgresql://..."
         )
+    if every is not None and queue is not None:
+        raise InputError("--queue is for one task: a schedule (--every) makes its tasks outside any queue")
+    check_queue(queue, partition)
     start = None if at is None else parse_start_time(at)
     if every is not None:
         check_cron(every, check_tz(tz or "UTC"))
@@ -199,6 +221,8 @@ def submit_command(
             limit=options.max_instruction_bytes,
             priority=priority,
             task_id=task_id,
+            queue=queue,
+            partition=partition,
         )
     )
     starts_at = start or utcnow()
@@ -233,6 +257,8 @@ async def _queue(
     limit: int,
     priority: int,
     task_id: str | None,
+    queue: str | None = None,
+    partition: str | None = None,
 ) -> tuple[str, Task | None]:
     """Queue the task; return its id, and the task that had that id already, if one did."""
     async with open_store_for(url, create=True) as store:
@@ -250,6 +276,8 @@ async def _queue(
             at=start,
             priority=priority,
             task_id=task_id,
+            queue=True if queue is None else queue,
+            partition=partition,
         )
         return submitted, existing
 

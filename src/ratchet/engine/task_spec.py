@@ -27,13 +27,14 @@ from ..limits import (
 )
 from ..policy import Budget
 from ..records import Task, utcnow
+from ..records.limit import check_queue_name
 from ..trust.seal import SigningKey
 from ..trust.workspace import workspace_for
 from .interactive import INTERACTIVE
 from .scripts import refuse_while_loading
 from .workflow import Workflow, load_workflow, portable_reference
 
-__all__ = ["AGENT_LOOP", "AgentLike", "new_task", "slug"]
+__all__ = ["AGENT_LOOP", "AgentLike", "check_queue", "new_task", "slug"]
 
 # The agent loop's reference (ratchet.agent.loop.AGENT_WORKFLOW, the same string).
 AGENT_LOOP = "ratchet.agent.loop:agent_loop"
@@ -71,6 +72,8 @@ def new_task(
     max_instruction_bytes: int = MAX_INSTRUCTION_BYTES,
     parent_id: str | None = None,
     labels: Mapping[str, str] | None = None,
+    queue: str | None = None,
+    partition: str | None = None,
     admit: Callable[[str], None] = lambda source: None,
     key: SigningKey | None = None,
 ) -> Task:
@@ -83,7 +86,8 @@ def new_task(
     Raises:
         InputError: the instruction is not UTF-8 text or too large; the
             deadline or priority is out of range; the name holds a NUL; a
-            label is not one (`check_labels`); the signing key is unusable.
+            label is not one (`check_labels`); the signing key is unusable;
+            the queue or partition is not a name, or a partition has no queue.
         InvalidInputs: the inputs do not fit the workflow's parameters.
         WorkflowNotFound: a reference names no workflow.
         StartsWhenLoaded: code is being loaded for a task (a script without
@@ -92,6 +96,7 @@ def new_task(
     refuse_while_loading()
     check_instruction(instruction, limit=max_instruction_bytes)
     check_labels(labels or {}, "labels")
+    check_queue(queue, partition)
     if (
         isinstance(priority, bool)
         or not isinstance(priority, int)
@@ -141,8 +146,24 @@ def new_task(
         priority=priority,
         parent_id=parent_id,
         labels=dict(labels or {}),
+        queue=queue,
+        partition=partition,
     )
     return (key or SigningKey.from_environment()).seal(task, found.code_inputs)
+
+
+def check_queue(queue: str | None, partition: str | None) -> None:
+    """Refuse a queue or partition that is not a name, or a partition given without a queue.
+
+    Raises:
+        InputError: one of them is; the message says which.
+    """
+    if partition is not None and queue is None:
+        raise InputError("a partition is of a queue: give the queue too (--queue NAME, queue=)")
+    if queue is not None:
+        check_queue_name(queue, "the queue")
+    if partition is not None:
+        check_queue_name(partition, "the partition")
 
 
 def _agent_name(inputs: dict[str, JsonValue] | None, default: str) -> str:

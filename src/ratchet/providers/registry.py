@@ -33,7 +33,7 @@ from .litellm import LiteLLMModel
 from .openai_compat import OpenAIModel
 from .scripted import ScriptedModel
 
-__all__ = ["ENTRY_POINT_GROUP", "ProviderFactory", "register_provider", "resolve_model"]
+__all__ = ["ENTRY_POINT_GROUP", "ProviderFactory", "is_model_prefix", "register_provider", "resolve_model"]
 
 ENTRY_POINT_GROUP = "ratchet.providers"
 
@@ -181,6 +181,16 @@ def _from_entry_point(prefix: str) -> ProviderFactory | None:
         )
     register_provider(prefix, factory)
     return factory
+
+
+def is_model_prefix(prefix: str) -> bool:
+    """Whether `prefix` starts model strings: a provider (built in or installed), or an endpoint."""
+    global _pending
+    if prefix in _providers:
+        return True
+    if _pending is None:
+        _pending = {point.name: point for point in entry_points(group=ENTRY_POINT_GROUP)}
+    return prefix in _pending or find_endpoint(prefix) is not None
 
 
 def _known() -> str:

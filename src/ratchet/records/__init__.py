@@ -11,7 +11,8 @@ Every record is a frozen pydantic model (`Record`), one module a concept:
 - `queue`: wake-ups, workers' leases and the workers' presence; `changes`: the store's log of task
   changes; `grants`: leave to write another's task; `listing`: what a task
   listing asks for and gets;
-- `langgraph`: the rows a LangGraph checkpointer keeps;
+- `langgraph`: the rows a LangGraph checkpointer keeps; `limit`: a rate or concurrency limit
+  every worker honours;
 - `compact_json`: the one JSON encoder for what the store keeps (not re-exported).
 """
 
@@ -25,6 +26,7 @@ from .grants import TaskGrant
 from .inbox import InboxMessage
 from .journal import Checkpoint, Operation, OpKind, OpStatus
 from .langgraph import LangGraphCheckpoint, LangGraphValue, LangGraphWrite
+from .limit import Limit
 from .listing import ALL_TASKS, OLDEST_FIRST, TaskCursor, TaskFilter, TaskOrder, TaskRow, TaskSort
 from .people import Approval, ApprovalStatus, Constraints, HumanInTheLoop, RiskLevel
 from .plan import Plan, PlanStep, Step, StepStatus, check_step_move
@@ -64,6 +66,7 @@ __all__ = [
     "LangGraphValue",
     "LangGraphWrite",
     "Lease",
+    "Limit",
     "Message",
     "NonEmpty",
     "OpKind",

@@ -45,10 +45,11 @@ class WaitReason(StrEnum):
     STALE = "stale"  # its newest checkpoint is older than its policy trusts: a person checks, then forces
     MESSAGE = "message"  # `ctx.receive` found no message: a send (or its timeout) wakes it
     CHILDREN = "children"  # on child tasks: the end of each wakes it (a trigger), no person needed
+    LIMIT = "limit"  # a model call's turn under a shared limit (docs/rate-limits.md): a trigger wakes it
 
     @property
     def needs_person(self) -> bool:
-        return self not in (WaitReason.TIMER, WaitReason.MESSAGE, WaitReason.CHILDREN)
+        return self not in (WaitReason.TIMER, WaitReason.MESSAGE, WaitReason.CHILDREN, WaitReason.LIMIT)
 
 
 _TERMINAL_TASK = frozenset({TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.CANCELLED})
@@ -116,6 +117,10 @@ class Task(Record):
     started_at: dt.datetime | None = None
     approval_timeout: float | None = Field(default=None, gt=0)
     priority: int = Field(default=PRIORITY_DEFAULT, ge=PRIORITY_MIN, le=PRIORITY_MAX)  # lower first
+    # The queue it runs in, and its partition there: the queue's concurrency limit holds per
+    # partition when one is given (docs/rate-limits.md). Given when it is made; they never change.
+    queue: str | None = None
+    partition: str | None = None
 
     def model_post_init(self, __context: Any) -> None:
         if (self.status is TaskStatus.WAITING) != (self.waiting_on is not None):

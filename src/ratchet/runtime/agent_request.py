@@ -67,6 +67,8 @@ class AgentRequest:
     deadline: str | None = None  # a duration from now: 30m, 2h, 1d
     approval_for: list[RiskLevel] | None = None  # None: the default constraints
     at: dt.datetime | None = None
+    queue: str | None = None  # a named queue (docs/rate-limits.md); None: no queue
+    partition: str | None = None
 
 
 async def submit_agent_task(
@@ -81,7 +83,8 @@ async def submit_agent_task(
     Raises:
         InputError: the instruction is empty, the model is missing or unusable,
             a tool source is refused or does not load, `inputs` uses the key
-            ``agent``, the deadline is not a duration, a number is out of range.
+            ``agent``, the deadline is not a duration, a number is out of range,
+            the queue or partition is not a name (or a partition has no queue).
     """
     if not request.instruction.strip():
         raise InputError("instruction: say what the agent is to do")
@@ -109,6 +112,8 @@ async def submit_agent_task(
         deadline=positive_duration("deadline", request.deadline),
         priority=request.priority,
         at=None if at is None else (at.replace(tzinfo=dt.UTC) if at.tzinfo is None else at),
+        queue=True if request.queue is None else request.queue,
+        partition=request.partition,
     )
     return await runtime.store.get_task(task_id)
 

@@ -153,11 +153,12 @@ class Runtime(ReadingMethods, BatchMethods, ScheduleMethods, SessionMethods, Sha
         deadline: float | dt.datetime | None = None,
         budget: Budget | None = None,
         task_id: str | None = None,
-        queue: bool = True,
+        queue: bool | str = True,
         at: dt.datetime | None = None,
         approval_timeout: float | None = _UNSET,
         priority: int = PRIORITY_DEFAULT,
         labels: Mapping[str, str] | None = None,
+        partition: str | None = None,
     ) -> str:
         """Create a task for `workflow` (or an `Agent`) and queue it for a worker; return its id.
 
@@ -170,7 +171,12 @@ class Runtime(ReadingMethods, BatchMethods, ScheduleMethods, SessionMethods, Sha
             deadline: an absolute time, or seconds from now; kept as an absolute time.
             queue: put a start trigger for workers. Without it the task is
                 created for this process to run; if this process dies first,
-                workers still find it (a queued task nothing will wake).
+                workers still find it (a queued task nothing will wake). A
+                name (``queue="emails"``) queues it in that queue, whose
+                concurrency (``ratchet limit set queue:emails --concurrency
+                N``) every worker holds to (docs/rate-limits.md).
+            partition: the queue's partition the task runs in (a tenant, a
+                user): the queue's concurrency then holds per partition.
             at: when workers may start it (default: now); needs `queue`.
             approval_timeout: seconds a call waits for approval before it is
                 denied; None for no limit (default: the Runtime's).
@@ -193,6 +199,8 @@ class Runtime(ReadingMethods, BatchMethods, ScheduleMethods, SessionMethods, Sha
         task = self._new_task(
             workflow,
             inputs,
+            queue=queue if isinstance(queue, str) else None,
+            partition=partition,
             name=name,
             instruction=instruction,
             model=model,
@@ -203,7 +211,7 @@ class Runtime(ReadingMethods, BatchMethods, ScheduleMethods, SessionMethods, Sha
             priority=priority,
             labels=labels,
         )
-        task, _ = await create_or_find(self.store, task, queue=queue, at=at)
+        task, _ = await create_or_find(self.store, task, queue=bool(queue), at=at)
         return task.id
 
     def _new_task(

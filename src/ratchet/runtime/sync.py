@@ -202,11 +202,12 @@ class SyncRuntime:
         deadline: float | dt.datetime | None = None,
         budget: Budget | None = None,
         task_id: str | None = None,
-        queue: bool = True,
+        queue: bool | str = True,
         at: dt.datetime | None = None,
         approval_timeout: float | None = _UNSET,
         priority: int = PRIORITY_DEFAULT,
         labels: Mapping[str, str] | None = None,
+        partition: str | None = None,
     ) -> str:
         return self._call(
             self._runtime.submit,
@@ -223,6 +224,7 @@ class SyncRuntime:
             approval_timeout=approval_timeout,
             priority=priority,
             labels=labels,
+            partition=partition,
         )
 
     @_mirrors(Runtime.run)

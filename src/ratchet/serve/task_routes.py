@@ -59,6 +59,14 @@ class SubmitBody(_Body):
         "(default: external_action).",
     )
     at: dt.datetime | None = Field(default=None, description="Start no sooner than this time.")
+    queue: str | None = Field(
+        default=None,
+        description="The queue it runs in: at most the queue's concurrency of its tasks run at once "
+        "(`ratchet limit set queue:NAME --concurrency N`).",
+    )
+    partition: str | None = Field(
+        default=None, description="With queue: the partition (a tenant) the queue's concurrency holds per."
+    )
 
 
 class CancelBody(_Body):

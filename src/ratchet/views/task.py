@@ -133,8 +133,8 @@ async def in_doubt_ops(tx: StoreOps, task: Task) -> list[Operation]:
 
 
 async def next_wake(tx: StoreOps, task: Task) -> dt.datetime | None:
-    """When a task waiting on a timer wakes: its next trigger to come, or None (due now, or not waiting)."""
-    if task.waiting_on is not WaitReason.TIMER:
+    """When a task waiting on a timer (or its turn under a limit) wakes: its next trigger to come, or None."""
+    if task.waiting_on not in (WaitReason.TIMER, WaitReason.LIMIT):
         return None
     now = utcnow()  # a trigger due already is picked up by the next worker or `ratchet resume`
     return min(
@@ -147,6 +147,8 @@ async def load_next(tx: StoreOps, task: Task) -> tuple[Approval | None, dt.datet
     """What `what_next` tells of a task: the call decided and not run yet, and when it wakes."""
     from ..engine.people import decided_not_run
 
+    if task.waiting_on is WaitReason.LIMIT:
+        return None, await next_wake(tx, task)
     if task.waiting_on is not WaitReason.TIMER:
         return None, None
     return await decided_not_run(tx, task), await next_wake(tx, task)
@@ -202,7 +204,7 @@ def what_next(
     resume: str | None = None,
     at: Callable[[dt.datetime], str] = _utc_text,
 ) -> list[str]:
-    """What a task waiting on a timer does next, for people: a line or two (none for another task).
+    """What a task waiting on a timer or a limit does next, for people: a line or two (none for another task).
 
     A person's decision leaves the task ``waiting(timer)``, queued for the next
     worker: this says which call was decided, how, and what runs it.
@@ -214,7 +216,7 @@ def what_next(
             (by default ``ratchet resume TASK``).
         at: how a time is written (in UTC by default; the CLI writes local time).
     """
-    if task.waiting_on is not WaitReason.TIMER:
+    if task.waiting_on not in (WaitReason.TIMER, WaitReason.LIMIT):
         return []
     resume = resume or shlex.join(["ratchet", "resume", task.id])
     pick_up = f"when a running `ratchet worker` picks the task up, or now with `{resume}`"

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, NoReturn, Protocol
 from pydantic import JsonValue
 
 from ...policy import RetryPolicy
-from ...records import Event, Operation, OpKind, Task, Trigger, WaitReason
+from ...records import Event, Lease, Operation, OpKind, Task, Trigger, WaitReason
+from ...store import StateStore
 from ...tools import Tool, ToolContext
 from ..budget import BudgetTracker
 from ..streams import StreamWriter
@@ -92,6 +93,16 @@ class CallContext(Protocol):
 
     @property
     def journal(self) -> CallJournal: ...
+
+    @property
+    def store(self) -> StateStore:
+        """The store the task runs on (the shared limits are kept there: `ratchet.engine.calls.limiting`)."""
+        ...
+
+    @property
+    def lease(self) -> Lease:
+        """The lease the task runs under."""
+        ...
 
     @property
     def current_step(self) -> int | None:

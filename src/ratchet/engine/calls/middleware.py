@@ -2,7 +2,7 @@
 
 The chain, from the outside in::
 
-    observe -> events -> budget -> approval -> journal -> retry -> the call
+    observe -> events -> budget -> approval -> journal -> retry -> limits -> the call
 
 is built in one place, `default_chain`. A middleware is any object with
 ``async def __call__(self, call, proceed)`` that returns what ``await
@@ -38,6 +38,7 @@ from ..faults import crash_point
 from .call import Call, TaskSuspended, WorkerStopping, error_text
 from .cost import UNPRICED_META, priced_answer
 from .in_flight import bounded, run_to_the_end
+from .limiting import LimitMiddleware
 from .observing import ObserveCalls
 from .tool_serving import serving_tool
 
@@ -86,6 +87,7 @@ def default_chain(extra: Sequence[Middleware] = ()) -> list[Middleware]:
         ApprovalMiddleware(),
         JournalMiddleware(),
         RetryMiddleware(),
+        LimitMiddleware(),  # around each attempt: every attempt takes a turn (limiting.py)
     ]
 
 

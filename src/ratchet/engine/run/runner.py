@@ -217,6 +217,11 @@ class _Heartbeat:
                     cut_short(self.run)
                 return
             except Exception:  # a store hiccup: the next beat tries again
+                current = asyncio.current_task()
+                if current is not None and current.cancelling():
+                    # Stopped as the run ended, mid-renewal: a store that turned the cancellation
+                    # into its own error must not keep the beat (and the lease) alive for good.
+                    raise asyncio.CancelledError from None
                 continue
 
     async def _let_go_here(self) -> bool:
@@ -243,6 +248,8 @@ async def _run_leased(
     forced = force and task.waiting_on is WaitReason.STALE
     if task.status.is_terminal or (waits_on_person and task.waiting_on is not WaitReason.CODE and not forced):
         return task
+    if task.queue is not None and not await store.queue_turn(lease):
+        return task  # its queue is full: the lease is given back, and a claim takes it when a place frees
     if not task.workflow:
         raise CannotResume(f"task {task_id} names no workflow to run")
     try:

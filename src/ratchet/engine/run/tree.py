@@ -64,7 +64,7 @@ async def run_tree(store: StateStore, root_id: str, run_one: Callable[[str], Awa
                 ):
                     running[task.id] = asyncio.create_task(attempt(task.id))
                     alive = True
-                elif triggers or task.waiting_on is WaitReason.TIMER:
+                elif triggers or task.waiting_on in (WaitReason.TIMER, WaitReason.LIMIT):
                     alive = True  # due later
             if not alive:
                 return root

@@ -19,8 +19,8 @@ to end it.
 
 `StateStore` (store.py) runs each operation through a typed method written by
 hand, so that a type checker sees every parameter, ``fence=`` included;
-those of the leases (leases.py), of the workers' presence (workers.py) and of
-LangGraph's checkpoints (langgraph.py) are mixed in, each mixin running its
+those of the leases (leases.py), of the workers' presence (workers.py), of the
+shared limits (limits.py) and of LangGraph's checkpoints (langgraph.py) are mixed in, each mixin running its
 operations through the `_read` and `_write` that `StateStore` implements
 (wrapping.py).
 """

@@ -137,6 +137,10 @@ class MemoryLeases(LeaseOps, UndoLog):
             )
             if lease is not None:
                 leases.append(lease)
+        # Judged last in line first: a queue over its concurrency gives back the claims made last.
+        for lease in reversed(list(leases)):
+            if not await store.queue_turn(lease, now=now):
+                leases.remove(lease)
         return leases
 
     async def held_orphans(self, host: str, pid_space: str, *, now: dt.datetime | None = None) -> list[Lease]:

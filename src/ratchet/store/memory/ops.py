@@ -55,6 +55,7 @@ from .journal_counts import MemoryJournalCounts
 from .langgraph import MemoryLangGraph
 from .leases import MemoryLeases
 from .streams import MemoryStreams
+from .limits import MemoryLimits
 from .task_changes import MemoryTaskChanges
 from .task_delete import MemoryTaskDelete
 from .task_rows import MemoryTaskRows
@@ -75,6 +76,7 @@ class MemoryOps(
     MemoryWorkers,
     MemoryJournalCounts,
     MemoryStreams,
+    MemoryLimits,
     StoreOps,
 ):
     """The tables, as dicts of JSON text (changed through `UndoLog`), and the operations on them."""
@@ -163,7 +165,7 @@ class MemoryOps(
             if (
                 (
                     task.status in (TaskStatus.QUEUED, TaskStatus.RUNNING)
-                    or task.waiting_on is WaitReason.TIMER
+                    or task.waiting_on in (WaitReason.TIMER, WaitReason.LIMIT)
                     or (
                         task.waiting_on is WaitReason.CHILDREN and all(c.status.is_terminal for c in children)
                     )

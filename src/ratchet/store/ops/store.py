@@ -42,6 +42,7 @@ from .journal_counts import JournalCountOps
 from .langgraph import LangGraphOps
 from .leases import LeaseOps
 from .streams import StreamOps
+from .limits import LimitOps
 from .task_changes import TaskChangeOps
 from .task_delete import TaskDeleteOps
 from .task_rows import TaskRowOps
@@ -71,6 +72,7 @@ class StoreOps(
     WorkerOps,
     JournalCountOps,
     StreamOps,
+    LimitOps,
 ):
     """The operations of a store; every store implements them with the same behaviour.
 
@@ -81,7 +83,7 @@ class StoreOps(
     (task_delete.py), and LangGraph's checkpoints on `LangGraphOps`
     (langgraph.py), and the leases on `LeaseOps` (leases.py), and the
     workers' presence on `WorkerOps` (workers.py), and the tasks' streams on
-    `StreamOps` (streams.py).
+    `StreamOps` (streams.py), and the shared limits on `LimitOps` (limits.py).
     """
 
     # ------------------------------------------------------------------ tasks

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Collection
+from typing import TYPE_CHECKING, cast
 
 from ...errors import LeaseLost
 from ...records import Lease, utcnow
@@ -18,6 +19,9 @@ from ..changes import TRIGGERS
 from ..ops.leases import LeaseOps
 from . import rows
 from .driver import Driver
+
+if TYPE_CHECKING:
+    from ..ops import StoreOps
 
 __all__ = ["SqlLeases"]
 
@@ -93,6 +97,12 @@ class SqlLeases(LeaseOps):
         # position): a database may return the rows of a write in any order.
         found = sorted(await self._d.all("claim_tasks", params), key=lambda row: tuple(row[_LEASE_COLUMNS:]))
         leases = [rows.lease_from_row(row[:_LEASE_COLUMNS]) for row in found]
+        if leases:
+            # The query leaves out the queues full as it began; claims made together (here, or by
+            # another claimer at once) are judged now, last in line first, under the queue lock.
+            store = cast("StoreOps", self)  # always mixed into a StoreOps, which judges queue turns
+            judged = [lease for lease in reversed(leases) if await store.queue_turn(lease, now=now)]
+            leases = judged[::-1]
         await self._d.execute_many("record_lease_claim", [rows.lease_params(lease) for lease in leases])
         return leases
 

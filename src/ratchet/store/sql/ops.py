@@ -58,6 +58,7 @@ from .journal_counts import SqlJournalCounts
 from .langgraph import SqlLangGraph
 from .leases import SqlLeases
 from .streams import SqlStreams
+from .limits import SqlLimits
 from .task_changes import SqlTaskChanges
 from .task_delete import SqlTaskDelete
 from .task_rows import SqlTaskRows
@@ -87,6 +88,7 @@ class SqlOps(
     SqlWorkers,
     SqlJournalCounts,
     SqlStreams,
+    SqlLimits,
     StoreOps,
 ):
     """The operations, run through a driver inside a transaction the caller opened."""

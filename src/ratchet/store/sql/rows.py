@@ -321,6 +321,8 @@ def task_params(task: Task) -> dict[str, Any]:
         "updated_at": to_micros(task.updated_at),
         "model": task.model,
         "cost": task.cost,
+        "queue_name": task.queue,
+        "queue_partition": task.partition,
     }
 
 

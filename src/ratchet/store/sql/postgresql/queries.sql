@@ -73,9 +73,9 @@ SELECT pg_advisory_xact_lock(hashtextextended(%(key)s, 0))
 
 -- name: insert_task
 INSERT INTO tasks (id, status, waiting_on, created_at, record, priority, parent_id, name, agent, updated_at,
-                   model, cost)
+                   model, cost, queue_name, queue_partition)
 VALUES (%(id)s, %(status)s, %(waiting_on)s, %(created_at)s, %(record)s, %(priority)s, %(parent_id)s,
-        %(name)s, %(agent)s, %(updated_at)s, %(model)s, %(cost)s)
+        %(name)s, %(agent)s, %(updated_at)s, %(model)s, %(cost)s, %(queue_name)s, %(queue_partition)s)
 ON CONFLICT (id) DO NOTHING
 
 -- name: get_task
@@ -113,7 +113,7 @@ WHERE id = %(id)s
 -- name: list_orphaned_tasks
 SELECT t.id, t.status, t.record FROM tasks t
 LEFT JOIN leases l ON l.task_id = t.id
-WHERE (t.status IN ('queued', 'running') OR (t.status = 'waiting' AND t.waiting_on = 'timer')
+WHERE (t.status IN ('queued', 'running') OR (t.status = 'waiting' AND t.waiting_on IN ('timer', 'limit'))
        OR (t.status = 'waiting' AND t.waiting_on = 'children' AND NOT EXISTS (
            SELECT 1 FROM tasks c WHERE c.parent_id = t.id
              AND c.status NOT IN ('completed', 'failed', 'cancelled'))))
@@ -389,7 +389,7 @@ SELECT task_id, owner, token, expires_at, host, pid, pid_space, pid_started, rel
 FROM granted
 
 -- name: claim_tasks
--- The orphans of list_orphaned_tasks, each task row locked so no other claimer
+-- The orphans of list_orphaned_tasks (but those whose queue is full), each task row locked so no other claimer
 -- takes it meanwhile (rows locked already are skipped), leased in the same
 -- statement. A lease row someone holds (a writer it fences, another claim) is
 -- skipped too rather than waited for: waiting while holding task rows could
@@ -399,13 +399,18 @@ FROM granted
 WITH candidates AS (
     SELECT t.id, t.priority, t.created_at, t.position FROM tasks t
     LEFT JOIN leases l ON l.task_id = t.id
-    WHERE (t.status IN ('queued', 'running') OR (t.status = 'waiting' AND t.waiting_on = 'timer')
+    WHERE (t.status IN ('queued', 'running') OR (t.status = 'waiting' AND t.waiting_on IN ('timer', 'limit'))
            OR (t.status = 'waiting' AND t.waiting_on = 'children' AND NOT EXISTS (
                SELECT 1 FROM tasks c WHERE c.parent_id = t.id
                  AND c.status NOT IN ('completed', 'failed', 'cancelled'))))
       AND (l.task_id IS NULL OR l.released OR l.expires_at <= %(now)s)
       AND NOT EXISTS (SELECT 1 FROM triggers g WHERE g.task_id = t.id)
       AND t.id NOT IN (SELECT jsonb_array_elements_text(%(skip)s::jsonb))
+      AND (t.queue_name IS NULL OR NOT EXISTS (
+          SELECT 1 FROM limits m WHERE m.key = 'queue:' || t.queue_name AND m.concurrency <= (
+              SELECT COUNT(*) FROM tasks o JOIN leases ol ON ol.task_id = o.id
+              WHERE o.queue_name = t.queue_name AND o.queue_partition IS NOT DISTINCT FROM t.queue_partition
+                AND NOT ol.released AND ol.expires_at > %(now)s)))
     ORDER BY t.priority, t.created_at, t.position
     LIMIT %(limit)s
     FOR UPDATE OF t SKIP LOCKED
@@ -452,7 +457,7 @@ SELECT l.task_id, l.owner, l.token, l.expires_at, l.host, l.pid, l.pid_space, l.
        l.released, l.granted_at, l.took_over, l.renewed_at
 FROM tasks t
 JOIN leases l ON l.task_id = t.id
-WHERE (t.status IN ('queued', 'running') OR (t.status = 'waiting' AND t.waiting_on = 'timer')
+WHERE (t.status IN ('queued', 'running') OR (t.status = 'waiting' AND t.waiting_on IN ('timer', 'limit'))
        OR (t.status = 'waiting' AND t.waiting_on = 'children' AND NOT EXISTS (
            SELECT 1 FROM tasks c WHERE c.parent_id = t.id
              AND c.status NOT IN ('completed', 'failed', 'cancelled'))))
@@ -992,3 +997,79 @@ ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id) DO NOTHING
 INSERT INTO langgraph_values (thread_id, hash, prev, items, type, body)
 SELECT %(target)s, hash, prev, items, type, body FROM langgraph_values WHERE thread_id = %(source)s
 ON CONFLICT (thread_id, hash) DO NOTHING
+
+-- name: set_limit
+INSERT INTO limits (key, rpm, tpm, concurrency) VALUES (%(key)s, %(rpm)s, %(tpm)s, %(concurrency)s)
+ON CONFLICT (key) DO UPDATE SET rpm = EXCLUDED.rpm, tpm = EXCLUDED.tpm, concurrency = EXCLUDED.concurrency
+RETURNING key, rpm, tpm, concurrency, next_request_at, next_token_at, blocked_until
+
+-- name: delete_limit
+DELETE FROM limits WHERE key = %(key)s
+
+-- name: delete_limit_slots
+DELETE FROM limit_slots WHERE key = %(key)s
+
+-- name: list_limits
+SELECT key, rpm, tpm, concurrency, next_request_at, next_token_at, blocked_until FROM limits
+ORDER BY key COLLATE "C"
+
+-- name: limits_of
+SELECT key, rpm, tpm, concurrency, next_request_at, next_token_at, blocked_until FROM limits
+WHERE key IN (SELECT jsonb_array_elements_text(%(keys)s::jsonb)) ORDER BY key COLLATE "C"
+
+-- name: lock_limits
+-- Each key's row held until the transaction ends: workers on every host take turns one at a time.
+SELECT key, rpm, tpm, concurrency, next_request_at, next_token_at, blocked_until FROM limits
+WHERE key IN (SELECT jsonb_array_elements_text(%(keys)s::jsonb)) ORDER BY key COLLATE "C"
+FOR UPDATE
+
+-- name: pace_limit
+UPDATE limits SET next_request_at = %(next_request_at)s, next_token_at = %(next_token_at)s
+WHERE key = %(key)s
+
+-- name: block_limit
+INSERT INTO limits (key, blocked_until) VALUES (%(key)s, %(until)s)
+ON CONFLICT (key) DO UPDATE SET blocked_until = GREATEST(limits.blocked_until, EXCLUDED.blocked_until)
+
+-- name: drop_limit_turns
+DELETE FROM limit_turns WHERE at < %(before)s
+
+-- name: get_limit_turn
+SELECT at FROM limit_turns WHERE holder = %(holder)s
+
+-- name: delete_limit_turn
+DELETE FROM limit_turns WHERE holder = %(holder)s
+
+-- name: put_limit_turn
+INSERT INTO limit_turns (holder, at) VALUES (%(holder)s, %(at)s)
+ON CONFLICT (holder) DO UPDATE SET at = EXCLUDED.at
+
+-- name: drop_dead_limit_slots
+-- The slots whose lease is no longer live: its task ended, waits, or its worker died.
+DELETE FROM limit_slots s WHERE s.key = %(key)s AND NOT EXISTS (
+    SELECT 1 FROM leases l WHERE l.task_id = s.task_id AND l.token = s.token
+      AND NOT l.released AND l.expires_at > %(now)s)
+
+-- name: count_limit_slots
+SELECT COUNT(*) FROM limit_slots s
+JOIN leases l ON l.task_id = s.task_id AND l.token = s.token
+WHERE s.key = %(key)s AND NOT l.released AND l.expires_at > %(now)s
+
+-- name: put_limit_slot
+INSERT INTO limit_slots (key, holder, task_id, token) VALUES (%(key)s, %(holder)s, %(task_id)s, %(token)s)
+ON CONFLICT (key, holder) DO UPDATE SET task_id = EXCLUDED.task_id, token = EXCLUDED.token
+
+-- name: release_limit_slots
+DELETE FROM limit_slots WHERE holder = %(holder)s
+
+-- name: queue_give_back
+-- Release the lease when the tasks of its task's queue (and partition) holding a live lease,
+-- its own included, are more than the queue's concurrency. The caller holds the queue lock
+-- (store/sql/limits.py): a claim judged after another counts that one's leases.
+UPDATE leases SET released = TRUE
+WHERE task_id = %(task_id)s AND token = %(token)s AND NOT released AND EXISTS (
+    SELECT 1 FROM tasks t JOIN limits m ON m.key = 'queue:' || t.queue_name
+    WHERE t.id = %(task_id)s AND m.concurrency < (
+        SELECT COUNT(*) FROM tasks o JOIN leases ol ON ol.task_id = o.id
+        WHERE o.queue_name = t.queue_name AND o.queue_partition IS NOT DISTINCT FROM t.queue_partition
+          AND NOT ol.released AND ol.expires_at > %(now)s))

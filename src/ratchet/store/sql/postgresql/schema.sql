@@ -16,7 +16,9 @@ CREATE TABLE tasks (
     agent       TEXT,
     updated_at  BIGINT,
     model       TEXT,
-    cost        DOUBLE PRECISION NOT NULL DEFAULT 0
+    cost        DOUBLE PRECISION NOT NULL DEFAULT 0,
+    queue_name  TEXT,
+    queue_partition TEXT
 );
 -- Every order a listing sorts by, ending with the creation time and the id (a total order);
 -- names and ids by code point (COLLATE "C"), as on SQLite and in Python.
@@ -295,3 +297,35 @@ CREATE TABLE streams (
     PRIMARY KEY (task_id, position)
 );
 CREATE UNIQUE INDEX streams_values ON streams (task_id, seq) WHERE kind = 'value';
+-- Limits every worker honours (store/ops/limits.py), one row a key: what a person set
+-- (rpm, tpm, concurrency) and the pacing state of the key, changed in short transactions:
+-- the time the next request and the next token may go (GCRA's theoretical arrival times)
+-- and the end of the last Retry-After a provider answered with.
+CREATE TABLE limits (
+    key             TEXT PRIMARY KEY,
+    rpm             INTEGER,
+    tpm             INTEGER,
+    concurrency     INTEGER,
+    next_request_at BIGINT NOT NULL DEFAULT 0,
+    next_token_at   BIGINT NOT NULL DEFAULT 0,
+    blocked_until   BIGINT NOT NULL DEFAULT 0
+);
+
+-- A turn a call took but could not use at once: the call comes back for it (by its holder,
+-- task:seq:attempt) after waiting, rather than taking a second one.
+CREATE TABLE limit_turns (
+    holder  TEXT PRIMARY KEY,
+    at      BIGINT NOT NULL
+);
+
+-- A model call in flight under a key's concurrency: alive while its task's lease (that token)
+-- is, so a slot a dead worker held comes back when its lease expires.
+CREATE TABLE limit_slots (
+    key     TEXT NOT NULL,
+    holder  TEXT NOT NULL,
+    task_id TEXT NOT NULL,
+    token   BIGINT NOT NULL,
+    PRIMARY KEY (key, holder)
+);
+
+CREATE INDEX tasks_by_queue ON tasks (queue_name, queue_partition) WHERE queue_name IS NOT NULL;

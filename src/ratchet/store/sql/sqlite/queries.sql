@@ -48,9 +48,9 @@ SELECT token = ?2 AND NOT released FROM leases WHERE task_id = ?1
 
 -- name: insert_task
 INSERT INTO tasks (id, status, waiting_on, created_at, record, priority, parent_id, name, agent, updated_at,
-                   model, cost)
+                   model, cost, queue_name, queue_partition)
 VALUES (:id, :status, :waiting_on, :created_at, :record, :priority, :parent_id, :name, :agent,
-        :updated_at, :model, :cost)
+        :updated_at, :model, :cost, :queue_name, :queue_partition)
 ON CONFLICT (id) DO NOTHING
 
 -- name: get_task
@@ -87,7 +87,7 @@ WHERE id = :id
 -- name: list_orphaned_tasks
 SELECT t.id, t.status, t.record FROM tasks t
 LEFT JOIN leases l ON l.task_id = t.id
-WHERE (t.status IN ('queued', 'running') OR (t.status = 'waiting' AND t.waiting_on = 'timer')
+WHERE (t.status IN ('queued', 'running') OR (t.status = 'waiting' AND t.waiting_on IN ('timer', 'limit'))
        OR (t.status = 'waiting' AND t.waiting_on = 'children' AND NOT EXISTS (
            SELECT 1 FROM tasks c WHERE c.parent_id = t.id
              AND c.status NOT IN ('completed', 'failed', 'cancelled'))))
@@ -361,8 +361,8 @@ RETURNING task_id, owner, token, expires_at, host, pid, pid_space, pid_started, 
           took_over
 
 -- name: claim_tasks
--- The orphans of list_orphaned_tasks (but those in the JSON array :skip),
--- leased in one statement. Each row is the lease, then the task's place in
+-- The orphans of list_orphaned_tasks (but those in the JSON array :skip, and those whose
+-- queue is full), leased in one statement. Each row is the lease, then the task's place in
 -- line (priority, created_at, rowid): RETURNING gives rows in no set order.
 INSERT INTO leases AS l (task_id, owner, host, pid, pid_space, pid_started, token, expires_at,
                          released, granted_at, took_over)
@@ -370,13 +370,18 @@ SELECT t.id, :owner, :host, :pid, :pid_space, :pid_started, COALESCE(old.token, 
        0, :now, 0
 FROM tasks t
 LEFT JOIN leases old ON old.task_id = t.id
-WHERE (t.status IN ('queued', 'running') OR (t.status = 'waiting' AND t.waiting_on = 'timer')
+WHERE (t.status IN ('queued', 'running') OR (t.status = 'waiting' AND t.waiting_on IN ('timer', 'limit'))
        OR (t.status = 'waiting' AND t.waiting_on = 'children' AND NOT EXISTS (
            SELECT 1 FROM tasks c WHERE c.parent_id = t.id
              AND c.status NOT IN ('completed', 'failed', 'cancelled'))))
   AND (old.task_id IS NULL OR old.released = 1 OR old.expires_at <= :now)
   AND NOT EXISTS (SELECT 1 FROM triggers g WHERE g.task_id = t.id)
   AND t.id NOT IN (SELECT value FROM json_each(:skip))
+  AND (t.queue_name IS NULL OR NOT EXISTS (
+      SELECT 1 FROM limits m WHERE m.key = 'queue:' || t.queue_name AND m.concurrency <= (
+          SELECT COUNT(*) FROM tasks o JOIN leases ol ON ol.task_id = o.id
+          WHERE o.queue_name = t.queue_name AND o.queue_partition IS t.queue_partition
+            AND ol.released = 0 AND ol.expires_at > :now)))
 ORDER BY t.priority, t.created_at, t.rowid
 LIMIT :limit
 ON CONFLICT (task_id) DO UPDATE SET
@@ -403,7 +408,7 @@ SELECT l.task_id, l.owner, l.token, l.expires_at, l.host, l.pid, l.pid_space, l.
        l.released, l.granted_at, l.took_over, l.renewed_at
 FROM tasks t
 JOIN leases l ON l.task_id = t.id
-WHERE (t.status IN ('queued', 'running') OR (t.status = 'waiting' AND t.waiting_on = 'timer')
+WHERE (t.status IN ('queued', 'running') OR (t.status = 'waiting' AND t.waiting_on IN ('timer', 'limit'))
        OR (t.status = 'waiting' AND t.waiting_on = 'children' AND NOT EXISTS (
            SELECT 1 FROM tasks c WHERE c.parent_id = t.id
              AND c.status NOT IN ('completed', 'failed', 'cancelled'))))
@@ -931,3 +936,75 @@ ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id) DO NOTHING
 INSERT INTO langgraph_values (thread_id, hash, prev, items, type, body)
 SELECT :target, hash, prev, items, type, body FROM langgraph_values WHERE thread_id = :source
 ON CONFLICT (thread_id, hash) DO NOTHING
+
+-- name: set_limit
+INSERT INTO limits (key, rpm, tpm, concurrency) VALUES (:key, :rpm, :tpm, :concurrency)
+ON CONFLICT (key) DO UPDATE SET rpm = excluded.rpm, tpm = excluded.tpm, concurrency = excluded.concurrency
+RETURNING key, rpm, tpm, concurrency, next_request_at, next_token_at, blocked_until
+
+-- name: delete_limit
+DELETE FROM limits WHERE key = :key
+
+-- name: delete_limit_slots
+DELETE FROM limit_slots WHERE key = :key
+
+-- name: list_limits
+SELECT key, rpm, tpm, concurrency, next_request_at, next_token_at, blocked_until FROM limits ORDER BY key
+
+-- name: limits_of
+SELECT key, rpm, tpm, concurrency, next_request_at, next_token_at, blocked_until FROM limits
+WHERE key IN (SELECT value FROM json_each(:keys)) ORDER BY key
+
+-- name: lock_limits
+-- BEGIN IMMEDIATE already holds the file: the rows are this transaction's until it commits.
+SELECT key, rpm, tpm, concurrency, next_request_at, next_token_at, blocked_until FROM limits
+WHERE key IN (SELECT value FROM json_each(:keys)) ORDER BY key
+
+-- name: pace_limit
+UPDATE limits SET next_request_at = :next_request_at, next_token_at = :next_token_at WHERE key = :key
+
+-- name: block_limit
+INSERT INTO limits (key, blocked_until) VALUES (:key, :until)
+ON CONFLICT (key) DO UPDATE SET blocked_until = MAX(blocked_until, excluded.blocked_until)
+
+-- name: drop_limit_turns
+DELETE FROM limit_turns WHERE at < :before
+
+-- name: get_limit_turn
+SELECT at FROM limit_turns WHERE holder = :holder
+
+-- name: delete_limit_turn
+DELETE FROM limit_turns WHERE holder = :holder
+
+-- name: put_limit_turn
+INSERT INTO limit_turns (holder, at) VALUES (:holder, :at)
+ON CONFLICT (holder) DO UPDATE SET at = excluded.at
+
+-- name: drop_dead_limit_slots
+-- The slots whose lease is no longer live: its task ended, waits, or its worker died.
+DELETE FROM limit_slots WHERE key = :key AND NOT EXISTS (
+    SELECT 1 FROM leases l WHERE l.task_id = limit_slots.task_id AND l.token = limit_slots.token
+      AND l.released = 0 AND l.expires_at > :now)
+
+-- name: count_limit_slots
+SELECT COUNT(*) FROM limit_slots s
+JOIN leases l ON l.task_id = s.task_id AND l.token = s.token
+WHERE s.key = :key AND l.released = 0 AND l.expires_at > :now
+
+-- name: put_limit_slot
+INSERT INTO limit_slots (key, holder, task_id, token) VALUES (:key, :holder, :task_id, :token)
+ON CONFLICT (key, holder) DO UPDATE SET task_id = excluded.task_id, token = excluded.token
+
+-- name: release_limit_slots
+DELETE FROM limit_slots WHERE holder = :holder
+
+-- name: queue_give_back
+-- Release the lease when the tasks of its task's queue (and partition) holding a live lease,
+-- its own included, are more than the queue's concurrency.
+UPDATE leases SET released = 1
+WHERE task_id = :task_id AND token = :token AND released = 0 AND EXISTS (
+    SELECT 1 FROM tasks t JOIN limits m ON m.key = 'queue:' || t.queue_name
+    WHERE t.id = :task_id AND m.concurrency < (
+        SELECT COUNT(*) FROM tasks o JOIN leases ol ON ol.task_id = o.id
+        WHERE o.queue_name = t.queue_name AND o.queue_partition IS t.queue_partition
+          AND ol.released = 0 AND ol.expires_at > :now))
