@@ -180,6 +180,29 @@ def test_the_model_is_the_flag_else_the_environment_else_the_file(
     assert models == ["scripted:file.json", "scripted:env.json", "scripted:flag.json"]
 
 
+def test_a_fallback_chain_comes_from_repeated_flags_or_from_a_list_in_the_file(
+    tmp_path: Path, run_ratchet: RunRatchet
+) -> None:
+    for name in ("a.json", "b.json", "c.json"):
+        write_script(tmp_path, name)
+    configure(tmp_path, '[model]\ndefault = ["scripted:a.json", "scripted:b.json"]\n')
+    submitted(run_ratchet)
+    submitted(
+        run_ratchet, "--model", "scripted:c.json", "--model", "scripted:a.json", "--fallback-on-pressure"
+    )
+
+    chains = [
+        (task["model"], task["fallback_models"], task["fallback_on_pressure"])
+        for task in listed(run_ratchet, "--sort", "created")
+    ]
+    assert chains == [
+        ("scripted:a.json", ["scripted:b.json"], False),
+        ("scripted:c.json", ["scripted:a.json"], True),
+    ]
+    twice = run_ratchet("submit", "do it", "--model", "scripted:a.json", "--model", "scripted:a.json")
+    assert_one_line_error(twice, "named twice")
+
+
 def test_run_carries_out_a_task_with_the_file_s_model(tmp_path: Path, run_ratchet: RunRatchet) -> None:
     configure(tmp_path, '[model]\ndefault = "scripted:script.json"\n')
     write_script(tmp_path)

@@ -37,6 +37,7 @@ from ...tools import Reconciled
 from ..faults import crash_point
 from .call import Call, TaskSuspended, WorkerStopping, error_text
 from .cost import UNPRICED_META, priced_answer
+from .fallback import complete_noting_error
 from .in_flight import bounded, run_to_the_end
 from .observing import ObserveCalls
 from .tool_serving import serving_tool
@@ -405,7 +406,8 @@ async def perform(call: Call) -> JsonValue:
         call.meta["ordinal"] = ordinal
         crash_point("during_model_call")
         provider = context.model_for(call.model)
-        response = priced_answer(call, provider, await provider.complete(call.request, ordinal=ordinal))
+        answered = await complete_noting_error(call, provider, call.request, ordinal)
+        response = priced_answer(call, provider, answered)
         call.meta["usage"] = response.usage.model_dump()
         answer: JsonValue = response.model_dump(mode="json")
         return answer
