@@ -24,8 +24,8 @@ OPERATIONS = sorted(StoreOps.__abstractmethods__)
 
 # The writes that take no fence: no task's run makes them. A writer from outside the run holds the
 # task first (`get_task_locked`, `hold_run`); only an ended task no lease holds is deleted;
-# LangGraph's checkpointer deletes, copies and prunes whole threads, not a step of a run; and a
-# worker's record of itself is no task's.
+# LangGraph's checkpointer deletes, copies and prunes whole threads, not a step of a run; a
+# worker's record of itself is no task's; and a person sets and deletes a spend cap.
 UNFENCED_WRITES = {
     "get_task_locked",
     "hold_run",
@@ -37,6 +37,8 @@ UNFENCED_WRITES = {
     "record_worker",
     "remove_worker",
     "forget_workers",
+    "set_spend_cap",
+    "delete_spend_cap",
 }
 
 _Call = tuple[str, tuple[Any, ...], dict[str, Any]]  # an operation's name, its arguments

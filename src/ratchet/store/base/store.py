@@ -2,7 +2,8 @@
 
 Here: its lifecycle, its transactions, its change feeds, and the wrapper of
 every operation but those of the leases (leases.py), of the workers'
-presence (workers.py) and of LangGraph's checkpoints (langgraph.py), which
+presence (workers.py), of the spend caps (spend.py) and of LangGraph's
+checkpoints (langgraph.py), which
 are mixed in from their own modules.
 """
 
@@ -47,6 +48,7 @@ from ..ops.streams import STREAM_PAGE
 from ..transaction import Opened, Transaction, TransactionGate
 from .langgraph import LangGraphWrappers
 from .leases import LeaseWrappers
+from .spend import SpendWrappers
 from .workers import WorkerWrappers
 
 __all__ = ["StateStore"]
@@ -54,7 +56,7 @@ __all__ = ["StateStore"]
 _R = TypeVar("_R")
 
 
-class StateStore(LeaseWrappers, WorkerWrappers, LangGraphWrappers, StoreOps):
+class StateStore(LeaseWrappers, WorkerWrappers, SpendWrappers, LangGraphWrappers, StoreOps):
     """A store opened from a URL: the `StoreOps` operations, each in a transaction of its own.
 
     Write operations take a keyword ``fence=lease``: the write is refused with

@@ -54,6 +54,7 @@ from .inbox import MemoryInbox
 from .journal_counts import MemoryJournalCounts
 from .langgraph import MemoryLangGraph
 from .leases import MemoryLeases
+from .spend import MemorySpend
 from .streams import MemoryStreams
 from .task_changes import MemoryTaskChanges
 from .task_delete import MemoryTaskDelete
@@ -73,6 +74,7 @@ class MemoryOps(
     MemoryLangGraph,
     MemoryLeases,
     MemoryWorkers,
+    MemorySpend,
     MemoryJournalCounts,
     MemoryStreams,
     StoreOps,

@@ -57,6 +57,7 @@ from .inbox import SqlInbox
 from .journal_counts import SqlJournalCounts
 from .langgraph import SqlLangGraph
 from .leases import SqlLeases
+from .spend import SqlSpend
 from .streams import SqlStreams
 from .task_changes import SqlTaskChanges
 from .task_delete import SqlTaskDelete
@@ -85,6 +86,7 @@ class SqlOps(
     SqlLangGraph,
     SqlLeases,
     SqlWorkers,
+    SqlSpend,
     SqlJournalCounts,
     SqlStreams,
     StoreOps,
