@@ -29,3 +29,13 @@ async def ask(ctx: Context, times: int = 2) -> list[Any]:
         message = {"role": "user", "content": f"turn {turn}"}
         answers.append((await ctx.call_model({"purpose": "act", "messages": [message]})).content)
     return answers
+
+
+@workflow(retry=FAST)
+async def ask_too(ctx: Context, times: int = 1) -> list[Any]:
+    """`ask` under another name: a task of another agent."""
+    answers = []
+    for turn in range(times):
+        message = {"role": "user", "content": f"turn {turn}"}
+        answers.append((await ctx.call_model({"purpose": "act", "messages": [message]})).content)
+    return answers

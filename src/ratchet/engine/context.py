@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
+import functools
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, overload
@@ -62,6 +63,7 @@ from .journal.large_results import result_reference
 from .journal.versioning import Versioning, skip_unasked_markers
 from .questions import ask_person
 from .queued_patches import OutsidePatches, outside_view
+from .spend_caps import check_spend_caps
 from .workflow import Workflow
 
 if TYPE_CHECKING:
@@ -129,6 +131,7 @@ class Context(RecordedValues, Versioning, Receiving, ChildTasks, OutsidePatches,
             take_seq=self._take_seq,
             before_call=self._checkpoint_per_iteration,
             emit=self.emit,
+            before_live=functools.partial(check_spend_caps, self),
         )
         self._written = task.write_mark or (-1, 0)
         self._write_at = (-1, 0)

@@ -56,6 +56,8 @@ class ModelCalls:
         take_seq: gives the next journal seq.
         before_call: awaited before every model call after the first (a checkpoint, per policy).
         emit: records a progress event once (``Context.emit``).
+        before_live: awaited before a model call that will run live, not replay
+            (the spend caps, `ratchet.engine.spend_caps`): it may hold the call.
     """
 
     def __init__(
@@ -71,6 +73,7 @@ class ModelCalls:
         take_seq: Callable[[], int],
         before_call: Callable[[], Awaitable[object]],
         emit: Callable[..., Awaitable[None]],
+        before_live: Callable[[Call], Awaitable[None]] | None = None,
     ) -> None:
         self._context = context
         self._chain = chain
@@ -85,6 +88,7 @@ class ModelCalls:
         self._take_seq = take_seq
         self._before_call = before_call
         self._emit = emit
+        self._before_live = before_live
         self._provider: ModelProvider | None = None
         # The other models the workflow named (``model=``), built once each, by model string.
         self._others: dict[str, ModelProvider] = {}
@@ -197,6 +201,8 @@ class ModelCalls:
             for event in self._moves:
                 call.stage_event(event)
         self._moves = []
+        if self._before_live is not None and not call.will_replay:
+            await self._before_live(call)
         try:
             output = await self._chain(call)
         finally:  # the entries its attempts took, however it ended (failed, or cut by a step's timeout)
