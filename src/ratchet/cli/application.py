@@ -140,6 +140,10 @@ COMMANDS: dict[str, LazyCommand] = {
         "admin:migrate_command",
         "Create the database if needed and bring its schema to this version of Ratchet.",
     ),
+    "budget": LazyCommand(
+        "budget:budget_app",
+        "Daily spend caps beyond a task: set, list or delete an agent's or a label's.",
+    ),
     "langgraph": LazyCommand(
         "langgraph:langgraph_app",
         "LangGraph on Ratchet's store: import a SqliteSaver or PostgresSaver database.",
