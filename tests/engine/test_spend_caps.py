@@ -104,3 +104,27 @@ async def test_unpriced_calls_count_nothing(
 
     assert task.status is TaskStatus.COMPLETED, task.error
     assert await spent(store, "agent:ask") == 0.0
+
+
+async def test_a_label_s_cap_counts_the_tasks_with_that_label_whatever_their_agent(
+    store: StateStore, rt: Runtime, script: Callable[[dict[str, Any]], str]
+) -> None:
+    await store.set_spend_cap(SpendCap(scope=CapScope.LABEL, name="team=blue", daily=1.0))
+    blue, green = {"team": "blue"}, {"team": "green"}
+
+    first = await rt.run(ASK, {"times": 2}, model=script(priced(0.45, 2)), labels=blue)
+    second = await rt.run(ASK_TOO, {"times": 1}, model=script(priced(0.45, 1)), labels=blue)
+    third = await rt.run(ASK, {"times": 1}, model=script(priced(0.45, 1)), labels=blue)
+    green_task = await rt.run(ASK, {"times": 1}, model=script(priced(0.45, 1)), labels=green)
+
+    assert [t.status for t in (first, second, third, green_task)] == [
+        TaskStatus.COMPLETED,
+        TaskStatus.COMPLETED,
+        TaskStatus.FAILED,
+        TaskStatus.COMPLETED,
+    ]
+    (told,) = await events_of(store, second.id, "spend_cap_pressure")
+    assert told.data["cap"] == "label:team=blue"
+    assert "spend cap label:team=blue reached: 1.35 of 1 USD" in (third.error or "")
+    assert "ratchet budget set --label team=blue --daily USD" in (third.error or "")
+    assert await spent(store, "label:team=blue") == pytest.approx(1.35)
