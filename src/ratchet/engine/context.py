@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
-import functools
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, overload
@@ -131,10 +130,14 @@ class Context(RecordedValues, Versioning, Receiving, ChildTasks, OutsidePatches,
             take_seq=self._take_seq,
             before_call=self._checkpoint_per_iteration,
             emit=self.emit,
-            before_live=functools.partial(check_spend_caps, self),
+            before_live=self._before_live_model,
         )
         self._written = task.write_mark or (-1, 0)
         self._write_at = (-1, 0)
+
+    async def _before_live_model(self, call: Call) -> None:
+        """Hold a model call that will run live at a spend cap (`ratchet.engine.spend_caps`)."""
+        await check_spend_caps(self, call)
 
     async def approve(self, call: Call) -> None:
         """Let a live tool call run, or wait for a person's approval (the approval hook decides).
