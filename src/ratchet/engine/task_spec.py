@@ -109,9 +109,9 @@ def new_task(
         agent = target
         target = AGENT_LOOP
         inputs = {**(inputs or {}), "agent": agent.spec.model_dump(mode="json")}
-        if not model:
+        if not model:  # the agent's chain, unless the caller names the model
             model = [m for m in (agent.model, *getattr(agent, "fallback_models", ())) if m]
-            fallback_on_pressure = fallback_on_pressure or bool(getattr(agent, "fallback_on_pressure", False))
+        fallback_on_pressure = fallback_on_pressure or bool(getattr(agent, "fallback_on_pressure", False))
         budget = budget or agent.budget
         name = name or agent.name
         for source in getattr(agent.spec, "tool_sources", ()):
