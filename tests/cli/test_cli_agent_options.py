@@ -40,7 +40,7 @@ def test_a_command_gets_one_bundle_of_what_was_given_and_its_own_options_by_name
     assert done.exit_code == 0, done.output
     assert seen == [
         (
-            AgentOptions(instruction="do it", model="scripted:x.json", tools=["a.py"]),
+            AgentOptions(instruction="do it", model=["scripted:x.json"], tools=["a.py"]),
             True,
         )
     ]

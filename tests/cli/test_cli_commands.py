@@ -22,6 +22,7 @@ from ..helpers.cli import ratchet_command, ratchet_env
 COMMANDS = [
     "answer",
     "approve",
+    "budget",
     "cancel",
     "chat",
     "delete",
@@ -78,6 +79,8 @@ def test_the_groups_have_exactly_these_subcommands() -> None:
     assert sorted(langgraph.commands) == ["import"]
     limit: Any = group.commands["limit"]
     assert sorted(limit.commands) == ["delete", "list", "set"]
+    budget: Any = group.commands["budget"]
+    assert sorted(budget.commands) == ["delete", "list", "set"]
 
 
 def test_each_commands_listed_summary_is_the_first_paragraph_of_its_own_help() -> None:

@@ -154,7 +154,7 @@ def test_each_command_s_store_option_defaults_to_the_file_s_but_the_demo_s(
 
 
 def test_a_group_s_subcommands_take_the_file_s_store(tmp_path: Path, run_ratchet: RunRatchet) -> None:
-    assert list(GROUPS) == ["langgraph"]
+    assert list(GROUPS) == ["budget", "langgraph"]
     configure(tmp_path, '[store]\nurl = "sqlite:///./from-file.db"\n')
     done = run_ratchet("langgraph", "import", "--help")
     assert "sqlite:///./from-file.db (from ratchet.toml)" in " ".join(done.stdout.replace("│", " ").split())
@@ -178,6 +178,29 @@ def test_the_model_is_the_flag_else_the_environment_else_the_file(
 
     models = [task["model"] for task in listed(run_ratchet)]
     assert models == ["scripted:file.json", "scripted:env.json", "scripted:flag.json"]
+
+
+def test_a_fallback_chain_comes_from_repeated_flags_or_from_a_list_in_the_file(
+    tmp_path: Path, run_ratchet: RunRatchet
+) -> None:
+    for name in ("a.json", "b.json", "c.json"):
+        write_script(tmp_path, name)
+    configure(tmp_path, '[model]\ndefault = ["scripted:a.json", "scripted:b.json"]\n')
+    submitted(run_ratchet)
+    submitted(
+        run_ratchet, "--model", "scripted:c.json", "--model", "scripted:a.json", "--fallback-on-pressure"
+    )
+
+    chains = [
+        (task["model"], task["fallback_models"], task["fallback_on_pressure"])
+        for task in listed(run_ratchet, "--sort", "created")
+    ]
+    assert chains == [
+        ("scripted:a.json", ["scripted:b.json"], False),
+        ("scripted:c.json", ["scripted:a.json"], True),
+    ]
+    twice = run_ratchet("submit", "do it", "--model", "scripted:a.json", "--model", "scripted:a.json")
+    assert_one_line_error(twice, "named twice")
 
 
 def test_run_carries_out_a_task_with_the_file_s_model(tmp_path: Path, run_ratchet: RunRatchet) -> None:

@@ -21,7 +21,7 @@ from ratchet.engine.context import Context
 from ratchet.errors import AgentRunNotCompleted, InputError, WorkflowNotFound
 from ratchet.integrations.pydantic_ai import RatchetAgent, tool_context
 from ratchet.integrations.pydantic_ai.workflow import find_agent
-from ratchet.records import OpKind, OpStatus
+from ratchet.records import CapScope, OpKind, OpStatus, SpendCap, utcnow
 from ratchet.store import StateStore
 
 from ..unit.test_extras import _python
@@ -152,6 +152,21 @@ async def test_a_budget_stops_the_run(store: StateStore) -> None:
 
     assert stopped.value.task.status is TaskStatus.FAILED
     assert counts.model == 1 and counts.tools == []
+
+
+async def test_a_spend_cap_reached_holds_the_run_s_model_requests(store: StateStore) -> None:
+    counts = Counts()
+    mailer = RatchetAgent(_agent(counts), store=store)
+    await mailer.run("tell ops", task_id="mail-5")
+    agent = (await store.get_task("mail-5")).agent
+    await store.set_spend_cap(SpendCap(scope=CapScope.AGENT, name=agent, daily=0.01))
+    await store.count_spend("mail-5", 0.02, day=utcnow().date())  # as a priced request would have
+
+    with pytest.raises(AgentRunNotCompleted, match=f"spend cap agent:{agent} reached") as stopped:
+        await mailer.run("tell ops", task_id="mail-6")
+
+    assert stopped.value.task.status is TaskStatus.FAILED
+    assert counts.model == 2 and await store.list_ops("mail-6") == []  # the first run's two requests only
 
 
 async def test_a_run_outside_a_workflow_takes_no_deps(store: StateStore) -> None:

@@ -42,18 +42,28 @@ def test_a_sealed_task_checks_and_names_what_its_seal_covers() -> None:
     [
         {"workflow": "tools.py:flow"},
         {"model": "scripted:/tmp/other.json"},
+        {"fallback_models": ["scripted:/tmp/other.json"]},
         {"workspace": "/home/u/.local/state/ratchet/workspaces/other"},
         {"id": "t2"},
         {"inputs_params": {"agent": {"tool_sources": ["ratchet.__main__"], "mcp": []}, "service": "X"}},
         {"inputs_params": {"agent": {"tool_sources": ["tools.py"], "mcp": [{"command": "sh"}]}}},
     ],
-    ids=["workflow", "model", "workspace", "another row", "tool sources", "mcp servers"],
+    ids=["workflow", "model", "fallback models", "workspace", "another row", "tool sources", "mcp servers"],
 )
 def test_a_change_to_a_code_reference_breaks_the_seal(change: dict[str, object]) -> None:
     forged = KEY.seal(agent_task(), ["agent"]).model_copy(update=change)
 
     with pytest.raises(CodeUnsealed, match="do not match their seal"):
         KEY.check(forged)
+
+
+def test_a_chain_s_fallback_models_are_sealed_and_a_change_to_them_breaks_it() -> None:
+    chained = KEY.seal(agent_task(fallback_models=["openai:gpt-4o"]), ["agent"])
+
+    assert KEY.check(chained) == ("agent",)
+    for forged in (["scripted:/tmp/other.json"], []):
+        with pytest.raises(CodeUnsealed, match="do not match their seal"):
+            KEY.check(chained.model_copy(update={"fallback_models": forged}))
 
 
 def test_inputs_that_name_no_code_and_the_order_of_keys_do_not_matter() -> None:

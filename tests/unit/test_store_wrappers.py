@@ -24,9 +24,9 @@ OPERATIONS = sorted(StoreOps.__abstractmethods__)
 
 # The writes that take no fence: no task's run makes them. A writer from outside the run holds the
 # task first (`get_task_locked`, `hold_run`); only an ended task no lease holds is deleted;
-# LangGraph's checkpointer deletes, copies and prunes whole threads, not a step of a run; and a
+# LangGraph's checkpointer deletes, copies and prunes whole threads, not a step of a run; a
 # worker's record of itself is no task's; nor are a key's limits and pacing (a queue's turn releases
-# the lease it judges rather than writing behind it).
+# the lease it judges rather than writing behind it); and a person sets and deletes a spend cap.
 UNFENCED_WRITES = {
     "get_task_locked",
     "hold_run",
@@ -46,6 +46,8 @@ UNFENCED_WRITES = {
     "take_slot",
     "release_slots",
     "queue_turn",
+    "set_spend_cap",
+    "delete_spend_cap",
 }
 
 _Call = tuple[str, tuple[Any, ...], dict[str, Any]]  # an operation's name, its arguments

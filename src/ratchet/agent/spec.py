@@ -9,6 +9,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from ..engine.calls.compaction import DEFAULT_COMPACTION, Compaction, compaction_reference, load_compaction
+from ..engine.task_spec import model_chain
 from ..engine.workflow import load_module
 from ..errors import InputError
 from ..limits import MAX_TOOL_CALLS_PER_ANSWER
@@ -96,9 +97,12 @@ class Agent:
         tools: `Tool` objects; each must live in an importable module or a
             ``.py`` file, so that any worker can load it again.
         model: ``provider:name``, e.g. ``openai:gpt-4o-mini`` or ``scripted:demo.json``
-            (a script under the project root is recorded relative to it).
+            (a script under the project root is recorded relative to it); or a
+            fallback chain, a list of them (docs/providers.md, "Fallback chains").
         constraints: which risk levels need a person (docs/people.md).
         budget: the task's limits.
+        fallback_on_pressure: once the task's budget is 80 % used, call the
+            chain's next model (docs/limits.md).
         tool_sources: modules or ``.py`` files whose every tool the agent offers
             (a file under the project root is recorded relative to it).
         allow_shell: offer the built-in ``run_shell`` tool.
@@ -135,10 +139,11 @@ class Agent:
         name: str = "agent",
         instructions: str = "",
         tools: Iterable[Tool] = (),
-        model: str | None = None,
+        model: str | Sequence[str] | None = None,
         constraints: Constraints | None = None,
         budget: Budget | None = None,
         *,
+        fallback_on_pressure: bool = False,
         tool_sources: Sequence[str] = (),
         allow_shell: bool = False,
         compaction: Any = _DEFAULT,
@@ -155,8 +160,7 @@ class Agent:
             raise InputError(f"tool name {taken[0]!r} is a built-in tool's; give the tool another name")
         sources = [_portable(s) for s in tool_sources]
         sources = list(dict.fromkeys([*sources, *(tool_source(t) for t in self.tools)]))
-        if model:
-            model = portable_model(model)
+        chain = [portable_model(m) for m in model_chain(model)]
         self.spec = AgentSpec(
             name=name,
             instructions=instructions,
@@ -172,7 +176,10 @@ class Agent:
             model_settings=_model_settings(model_settings),
             **{**settings, **_compaction_settings(compaction)},
         )
-        self.model = model
+        self.model = chain[0] if chain else None
+        # The fallback chain after `model` (docs/providers.md, "Fallback chains").
+        self.fallback_models = chain[1:]
+        self.fallback_on_pressure = fallback_on_pressure
         self.budget = budget or Budget()
 
     @property

@@ -41,6 +41,7 @@ from .options import (
     CheckpointMaxAgeOption,
     CheckpointStrategyOption,
     DeadlineOption,
+    FallbackOnPressureOption,
     InstructionArgument,
     InstructionsOption,
     KeepCheckpointsOption,
@@ -96,6 +97,7 @@ class AgentOptions:
     mcp: McpOption = None
     mcp_risk: McpRiskOption = None
     max_instruction_bytes: MaxInstructionBytesOption = MAX_INSTRUCTION_BYTES
+    fallback_on_pressure: FallbackOnPressureOption = False
 
     def read_instruction(self) -> str:
         """The instruction (standard input for ``-``), at most ``--max-instruction-bytes`` long.
@@ -138,6 +140,7 @@ class AgentOptions:
         """
         return build_agent(
             model=self.model,
+            fallback_on_pressure=self.fallback_on_pressure,
             model_settings=model_settings(
                 temperature=self.temperature,
                 max_output_tokens=self.max_output_tokens,

@@ -7,9 +7,12 @@ stored.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ..agent import Agent
 from ..agent.checked import check_tool_sources, checked_model
 from ..agent.mcp.servers import MCPServer
+from ..engine.task_spec import model_chain
 from ..errors import InputError
 from ..limits import MAX_TOOL_CALLS_PER_ANSWER
 from ..policy import Budget, CheckpointPolicy, CheckpointStrategy, positive_duration
@@ -31,7 +34,8 @@ AGENT_NAME = "agent"
 
 def build_agent(
     *,
-    model: str,
+    model: str | Sequence[str],
+    fallback_on_pressure: bool = False,
     tool_files: list[str],
     instructions: str = "",
     max_steps: int | None = None,
@@ -60,7 +64,8 @@ def build_agent(
     return Agent(
         name=AGENT_NAME,
         instructions=instructions,
-        model=checked_model(model, settings=model_settings),
+        model=[checked_model(one, settings=model_settings) for one in model_chain(model)],
+        fallback_on_pressure=fallback_on_pressure,
         model_settings=model_settings,
         budget=Budget(max_steps=max_steps, max_llm_tokens=max_tokens, max_cost=max_cost),
         tool_sources=sources,

@@ -147,6 +147,10 @@ COMMANDS: dict[str, LazyCommand] = {
     "limit": LazyCommand(
         "limits:limit_app", "Set, list and delete the rate and concurrency limits every worker honours."
     ),
+    "budget": LazyCommand(
+        "budget:budget_app",
+        "Daily spend caps beyond a task: set, list or delete an agent's or a label's.",
+    ),
     "langgraph": LazyCommand(
         "langgraph:langgraph_app",
         "LangGraph on Ratchet's store: import a SqliteSaver or PostgresSaver database.",

@@ -68,7 +68,11 @@ def _defaults(command: Any, settings: dict[str, object], source: Path) -> dict[s
         envvar = param.envvar
         for variable in [envvar] if isinstance(envvar, str) else list(envvar or ()):
             if variable in settings:
-                defaults[param.name] = FromFile(settings[variable], variable=variable, source=source)
+                value = settings[variable]
+                if getattr(param, "multiple", False) != isinstance(value, list):
+                    # A chain for an option of one model takes its first; one model fills a chain.
+                    value = [value] if not isinstance(value, list) else value[0]
+                defaults[param.name] = FromFile(value, variable=variable, source=source)
                 break
     # A group's subcommands take theirs from the group's map, under their names.
     for name, subcommand in getattr(command, "commands", {}).items():

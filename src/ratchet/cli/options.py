@@ -32,6 +32,7 @@ __all__ = [
     "CheckpointMaxAgeOption",
     "CheckpointStrategyOption",
     "DeadlineOption",
+    "FallbackOnPressureOption",
     "ForceOpenOption",
     "InstructionArgument",
     "InstructionsOption",
@@ -197,14 +198,22 @@ MaxInstructionBytesOption = Annotated[
     ),
 ]
 ModelOption = Annotated[
-    str,
+    list[str],
     typer.Option(
         "--model",
         "-m",
         envvar="RATCHET_MODEL",
         metavar="PROVIDER:NAME",
         help="openai:NAME, ollama:NAME, anthropic:NAME or scripted:SCRIPT.json "
-        "(default: [model] default of ratchet.toml).",
+        "(default: [model] default of ratchet.toml). Again for a fallback chain: each next "
+        "model is called when the one before fails for good.",
+    ),
+]
+FallbackOnPressureOption = Annotated[
+    bool,
+    typer.Option(
+        "--fallback-on-pressure",
+        help="Once the task's budget is 80 % used, call the next --model of the chain.",
     ),
 ]
 ServerModelOption = Annotated[

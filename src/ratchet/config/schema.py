@@ -103,10 +103,12 @@ class StoreSection(_Section):
 
 
 class ModelSection(_Section):
-    """``[model]``: the model an agent uses when the command names none."""
+    """``[model]``: the model an agent uses when the command names none, or its fallback chain."""
 
-    default: _Text | None = Field(
-        default=None, description='a model string, provider:name (e.g. "openai:gpt-4o-mini")'
+    default: _Text | Annotated[list[_Text], Field(min_length=1)] | None = Field(
+        default=None,
+        description='a model string, provider:name (e.g. "openai:gpt-4o-mini"), or a list of them: '
+        "a fallback chain, each next model called when the one before fails for good",
     )
 
 

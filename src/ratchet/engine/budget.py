@@ -57,6 +57,11 @@ class BudgetTracker:
         self._unpriced_models.add(model)
         return first
 
+    @property
+    def pressed(self) -> bool:
+        """Whether a limit has been 80 % used (the task's ``budget_pressure`` flag)."""
+        return self._pressure_reported
+
     def count_step(self) -> None:
         self.steps += 1
 

@@ -62,6 +62,7 @@ from .journal.large_results import result_reference
 from .journal.versioning import Versioning, skip_unasked_markers
 from .questions import ask_person
 from .queued_patches import OutsidePatches, outside_view
+from .spend_caps import check_spend_caps
 from .stream_writes import StreamWrites
 from .workflow import Workflow
 
@@ -127,12 +128,19 @@ class Context(
             request_layers=request_layers,
             retry=workflow.retry,
             model=task.model,
+            fallback_models=task.fallback_models,
+            fallback_on_pressure=task.fallback_on_pressure,
             take_seq=self._take_seq,
             before_call=self._checkpoint_per_iteration,
             emit=self.emit,
+            before_live=self._before_live_model,
         )
         self._written = task.write_mark or (-1, 0)
         self._write_at = (-1, 0)
+
+    async def _before_live_model(self, call: Call) -> None:
+        """Hold a model call that will run live at a spend cap (`ratchet.engine.spend_caps`)."""
+        await check_spend_caps(self, call)
 
     async def approve(self, call: Call) -> None:
         """Let a live tool call run, or wait for a person's approval (the approval hook decides).

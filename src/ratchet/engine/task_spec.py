@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, JsonValue
@@ -34,7 +34,7 @@ from .interactive import INTERACTIVE
 from .scripts import refuse_while_loading
 from .workflow import Workflow, load_workflow, portable_reference
 
-__all__ = ["AGENT_LOOP", "AgentLike", "check_queue", "new_task", "slug"]
+__all__ = ["AGENT_LOOP", "AgentLike", "check_queue", "model_chain", "new_task", "slug"]
 
 # The agent loop's reference (ratchet.agent.loop.AGENT_WORKFLOW, the same string).
 AGENT_LOOP = "ratchet.agent.loop:agent_loop"
@@ -63,7 +63,8 @@ def new_task(
     *,
     name: str | None = None,
     instruction: str = "",
-    model: str | None = None,
+    model: str | Sequence[str] | None = None,
+    fallback_on_pressure: bool = False,
     deadline: float | dt.datetime | None = None,
     budget: Budget | None = None,
     task_id: str | None = None,
@@ -78,6 +79,9 @@ def new_task(
     key: SigningKey | None = None,
 ) -> Task:
     """A queued task for `target` (not stored); `admit` hears of each piece of code it names.
+
+    `model` may be a fallback chain, a list: the task's model is its first,
+    the others its ``fallback_models`` (engine/calls/fallback.py).
 
     Its code references are sealed with `key` (default: this process's,
     `SigningKey.from_environment`), so a worker can tell them from a
@@ -110,7 +114,9 @@ def new_task(
         agent = target
         target = AGENT_LOOP
         inputs = {**(inputs or {}), "agent": agent.spec.model_dump(mode="json")}
-        model = model or agent.model
+        if not model:  # the agent's chain, unless the caller names the model
+            model = [m for m in (agent.model, *getattr(agent, "fallback_models", ())) if m]
+        fallback_on_pressure = fallback_on_pressure or bool(getattr(agent, "fallback_on_pressure", False))
         budget = budget or agent.budget
         name = name or agent.name
         for source in getattr(agent.spec, "tool_sources", ()):
@@ -131,13 +137,16 @@ def new_task(
         except (OverflowError, ValueError):  # past year 9999, or not a number
             raise InputError(f"deadline {deadline!r}: give seconds from now, up to 100 years") from None
     task_id = task_id or f"{slug(name)}-{uuid.uuid4().hex[:8]}"
+    chain = model_chain(model)
     task = Task(
         id=task_id,
         name=name,
         instruction=instruction,
         agent=agent_name,
         workflow=reference,
-        model=model,
+        model=chain[0] if chain else None,
+        fallback_models=chain[1:],
+        fallback_on_pressure=fallback_on_pressure,
         inputs_params=inputs,
         deadline=deadline,
         budget=budget or Budget(),
@@ -164,6 +173,22 @@ def check_queue(queue: str | None, partition: str | None) -> None:
         check_queue_name(queue, "the queue")
     if partition is not None:
         check_queue_name(partition, "the partition")
+
+
+def model_chain(model: str | Sequence[str] | None) -> list[str]:
+    """The models `model` names, in order: one model string, or a fallback chain of them.
+
+    Raises:
+        InputError: one is not ``provider:name``, or a model is named twice.
+    """
+    models = [] if not model else [model] if isinstance(model, str) else list(model)
+    for one in models:
+        if not isinstance(one, str) or ":" not in one:
+            raise InputError(f"model {one!r}: give provider:name, e.g. openai:gpt-4o-mini")
+    if len(set(models)) != len(models):
+        twice = next(m for m in models if models.count(m) > 1)
+        raise InputError(f"model {twice!r} is named twice in the fallback chain; name each model once")
+    return models
 
 
 def _agent_name(inputs: dict[str, JsonValue] | None, default: str) -> str:

@@ -12,7 +12,7 @@ Every record is a frozen pydantic model (`Record`), one module a concept:
   changes; `grants`: leave to write another's task; `listing`: what a task
   listing asks for and gets;
 - `langgraph`: the rows a LangGraph checkpointer keeps; `limit`: a rate or concurrency limit
-  every worker honours;
+  every worker honours; `spend`: daily spend caps beyond a task;
 - `compact_json`: the one JSON encoder for what the store keeps (not re-exported).
 """
 
@@ -31,6 +31,7 @@ from .listing import ALL_TASKS, OLDEST_FIRST, TaskCursor, TaskFilter, TaskOrder,
 from .people import Approval, ApprovalStatus, Constraints, HumanInTheLoop, RiskLevel
 from .plan import Plan, PlanStep, Step, StepStatus, check_step_move
 from .queue import Lease, Trigger, WorkerPresence
+from .spend import CapScope, CapSpend, SpendCap
 from .state import AgentState, Artifact, ArtifactRef, Fact
 from .state_patch import (
     AddArtifact,
@@ -56,6 +57,8 @@ __all__ = [
     "ApprovalStatus",
     "Artifact",
     "ArtifactRef",
+    "CapScope",
+    "CapSpend",
     "Checkpoint",
     "Constraints",
     "Event",
@@ -82,6 +85,7 @@ __all__ = [
     "Session",
     "SetRiskFlag",
     "Severity",
+    "SpendCap",
     "StatePatch",
     "Step",
     "StepStatus",

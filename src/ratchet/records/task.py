@@ -101,6 +101,10 @@ class Task(Record):
     workspace: str | None = None
     workflow: str | None = None
     model: str | None = None
+    # The models a call falls back to, in order, when `model` fails for good (engine/calls/fallback.py);
+    # with `fallback_on_pressure`, also once the task's budget is 80 % used. Sealed with `model`.
+    fallback_models: list[str] = Field(default_factory=list)
+    fallback_on_pressure: bool = False
     # The HMAC over the fields above that name code, made by whoever created the task (trust/seal.py).
     seal: str | None = None
     state: AgentState = Field(default_factory=lambda: AgentState())

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -149,7 +149,8 @@ class Runtime(ReadingMethods, BatchMethods, ScheduleMethods, SessionMethods, Sha
         *,
         name: str | None = None,
         instruction: str = "",
-        model: str | None = None,
+        model: str | Sequence[str] | None = None,
+        fallback_on_pressure: bool = False,
         deadline: float | dt.datetime | None = None,
         budget: Budget | None = None,
         task_id: str | None = None,
@@ -168,6 +169,11 @@ class Runtime(ReadingMethods, BatchMethods, ScheduleMethods, SessionMethods, Sha
         A `task_id` that names a task already returns its id (`ratchet.runtime.task_ids`).
 
         Args:
+            model: ``provider:name``, or a fallback chain of them: a list, the
+                first the task's model, each next one called when the one
+                before fails for good (docs/providers.md, "Fallback chains").
+            fallback_on_pressure: once the task's budget is 80 % used, call
+                the chain's next model (docs/limits.md).
             deadline: an absolute time, or seconds from now; kept as an absolute time.
             queue: put a start trigger for workers. Without it the task is
                 created for this process to run; if this process dies first,
@@ -204,6 +210,7 @@ class Runtime(ReadingMethods, BatchMethods, ScheduleMethods, SessionMethods, Sha
             name=name,
             instruction=instruction,
             model=model,
+            fallback_on_pressure=fallback_on_pressure,
             deadline=deadline,
             budget=budget,
             task_id=task_id,

@@ -144,6 +144,8 @@ class SigningKey:
             "keys": list(keys),
             "inputs": inputs,
         }
+        if task.fallback_models:  # only then: the seals made before fallbacks still hold
+            sealed["fallback_models"] = list(task.fallback_models)
         # Canonical JSON: a store may give the same values back with its keys in another order.
         text = json.dumps(sealed, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
         digest = hmac.new(self.secret, text.encode(), hashlib.sha256).digest()

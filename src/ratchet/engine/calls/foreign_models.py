@@ -7,7 +7,9 @@ seq and sends it through the same middleware chain (budget, journal, retry,
 events): ``run(call)`` makes the request and returns its answer as JSON, which
 the journal records; a replay returns that JSON and never calls `run`. `run`
 may put the answer's usage in ``call.meta["usage"]`` (``prompt_tokens``,
-``completion_tokens``, ``cost``), which the budget counts, replays included.
+``completion_tokens``, ``cost``), which the budget counts, replays included,
+and the spend caps count once (`ratchet.engine.spend_caps`), which also hold a
+live request as they hold any model call.
 `ForeignModelCalls` is part of `Context`.
 """
 
@@ -35,6 +37,8 @@ class _ChainOwner(CallContext, Protocol):
     def _take_seq(self, count: int = 1) -> int: ...
 
     def _step_meta(self) -> dict[str, Any]: ...
+
+    async def _before_live_model(self, call: Call) -> None: ...
 
 
 class ForeignModelCalls:
@@ -66,4 +70,6 @@ class ForeignModelCalls:
             run=run,
             meta=self._step_meta(),
         )
+        if not call.will_replay:
+            await self._before_live_model(call)  # the spend caps, as for ctx.call_model
         return await self._chain(call)

@@ -37,6 +37,7 @@ from ...tools import Reconciled
 from ..faults import crash_point
 from .call import Call, TaskSuspended, WorkerStopping, error_text
 from .cost import UNPRICED_META, priced_answer
+from .fallback import noting_error
 from .in_flight import bounded, run_to_the_end
 from .limiting import LimitMiddleware
 from .observing import ObserveCalls
@@ -411,10 +412,15 @@ async def perform(call: Call) -> JsonValue:
         # A provider that streams hands its pieces to the task's stream (engine/streams.py) as they come.
         streaming = getattr(provider, "complete_streaming", None) if call.stream else None
         if streaming is None:
-            answered = await provider.complete(request, ordinal=ordinal)
+            answered = await noting_error(call, provider.complete(request, ordinal=ordinal))
         else:
-            answered = await context.stream_writer().attempt(
-                call.seq, call.attempt, lambda on_text: streaming(request, ordinal=ordinal, on_text=on_text)
+            answered = await noting_error(
+                call,
+                context.stream_writer().attempt(
+                    call.seq,
+                    call.attempt,
+                    lambda on_text: streaming(request, ordinal=ordinal, on_text=on_text),
+                ),
             )
         response = priced_answer(call, provider, answered)
         call.meta["usage"] = response.usage.model_dump()

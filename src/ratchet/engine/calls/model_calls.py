@@ -21,9 +21,10 @@ from pydantic import BaseModel, JsonValue, ValidationError
 
 from ...errors import InputError, InvalidModelOutput, OperationFailed
 from ...policy import RetryPolicy
-from ...records import OpKind, Severity
+from ...records import Event, OpKind, Severity
 from ...validation import problems
 from .call import Call, CallContext, step_meta
+from .fallback import FallbackChain
 
 if TYPE_CHECKING:  # the providers are imported when a task first calls its model
     from ...providers import ModelProvider, ModelRequest, ModelResponse
@@ -50,9 +51,13 @@ class ModelCalls:
             (compaction), which may rewrite a request before it is sent.
         retry: the workflow's retry policy for model calls.
         model: the task's ``provider:name`` string, resolved on the first call.
+        fallback_models: the models after it in the task's fallback chain.
+        fallback_on_pressure: move down the chain once the budget presses.
         take_seq: gives the next journal seq.
         before_call: awaited before every model call after the first (a checkpoint, per policy).
         emit: records a progress event once (``Context.emit``).
+        before_live: awaited before a model call that will run live, not replay
+            (the spend caps, `ratchet.engine.spend_caps`): it may hold the call.
     """
 
     def __init__(
@@ -63,18 +68,27 @@ class ModelCalls:
         request_layers: Sequence[Any] = (),
         retry: RetryPolicy,
         model: str | None,
+        fallback_models: Sequence[str] = (),
+        fallback_on_pressure: bool = False,
         take_seq: Callable[[], int],
         before_call: Callable[[], Awaitable[object]],
         emit: Callable[..., Awaitable[None]],
+        before_live: Callable[[Call], Awaitable[None]] | None = None,
     ) -> None:
         self._context = context
         self._chain = chain
         self._request_layers = list(request_layers)
         self._retry = retry
         self._model_name = model
+        self._fallback = FallbackChain(
+            context.task.id, [model, *fallback_models] if model else [], on_pressure=fallback_on_pressure
+        )
+        self._moves: list[Event] = []  # the chain's moves not yet told: staged on the next live call
+        self._last: Call | None = None
         self._take_seq = take_seq
         self._before_call = before_call
         self._emit = emit
+        self._before_live = before_live
         self._provider: ModelProvider | None = None
         # The other models the workflow named (``model=``), built once each, by model string.
         self._others: dict[str, ModelProvider] = {}
@@ -123,31 +137,68 @@ class ModelCalls:
 
         With `model`, the request goes to that model; the operation's input
         names it (``input["model"]``). A replay takes the recorded answer
-        and never builds, nor calls, a provider. With `stream`, a provider
-        that streams sends its answer's pieces to the task's stream as they
-        come (engine/streams.py); the journal records the whole answer.
+        and never builds, nor calls, a provider. Without it, a task with a
+        fallback chain sends it to the chain's model in use, and on to the
+        next one when that fails for good (`ratchet.engine.calls.fallback`).
+        With `stream`, a provider that streams sends its answer's pieces to
+        the task's stream as they come (engine/streams.py); the journal
+        records the whole answer.
         """
-        from ...providers import ModelRequest, ModelResponse
+        from ...providers import ModelRequest
 
         request = ModelRequest.model_validate(request)
         if model == self._model_name:
             model = None  # the task's own model: recorded as any call to it
         if model is not None and (not isinstance(model, str) or ":" not in model):
             raise InputError(f"model {model!r}: give provider:name, e.g. openai:gpt-4o-mini")
+        if model is not None or not self._fallback.active:
+            return await self._send_to(request, model, stream=stream)
+        chain = self._fallback
+        while True:
+            try:
+                return await self._send_to(request, None, chain=chain, stream=stream)
+            except OperationFailed as failure:
+                assert self._last is not None  # the call that just failed
+                moved = chain.failed(self._last, failure)
+                if moved is None:
+                    raise
+                self._moves.append(moved)
+
+    async def _send_to(
+        self,
+        request: ModelRequest,
+        model: str | None,
+        *,
+        chain: FallbackChain | None = None,
+        stream: bool = True,
+    ) -> ModelResponse:
+        """One journaled call to `model`; with `chain`, to the chain's model in use (journaled as chosen)."""
+        from ...providers import ModelResponse
+
         if self._calls:
             await self._before_call()
         self._calls += 1
+        seq = self._take_seq()
+        if chain is not None:
+            recorded = self._context.journal.lookup(seq)
+            if recorded is not None:
+                chain.follow(recorded)  # a replay goes where the first run went
+            else:
+                moved = chain.pressed(self._context.budget.pressed)
+                if moved is not None:
+                    self._moves.append(moved)
+            model = chain.model
         purpose = str(request.purpose)
-        recorded = request.model_dump(mode="json")
+        recorded_input = request.model_dump(mode="json")
         if model is not None:
-            recorded["model"] = model
+            recorded_input["model"] = model
         counter = (model, purpose)
-        call = Call(
+        call = self._last = Call(
             context=self._context,
             kind=OpKind.MODEL,
             name=f"model:{purpose}",
-            seq=self._take_seq(),
-            input=recorded,
+            seq=seq,
+            input=recorded_input,
             retry=self._retry,
             request=request,
             model=model,
@@ -155,6 +206,12 @@ class ModelCalls:
             stream=stream,
             meta=step_meta(self._context.current_step),
         )
+        if self._moves and not call.will_replay:  # told with the call the move led to
+            for event in self._moves:
+                call.stage_event(event)
+        self._moves = []
+        if self._before_live is not None and not call.will_replay:
+            await self._before_live(call)
         try:
             output = await self._chain(call)
         finally:  # the entries its attempts took, however it ended (failed, or cut by a step's timeout)

@@ -130,10 +130,13 @@ class Journal:
         crash_point("before_result_commit")
         events = call.take_events(op)
         recorder, began = current_recorder(), time.perf_counter()
+        cost = _priced(op)
         async with self.store.transaction(fence=self.lease) as tx:
             if aside is not None:
                 await tx.put_artifact(aside[1], aside[2])  # with the outcome: both are kept, or neither
             await tx.record_op_finished(op)
+            if cost:  # toward the spend caps covering the task, with the call's record (engine/spend_caps.py)
+                await tx.count_spend(op.task_id, cost, day=(op.finished_at or utcnow()).date())
             for event in events:
                 await tx.append_event(event)
         if recorder is not None:  # the commit's time, reported only when it commits
@@ -141,3 +144,12 @@ class Journal:
         self.recorded[call.seq] = op
         crash_point("after_result_commit")
         return op
+
+
+def _priced(op: Operation) -> float:
+    """What a model call that succeeded cost, as priced when it ran (0 when unpriced)."""
+    if op.kind is not OpKind.MODEL or op.status is not OpStatus.SUCCEEDED:
+        return 0.0
+    usage = op.meta.get("usage")
+    cost = usage.get("cost") if isinstance(usage, dict) else None
+    return float(cost) if isinstance(cost, (int, float)) and cost > 0 else 0.0

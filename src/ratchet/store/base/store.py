@@ -2,7 +2,8 @@
 
 Here: its lifecycle, its transactions, its change feeds, and the wrapper of
 every operation but those of the leases (leases.py), of the workers'
-presence (workers.py), of the shared limits (limits.py) and of LangGraph's checkpoints (langgraph.py), which
+presence (workers.py), of the shared limits (limits.py), of the spend caps (spend.py) and of
+LangGraph's checkpoints (langgraph.py), which
 are mixed in from their own modules.
 """
 
@@ -48,6 +49,7 @@ from ..transaction import Opened, Transaction, TransactionGate
 from .langgraph import LangGraphWrappers
 from .leases import LeaseWrappers
 from .limits import LimitWrappers
+from .spend import SpendWrappers
 from .workers import WorkerWrappers
 
 __all__ = ["StateStore"]
@@ -55,7 +57,7 @@ __all__ = ["StateStore"]
 _R = TypeVar("_R")
 
 
-class StateStore(LeaseWrappers, WorkerWrappers, LimitWrappers, LangGraphWrappers, StoreOps):
+class StateStore(LeaseWrappers, WorkerWrappers, LimitWrappers, SpendWrappers, LangGraphWrappers, StoreOps):
     """A store opened from a URL: the `StoreOps` operations, each in a transaction of its own.
 
     Write operations take a keyword ``fence=lease``: the write is refused with

@@ -54,8 +54,9 @@ from .inbox import MemoryInbox
 from .journal_counts import MemoryJournalCounts
 from .langgraph import MemoryLangGraph
 from .leases import MemoryLeases
-from .streams import MemoryStreams
 from .limits import MemoryLimits
+from .spend import MemorySpend
+from .streams import MemoryStreams
 from .task_changes import MemoryTaskChanges
 from .task_delete import MemoryTaskDelete
 from .task_rows import MemoryTaskRows
@@ -74,6 +75,7 @@ class MemoryOps(
     MemoryLangGraph,
     MemoryLeases,
     MemoryWorkers,
+    MemorySpend,
     MemoryJournalCounts,
     MemoryStreams,
     MemoryLimits,

@@ -41,8 +41,9 @@ from .inbox import InboxOps
 from .journal_counts import JournalCountOps
 from .langgraph import LangGraphOps
 from .leases import LeaseOps
-from .streams import StreamOps
 from .limits import LimitOps
+from .spend import SpendOps
+from .streams import StreamOps
 from .task_changes import TaskChangeOps
 from .task_delete import TaskDeleteOps
 from .task_rows import TaskRowOps
@@ -70,6 +71,7 @@ class StoreOps(
     LangGraphOps,
     LeaseOps,
     WorkerOps,
+    SpendOps,
     JournalCountOps,
     StreamOps,
     LimitOps,
@@ -82,8 +84,9 @@ class StoreOps(
     `TaskRowOps` (task_rows.py), and deleting a task on `TaskDeleteOps`
     (task_delete.py), and LangGraph's checkpoints on `LangGraphOps`
     (langgraph.py), and the leases on `LeaseOps` (leases.py), and the
-    workers' presence on `WorkerOps` (workers.py), and the tasks' streams on
-    `StreamOps` (streams.py), and the shared limits on `LimitOps` (limits.py).
+    workers' presence on `WorkerOps` (workers.py), the tasks' streams on
+    `StreamOps` (streams.py), the shared limits on `LimitOps` (limits.py),
+    and the spend caps on `SpendOps` (spend.py).
     """
 
     # ------------------------------------------------------------------ tasks

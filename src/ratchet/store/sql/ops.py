@@ -57,8 +57,9 @@ from .inbox import SqlInbox
 from .journal_counts import SqlJournalCounts
 from .langgraph import SqlLangGraph
 from .leases import SqlLeases
-from .streams import SqlStreams
 from .limits import SqlLimits
+from .spend import SqlSpend
+from .streams import SqlStreams
 from .task_changes import SqlTaskChanges
 from .task_delete import SqlTaskDelete
 from .task_rows import SqlTaskRows
@@ -86,6 +87,7 @@ class SqlOps(
     SqlLangGraph,
     SqlLeases,
     SqlWorkers,
+    SqlSpend,
     SqlJournalCounts,
     SqlStreams,
     SqlLimits,

@@ -1008,3 +1008,43 @@ WHERE task_id = :task_id AND token = :token AND released = 0 AND EXISTS (
         SELECT COUNT(*) FROM tasks o JOIN leases ol ON ol.task_id = o.id
         WHERE o.queue_name = t.queue_name AND o.queue_partition IS t.queue_partition
           AND ol.released = 0 AND ol.expires_at > :now))
+-- name: set_spend_cap
+-- A cap set, or set again: its limit and approval replaced, its created_at and spend kept.
+INSERT INTO spend_caps (scope, name, daily, approve_over, created_at, updated_at)
+VALUES (:scope, :name, :daily, :approve_over, :created_at, :updated_at)
+ON CONFLICT (scope, name) DO UPDATE SET
+    daily = excluded.daily, approve_over = excluded.approve_over, updated_at = excluded.updated_at
+RETURNING scope, name, daily, approve_over, created_at, updated_at
+
+-- name: delete_spend_cap
+DELETE FROM spend_caps WHERE scope = :scope AND name = :name
+
+-- name: delete_spend_days
+DELETE FROM spend_days WHERE scope = :scope AND name = :name
+
+-- name: list_spend_caps
+SELECT c.scope, c.name, c.daily, c.approve_over, c.created_at, c.updated_at, d.spent, d.pressure_told
+FROM spend_caps c
+LEFT JOIN spend_days d ON d.scope = c.scope AND d.name = c.name AND d.day = :day
+ORDER BY c.scope, c.name
+
+-- name: spend_for_task
+-- The caps covering one task: its agent's (the tasks row), its labels' (task_labels, by key).
+SELECT c.scope, c.name, c.daily, c.approve_over, c.created_at, c.updated_at, d.spent, d.pressure_told
+FROM spend_caps c
+LEFT JOIN spend_days d ON d.scope = c.scope AND d.name = c.name AND d.day = :day
+WHERE (c.scope = 'agent' AND c.name = (SELECT agent FROM tasks WHERE id = :task_id))
+   OR (c.scope = 'label' AND c.name IN (SELECT key || '=' || value FROM task_labels WHERE task_id = :task_id))
+ORDER BY c.scope, c.name
+
+-- name: count_spend
+-- A priced model call's cost, added to each covering cap's day: one statement, with the call's record.
+INSERT INTO spend_days (scope, name, day, spent)
+SELECT c.scope, c.name, :day, :cost FROM spend_caps c
+WHERE (c.scope = 'agent' AND c.name = (SELECT agent FROM tasks WHERE id = :task_id))
+   OR (c.scope = 'label' AND c.name IN (SELECT key || '=' || value FROM task_labels WHERE task_id = :task_id))
+ON CONFLICT (scope, name, day) DO UPDATE SET spent = spend_days.spent + excluded.spent
+
+-- name: mark_spend_pressure
+UPDATE spend_days SET pressure_told = TRUE
+WHERE scope = :scope AND name = :name AND day = :day AND pressure_told = FALSE
