@@ -1,0 +1,191 @@
+"""RatchetAgent.run_stream (and iter): a streamed run is durable, its text handed over as the model writes it.
+
+pydantic-ai's own `FunctionModel` streams the answers (pydai_support.streaming);
+the stores are real (memory and a SQLite file). The kill mid-stream is in
+test_pydantic_ai_stream_crash.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from pydantic_ai import Agent
+from pydantic_ai.messages import ModelResponse
+
+import ratchet
+from ratchet import Runtime, TaskStatus, WaitReason
+from ratchet.engine.context import Context
+from ratchet.errors import InputError
+from ratchet.integrations.pydantic_ai import RatchetAgent
+from ratchet.records import OpKind, OpStatus
+from ratchet.store import StateStore
+
+from .pydai_support import PIECES, Counts, streaming
+
+ANSWER = "".join(PIECES)
+
+
+def _agent(counts: Counts, *, tool: str | None = None) -> Agent[Any, Any]:
+    agent = Agent(streaming(counts, tool=tool), name="streamer")
+
+    @agent.tool_plain(metadata={"ratchet": {"risk": "read_only"}})
+    def look_up() -> str:
+        """Look the trip up."""
+        counts.tools.append({})
+        return "two items"
+
+    return agent
+
+
+async def _pieces(result: Any) -> list[str]:
+    return [piece async for piece in result.stream_text(delta=True, debounce_by=None)]
+
+
+async def test_outside_a_workflow_the_text_arrives_in_pieces_and_the_run_is_a_task(store: StateStore) -> None:
+    counts = Counts()
+    streamer = RatchetAgent(_agent(counts), store=store)
+
+    async with streamer.run_stream("book the trip", task_id="stream-1") as result:
+        pieces = await _pieces(result)
+        output = await result.get_output()
+
+    assert pieces == list(PIECES)  # one by one, in order, as the model wrote them
+    assert output == ANSWER
+    assert counts.model == 1
+    task = await store.get_task("stream-1")
+    assert task.status is TaskStatus.COMPLETED
+    assert isinstance(task.result, dict) and task.result["output"] == ANSWER
+    ops = await store.list_ops("stream-1")
+    assert [(op.kind, op.name, op.status) for op in ops] == [
+        (OpKind.MODEL, "model:streamer", OpStatus.SUCCEEDED)
+    ]
+    assert ops[0].meta["usage"]["completion_tokens"] > 0  # the budget counts a streamed answer too
+
+
+async def test_a_completed_streamed_run_replays_without_calling_the_model(store: StateStore) -> None:
+    counts = Counts()
+    streamer = RatchetAgent(_agent(counts, tool="look_up"), store=store)
+    async with streamer.run_stream("book the trip", task_id="stream-2") as first:
+        assert await _pieces(first) == list(PIECES)
+        live = [m for m in first.all_messages() if isinstance(m, ModelResponse)]
+    ran = (counts.model, len(counts.tools))
+
+    async with streamer.run_stream("book the trip", task_id="stream-2") as again:
+        replayed_text = [text async for text in again.stream_text(debounce_by=None)]
+        output = await again.get_output()
+        replayed = [m for m in again.all_messages() if isinstance(m, ModelResponse)]
+
+    assert (counts.model, len(counts.tools)) == ran == (2, 1)  # nothing ran again
+    assert output == ANSWER
+    assert replayed_text[-1] == ANSWER  # the journaled answer, given whole
+    assert replayed == live  # the same ModelResponses, read back from the journal
+    assert [op.kind for op in await store.list_ops("stream-2")] == [OpKind.MODEL, OpKind.TOOL, OpKind.MODEL]
+
+
+async def test_a_streamed_run_and_a_plain_run_of_the_same_task_agree(store: StateStore) -> None:
+    counts = Counts()
+    streamer = RatchetAgent(_agent(counts), store=store)
+    async with streamer.run_stream("book the trip", task_id="stream-3") as streamed:
+        streamed_output = await streamed.get_output()  # read whole, never piece by piece
+
+    plain = await streamer.run("book the trip", task_id="stream-3")  # the completed task, replayed
+
+    assert plain.output == streamed_output == ANSWER
+    assert counts.model == 1
+
+
+async def test_a_streamed_run_outside_a_workflow_takes_no_deps(store: StateStore) -> None:
+    streamer = RatchetAgent(_agent(Counts()), store=store)
+
+    with pytest.raises(InputError, match="not deps, output_type"):
+        async with streamer.run_stream("hi", deps=object(), output_type=int):
+            pass
+    assert await store.list_tasks() == []  # nothing stored
+
+
+RUN_COUNTS = Counts()
+STREAMER = RatchetAgent(_agent(RUN_COUNTS, tool="look_up"), name="workflow-streamer")
+SEEN: list[list[str]] = []
+
+
+@ratchet.workflow
+async def stream_then_confirm(ctx: Context) -> dict[str, Any]:
+    """Stream the agent's answer, then wait for a person: the answer resumes the workflow from the top."""
+    async with STREAMER.run_stream("book the trip") as result:
+        SEEN.append(await _pieces(result))
+        output = await result.get_output()
+    answer = await ctx.ask_user("was the booking right?")
+    return {"output": output, "answer": answer}
+
+
+@ratchet.workflow
+async def iterate(ctx: Context) -> list[str]:
+    """Drive the agent's run node by node."""
+    async with STREAMER.iter("book the trip") as run:
+        nodes = [type(node).__name__ async for node in run]
+    assert run.result is not None and run.result.output == ANSWER
+    return nodes
+
+
+async def _ignore_events(ctx: Any, events: Any) -> None:
+    async for _ in events:
+        pass
+
+
+@ratchet.workflow
+async def with_a_handler(ctx: Context) -> str:
+    """A plain run with an event stream handler, which streams each request."""
+    result = await STREAMER.run("book the trip", event_stream_handler=_ignore_events)
+    return str(result.output)
+
+
+@pytest.fixture
+async def rt(store: StateStore) -> AsyncIterator[Runtime]:
+    RUN_COUNTS.model, RUN_COUNTS.tools[:], SEEN[:] = 0, [], []
+    async with Runtime(store) as runtime:
+        yield runtime
+
+
+async def test_in_a_workflow_the_stream_is_the_tasks_and_a_resume_replays_it(rt: Runtime) -> None:
+    waiting = await rt.run(stream_then_confirm)
+    assert waiting.waiting_on is WaitReason.INPUT
+    assert SEEN[0] == list(PIECES)  # the live answer, piece by piece
+    ran = (RUN_COUNTS.model, len(RUN_COUNTS.tools))
+
+    await rt.answer(waiting.id, "yes")
+    done = await rt.resume(waiting.id)
+
+    assert done.status is TaskStatus.COMPLETED
+    assert done.result == {"output": ANSWER, "answer": "yes"}
+    assert (RUN_COUNTS.model, len(RUN_COUNTS.tools)) == ran == (2, 1)  # replayed: nothing ran again
+    assert SEEN[1] == [ANSWER]  # the replayed answer arrives whole
+    ops = await rt.store.list_ops(waiting.id)
+    assert [op.kind for op in ops if op.kind in (OpKind.MODEL, OpKind.TOOL)] == [
+        OpKind.MODEL,
+        OpKind.TOOL,
+        OpKind.MODEL,
+    ]
+
+
+async def test_iter_in_a_workflow_journals_each_request_and_call(rt: Runtime) -> None:
+    task = await rt.run(iterate)
+
+    assert task.status is TaskStatus.COMPLETED, task.error
+    assert isinstance(task.result, list) and task.result[-1] == "End"
+    assert [op.kind for op in await rt.store.list_ops(task.id)] == [OpKind.MODEL, OpKind.TOOL, OpKind.MODEL]
+
+
+async def test_a_run_with_an_event_stream_handler_streams_each_request(rt: Runtime) -> None:
+    task = await rt.run(with_a_handler)
+
+    assert task.status is TaskStatus.COMPLETED, task.error
+    assert task.result == ANSWER
+    assert [op.kind for op in await rt.store.list_ops(task.id)] == [OpKind.MODEL, OpKind.TOOL, OpKind.MODEL]
+
+
+async def test_iter_outside_a_workflow_says_where_it_works() -> None:
+    with pytest.raises(InputError, match="inside a workflow only"):
+        async with STREAMER.iter("book the trip"):
+            pass
