@@ -14,10 +14,10 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import AsyncIterator, Iterator, Sequence
-from contextlib import asynccontextmanager, contextmanager, suppress
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager, suppress
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import JsonValue
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
@@ -28,14 +28,32 @@ from ...engine.calls import WorkerStopping
 from ...engine.context import Context
 from ...engine.workflow import load_workflow
 from ...errors import AgentRunNotCompleted, InputError, LeaseLost, NonDeterminismError, TaskNotFound
+from ...policy import Budget
 from ...records import Lease, Task, TaskStatus, utcnow
 from ...store import DEFAULT_STORE_URL, StateStore
 
 if TYPE_CHECKING:
     from ...runtime import Runtime
-    from ._agent import RatchetAgent
 
-__all__ = ["AGENT_RUN", "StreamReader", "here_run", "run_as_task", "stream_as_task"]
+
+class TaskAgent(Protocol):
+    """What of a `RatchetAgent` (_agent.py, which imports this module) its task runs use."""
+
+    name: str
+    source: str
+    store: str | StateStore | None
+    budget: Budget | None
+
+    async def run_in(
+        self, context: Context, user_prompt: str | None = None, **options: Any
+    ) -> AgentRunResult[Any]: ...
+
+    def run_stream_in(
+        self, context: Context, user_prompt: str | None = None, **options: Any
+    ) -> AbstractAsyncContextManager[StreamedRunResult[Any, Any]]: ...
+
+
+__all__ = ["AGENT_RUN", "StreamReader", "TaskAgent", "here_run", "run_as_task", "stream_as_task"]
 
 # The workflow of a run made outside any workflow (named, not imported: it imports the agent's module).
 AGENT_RUN = "ratchet.integrations.pydantic_ai.workflow:agent_run"
@@ -65,7 +83,7 @@ class StreamReader:
 class _HereRun:
     """A run this process started: the agent object itself, and where its live result goes."""
 
-    agent: RatchetAgent
+    agent: TaskAgent
     results: list[AgentRunResult[Any]] = field(default_factory=list)
     reader: StreamReader | None = None  # a streamed run's
 
@@ -80,7 +98,7 @@ def here_run(name: str) -> _HereRun | None:
 
 
 @contextmanager
-def _here(agent: RatchetAgent) -> Iterator[_HereRun]:
+def _here(agent: TaskAgent) -> Iterator[_HereRun]:
     here = _HereRun(agent=agent)
     token = _HERE.set(here)
     try:
@@ -90,7 +108,7 @@ def _here(agent: RatchetAgent) -> Iterator[_HereRun]:
 
 
 def _inputs(
-    agent: RatchetAgent, prompt: str | None, history: Sequence[ModelMessage] | None
+    agent: TaskAgent, prompt: str | None, history: Sequence[ModelMessage] | None
 ) -> dict[str, JsonValue]:
     return {
         "agent": agent.name,
@@ -100,7 +118,7 @@ def _inputs(
     }
 
 
-async def _existing(runtime: Runtime, agent: RatchetAgent, task_id: str | None) -> Task | None:
+async def _existing(runtime: Runtime, agent: TaskAgent, task_id: str | None) -> Task | None:
     """The task `task_id` names, if there is one; it must be a run of `agent`."""
     if task_id is None:
         return None
@@ -112,12 +130,12 @@ async def _existing(runtime: Runtime, agent: RatchetAgent, task_id: str | None) 
     return None
 
 
-def _store(agent: RatchetAgent) -> str | StateStore:
+def _store(agent: TaskAgent) -> str | StateStore:
     return agent.store or os.environ.get("RATCHET_STORE") or DEFAULT_STORE_URL
 
 
 async def run_as_task(
-    agent: RatchetAgent, prompt: str | None, history: Sequence[ModelMessage] | None, task_id: str | None
+    agent: TaskAgent, prompt: str | None, history: Sequence[ModelMessage] | None, task_id: str | None
 ) -> AgentRunResult[Any]:
     """Run `agent` as a task of its own here (``RatchetAgent.run`` outside a workflow)."""
     from ...runtime import Runtime
@@ -145,7 +163,7 @@ async def run_as_task(
 
 @asynccontextmanager
 async def stream_as_task(
-    agent: RatchetAgent, prompt: str | None, history: Sequence[ModelMessage] | None, task_id: str | None
+    agent: TaskAgent, prompt: str | None, history: Sequence[ModelMessage] | None, task_id: str | None
 ) -> AsyncIterator[StreamedRunResult[Any, Any]]:
     """Run `agent` as a task of its own here, streamed (``RatchetAgent.run_stream`` outside a workflow).
 

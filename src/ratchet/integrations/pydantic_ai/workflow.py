@@ -21,7 +21,7 @@ from ...errors import WorkflowNotFound
 from ...records import Task
 from ...tools import Tool
 from ._agent import RatchetAgent
-from ._tasks import here_run
+from ._tasks import TaskAgent, here_run
 
 __all__ = ["agent_run", "find_agent"]
 
@@ -40,7 +40,7 @@ def find_agent(source: str, name: str) -> RatchetAgent:
     raise WorkflowNotFound(f"{source} defines no RatchetAgent named {name!r} at module level")
 
 
-def _agent_of(task: Task) -> RatchetAgent:
+def _agent_of(task: Task) -> TaskAgent:
     """The agent of `task`: this process's own object if it started the run, else found by name."""
     name, source = str(task.inputs_params.get("agent")), str(task.inputs_params.get("source"))
     here = here_run(name)
