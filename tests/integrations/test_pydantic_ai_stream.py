@@ -7,12 +7,14 @@ test_pydantic_ai_stream_crash.py.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
 from pydantic_ai import Agent
-from pydantic_ai.messages import ModelResponse
+from pydantic_ai.messages import ModelMessage, ModelResponse
+from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 import ratchet
 from ratchet import Runtime, TaskStatus, WaitReason
@@ -62,6 +64,33 @@ async def test_outside_a_workflow_the_text_arrives_in_pieces_and_the_run_is_a_ta
         (OpKind.MODEL, "model:streamer", OpStatus.SUCCEEDED)
     ]
     assert ops[0].meta["usage"]["completion_tokens"] > 0  # the budget counts a streamed answer too
+
+
+async def test_each_piece_reaches_the_reader_before_the_model_writes_the_next(store: StateStore) -> None:
+    read: list[str] = []
+    more = asyncio.Condition()
+
+    def read_all_but(count: int) -> Callable[[], bool]:
+        return lambda: len(read) == count
+
+    async def lockstep(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str]:
+        for count, piece in enumerate(PIECES):
+            async with more:  # the next piece only once the reader has this one: nothing is held back
+                await asyncio.wait_for(more.wait_for(read_all_but(count)), timeout=30)  # a hang guard
+            yield piece
+
+    def whole(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        raise AssertionError("a streamed run streams each request")
+
+    model = FunctionModel(whole, stream_function=lockstep)
+    streamer = RatchetAgent(Agent(model, name="lockstep"), store=store)
+    async with streamer.run_stream("book the trip") as result:
+        async for piece in result.stream_text(delta=True, debounce_by=None):
+            async with more:
+                read.append(piece)
+                more.notify_all()
+
+    assert read == list(PIECES)
 
 
 async def test_a_completed_streamed_run_replays_without_calling_the_model(store: StateStore) -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import AsyncIterator, Iterator, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 from pydantic_ai import Agent
@@ -130,7 +130,7 @@ class RatchetAgent:
                 context, user_prompt, message_history=message_history, deps=deps, **options
             )
         _refuse_outside(options, deps)
-        return await self._run_as_task(user_prompt, message_history, task_id)
+        return await run_as_task(self, user_prompt, message_history, task_id)
 
     @asynccontextmanager
     async def run_stream(
@@ -172,7 +172,7 @@ class RatchetAgent:
                 yield streamed
             return
         _refuse_outside(options, deps)
-        async with self._stream_as_task(user_prompt, message_history, task_id) as streamed:
+        async with stream_as_task(self, user_prompt, message_history, task_id) as streamed:
             yield streamed
 
     @asynccontextmanager
@@ -257,16 +257,6 @@ class RatchetAgent:
             Agent.parallel_tool_call_execution_mode("sequential"),
         ):
             yield
-
-    async def _run_as_task(
-        self, user_prompt: str | None, history: Sequence[ModelMessage] | None, task_id: str | None
-    ) -> AgentRunResult[Any]:
-        return await run_as_task(self, user_prompt, history, task_id)
-
-    def _stream_as_task(
-        self, user_prompt: str | None, history: Sequence[ModelMessage] | None, task_id: str | None
-    ) -> AbstractAsyncContextManager[StreamedRunResult[Any, Any]]:
-        return stream_as_task(self, user_prompt, history, task_id)
 
 
 def _refuse_outside(options: dict[str, Any], deps: Any) -> None:

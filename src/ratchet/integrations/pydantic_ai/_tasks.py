@@ -189,7 +189,11 @@ async def stream_as_task(
             if running is not None:
                 runner = asyncio.ensure_future(running)
                 first: set[asyncio.Future[Any]] = {runner, reader.handed}
-                await asyncio.wait(first, return_when=asyncio.FIRST_COMPLETED)
+                try:
+                    await asyncio.wait(first, return_when=asyncio.FIRST_COMPLETED)
+                except BaseException:
+                    runner.cancel()  # this program stopped: the task stays unfinished, resumed later
+                    raise
                 if reader.handed.done():
                     try:
                         yield reader.handed.result()
