@@ -17,7 +17,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 import ratchet
-from ratchet import Runtime, TaskStatus, WaitReason
+from ratchet import RetryPolicy, Runtime, TaskStatus, WaitReason
 from ratchet.engine.context import Context
 from ratchet.errors import InputError
 from ratchet.integrations.pydantic_ai import RatchetAgent
@@ -170,9 +170,32 @@ async def with_a_handler(ctx: Context) -> str:
     return str(result.output)
 
 
+FLAKY_COUNTS = Counts()
+
+
+async def _cut_once(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str]:
+    """The answer, but the first attempt's connection drops after two pieces."""
+    FLAKY_COUNTS.model += 1
+    for count, piece in enumerate(PIECES, start=1):
+        yield piece
+        if FLAKY_COUNTS.model == 1 and count == 2:
+            raise ConnectionError("the provider's stream was cut")
+
+
+FLAKY = RatchetAgent(Agent(FunctionModel(stream_function=_cut_once), name="flaky"))
+
+
+@ratchet.workflow(retry=RetryPolicy(initial_interval=0.01))
+async def retried(ctx: Context) -> dict[str, Any]:
+    """Stream an answer whose first attempt is cut off."""
+    async with FLAKY.run_stream("book the trip") as result:
+        pieces = await _pieces(result)
+        return {"pieces": pieces, "output": await result.get_output()}
+
+
 @pytest.fixture
 async def rt(store: StateStore) -> AsyncIterator[Runtime]:
-    RUN_COUNTS.model, RUN_COUNTS.tools[:], SEEN[:] = 0, [], []
+    RUN_COUNTS.model, RUN_COUNTS.tools[:], SEEN[:], FLAKY_COUNTS.model = 0, [], [], 0
     async with Runtime(store) as runtime:
         yield runtime
 
@@ -218,3 +241,18 @@ async def test_iter_outside_a_workflow_says_where_it_works() -> None:
     with pytest.raises(InputError, match="inside a workflow only"):
         async with STREAMER.iter("book the trip"):
             pass
+
+
+async def test_an_attempt_cut_off_midway_is_retried_and_the_output_is_the_answer_that_completed(
+    rt: Runtime,
+) -> None:
+    task = await rt.run(retried)
+
+    assert task.status is TaskStatus.COMPLETED, task.error
+    assert FLAKY_COUNTS.model == 2
+    assert isinstance(task.result, dict)
+    # pydantic-ai cannot take text back: its reader has the cut attempt's pieces, then the retry's.
+    assert task.result["pieces"] == [*PIECES[:2], *PIECES]
+    assert task.result["output"] == ANSWER  # the journaled answer, the one that completed
+    (op,) = await rt.store.list_ops(task.id)
+    assert (op.kind, op.status, op.attempt) == (OpKind.MODEL, OpStatus.SUCCEEDED, 2)
