@@ -3,7 +3,9 @@
 A test runs one for a block (``with LoopbackServer() as server:``) and queues
 the replies it wants (`LoopbackServer.answer`); the server records every
 request it receives (`LoopbackServer.received`) so the test can check what
-the provider sent. It runs in a thread of its own, so the provider
+the provider sent. A reply may stream (`Reply.stream`): server-sent events,
+each written and flushed as an HTTP chunk of its own, and perhaps cut off
+midway as a server that dies does. It runs in a thread of its own, so the provider
 under test talks to it over a real socket, exactly as to a model server.
 """
 
@@ -21,12 +23,27 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Reply:
-    """One scripted answer: a JSON body (or raw text), a status, headers, a delay."""
+    """One scripted answer: a JSON body (or raw text), a status, headers, a delay.
+
+    With `stream` it answers ``text/event-stream`` instead of `body`: each
+    item is one event's text (`sse`), written as one HTTP chunk after
+    `stream_delay` seconds. `cut_after` closes the connection after that many
+    events, without the chunked body's end: a stream cut midway.
+    """
 
     body: Any = None
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    stream: tuple[str, ...] | None = None
+    stream_delay: float = 0.0
+    cut_after: int | None = None
+
+
+def sse(data: Any, event: str | None = None) -> str:
+    """One server-sent event: `data` as JSON (a string as it is), under an event name if given."""
+    text = data if isinstance(data, str) else json.dumps(data)
+    return (f"event: {event}\n" if event else "") + f"data: {text}\n\n"
 
 
 @dataclass(frozen=True)
@@ -84,6 +101,36 @@ class LoopbackServer:
         return self.received[-1]
 
 
+def _as_asked(reply: Reply, body: Any) -> Reply:
+    """A chat completion queued whole, sent as a stream of chunks when the request asked to stream.
+
+    A model server streams whatever it answers when asked to: so do these
+    replies, and a test written for a whole answer holds for a workflow whose
+    model calls stream (the engine streams every call its provider can).
+    """
+    answer = reply.body
+    asked = isinstance(body, dict) and body.get("stream") is True
+    if not asked or reply.stream is not None or not isinstance(answer, dict):
+        return reply
+    if answer.get("object") != "chat.completion" or reply.status != 200:
+        return reply
+    head = {key: answer[key] for key in ("id", "created", "model") if key in answer}
+    head["object"] = "chat.completion.chunk"
+    events: list[str] = []
+    for choice in answer.get("choices") or []:
+        message = dict(choice.get("message") or {})
+        calls = message.pop("tool_calls", None) or []
+        delta = {**message, "tool_calls": [{"index": i, **call} for i, call in enumerate(calls)]}
+        if not calls:
+            del delta["tool_calls"]
+        finish = {"index": choice.get("index", 0), "delta": {}, "finish_reason": choice.get("finish_reason")}
+        for part in ({"index": choice.get("index", 0), "delta": delta, "finish_reason": None}, finish):
+            events.append(sse({**head, "choices": [part]}))
+    if answer.get("usage") is not None:
+        events.append(sse({**head, "choices": [], "usage": answer["usage"]}))
+    return Reply(status=reply.status, headers=reply.headers, stream=(*events, sse("[DONE]")))
+
+
 def _handler_for(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
@@ -104,6 +151,10 @@ def _handler_for(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
             )
             if reply.delay:
                 time.sleep(reply.delay)
+            reply = _as_asked(reply, server.received[-1].body)
+            if reply.stream is not None:
+                self._stream(reply)
+                return
             payload = reply.body if isinstance(reply.body, str) else json.dumps(reply.body)
             data = payload.encode()
             try:
@@ -116,6 +167,34 @@ def _handler_for(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
                 self.wfile.write(data)
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up waiting (the timeout test)
+
+        def _stream(self, reply: Reply) -> None:
+            assert reply.stream is not None
+            # Chunked framing needs HTTP/1.1; a cut is then a body without its end, as the client sees it.
+            self.protocol_version = "HTTP/1.1"
+            self.close_connection = True
+            try:
+                self.send_response(reply.status)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.send_header("Connection", "close")
+                for name, value in reply.headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.flush()
+                for index, event in enumerate(reply.stream):
+                    if index == reply.cut_after:
+                        return
+                    if reply.stream_delay:
+                        time.sleep(reply.stream_delay)
+                    data = event.encode()
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                    self.wfile.flush()
+                if reply.cut_after is None:
+                    self.wfile.write(b"0\r\n\r\n")
+                    self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client stopped reading
 
         def log_message(self, format: str, *args: Any) -> None:
             pass

@@ -302,7 +302,7 @@ def test_a_script_that_is_not_an_object_is_an_input_error(tmp_path: Path) -> Non
     [
         ({"acts": []}, "unknown purpose 'acts'; the known purposes are plan, act, verify"),
         ({"act": {"content": "x"}}, "act: Input should be a valid list"),
-        ({"act": [{}]}, "act[0]: an entry needs 'content', 'tool_calls' or 'error'"),
+        ({"act": [{}]}, "act[0]: an entry needs 'content', 'chunks', 'tool_calls' or 'error'"),
         ({"act": [{"delay": 1}]}, "act[0]: an entry needs"),
         ({"act": [{"content": "x", "colour": 1}]}, "act[0].colour: Extra inputs"),
         ({"verify": [{"content": "x", "delay": -1}]}, "verify[0].delay: Input should be greater"),
@@ -314,7 +314,10 @@ def test_a_script_that_is_not_an_object_is_an_input_error(tmp_path: Path) -> Non
             {"act": [{"tool_calls": [{"name": "t", "arguments": [1]}]}]},
             "arguments: Input should be",
         ),
-        ({"act": [{"error": {"status": 429}, "content": "x"}]}, "carries only 'error' and 'delay'"),
+        (
+            {"act": [{"error": {"status": 429}, "content": "x"}]},
+            "carries only 'error', 'delay', 'chunks' and 'chunk_delay'",
+        ),
         ({"act": [{"error": {"status": "soon"}}]}, "act[0].error.status"),
         ({"act": [{}, {}]}, "(and 1 more problems)"),
     ],

@@ -62,6 +62,7 @@ from .journal.large_results import result_reference
 from .journal.versioning import Versioning, skip_unasked_markers
 from .questions import ask_person
 from .queued_patches import OutsidePatches, outside_view
+from .stream_writes import StreamWrites
 from .workflow import Workflow
 
 if TYPE_CHECKING:
@@ -77,7 +78,9 @@ M = TypeVar("M", bound=BaseModel)
 INLINE_WAIT_LIMIT = 30.0  # a retry due later than this frees the worker (a timer trigger)
 
 
-class Context(RecordedValues, Versioning, Receiving, ChildTasks, OutsidePatches, ForeignModelCalls):
+class Context(
+    RecordedValues, Versioning, Receiving, ChildTasks, OutsidePatches, ForeignModelCalls, StreamWrites
+):
     """What a workflow function receives as ``ctx``."""
 
     def __init__(
@@ -287,13 +290,13 @@ class Context(RecordedValues, Versioning, Receiving, ChildTasks, OutsidePatches,
             OperationFailed: the call failed for good (after its retries).
             InvalidModelOutput: with `schema`, no answer fitted after `max_repairs` repairs.
         """
-        if schema is None:
-            return await self._models.call(request, model)
-        return await self._models.call_for(request, schema, max_repairs, model)
+        if schema is None:  # the answer streams as it comes, unless `ctx.streaming` is off (stream_writes.py)
+            return await self._models.call(request, model, self.streaming)
+        return await self._models.call_for(request, schema, max_repairs, model, self.streaming)
 
     async def send_model_request(self, request: Any) -> ModelResponse:
         """Ask the model as `request` says, journaled, without the request middleware (compaction)."""
-        return await self._models.send(request)
+        return await self._models.send(request, stream=self.streaming)
 
     def _tool_call(self, named: str | Tool, args: dict[str, Any] | None, seq: int) -> Call:
         tool = resolve_tool(self.tools, named, self.workflow.name)

@@ -1,7 +1,8 @@
 """A provider's HTTP failures as `ModelError`: retryable per status, with the wait asked for.
 
 Both SDKs hand over the status, the body and the headers of an error answer;
-what they mean is the same for both APIs.
+what they mean is the same for both APIs. A streamed answer that stops
+midway (`stream_cut`) is a failure with no status, as a dropped connection is.
 """
 
 from __future__ import annotations
@@ -15,7 +16,14 @@ from collections.abc import Mapping
 
 from .base import ModelError
 
-__all__ = ["connection_error", "error_detail", "http_error", "one_line", "retry_after_seconds"]
+__all__ = [
+    "connection_error",
+    "error_detail",
+    "http_error",
+    "one_line",
+    "retry_after_seconds",
+    "stream_cut",
+]
 
 
 _CONTEXT_OVERFLOW = re.compile(
@@ -65,6 +73,20 @@ def connection_error(model: str, base_url: str, exc: BaseException) -> ModelErro
     if system and system not in reason:
         reason = f"{system} ({reason})"
     return ModelError.from_status(None, f"{model}: cannot reach {base_url}: {reason}")
+
+
+def stream_cut(model: str, where: str, detail: str) -> ModelError:
+    """The retryable `ModelError` for a streamed answer that stopped midway.
+
+    The pieces already handed on are not an answer: the call is tried again
+    whole, as after a dropped connection (no status).
+
+    Args:
+        model: the provider's name; where: the server; detail: how it stopped.
+    """
+    return ModelError.from_status(
+        None, f"{model}: the answer streamed from {where} was cut off midway: {detail}"
+    )
 
 
 def _system_cause(exc: BaseException) -> str | None:

@@ -4,7 +4,8 @@
 the llama.cpp server, LM Studio. ``ollama:MODEL`` is the same class pointed at
 Ollama's OpenAI-compatible API. The official ``openai`` SDK does the HTTP; this
 module turns a `ModelRequest` into its arguments, its answer into a
-`ModelResponse`, and its exceptions into `ModelError`.
+`ModelResponse` (whole, or added up from its stream: `_chat_stream`), and its
+exceptions into `ModelError`.
 
 The SDK is imported on first use, not with this module: it takes most of a
 second to import, and ``import ratchet`` should not pay for a provider it may
@@ -19,13 +20,14 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from ratchet.errors import InputError
 
 from ._chat_shape import chat_message, chat_response, chat_settings, chat_tools
-from ._http import connection_error, http_error, one_line
+from ._chat_stream import ChatStream
+from ._http import connection_error, error_detail, http_error, one_line, stream_cut
 from ._structured import (
     OPENAI_REFUSABLE,
     OPENAI_WAYS,
@@ -36,11 +38,12 @@ from ._structured import (
     schema_instruction,
 )
 from ._wire import parse_messages, with_json_instruction
-from .base import ModelError, ModelRequest, ModelResponse, require_library
+from .base import ModelError, ModelRequest, ModelResponse, TextSink, require_library
 
 if TYPE_CHECKING:
     import openai
-    from openai.types.chat import ChatCompletion
+    from openai import AsyncStream
+    from openai.types.chat import ChatCompletionChunk
 
 __all__ = ["OpenAIModel"]
 
@@ -51,6 +54,8 @@ PLACEHOLDER_API_KEY = "no-key"
 # The two names of the longest answer: every compatible server's, and OpenAI's newer one.
 MAX_TOKENS = "max_tokens"
 MAX_COMPLETION_TOKENS = "max_completion_tokens"
+# How a streamed answer asks for its usage (in a last chunk): many compatible servers refuse it.
+STREAM_OPTIONS = "stream_options"
 
 
 class OpenAIModel:
@@ -136,6 +141,29 @@ class OpenAIModel:
                 True when no answer came), or answered something unusable
                 (`MalformedAnswer`: malformed JSON or tool arguments, not retryable).
         """
+        return await self._answer(request, ordinal, None)
+
+    async def complete_streaming(
+        self, request: ModelRequest, *, ordinal: int, on_text: TextSink
+    ) -> ModelResponse:
+        """Answer as `complete` does, streamed (``stream=True``), handing `on_text` each piece of text.
+
+        The chunks are added up (`ChatStream`) into the answer `complete`
+        would give for the same reply. Usage is asked for with
+        ``stream_options.include_usage``; a server that refuses that option
+        is asked again at once without it (and remembered, as a refused
+        ``max_tokens`` is), and its usage is what its chunks carry, else 0.
+        A request for JSON streams no text: its content is the JSON value.
+
+        Raises:
+            ModelError: as `complete`; a stream cut off midway (the connection
+                closed, stalled past the timeout, or an error in place of the
+                next chunk) is retryable, with no status.
+        """
+        return await self._answer(request, ordinal, on_text)
+
+    async def _answer(self, request: ModelRequest, ordinal: int, on_text: TextSink | None) -> ModelResponse:
+        """One answer, streamed when `on_text` is given: the ways of asking for JSON are tried in turn."""
         import openai
 
         ways = (
@@ -144,9 +172,9 @@ class OpenAIModel:
             else ["prompt"]
         )
         for way in ways:
-            arguments = self._arguments(request, way)
+            arguments = self._arguments(request, way, stream=on_text is not None)
             try:
-                completion = await self._create(arguments)
+                answer = await self._create(arguments)
             except openai.APIStatusError as exc:
                 if way != ways[-1] and refusal_names(exc.body, exc.message, OPENAI_REFUSABLE):
                     self._formats.refuse(self._endpoint, way)
@@ -162,37 +190,69 @@ class OpenAIModel:
                 raise connection_error(self.name, self.base_url, exc) from exc
             except openai.OpenAIError as exc:
                 raise ModelError(f"{self.name}: {one_line(str(exc))}", retryable=False) from exc
+            if on_text is not None:
+                # JSON is not text to read as it comes: its content is the value, whole.
+                answer = await self._read_stream(answer, None if request.wants_json else on_text)
             return chat_response(
-                self.name, request, completion, ordinal, provider=self.provider, asked=self.model
+                self.name, request, answer, ordinal, provider=self.provider, asked=self.model
             )
         raise AssertionError("unreachable: the last way (the prompt) is never refused")
+
+    async def _read_stream(self, stream: AsyncStream[ChatCompletionChunk], on_text: TextSink | None) -> Any:
+        """The streamed answer added up, its text handed on; a failure after the stream opened is a cut."""
+        import openai
+
+        chunks = ChatStream(on_text)
+        try:
+            async with stream:
+                async for chunk in stream:
+                    await chunks.add(chunk)
+        except openai.APITimeoutError as exc:
+            raise stream_cut(self.name, self.base_url, f"no chunk within {self.timeout:g} s") from exc
+        except openai.APIConnectionError as exc:
+            raise stream_cut(self.name, self.base_url, one_line(str(exc.__cause__ or exc))) from exc
+        except openai.APIError as exc:  # an error event in place of the next chunk
+            raise stream_cut(self.name, self.base_url, error_detail(exc.body, exc.message)) from exc
+        return chunks.completion(self.name, self.base_url)
 
     @property
     def _endpoint(self) -> tuple[str, str]:
         return (self.base_url, self.model)
 
-    async def _create(self, arguments: dict[str, Any]) -> ChatCompletion:
-        """One request; sent again at once with ``max_completion_tokens`` if the server asks for that name.
+    async def _create(self, arguments: dict[str, Any]) -> Any:
+        """One request (a `ChatCompletion`, or an `AsyncStream` of chunks); sent again at once without
+        what the server refused by name.
 
         OpenAI's reasoning models refuse ``max_tokens`` with a 400 that says
-        "Use 'max_completion_tokens' instead"; the endpoint is remembered
-        (`EndpointFormats`), so its later requests use that name from the start.
+        "Use 'max_completion_tokens' instead": the request goes again with
+        that name. Many OpenAI-compatible servers refuse ``stream_options``:
+        it goes again without. Either way the endpoint is remembered
+        (`EndpointFormats`), so its later requests are right from the start.
         """
         import openai
 
-        # The SDK's overloads (streaming or not) can't be told apart from **arguments.
         client = self._sdk_client()
-        try:
-            return cast("ChatCompletion", await client.chat.completions.create(**arguments))
-        except openai.APIStatusError as exc:
-            if MAX_TOKENS not in arguments or not refusal_names(
-                exc.body, exc.message, (MAX_COMPLETION_TOKENS,)
-            ):
-                raise
-            self._formats.refuse(self._endpoint, MAX_TOKENS)
-            renamed = {name: value for name, value in arguments.items() if name != MAX_TOKENS}
-            renamed[MAX_COMPLETION_TOKENS] = arguments[MAX_TOKENS]
-            return cast("ChatCompletion", await client.chat.completions.create(**renamed))
+        while True:
+            try:
+                # The SDK's overloads (streaming or not) can't be told apart from **arguments.
+                return await client.chat.completions.create(**arguments)
+            except openai.APIStatusError as exc:
+                refused = self._refused_argument(arguments, exc)
+                if refused is None:
+                    raise
+                self._formats.refuse(self._endpoint, refused)
+                if refused == MAX_TOKENS:
+                    arguments = {**arguments, MAX_COMPLETION_TOKENS: arguments[MAX_TOKENS]}
+                arguments = {name: value for name, value in arguments.items() if name != refused}
+
+    @staticmethod
+    def _refused_argument(arguments: dict[str, Any], exc: openai.APIStatusError) -> str | None:
+        """The argument an error answer refuses that can be sent otherwise, or None."""
+        if MAX_TOKENS in arguments and refusal_names(exc.body, exc.message, (MAX_COMPLETION_TOKENS,)):
+            return MAX_TOKENS
+        if STREAM_OPTIONS in arguments and refusal_names(exc.body, exc.message, (STREAM_OPTIONS,)):
+            return STREAM_OPTIONS
+        return None
 
     def _sdk_client(self) -> openai.AsyncOpenAI:
         # An HTTP client's pooled connections belong to the event loop that
@@ -207,7 +267,7 @@ class OpenAIModel:
             self._client_loop = loop
         return self._client
 
-    def _arguments(self, request: ModelRequest, way: str) -> dict[str, Any]:
+    def _arguments(self, request: ModelRequest, way: str, *, stream: bool = False) -> dict[str, Any]:
         messages = parse_messages(self.name, request)
         response_format = openai_response_format(way, request.output_schema)
         if request.wants_json:
@@ -229,4 +289,8 @@ class OpenAIModel:
         arguments.update(
             chat_settings(request.settings, max_tokens=MAX_COMPLETION_TOKENS if renamed else MAX_TOKENS)
         )
+        if stream:
+            arguments["stream"] = True
+            if STREAM_OPTIONS not in self._formats.refused(self._endpoint):
+                arguments[STREAM_OPTIONS] = {"include_usage": True}
         return arguments

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field, JsonValue, ValidationError, model_validator
 
@@ -26,7 +26,7 @@ from ratchet.errors import InputError, ScriptNotFound
 from ratchet.records import Record
 from ratchet.trust.code import portable_path, project_path
 
-from .base import ModelError, ModelRequest, ModelResponse, Purpose, ToolCall, Usage
+from .base import ModelError, ModelRequest, ModelResponse, Purpose, TextSink, ToolCall, Usage
 
 __all__ = ["ScriptedModel", "portable_model", "require_script"]
 
@@ -46,9 +46,18 @@ class ScriptedError(Record):
 
 
 class ScriptEntry(Record):
-    """One scripted answer: content and/or tool calls, or an error."""
+    """One scripted answer: content and/or tool calls, or an error.
+
+    ``chunks`` are the pieces a streamed answer's text arrives in
+    (`ScriptedModel.complete_streaming`); without ``content`` they are the
+    content, joined. ``chunk_delay`` is slept before each piece. An error
+    entry may carry ``chunks`` too: those pieces are sent, then the error is
+    raised, as a stream cut midway.
+    """
 
     content: JsonValue = None
+    chunks: list[Annotated[str, Field(min_length=1)]] | None = Field(default=None, min_length=1)
+    chunk_delay: float = Field(default=0.0, ge=0)
     tool_calls: list[ScriptedToolCall] = Field(default_factory=list)
     error: ScriptedError | None = None
     delay: float = Field(default=0.0, ge=0)
@@ -58,10 +67,40 @@ class ScriptEntry(Record):
     def _one_kind_of_answer(self) -> ScriptEntry:
         given = self.model_fields_set
         if "error" in given and given & {"content", "tool_calls", "usage"}:
-            raise ValueError("an error entry carries only 'error' and 'delay'")
-        if not given & {"content", "tool_calls", "error"}:
-            raise ValueError("an entry needs 'content', 'tool_calls' or 'error'")
+            raise ValueError("an error entry carries only 'error', 'delay', 'chunks' and 'chunk_delay'")
+        if not given & {"content", "chunks", "tool_calls", "error"}:
+            raise ValueError("an entry needs 'content', 'chunks', 'tool_calls' or 'error'")
+        if self.chunks is not None and "content" in given:
+            if not isinstance(self.content, str):
+                raise ValueError("'chunks' are the pieces of a text answer: 'content' must then be a string")
+            joined = "".join(self.chunks)
+            if joined != self.content:
+                raise ValueError(
+                    f"'chunks' join to {_excerpt(joined)}, not to 'content' {_excerpt(self.content)}"
+                )
+        if self.chunk_delay and not self.pieces:
+            raise ValueError(
+                "'chunk_delay' waits before each piece of text: give 'chunks' or a text 'content'"
+            )
         return self
+
+    @property
+    def answer(self) -> JsonValue:
+        """The answer's content: ``content``, else the pieces joined."""
+        if self.chunks is not None and "content" not in self.model_fields_set:
+            return "".join(self.chunks)
+        return self.content
+
+    @property
+    def pieces(self) -> list[str]:
+        """What a stream sends: the chunks, else a text content as one piece (no JSON value is streamed)."""
+        if self.chunks is not None:
+            return list(self.chunks)
+        return [self.content] if isinstance(self.content, str) and self.content else []
+
+
+def _excerpt(text: str, limit: int = 60) -> str:
+    return repr(text if len(text) <= limit else text[:limit] + "...")
 
 
 class Script(Record):
@@ -112,6 +151,34 @@ class ScriptedModel:
             ModelError: the entry is an error entry, or the purpose's list has no entry `ordinal`
                 (not retryable: the script is too short for the task).
         """
+        entry = await self._entry(request, ordinal)
+        if entry.error is not None:
+            raise self._error(request, ordinal, entry.error)
+        return self._answer(request, ordinal, entry)
+
+    async def complete_streaming(
+        self, request: ModelRequest, *, ordinal: int, on_text: TextSink
+    ) -> ModelResponse:
+        """Answer as `complete` does, handing `on_text` the entry's pieces of text first.
+
+        The pieces are the entry's ``chunks``, or its text ``content`` as one
+        piece; ``chunk_delay`` is slept before each. An error entry sends its
+        ``chunks``, then raises its error: a stream cut midway.
+
+        Raises:
+            ModelError: as `complete`, after the pieces an error entry carries.
+        """
+        entry = await self._entry(request, ordinal)
+        for piece in entry.pieces:
+            if entry.chunk_delay:
+                await asyncio.sleep(entry.chunk_delay)
+            await on_text(piece)
+        if entry.error is not None:
+            raise self._error(request, ordinal, entry.error)
+        return self._answer(request, ordinal, entry)
+
+    async def _entry(self, request: ModelRequest, ordinal: int) -> ScriptEntry:
+        """Entry `ordinal` of the request's purpose, after its ``delay``."""
         if ordinal < 0:
             raise ValueError(f"ordinal must be 0 or more, not {ordinal}")
         entries = self.script.entries(request.purpose)
@@ -120,18 +187,21 @@ class ScriptedModel:
         entry = entries[ordinal]
         if entry.delay:
             await asyncio.sleep(entry.delay)
-        if entry.error is not None:
-            raise ModelError.from_status(
-                entry.error.status,
-                entry.error.message
-                or f"scripted error at {request.purpose} entry {ordinal} of {self.path.name}",
-                entry.error.retry_after,
-            )
+        return entry
+
+    def _error(self, request: ModelRequest, ordinal: int, error: ScriptedError) -> ModelError:
+        return ModelError.from_status(
+            error.status,
+            error.message or f"scripted error at {request.purpose} entry {ordinal} of {self.path.name}",
+            error.retry_after,
+        )
+
+    def _answer(self, request: ModelRequest, ordinal: int, entry: ScriptEntry) -> ModelResponse:
         calls = [
             ToolCall(id=call.id or f"call_{ordinal}_{index}", name=call.name, arguments=call.arguments)
             for index, call in enumerate(entry.tool_calls)
         ]
-        return _respond(request, ordinal, entry.content, calls, entry.usage)
+        return _respond(request, ordinal, entry.answer, calls, entry.usage)
 
     def _exhausted(self, request: ModelRequest, ordinal: int, length: int) -> ModelError:
         # An answer made up here (a "done", a passed check) would hide a script too short for its

@@ -18,6 +18,7 @@ from ...policy import RetryPolicy
 from ...records import Event, Operation, OpKind, Task, Trigger, WaitReason
 from ...tools import Tool, ToolContext
 from ..budget import BudgetTracker
+from ..streams import StreamWriter
 
 if TYPE_CHECKING:  # the providers are imported when a task first calls its model
     from ...providers import ModelProvider, ModelRequest
@@ -113,6 +114,10 @@ class CallContext(Protocol):
         """What the call's tool receives as ``ctx``."""
         ...
 
+    def stream_writer(self) -> StreamWriter:
+        """The run's writer of the task's stream (engine/streams.py), where a streamed answer goes."""
+        ...
+
     async def approve(self, call: Call) -> None:
         """Let a live tool call run, or wait for a person's approval (raises `TaskSuspended`)."""
         ...
@@ -167,6 +172,8 @@ class Call:
         model: for a model call, the ``provider:name`` it names (None: the task's model).
         run: for a model call made by another library's model (an integration's), what
             makes it: `perform` awaits ``run(call)`` instead of asking a provider.
+        stream: for a model call, whether its answer goes to the task's stream as it is
+            written, when its provider can stream (``ctx.call_model(stream=...)``).
         ordinal_base: for a model call, how many requests of its purpose the
             task made before this call (the scripted model's ordinal is
             ``ordinal_base + attempt - 1``).
@@ -184,6 +191,7 @@ class Call:
     request: ModelRequest | None = None
     model: str | None = None
     run: Callable[[Call], Awaitable[JsonValue]] | None = None
+    stream: bool = True
     timeout: float | None = None
     attempt: int = 1
     ordinal_base: int = 0

@@ -405,7 +405,16 @@ async def perform(call: Call) -> JsonValue:
         call.meta["ordinal"] = ordinal
         crash_point("during_model_call")
         provider = context.model_for(call.model)
-        response = priced_answer(call, provider, await provider.complete(call.request, ordinal=ordinal))
+        request = call.request
+        # A provider that streams hands its pieces to the task's stream (engine/streams.py) as they come.
+        streaming = getattr(provider, "complete_streaming", None) if call.stream else None
+        if streaming is None:
+            answered = await provider.complete(request, ordinal=ordinal)
+        else:
+            answered = await context.stream_writer().attempt(
+                call.seq, call.attempt, lambda on_text: streaming(request, ordinal=ordinal, on_text=on_text)
+            )
+        response = priced_answer(call, provider, answered)
         call.meta["usage"] = response.usage.model_dump()
         answer: JsonValue = response.model_dump(mode="json")
         return answer

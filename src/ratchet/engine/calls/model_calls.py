@@ -109,21 +109,23 @@ class ModelCalls:
             found = self._others[model] = resolve_model(model)
         return found
 
-    async def call(self, request: Any, model: str | None = None) -> ModelResponse:
+    async def call(self, request: Any, model: str | None = None, stream: bool = True) -> ModelResponse:
         """One model request, after the request middleware (compaction) had its say."""
         from ...providers import ModelRequest
 
         request = ModelRequest.model_validate(request)
         for layer in self._request_layers:
             request = await layer.before_model(request, self._context)
-        return await self.send(request, model)
+        return await self.send(request, model, stream)
 
-    async def send(self, request: Any, model: str | None = None) -> ModelResponse:
+    async def send(self, request: Any, model: str | None = None, stream: bool = True) -> ModelResponse:
         """One journaled model request as it is; returns the `ModelResponse` (replayed on resume).
 
         With `model`, the request goes to that model; the operation's input
         names it (``input["model"]``). A replay takes the recorded answer
-        and never builds, nor calls, a provider.
+        and never builds, nor calls, a provider. With `stream`, a provider
+        that streams sends its answer's pieces to the task's stream as they
+        come (engine/streams.py); the journal records the whole answer.
         """
         from ...providers import ModelRequest, ModelResponse
 
@@ -150,6 +152,7 @@ class ModelCalls:
             request=request,
             model=model,
             ordinal_base=self._attempts[counter],
+            stream=stream,
             meta=step_meta(self._context.current_step),
         )
         try:
@@ -158,7 +161,9 @@ class ModelCalls:
             self._attempts[counter] = call.ordinal_base + call.attempt
         return ModelResponse.model_validate(output)
 
-    async def call_for(self, request: Any, schema: type[M], max_repairs: int, model: str | None = None) -> M:
+    async def call_for(
+        self, request: Any, schema: type[M], max_repairs: int, model: str | None = None, stream: bool = True
+    ) -> M:
         """Ask for an answer that fits `schema`; repair it up to `max_repairs` times.
 
         Raises:
@@ -177,7 +182,7 @@ class ModelCalls:
         for attempt in range(max_repairs + 1):
             said: list[dict[str, JsonValue]] = []
             try:
-                answer = await self.call(asked.model_copy(update={"messages": messages}), model)
+                answer = await self.call(asked.model_copy(update={"messages": messages}), model, stream)
             except OperationFailed as failed:
                 if failed.error_type != "MalformedAnswer":
                     raise

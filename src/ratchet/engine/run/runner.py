@@ -307,6 +307,7 @@ async def _run_leased(
                 ),
             )
         except (TaskSuspended, WorkerStopping):
+            await context.close_streams()
             return context.task
         except (LeaseLost, asyncio.CancelledError):
             raise
@@ -385,6 +386,7 @@ async def _within_deadline(context: Context, work: Awaitable[Any]) -> Any:
 async def _finish(
     context: Context, status: TaskStatus, *, result: Any = None, error: str | None = None
 ) -> Task:
+    await context.close_streams()  # its stream whole before it ends: a reader that sees it ended has all
     try:
         result = to_jsonable_python(result)
     except PydanticSerializationError as problem:
