@@ -21,7 +21,8 @@ from ratchet import RetryPolicy, Runtime, TaskStatus, WaitReason
 from ratchet.engine.context import Context
 from ratchet.errors import InputError
 from ratchet.integrations.pydantic_ai import RatchetAgent
-from ratchet.records import OpKind, OpStatus
+from ratchet.records import OpKind, OpStatus, StreamKind
+from ratchet.runtime.streams import answers, attempts
 from ratchet.store import StateStore
 
 from .pydai_support import PIECES, Counts, streaming
@@ -64,6 +65,13 @@ async def test_outside_a_workflow_the_text_arrives_in_pieces_and_the_run_is_a_ta
         (OpKind.MODEL, "model:streamer", OpStatus.SUCCEEDED)
     ]
     assert ops[0].meta["usage"]["completion_tokens"] > 0  # the budget counts a streamed answer too
+    entries = await store.read_stream("stream-1", from_offset=0, limit=100)  # what its readers see
+    assert [e.value for e in entries if e.kind is StreamKind.TEXT] == list(PIECES)
+    assert [(e.kind, e.seq) for e in entries if e.kind is not StreamKind.TEXT] == [
+        (StreamKind.ATTEMPT, 0),
+        (StreamKind.END, 0),
+    ]
+    assert answers(entries) == {0: ANSWER}
 
 
 async def test_each_piece_reaches_the_reader_before_the_model_writes_the_next(store: StateStore) -> None:
@@ -100,6 +108,8 @@ async def test_a_completed_streamed_run_replays_without_calling_the_model(store:
         assert await _pieces(first) == list(PIECES)
         live = [m for m in first.all_messages() if isinstance(m, ModelResponse)]
     ran = (counts.model, len(counts.tools))
+    written = await store.read_stream("stream-2", from_offset=0, limit=100)
+    assert answers(written) == {0: "", 2: ANSWER}  # a call of the tool has no text; the tool is seq 1
 
     async with streamer.run_stream("book the trip", task_id="stream-2") as again:
         replayed_text = [text async for text in again.stream_text(debounce_by=None)]
@@ -111,6 +121,7 @@ async def test_a_completed_streamed_run_replays_without_calling_the_model(store:
     assert replayed_text[-1] == ANSWER  # the journaled answer, given whole
     assert replayed == live  # the same ModelResponses, read back from the journal
     assert [op.kind for op in await store.list_ops("stream-2")] == [OpKind.MODEL, OpKind.TOOL, OpKind.MODEL]
+    assert await store.read_stream("stream-2", from_offset=0, limit=100) == written  # nothing written again
 
 
 async def test_a_streamed_run_and_a_plain_run_of_the_same_task_agree(store: StateStore) -> None:
@@ -256,3 +267,11 @@ async def test_an_attempt_cut_off_midway_is_retried_and_the_output_is_the_answer
     assert task.result["output"] == ANSWER  # the journaled answer, the one that completed
     (op,) = await rt.store.list_ops(task.id)
     assert (op.kind, op.status, op.attempt) == (OpKind.MODEL, OpStatus.SUCCEEDED, 2)
+    tried = attempts(await rt.store.read_stream(task.id, from_offset=0, limit=100))
+    assert (
+        [(a.attempt, a.text, a.outcome) for a in tried]
+        == [  # the task's stream keeps them apart
+            (1, "".join(PIECES[:2]), "failed"),
+            (2, ANSWER, "succeeded"),
+        ]
+    )

@@ -30,7 +30,8 @@ from pydantic_ai.tools import RunContext
 
 from ...engine.calls import Call
 from ...engine.context import Context
-from ._streaming import JournaledStream
+from ...engine.streams import TextSink
+from ._streaming import JournaledStream, text_of
 
 __all__ = ["RatchetModel"]
 
@@ -74,22 +75,31 @@ class RatchetModel(WrapperModel):
         """The request as one journaled model call whose live attempts stream.
 
         Live, the wrapped model's stream is handed to pydantic-ai event by event
-        (`JournaledStream`) and its whole answer journaled once, as `request`'s is.
+        (`JournaledStream`), its text written to the task's stream (engine/streams.py:
+        in batches, each attempt between its marks, unless ``ctx.streaming`` is off),
+        and its whole answer journaled once, as `request`'s is.
         Replayed, the wrapped model is not called: the journaled answer is given as
         pydantic-ai gives a completed one (one start event per part).
         """
         stream = JournaledStream(model_request_parameters, model=self.wrapped)
         live = asyncio.Event()
 
-        async def run(call: Call) -> JsonValue:
-            live.set()
+        async def answer(on_text: TextSink) -> ModelResponse:
             async with self.wrapped.request_stream(
                 messages, model_settings, model_request_parameters, run_context
             ) as source:
                 async for event in source:
                     stream.forward(event)
-                response = source.get()
-            return _journaled(call, response)
+                    await on_text(text_of(event))
+                return source.get()
+
+        async def run(call: Call) -> JsonValue:
+            live.set()
+            if not self._context.streaming:  # turned off for the run: pydantic-ai still streams
+                return _journaled(call, await answer(_unwritten))
+            # The attempt's text goes to the task's stream too, between its attempt and end marks.
+            writer = call.context.stream_writer()
+            return _journaled(call, await writer.attempt(call.seq, call.attempt, answer))
 
         async def journaled() -> ModelResponse:
             answer = await self._context.call_foreign_model(self._name, self._shown(messages), run)
@@ -130,6 +140,10 @@ class RatchetModel(WrapperModel):
             "newest": ModelMessagesTypeAdapter.dump_python(messages[-1:], mode="json"),
         }
         return shown
+
+
+async def _unwritten(piece: str) -> None:
+    """A text sink that writes nothing (``ctx.streaming`` is off)."""
 
 
 def _journaled(call: Call, response: ModelResponse) -> JsonValue:
