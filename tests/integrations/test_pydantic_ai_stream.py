@@ -136,6 +136,35 @@ async def test_a_streamed_run_and_a_plain_run_of_the_same_task_agree(store: Stat
     assert counts.model == 1
 
 
+async def test_leaving_the_block_early_ends_the_reading_not_the_run(store: StateStore) -> None:
+    counts = Counts()
+    streamer = RatchetAgent(_agent(counts), store=store)
+
+    async with streamer.run_stream("book the trip", task_id="stream-4") as result:
+        async for piece in result.stream_text(delta=True, debounce_by=None):
+            assert piece == PIECES[0]
+            break
+
+    task = await store.get_task("stream-4")  # the run read the rest itself and completed
+    assert task.status is TaskStatus.COMPLETED
+    assert isinstance(task.result, dict) and task.result["output"] == ANSWER
+    assert answers(await store.read_stream("stream-4", from_offset=0, limit=100)) == {0: ANSWER}
+
+
+async def test_a_block_that_fails_leaves_the_run_unfinished_for_a_later_run_stream(store: StateStore) -> None:
+    counts = Counts()
+    streamer = RatchetAgent(_agent(counts), store=store)
+
+    with pytest.raises(KeyError):
+        async with streamer.run_stream("book the trip", task_id="stream-5"):
+            raise KeyError("the reader's own error")
+
+    assert (await store.get_task("stream-5")).status is not TaskStatus.COMPLETED
+    async with streamer.run_stream("book the trip", task_id="stream-5") as result:  # resumed here
+        assert await result.get_output() == ANSWER
+    assert (await store.get_task("stream-5")).status is TaskStatus.COMPLETED
+
+
 async def test_a_streamed_run_outside_a_workflow_takes_no_deps(store: StateStore) -> None:
     streamer = RatchetAgent(_agent(Counts()), store=store)
 
