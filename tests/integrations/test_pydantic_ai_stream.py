@@ -165,6 +165,17 @@ async def test_a_block_that_fails_leaves_the_run_unfinished_for_a_later_run_stre
     assert (await store.get_task("stream-5")).status is TaskStatus.COMPLETED
 
 
+async def test_cancelling_a_live_answer_is_refused(store: StateStore) -> None:
+    streamer = RatchetAgent(_agent(Counts()), store=store)
+
+    async with streamer.run_stream("book the trip", task_id="stream-6") as result:
+        with pytest.raises(NotImplementedError, match="cancellation is not implemented"):
+            await result.cancel()  # a partial answer could not be replayed
+        assert await result.get_output() == ANSWER
+
+    assert (await store.get_task("stream-6")).status is TaskStatus.COMPLETED
+
+
 async def test_a_streamed_run_outside_a_workflow_takes_no_deps(store: StateStore) -> None:
     streamer = RatchetAgent(_agent(Counts()), store=store)
 
