@@ -9,6 +9,8 @@ from ratchet.records import Lease, StreamKind, Task
 from ratchet.store import StateStore
 
 from ..helpers.builders import make_task
+from ..helpers.disk import SmallDisk
+from ..helpers.stores import opened
 
 
 async def _leased(store: StateStore, task_id: str = "t-writer") -> tuple[Task, Lease]:
@@ -103,3 +105,28 @@ async def test_a_value_is_written_once_per_seq_even_by_a_writer_of_a_later_run(s
         (5, "progress", {"done": 2}),
     ]
     assert later.appends == 1  # the replayed one cost no write
+
+
+async def test_a_batch_the_store_refuses_is_dropped_and_the_next_mark_says_how_many_entries_were_lost(
+    small_disk: SmallDisk,
+) -> None:
+    async with opened(f"sqlite:///{small_disk.directory / 'ratchet.db'}") as store:
+        task, lease = await _leased(store)
+        writer = StreamWriter(store, task.id, lease, max_bytes=1_000_000, max_age=60.0)
+
+        async def answer(on_text: object) -> str:
+            assert callable(on_text)
+            await on_text("lost ")
+            small_disk.fill()
+            await writer.flush()  # the attempt mark and "lost ": the disk is full
+            small_disk.free()
+            await on_text("kept")
+            return "lost kept"
+
+        assert await writer.attempt(0, 1, answer) == "lost kept"  # the call does not fail
+
+        entries = await store.read_stream(task.id)
+    assert [(e.kind, e.value) for e in entries] == [
+        (StreamKind.TEXT, "kept"),
+        (StreamKind.END, {"outcome": "succeeded", "dropped": 2}),
+    ]

@@ -51,6 +51,21 @@ async def test_a_streamed_answer_arrives_in_order_between_its_marks_and_joins_to
     assert answers(entries) == {0: output["content"]} == {0: "".join(WORDS)}
 
 
+async def test_a_reader_that_comes_back_at_an_offset_mid_answer_gets_the_rest_of_that_attempt(
+    rt: Runtime, script: Script
+) -> None:
+    model = script({"act": [{"chunks": WORDS}]})
+    task = await rt.run(f"{STREAM_FLOWS}:tell", model=model)
+    whole = await _stream(rt, task.id)
+
+    rest = [entry async for entry in rt.stream(task.id, from_offset=11, follow=False)]
+
+    [attempt] = attempts(rest)
+    assert (attempt.start, attempt.stop, attempt.outcome) == (11, whole[-1].offset, "succeeded")
+    assert attempt.text == "".join(WORDS[10:])
+    assert answers(whole[:11]) == {0: "".join(WORDS[:10])}  # no end yet: what is written so far
+
+
 async def test_an_attempt_that_failed_midway_is_told_apart_from_the_retry_that_answered(
     rt: Runtime, script: Script
 ) -> None:
