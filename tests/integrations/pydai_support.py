@@ -1,7 +1,8 @@
-"""What the pydantic-ai bridge's tests share: a scripted-by-history `FunctionModel` and call counters."""
+"""What the pydantic-ai bridge's tests share: `FunctionModel`s scripted by history, and call counters."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,7 +15,7 @@ from pydantic_ai.messages import (
     ToolCallPart,
     ToolReturnPart,
 )
-from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 
 
 @dataclass
@@ -41,3 +42,32 @@ def calling(tool: str, args: dict[str, Any], counts: Counts) -> FunctionModel:
         return ModelResponse(parts=[ToolCallPart(tool, args, tool_call_id=f"call-{calls}")])
 
     return FunctionModel(answer)
+
+
+PIECES = ("The trip ", "is booked", ": flight ", "and hotel.")
+
+
+def streaming(counts: Counts, pieces: tuple[str, ...] = PIECES, *, tool: str | None = None) -> FunctionModel:
+    """A model that streams `pieces` as its answer (after calling `tool`, when given), as a provider would.
+
+    Its plain `request` answers the same, whole: a run that does not stream gets the same answer.
+    """
+
+    def called(messages: list[ModelMessage]) -> bool:
+        return tool is None or any(isinstance(p, ToolReturnPart) for m in messages for p in m.parts)
+
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str | DeltaToolCalls]:
+        counts.model += 1
+        if not called(messages):
+            yield {0: DeltaToolCall(name=tool, json_args="{}", tool_call_id="call-0")}
+            return
+        for piece in pieces:
+            yield piece
+
+    def whole(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        counts.model += 1
+        if not called(messages):
+            return ModelResponse(parts=[ToolCallPart(str(tool), {}, tool_call_id="call-0")])
+        return ModelResponse(parts=[TextPart("".join(pieces))])
+
+    return FunctionModel(whole, stream_function=stream)

@@ -231,26 +231,6 @@ async def test_a_task_whose_agent_is_not_found_waits_for_its_code(rt: Runtime) -
     assert (task.status, task.waiting_on) == (TaskStatus.WAITING, WaitReason.CODE)
 
 
-async def _ignore_events(ctx: Any, events: Any) -> None:
-    async for _ in events:
-        pass
-
-
-@ratchet.workflow
-async def streaming(ctx: Context) -> str:
-    """Asks for a streamed run, which a journal of whole answers refuses."""
-    result = await REPLAYED.run("tell ops", event_stream_handler=_ignore_events)
-    return str(result.output)
-
-
-async def test_a_streamed_run_is_refused_with_a_clear_error(rt: Runtime) -> None:
-    task = await rt.run(streaming)
-
-    assert task.status is TaskStatus.FAILED
-    assert task.error is not None and "journals whole answers, not streams" in task.error
-    assert COUNTS.model == 0
-
-
 async def test_with_pydantic_ais_test_model_the_output_is_the_plain_runs(store: StateStore) -> None:
     from pydantic_ai.models.test import TestModel
 

@@ -8,63 +8,36 @@ after a crash. Outside one, ``run`` makes a task of its own (the
 process dies, ``ratchet resume TASK`` or any ``ratchet worker`` finishes it,
 finding the agent again by its name in the module that defined it. A run
 under the id of a completed task replays its journal for its result.
+``run_stream`` is the same run streamed, and ``iter`` (inside a workflow only)
+the same run driven node by node; _tasks.py runs the tasks of their own.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, suppress
-from contextvars import ContextVar
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
-from pydantic import JsonValue
 from pydantic_ai import Agent
-from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
+from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models import infer_model
-from pydantic_ai.run import AgentRunResult
+from pydantic_ai.result import StreamedRunResult
+from pydantic_ai.run import AgentRun, AgentRunResult
 from pydantic_ai.toolsets import AbstractToolset
 
-from ...engine.calls import WorkerStopping
 from ...engine.context import Context
 from ...engine.current import current_context
-from ...engine.workflow import load_workflow
-from ...errors import AgentRunNotCompleted, InputError, LeaseLost, NonDeterminismError, TaskNotFound
+from ...errors import InputError
 from ...policy import Budget
-from ...records import Lease, Task, TaskStatus, utcnow
-from ...store import DEFAULT_STORE_URL, StateStore
+from ...store import StateStore
 from ...trust.code import FILE_MODULE_PREFIX, portable_path
 from ._model import RatchetModel
+from ._tasks import AGENT_RUN, run_as_task, stream_as_task
 from ._toolset import RatchetToolset, in_tool_call
 
 __all__ = ["AGENT_RUN", "RatchetAgent"]
-
-# The workflow of a run made outside any workflow (named, not imported: it imports this module).
-AGENT_RUN = "ratchet.integrations.pydantic_ai.workflow:agent_run"
-
-
-@dataclass
-class _HereRun:
-    """A run this process started: the agent object itself, and where its live result goes."""
-
-    agent: RatchetAgent
-    results: list[AgentRunResult[Any]] = field(default_factory=list)
-
-
-# A lease token no store ever grants (tokens count claims from 1): a replay's writes are refused.
-_NO_TOKEN = 2**62
-
-
-def _stopped() -> asyncio.Event:
-    stopped = asyncio.Event()
-    stopped.set()
-    return stopped
-
-
-_HERE: ContextVar[_HereRun | None] = ContextVar("ratchet_pydantic_ai_run", default=None)
 
 
 class RatchetAgent:
@@ -156,13 +129,76 @@ class RatchetAgent:
             return await self.run_in(
                 context, user_prompt, message_history=message_history, deps=deps, **options
             )
-        if options or deps is not None:
-            given = ", ".join(sorted([*options, *(["deps"] if deps is not None else [])]))
+        _refuse_outside(options, deps)
+        return await run_as_task(self, user_prompt, message_history, task_id)
+
+    @asynccontextmanager
+    async def run_stream(
+        self,
+        user_prompt: str | None = None,
+        *,
+        message_history: Sequence[ModelMessage] | None = None,
+        deps: Any = None,
+        task_id: str | None = None,
+        **options: Any,
+    ) -> AsyncIterator[StreamedRunResult[Any, Any]]:
+        """`run`, streamed: ``async with agent.run_stream(prompt) as result``, as pydantic-ai's.
+
+        It takes what `run` takes, in the same places, and gives pydantic-ai's own
+        `StreamedRunResult` (``stream_text``, ``stream_output``, ``get_output``, ``usage``,
+        ``new_messages`` ...). Each model request is one journaled call, its text handed over
+        as the model writes it; a replayed one gives its journaled answer whole. Outside a
+        workflow the run is a task of its own, as `run`'s is: leaving the block ends reading,
+        not the run, which completes its task (or, left by an error, is resumed later as a
+        killed run is); a completed task's journal is replayed for the result.
+
+        Raises:
+            AgentRunNotCompleted: a task of its own did not complete, or its journal does not replay.
+            InputError: options a task of its own can't record.
+        """
+        if in_tool_call():  # as in run: the calling tool's journal entry covers it
+            async with self.wrapped.run_stream(
+                user_prompt, message_history=message_history, deps=deps, **options
+            ) as streamed:
+                yield streamed
+            return
+        context = current_context()
+        if context is not None:
+            if task_id is not None:
+                raise InputError("task_id is for a run outside a workflow; inside one the run is its task")
+            async with self.run_stream_in(
+                context, user_prompt, message_history=message_history, deps=deps, **options
+            ) as streamed:
+                yield streamed
+            return
+        _refuse_outside(options, deps)
+        async with stream_as_task(self, user_prompt, message_history, task_id) as streamed:
+            yield streamed
+
+    @asynccontextmanager
+    async def iter(self, user_prompt: str | None = None, **options: Any) -> AsyncIterator[AgentRun[Any, Any]]:
+        """pydantic-ai's ``Agent.iter``, in the running workflow's task: each request and tool call journaled.
+
+        Only inside a workflow: the code that drives the run node by node is the
+        workflow's, which runs again on resume; outside one, a worker resuming the run
+        could not drive it.
+
+        Raises:
+            InputError: outside a workflow.
+        """
+        if in_tool_call():
+            async with self.wrapped.iter(user_prompt, **options) as run:
+                yield run
+            return
+        context = current_context()
+        if context is None:
             raise InputError(
-                f"a RatchetAgent run outside a workflow takes a prompt, message_history and task_id, "
-                f"not {given} (a worker that resumes it could not rebuild them); run it in a workflow"
+                "RatchetAgent.iter runs inside a workflow only (a worker resuming the run could not "
+                "drive its nodes): call it from a workflow, or use run() or run_stream() here"
             )
-        return await self._run_as_task(user_prompt, message_history, task_id)
+        with self._journaling(context, None, options):
+            async with self.wrapped.iter(user_prompt, **options) as run:
+                yield run
 
     def run_sync(self, user_prompt: str | None = None, **options: Any) -> AgentRunResult[Any]:
         """`run`, for code that is not async (outside a workflow only)."""
@@ -182,6 +218,28 @@ class RatchetAgent:
         ``run_id`` and ``conversation_id`` (unless given, or the history has one) are made from the
         task's id and the run's place in it, the same on every replay.
         """
+        with self._journaling(context, toolsets, options):
+            return await self.wrapped.run(user_prompt, **options)
+
+    @asynccontextmanager
+    async def run_stream_in(
+        self,
+        context: Context,
+        user_prompt: str | None = None,
+        *,
+        toolsets: Sequence[AbstractToolset[Any]] | None = None,
+        **options: Any,
+    ) -> AsyncIterator[StreamedRunResult[Any, Any]]:
+        """`run_in`, streamed: pydantic-ai's ``Agent.run_stream`` in the task of `context`."""
+        with self._journaling(context, toolsets, options):
+            async with self.wrapped.run_stream(user_prompt, **options) as streamed:
+                yield streamed
+
+    @contextmanager
+    def _journaling(
+        self, context: Context, toolsets: Sequence[AbstractToolset[Any]] | None, options: dict[str, Any]
+    ) -> Iterator[None]:
+        """The agent's model and toolsets journaled in the task of `context`, for one run given `options`."""
         model = options.pop("model", None) or self.wrapped.model
         if model is None:
             raise InputError(f"agent {self.name} has no model: give Agent(model=...) or run(model=...)")
@@ -198,85 +256,17 @@ class RatchetAgent:
             self.wrapped.override(model=journaled, toolsets=wrapped, tools=[]),
             Agent.parallel_tool_call_execution_mode("sequential"),
         ):
-            return await self.wrapped.run(user_prompt, **options)
+            yield
 
-    async def _run_as_task(
-        self, user_prompt: str | None, history: Sequence[ModelMessage] | None, task_id: str | None
-    ) -> AgentRunResult[Any]:
-        from ...runtime import Runtime
 
-        inputs: dict[str, JsonValue] = {
-            "agent": self.name,
-            "source": self.source,
-            "prompt": user_prompt,
-            "message_history": ModelMessagesTypeAdapter.dump_python(list(history or ()), mode="json"),
-        }
-        store = self.store or os.environ.get("RATCHET_STORE") or DEFAULT_STORE_URL
-        with self._here() as here:
-            async with Runtime(store) as runtime:
-                existing = None
-                if task_id is not None:
-                    with suppress(TaskNotFound):
-                        existing = await runtime.store.get_task(task_id)
-                if existing is None:
-                    task = await runtime.run(
-                        AGENT_RUN, inputs, name=self.name, budget=self.budget, task_id=task_id
-                    )
-                elif existing.inputs_params.get("agent") != self.name:
-                    raise InputError(f"task {existing.id} is not a run of agent {self.name}")
-                else:
-                    task = await runtime.resume(existing.id)  # a completed one is returned as it is
-                if task.status is TaskStatus.COMPLETED:
-                    # Run here: its live result. Run before, or by another process: its journal replayed.
-                    return here.results[-1] if here.results else await self._replayed(runtime.store, task)
-        raise AgentRunNotCompleted(task=task)
-
-    async def _replayed(self, store: StateStore, task: Task) -> AgentRunResult[Any]:
-        """The result of a completed run, rebuilt by replaying its journal: nothing runs again.
-
-        Its context is stopping from the start, so a call the journal has no result for
-        is never made (`WorkerStopping`), and its lease is one no store granted (a token
-        past any real one), so nothing it might write is written.
-        """
-        lease = Lease(task_id=task.id, owner="replay", token=_NO_TOKEN, expires_at=utcnow())
-        context = Context(
-            store=store,
-            task=task,
-            lease=lease,
-            workflow=load_workflow(AGENT_RUN),
-            recorded=await store.list_ops(task.id),
-            steps=(),
-            stopping=_stopped(),
+def _refuse_outside(options: dict[str, Any], deps: Any) -> None:
+    """A run outside a workflow records only what a worker can rebuild: refuse the rest."""
+    if options or deps is not None:
+        given = ", ".join(sorted([*options, *(["deps"] if deps is not None else [])]))
+        raise InputError(
+            f"a RatchetAgent run outside a workflow takes a prompt, message_history and task_id, "
+            f"not {given} (a worker that resumes it could not rebuild them); run it in a workflow"
         )
-        inputs = task.inputs_params
-        history = ModelMessagesTypeAdapter.validate_python(inputs.get("message_history") or [])
-        prompt = None if inputs.get("prompt") is None else str(inputs["prompt"])
-        try:
-            return await self.run_in(context, prompt, message_history=history or None)
-        except (WorkerStopping, LeaseLost, NonDeterminismError) as error:
-            why = "it asks for a call it did not make"
-            if isinstance(error, NonDeterminismError):
-                why = f"operation {error.seq} was {error.recorded!r}, not {error.requested!r}"
-            raise AgentRunNotCompleted(
-                f"task {task.id} completed, but its journal does not replay with this code "
-                f"({why}); its result is in `ratchet show {task.id}`",
-                task=task,
-            ) from None
-
-    @contextmanager
-    def _here(self) -> Iterator[_HereRun]:
-        here = _HereRun(agent=self)
-        token = _HERE.set(here)
-        try:
-            yield here
-        finally:
-            _HERE.reset(token)
-
-
-def here_run(name: str) -> _HereRun | None:
-    """The run of agent `name` this process started, if the workflow runs inside it."""
-    here = _HERE.get()
-    return here if here is not None and here.agent.name == name else None
 
 
 def _defining_module(namespace: dict[str, Any]) -> str:

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from pydantic import JsonValue
-from pydantic_ai.messages import ModelMessagesTypeAdapter
+from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
 from pydantic_core import to_jsonable_python
 
 from ...engine.context import Context
@@ -20,7 +20,8 @@ from ...engine.workflow import Workflow, load_module
 from ...errors import WorkflowNotFound
 from ...records import Task
 from ...tools import Tool
-from ._agent import RatchetAgent, here_run
+from ._agent import RatchetAgent
+from ._tasks import TaskAgent, here_run
 
 __all__ = ["agent_run", "find_agent"]
 
@@ -39,7 +40,7 @@ def find_agent(source: str, name: str) -> RatchetAgent:
     raise WorkflowNotFound(f"{source} defines no RatchetAgent named {name!r} at module level")
 
 
-def _agent_of(task: Task) -> RatchetAgent:
+def _agent_of(task: Task) -> TaskAgent:
     """The agent of `task`: this process's own object if it started the run, else found by name."""
     name, source = str(task.inputs_params.get("agent")), str(task.inputs_params.get("source"))
     here = here_run(name)
@@ -59,16 +60,36 @@ def _checking_its_agent(fn: Callable[..., Awaitable[JsonValue]]) -> Workflow:
 
 @_checking_its_agent
 async def agent_run(
-    ctx: Context, agent: str, source: str, prompt: str | None = None, message_history: Any = None
+    ctx: Context,
+    agent: str,
+    source: str,
+    prompt: str | None = None,
+    message_history: Any = None,
+    stream: bool = False,
 ) -> JsonValue:
-    """Run the agent on the prompt in this task; its output and new messages are the task's result."""
+    """Run the agent on the prompt in this task; its output and new messages are the task's result.
+
+    A streamed run (`stream`) is ``run_stream``'s: the code that started it here
+    reads it while it streams; a worker that resumes it reads it to the end itself.
+    """
     here = here_run(agent)
     found = _agent_of(ctx.task)
-    history = ModelMessagesTypeAdapter.validate_python(message_history or [])
-    result = await found.run_in(ctx, prompt, message_history=history or None)
+    history = ModelMessagesTypeAdapter.validate_python(message_history or []) or None
+    if stream:
+        async with found.run_stream_in(ctx, prompt, message_history=history) as streamed:
+            if here is not None and here.reader is not None:
+                here.reader.hand(streamed)
+                await here.reader.done.wait()
+            output = await streamed.get_output()  # what the reader left unread, read here
+        return _result(output, streamed.new_messages())
+    result = await found.run_in(ctx, prompt, message_history=history)
     if here is not None:
         here.results.append(result)
+    return _result(result.output, result.new_messages())
+
+
+def _result(output: Any, new_messages: list[ModelMessage]) -> JsonValue:
     return {
-        "output": to_jsonable_python(result.output),
-        "new_messages": ModelMessagesTypeAdapter.dump_python(result.new_messages(), mode="json"),
+        "output": to_jsonable_python(output),
+        "new_messages": ModelMessagesTypeAdapter.dump_python(new_messages, mode="json"),
     }
