@@ -154,10 +154,12 @@ def test_each_command_s_store_option_defaults_to_the_file_s_but_the_demo_s(
 
 
 def test_a_group_s_subcommands_take_the_file_s_store(tmp_path: Path, run_ratchet: RunRatchet) -> None:
-    assert list(GROUPS) == ["langgraph"]
+    assert list(GROUPS) == ["langgraph", "limit"]
     configure(tmp_path, '[store]\nurl = "sqlite:///./from-file.db"\n')
-    done = run_ratchet("langgraph", "import", "--help")
-    assert "sqlite:///./from-file.db (from ratchet.toml)" in " ".join(done.stdout.replace("│", " ").split())
+    for group, command in (("langgraph", "import"), ("limit", "set"), ("limit", "list"), ("limit", "delete")):
+        done = run_ratchet(group, command, "--help")
+        shown = " ".join(done.stdout.replace("│", " ").split())
+        assert "sqlite:///./from-file.db (from ratchet.toml)" in shown, (group, command)
 
 
 # --------------------------------------------------------------------------- [model] default
