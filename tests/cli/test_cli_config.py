@@ -154,10 +154,16 @@ def test_each_command_s_store_option_defaults_to_the_file_s_but_the_demo_s(
 
 
 def test_a_group_s_subcommands_take_the_file_s_store(tmp_path: Path, run_ratchet: RunRatchet) -> None:
-    assert list(GROUPS) == ["budget", "langgraph"]
+    assert list(GROUPS) == ["budget", "langgraph", "limit"]
     configure(tmp_path, '[store]\nurl = "sqlite:///./from-file.db"\n')
-    done = run_ratchet("langgraph", "import", "--help")
-    assert "sqlite:///./from-file.db (from ratchet.toml)" in " ".join(done.stdout.replace("│", " ").split())
+    asked = [
+        ("langgraph", "import"),
+        *((group, command) for group in ("budget", "limit") for command in ("set", "list", "delete")),
+    ]
+    for group, command in asked:
+        done = run_ratchet(group, command, "--help")
+        shown = " ".join(done.stdout.replace("│", " ").split())
+        assert "sqlite:///./from-file.db (from ratchet.toml)" in shown, (group, command)
 
 
 # --------------------------------------------------------------------------- [model] default
