@@ -23,6 +23,14 @@ async def tell(ctx: Context, quiet: bool = False) -> Any:
     return answer.content
 
 
+@workflow(retry=FAST)
+async def tell_twice(ctx: Context) -> list[Any]:
+    """Two model calls, one after the other, each streamed; returns both answers."""
+    first = await ctx.call_model(ASK)
+    second = await ctx.call_model(ASK)
+    return [first.content, second.content]
+
+
 @workflow(tools=[crash_once], retry=FAST)
 async def noted(ctx: Context, ledger: str = "") -> Any:
     """Writes a value, streams a model call, writes another; with a `ledger`, its first run
