@@ -18,7 +18,17 @@ from ratchet.records import StreamEntry
 from ratchet.store import open_store
 
 from ..helpers.cli import LineReader, RunRatchet, assert_one_line_error, ratchet_command, ratchet_env
-from ..helpers.stream_entries import attempt, end, finish_task, new_task, start_task, stopped, story, text
+from ..helpers.stream_entries import (
+    attempt,
+    end,
+    finish_task,
+    new_task,
+    start_task,
+    stopped,
+    story,
+    text,
+    value,
+)
 from .task_support import SIGNAL_TIMEOUT
 
 STORY_SHOWN = (
@@ -216,4 +226,23 @@ def test_an_attempt_is_set_apart_also_when_the_reader_did_not_see_the_one_before
         "--- model call #3, attempt 3 begins "
         "(attempt 2 failed: what it wrote is not part of this answer) ---\n"
         "fine\n"
+    )
+
+
+def test_only_the_engine_s_marks_say_entries_were_lost_not_a_workflow_s_value() -> None:
+    shown = io.StringIO()
+    lines = StreamText(shown)
+    for entry in [
+        attempt("t", 1, value={"dropped": 2}),
+        text("t", 1, "fine"),
+        end("t", 1, dropped=1),
+        value("t", "counts", {"dropped": 3}),
+    ]:
+        lines.show(entry)
+
+    assert shown.getvalue() == (
+        "--- 2 stream entries lost here (the store refused them) ---\n"
+        "fine\n"
+        "--- 1 stream entry lost here (the store refused them) ---\n"
+        'counts: {"dropped": 3}\n'
     )

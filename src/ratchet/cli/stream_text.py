@@ -95,7 +95,7 @@ class StreamText:
     An attempt begins on a line of its own when it is numbered 2 or more,
     when it is marked ``restarted`` (a killed worker's attempt made again,
     with the same number), or when this reader saw an earlier attempt of
-    the same call: so a reader that starts at an offset after a call's
+    the same call that did not succeed: so a reader that starts at an offset after a call's
     earlier attempt still sets the next one apart.
     """
 
