@@ -22,7 +22,9 @@ CALL = 3  # the journal seq of the model call the story's text belongs to
 
 
 def attempt(task_id: str, number: int, seq: int = CALL, value: JsonValue = None) -> StreamEntry:
-    return StreamEntry(task_id=task_id, kind=StreamKind.ATTEMPT, seq=seq, attempt=number, value=value)
+    """An attempt's begin mark: `value`, else ``{}`` as the engine writes for a first run's attempt."""
+    mark = {} if value is None else value
+    return StreamEntry(task_id=task_id, kind=StreamKind.ATTEMPT, seq=seq, attempt=number, value=mark)
 
 
 def text(task_id: str, number: int, piece: str, seq: int = CALL) -> StreamEntry:
@@ -49,7 +51,7 @@ def value(task_id: str, key: str, written: JsonValue, seq: int = CALL + 1) -> St
 def story(task_id: str) -> list[list[StreamEntry]]:
     """The batches of the story, in the order they are written (offsets 0 to 13)."""
     return [
-        [attempt(task_id, 1, value={}), text(task_id, 1, "The ans")],
+        [attempt(task_id, 1), text(task_id, 1, "The ans")],
         [text(task_id, 1, "wer is 4")],  # cut here, at offset 2: its worker was killed
         # The resuming run ends the cut attempt, then makes it again with the same number.
         [
@@ -70,10 +72,10 @@ STORY_ANSWER = "The answer is 42."
 def stopped(task_id: str) -> list[list[StreamEntry]]:
     """An attempt stopped (its lease lost), made again by the next run, failed (one entry lost), retried."""
     return [
-        [attempt(task_id, 1, value={}), text(task_id, 1, "Half an ans"), end(task_id, 1, "interrupted")],
+        [attempt(task_id, 1), text(task_id, 1, "Half an ans"), end(task_id, 1, "interrupted")],
         [attempt(task_id, 1, value={"restarted": True}), text(task_id, 1, "An ans")],
         [end(task_id, 1, "failed", error_type="ModelUnavailable", dropped=1)],
-        [attempt(task_id, 2, value={}), text(task_id, 2, "The answer."), end(task_id, 2)],
+        [attempt(task_id, 2), text(task_id, 2, "The answer."), end(task_id, 2)],
     ]
 
 
