@@ -8,6 +8,7 @@ own ``append_stream``: the run's printing is what is tested, whoever writes.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -49,6 +50,7 @@ async def speak(entry: str, ctx: ratchet.ToolContext) -> str:
     return f"said {entry}"
 '''
 )
+PROGRESS = re.compile(r" +(\d+ +)?\d{4}-\d\d-\d\d \d\d:\d\d:\d\d ")
 FIRST = "Hello, streaming world!"
 SECOND = "A second answer."
 
@@ -75,9 +77,11 @@ def test_run_prints_the_text_of_its_stream_as_it_comes_between_its_progress_line
     lines = done.stdout.splitlines()
     assert lines[0].startswith("task ") and "created; it runs here" in lines[0]
     # The progress lines (events, tool calls) are indented; the text is not, and no piece is lost
-    # or doubled, however the progress lines fell between its pieces.
-    said = "".join(line for line in lines[1:] if not line.startswith(" ") and not line.startswith("task "))
-    assert said.startswith(FIRST + SECOND)
+    # or doubled, however the progress lines fell between its pieces. The engine streams the
+    # model's own answers too (its reports after each tool call), each a call of its own.
+    # A piece may begin with a space (" wor"), so a progress line is told by its time, not its indent.
+    said = "".join(line for line in lines[1:] if not PROGRESS.match(line) and not line.startswith("task "))
+    assert said.startswith(f"{FIRST}recorded {FIRST}{SECOND}recorded {SECOND}")
     assert any(line.endswith("speak(entry='Hello, streaming world!'): ok") for line in lines)
 
 
@@ -108,3 +112,22 @@ def test_the_panel_shows_the_end_of_the_answer_being_written_and_a_new_attempt_a
     assert "model call #3 (attempt 2; attempt 1 did not finish)" in second
     assert "again" in second and "line one" not in second
     assert answer.note == "attempt 2 failed"
+
+
+def test_the_panel_shows_an_attempt_made_again_after_a_kill_apart_from_the_cut_one() -> None:
+    answer = Answer()
+    for entry in [attempt("t", 1, value={}), text("t", 1, "Once upon")]:
+        answer.take(entry)
+    answer.take(end("t", 1, "interrupted", cut_at=1))
+    assert answer.note == "attempt 1 was cut off"
+
+    for entry in [attempt("t", 1, value={"restarted": True, "cut_at": 1}), text("t", 1, "Once upon a time.")]:
+        answer.take(entry)
+    console = Console(width=120, record=True, color_system=None)
+    console.print(run_panel(progress(), answer))
+    shown = console.export_text()
+
+    assert answer.text == "Once upon a time."  # never "Once uponOnce upon a time."
+    assert "attempt 1 again; the cut-off run's text is not part of the answer" in shown
+    answer.take(end("t", 1, "interrupted"))
+    assert answer.note == "attempt 1 was stopped"

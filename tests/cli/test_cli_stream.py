@@ -18,12 +18,23 @@ from ratchet.records import StreamEntry
 from ratchet.store import open_store
 
 from ..helpers.cli import LineReader, RunRatchet, assert_one_line_error, ratchet_command, ratchet_env
-from ..helpers.stream_entries import attempt, end, finish_task, new_task, start_task, story, text
+from ..helpers.stream_entries import (
+    attempt,
+    end,
+    finish_task,
+    new_task,
+    start_task,
+    stopped,
+    story,
+    text,
+    value,
+)
 from .task_support import SIGNAL_TIMEOUT
 
 STORY_SHOWN = (
     "The answer is 4\n"
-    "--- model call #3, attempt 2 begins "
+    "--- model call #3, attempt 1 was cut off ---\n"
+    "--- model call #3, attempt 1 begins again "
     "(attempt 1 was cut off: what it wrote is not part of this answer) ---\n"
     "The answer is 42.\n"
     'progress: {"done": 1, "of": 2}\n'
@@ -81,7 +92,7 @@ def test_it_prints_the_text_as_written_each_attempt_apart_and_exits_when_the_tas
     process, reader = _follow(tmp_path, url, "t-stream")
     # The cut attempt's text is out (its line ended by the mark) before the rest is written.
     _write(url, batches[2])
-    reader.wait_for("--- model call #3, attempt 2 begins", SIGNAL_TIMEOUT)
+    reader.wait_for("--- model call #3, attempt 1 begins again", SIGNAL_TIMEOUT)
     _write(url, *batches[3:6])
     reader.wait_for("progress: ", SIGNAL_TIMEOUT)
     assert process.poll() is None  # still following: the task runs
@@ -91,6 +102,45 @@ def test_it_prints_the_text_as_written_each_attempt_apart_and_exits_when_the_tas
 
     assert (code, err) == (0, "")
     assert out == STORY_SHOWN
+
+
+def test_a_stopped_attempt_made_again_then_failed_and_retried_reads_as_three_attempts_apart(
+    run_ratchet: RunRatchet, tmp_path: Path
+) -> None:
+    url = f"sqlite:///{tmp_path / 'ratchet.db'}"
+    _write(url, *stopped("t-stream"), create="t-stream", finish="t-stream")
+
+    done = run_ratchet("stream", "t-stream", "--no-follow", "--store", url)
+
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout == (
+        "Half an ans\n"
+        "--- model call #3, attempt 1 was stopped ---\n"
+        "--- model call #3, attempt 1 begins again "
+        "(attempt 1 was stopped: what it wrote is not part of this answer) ---\n"
+        "An ans\n"
+        "--- 1 stream entry lost here (the store refused them) ---\n"
+        "--- model call #3, attempt 1 failed: ModelUnavailable ---\n"
+        "--- model call #3, attempt 2 begins "
+        "(attempt 1 failed: what it wrote is not part of this answer) ---\n"
+        "The answer.\n"
+    )
+
+
+def test_a_restarted_attempt_is_set_apart_also_when_the_reader_starts_after_the_cut_one(
+    run_ratchet: RunRatchet, tmp_path: Path
+) -> None:
+    url = f"sqlite:///{tmp_path / 'ratchet.db'}"
+    _write(url, *story("t-stream"), create="t-stream", finish="t-stream")
+
+    done = run_ratchet("stream", "t-stream", "--no-follow", "--from", "4", "--store", url)
+
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout.startswith(
+        "--- model call #3, attempt 1 begins again "
+        "(attempt 1 was cut off: what it wrote is not part of this answer) ---\n"
+        "The answer is 42.\n"
+    )
 
 
 def test_json_lines_carry_offsets_and_a_reader_going_on_from_one_misses_nothing_and_repeats_nothing(
@@ -109,7 +159,7 @@ def test_json_lines_carry_offsets_and_a_reader_going_on_from_one_misses_nothing_
 
     assert going_on.returncode == 0, going_on.stderr
     seen += [json.loads(line) for line in going_on.stdout.splitlines()]
-    assert [entry["offset"] for entry in seen] == list(range(13))
+    assert [entry["offset"] for entry in seen] == list(range(14))
     every = [entry for batch in batches for entry in batch]
     assert [(e["kind"], e["seq"], e["attempt"], e["key"], e["value"]) for e in seen] == [
         (str(e.kind), e.seq, e.attempt, e.key, e.value) for e in every
@@ -176,4 +226,23 @@ def test_an_attempt_is_set_apart_also_when_the_reader_did_not_see_the_one_before
         "--- model call #3, attempt 3 begins "
         "(attempt 2 failed: what it wrote is not part of this answer) ---\n"
         "fine\n"
+    )
+
+
+def test_only_the_engine_s_marks_say_entries_were_lost_not_a_workflow_s_value() -> None:
+    shown = io.StringIO()
+    lines = StreamText(shown)
+    for entry in [
+        attempt("t", 1, value={"dropped": 2}),
+        text("t", 1, "fine"),
+        end("t", 1, dropped=1),
+        value("t", "counts", {"dropped": 3}),
+    ]:
+        lines.show(entry)
+
+    assert shown.getvalue() == (
+        "--- 2 stream entries lost here (the store refused them) ---\n"
+        "fine\n"
+        "--- 1 stream entry lost here (the store refused them) ---\n"
+        'counts: {"dropped": 3}\n'
     )

@@ -3,7 +3,8 @@
 The stream then holds the cut attempt's pieces, an ``end`` that says it was
 interrupted and where it stopped, the retry's ``attempt`` mark that says it
 begins again, and the retry's whole answer: a reader tells the two apart
-(`attempts`, `answers`), and the workflow's own values are there once each.
+(`attempts`, `answers`, ``ratchet stream``), and the workflow's own values
+are there once each.
 """
 
 from __future__ import annotations
@@ -31,14 +32,18 @@ PIECES = [f"w{i:02d} " for i in range(30)]
 WHOLE = "".join(PIECES)
 
 
-def _resume(store_url: str, home: Path) -> subprocess.Popen[str]:
+def _env(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "RATCHET_CRASH_AT"}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     env["RATCHET_HOME"] = str(home)
+    return env
+
+
+def _resume(store_url: str, home: Path) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "ratchet", "resume", TASK_ID, "--store", store_url],
         cwd=REPO,
-        env=env,
+        env=_env(home),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -75,7 +80,17 @@ def test_a_stream_cut_by_a_kill_is_told_apart_from_the_retry_that_answers(tmp_pa
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"act": [{"chunks": PIECES, "chunk_delay": 0.1}]}), encoding="utf-8")
     with Stores(kind) as stores:
-        entries = asyncio.run(_kill_midway_then_resume(stores.fresh(tmp_path), tmp_path / "home", script))
+        store_url = stores.fresh(tmp_path)
+        entries = asyncio.run(_kill_midway_then_resume(store_url, tmp_path / "home", script))
+        # What a person reads of it: `ratchet stream`, a real process, shows the two attempts apart.
+        shown = subprocess.run(
+            [sys.executable, "-m", "ratchet", "stream", TASK_ID, "--no-follow", "--store", store_url],
+            cwd=REPO,
+            env=_env(tmp_path / "home"),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
 
     cut, retry = attempts(entries)
     assert (cut.seq, cut.attempt, cut.outcome) == (1, 1, "interrupted")
@@ -92,3 +107,14 @@ def test_a_stream_cut_by_a_kill_is_told_apart_from_the_retry_that_answers(tmp_pa
     values = [(e.seq, e.key, e.value) for e in entries if e.kind is StreamKind.VALUE]
     assert values == [(0, "phase", {"at": "start"}), (2, "phase", {"at": "end"})]
     assert [e.offset for e in entries] == list(range(len(entries)))
+
+    assert (shown.returncode, shown.stderr) == (0, "")
+    assert shown.stdout == (
+        'phase: {"at": "start"}\n'
+        f"{cut.text}\n"
+        "--- model call #1, attempt 1 was cut off ---\n"
+        "--- model call #1, attempt 1 begins again "
+        "(attempt 1 was cut off: what it wrote is not part of this answer) ---\n"
+        f"{WHOLE}\n"
+        'phase: {"at": "end"}\n'
+    )

@@ -18,7 +18,7 @@ from playwright.sync_api import Page, Request, expect
 from ratchet.records import StreamEntry
 from ratchet.store import open_store
 
-from ..helpers.stream_entries import finish_task, new_task, start_task, story
+from ..helpers.stream_entries import finish_task, new_task, start_task, stopped, story
 from .conftest import OpenPage, Shoot
 from .support import serving
 
@@ -43,10 +43,9 @@ def _write(
         thread.submit(asyncio.run, write()).result()
 
 
-def _text_of(page: Page, seq: int, attempt: int) -> str:
-    block = page.locator(
-        f'#stream .stream-attempt[data-seq="{seq}"][data-attempt="{attempt}"] pre.stream-text'
-    )
+def _text_of(page: Page, seq: int, nth: int) -> str:
+    """The text of call `seq`'s `nth` block (0 for its first attempt shown)."""
+    block = page.locator(f'#stream .stream-attempt[data-seq="{seq}"]').nth(nth).locator("pre.stream-text")
     return str(block.evaluate("pre => pre.textContent"))
 
 
@@ -69,7 +68,7 @@ def test_the_page_shows_the_answer_as_written_each_attempt_apart_and_resumes_aft
         page.goto(f"/tasks/{task_id}")
         panel = page.locator("#stream")
         expect(panel).to_be_visible()
-        first = panel.locator('.stream-attempt[data-seq="3"][data-attempt="1"]')
+        first = panel.locator('.stream-attempt[data-seq="3"]').nth(0)
         expect(first.locator("pre.stream-text")).to_have_text("The answer is 4")
         expect(first).to_have_attribute("data-state", "writing")
         port = urlsplit(server.base).port
@@ -79,15 +78,20 @@ def test_the_page_shows_the_answer_as_written_each_attempt_apart_and_resumes_aft
     expect(page.locator("#stream .stream-state")).not_to_have_text("live")
     _write(store, *batches[2:5])
     with serving(tmp_path, store, port=port):
-        second = panel.locator('.stream-attempt[data-seq="3"][data-attempt="2"]')
+        # The resuming run makes attempt 1 again, with the same number: a block of its own.
+        second = panel.locator('.stream-attempt[data-seq="3"]').nth(1)
         expect(second.locator("pre.stream-text")).to_have_text("The answer is 42.")
+        expect(second).to_have_attribute("data-attempt", "1")
+        expect(second).to_have_attribute("data-restarted", "true")
         # The cut attempt is marked, and its text is not run on into the retry's.
         expect(first).to_have_attribute("data-state", "cut")
-        expect(first.locator(".stream-note")).to_contain_text("not part of the answer")
+        expect(first.locator(".stream-note")).to_have_text("cut off: what it wrote is not part of the answer")
         expect(second).to_have_attribute("data-state", "writing")
         _write(store, *batches[5:], finish=task_id)
         expect(second).to_have_attribute("data-state", "ended")
-        expect(second.locator(".stream-note")).to_have_text("a retry: attempt 1 did not finish")
+        expect(second.locator(".stream-note")).to_have_text(
+            "begun again: attempt 1 was cut off; what it wrote is not part of the answer"
+        )
         expect(panel.locator(".stream-state")).to_have_text("ended")
         expect(panel.locator('.stream-values li[data-key="progress"]')).to_have_text(
             'progress: {"done":1,"of":2}'
@@ -97,9 +101,38 @@ def test_the_page_shows_the_answer_as_written_each_attempt_apart_and_resumes_aft
         shoot(page, "task-stream")
 
     # Every piece once, in order: the second connection went on after the last offset the first showed.
-    assert _text_of(page, 3, 1) == "The answer is 4"
-    assert _text_of(page, 3, 2) == "The answer is 42."
+    assert _text_of(page, 3, 0) == "The answer is 4"
+    assert _text_of(page, 3, 1) == "The answer is 42."
     assert panel.locator(".stream-attempt").count() == 3
     assert panel.locator(".stream-values li").count() == 2
     assert resumed_from[0] is None
     assert "2" in resumed_from[1:]  # offset 2 was the last the page had: the next connection says so
+
+
+def test_a_stopped_attempt_made_again_then_failed_and_retried_shows_three_blocks_each_marked(
+    tmp_path: Path, open_page: OpenPage
+) -> None:
+    store = f"sqlite:///{tmp_path / 'ratchet.db'}"
+    task_id = "t-stream"
+    _write(store, *stopped(task_id), create=task_id, finish=task_id)
+
+    with serving(tmp_path, store) as server:
+        page = open_page(server)
+        page.goto(f"/tasks/{task_id}")
+        panel = page.locator("#stream")
+        expect(panel.locator(".stream-state")).to_have_text("ended")
+        blocks = panel.locator('.stream-attempt[data-seq="3"]')
+        expect(blocks).to_have_count(3)
+        stopped_one, again, retry = blocks.nth(0), blocks.nth(1), blocks.nth(2)
+        expect(stopped_one).to_have_attribute("data-state", "stopped")
+        expect(stopped_one.locator(".stream-note")).to_have_text(
+            "stopped: what it wrote is not part of the answer"
+        )
+        expect(again).to_have_attribute("data-restarted", "true")
+        expect(again).to_have_attribute("data-state", "failed")
+        expect(again.locator(".stream-note")).to_have_text("failed: ModelUnavailable")
+        expect(again.locator(".stream-lost")).to_have_text(" (1 stream entry lost before this)")
+        expect(retry).to_have_attribute("data-state", "ended")
+        expect(retry.locator(".stream-note")).to_have_text("a retry: attempt 1 failed")
+
+    assert [_text_of(page, 3, n) for n in range(3)] == ["Half an ans", "An ans", "The answer."]

@@ -12,10 +12,12 @@ from pathlib import Path
 import httpx
 from starlette.testclient import TestClient
 
+from ratchet.records import StreamEntry
+from ratchet.runtime.streams import attempts
 from ratchet.serve import create_app
 from ratchet.trust.tokens import load_tokens
 
-from ..helpers.stream_entries import finish_task, new_task, start_task, story
+from ..helpers.stream_entries import STORY_ANSWER, finish_task, new_task, start_task, stopped, story
 from .live_server import Message, SseReader, serve_live
 from .support import BASE
 
@@ -27,7 +29,7 @@ def test_a_stream_dropped_and_resumed_by_last_event_id_gives_every_entry_once_in
         task_id = served.run(new_task(served.store))
         served.run(start_task(served.store, task_id))
         batches = story(task_id)
-        for batch in batches[:3]:
+        for batch in batches[:2]:
             served.run(served.store.append_stream(task_id, batch))
         stream_url = f"/api/tasks/{task_id}/stream"
         with client.stream("GET", stream_url) as response:
@@ -35,10 +37,10 @@ def test_a_stream_dropped_and_resumed_by_last_event_id_gives_every_entry_once_in
             assert response.headers["content-type"].startswith("text/event-stream")
             reader = SseReader(response)
             first = [reader.next() for _ in range(3)]
-            served.run(served.store.append_stream(task_id, batches[3]))  # written while it is read
+            served.run(served.store.append_stream(task_id, batches[2]))  # written while it is read
             first += [reader.next() for _ in range(2)]
         # Dropped mid-answer; the task writes on meanwhile.
-        for batch in batches[4:6]:
+        for batch in batches[3:6]:
             served.run(served.store.append_stream(task_id, batch))
         last_id = first[-1].id
         assert last_id == "4"
@@ -57,12 +59,45 @@ def test_a_stream_dropped_and_resumed_by_last_event_id_gives_every_entry_once_in
     assert [(m.json()["offset"], m.json()["value"]) for m in messages] == list(
         enumerate(e.value for e in every)
     )
-    # The attempts stay apart: the cut one's pieces, then the mark naming where it stopped, then the retry's.
-    marks = [m.json() for m in messages if m.event == "attempt"]
-    assert [(m["seq"], m["attempt"]) for m in marks] == [(3, 1), (3, 2), (7, 1)]
-    assert marks[1]["value"] == {"after": {"attempt": 1, "offset": 2}}
+    # The attempts stay apart: the cut one's pieces, its end naming where it was cut, then the
+    # resuming run's attempt with the same number, marked restarted.
+    marks = [m.json() for m in messages if m.event in ("attempt", "end")]
+    assert [(m["kind"], m["seq"], m["attempt"], m["value"]) for m in marks[:3]] == [
+        ("attempt", 3, 1, {}),
+        ("end", 3, 1, {"outcome": "interrupted", "cut_at": 2}),
+        ("attempt", 3, 1, {"restarted": True, "cut_at": 2}),
+    ]
+    got = [StreamEntry.model_validate(m.json()) for m in messages]
+    assert [(a.seq, a.attempt, a.outcome, a.restarted, a.text) for a in attempts(got)] == [
+        (3, 1, "interrupted", False, "The answer is 4"),
+        (3, 1, "succeeded", True, STORY_ANSWER),
+        (7, 1, "succeeded", False, "Second call."),
+    ]
     assert rest[-1].event == "done" and rest[-1].id is None
     assert rest[-1].json() == {"task_id": task_id, "status": "completed"}
+
+
+def test_a_stopped_attempt_and_a_failed_one_come_with_the_marks_that_say_so(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'ratchet.db'}"
+    with serve_live(url) as served, httpx.Client(base_url=served.base, timeout=TIMEOUT) as client:
+        task_id = served.run(new_task(served.store))
+        for batch in stopped(task_id):
+            served.run(served.store.append_stream(task_id, batch))
+        served.run(finish_task(served.store, task_id))
+        messages = _read_all(client, f"/api/tasks/{task_id}/stream")[:-1]
+
+    ends = [m.json()["value"] for m in messages if m.event == "end"]
+    assert ends == [
+        {"outcome": "interrupted"},
+        {"outcome": "failed", "error_type": "ModelUnavailable", "dropped": 1},
+        {"outcome": "succeeded"},
+    ]
+    got = [StreamEntry.model_validate(m.json()) for m in messages]
+    assert [(a.attempt, a.outcome, a.restarted, a.text) for a in attempts(got)] == [
+        (1, "interrupted", False, "Half an ans"),
+        (1, "failed", True, "An ans"),
+        (2, "succeeded", False, "The answer."),
+    ]
 
 
 def _read_all(client: httpx.Client, path: str, headers: dict[str, str] | None = None) -> list[Message]:
@@ -85,7 +120,7 @@ def test_from_starts_at_an_offset_the_header_wins_and_an_ended_task_stream_ends(
         resumed = _read_all(client, f"{path}?from=1", headers={"Last-Event-ID": "4"})
         past_the_end = _read_all(client, f"{path}?from=99")
 
-    assert [m.id for m in every[:-1]] == [str(offset) for offset in range(13)]
+    assert [m.id for m in every[:-1]] == [str(offset) for offset in range(14)]
     assert [m.id for m in from_two] == [m.id for m in every[2:]]
     assert [m.id for m in resumed] == [m.id for m in every[5:]]
     assert [m.event for m in past_the_end] == ["done"]

@@ -53,9 +53,11 @@ def stream_command(
 ) -> None:
     """Print a task's stream (its model's text as written, its workflow's values) until the task ends.
 
-    Each attempt of a model call that was cut off or failed is set apart on a
-    line of its own. With --json, one JSON object per entry; --from OFFSET
-    starts at that entry (one after the last printed goes on without a gap).
+    An attempt of a model call that was cut off, stopped or failed says so on
+    a line of its own, and the next attempt (also the same attempt begun
+    again after its worker was killed) starts on a line of its own. With
+    --json, one JSON object per entry; --from OFFSET starts at that entry
+    (one after the last printed goes on without a gap).
     Exit code 0 once the task has ended and all of it is printed (at once
     with --no-follow), 2 bad input (no such task), 130 Ctrl-C.
     """

@@ -3,10 +3,13 @@
 ``ratchet stream`` and ``ratchet run`` (plain lines) write a task's stream
 (records/stream.py) through `StreamText`: each piece of a model's answer as
 it comes, with no line break of its own; a line of its own where an attempt
-of a model call begins after an earlier one that was cut off or failed, so a
-person never reads two attempts as one answer; a line for an attempt that
-failed; and a workflow's values as ``key: JSON`` lines. ``ratchet run``'s
-live panel shows the end of the answer being written instead (`Answer`).
+of a model call begins after an earlier one that was cut off, stopped or
+failed (also an attempt begun again with the same number after its worker
+was killed), so a person never reads two attempts as one answer; a line for
+an attempt that failed or was cut off or stopped; a line where the store
+lost entries (a mark's ``dropped``); and a workflow's values as ``key:
+JSON`` lines. ``ratchet run``'s live panel shows the end of the answer
+being written instead (`Answer`).
 What a model wrote is shown as plain text (`ratchet.printable`).
 """
 
@@ -14,6 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import TextIO
+
+from pydantic import JsonValue
 
 from ..printable import printable, printable_json
 from ..records import StreamEntry, StreamKind
@@ -29,24 +34,56 @@ def _piece(entry: StreamEntry) -> str:
     return printable(value) if isinstance(value, str) else printable_json(value)
 
 
-def _failure(entry: StreamEntry) -> str | None:
-    """How an ``end`` mark's attempt failed, ``"failed"`` with its error if it says one; None: it succeeded.
+def _mark(entry: StreamEntry) -> dict[str, JsonValue]:
+    return entry.value if isinstance(entry.value, dict) else {}
 
-    Its value is ``{"outcome": "succeeded" | "failed", ...}``.
+
+def _ending(entry: StreamEntry) -> str | None:
+    """How an ``end`` mark's attempt ended, said for a person; None: it succeeded.
+
+    Its value is ``{"outcome": "succeeded"}``, ``{"outcome": "failed",
+    "error_type": NAME}`` or ``{"outcome": "interrupted"}``, with ``"cut_at"``
+    when its worker was killed mid-answer (docs/streaming.md). An outcome
+    this reader does not know is not taken for success.
     """
-    value = entry.value if isinstance(entry.value, dict) else {}
-    if value.get("outcome") != "failed":
+    mark = _mark(entry)
+    outcome = mark.get("outcome")
+    if outcome == "succeeded":
         return None
-    error = value.get("error")
+    if outcome == "interrupted":
+        return "was cut off" if "cut_at" in mark else "was stopped"
+    error = mark.get("error_type")
     return f"failed: {printable(error)}" if isinstance(error, str) and error else "failed"
 
 
-def attempt_line(entry: StreamEntry, before: str) -> str:
-    """The line that sets an attempt of a model call apart from the one before it (`before`: how it ended)."""
+def _lost(entry: StreamEntry) -> int:
+    """How many entries before this mark the store lost (its ``"dropped"``), 0 for none.
+
+    Only the engine's marks say it; a workflow's value is its own JSON.
+    """
+    if entry.kind not in (StreamKind.ATTEMPT, StreamKind.END):
+        return 0
+    dropped = _mark(entry).get("dropped")
+    return dropped if isinstance(dropped, int) and not isinstance(dropped, bool) and dropped > 0 else 0
+
+
+def _call(entry: StreamEntry) -> str:
+    return f"model call #{entry.seq}" if entry.seq is not None else "model call"
+
+
+def attempt_line(entry: StreamEntry, before: str, earlier: int | None = None) -> str:
+    """The line that sets an attempt of a model call apart from the one before it.
+
+    `before` says how that one ended; `earlier` is its number (by default
+    the one before this, or this one's own for a restarted attempt).
+    """
     number = entry.attempt or 1
-    call = f"model call #{entry.seq}" if entry.seq is not None else "model call"
+    restarted = _mark(entry).get("restarted") is True
+    if earlier is None:
+        earlier = number if restarted else number - 1
+    begins = "begins again" if restarted and earlier == number else "begins"
     return (
-        f"--- {call}, attempt {number} begins (attempt {number - 1} {before}: "
+        f"--- {_call(entry)}, attempt {number} {begins} (attempt {earlier} {before}: "
         "what it wrote is not part of this answer) ---"
     )
 
@@ -55,15 +92,18 @@ def attempt_line(entry: StreamEntry, before: str) -> str:
 class StreamText:
     """Writes stream entries to `out` as a person reads them; it remembers what it saw of each call.
 
-    A reader that starts at an offset after a call's earlier attempt still
-    sets the next attempt apart: an attempt numbered 2 or more always begins
-    on a line of its own.
+    An attempt begins on a line of its own when it is numbered 2 or more,
+    when it is marked ``restarted`` (a killed worker's attempt made again,
+    with the same number), or when this reader saw an earlier attempt of
+    the same call that did not succeed: so a reader that starts at an offset after a call's
+    earlier attempt still sets the next one apart.
     """
 
     out: TextIO
     mid_line: bool = False  # text was written with no line break after it yet
     _open: dict[int | None, int] = field(default_factory=dict)  # seq -> its attempt begun, not ended
-    _failed: dict[int | None, int] = field(default_factory=dict)  # seq -> its attempt that failed
+    # seq -> its last attempt that ended and did not succeed, and how it ended
+    _ended: dict[int | None, tuple[int, str]] = field(default_factory=dict)
 
     def show(self, entry: StreamEntry) -> None:
         """Write one entry (call `flush` after a batch)."""
@@ -72,34 +112,44 @@ class StreamText:
             if piece:
                 self.out.write(piece)
                 self.mid_line = not piece.endswith("\n")
-        elif entry.kind is StreamKind.ATTEMPT:
+            return
+        lost = _lost(entry)
+        if lost:
+            entries = "entry" if lost == 1 else "entries"
+            self.line(f"--- {lost} stream {entries} lost here (the store refused them) ---")
+        if entry.kind is StreamKind.ATTEMPT:
             self._attempt(entry)
         elif entry.kind is StreamKind.END:
             self._open.pop(entry.seq, None)
-            why = _failure(entry)
-            if why is None:
+            how = _ending(entry)
+            if how is None:
+                self._ended.pop(entry.seq, None)
                 self.end_line()
             else:
-                self._failed[entry.seq] = entry.attempt or 1
-                self.line(f"--- model call #{entry.seq}, attempt {entry.attempt or 1} {why} ---")
+                self._ended[entry.seq] = (entry.attempt or 1, how)
+                self.line(f"--- {_call(entry)}, attempt {entry.attempt or 1} {how} ---")
         else:
             self.line(f"{printable(entry.key or '')}: {printable_json(entry.value)}")
 
     def _attempt(self, entry: StreamEntry) -> None:
         number = entry.attempt or 1
         cut = self._open.get(entry.seq)
-        failed = self._failed.pop(entry.seq, None)
+        ended = self._ended.pop(entry.seq, None)
         self._open[entry.seq] = number
-        if number == 1 and cut is None:
+        mark = _mark(entry)
+        restarted = mark.get("restarted") is True
+        if number == 1 and not restarted and cut is None and ended is None:
             self.end_line()  # a call's answer starts on a line of its own
             return
-        if cut is not None:
-            before = "was cut off"
-        elif failed is not None:
-            before = "failed"
+        if cut is not None:  # begun again with no end between: the one before was cut
+            earlier, before = cut, "was cut off"
+        elif ended is not None:
+            earlier, before = ended[0], "failed" if ended[1].startswith("failed") else ended[1]
+        elif restarted:
+            earlier, before = number, "was cut off" if "cut_at" in mark else "did not finish"
         else:
-            before = "did not finish"
-        self.line(attempt_line(entry, before))
+            earlier, before = number - 1, "did not finish"
+        self.line(attempt_line(entry, before, earlier))
 
     def end_line(self) -> None:
         """End the line the text left open, if it did."""
@@ -132,17 +182,23 @@ class Answer:
     def take(self, entry: StreamEntry) -> None:
         if entry.kind is StreamKind.ATTEMPT:
             number = entry.attempt or 1
-            again = number > 1 or (entry.seq == self.seq and self.text != "")
+            restarted = _mark(entry).get("restarted") is True
+            again = number > 1 or restarted or (entry.seq == self.seq and self.text != "")
             self.seq, self.attempt, self.text = entry.seq, number, ""
-            self.note = f"attempt {number}; attempt {number - 1} did not finish" if again else ""
+            if restarted:
+                self.note = f"attempt {number} again; the cut-off run's text is not part of the answer"
+            elif again:
+                self.note = f"attempt {number}; attempt {number - 1} did not finish"
+            else:
+                self.note = ""
         elif entry.kind is StreamKind.TEXT:
             if entry.seq != self.seq:  # text of a call whose mark this reader did not see
                 self.seq, self.attempt, self.text, self.note = entry.seq, entry.attempt or 1, "", ""
             self.text = (self.text + _piece(entry))[-ANSWER_CHARS:]
         elif entry.kind is StreamKind.END and entry.seq == self.seq:
-            why = _failure(entry)
-            if why is not None:
-                self.note = f"attempt {self.attempt} {why}"
+            how = _ending(entry)
+            if how is not None:
+                self.note = f"attempt {self.attempt} {how}"
 
     def tail(self, lines: int) -> str:
         """The last `lines` lines of the text."""
