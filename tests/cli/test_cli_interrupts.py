@@ -199,6 +199,61 @@ def test_a_ctrl_c_a_library_turns_into_its_own_error_still_ends_the_program_as_i
     assert done.stderr.count("\n") <= 1, done.stderr
 
 
+# A weak reference's callback, as importlib's module locks have, that a Ctrl-C lands in while
+# the commands are imported: Python drops what the callback raises and reports it as ignored.
+DROPPING_LAUNCHER = """
+import os, signal, sys, time, weakref
+
+class Lock:
+    pass
+
+def gone(reference):
+    os.kill(os.getpid(), signal.SIGINT)  # a Ctrl-C, while Python runs the callback
+    time.sleep(30)
+
+class Dropping:
+    def find_spec(self, name, path=None, target=None):
+        if name == "ratchet.cli.tasks":
+            lock = Lock()
+            keep = weakref.ref(lock, gone)
+            del lock
+        return None
+
+sys.meta_path.insert(0, Dropping())
+from ratchet.cli import main
+sys.exit(main())
+"""
+
+
+@pytest.mark.parametrize("option", ["--json", "--help"])
+def test_a_ctrl_c_python_drops_in_a_callback_is_not_reported_and_still_ends_the_program(
+    tmp_path: Path, option: str
+) -> None:
+    """Found by the run test above in CI: the Ctrl-C landed in importlib's module-lock callback, and
+    `ratchet run` printed "Exception ignored in: <function _get_module_lock.<locals>.cb ...>" and a
+    traceback before its one line. `tasks` answers it when it runs its coroutine; `tasks --help`, which
+    runs none, once it printed its help."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            DROPPING_LAUNCHER,
+            "tasks",
+            option,
+            "--store",
+            f"sqlite:///{tmp_path / 'r.db'}",
+        ],
+        cwd=tmp_path,
+        env=ratchet_env(),
+        capture_output=True,
+        text=True,
+        timeout=SIGNAL_TIMEOUT,
+    )
+    assert done.returncode == 130, (done.stdout, done.stderr)
+    _no_traceback(0.0, done.stdout, done.stderr)
+    assert done.stderr.count("\n") <= 1, done.stderr
+
+
 def test_a_ctrl_c_whose_cancellation_is_lost_still_ends_the_command() -> None:
     """On Python 3.11 `asyncio.wait_for` drops a cancellation that comes as what it waits for is done.
 

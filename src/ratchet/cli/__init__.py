@@ -50,6 +50,8 @@ def main(argv: list[str] | None = None) -> None:
         from .application import run_command
 
         code = run_command(argv)
+        if interrupts is not None and interrupts.pending:  # a Ctrl-C Python dropped on the way
+            code = interrupts.exit_code
     except KeyboardInterrupt:  # raised by a command's coroutine cancelled by Ctrl-C, not answered by it
         pass
     except Exception:

@@ -23,8 +23,10 @@ until the process ends:
   KeyboardInterrupt once it ended (the commands that run a task say how to
   continue it); a command that stops in its own way (`ratchet worker`) is
   told instead;
-- one heard but never answered (raised in a finaliser, which drops it) stops
-  the next `run` before it starts;
+- one heard but never answered (raised in a finaliser or a weak reference's
+  callback, which Python drops and reports as "Exception ignored") is not
+  reported, and stops the next `run` before it starts, or ends the program
+  as interrupted once its command returns;
 - once the program is ending, a first Ctrl-C is ignored (its exit code is
   decided) and a second ends it at once.
 """
@@ -83,6 +85,7 @@ class Interrupts:
         self._cancelled = False
         self._holding = False  # while an event loop is made or closed
         self._ending_at: int | None = None  # `heard` when the program began to end
+        self._reporting: Callable[[Any], object] = sys.unraisablehook
 
     @classmethod
     def install(cls, exit_code: int = EXIT_INTERRUPTED) -> Interrupts | None:
@@ -91,7 +94,15 @@ class Interrupts:
             return None
         handler = cls(exit_code)
         signal.signal(signal.SIGINT, handler)
+        handler._reporting = sys.unraisablehook
+        sys.unraisablehook = handler._unraisable
         return handler
+
+    def uninstall(self, previous: Any) -> None:
+        """Give SIGINT back to `previous`, and Python's report of dropped exceptions back to its own."""
+        signal.signal(signal.SIGINT, previous)
+        if sys.unraisablehook == self._unraisable:
+            sys.unraisablehook = self._reporting
 
     @staticmethod
     def installed() -> Interrupts | None:
@@ -122,6 +133,13 @@ class Interrupts:
         # Ending here, a command's coroutine made but not yet run is no mistake worth a warning.
         warnings.filterwarnings("ignore", "coroutine .* was never awaited", RuntimeWarning)
         raise Interrupted(self.exit_code)  # a loader reporting a module's own sys.exit() lets it through
+
+    def _unraisable(self, unraisable: Any) -> None:
+        # Our own Ctrl-C, raised where Python cannot pass it on (an importer's module lock
+        # going away, a finaliser): it stays pending and is answered later, not printed now.
+        if isinstance(unraisable.exc_value, (Interrupted, KeyboardInterrupt)) and self.pending:
+            return
+        self._reporting(unraisable)
 
     def ending(self) -> None:
         """The program is ending with its exit code decided: a Ctrl-C now changes nothing (two end it)."""
@@ -205,7 +223,7 @@ def run(work: Coroutine[Any, Any, T], *, on_interrupt: Callable[[], None] | None
     try:
         return handler.run(work, on_interrupt=on_interrupt)
     finally:
-        signal.signal(signal.SIGINT, previous)
+        handler.uninstall(previous)
 
 
 @contextlib.contextmanager
