@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..records import OpKind
+from ..records import Operation, OpKind
 from ..store import StoreOps
 
-__all__ = ["model_usage"]
+__all__ = ["answered_by", "model_usage"]
 
 
 _ZERO: dict[str, Any] = {"calls": 0, "llm_tokens": 0, "cost": 0.0, "unpriced_calls": 0}
@@ -22,6 +22,13 @@ _ZERO: dict[str, Any] = {"calls": 0, "llm_tokens": 0, "cost": 0.0, "unpriced_cal
 
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
+
+
+def answered_by(op: Operation, task_model: str | None) -> str:
+    """The model a model call counts under: the one that answered it, else the one asked, else the task's."""
+    answer = op.output if isinstance(op.output, dict) else {}
+    asked = op.input if isinstance(op.input, dict) else {}
+    return _text(answer.get("model")) or _text(asked.get("model")) or task_model or "unknown"
 
 
 async def model_usage(tx: StoreOps, task_id: str) -> dict[str, Any]:
@@ -37,9 +44,7 @@ async def model_usage(tx: StoreOps, task_id: str) -> dict[str, Any]:
     for op in await tx.list_ops(task_id):
         if op.kind is not OpKind.MODEL:
             continue
-        answer = op.output if isinstance(op.output, dict) else {}
-        asked = op.input if isinstance(op.input, dict) else {}
-        name = _text(answer.get("model")) or _text(asked.get("model")) or task.model or "unknown"
+        name = answered_by(op, task.model)
         row = counted.setdefault(name, dict(_ZERO, model=name))
         row["calls"] += 1
         usage = op.meta.get("usage")
