@@ -25,6 +25,7 @@ COMMANDS = [
     "budget",
     "cancel",
     "chat",
+    "compare",
     "delete",
     "demo",
     "deny",

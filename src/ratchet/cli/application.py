@@ -119,6 +119,11 @@ COMMANDS: dict[str, LazyCommand] = {
         "admin:fork_command",
         "Start a new task from one of a task's checkpoints; the original is left as it is.",
     ),
+    "compare": LazyCommand(
+        "compare:compare_command",
+        "Show tasks side by side: each one's outcome, tokens, cost and wall time, its steps, the tool "
+        "calls each made (and which differ), and where their journals part.",
+    ),
     "retry": LazyCommand(
         "retry:retry_command",
         "Retry a failed or cancelled task: a new task replays what succeeded and runs on from there.",
