@@ -3,9 +3,11 @@
 They make real journals through the real runtime: `many_calls` as many calls
 as asked (clock reads, in steps, with a durable sleep or a wait for a message
 between two steps if asked), `travels` an agent state that changes from
-checkpoint to checkpoint, `stumbles` a failure in a later step, `family` a
-tree of child tasks. `run_here` runs one to its end in this process, `on_store`
-any work with a `Runtime`.
+checkpoint to checkpoint, `greets` one tool call a step (the second reads its
+input, so a fork after the first step with another input differs there),
+`stumbles` a failure in a later step, `family` a tree of child tasks.
+`run_here` runs one to its end in this process, `on_store` any work with a
+`Runtime`.
 """
 
 from __future__ import annotations
@@ -52,6 +54,16 @@ async def many_calls(
         if step == 0 and hold:
             await ctx.receive("more")
     return made
+
+
+@workflow(tools=[echo])
+async def greets(ctx: Context, who: str) -> list[Any]:
+    """Two steps, one `echo` each; only the second reads `who`."""
+    async with ctx.step("hello"):
+        hello = await ctx.call_tool("echo", {"text": "hello", "nested": {}})
+    async with ctx.step("greet"):
+        greeting = await ctx.call_tool("echo", {"text": who, "nested": {}})
+    return [hello, greeting]
 
 
 @workflow()

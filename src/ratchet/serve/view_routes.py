@@ -1,24 +1,28 @@
-"""What the dashboard draws of a task: its budget, the timeline of its calls, and its family tree.
+"""What the dashboard draws of a task: its budget, its calls' timeline, its family tree; tasks compared.
 
 Each is a read model over records the API already serves: the budget is the
 one the MCP task document gives (its children's spending included); the
 timeline is the journal with each earlier attempt of a retried call put back
 from the ``retry`` event that recorded it (the journal keeps only a call's
 last attempt), paged by seq as the journal is; the tree is the task's
-children, theirs and so on, each with its status and spending.
+children, theirs and so on, each with its status and spending. A comparison
+is `ratchet compare`'s record (views/compare.py), for the compare page.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
+from ..errors import InputError
+from ..views.compare import MAX_COMPARED, comparison_json, load_comparison
 from ..views.documents import task_document
 from ..views.journal import call_attempts, load_journal
 from ..views.model_usage import model_usage
 from ..views.task_tree import load_task_tree
-from .deps import RuntimeDep, TaskId
+from .deps import ID_PATTERN, MAX_ID_CHARS, RuntimeDep, TaskId
 from .journal_routes import next_after
 
 __all__ = ["router"]
@@ -84,3 +88,26 @@ async def models(rt: RuntimeDep, task_id: TaskId) -> dict[str, Any]:
     """
     async with rt.store.reading() as tx:
         return await model_usage(tx, task_id)
+
+
+@router.get("/compare", summary="Tasks side by side: outcomes, spending, steps, tool calls, where they part")
+async def compare(
+    rt: RuntimeDep,
+    task: Annotated[
+        list[str],
+        Query(
+            description=f"A task's id; give 2 to {MAX_COMPARED} (``?task=A&task=B``), each once.",
+        ),
+    ] = [],  # noqa: B006  # FastAPI copies a query's default; none given is refused by name, 400
+) -> dict[str, Any]:
+    """The tasks in the order given: ``tasks`` (status, result, tokens in and out, cost, models, wall
+    time), ``steps`` and ``tool_calls`` (one entry a task in each row, null where it has none; a tool
+    call row's ``mark`` is ``same``, ``differs`` or ``only in``, with ``only_in``), ``shared_prefix``
+    and ``parted_at_seq`` (docs/cli.md, "Comparing tasks"). Fewer than 2 ids, more than 8, or one
+    twice is 400; an unknown one 404.
+    """
+    for task_id in task:
+        if not 0 < len(task_id) <= MAX_ID_CHARS or not re.fullmatch(ID_PATTERN, task_id):
+            raise InputError(f"task id {task_id[:80]!r} is not one a task can have")
+    async with rt.store.reading() as tx:
+        return comparison_json(await load_comparison(tx, task))
