@@ -18,7 +18,7 @@ from ..helpers.people_flows import mail
 from .support import client_for
 
 TOKEN = "s3cret-dashboard-token"
-PAGES = ["/", "/tasks/t-123", "/sessions", "/schedules", "/workers"]
+PAGES = ["/", "/tasks/t-123", "/compare", "/sessions", "/schedules", "/workers"]
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """The dashboard's page shell and static assets (docs/serve.md, "The dashboard").
 
 One HTML shell is served for every page (``/``, ``/tasks/{task_id}``,
-``/sessions``, ``/schedules``, ``/workers``); its script routes on the path and reads
+``/compare``, ``/sessions``, ``/schedules``, ``/workers``); its script routes on the path and reads
 everything it shows from the API with the tab's bearer token. The shell and
 the assets hold no data and no secret, which is why the guard lets a browser
 navigation (which cannot send an ``Authorization`` header) fetch them without
@@ -35,7 +35,7 @@ ASSETS: frozenset[str] = frozenset(
 )
 """The file names served under ``/static/``: what the package ships, and nothing a request could name."""
 
-_PAGE_PATH = re.compile(r"/(?:|sessions|schedules|workers|tasks/[^/]+)")
+_PAGE_PATH = re.compile(r"/(?:|sessions|schedules|workers|compare|tasks/[^/]+)")
 _PUBLIC_METHODS = frozenset({"GET", "HEAD"})
 
 # The page runs only its own script and styles, and may be framed by no other site.
@@ -73,7 +73,7 @@ async def _shell() -> Response:
     return _file("index.html")
 
 
-for _path in ("/", "/tasks/{task_id}", "/sessions", "/schedules", "/workers"):
+for _path in ("/", "/tasks/{task_id}", "/compare", "/sessions", "/schedules", "/workers"):
     router.add_api_route(_path, _shell, methods=["GET", "HEAD"], response_class=Response)
 
 

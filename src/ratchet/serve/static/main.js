@@ -5,6 +5,7 @@
 import { api, ApiError, forgetToken, keepToken, whenUnauthorized } from "./api.js";
 import { el, flash, put, refreshTimes } from "./dom.js";
 import { showSessions, showWorkers } from "./admin.js";
+import { showCompare } from "./compare.js";
 import { showSchedules } from "./schedules.js";
 import { showTask } from "./task.js";
 import { showTasks } from "./tasks.js";
@@ -18,6 +19,7 @@ let shown = 0; // which start() is the current one: a page left while loading is
 function route(path) {
   const task = /^\/tasks\/([^/]+)$/.exec(path);
   if (task) return ["tasks", (root) => showTask(root, decodeURIComponent(task[1]))];
+  if (path === "/compare") return ["tasks", showCompare];
   if (path === "/sessions") return ["sessions", showSessions];
   if (path === "/schedules") return ["schedules", showSchedules];
   if (path === "/workers") return ["workers", showWorkers];

@@ -1,12 +1,15 @@
 // The task list's table: a row per task of the page shown, column headers
 // that sort (a click on the sorted one turns its direction), and each row
-// brought up to date in place when the stream says its task moved.
+// brought up to date in place when the stream says its task moved. A row's
+// checkbox selects its task to compare (compare.js); a selection outlives the
+// page it was made on, so tasks of two pages can be compared.
 
 import { el, put, stamp } from "./dom.js";
 import { ENDED, sortParts } from "./task_query.js";
 
 // [cell class, heading, the API's sort column (null: not sortable)]
 const COLUMNS = [
+  ["select", "", null],
   ["name", "Name", "name"],
   ["status", "Status", "status"],
   ["waiting", "Waiting on", null],
@@ -35,9 +38,12 @@ export class TaskTable {
    * @param {object} options
    * @param {(sort: string) => void} options.onSort a header was clicked: list in this order
    * @param {(task: {task_id: string, name: string}) => void} options.onCancel a row's Cancel was clicked
+   * @param {(ids: string[]) => void} options.onSelect the selection changed: the ids selected, in the order chosen
    */
-  constructor({ onSort, onCancel }) {
+  constructor({ onSort, onCancel, onSelect }) {
     this.onCancel = onCancel;
+    this.onSelect = onSelect;
+    this.selected = new Set(); // task ids, in the order they were selected
     this.rows = new Map(); // task_id -> its row, for the tasks on screen only
     this.headers = new Map(); // sort column -> its <th>
     const headings = COLUMNS.map(([key, heading, column]) => {
@@ -84,6 +90,7 @@ export class TaskTable {
   row(task) {
     const tr = el("tr", { "data-task-id": task.task_id, "data-status": task.status });
     const cells = {
+      select: this.checkbox(task),
       name: el("a", { href: `/tasks/${encodeURIComponent(task.task_id)}`, text: task.name || task.task_id }),
       status: badge(task.status),
       waiting: task.waiting_on || "",
@@ -97,6 +104,21 @@ export class TaskTable {
     };
     for (const [key] of COLUMNS) tr.append(el("td", { class: key === "id" ? "id mono" : key }, cells[key]));
     return tr;
+  }
+
+  checkbox(task) {
+    const box = el("input", {
+      type: "checkbox",
+      "data-action": "select",
+      "aria-label": `Select ${task.name || task.task_id} to compare`,
+      checked: this.selected.has(task.task_id),
+      onchange: () => {
+        if (box.checked) this.selected.add(task.task_id);
+        else this.selected.delete(task.task_id);
+        this.onSelect([...this.selected]);
+      },
+    });
+    return box;
   }
 
   cancelButton(task) {

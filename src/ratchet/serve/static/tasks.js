@@ -3,10 +3,12 @@
 // filters, the sort and the page in the address. The page holds only the rows
 // it shows: the global stream updates those in place and counts the rest
 // (task_live.js); the head of the newest-first list takes new tasks as they come.
+// Tasks selected with their checkboxes open side by side with "Compare" (compare.js).
 
 import { ApiError, api } from "./api.js";
 import { batchSummary, cancelMatching, cancelTask } from "./cancel.js";
-import { el, flash, put } from "./dom.js";
+import { MAX_COMPARED, compareAddress } from "./compare.js";
+import { el, flash, go as open, put } from "./dom.js";
 import { FilterBar } from "./task_filters.js";
 import { LiveChanges } from "./task_live.js";
 import { DEFAULT_SORT, hasFilter, listPath, mayMatch, readView, STATUSES, viewAddress } from "./task_query.js";
@@ -33,7 +35,10 @@ export async function showTasks(root) {
   let counted = null; // the filter (but its status) the status buttons count
 
   const bar = new FilterBar((filter) => go({ filter, sort: view.sort, cursor: null }, []));
-  const table = new TaskTable({ onSort: (sort) => go({ ...view, sort, cursor: null }, []), onCancel: cancelOne });
+  const table = new TaskTable({ onSort: (sort) => go({ ...view, sort, cursor: null }, []), onCancel: cancelOne, onSelect: selected });
+  const compare = button("compare", "Compare", () => open(compareAddress([...table.selected])));
+  compare.disabled = true;
+  compare.title = `Select 2 to ${MAX_COMPARED} tasks to compare them side by side`;
   const count = el("span", { class: "page-count", id: "tasks-count" });
   const changed = el("button", { type: "button", id: "tasks-changed", class: "changed", hidden: true, onclick: () => load({ counts: true }) });
   const batch = button("batch-cancel", "", batchCancel);
@@ -49,7 +54,7 @@ export async function showTasks(root) {
     root,
     el("h1", { text: "Tasks" }),
     bar.node,
-    el("div", { class: "list-bar" }, count, changed, batch),
+    el("div", { class: "list-bar" }, count, changed, compare, batch),
     notice,
     table.node,
     message,
@@ -155,6 +160,11 @@ export async function showTasks(root) {
       ),
     );
     if (current === reads) bar.setCounts(Object.fromEntries(totals));
+  }
+
+  function selected(ids) {
+    compare.disabled = ids.length < 2 || ids.length > MAX_COMPARED;
+    compare.textContent = ids.length ? `Compare ${ids.length}` : "Compare";
   }
 
   async function cancelOne(task) {
