@@ -47,6 +47,8 @@ def test_tasks_selected_in_the_list_open_side_by_side_with_the_differing_call_ma
     expect(compare).to_be_disabled()  # one task is nothing to compare
     page.locator(f'{ROWS}[data-task-id="{fork}"] input[data-action=select]').check()
     expect(compare).to_be_enabled()
+    expect(compare).to_have_text("Compare 2")
+    shoot(page, "task-list-two-selected")
     compare.click()
 
     expect(page).to_have_url(re.compile(r"/compare\?task="))
