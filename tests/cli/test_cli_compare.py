@@ -142,4 +142,4 @@ def test_what_it_cannot_compare_is_one_line(
 def test_no_ids_at_all_is_a_usage_error(run_ratchet: RunRatchet, url: str) -> None:
     done = run_ratchet("compare", "--store", url)
 
-    assert_one_line_error(done, "Missing argument 'TASK...'")
+    assert_one_line_error(done, "Missing argument 'TASK'")

@@ -39,7 +39,7 @@ def compare_command(
     task_ids: Annotated[
         list[str],
         typer.Argument(
-            metavar="TASK...",
+            metavar="TASK",
             help="The ids of the tasks to compare: 2 to 8 of them.",
             autocompletion=complete_task_id,
         ),
