@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import httpx
 import pytest
 
 from ratchet.records import TaskStatus
 from ratchet.runtime import Runtime
 from ratchet.store import StateStore
+from ratchet.trust.tokens import load_tokens
 
 from ..helpers.task_page_flows import FLOWS
+from .support import client_for
 
 
 async def _fork(rt: Runtime, task_id: str, who: str) -> str:
@@ -74,3 +78,19 @@ async def test_the_openapi_document_has_it(api: httpx.AsyncClient) -> None:
 
     [parameter] = document["paths"]["/api/compare"]["get"]["parameters"]
     assert (parameter["name"], parameter["in"]) == ("task", "query")
+
+
+async def test_it_needs_the_token_every_read_needs(api_store: StateStore, tmp_path: Path) -> None:
+    rt = Runtime(api_store)
+    ids = {"task": [(await rt.run(f"{FLOWS}:greets", {"who": who})).id for who in ("Oslo", "Bergen")]}
+    token_file = tmp_path / "tokens"
+    token_file.write_text("s3cret-token\n")
+    async with client_for(api_store, tokens=load_tokens(token_file)) as client:
+        without = await client.get("/api/compare", params=ids)
+        wrong = await client.get("/api/compare", params=ids, headers={"authorization": "Bearer nope"})
+        right = await client.get("/api/compare", params=ids, headers={"authorization": "Bearer s3cret-token"})
+
+    assert without.status_code == wrong.status_code == 401
+    assert "tasks" not in without.text + wrong.text
+    assert right.status_code == 200, right.text
+    assert [side["task_id"] for side in right.json()["tasks"]] == ids["task"]
