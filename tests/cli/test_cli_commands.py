@@ -28,6 +28,7 @@ COMMANDS = [
     "delete",
     "demo",
     "deny",
+    "eval",
     "events",
     "export",
     "fork",

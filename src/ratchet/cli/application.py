@@ -119,6 +119,10 @@ COMMANDS: dict[str, LazyCommand] = {
         "admin:fork_command",
         "Start a new task from one of a task's checkpoints; the original is left as it is.",
     ),
+    "eval": LazyCommand(
+        "evals:eval_command",
+        "Run recorded tasks again with another model, tools answered from their journals; score each.",
+    ),
     "retry": LazyCommand(
         "retry:retry_command",
         "Retry a failed or cancelled task: a new task replays what succeeded and runs on from there.",
