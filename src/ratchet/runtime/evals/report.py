@@ -47,8 +47,9 @@ class EvalRun(Record):
     Attributes:
         task_id: the recorded task's id (the new run runs under the same id, in a store of its own).
         model: the model it ran with.
-        status: how it ended: ``completed``, ``failed``, or, for a new run
-            that could not go on, ``running`` or ``waiting`` (see `stopped`).
+        status: how it ended: ``completed`` or ``failed``; for a new run that
+            could not go on, ``stopped`` (at a tool call the recording does not
+            have), ``waiting`` (on a person) or ``queued`` (not run: see `stopped`).
         result: its final answer (the task's result), or None.
         error: why it failed, or None.
         tool_calls: its tool calls in the order they were made.

@@ -130,7 +130,10 @@ async def _run_again(
         await eval_store.close()
     run = _run_of(ended, model, ops, recording.new_calls())
     stopped = _why_stopped(ended, recording)
-    return run if stopped is None else run.model_copy(update={"stopped": stopped})
+    if stopped is None:
+        return run
+    status = "stopped" if recording.missing is not None else run.status
+    return run.model_copy(update={"stopped": stopped, "status": status})
 
 
 def _fresh_copy(task: Task, model: str) -> Task:
