@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from pydantic import JsonValue
 
 from ratchet.cli.evals import where_filter
 from ratchet.errors import InputError
@@ -58,8 +59,8 @@ def test_a_new_run_that_stopped_is_a_diff_before_any_scorer() -> None:
 
 
 def test_structural_diff_names_each_difference_by_its_path() -> None:
-    old = {"items": [{"price": 3}, {"price": 4}], "note": None, "kept": "x"}
-    new = {"items": [{"price": 3}, {"price": 5}, {"price": 6}], "extra": True, "kept": "x"}
+    old: JsonValue = {"items": [{"price": 3}, {"price": 4}], "note": None, "kept": "x"}
+    new: JsonValue = {"items": [{"price": 3}, {"price": 5}, {"price": 6}], "extra": True, "kept": "x"}
 
     assert structural_diff(old, new) == [
         "$.extra: only in the new run (true)",
