@@ -123,8 +123,16 @@ async def test_each_call_is_answered_by_the_first_unused_recorded_call_of_its_na
 def test_sync_runtime_evals_as_runtime_does(tmp_path: Path, tool_runs: Path) -> None:
     model = act_script(tmp_path, "recorded.json", "one")
     with ratchet.SyncRuntime(f"sqlite:///{tmp_path / 'ratchet.db'}") as rt:
-        rt.run(eval_flows.follow_the_model, model=model)
-        report = rt.eval(act_script(tmp_path, "other.json", "uno"), status="completed")
+        ran = rt.run(eval_flows.follow_the_model, model=model, name="follow")
+        queued = rt.submit(eval_flows.follow_the_model, model=model, name="follow")  # it never ran
+        report = rt.eval(act_script(tmp_path, "other.json", "uno"), name="follow")
+        unrun = rt.eval(model, status="queued")  # asked for by its status, it is taken: it recorded nothing
 
-    assert report.tasks[0].differences == ["tool call not in the recording: append(line='uno')"]
+    # Without a status among the filters, only the completed tasks are taken.
+    [only] = report.tasks
+    assert only.task_id == ran.id
+    assert only.differences == ["tool call not in the recording: append(line='uno')"]
+    [nothing] = unrun.tasks
+    assert nothing.task_id == queued
+    assert nothing.differences == ["tool call not in the recording: append(line='one')"]
     assert tool_runs.read_text() == "one\n"

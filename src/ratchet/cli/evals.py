@@ -65,7 +65,7 @@ def eval_command(
             "-w",
             metavar="FIELD=VALUE",
             help="Only tasks that pass this filter of `ratchet tasks` (status=failed, agent=triage, "
-            "label=team=ops, since=2h ...); repeat for all of several. Default: status=completed.",
+            "label=team=ops, since=2h ...); repeat for all of several. Without a status: status=completed.",
         ),
     ] = None,
     scorer: Annotated[

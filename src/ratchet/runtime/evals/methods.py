@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Protocol
 
 from typing_extensions import Unpack
@@ -56,7 +57,8 @@ class EvalMethods:
             scorer: ``exact`` (default), ``json-diff``, or ``module:function``
                 of your own, loaded under this Runtime's code trust.
             where: the tasks to run again, as a `TaskFilter`; or `filters`, as
-                `list_tasks` takes them. Neither: the tasks that completed.
+                `list_tasks` takes them. Without a status (or wait reason)
+                among them, only the tasks that completed.
 
         Raises:
             InputError: the model or the scorer names nothing usable, a filter
@@ -65,7 +67,9 @@ class EvalMethods:
         if where is not None and filters:
             raise InputError("give the tasks as `where` or as filters, not both")
         if where is None:
-            where = task_filter(**filters) if filters else COMPLETED_ONLY
+            where = task_filter(**filters)
+        if not where.statuses and not where.waiting_on:  # an eval set is of runs that ended
+            where = dataclasses.replace(where, statuses=COMPLETED_ONLY.statuses)
         resolve_model(model)  # a model that cannot be built is bad input, before anything runs
         chosen = load_scorer(scorer, self.trust)
         tasks = await selected_tasks(self.store, where)
