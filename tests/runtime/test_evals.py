@@ -16,7 +16,7 @@ from ratchet.errors import InputError
 from ratchet.runtime.evals import EvalReport, Verdict
 
 from ..helpers.eval_recordings import NEW_MODEL, appended, record, write_files
-from ..helpers.raw_sql import run_sql
+from ..helpers.raw_sql import change_task_record, run_sql
 from . import eval_flows
 
 
@@ -135,4 +135,22 @@ def test_sync_runtime_evals_as_runtime_does(tmp_path: Path, tool_runs: Path) -> 
     [nothing] = unrun.tasks
     assert nothing.task_id == queued
     assert nothing.differences == ["tool call not in the recording: append(line='one')"]
+    assert tool_runs.read_text() == "one\n"
+
+
+async def test_a_task_whose_seal_does_not_hold_is_not_run(tmp_path: Path, tool_runs: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'ratchet.db'}"
+    model = act_script(tmp_path, "recorded.json", "one")
+    async with ratchet.Runtime(url) as rt:
+        task = await rt.run(eval_flows.follow_the_model, model=model)
+    # A database writer points the task at other code: its seal no longer holds.
+    change_task_record(url, task.id, lambda record: record.update(workflow="tests.runtime.flows:double"))
+
+    async with ratchet.Runtime(url) as rt:
+        [refused] = (await rt.eval(model)).tasks
+
+    assert refused.verdict is Verdict.DIFF
+    [said] = refused.differences
+    assert said.startswith(f"not run: task {task.id}: its code references do not match their seal")
+    assert refused.candidate.status == "queued" and refused.candidate.tool_calls == []
     assert tool_runs.read_text() == "one\n"
