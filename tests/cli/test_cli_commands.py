@@ -29,6 +29,7 @@ COMMANDS = [
     "delete",
     "demo",
     "deny",
+    "eval",
     "events",
     "export",
     "fork",

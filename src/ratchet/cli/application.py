@@ -124,6 +124,10 @@ COMMANDS: dict[str, LazyCommand] = {
         "Show tasks side by side: each one's outcome, tokens, cost and wall time, its steps, the tool "
         "calls each made (and which differ), and where their journals part.",
     ),
+    "eval": LazyCommand(
+        "evals:eval_command",
+        "Run recorded tasks again with another model, tools answered from their journals; score each.",
+    ),
     "retry": LazyCommand(
         "retry:retry_command",
         "Retry a failed or cancelled task: a new task replays what succeeded and runs on from there.",

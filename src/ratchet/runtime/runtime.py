@@ -45,6 +45,7 @@ from ..store import DEFAULT_STORE_URL, StateStore, open_store
 from ..trust.code import CodeTrust
 from ..trust.seal import SigningKey
 from .batch import BatchMethods
+from .evals import EvalMethods
 from .fork import fork_task, retry_task
 from .reading import ReadingMethods
 from .scheduling import ScheduleMethods
@@ -58,7 +59,15 @@ __all__ = ["Runtime"]
 _UNSET: Any = object()
 
 
-class Runtime(ReadingMethods, BatchMethods, ScheduleMethods, SessionMethods, SharingMethods, StreamMethods):
+class Runtime(
+    ReadingMethods,
+    BatchMethods,
+    ScheduleMethods,
+    SessionMethods,
+    SharingMethods,
+    StreamMethods,
+    EvalMethods,
+):
     """Ratchet for Python programs; use as ``async with Runtime(url) as rt:``.
 
     Args:

@@ -41,6 +41,7 @@ from ..limits import MAX_INSTRUCTION_BYTES, PRIORITY_DEFAULT
 from ..policy import Budget
 from ..records import OLDEST_FIRST, InboxMessage, StreamEntry, Task, TaskFilter, TaskOrder, TaskStatus
 from ..store import DEFAULT_STORE_URL
+from .evals import EvalReport
 from .reading import TaskFilters
 from .runtime import _UNSET, Runtime
 
@@ -252,6 +253,18 @@ class SyncRuntime:
     @_mirrors(Runtime.fork)
     def fork(self, task_id: str, checkpoint: int) -> str:
         return self._call(self._runtime.fork, task_id, checkpoint)
+
+    @_mirrors(Runtime.eval)
+    def eval(
+        self,
+        model: str,
+        /,
+        *,
+        scorer: str | None = None,
+        where: TaskFilter | None = None,
+        **filters: Unpack[TaskFilters],
+    ) -> EvalReport:
+        return self._call(self._runtime.eval, model, scorer=scorer, where=where, **filters)
 
     # ------------------------------------------------------------------ every task a filter keeps
 
