@@ -37,6 +37,7 @@ COMMANDS = [
     "limit",
     "mcp",
     "migrate",
+    "replay-check",
     "resolve",
     "resume",
     "retry",

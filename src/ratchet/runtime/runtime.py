@@ -47,6 +47,7 @@ from ..trust.seal import SigningKey
 from .batch import BatchMethods
 from .fork import fork_task, retry_task
 from .reading import ReadingMethods
+from .replay_check import ReplayCheckMethods
 from .scheduling import ScheduleMethods
 from .sessions import SessionMethods
 from .sharing import SharingMethods
@@ -58,7 +59,15 @@ __all__ = ["Runtime"]
 _UNSET: Any = object()
 
 
-class Runtime(ReadingMethods, BatchMethods, ScheduleMethods, SessionMethods, SharingMethods, StreamMethods):
+class Runtime(
+    ReadingMethods,
+    BatchMethods,
+    ScheduleMethods,
+    SessionMethods,
+    SharingMethods,
+    StreamMethods,
+    ReplayCheckMethods,
+):
     """Ratchet for Python programs; use as ``async with Runtime(url) as rt:``.
 
     Args:
