@@ -18,7 +18,7 @@ from ..context import Context
 from ..current import running_in
 from ..workflow import Workflow, load_workflow
 from . import verdicts
-from .frontier import ReplayFrontier, replay_only
+from .frontier import ReplayDiverged, ReplayFrontier, replay_only
 from .outcome import Divergence, ReplayOutcome
 from .recorded import Recorded, read_recorded, replay_copy
 
@@ -91,6 +91,10 @@ async def _check(
     except ReplayFrontier as frontier:
         past_the_end = verdicts.call_after_the_end(frontier.seq, frontier.requested) if completed else None
         return _outcome(recorded, frontier.seq, past_the_end)
+    except ReplayDiverged as differs:
+        return _outcome(
+            recorded, differs.seq, verdicts.another_call(differs.seq, differs.recorded, differs.requested)
+        )
     except TaskSuspended:
         return _outcome(recorded, context.next_seq)
     except Exception as error:

@@ -15,7 +15,10 @@ A check replays; it never acts. Two guards hold that line, each raising
   it there, so one guard covers them all, and those to come.
 
 `ReplayFrontier` is a BaseException, as `TaskSuspended` is: a workflow's
-``except Exception`` cannot swallow it and carry on past the frontier.
+``except Exception`` cannot swallow it and carry on past the frontier. So is
+`ReplayDiverged`, what `replay_only` raises for a call the journal holds
+under another name: a workflow that swallowed it would go on to diverge
+later, and the check would name the wrong seq.
 """
 
 from __future__ import annotations
@@ -24,13 +27,12 @@ from collections.abc import Awaitable, Callable
 
 from pydantic import JsonValue
 
-from ...errors import NonDeterminismError
 from ...records import Operation
 from ...store.memory import MemoryStore
 from ...store.memory.ops import MemoryOps
 from ..calls import Call
 
-__all__ = ["FrontierOps", "ReplayFrontier", "ReplayStore", "replay_only"]
+__all__ = ["FrontierOps", "ReplayDiverged", "ReplayFrontier", "ReplayStore", "replay_only"]
 
 
 class ReplayFrontier(BaseException):
@@ -47,22 +49,30 @@ class ReplayFrontier(BaseException):
         self.requested = requested
 
 
+class ReplayDiverged(BaseException):
+    """The code asks for another call than the journal holds at its seq (a `NonDeterminismError` that
+    workflow code cannot catch)."""
+
+    def __init__(self, seq: int, recorded: str, requested: str) -> None:
+        super().__init__(f"operation {seq} was journaled as {recorded!r}; the code asks for {requested!r}")
+        self.seq = seq
+        self.recorded = recorded
+        self.requested = requested
+
+
 async def replay_only(call: Call, proceed: Callable[[Call], Awaitable[JsonValue]]) -> JsonValue:
     """Let `call` through only when the journal holds its finished outcome (a replay).
 
     A call the journal holds under another name is a divergence even when
-    that record is unfinished: it is raised as the journal layer would raise
-    it, before any layer runs.
+    that record is unfinished, found before any layer runs.
 
     Raises:
-        NonDeterminismError: another call is recorded at its seq.
+        ReplayDiverged: another call is recorded at its seq.
         ReplayFrontier: the call would run live.
     """
     recorded = call.context.journal.lookup(call.seq)
     if recorded is not None and (recorded.name != call.name or recorded.kind is not call.kind):
-        raise NonDeterminismError(
-            call.task_id, call.seq, f"{recorded.kind} {recorded.name}", f"{call.kind} {call.name}"
-        )
+        raise ReplayDiverged(call.seq, f"{recorded.kind} {recorded.name}", f"{call.kind} {call.name}")
     if not call.will_replay:
         raise ReplayFrontier(call.seq, f"{call.kind} {call.name}")
     return await proceed(call)
