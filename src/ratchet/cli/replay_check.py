@@ -124,8 +124,8 @@ def _print_outcomes(outcomes: list[ReplayOutcome]) -> None:
     listing.id_column("task")
     listing.word_column("replayed", justify="right")
     listing.word_column("verdict", whole=True)
-    listing.text_column("seq: recorded -> new")
-    listing.text_column("fix (or why it cannot be checked)")
+    listing.text_column("seq: recorded -> now")
+    listing.text_column("fix, or the problem")
     for outcome in outcomes:
         differs = outcome.divergence
         listing.add_row(
