@@ -77,6 +77,7 @@ VARIANTS = {
     "refund_after": ORDERS.replace(
         _RETURN, '    await ctx.call_tool("charge", {"order": order, "amount": 0})\n' + _RETURN
     ),
+    "clock_after": ORDERS.replace(_RETURN, "    await ctx.now()\n" + _RETURN),
     "new_result": ORDERS.replace(_RETURN, '    return {"charged": charged, "shipped": shipped, "v": 2}\n'),
     "swallows": ORDERS.replace(
         _CHARGE + _SHIP,
@@ -89,6 +90,21 @@ VARIANTS = {
     ),
 }
 assert all(text != ORDERS for name, text in VARIANTS.items() if name != "recorded")
+
+
+TEAM = """
+import ratchet
+
+
+@ratchet.workflow
+async def reviewer(ctx: ratchet.Context, order: str) -> str:
+    return await ctx.ask_user(f"approve order {order}?")
+
+
+@ratchet.workflow
+async def lead(ctx: ratchet.Context, order: str) -> object:
+    return await ctx.run_child(reviewer, {"order": order})
+"""
 
 
 def write_orders(directory: Path, variant: str = "recorded", name: str = "orders.py") -> Path:

@@ -9,6 +9,10 @@ where a change diverges, run no tool and write nothing.
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,11 +22,11 @@ from ratchet import Runtime
 from ratchet.engine.replay import ReplayOutcome, replay_check_task
 from ratchet.engine.workflow import Workflow, load_workflow
 from ratchet.errors import TaskNotFound
-from ratchet.records import ALL_TASKS
+from ratchet.records import ALL_TASKS, OpStatus
 from ratchet.testing import assert_replays, assert_replays_async
 from ratchet.trust.code import CodeTrust
 
-from .orders import every_row, ledger, record_runs, write_orders
+from .orders import TEAM, every_row, ledger, record_runs, write_orders
 
 PATCH_FIX = 'ctx.patched("<change-id>")'
 
@@ -142,6 +146,78 @@ async def test_a_call_past_a_completed_journal_diverges_but_not_past_an_unfinish
         "tool charge",
     )
     assert waiting.ok  # it still waits for its answer: the new call comes after, on its resume
+
+
+KILLED_RUN = """
+import asyncio, sys
+from ratchet import Runtime
+
+async def main():
+    async with Runtime(sys.argv[1], allow_code=[sys.argv[3]]) as rt:
+        await rt.run(sys.argv[2], {"order": "in-doubt"}, task_id="in-doubt")
+
+asyncio.run(main())
+"""
+
+
+def killed_after_the_charge_began(url: str, module: Path) -> None:
+    """Run task ``in-doubt`` in a process killed once the charge's intent is committed: the charge
+    may or may not have happened."""
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLED_RUN, url, f"{module}:checkout", str(module.parent)],
+        env={**os.environ, "RATCHET_CRASH_AT": "after_intent_commit"},
+        capture_output=True,
+        timeout=60,
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+
+
+async def test_a_call_in_doubt_is_the_frontier_and_is_not_settled(sqlite_url: str, module: Path) -> None:
+    killed_after_the_charge_began(sqlite_url, module)
+    calls = ledger(module.parent)
+
+    as_recorded = await check(sqlite_url, module, "recorded", "in-doubt")
+    reordered = await check(sqlite_url, module, "reordered", "in-doubt")
+
+    assert as_recorded.ok and as_recorded.replayed == 1  # the price; the charge in doubt would run live
+    assert reordered.divergence is not None  # an unfinished record names its call all the same
+    assert (reordered.divergence.seq, reordered.divergence.recorded) == (1, "tool charge")
+    assert ledger(module.parent) == calls == ["price in-doubt"]
+    async with Runtime(sqlite_url) as rt:
+        [op] = [op for op in await rt.store.list_ops("in-doubt") if op.seq == 1]
+    assert op.status is OpStatus.STARTED  # still in doubt: a check settles nothing
+
+
+async def test_a_new_clock_read_is_recorded_nowhere_and_ends_the_check_there(
+    sqlite_url: str, module: Path
+) -> None:
+    await record_runs(sqlite_url, module)
+
+    completed = await check(sqlite_url, module, "clock_after", "done-1")
+    waiting = await check(sqlite_url, module, "clock_after", "asking-1")
+
+    assert completed.divergence is not None
+    assert (completed.divergence.seq, completed.divergence.recorded, completed.divergence.requested) == (
+        3,
+        "nothing",
+        "clock now",
+    )
+    assert waiting.ok  # its question is still open: the clock is read after it, on its resume
+
+
+async def test_a_parent_waiting_on_its_child_replays_and_so_does_the_child(
+    sqlite_url: str, tmp_path: Path
+) -> None:
+    team = tmp_path / "team.py"
+    team.write_text(TEAM, encoding="utf-8")
+    async with Runtime(sqlite_url, allow_code=[tmp_path]) as rt:
+        parent = await rt.run(f"{team}:lead", {"order": "o-1"}, task_id="lead")
+        assert parent.status_text == "waiting(children)"
+        outcomes = by_task(await rt.replay_check())
+
+    assert sorted(outcomes) == ["lead", "lead.0"]
+    assert outcomes["lead"].ok and outcomes["lead"].replayed == 1  # started the child; waits for it
+    assert outcomes["lead.0"].ok
 
 
 async def test_a_completed_task_whose_replay_returns_another_result_diverges(
