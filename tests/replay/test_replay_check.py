@@ -26,6 +26,7 @@ from ratchet.records import ALL_TASKS, OpStatus
 from ratchet.testing import assert_replays, assert_replays_async
 from ratchet.trust.code import CodeTrust
 
+from ..helpers.raw_sql import change_task_record
 from .orders import TEAM, every_row, ledger, record_runs, write_orders
 
 PATCH_FIX = 'ctx.patched("<change-id>")'
@@ -271,6 +272,19 @@ async def test_a_task_that_does_not_exist_is_named(sqlite_url: str, module: Path
             await rt.replay_check(task_ids=["done-1", "nope"])
         [outcome] = await rt.replay_check(task_ids=["done-1"])
     assert outcome.ok
+
+
+async def test_a_task_whose_record_cannot_be_read_is_a_problem_and_the_others_are_checked(
+    sqlite_url: str, module: Path
+) -> None:
+    await record_runs(sqlite_url, module)
+    change_task_record(sqlite_url, "asking-1", lambda record: record.update(status="lost"))
+
+    async with Runtime(sqlite_url, allow_code=[module.parent]) as rt:
+        outcomes = by_task(await rt.replay_check(ALL_TASKS))
+
+    assert outcomes["asking-1"].problem is not None and "task asking-1" in outcomes["asking-1"].problem
+    assert [task for task, outcome in outcomes.items() if not outcome.ok] == ["asking-1"]
 
 
 # --------------------------------------------------------------------------- the pytest helper

@@ -19,7 +19,7 @@ from typing_extensions import Unpack
 
 from ..engine.replay import ReplayOutcome, replay_check_task
 from ..engine.workflow import Workflow, load_workflow
-from ..errors import InputError
+from ..errors import CorruptRecord, InputError, TaskNotFound
 from ..records import TaskFilter, TaskStatus
 from ..store import StateStore
 from ..trust.code import CodeTrust
@@ -69,6 +69,9 @@ class ReplayCheckMethods:
         Args:
             load: finds a workflow by its reference (default: as a worker does).
 
+        A task whose stored record cannot be read is an outcome with that
+        problem; one deleted while the others are checked is left out.
+
         Raises:
             InputError: a filter is not one, or tasks are named both ways.
             TaskNotFound: a task of `task_ids` does not exist (nothing is checked).
@@ -83,10 +86,18 @@ class ReplayCheckMethods:
                 loaded[reference] = load(reference)
             return loaded[reference]
 
-        return [
-            await replay_check_task(self.store, task_id, load=load_once, trust=trust, key=key)
-            for task_id in ids
-        ]
+        outcomes = []
+        for task_id in ids:
+            try:
+                outcome = await replay_check_task(self.store, task_id, load=load_once, trust=trust, key=key)
+            except CorruptRecord as unreadable:  # one bad row never hides the other tasks' outcomes
+                outcome = ReplayOutcome(task_id, 0, problem=unreadable.message)
+            except TaskNotFound:
+                if task_ids is not None:
+                    raise
+                continue  # deleted since it was listed: there is nothing left to resume
+            outcomes.append(outcome)
+        return outcomes
 
 
 async def _picked(

@@ -99,6 +99,8 @@ async def _check(
         return _outcome(recorded, context.next_seq)
     except Exception as error:
         return _failed(recorded, context, error)
+    except SystemExit as exit_:  # as a run takes it: the workflow's failure, not the checker's end
+        return _failed(recorded, context, RuntimeError(f"the workflow exited (SystemExit: {exit_.code})"))
     return _returned(recorded, context, returned)
 
 
