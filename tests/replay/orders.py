@@ -102,6 +102,12 @@ async def reviewer(ctx: ratchet.Context, order: str) -> str:
 
 
 @ratchet.workflow
+async def asks(ctx: ratchet.Context) -> str:
+    answer = await ctx.call_model({"purpose": "act", "messages": [{"role": "user", "content": "hello?"}]})
+    return str(answer.content)
+
+
+@ratchet.workflow
 async def lead(ctx: ratchet.Context, order: str) -> object:
     return await ctx.run_child(reviewer, {"order": order})
 """

@@ -123,15 +123,27 @@ def test_an_agent_task_replays(url: str, tmp_path: Path) -> None:
         timeout=120,
     )
     assert ran.returncode == 0, ran.stderr
+    queued = subprocess.run(
+        ratchet_command("submit", "keep it again", "--model", model, "--tools", "tools.py", "--store", url),
+        cwd=tmp_path,
+        env=ratchet_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert queued.returncode == 0, queued.stderr
     calls = (tmp_path / "calls.jsonl").read_text()
-    (tmp_path / "script.json").unlink()  # a replay never asks the model: its script may be gone
+    # No check asks the model: not a replay (it reads the journal), and not the queued task's first
+    # call (the frontier), which would fail here, its script gone.
+    (tmp_path / "script.json").unlink()
 
-    done = replay_check(tmp_path, "--store", url, "--json", "--status", "completed")
+    done = replay_check(tmp_path, "--store", url, "--json", "--all")
 
     assert done.returncode == 0, done.stdout + done.stderr
-    [task] = checked(done)["tasks"]
-    assert task["verdict"] == "replays"
-    assert task["replayed"] >= 6  # plan, then per step: act (a tool call, a report) and verify
+    ran_task, queued_task = checked(done)["tasks"]
+    assert ran_task["verdict"] == queued_task["verdict"] == "replays"
+    assert ran_task["replayed"] >= 6  # plan, then per step: act (a tool call, a report) and verify
+    assert queued_task["replayed"] == 0
     assert (tmp_path / "calls.jsonl").read_text() == calls
 
 

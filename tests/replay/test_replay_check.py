@@ -26,7 +26,9 @@ from ratchet.records import ALL_TASKS, OpStatus
 from ratchet.testing import assert_replays, assert_replays_async
 from ratchet.trust.code import CodeTrust
 
+from ..helpers.loopback import LoopbackServer, Reply
 from ..helpers.raw_sql import change_task_record
+from ..providers.test_openai_compat import completion
 from .orders import TEAM, every_row, ledger, record_runs, write_orders
 
 PATCH_FIX = 'ctx.patched("<change-id>")'
@@ -272,6 +274,27 @@ async def test_a_task_that_does_not_exist_is_named(sqlite_url: str, module: Path
             await rt.replay_check(task_ids=["done-1", "nope"])
         [outcome] = await rt.replay_check(task_ids=["done-1"])
     assert outcome.ok
+
+
+async def test_no_model_is_asked_neither_for_a_replay_nor_at_the_frontier(
+    sqlite_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    team = tmp_path / "team.py"
+    team.write_text(TEAM, encoding="utf-8")
+    with LoopbackServer() as server:  # an OpenAI-compatible model server on loopback, answering once
+        monkeypatch.setenv("OPENAI_BASE_URL", f"{server.url}/v1")
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+        server.answer(Reply(completion("hi")))
+        async with Runtime(sqlite_url, allow_code=[tmp_path]) as rt:
+            answered = await rt.run(f"{team}:asks", model="openai:test-model", task_id="answered")
+            await rt.submit(f"{team}:asks", model="openai:test-model", task_id="unasked")
+            asked = len(server.received)
+            outcomes = by_task(await rt.replay_check(ALL_TASKS))
+
+        assert (answered.status, answered.result, asked) == ("completed", "hi", 1)
+        assert outcomes["answered"].ok and outcomes["answered"].replayed == 1
+        assert outcomes["unasked"].ok and outcomes["unasked"].replayed == 0  # its call was the frontier
+        assert len(server.received) == 1  # the run's own request; the checks sent none
 
 
 async def test_a_task_whose_record_cannot_be_read_is_a_problem_and_the_others_are_checked(
