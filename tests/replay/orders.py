@@ -78,6 +78,7 @@ VARIANTS = {
         _RETURN, '    await ctx.call_tool("charge", {"order": order, "amount": 0})\n' + _RETURN
     ),
     "clock_after": ORDERS.replace(_RETURN, "    await ctx.now()\n" + _RETURN),
+    "order_number": ORDERS.replace("order: str, ask: bool", "order: int, ask: bool"),
     "new_result": ORDERS.replace(_RETURN, '    return {"charged": charged, "shipped": shipped, "v": 2}\n'),
     "swallows": ORDERS.replace(
         _CHARGE + _SHIP,

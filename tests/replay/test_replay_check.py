@@ -266,6 +266,16 @@ async def test_code_missing_here_is_a_problem_not_a_crash(sqlite_url: str, modul
     assert missing.problem is not None and "gone.py" in missing.problem
 
 
+async def test_inputs_the_workflow_no_longer_takes_are_a_problem(sqlite_url: str, module: Path) -> None:
+    await record_runs(sqlite_url, module)
+
+    outcome = await check(sqlite_url, module, "order_number", "done-1")
+
+    assert outcome.problem is not None
+    assert outcome.problem.startswith("the workflow no longer takes the task's inputs: ")
+    assert "order" in outcome.problem
+
+
 async def test_a_task_that_does_not_exist_is_named(sqlite_url: str, module: Path) -> None:
     await record_runs(sqlite_url, module)
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
-from ...errors import CodeUnavailable, InvalidInputs, NonDeterminismError, TaskStopped
+from ...errors import InputError, InvalidInputs, NonDeterminismError, TaskStopped
 from ...records import Operation, OpKind, TaskStatus
 from ...store import StateStore
 from ...trust.code import CodeTrust, enforced_trust
@@ -76,10 +76,10 @@ async def _check(
             steps=recorded.steps,
         )
         inputs = workflow.signature.typed_inputs(running.inputs_params)
-    except CodeUnavailable as refused:
-        return ReplayOutcome(task.id, 0, problem=refused.message)
     except InvalidInputs as wrong:  # a resume would fail the task at once
         return ReplayOutcome(task.id, 0, problem=f"the workflow no longer takes the task's inputs: {wrong}")
+    except InputError as refused:  # its code refused or missing here (CodeUnavailable), its tools unusable
+        return ReplayOutcome(task.id, 0, problem=refused.message)
     _guard_calls(context)
     completed = task.status is TaskStatus.COMPLETED
     if completed:
