@@ -80,6 +80,11 @@ VARIANTS = {
     "clock_after": ORDERS.replace(_RETURN, "    await ctx.now()\n" + _RETURN),
     "order_number": ORDERS.replace("order: str, ask: bool", "order: int, ask: bool"),
     "new_result": ORDERS.replace(_RETURN, '    return {"charged": charged, "shipped": shipped, "v": 2}\n'),
+    "new_result_patched": ORDERS.replace(
+        _RETURN,
+        '    if await ctx.patched("v2"):\n'
+        '        return {"charged": charged, "shipped": shipped, "v": 2}\n' + _RETURN,
+    ),
     "swallows": ORDERS.replace(
         _CHARGE + _SHIP,
         _CHARGE

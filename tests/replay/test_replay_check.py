@@ -235,6 +235,8 @@ async def test_a_completed_task_whose_replay_returns_another_result_diverges(
     assert outcome.divergence.seq == 3
     assert outcome.divergence.recorded.startswith('result {"charged":"charged 60"')
     assert outcome.divergence.requested == 'result {"charged":"charged 60","shipped":"shipped done-1","v":2}'
+    patched = await check(sqlite_url, module, "new_result_patched", "done-1")
+    assert patched.ok  # past a completed journal, `ctx.patched` takes the old path: the recorded result
 
 
 async def test_workflow_code_cannot_swallow_the_frontier(sqlite_url: str, module: Path) -> None:
