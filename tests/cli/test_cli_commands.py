@@ -39,6 +39,7 @@ COMMANDS = [
     "limit",
     "mcp",
     "migrate",
+    "replay-check",
     "resolve",
     "resume",
     "retry",

@@ -211,6 +211,7 @@ LAYERS = (
     "engine",
     "agent",
     "runtime",
+    "testing",
     "views",
     "mcp",
     "chat",

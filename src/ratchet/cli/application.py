@@ -70,6 +70,10 @@ COMMANDS: dict[str, LazyCommand] = {
         "Show a task's journaled calls in seq order: what ran, in which run, replayed or live, "
         "in doubt or retried (each earlier attempt under its call).",
     ),
+    "replay-check": LazyCommand(
+        "replay_check:replay_check_command",
+        "Replay stored tasks' journals against the code installed here; say where any diverges.",
+    ),
     "resume": LazyCommand(
         "resume:resume_command", "Run a task here, from where its journal stopped, until it ends or waits."
     ),

@@ -3,6 +3,7 @@
 - `runtime`: `Runtime` itself (submit, run, resume, wait, resolve, gc);
 - `reading`: its reads (a task, a listing of tasks, a result as its workflow types it);
 - `batch`: its verbs for every task a filter keeps (cancel, retry, delete), and retention;
+- `replay_check`: whether the code installed now replays the stored tasks' journals;
 - `sync`: `SyncRuntime`, the same verbs as plain calls (scripts, notebooks, threads);
 - `sessions` and `sharing`: its methods for sessions and for writes to tasks
   on behalf of agents (state patches, notes, handoffs, grants);

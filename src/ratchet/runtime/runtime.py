@@ -48,6 +48,7 @@ from .batch import BatchMethods
 from .evals import EvalMethods
 from .fork import fork_task, retry_task
 from .reading import ReadingMethods
+from .replay_check import ReplayCheckMethods
 from .scheduling import ScheduleMethods
 from .sessions import SessionMethods
 from .sharing import SharingMethods
@@ -67,6 +68,7 @@ class Runtime(
     SharingMethods,
     StreamMethods,
     EvalMethods,
+    ReplayCheckMethods,
 ):
     """Ratchet for Python programs; use as ``async with Runtime(url) as rt:``.
 

@@ -21,7 +21,7 @@ import datetime as dt
 import queue
 import threading
 import weakref
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Iterator, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar, cast, overload
 
@@ -32,10 +32,11 @@ from typing_extensions import Unpack
 
 from ..agent import Agent
 from ..engine.batches import BatchOutcome
+from ..engine.replay import ReplayOutcome
 from ..engine.retention import Retention, RetentionRule
 from ..engine.run.holders import WorkerIdentity
 from ..engine.run.runner import DEFAULT_LEASE_TTL
-from ..engine.workflow import Workflow
+from ..engine.workflow import Workflow, load_workflow
 from ..errors import CorruptRecord
 from ..limits import MAX_INSTRUCTION_BYTES, PRIORITY_DEFAULT
 from ..policy import Budget
@@ -300,6 +301,18 @@ class SyncRuntime:
         self, retain: Retention | Mapping[str, str], *, now: dt.datetime | None = None
     ) -> dict[RetentionRule, BatchOutcome]:
         return self._call(self._runtime.delete_expired, retain, now=now)
+
+    @_mirrors(Runtime.replay_check)
+    def replay_check(
+        self,
+        where: TaskFilter | None = None,
+        /,
+        *,
+        task_ids: Sequence[str] | None = None,
+        load: Callable[[str], Workflow] = load_workflow,
+        **filters: Unpack[TaskFilters],
+    ) -> list[ReplayOutcome]:
+        return self._call(self._runtime.replay_check, where, task_ids=task_ids, load=load, **filters)
 
     # ------------------------------------------------------------------ people
 

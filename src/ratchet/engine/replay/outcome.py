@@ -14,9 +14,11 @@ class Divergence:
     Attributes:
         seq: the journal position.
         recorded: what the journal holds there, as ``"<kind> <name>"`` (e.g. ``"tool charge"``),
-            or ``"nothing"`` where the code asks for a call past a finished journal.
+            or ``"nothing"`` where the code asks for a call past a finished journal; where a
+            completed task's replay ends otherwise, how it ended: ``"result <JSON>"``.
         requested: what the code asks for there, as ``"<kind> <name>"``, or ``"nothing"``
-            where the workflow ended before the journal did.
+            where the workflow ended before the journal did; ``"result <JSON>"`` or
+            ``"failure <error>"`` where it now ends otherwise (docs/changing-code.md).
         fix: one line saying how to keep both: the ``ctx.patched(...)`` change to make.
     """
 
