@@ -88,15 +88,14 @@ async def fork_task(
     `ratchet.runtime.what_if`); see `Runtime.fork`.
 
     Raises:
-        InputError: neither or both of `checkpoint` and `step`; an override is
-            refused (`WhatIf`).
+        InputError: neither or both of `checkpoint` and `step`; the task reached
+            no such step; an override is refused (`WhatIf`).
         CheckpointNotFound: the task has no such checkpoint.
-        CannotRetry: the task reached no such step.
     """
     if (checkpoint is None) == (step is None):
         raise InputError(
-            "fork from one point: give --checkpoint N or --step N, "
-            + ("not both" if checkpoint is not None else "one of them")
+            "fork from one point: give a checkpoint or a step (each from 1)"
+            + (", not both" if checkpoint is not None else "")
         )
     what_if = what_if or WhatIf()
     original = await store.get_task(task_id)
@@ -113,7 +112,10 @@ async def fork_task(
         async with store.reading() as tx:
             recorded_steps = await tx.list_steps(task_id)
             recorded = await tx.list_ops(task_id)
-        point = retry_point(original, recorded_steps, recorded, step, doing="fork")
+        try:
+            point = retry_point(original, recorded_steps, recorded, step, doing="fork")
+        except CannotRetry as refused:  # bad input here, not a task in the wrong state (a 400, not a 409)
+            raise InputError(str(refused)) from None
         ops = [op for op in recorded if op.seq < point.seq]
         last_seq, steps, state = (
             point.seq - 1,

@@ -509,8 +509,8 @@ class Runtime(ReadingMethods, BatchMethods, ScheduleMethods, SessionMethods, Sha
 
         Raises:
             CheckpointNotFound: the task has no such checkpoint.
-            CannotRetry: the task reached no such step.
-            InputError: neither or both of `checkpoint` and `step`; `inputs`
+            InputError: neither or both of `checkpoint` and `step`; the task
+                reached no such step; `inputs`
                 names an input the task reads code from; the model is not
                 ``provider:name``; a seq in `tool_results` is not a tool call
                 the fork keeps.
