@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import ratchet
-from ratchet import Runtime, SyncRuntime
+from ratchet import Budget, Runtime, SyncRuntime
 from ratchet.errors import InputError
 from ratchet.records import OpKind, TaskStatus
 
@@ -53,6 +53,23 @@ async def test_a_workflows_fork_takes_another_model_a_tool_result_and_its_instru
     assert looked.meta["overridden"] == {"from": {"city": "Oslo", "celsius": 21}}
     assert json.loads(asked.input["messages"][0]["content"]) == {"city": "Oslo", "celsius": -3}
     assert (await rt.get_task(task.id)).result == "Warm."  # the original as it was
+
+
+async def test_a_large_result_kept_as_an_artifact_is_overridden_too(
+    rt: Runtime, script: Callable[[dict[str, Any]], str]
+) -> None:
+    warm = script({"act": [{"content": "Warm."}]})
+    task = await rt.run(weather, {"city": "Oslo"}, model=warm, budget=Budget(max_inline_result_bytes=8))
+    [recorded, *_] = await rt.store.list_ops(task.id)
+    assert recorded.output is None and "result_artifact" in recorded.meta  # set aside: too large
+
+    new_id = await rt.fork(task.id, 1, tool_results={0: {"celsius": -3}})
+    await rt.resume(new_id)
+
+    looked, asked = await rt.store.list_ops(new_id)
+    assert (looked.output, "result_artifact" in looked.meta) == ({"celsius": -3}, False)
+    assert looked.meta["overridden"] == {"from": None, "artifact": recorded.meta["result_artifact"]}
+    assert json.loads(asked.input["messages"][0]["content"]) == {"celsius": -3}
 
 
 @pytest.mark.parametrize(

@@ -21,8 +21,9 @@ before anything is stored (one `InputError` otherwise):
 - ``tool_results``: a result for a journaled tool call the fork keeps. The
   copied operation holds the new output, succeeded, and its ``meta`` says
   ``{"overridden": {"from": <the recorded output>}}`` (with the recorded
-  ``error`` too, when it had failed): what the workflow reads on replay,
-  and what a reader of the fork's journal sees.
+  ``status`` and ``error`` too, when it had failed, and the reference of a
+  large result kept as an artifact as ``artifact``): what the workflow
+  reads on replay, and what a reader of the fork's journal sees.
 
 The ``task_forked`` event on the new task carries the same, under
 ``data["overrides"]`` (`WhatIf.describe`).
@@ -36,6 +37,7 @@ from dataclasses import dataclass, field
 from pydantic import JsonValue
 
 from ..agent import AGENT_WORKFLOW
+from ..engine.journal.large_results import RESULT_ARTIFACT
 from ..engine.task_spec import model_chain
 from ..errors import InputError
 from ..limits import MAX_INSTRUCTION_BYTES, check_instruction, check_text
@@ -129,11 +131,16 @@ class WhatIf:
         return [self._overridden(op) if op.seq in self.tool_results else op for op in ops]
 
     def _overridden(self, op: Operation) -> Operation:
+        meta = dict(op.meta)
         was: dict[str, JsonValue] = {"from": op.output}
         if op.status is not OpStatus.SUCCEEDED:
             was["status"] = str(op.status)
         if op.error is not None:
             was["error"] = op.error
+        # A large result was kept as an artifact, which replay would read back instead of the output.
+        set_aside = meta.pop(RESULT_ARTIFACT, None)
+        if set_aside is not None:
+            was["artifact"] = set_aside
         return op.model_copy(
             update={
                 "status": OpStatus.SUCCEEDED,
@@ -142,7 +149,7 @@ class WhatIf:
                 "error_type": None,
                 "next_attempt_at": None,
                 "finished_at": op.finished_at or utcnow(),
-                "meta": {**op.meta, OVERRIDDEN: was},
+                "meta": {**meta, OVERRIDDEN: was},
             }
         )
 
