@@ -176,6 +176,11 @@ def test_a_tool_result_given_to_a_fork_is_what_the_agent_sees_next(
     said = run_ratchet("show", new_id, "--store", url)
     assert said.returncode == 0, said.stderr
     assert f"the result of operation {restart.seq} (restart_service) set to" in " ".join(said.stdout.split())
+    forked = json.loads(run_ratchet("show", new_id, "--json", "--store", url).stdout)["forked"]
+    assert (forked["kind"], forked["data"]["from"]) == ("task_forked", origin.id)
+    assert forked["data"]["overrides"]["tool_results"] == [
+        {"seq": restart.seq, "name": "restart_service", "from": {"restarted": "X"}, "to": given.output}
+    ]
     entries = json.loads(run_ratchet("journal", new_id, "--json", "--store", url).stdout)
     assert entries[restart.seq]["meta"]["overridden"] == {"from": {"restarted": "X"}}
 
