@@ -55,6 +55,22 @@ async def test_a_workflows_fork_takes_another_model_a_tool_result_and_its_instru
     assert (await rt.get_task(task.id)).result == "Warm."  # the original as it was
 
 
+async def test_a_fork_with_another_model_names_it_alone(
+    rt: Runtime, script: Callable[[dict[str, Any]], str]
+) -> None:
+    refused = script({"act": [{"error": {"status": 401}}]})
+    warm, degrees = script({"act": [{"content": "Warm."}]}), script({"act": [{"content": "21 degrees."}]})
+    task = await rt.run(weather, {"city": "Oslo"}, model=[refused, warm])
+    assert task.result == "Warm."  # answered by the fallback
+
+    new_id = await rt.fork(task.id, step=2, model=degrees)
+    forked = await rt.resume(new_id)
+
+    assert (forked.result, forked.model, forked.fallback_models) == ("21 degrees.", degrees, [])
+    [event] = await rt.store.list_events(new_id, kinds={"task_forked"})
+    assert event.data["overrides"] == {"model": {"from": refused, "to": degrees, "dropped_fallbacks": [warm]}}
+
+
 async def test_a_large_result_kept_as_an_artifact_is_overridden_too(
     rt: Runtime, script: Callable[[dict[str, Any]], str]
 ) -> None:

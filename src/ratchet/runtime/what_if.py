@@ -6,8 +6,9 @@ before anything is stored (one `InputError` otherwise):
 
 - ``model``: the task's ``model`` field. The kept journal replays as it was
   recorded (a replay never asks a model); every model call after the fork
-  point goes to this model. The field is sealed, so the new task is sealed
-  again over it (`SigningKey.reseal`), with this process's key.
+  point goes to this model, and to it alone: the original's fallback chain
+  is dropped. The field is sealed, so the new task is sealed again over it
+  (`SigningKey.reseal`), with this process's key.
 - ``instructions``: for a planning agent's task, the agent's instructions
   (``AgentSpec.instructions``, the system prompt of each plan and act call);
   for a workflow's task, the task's ``instruction``, which its code reads as
@@ -86,6 +87,10 @@ class WhatIf:
             if not models:
                 raise InputError("give the fork's model as provider:name, e.g. openai:gpt-4o-mini")
             changes["model"] = portable_model(models[0])
+            # The fork names this model alone: a replayed call that had fallen back down the
+            # original's chain would lead the live calls back down it (FallbackChain.follow).
+            changes["fallback_models"] = []
+            changes["fallback_on_pressure"] = False
         inputs = dict(original.inputs_params)
         if self.instructions is not None:
             check_instruction(self.instructions, limit=max_instruction_bytes)
@@ -163,7 +168,10 @@ class WhatIf:
         data: dict[str, JsonValue] = {}
         said: list[str] = []
         if self.model is not None:
-            data["model"] = {"from": original.model, "to": forked.model}
+            model: dict[str, JsonValue] = {"from": original.model, "to": forked.model}
+            if original.fallback_models:
+                model["dropped_fallbacks"] = list(original.fallback_models)
+            data["model"] = model
             said.append(f"the model {forked.model} (was {original.model or 'none'})")
         if self.instructions is not None:
             was, now = _instructions(original), _instructions(forked)
