@@ -124,7 +124,8 @@ async def fork_task(
         )
         data["step"] = step
         named = {s.index: s.name for s in recorded_steps}
-        where = f"the start of step {step} ({named.get(step - 1, '?')}; operations 0 to {last_seq} kept)"
+        kept = f"operations 0 to {last_seq} kept" if last_seq >= 0 else "no operation kept"
+        where = f"the start of step {step} ({named.get(step - 1, '?')}; {kept})"
         name = f"fork-step{step}"
     ops = what_if.override_ops(task_id, ops, last_seq)
     new_id = f"{task_id}-{name}-{uuid.uuid4().hex[:6]}"
