@@ -119,7 +119,7 @@ def test_fork_of_a_task_without_checkpoints(run_ratchet: RunRatchet, url: str) -
     ("args", "expected"),
     [
         (["nope", "--checkpoint", "1"], ["'nope'", "ratchet tasks"]),
-        (["nope"], ["Missing option '--checkpoint'"]),
+        (["nope"], ["give --checkpoint N or --step N"]),
         (["nope", "--checkpoint", "0"], ["--checkpoint"]),
     ],
 )

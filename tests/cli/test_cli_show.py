@@ -74,9 +74,11 @@ def test_show_json_is_one_object_with_every_part(
         "next",
         "decided_approval",
         "wakes_at",
+        "forked",
     }
     assert shown["pending_messages"] == []
     assert (shown["next"], shown["decided_approval"], shown["wakes_at"]) == (None, None, None)  # it runs
+    assert shown["forked"] is None  # not a fork
     assert as_task(shown["task"]) == task
     assert [(s["step"], s["name"], s["status"]) for s in shown["steps"]] == [
         (1, "build image", "completed"),

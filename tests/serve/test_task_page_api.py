@@ -169,6 +169,55 @@ async def test_a_fork_with_changed_inputs_runs_them_and_refuses_an_input_that_na
     assert len(await api_store.list_tasks()) == 3  # the two runs and the one fork: a refused one made none
 
 
+async def test_a_what_if_fork_from_a_step_takes_the_overrides_of_ratchet_fork(
+    api: httpx.AsyncClient, api_store: StateStore, script: Callable[[dict[str, Any]], str]
+) -> None:
+    rt = Runtime(api_store)
+    model_a, model_b = script({}), script({})  # the workflow asks no model: any script will do
+    task = await rt.run(f"{FLOWS}:travels", {"city": "Oslo"}, model=model_a)
+    ops = await api_store.list_ops(task.id)
+
+    forked = await api.post(
+        f"/api/tasks/{task.id}/fork",
+        json={
+            "step": 2,
+            "model": model_b,
+            "instructions": "go north",
+            "inputs": {"city": "Tromso"},
+        },
+    )
+    not_a_tool = await api.post(f"/api/tasks/{task.id}/fork", json={"step": 2, "tool_results": {"0": 1}})
+    neither = await api.post(f"/api/tasks/{task.id}/fork", json={"model": model_b})
+
+    assert forked.status_code == 201, forked.text
+    new_id = forked.json()["task_id"]
+    assert forked.json() == {"task_id": new_id, "forked_from": task.id, "step": 2}
+    new = await api_store.get_task(new_id)
+    assert (new.model, new.instruction, new.inputs_params["city"]) == (
+        model_b,
+        "go north",
+        "Tromso",
+    )
+    assert [op.seq for op in await api_store.list_ops(new_id)] == [
+        op.seq for op in ops if op.meta.get("step") == 0
+    ]
+    [event] = await api_store.list_events(new_id, kinds={"task_forked"})
+    assert event.data["overrides"] == {
+        "model": {"from": model_a, "to": model_b},
+        "instructions": {"from": task.instruction, "to": "go north"},
+        "inputs": {"city": {"from": "Oslo", "to": "Tromso"}},
+    }
+    done = await rt.resume(new_id)
+    assert (done.status, done.result) == (TaskStatus.COMPLETED, "going to Tromso")
+    assert not_a_tool.status_code == 400 and "operation 0" in not_a_tool.json()["detail"]
+    assert "not a tool call" in not_a_tool.json()["detail"]
+    assert (neither.status_code, neither.json()["detail"]) == (
+        400,
+        "fork from one point: give a checkpoint or a step (each from 1)",
+    )
+    assert len(await api_store.list_tasks()) == 2  # the run and the one fork
+
+
 async def test_the_tree_goes_to_any_depth_with_status_and_spending(
     api: httpx.AsyncClient, api_store: StateStore
 ) -> None:

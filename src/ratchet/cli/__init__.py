@@ -13,7 +13,7 @@
   `agent_spec`: the agent built from them, each checked;
 - the commands, one module per family: `tasks` (tasks, show, events), `run`
   (run, cancel), `resume`, `worker`, `submit` (submit), `schedules`, `admin`
-  (resolve, fork, gc, migrate), `people` (approve, deny, answer), `chat` (chat,
+  (resolve, gc, migrate), `fork`, `people` (approve, deny, answer), `chat` (chat,
   sessions), `demo`, `mcp` (the MCP server; the SDK is loaded only when it runs).
 
 Every command takes ``--store URL`` (or ``RATCHET_STORE``). docs/cli.md

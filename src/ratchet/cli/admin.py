@@ -1,4 +1,4 @@
-"""`ratchet resolve`, `fork`, `gc` and `migrate`: change what the store holds, run nothing.
+"""`ratchet resolve`, `gc` and `migrate`: change what the store holds, run nothing (`fork`: cli/fork.py).
 
 Each prints what it did and the command that carries on from there. `gc
 --retain` deletes the tasks a retention expires (`ratchet.engine.retention`)
@@ -11,12 +11,10 @@ import json
 from typing import Annotated, Any
 
 import typer
-from pydantic import JsonValue
 
 from ..engine.batches import BatchOutcome
 from ..engine.retention import Retention, RetentionRule, count_expired, delete_expired
-from ..errors import CheckpointNotFound, InputError
-from ..json_text import read_json_object
+from ..errors import InputError
 from ..policy import parse_duration
 from ..printable import printable_json
 from ..records import Operation, TaskStatus
@@ -27,7 +25,7 @@ from .batch import YesOption, ask, print_skipped
 from .options import MAX_COUNT, ForceOpenOption, JsonOption, RetainOption, StoreOption, TaskArgument
 from .store_access import open_for_task, open_store_for, run_async
 
-__all__ = ["fork_command", "gc_command", "migrate_command", "resolve_command"]
+__all__ = ["gc_command", "migrate_command", "resolve_command"]
 
 _NOT_GIVEN: Any = object()
 
@@ -96,73 +94,6 @@ async def _resolve(url: str, task_id: str, seq: int, *, retry: bool, skip: bool,
         await Runtime(store).resolve(task_id, seq, **options)
         assert in_doubt is not None  # resolve refuses an operation that does not exist
         return in_doubt
-
-
-# --------------------------------------------------------------------------- fork
-
-
-def fork_command(
-    task_id: TaskArgument,
-    checkpoint: Annotated[
-        int,
-        typer.Option(
-            "--checkpoint", min=1, max=MAX_COUNT, metavar="N", help="The checkpoint to start from (from 1)."
-        ),
-    ],
-    inputs: Annotated[
-        str | None,
-        typer.Option(
-            "--inputs",
-            metavar="JSON",
-            help="Inputs to change in the new task, as a JSON object; the others stay as they were.",
-        ),
-    ] = None,
-    store: StoreOption = DEFAULT_STORE_URL,
-    force_open: ForceOpenOption = False,
-    as_json: JsonOption = False,
-) -> None:
-    """Start a new task from one of a task's checkpoints; the original is left as it is."""
-    changed = _changed_inputs(inputs)
-    new_id = run_async(_fork(store, task_id, checkpoint, changed))
-    if as_json:
-        forked: dict[str, Any] = {"task_id": new_id, "forked_from": task_id, "checkpoint": checkpoint}
-        if changed:
-            forked["changed_inputs"] = sorted(changed)
-        json_output.print_json(forked)
-        return
-    shown = f" with {', '.join(sorted(changed))} changed" if changed else ""
-    render.print_line(f"forked task {task_id} at checkpoint {checkpoint}{shown}: new task {new_id}")
-    render.print_line(
-        f"Run it with `{render.command('resume', new_id, store_url=store)}`, "
-        "or a running `ratchet worker` picks it up."
-    )
-
-
-def _changed_inputs(text: str | None) -> dict[str, JsonValue] | None:
-    """``--inputs`` read as the API reads ``inputs_json``: one JSON object, every integer exact."""
-    if text is None:
-        return None
-    return read_json_object(text, "--inputs", """'{"city": "Oslo"}'""")
-
-
-async def _fork(url: str, task_id: str, checkpoint: int, inputs: dict[str, JsonValue] | None) -> str:
-    async with open_for_task(url, task_id) as store:
-        await store.get_task(task_id)  # an unknown task is named as such, not as a checkpoint
-        try:
-            return await Runtime(store).fork(task_id, checkpoint, inputs=inputs)
-        except CheckpointNotFound:
-            numbers = [saved.number for saved in await store.list_checkpoints(task_id)]
-            raise CheckpointNotFound(
-                f"task {task_id} has no checkpoint {checkpoint}; {_which(numbers)}"
-            ) from None
-
-
-def _which(numbers: list[int]) -> str:
-    if not numbers:
-        return "it has none yet (one is written when a step ends)"
-    if len(numbers) <= 10:
-        return "its checkpoints are " + ", ".join(map(str, numbers))
-    return f"its checkpoints are {numbers[0]} to {numbers[-1]} ({len(numbers)} of them)"
 
 
 # --------------------------------------------------------------------------- gc

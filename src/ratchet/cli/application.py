@@ -120,8 +120,8 @@ COMMANDS: dict[str, LazyCommand] = {
         "Send a message to a task (its workflow's ctx.receive NAME, or an agent's `note`).",
     ),
     "fork": LazyCommand(
-        "admin:fork_command",
-        "Start a new task from one of a task's checkpoints; the original is left as it is.",
+        "fork:fork_command",
+        "Start a new task from one of a task's checkpoints or steps; the original is left as it is.",
     ),
     "compare": LazyCommand(
         "compare:compare_command",

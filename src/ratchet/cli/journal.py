@@ -16,6 +16,7 @@ from rich.text import Text
 
 from ..printable import plain, printable_json
 from ..records import OpStatus, utcnow
+from ..runtime.what_if import OVERRIDDEN
 from ..store import DEFAULT_STORE_URL
 from ..views.journal import Journal, JournalEntry, journal_entry_json, load_journal, preview
 from . import json_output, render
@@ -75,6 +76,8 @@ def _status(entry: JournalEntry) -> Text:
     shown = str(op.status) + (" (retry due)" if op.retry_pending else "")
     if entry.was_in_doubt is not None:
         shown += f", was in doubt: {entry.was_in_doubt}"
+    if OVERRIDDEN in op.meta:
+        shown += ", given by the fork"
     return Text(shown, style=_STATUS_STYLES[op.status])
 
 
@@ -159,6 +162,15 @@ def _print_journal(found: Journal, *, full: bool, store_url: str) -> None:
         render.print_line(
             f"Left out below {WIDE_JOURNAL} columns: kind, attempt, start, idempotency key (see --json)."
         )
+    for entry in found.entries:
+        given = entry.op.meta.get(OVERRIDDEN)
+        if isinstance(given, dict):
+            render.print_line(
+                f"Operation {entry.op.seq} ({entry.op.name}) replays the result this task was forked "
+                f"with; it had recorded {preview(given.get('from'), chars=TABLE_PREVIEW_CHARS) or 'none'}"
+                + (f" ({given['status']}: {given.get('error')})" if "status" in given else "")
+                + "."
+            )
     if any(entry.in_doubt for entry in found.entries):
         render.print_line(
             "A call in doubt may or may not have happened; settle each with "

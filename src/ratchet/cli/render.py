@@ -224,7 +224,7 @@ def print_note(text: str) -> None:
 
 
 def print_task_view(view: TaskView, *, store_url: str) -> None:
-    console.print(_task_panel(view.task, view.spend))
+    console.print(_task_panel(view.task, view.spend, view.forked))
     if view.steps:
         _print_steps(view.steps)
     else:
@@ -263,7 +263,7 @@ def print_task_view(view: TaskView, *, store_url: str) -> None:
         console.print(Text("Events: none yet."))
 
 
-def _task_panel(task: Task, spend: Spend) -> Panel:
+def _task_panel(task: Task, spend: Spend, forked: Event | None = None) -> Panel:
     fields = Table.grid(padding=(0, 2))
     fields.add_column(style="bold", no_wrap=True)
     # The id and the name are rows of their own: a panel's title is cut short on a narrow terminal.
@@ -278,6 +278,8 @@ def _task_panel(task: Task, spend: Spend) -> Panel:
         fields.add_row("labels", plain(" ".join(f"{key}={value}" for key, value in task.labels.items())))
     if task.parent_id:
         fields.add_row("parent", plain(task.parent_id))
+    if forked is not None:  # where it was forked from, and what its what-if overrides changed
+        fields.add_row("forked", LongText(plain(forked.message)))
     fields.add_row("priority", f"{task.priority} (0 is the most urgent)")
     fields.add_row("instruction", LongText(plain(task.instruction)))
     if task.goal:

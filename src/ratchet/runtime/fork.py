@@ -1,9 +1,11 @@
-"""New tasks from an old task's journal: a fork from a checkpoint, a retry from where it failed.
+"""New tasks from an old task's journal: a fork from a checkpoint or a step, a retry from where it failed.
 
 Both copy the old task's journal up to a point into a new task, which
 replays that far and runs live from there (docs/durability.md, "Fork and
 retry"). The old task keeps its record; a retry only adds an event to it
-saying which task retries it.
+saying which task retries it. A fork may change what the new task starts
+from: its model, instruction, inputs, or tool results it replays
+(`ratchet.runtime.what_if`).
 
 Where a retry starts: at the beginning of a step (the failed one, or the one
 a person names), because a step's failure is itself journaled (the agent's
@@ -25,6 +27,7 @@ from pydantic import JsonValue
 
 from ..agent import AGENT_WORKFLOW
 from ..errors import CannotRetry, DuplicateRecord, InputError
+from ..limits import MAX_INSTRUCTION_BYTES
 from ..records import (
     AgentState,
     Event,
@@ -40,7 +43,8 @@ from ..records import (
     utcnow,
 )
 from ..store import StateStore, StoreOps
-from ..trust.seal import SigningKey, covered_inputs
+from ..trust.seal import SigningKey
+from .what_if import WhatIf
 
 __all__ = ["RetryPoint", "fork_task", "retry_point", "retry_task"]
 
@@ -65,56 +69,88 @@ class RetryPoint:
 
 
 async def fork_task(
-    store: StateStore, task_id: str, checkpoint: int, *, inputs: Mapping[str, JsonValue] | None = None
+    store: StateStore,
+    task_id: str,
+    checkpoint: int | None = None,
+    *,
+    step: int | None = None,
+    what_if: WhatIf | None = None,
+    max_instruction_bytes: int = MAX_INSTRUCTION_BYTES,
 ) -> str:
-    """Start a new task from one of a task's checkpoints; return its id (see `Runtime.fork`).
+    """Start a new task from one of a task's checkpoints, or the start of a step; return its id.
+
+    From `checkpoint`, the new task keeps the journal up to the checkpoint's
+    last operation, and its steps and state. From `step` (from 1), it keeps
+    what ``ratchet retry --from-step`` keeps: the journal before the step's
+    first operation, the steps before it as they were, the step current
+    again (an agent's later steps pending, a workflow's dropped), the state
+    its kept journal rebuilds. `what_if` changes it further (see
+    `ratchet.runtime.what_if`); see `Runtime.fork`.
 
     Raises:
-        InputError: `inputs` names an input the task reads code from.
+        InputError: neither or both of `checkpoint` and `step`; the task reached
+            no such step; an override is refused (`WhatIf`).
+        CheckpointNotFound: the task has no such checkpoint.
     """
-    saved = await store.get_checkpoint(task_id, checkpoint)
+    if (checkpoint is None) == (step is None):
+        raise InputError(
+            "fork from one point: give a checkpoint or a step (each from 1)"
+            + (", not both" if checkpoint is not None else "")
+        )
+    what_if = what_if or WhatIf()
     original = await store.get_task(task_id)
-    changed = _changed_inputs(original, inputs or {})
-    new_id = f"{task_id}-fork{checkpoint}-{uuid.uuid4().hex[:6]}"
-    ops = [op for op in await store.list_ops(task_id) if op.seq <= saved.last_seq]
-    forked = _new_attempt(original, new_id, saved.state, workspace=None)
-    if changed:  # the inputs the seal covers are left as they were, so the new seal still holds
-        forked = forked.model_copy(update={"inputs_params": {**forked.inputs_params, **changed}})
-    data: dict[str, JsonValue] = {"from": task_id, "checkpoint": checkpoint, "last_seq": saved.last_seq}
-    if changed:
-        names: list[JsonValue] = [*sorted(changed)]
+    changes = what_if.task_changes(original, max_instruction_bytes=max_instruction_bytes)
+    data: dict[str, JsonValue] = {"from": task_id}
+    if checkpoint is not None:
+        saved = await store.get_checkpoint(task_id, checkpoint)
+        last_seq, steps, state = saved.last_seq, saved.steps, saved.state
+        ops = [op for op in await store.list_ops(task_id) if op.seq <= last_seq]
+        data["checkpoint"] = checkpoint
+        where, name = f"checkpoint {checkpoint} (operation {last_seq})", f"fork{checkpoint}"
+    else:
+        assert step is not None
+        async with store.reading() as tx:
+            recorded_steps = await tx.list_steps(task_id)
+            recorded = await tx.list_ops(task_id)
+        try:
+            point = retry_point(original, recorded_steps, recorded, step, doing="fork")
+        except CannotRetry as refused:  # bad input here, not a task in the wrong state (a 400, not a 409)
+            raise InputError(str(refused)) from None
+        ops = [op for op in recorded if op.seq < point.seq]
+        last_seq, steps, state = (
+            point.seq - 1,
+            _steps_for_retry(original, recorded_steps, point),
+            _state_at(original, ops),
+        )
+        data["step"] = step
+        named = {s.index: s.name for s in recorded_steps}
+        kept = f"operations 0 to {last_seq} kept" if last_seq >= 0 else "no operation kept"
+        where = f"the start of step {step} ({named.get(step - 1, '?')}; {kept})"
+        name = f"fork-step{step}"
+    ops = what_if.override_ops(task_id, ops, last_seq)
+    new_id = f"{task_id}-{name}-{uuid.uuid4().hex[:6]}"
+    forked = _new_attempt(original, new_id, state, workspace=None, changes=changes)
+    data["last_seq"] = last_seq
+    if what_if.inputs:
+        names: list[JsonValue] = [*sorted(what_if.inputs)]
         data["changed_inputs"] = names
+    overrides, said = what_if.describe(original, forked, ops)
+    if overrides:
+        data["overrides"] = overrides
+    if what_if.inputs:
+        said.append(f"inputs {', '.join(sorted(what_if.inputs))} changed")
     async with store.transaction() as tx:
-        await _write_branch(tx, forked, saved.steps, ops, queue=True)
+        await _write_branch(tx, forked, steps, ops, queue=True)
         await tx.append_event(
             Event(
                 task_id=new_id,
                 kind="task_forked",
-                message=f"forked from task {task_id} at checkpoint {checkpoint} (operation {saved.last_seq})"
-                + (f", with inputs {', '.join(sorted(changed))} changed" if changed else ""),
+                message=f"forked from task {task_id} at {where}"
+                + (f", with {'; '.join(said)}" if said else ""),
                 data=data,
             )
         )
     return new_id
-
-
-def _changed_inputs(original: Task, inputs: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
-    """The inputs a fork changes, checked: none of them may be one the task reads code from.
-
-    Such an input (an agent's spec, its tool sources) is covered by the task's
-    seal; a fork that changed it could make a worker run other code.
-
-    Raises:
-        InputError: an input is one the task reads code from.
-    """
-    sealed = covered_inputs(original)
-    for key in sorted(inputs):
-        if key in sealed:
-            raise InputError(
-                f"input {key!r} names the code task {original.id} runs; a fork can change its other "
-                "inputs, not that one"
-            )
-    return dict(inputs)
 
 
 # --------------------------------------------------------------------------- retry
@@ -157,9 +193,17 @@ async def retry_task(
 
 
 def retry_point(
-    task: Task, steps: Sequence[Step], ops: Sequence[Operation], from_step: int | None
+    task: Task,
+    steps: Sequence[Step],
+    ops: Sequence[Operation],
+    from_step: int | None,
+    *,
+    doing: str = "retry",
 ) -> RetryPoint:
     """Where a retry of `task` starts, given its steps and journal; `from_step` counts from 1.
+
+    A fork from a step starts where a retry from that step would (`doing`
+    names which, in the error).
 
     Raises:
         CannotRetry: `from_step` names no step the task reached.
@@ -170,7 +214,7 @@ def retry_point(
         reached = min(stopped_in + 1, len(steps))
         if not 1 <= from_step <= reached:
             raise CannotRetry(
-                f"task {task.id} has no step {from_step} to retry from; "
+                f"task {task.id} has no step {from_step} to {doing} from; "
                 + (f"give a step from 1 to {reached}" if reached else "it stopped before its first step")
             )
         return RetryPoint(_step_start(task, from_step - 1, ordered), from_step - 1)
@@ -304,8 +348,18 @@ async def _tell_retry(
 # --------------------------------------------------------------------------- the new task
 
 
-def _new_attempt(original: Task, new_id: str, state: AgentState, *, workspace: str | None) -> Task:
+def _new_attempt(
+    original: Task,
+    new_id: str,
+    state: AgentState,
+    *,
+    workspace: str | None,
+    changes: Mapping[str, object] | None = None,
+) -> Task:
     """A queued copy of `original` under `new_id`: no outcome, no deadline (an absolute time, likely past).
+
+    `changes` (a fork's overrides) are made before the copy is sealed, so its
+    seal covers its own model and inputs.
 
     Raises:
         InputError: this process's signing key is unusable.
@@ -328,6 +382,7 @@ def _new_attempt(original: Task, new_id: str, state: AgentState, *, workspace: s
             "write_mark": None,
             "cost": 0.0,  # its run counts again what the journal it replays cost (labels are kept)
             "parent_id": None,  # a new attempt of a child is nobody's child: no parent waits on it
+            **(changes or {}),
         }
     )
     # Sealed again for its own id, if the original's seal holds (a forged original stays unsealed).

@@ -54,6 +54,7 @@ from .sessions import SessionMethods
 from .sharing import SharingMethods
 from .streams import StreamMethods
 from .task_ids import create_or_find, stands_as_it_is
+from .what_if import WhatIf
 
 __all__ = ["Runtime"]
 
@@ -483,25 +484,59 @@ class Runtime(
     # ------------------------------------------------------------------ time travel and upkeep
 
     async def fork(
-        self, task_id: str, checkpoint: int, *, inputs: Mapping[str, JsonValue] | None = None
+        self,
+        task_id: str,
+        checkpoint: int | None = None,
+        *,
+        step: int | None = None,
+        inputs: Mapping[str, JsonValue] | None = None,
+        model: str | None = None,
+        instructions: str | None = None,
+        tool_results: Mapping[int, JsonValue] | None = None,
     ) -> str:
-        """Start a new task from one of a task's checkpoints; the original is not touched.
+        """Start a new task from one of a task's checkpoints or steps; the original is not touched.
 
-        The new task gets the original's journal up to the checkpoint, so it
+        The new task gets the original's journal up to that point, so it
         replays that far and runs live from there. It keeps the original's
         budget but not its deadline (an absolute time, likely past) nor its
-        workspace. It is queued for a worker (or ``resume``).
+        workspace. It is queued for a worker (or ``resume``). Give exactly
+        one of `checkpoint` and `step`; the overrides make it a what-if
+        fork, and its ``task_forked`` event says what each changed.
 
         Args:
+            checkpoint: the checkpoint to start from (from 1).
+            step: the step to start at (from 1): the journal before its first
+                operation is kept, as ``retry(from_step=...)`` keeps it.
             inputs: inputs to change in the new task (the others stay): what
-                runs live after the checkpoint reads them. The inputs a task
+                runs live after the fork point reads them. The inputs a task
                 reads code from (an agent's spec) cannot be changed.
+            model: the model (``provider:name``) of every call the new task
+                makes live; the kept journal replays as recorded.
+            instructions: a planning agent's instructions (the system prompt
+                of each call it makes live); for a workflow's task, the task's
+                instruction (``ctx.task.instruction``).
+            tool_results: a result for a journaled tool call the fork keeps,
+                by its seq: the new task replays it instead of the recorded one.
 
         Raises:
             CheckpointNotFound: the task has no such checkpoint.
-            InputError: `inputs` names an input the task reads code from.
+            InputError: neither or both of `checkpoint` and `step`; the task
+                reached no such step; `inputs`
+                names an input the task reads code from; the model is not
+                ``provider:name``; a seq in `tool_results` is not a tool call
+                the fork keeps.
         """
-        return await fork_task(self.store, task_id, checkpoint, inputs=inputs)
+        what_if = WhatIf(
+            model=model, instructions=instructions, inputs=inputs or {}, tool_results=tool_results or {}
+        )
+        return await fork_task(
+            self.store,
+            task_id,
+            checkpoint,
+            step=step,
+            what_if=what_if,
+            max_instruction_bytes=self.max_instruction_bytes,
+        )
 
     async def retry(self, task_id: str, *, from_step: int | None = None, queue: bool = True) -> str:
         """Start a new attempt of a failed or cancelled task, as a new task linked to it; return its id.

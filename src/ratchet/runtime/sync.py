@@ -252,8 +252,27 @@ class SyncRuntime:
         return self._call(self._runtime.retry, task_id, from_step=from_step, queue=queue)
 
     @_mirrors(Runtime.fork)
-    def fork(self, task_id: str, checkpoint: int) -> str:
-        return self._call(self._runtime.fork, task_id, checkpoint)
+    def fork(
+        self,
+        task_id: str,
+        checkpoint: int | None = None,
+        *,
+        step: int | None = None,
+        inputs: Mapping[str, JsonValue] | None = None,
+        model: str | None = None,
+        instructions: str | None = None,
+        tool_results: Mapping[int, JsonValue] | None = None,
+    ) -> str:
+        return self._call(
+            self._runtime.fork,
+            task_id,
+            checkpoint,
+            step=step,
+            inputs=inputs,
+            model=model,
+            instructions=instructions,
+            tool_results=tool_results,
+        )
 
     @_mirrors(Runtime.eval)
     def eval(

@@ -78,7 +78,25 @@ class RetryBody(_Body):
 
 
 class ForkBody(_Body):
-    checkpoint: int = Field(ge=1, le=2**31, description="The checkpoint to start from (from 1).")
+    checkpoint: int | None = Field(
+        default=None, ge=1, le=2**31, description="The checkpoint to start from (from 1); or step."
+    )
+    step: int | None = Field(
+        default=None,
+        ge=1,
+        le=2**31,
+        description="The step to start at (from 1), as a retry from it; or checkpoint.",
+    )
+    model: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=1000,
+        description="The model of every call the new task makes live.",
+    )
+    instructions: str | None = Field(default=None, description="The new task's instruction.")
+    tool_results: dict[int, JsonValue] | None = Field(
+        default=None, description="A result per seq of a journaled tool call the new task keeps and replays."
+    )
     inputs: dict[str, JsonValue] | None = Field(
         default=None,
         description="Inputs to change in the new task (the others stay); not one the task reads code from.",
@@ -245,11 +263,13 @@ async def retry_task(rt: RuntimeDep, task_id: TaskId, body: RetryBody | None = N
 
 @router.post("/tasks/{task_id}/fork", status_code=201, summary="Start a new task from a checkpoint")
 async def fork_task(rt: RuntimeDep, task_id: TaskId, body: ForkBody) -> dict[str, Any]:
-    """What `ratchet fork --json` prints: the new task's id, the original's and the checkpoint.
+    """What `ratchet fork --json` prints: the new task's id, the original's and the checkpoint (or step).
 
     ``inputs`` (or ``inputs_json``, the same as JSON text) changes those inputs
     in the new task, which reads them from the checkpoint on (400 for an input
-    the task reads code from, such as an agent's spec).
+    the task reads code from, such as an agent's spec). ``model``,
+    ``instructions`` and ``tool_results`` are the what-if overrides of
+    `ratchet fork` (400 for a seq that is not a tool call the fork keeps).
     """
     inputs = body.inputs
     if body.inputs_json is not None:
@@ -257,5 +277,14 @@ async def fork_task(rt: RuntimeDep, task_id: TaskId, body: ForkBody) -> dict[str
             raise InputError("give the changed inputs once: inputs or inputs_json, not both")
         inputs = read_json_object(body.inputs_json, "the changed inputs", '{"city": "Oslo"}')
     await rt.store.get_task(task_id)  # an unknown task is named as such, not as a checkpoint
-    new_id = await rt.fork(task_id, body.checkpoint, inputs=inputs)
-    return {"task_id": new_id, "forked_from": task_id, "checkpoint": body.checkpoint}
+    new_id = await rt.fork(
+        task_id,
+        body.checkpoint,
+        step=body.step,
+        inputs=inputs,
+        model=body.model,
+        instructions=body.instructions,
+        tool_results=body.tool_results,
+    )
+    point = {"checkpoint": body.checkpoint} if body.checkpoint is not None else {"step": body.step}
+    return {"task_id": new_id, "forked_from": task_id, **point}

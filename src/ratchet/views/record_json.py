@@ -224,6 +224,8 @@ def task_view_json(view: TaskView) -> dict[str, Any]:
     For a task waiting on a timer, ``next`` says in a sentence or two what it
     does next, ``decided_approval`` is the call a person decided that it has not
     run yet (else null), and ``wakes_at`` when its timer fires (null: due now).
+    A fork's ``forked`` is its ``task_forked`` event: where it was forked
+    from and what its overrides changed (null for any other task).
     """
     upcoming = what_next(view.task, view.decided, view.wakes_at)
     return {
@@ -250,6 +252,7 @@ def task_view_json(view: TaskView) -> dict[str, Any]:
         "next": " ".join(upcoming) or None,
         "decided_approval": None if view.decided is None else approval_json(view.decided),
         "wakes_at": iso_time(view.wakes_at),
+        "forked": None if view.forked is None else event_json(view.forked),
     }
 
 

@@ -37,6 +37,7 @@ __all__ = [
     "SHOW_EVENT_COUNT",
     "Spend",
     "TaskView",
+    "fork_event",
     "in_doubt_ops",
     "in_seq_order",
     "load_next",
@@ -100,6 +101,8 @@ class TaskView:
     # Waiting on a timer: the call a person decided that it has not run yet, and when it wakes (None: due).
     decided: Approval | None = None
     wakes_at: dt.datetime | None = None
+    # A fork: the event that says where it was forked from and what it changed (runtime/what_if.py).
+    forked: Event | None = None
 
 
 async def pending_approvals(tx: StoreOps, task: Task) -> list[Approval]:
@@ -176,7 +179,16 @@ async def load_task_view(tx: StoreOps, task_id: str, *, event_count: int = SHOW_
         spend=await task_spend(tx, task),
         decided=decided,
         wakes_at=wakes_at,
+        forked=await fork_event(tx, task),
     )
+
+
+async def fork_event(tx: StoreOps, task: Task) -> Event | None:
+    """The ``task_forked`` event of a fork (None for any other task, a retry included)."""
+    if task.forked_from is None:
+        return None
+    found = await tx.list_events(task.id, limit=1, kinds=("task_forked",))
+    return found[0] if found else None
 
 
 def in_seq_order(events: Sequence[Event], unreadable: Sequence[CorruptRecord]) -> list[Event | CorruptRecord]:
