@@ -134,6 +134,18 @@ def test_a_fork_with_another_model_differs_from_its_origin_exactly_where_the_mod
     assert event.data["overrides"] == {"model": {"from": origin.model, "to": recorded}}
     assert event.data["checkpoint"] == 1
 
+    # `ratchet compare` says exactly that: one tool call differs (step 2's deploy), and the journals
+    # part at the model call that chose it.
+    done = run_ratchet("compare", origin.id, new_id, "--json", "--store", url)
+    assert done.returncode == 0, done.stderr
+    compared = json.loads(done.stdout)
+    marks = [(row["step"], row["position"], row["mark"]) for row in compared["tool_calls"]]
+    assert marks == [(1, 1, "same"), (2, 1, "differs"), (3, 1, "same")]
+    differing = compared["tool_calls"][1]["calls"]
+    assert [call["arguments"] for call in differing] == [{"version": "v1"}, {"version": "v1.1"}]
+    assert compared["parted_at_seq"] == step_2_call
+    assert [row["same"] for row in compared["steps"]] == [True, True, True]
+
 
 # --------------------------------------------------------------------------- --tool-result
 
