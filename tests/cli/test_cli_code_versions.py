@@ -1,7 +1,8 @@
 """Code versions: real `ratchet worker` programs of two versions on one store (SQLite and PostgreSQL).
 
-A task records the version of the code it was made for (here given by
-``RATCHET_CODE_VERSION``). A worker of another version does not run it (no
+A task records the version of the code it was made for (given by
+``RATCHET_CODE_VERSION``, or, in the last test, the hash of the code on
+disk, changed between the task and the worker). A worker of another version does not run it (no
 tool call, an event naming both versions) and leaves it ``waiting(code)``;
 a worker of its version, started after or already running, finishes it. A
 worker that allows compatible versions runs it when its journal replays
@@ -21,18 +22,18 @@ import pytest
 from ratchet.records import Event, Task, TaskStatus, WaitReason
 
 from ..helpers.cli import RunRatchet, assert_one_line_error, ratchet_command, ratchet_env
-from .task_support import stop_with, stored_task, submit, wait_for_file, with_store
+from .task_support import stop_with, stored_task, submit, wait_for_file, with_runtime, with_store
 
 SCRIPT = Path(__file__).parent.parent / "helpers" / "failover_script.json"
 UNTIL_DONE = 40.0  # seconds a worker has to end what it was given (a worker looks every 5 s)
 
 
-def worker(cwd: Path, url: str, version: str, *args: str) -> subprocess.Popen[str]:
-    """Start `ratchet worker` of code version `version` on `url`."""
+def worker(cwd: Path, url: str, version: str | None, *args: str) -> subprocess.Popen[str]:
+    """Start `ratchet worker` of code version `version` on `url` (None: that of the code in `cwd`)."""
     return subprocess.Popen(
         ratchet_command("worker", "--store", url, "--poll", "0.1", *args),
         cwd=cwd,
-        env=ratchet_env(RATCHET_CODE_VERSION=version),
+        env=ratchet_env(**({} if version is None else {"RATCHET_CODE_VERSION": version})),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -197,3 +198,37 @@ def test_a_code_version_that_is_none_is_one_line_and_exit_2(
     assert (
         not (tmp_path / "ratchet.db").exists() or with_store(url, lambda store: store.count_task_rows()) == 0
     )
+
+
+APP = """
+import ratchet
+
+
+@ratchet.workflow
+async def hello(ctx: ratchet.Context) -> str:
+    return {said!r}
+"""
+
+
+def test_without_the_variable_the_version_is_the_code_on_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("RATCHET_CODE_VERSION", raising=False)
+    url = f"sqlite:///{tmp_path / 'ratchet.db'}"
+    app = tmp_path / "app.py"
+    app.write_text(APP.format(said="first"))
+    task_id = with_runtime(url, lambda runtime: runtime.submit(f"{app}:hello", queue=True))
+    made = stored_task(url, task_id).code_version
+    assert made is not None
+
+    app.write_text(APP.format(said="changed"))  # deployed: other code on disk
+    ended(worker(tmp_path, url, None, "--until-idle"))
+    [said] = [e for e in events(url, task_id) if e.kind == "code_version"]
+    changed = said.data["worker_version"]
+    assert isinstance(changed, str) and changed != made
+    assert f"started on code version {made} and this worker runs version {changed}" in said.message
+
+    app.write_text(APP.format(said="first"))  # rolled back: the code it started on
+    ended(worker(tmp_path, url, None, "--until-idle"))
+    done = stored_task(url, task_id)
+    assert (done.status, done.result, done.code_version) == (TaskStatus.COMPLETED, "first", made)
