@@ -232,3 +232,21 @@ def test_without_the_variable_the_version_is_the_code_on_disk(
     ended(worker(tmp_path, url, None, "--until-idle"))
     done = stored_task(url, task_id)
     assert (done.status, done.result, done.code_version) == (TaskStatus.COMPLETED, "first", made)
+
+
+def test_resume_runs_a_task_only_on_the_version_it_started_on(
+    run_ratchet: RunRatchet, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = f"sqlite:///{tmp_path / 'ratchet.db'}"
+    task_id = submit_as(monkeypatch, "v-a", url, "greet", who="ann")
+
+    elsewhere = run_ratchet("resume", task_id, "--store", url, env=ratchet_env(RATCHET_CODE_VERSION="v-b"))
+    here = run_ratchet("resume", task_id, "--store", url, env=ratchet_env(RATCHET_CODE_VERSION="v-a"))
+
+    line = assert_one_line_error(
+        elsewhere, f"task {task_id} waits for its code", "start a worker of version v-a"
+    )
+    assert "put it in place" not in line
+    assert here.returncode == 0, here.stderr
+    done = stored_task(url, task_id)
+    assert (done.status, done.code_version) == (TaskStatus.COMPLETED, "v-a")
