@@ -250,3 +250,58 @@ def test_resume_runs_a_task_only_on_the_version_it_started_on(
     assert here.returncode == 0, here.stderr
     done = stored_task(url, task_id)
     assert (done.status, done.code_version) == (TaskStatus.COMPLETED, "v-a")
+
+
+TWO_CALLS = """
+import asyncio
+from pathlib import Path
+
+import ratchet
+
+
+@ratchet.tool(idempotent=True)
+async def mark(path: str, label: str, seconds: float) -> str:
+    with Path(path).open("a") as out:
+        out.write(label + "\\n")
+    await asyncio.sleep(seconds)
+    return label
+
+
+@ratchet.tool(idempotent=True)
+async def other(path: str, label: str, seconds: float) -> str:
+    return await mark.fn(path, label, seconds)
+
+
+@ratchet.workflow(tools=[mark, other])
+async def two(ctx: ratchet.Context, path: str) -> list[str]:
+    first = await ctx.call_tool({first!r}, {{"path": path, "label": "first", "seconds": 1.0}})
+    second = await ctx.call_tool("mark", {{"path": path, "label": "second", "seconds": 0.0}})
+    return [str(first), str(second)]
+"""
+
+
+def test_a_worker_allowing_compatible_versions_leaves_a_task_whose_journal_does_not_replay(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The event names the divergence once `replay_check_task` is built (branch i32-replay); on main the
+    task waits all the same, the check being unmade (NotImplementedError)."""
+    monkeypatch.delenv("RATCHET_CODE_VERSION", raising=False)
+    url = f"sqlite:///{tmp_path / 'ratchet.db'}"
+    app, marks = tmp_path / "app.py", tmp_path / "marks.log"
+    app.write_text(TWO_CALLS.format(first="mark"))
+    task_id = with_runtime(url, lambda runtime: runtime.submit(f"{app}:two", {"path": str(marks)}))
+    first = worker(tmp_path, url, None, "--grace", "10")
+    wait_for_file(marks, first)
+    stop_with(first, signal.SIGTERM)  # the first call ends, journaled; the task is handed back
+
+    app.write_text(TWO_CALLS.format(first="other"))  # the new code makes another call first
+    ended(worker(tmp_path, url, None, "--until-idle", "--compatible-versions"))
+
+    left = stored_task(url, task_id)
+    assert left.status_text == "waiting(code)"
+    assert marks.read_text() == "first\n"  # nothing ran under the new code
+    [said] = [e for e in events(url, task_id) if e.kind == "code_version"]
+    assert "this worker allows compatible versions, but" in said.message
+    assert "its journal does not replay here: at seq 0 it recorded tool mark" in said.message, said.message
+    assert "or make this code replay it: " in said.message
+    assert "--compatible-versions" not in said.message  # it allows them: no use saying so

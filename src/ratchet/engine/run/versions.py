@@ -64,12 +64,19 @@ async def settle_version(
             return task, True
         return task.model_copy(update={"code_version": mine}), True
     if not compatible:
-        return await _leave(store, task, lease, mine, "this worker does not allow compatible versions"), False
+        why = "this worker does not allow compatible versions"
+        also = (
+            "or allow compatible versions (ratchet worker --compatible-versions) "
+            "to run it once its journal replays"
+        )
+        return await _leave(store, task, lease, mine, why, also), False
     outcome = await _replay_check(store, task.id, load, trust)
     if outcome.ok:
         return await _move(store, task, lease, mine, outcome), True
     why = f"this worker allows compatible versions, but {_not_replaying(outcome)}"
-    return await _leave(store, task, lease, mine, why), False
+    found = outcome.divergence
+    also = "" if found is None else f"or make this code replay it: {found.fix}"
+    return await _leave(store, task, lease, mine, why, also), False
 
 
 async def _replay_check(
@@ -112,13 +119,13 @@ async def _move(store: StateStore, task: Task, lease: Lease, mine: str, outcome:
     return moved
 
 
-async def _leave(store: StateStore, task: Task, lease: Lease, mine: str, why: str) -> Task:
+async def _leave(store: StateStore, task: Task, lease: Lease, mine: str, why: str, also: str) -> Task:
+    """Set `task` aside for a worker of its version: the event says `why` not here, and what `also` helps."""
     theirs = task.code_version
     message = (
         f"it started on code version {theirs} and this worker runs version {mine} ({why}): "
-        f"start a worker of version {theirs} (the code it started on, or RATCHET_CODE_VERSION={theirs}), "
-        "or allow compatible versions (ratchet worker --compatible-versions) to run it once its "
-        "journal replays"
+        f"start a worker of version {theirs} (the code it started on, or RATCHET_CODE_VERSION={theirs})"
+        + (f", {also}" if also else "")
     )
     log.info("task %s: left for a worker of code version %s (this one runs %s)", task.id, theirs, mine)
     if task.waiting_on is WaitReason.CODE:  # said already, by this or another worker of this version
