@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import ratchet
-from ratchet.engine.code_version import check_code_version, code_version
+from ratchet.engine.code_version import check_code_version, code_version, compatible_versions_allowed
 from ratchet.engine.workflow import load_workflow
 from ratchet.errors import InputError
 from ratchet.records import TaskStatus
@@ -116,3 +116,22 @@ async def test_a_task_of_another_version_waits_and_one_of_none_takes_the_workers
     [said] = [e for e in await store.list_events(made) if e.kind == "code_version"]
     assert "started on code version v1 and this worker runs version v2" in said.message
     assert (ran.status, ran.code_version) == (TaskStatus.COMPLETED, "v2")
+
+
+@pytest.mark.parametrize(
+    ("text", "allowed"), [("1", True), ("true", True), ("0", False), ("", False), ("no", False)]
+)
+def test_the_variable_allows_compatible_versions_unless_told_otherwise(
+    monkeypatch: pytest.MonkeyPatch, text: str, allowed: bool
+) -> None:
+    monkeypatch.setenv("RATCHET_COMPATIBLE_VERSIONS", text)
+
+    assert compatible_versions_allowed() is allowed
+    assert compatible_versions_allowed(not allowed) is (not allowed)  # given, it wins
+
+
+def test_a_variable_that_is_neither_yes_nor_no_is_bad_input(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RATCHET_COMPATIBLE_VERSIONS", "maybe")
+
+    with pytest.raises(InputError, match="RATCHET_COMPATIBLE_VERSIONS: 'maybe' is neither 1"):
+        compatible_versions_allowed()

@@ -32,9 +32,17 @@ from ..errors import InputError
 from ..trust.code import project_path
 from .workflow import Workflow
 
-__all__ = ["CODE_VERSION_VARIABLE", "check_code_version", "code_version", "configured_code_version"]
+__all__ = [
+    "CODE_VERSION_VARIABLE",
+    "COMPATIBLE_VERSIONS_VARIABLE",
+    "check_code_version",
+    "code_version",
+    "compatible_versions_allowed",
+    "configured_code_version",
+]
 
 CODE_VERSION_VARIABLE = "RATCHET_CODE_VERSION"
+COMPATIBLE_VERSIONS_VARIABLE = "RATCHET_COMPATIBLE_VERSIONS"
 
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}")
 
@@ -66,6 +74,24 @@ def configured_code_version() -> str | None:
     """
     given = os.environ.get(CODE_VERSION_VARIABLE, "")
     return check_code_version(given, CODE_VERSION_VARIABLE) if given else None
+
+
+def compatible_versions_allowed(given: bool | None = None) -> bool:
+    """`given`, else whether ``RATCHET_COMPATIBLE_VERSIONS`` allows compatible versions (``1``, ``true``).
+
+    Raises:
+        InputError: the variable is set to something else than a yes or a no.
+    """
+    if given is not None:
+        return given
+    text = os.environ.get(COMPATIBLE_VERSIONS_VARIABLE, "").strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("", "0", "false", "no", "off"):
+        return False
+    raise InputError(
+        f"{COMPATIBLE_VERSIONS_VARIABLE}: {ascii(text)[:40]} is neither 1 (allow) nor 0 (do not allow)"
+    )
 
 
 def code_version(workflow: Workflow, inputs: Mapping[str, Any]) -> str:

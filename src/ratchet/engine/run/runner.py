@@ -28,7 +28,7 @@ from ...trust.workspace import confined_workspace
 from ..calls import TaskSuspended, WorkerStopping
 from ..calls.in_flight import bounded, cut_short
 from ..children import wake_parent
-from ..code_version import code_version
+from ..code_version import code_version, compatible_versions_allowed, configured_code_version
 from ..context import ApprovalHook, Context
 from ..current import running_in
 from ..people import require_approval
@@ -59,7 +59,7 @@ async def run_task(
     trust: CodeTrust | None = None,
     force: bool = False,
     key: SigningKey | None = None,
-    compatible_versions: bool = False,
+    compatible_versions: bool | None = None,
 ) -> Task:
     """Claim the task, run its workflow until it ends or waits, and let it go.
 
@@ -79,8 +79,9 @@ async def run_task(
     seal its creator made (`key`, default this process's): a task a database
     writer made or changed is returned ``waiting(code)`` too. A task that
     started on another version of its code than this one is run only with
-    `compatible_versions` and a replay check that passes; else it is returned
-    ``waiting(code)`` for a worker of its version (`ratchet.engine.run.versions`).
+    `compatible_versions` (default: ``RATCHET_COMPATIBLE_VERSIONS``) and a
+    replay check that passes; else it is returned ``waiting(code)`` for a
+    worker of its version (`ratchet.engine.run.versions`).
 
     A task that already ran is validated first: older than its checkpoint
     policy's ``max_age``, it is set aside ``waiting(stale)`` and returned
@@ -96,12 +97,16 @@ async def run_task(
         CannotResume: another live worker holds the task.
         LeaseLost: another worker took the task over while this one ran it.
         StoreError: the store failed; the task stays resumable once it is fixed.
-        InputError: this process's signing key is unusable (nothing is claimed).
+        InputError: this process's signing key is unusable, or
+            ``RATCHET_CODE_VERSION`` or ``RATCHET_COMPATIBLE_VERSIONS`` holds
+            no value they take (nothing is claimed).
         StartsWhenLoaded: code is being loaded for a task (a script without
             its ``__main__`` guard runs tasks when imported).
     """
     refuse_while_loading()
     key = key or SigningKey.from_environment()
+    compatible = compatible_versions_allowed(compatible_versions)
+    configured_code_version()
     worker = worker or WorkerIdentity()
     taken_from = None
     if lease is None:
@@ -121,7 +126,7 @@ async def run_task(
                     stopping,
                     force,
                     key,
-                    compatible_versions,
+                    compatible,
                 )
         if report is not None:
             with contextlib.suppress(StoreError):  # the run is over as recorded; only its spans are lost

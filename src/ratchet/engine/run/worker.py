@@ -17,7 +17,7 @@ from ...store.changes import TRIGGERS, ChangeFeed
 from ...trust.code import CodeTrust
 from ...trust.seal import SigningKey
 from ..calls.in_flight import cut_short
-from ..code_version import configured_code_version
+from ..code_version import compatible_versions_allowed, configured_code_version
 from ..inbox import RECEIVE_TIMEOUT_TRIGGER, expire_receive
 from ..people import APPROVAL_TIMEOUT_TRIGGER, expire_approval
 from ..retention import Retention, delete_expired
@@ -100,7 +100,7 @@ class Worker:
         load: Callable[[str], Workflow] = load_workflow,
         allow_code: Iterable[str | Path] = (),
         retention: Retention | None = None,
-        compatible_versions: bool = False,
+        compatible_versions: bool | None = None,
     ) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
@@ -114,7 +114,7 @@ class Worker:
         self.trust = CodeTrust.here(allow_code)
         self.key = SigningKey.from_environment()  # an unusable key stops the worker here, not per task
         configured_code_version()  # so does a RATCHET_CODE_VERSION that is no version
-        self.compatible_versions = compatible_versions
+        self.compatible_versions = compatible_versions_allowed(compatible_versions)  # None: the variable's
         # How often to look for tasks whose holder died: their leases expire unannounced.
         # A store that cannot publish (SQLite) is looked at on every poll anyway.
         self.sweep_interval = max(0.5, lease_ttl / 3)
