@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ...errors import CannotResume, CorruptRecord, LeaseLost, RatchetError, StoreError
-from ...records import Lease, TaskFilter, Trigger, WaitReason, utcnow
+from ...records import Lease, TaskStatus, Trigger, WaitReason, utcnow
 from ...schedules import SCHEDULE_TRIGGER, fire_schedule
 from ...store import StateStore
 from ...store.changes import TRIGGERS, ChangeFeed
@@ -327,10 +327,14 @@ class Worker:
         now = time.monotonic()
         if now >= self._next_code_look:
             self._next_code_look = now + self.CODE_RECHECK
-            rows = await self.store.list_task_rows(TaskFilter(waiting_on=frozenset({WaitReason.CODE})))
+            # The waiting tasks, by the status index (not a scan of every task), their reasons read here.
+            # (A row that cannot be read is left out here: claimed, it is set aside as unreadable.)
+            waiting = await self.store.list_tasks(TaskStatus.WAITING, unreadable=[])
             listed = set(self._code_retries)
             self._code_retries += [
-                row.id for row in rows if row.id not in self._code_tried and row.id not in listed
+                t.id
+                for t in waiting
+                if t.waiting_on is WaitReason.CODE and t.id not in self._code_tried and t.id not in listed
             ]
         started = 0
         while self._code_retries and len(self._running) < self.concurrency:
