@@ -305,3 +305,20 @@ def test_a_worker_allowing_compatible_versions_leaves_a_task_whose_journal_does_
     assert "its journal does not replay here: at seq 0 it recorded tool mark" in said.message, said.message
     assert "or make this code replay it: " in said.message
     assert "--compatible-versions" not in said.message  # it allows them: no use saying so
+
+
+def test_a_worker_allows_compatible_versions_from_its_flag_or_its_config_file(
+    run_ratchet: RunRatchet, tmp_path: Path
+) -> None:
+    url = f"sqlite:///{tmp_path / 'ratchet.db'}"
+    plain = run_ratchet("worker", "--until-idle", "--store", url, env=ratchet_env(RATCHET_CODE_VERSION="v-a"))
+    flagged = run_ratchet("worker", "--until-idle", "--compatible-versions", "--store", url)
+    (tmp_path / "ratchet.toml").write_text("[worker]\ncompatible_versions = true\n")
+    from_file = run_ratchet("worker", "--until-idle", "--store", url)
+
+    for done in (plain, flagged, from_file):
+        assert done.returncode == 0, done.stderr
+    assert ", code version v-a;" in plain.stdout
+    assert "compatible" not in plain.stdout
+    assert ", runs tasks of compatible code versions;" in flagged.stdout
+    assert ", runs tasks of compatible code versions;" in from_file.stdout
