@@ -325,6 +325,8 @@ async def _make_task(tx: StoreOps, schedule: Schedule, task_id: str, due: dt.dat
             "created_at": now,
             "deadline": deadline,
             "workspace": None if template.workspace is None else str(workspace_for(task_id)),
+            # Made when due, for whatever code runs then: the worker that starts it gives its version.
+            "code_version": None,
         }
     )
     # The template was sealed when the schedule was made; a forged one makes tasks that wait.

@@ -2,7 +2,8 @@
 
 The workflow is a file the test writes: version 1, run by a worker killed
 with SIGKILL right after a result is committed; then version 2 is written
-over it (a deploy), and a fresh worker process resumes the task.
+over it (a deploy), and a fresh worker process, allowing compatible code
+versions (docs/workers.md, "Code versions"), resumes the task.
 """
 
 from __future__ import annotations
@@ -85,6 +86,8 @@ def test_a_workflow_changed_between_a_kill_and_its_resume_completes(
     assert len(entries(ledger)) == killed_after
 
     code.write_text(NEW, encoding="utf-8")  # the deploy, while the task is in flight
+    # Another version of the code: its worker runs the task once the journal replays on it.
+    monkeypatch.setenv("RATCHET_COMPATIBLE_VERSIONS", "1")
     assert finish_worker(_spawn(worker_command(url, task_id))) == EXIT_COMPLETED
 
     async def read(store: StateStore) -> tuple[Task, list[OpKind]]:

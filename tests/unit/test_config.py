@@ -38,6 +38,7 @@ grace = 5.5
 workflows = ["myapp.agents", "flows.py"]
 metrics_port = 9100
 metrics_host = "0.0.0.0"
+compatible_versions = true
 
 [worker.retain]
 completed = "30d"

@@ -73,6 +73,12 @@ class FilterOptions:
     model: Annotated[
         str | None, typer.Option("--model", help="Only tasks of this model (exactly: openai:gpt-4o-mini).")
     ] = None
+    code_version: Annotated[
+        str | None,
+        typer.Option(
+            "--code-version", metavar="VERSION", help="Only tasks that started on this version of their code."
+        ),
+    ] = None
     parent: Annotated[
         str | None, typer.Option("--parent", metavar="TASK", help="Only the child tasks of this task.")
     ] = None
@@ -107,6 +113,7 @@ class FilterOptions:
             name=self.name,
             agent=self.agent,
             model=self.model,
+            code_version=self.code_version,
             parent=self.parent,
             id_prefix=self.id_prefix,
             label=self.label or (),

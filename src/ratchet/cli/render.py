@@ -274,6 +274,8 @@ def _task_panel(task: Task, spend: Spend, forked: Event | None = None) -> Panel:
     fields.add_row("agent", plain(task.agent))
     if task.model:
         fields.add_row("model", plain(task.model))
+    if task.code_version:
+        fields.add_row("code version", plain(task.code_version))
     if task.labels:
         fields.add_row("labels", plain(" ".join(f"{key}={value}" for key, value in task.labels.items())))
     if task.parent_id:

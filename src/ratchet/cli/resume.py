@@ -197,6 +197,8 @@ async def refuse_waiting_for_code(store: StateStore, task: Task, url: str) -> No
     problem = said[0].message if said else "its code cannot be loaded here"
     error = said[0].data.get("error") if said else None
     again = render.command("resume", task.id, store_url=url)
+    if error == "CodeVersionDiffers":  # its event says what to do: run it where its version is
+        raise InputError(f"task {task.id} waits for its code: {problem}")
     if error == "WorkspaceRefused":
         cancel = render.command("cancel", task.id, store_url=url)
         what_next = f"it runs only where that directory is under the workspace root (or `{cancel}`)"

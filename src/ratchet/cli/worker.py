@@ -17,6 +17,7 @@ from typing import Annotated
 
 import typer
 
+from ..engine.code_version import configured_code_version
 from ..engine.retention import Retention
 from ..engine.run.holders import WorkerIdentity
 from ..engine.run.runner import DEFAULT_LEASE_TTL
@@ -132,6 +133,14 @@ def worker_command(
         ),
     ] = "127.0.0.1",
     retain: RetainOption = None,
+    compatible_versions: Annotated[
+        bool,
+        typer.Option(
+            "--compatible-versions",
+            envvar="RATCHET_COMPATIBLE_VERSIONS",
+            help="Run a task that started on another code version when its journal replays on this code.",
+        ),
+    ] = False,
     log_level: LogLevelOption = LogLevel.INFO,
     log_format: LogFormatOption = LogFormat.TEXT,
 ) -> None:
@@ -150,8 +159,14 @@ def worker_command(
     installed packages, what --workflows imported and what --allow-code
     admits; a task whose code is refused or missing waits (waiting(code)),
     and every other task goes on.
+
+    A task that started on another version of its code (RATCHET_CODE_VERSION,
+    else a hash of its workflow's and tools' source) waits for a worker of
+    its version, unless --compatible-versions lets this worker run it once
+    its journal replays here (docs/workers.md, "Code versions").
     """
     CodeTrust.here(allow_code or ())  # a bad allowance is bad input now, not when a task loads
+    configured_code_version()  # so is a RATCHET_CODE_VERSION that is no version
     retention = Retention.parse(retain or ())
     make_cwd_importable()
     for source in workflows or ():
@@ -177,6 +192,7 @@ def worker_command(
             metrics_port=metrics_port,
             metrics_host=metrics_host,
             retention=retention,
+            compatible_versions=compatible_versions,
         ),
         on_interrupt=lambda: stopping.heard(signal.SIGINT),
     )
@@ -239,6 +255,7 @@ async def _work(
     metrics_port: int | None = None,
     metrics_host: str = "127.0.0.1",
     retention: Retention | None = None,
+    compatible_versions: bool = False,
 ) -> None:
     loop = asyncio.get_running_loop()
     working = stopping.working = asyncio.current_task()
@@ -260,14 +277,18 @@ async def _work(
                 grace=grace,
                 allow_code=allow_code,
                 retention=retention,
+                compatible_versions=compatible_versions,
             )
             ends = "stops when no work is left" if until_idle else "stop it with Ctrl-C or SIGTERM"
             wakes = "woken when work is queued" if store.change_poll is None else f"polling every {poll:g} s"
             # Every setting it runs with, wherever it came from (a flag, the environment, ratchet.toml).
             retains = f", deletes tasks kept past {retention}" if retention else ""
+            given = configured_code_version()
+            versions = f", code version {given}" if given else ""
+            versions += ", runs tasks of compatible code versions" if compatible_versions else ""
             render.print_line(
                 f"worker {identity.name} on {redact_url(url)}: concurrency {concurrency}, "
-                f"lease {lease_ttl:g} s, {wakes}, grace {grace:g} s{retains}; {ends}"
+                f"lease {lease_ttl:g} s, {wakes}, grace {grace:g} s{retains}{versions}; {ends}"
             )
             render.flush()
             try:

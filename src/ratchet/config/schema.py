@@ -65,6 +65,7 @@ ENVIRONMENT: dict[tuple[str, str], str] = {
     ("worker", "metrics_port"): "RATCHET_WORKER_METRICS_PORT",
     ("worker", "metrics_host"): "RATCHET_WORKER_METRICS_HOST",
     ("worker", "retain"): "RATCHET_WORKER_RETAIN",
+    ("worker", "compatible_versions"): "RATCHET_COMPATIBLE_VERSIONS",
 }
 
 _Text = Annotated[str, StringConstraints(min_length=1)]
@@ -164,6 +165,9 @@ class WorkerSection(_Section):
         default=None,
         description="a table of how long an ended task is kept, by status (completed, failed or "
         'cancelled), each a duration: [worker.retain] completed = "30d"',
+    )
+    compatible_versions: bool | None = Field(
+        default=None, description="true or false: run tasks of another code version whose journal replays"
     )
 
 

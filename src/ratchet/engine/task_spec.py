@@ -30,6 +30,7 @@ from ..records import Task, utcnow
 from ..records.limit import check_queue_name
 from ..trust.seal import SigningKey
 from ..trust.workspace import workspace_for
+from .code_version import code_version
 from .interactive import INTERACTIVE
 from .scripts import refuse_while_loading
 from .workflow import Workflow, load_workflow, portable_reference
@@ -83,6 +84,9 @@ def new_task(
     `model` may be a fallback chain, a list: the task's model is its first,
     the others its ``fallback_models`` (engine/calls/fallback.py).
 
+    It records the version of the code it is made for (``code_version``,
+    `ratchet.engine.code_version`): a child task its own workflow's.
+
     Its code references are sealed with `key` (default: this process's,
     `SigningKey.from_environment`), so a worker can tell them from a
     database writer's.
@@ -91,7 +95,9 @@ def new_task(
         InputError: the instruction is not UTF-8 text or too large; the
             deadline or priority is out of range; the name holds a NUL; a
             label is not one (`check_labels`); the signing key is unusable;
-            the queue or partition is not a name, or a partition has no queue.
+            the queue or partition is not a name, or a partition has no queue;
+            ``RATCHET_CODE_VERSION`` is set to something that is not a code
+            version (`ratchet.engine.code_version`).
         InvalidInputs: the inputs do not fit the workflow's parameters.
         WorkflowNotFound: a reference names no workflow.
         StartsWhenLoaded: code is being loaded for a task (a script without
@@ -157,6 +163,7 @@ def new_task(
         labels=dict(labels or {}),
         queue=queue,
         partition=partition,
+        code_version=code_version(found, inputs),
     )
     return (key or SigningKey.from_environment()).seal(task, found.code_inputs)
 

@@ -90,6 +90,7 @@ class TaskFilter:
         name: exactly this task name.
         agent: exactly this agent name.
         model: exactly this model (``openai:gpt-4o-mini``).
+        code_version: started on exactly this version of its code (``Task.code_version``).
         parent_id: the children of this task.
         id_prefix: an id that starts with this.
         labels: every one of these ``(key, value)`` labels.
@@ -108,6 +109,7 @@ class TaskFilter:
     name: str | None = None
     agent: str | None = None
     model: str | None = None
+    code_version: str | None = None
     parent_id: str | None = None
     id_prefix: str | None = None
     labels: tuple[tuple[str, str], ...] = ()
@@ -135,6 +137,7 @@ class TaskFilter:
             and (self.name is None or task.name == self.name)
             and (self.agent is None or task.agent == self.agent)
             and (self.model is None or task.model == self.model)
+            and (self.code_version is None or task.code_version == self.code_version)
             and (self.parent_id is None or task.parent_id == self.parent_id)
             and (self.id_prefix is None or task.id.startswith(self.id_prefix))
             and all(task.labels.get(key) == value for key, value in self.labels)

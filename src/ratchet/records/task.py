@@ -125,6 +125,9 @@ class Task(Record):
     # partition when one is given (docs/rate-limits.md). Given when it is made; they never change.
     queue: str | None = None
     partition: str | None = None
+    # The version of the code it started on (engine/code_version.py): a worker of another version
+    # leaves it, or runs it once its journal replays there. None: made before versions were kept.
+    code_version: str | None = None
 
     def model_post_init(self, __context: Any) -> None:
         if (self.status is TaskStatus.WAITING) != (self.waiting_on is not None):

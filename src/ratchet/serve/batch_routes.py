@@ -48,6 +48,7 @@ class BatchFilter(_Body):
     name: _Exact = None
     agent: _Exact = None
     model: _Exact = None
+    code_version: _Exact = None
     parent: _Exact = Field(default=None, description="The parent task's id.")
     id_prefix: _Exact = None
     created_after: _Short = Field(default=None, description="ISO 8601, or how long ago: 2h.")
@@ -62,6 +63,7 @@ class BatchFilter(_Body):
             name=self.name,
             agent=self.agent,
             model=self.model,
+            code_version=self.code_version,
             parent=self.parent,
             id_prefix=self.id_prefix,
             label=self.label,

@@ -16,6 +16,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from ..engine.code_version import check_code_version
 from ..errors import InputError
 from ..limits import MAX_NAME_CHARS, check_labels, check_text, utf8_problem
 from ..policy import is_duration, parse_duration
@@ -66,6 +67,7 @@ class FilterText:
     name: str | None = None
     agent: str | None = None
     model: str | None = None
+    code_version: str | None = None
     parent: str | None = None
     id_prefix: str | None = None
     label: Sequence[str] = ()
@@ -103,6 +105,9 @@ def parse_filter(
         name=_text(spell("name"), given.name),
         agent=_text(spell("agent"), given.agent),
         model=_text(spell("model"), given.model),
+        code_version=None
+        if given.code_version is None
+        else check_code_version(given.code_version, spell("code_version")),
         parent_id=_text(spell("parent"), given.parent),
         id_prefix=_text(spell("id_prefix"), given.id_prefix),
         labels=tuple(parse_labels(spell("label"), given.label).items()),

@@ -8,7 +8,8 @@ puts the code in place or admits it, then ``ratchet resume`` runs it, and so
 does a worker started with the code (or the allowance).
 
 A waiting task is not claimed by workers (it waits on a person), so a worker
-never spins on it; each worker tries such tasks once, when it starts.
+never spins on it; each worker tries each such task once while it runs (when
+it starts, or when it first sees the task waiting).
 
 A task whose code references do not hold their seal (made before seals, with
 another key, or changed in the database) waits the same way; an operator who
@@ -28,7 +29,8 @@ from ..workflow import Workflow, load_workflow
 
 __all__ = ["CODE_EVENT_KINDS", "reseal", "set_aside", "wait_for_code"]
 
-CODE_EVENT_KINDS = frozenset({"code_refused", "code_missing"})
+# "code_version": it started on another version of its code than a worker's (run/versions.py).
+CODE_EVENT_KINDS = frozenset({"code_refused", "code_missing", "code_version"})
 
 log = logging.getLogger("ratchet.engine")
 

@@ -28,6 +28,7 @@ from ...trust.workspace import confined_workspace
 from ..calls import TaskSuspended, WorkerStopping
 from ..calls.in_flight import bounded, cut_short
 from ..children import wake_parent
+from ..code_version import code_version, compatible_versions_allowed, configured_code_version
 from ..context import ApprovalHook, Context
 from ..current import running_in
 from ..people import require_approval
@@ -37,6 +38,7 @@ from ..workflow import Workflow, load_workflow
 from .code_wait import wait_for_code
 from .holders import WorkerIdentity, holder_is_gone
 from .staleness import judge_staleness, set_aside_stale
+from .versions import settle_version
 
 __all__ = ["run_task"]
 
@@ -57,6 +59,7 @@ async def run_task(
     trust: CodeTrust | None = None,
     force: bool = False,
     key: SigningKey | None = None,
+    compatible_versions: bool | None = None,
 ) -> Task:
     """Claim the task, run its workflow until it ends or waits, and let it go.
 
@@ -74,7 +77,11 @@ async def run_task(
     workspace root; if either is refused or missing, the task is returned
     ``waiting(code)``. Before any of that, its code references must hold the
     seal its creator made (`key`, default this process's): a task a database
-    writer made or changed is returned ``waiting(code)`` too.
+    writer made or changed is returned ``waiting(code)`` too. A task that
+    started on another version of its code than this one is run only with
+    `compatible_versions` (default: ``RATCHET_COMPATIBLE_VERSIONS``) and a
+    replay check that passes; else it is returned ``waiting(code)`` for a
+    worker of its version (`ratchet.engine.run.versions`).
 
     A task that already ran is validated first: older than its checkpoint
     policy's ``max_age``, it is set aside ``waiting(stale)`` and returned
@@ -90,12 +97,16 @@ async def run_task(
         CannotResume: another live worker holds the task.
         LeaseLost: another worker took the task over while this one ran it.
         StoreError: the store failed; the task stays resumable once it is fixed.
-        InputError: this process's signing key is unusable (nothing is claimed).
+        InputError: this process's signing key is unusable, or
+            ``RATCHET_CODE_VERSION`` or ``RATCHET_COMPATIBLE_VERSIONS`` holds
+            no value they take (nothing is claimed).
         StartsWhenLoaded: code is being loaded for a task (a script without
             its ``__main__`` guard runs tasks when imported).
     """
     refuse_while_loading()
     key = key or SigningKey.from_environment()
+    compatible = compatible_versions_allowed(compatible_versions)
+    configured_code_version()
     worker = worker or WorkerIdentity()
     taken_from = None
     if lease is None:
@@ -106,7 +117,16 @@ async def run_task(
         with (trust or enforced_trust() or CodeTrust.here()).enforced():
             async with beat:
                 task = await _run_leased(
-                    store, task_id, lease, taken_from, load, approval_hook, stopping, force, key
+                    store,
+                    task_id,
+                    lease,
+                    taken_from,
+                    load,
+                    approval_hook,
+                    stopping,
+                    force,
+                    key,
+                    compatible,
                 )
         if report is not None:
             with contextlib.suppress(StoreError):  # the run is over as recorded; only its spans are lost
@@ -242,6 +262,7 @@ async def _run_leased(
     stopping: asyncio.Event | None,
     force: bool,
     key: SigningKey,
+    compatible_versions: bool,
 ) -> Task:
     task = await store.get_task(task_id)
     waits_on_person = task.waiting_on is not None and task.waiting_on.needs_person
@@ -267,6 +288,12 @@ async def _run_leased(
             require_script(task.model)
     except CodeUnavailable as problem:
         return await wait_for_code(store, task, lease, problem)
+    mine = code_version(workflow, task.inputs_params)  # made once per workflow in this process
+    task, here = await settle_version(
+        store, task, lease, mine, compatible=compatible_versions, load=load, trust=enforced_trust()
+    )
+    if not here:
+        return task
     if not force:
         stale = await judge_staleness(store, task, workflow.checkpoint_for(task))
         if stale is not None:

@@ -17,6 +17,7 @@ from ...store.changes import TRIGGERS, ChangeFeed
 from ...trust.code import CodeTrust
 from ...trust.seal import SigningKey
 from ..calls.in_flight import cut_short
+from ..code_version import compatible_versions_allowed, configured_code_version
 from ..inbox import RECEIVE_TIMEOUT_TRIGGER, expire_receive
 from ..people import APPROVAL_TIMEOUT_TRIGGER, expire_approval
 from ..retention import Retention, delete_expired
@@ -46,8 +47,13 @@ class Worker:
     or it is time to look for tasks whose leases expired.
 
     A task whose code is refused or missing here waits (``waiting(code)``,
-    docs/durability.md) and is tried again once by each worker that starts,
-    which may have the code, or the allowance (`allow_code`), by then. A
+    docs/durability.md) and is tried once by each worker, which may have the
+    code, or the allowance (`allow_code`): when it starts, and every
+    `CODE_RECHECK` seconds it looks for tasks that began to wait since. So is
+    a task that started on another version of its code (docs/workers.md,
+    "Code versions"): a worker of its version takes it up; one of another
+    version runs it only with `compatible_versions` and a replay check of its
+    journal that passes, else leaves it waiting and does not try it again. A
     task this worker cannot run otherwise is set aside for a while, longer
     each time, so one bad task neither spins the worker nor starves the
     others. A task whose stored rows cannot be read is set aside in the
@@ -80,6 +86,7 @@ class Worker:
     STORE_RETRY_MAX = 10.0
     UNREADABLE_RECHECK = 300.0
     RETENTION_EVERY = 600.0
+    CODE_RECHECK = 5.0
 
     def __init__(
         self,
@@ -93,6 +100,7 @@ class Worker:
         load: Callable[[str], Workflow] = load_workflow,
         allow_code: Iterable[str | Path] = (),
         retention: Retention | None = None,
+        compatible_versions: bool | None = None,
     ) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
@@ -105,6 +113,8 @@ class Worker:
         self.load = load
         self.trust = CodeTrust.here(allow_code)
         self.key = SigningKey.from_environment()  # an unusable key stops the worker here, not per task
+        configured_code_version()  # so does a RATCHET_CODE_VERSION that is no version
+        self.compatible_versions = compatible_versions_allowed(compatible_versions)  # None: the variable's
         # How often to look for tasks whose holder died: their leases expire unannounced.
         # A store that cannot publish (SQLite) is looked at on every poll anyway.
         self.sweep_interval = max(0.5, lease_ttl / 3)
@@ -114,7 +124,9 @@ class Worker:
         self._running: dict[str, asyncio.Task[None]] = {}
         self._set_aside: dict[str, tuple[float, float]] = {}  # task id -> (until, last pause)
         self._next_sweep = 0.0
-        self._code_retries: list[str] | None = None  # waiting(code) tasks to try once; listed at start
+        self._code_retries: list[str] = []  # waiting(code) tasks to try, each once (`_code_tried`)
+        self._code_tried: set[str] = set()
+        self._next_code_look = 0.0
         self.retention = retention or Retention()
         self._retaining: asyncio.Task[None] | None = None  # the retention pass under way, if any
         self._next_retention = 0.0
@@ -167,6 +179,7 @@ class Worker:
             timeout = min(timeout, self.poll_interval)
         if self.retention:
             timeout = min(timeout, max(0.0, self._next_retention - time.monotonic()))
+        timeout = min(timeout, max(0.0, self._next_code_look - time.monotonic()))
         retaining = [self._retaining] if self._retention_busy() and self._retaining is not None else []
         heard = asyncio.ensure_future(feed.wait(timeout))
         stopped = asyncio.ensure_future(stop.wait())
@@ -304,13 +317,30 @@ class Worker:
         return started
 
     async def _retry_tasks_waiting_for_code(self) -> int:
-        """Try each task waiting for its code once, as slots free up: the code may be here now."""
-        if self._code_retries is None:
-            waiting = await self.store.list_tasks(TaskStatus.WAITING)
-            self._code_retries = [t.id for t in waiting if t.waiting_on is WaitReason.CODE]
+        """Try each task waiting for its code once, as slots free up: the code may be here now.
+
+        They are listed when the worker starts and every `CODE_RECHECK` seconds
+        after: a task another worker set aside meanwhile (one of another code
+        version) is found without a person. One this worker tried and left
+        waiting is not tried again by it (it would leave it again).
+        """
+        now = time.monotonic()
+        if now >= self._next_code_look:
+            self._next_code_look = now + self.CODE_RECHECK
+            # The waiting tasks, by the status index (not a scan of every task), their reasons read here.
+            # (A row that cannot be read is left out here: claimed, it is set aside as unreadable.)
+            waiting = await self.store.list_tasks(TaskStatus.WAITING, unreadable=[])
+            listed = set(self._code_retries)
+            self._code_retries += [
+                t.id
+                for t in waiting
+                if t.waiting_on is WaitReason.CODE and t.id not in self._code_tried and t.id not in listed
+            ]
         started = 0
         while self._code_retries and len(self._running) < self.concurrency:
-            if self._start(self._code_retries.pop(0)):
+            task_id = self._code_retries.pop(0)
+            if self._start(task_id):  # one not started now (set aside, stopping) is listed again
+                self._code_tried.add(task_id)
                 started += 1
         return started
 
@@ -353,6 +383,7 @@ class Worker:
                 stopping=self.stopping,
                 trust=self.trust,
                 key=self.key,
+                compatible_versions=self.compatible_versions,
             )
         except asyncio.CancelledError:
             log.info("task %s: stopped here; its lease is released for another worker", task_id)
@@ -376,6 +407,8 @@ class Worker:
             self._put_aside(task_id, f"{type(error).__name__}: {error}")
         else:
             self._set_aside.pop(task_id, None)
+            if task.waiting_on is not WaitReason.CODE:  # should it wait for its code again, try it again
+                self._code_tried.discard(task_id)
             if self.stopping.is_set() and not task.status.is_terminal and task.waiting_on is None:
                 log.info("task %s: handed back at a call boundary; another worker resumes it", task_id)
             else:

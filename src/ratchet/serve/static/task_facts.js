@@ -1,4 +1,4 @@
-// What a task is: its instruction, model(s), inputs, priority, deadline,
+// What a task is: its instruction, model(s), the version of its code, inputs, priority, deadline,
 // labels, where it came from (a fork or retry of another task, its parent),
 // its outcome, and its agent state (facts, open questions, artifacts, risk
 // flags). Drawn from GET /api/tasks/{id} and its first events.
@@ -54,6 +54,7 @@ export function summary(task, firstEvents = [], used = null) {
     ["Instruction", task.instruction ? el("pre", { id: "task-instruction", class: "instruction", text: task.instruction }) : el("span", { class: "muted", text: "— (a workflow: its code and inputs say what it does)" })],
     task.goal && task.goal !== task.instruction ? ["Goal", task.goal] : null,
     models(task, used),
+    task.code_version ? ["Code version", el("span", { id: "task-code-version", class: "mono", text: task.code_version })] : null,
     ...inputs(task),
     ["Priority", el("span", { id: "task-priority", text: `${task.priority}${task.priority === 5 ? " (the default; 0 goes first, 9 last)" : ""}` })],
     task.deadline ? ["Deadline", stamp(task.deadline)] : null,

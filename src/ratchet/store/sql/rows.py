@@ -323,6 +323,7 @@ def task_params(task: Task) -> dict[str, Any]:
         "cost": task.cost,
         "queue_name": task.queue,
         "queue_partition": task.partition,
+        "code_version": task.code_version,
     }
 
 

@@ -73,9 +73,10 @@ SELECT pg_advisory_xact_lock(hashtextextended(%(key)s, 0))
 
 -- name: insert_task
 INSERT INTO tasks (id, status, waiting_on, created_at, record, priority, parent_id, name, agent, updated_at,
-                   model, cost, queue_name, queue_partition)
+                   model, cost, queue_name, queue_partition, code_version)
 VALUES (%(id)s, %(status)s, %(waiting_on)s, %(created_at)s, %(record)s, %(priority)s, %(parent_id)s,
-        %(name)s, %(agent)s, %(updated_at)s, %(model)s, %(cost)s, %(queue_name)s, %(queue_partition)s)
+        %(name)s, %(agent)s, %(updated_at)s, %(model)s, %(cost)s, %(queue_name)s, %(queue_partition)s,
+        %(code_version)s)
 ON CONFLICT (id) DO NOTHING
 
 -- name: get_task
@@ -107,7 +108,8 @@ ORDER BY created_at, position LIMIT %(limit)s
 -- name: update_task
 UPDATE tasks SET status = %(status)s, waiting_on = %(waiting_on)s, record = %(record)s,
                  priority = %(priority)s, name = %(name)s, agent = %(agent)s, updated_at = %(updated_at)s,
-                 model = %(model)s, cost = %(cost)s
+                 model = %(model)s, cost = %(cost)s,
+                 code_version = %(code_version)s
 WHERE id = %(id)s
 
 -- name: list_orphaned_tasks
@@ -660,6 +662,9 @@ AND t.agent = %(agent)s::text
 
 -- name: task_rows_where_model
 AND t.model = %(model)s::text
+
+-- name: task_rows_where_code_version
+AND t.code_version = %(code_version)s::text
 
 -- name: task_rows_where_parent
 AND t.parent_id = %(parent_id)s::text

@@ -18,7 +18,8 @@ CREATE TABLE tasks (
     model       TEXT,
     cost        DOUBLE PRECISION NOT NULL DEFAULT 0,
     queue_name  TEXT,
-    queue_partition TEXT
+    queue_partition TEXT,
+    code_version TEXT
 );
 -- Every order a listing sorts by, ending with the creation time and the id (a total order);
 -- names and ids by code point (COLLATE "C"), as on SQLite and in Python.

@@ -48,9 +48,9 @@ SELECT token = ?2 AND NOT released FROM leases WHERE task_id = ?1
 
 -- name: insert_task
 INSERT INTO tasks (id, status, waiting_on, created_at, record, priority, parent_id, name, agent, updated_at,
-                   model, cost, queue_name, queue_partition)
+                   model, cost, queue_name, queue_partition, code_version)
 VALUES (:id, :status, :waiting_on, :created_at, :record, :priority, :parent_id, :name, :agent,
-        :updated_at, :model, :cost, :queue_name, :queue_partition)
+        :updated_at, :model, :cost, :queue_name, :queue_partition, :code_version)
 ON CONFLICT (id) DO NOTHING
 
 -- name: get_task
@@ -81,7 +81,8 @@ ORDER BY created_at, rowid LIMIT COALESCE(:limit, -1)
 
 -- name: update_task
 UPDATE tasks SET status = :status, waiting_on = :waiting_on, record = :record, priority = :priority,
-                 name = :name, agent = :agent, updated_at = :updated_at, model = :model, cost = :cost
+                 name = :name, agent = :agent, updated_at = :updated_at, model = :model, cost = :cost,
+                 code_version = :code_version
 WHERE id = :id
 
 -- name: list_orphaned_tasks
@@ -600,6 +601,9 @@ AND t.agent = :agent
 
 -- name: task_rows_where_model
 AND t.model = :model
+
+-- name: task_rows_where_code_version
+AND t.code_version = :code_version
 
 -- name: task_rows_where_parent
 AND t.parent_id = :parent_id

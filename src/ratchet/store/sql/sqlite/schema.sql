@@ -15,7 +15,8 @@ CREATE TABLE tasks (
     model       TEXT,
     cost        REAL NOT NULL DEFAULT 0,
     queue_name  TEXT,
-    queue_partition TEXT
+    queue_partition TEXT,
+    code_version TEXT
 );
 CREATE INDEX tasks_by_status ON tasks (status, created_at, id);
 CREATE INDEX tasks_by_parent ON tasks (parent_id, created_at, id);
