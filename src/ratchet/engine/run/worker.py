@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ...errors import CannotResume, CorruptRecord, LeaseLost, RatchetError, StoreError
-from ...records import Lease, TaskStatus, Trigger, WaitReason, utcnow
+from ...records import Lease, TaskFilter, Trigger, WaitReason, utcnow
 from ...schedules import SCHEDULE_TRIGGER, fire_schedule
 from ...store import StateStore
 from ...store.changes import TRIGGERS, ChangeFeed
@@ -30,6 +30,8 @@ from .unreadable import set_aside_unreadable
 __all__ = ["Worker"]
 
 log = logging.getLogger("ratchet.worker")
+
+_WAITING_FOR_CODE = TaskFilter(waiting_on=frozenset({WaitReason.CODE}))
 
 
 class Worker:
@@ -327,14 +329,13 @@ class Worker:
         now = time.monotonic()
         if now >= self._next_code_look:
             self._next_code_look = now + self.CODE_RECHECK
-            # The waiting tasks, by the status index (not a scan of every task), their reasons read here.
-            # (A row that cannot be read is left out here: claimed, it is set aside as unreadable.)
-            waiting = await self.store.list_tasks(TaskStatus.WAITING, unreadable=[])
+            # Only their ids, filtered in the store: every few seconds, whatever else waits (thousands
+            # of approvals) is never read. (A row that cannot be read is left out here: claimed, it is
+            # set aside as unreadable.)
+            waiting = await self.store.list_task_rows(_WAITING_FOR_CODE, unreadable=[])
             listed = set(self._code_retries)
             self._code_retries += [
-                t.id
-                for t in waiting
-                if t.waiting_on is WaitReason.CODE and t.id not in self._code_tried and t.id not in listed
+                row.id for row in waiting if row.id not in self._code_tried and row.id not in listed
             ]
         started = 0
         while self._code_retries and len(self._running) < self.concurrency:
