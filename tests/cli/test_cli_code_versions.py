@@ -252,6 +252,28 @@ def test_resume_runs_a_task_only_on_the_version_it_started_on(
     assert (done.status, done.code_version) == (TaskStatus.COMPLETED, "v-a")
 
 
+def test_resume_with_compatible_versions_runs_a_task_of_another_version_whose_journal_replays(
+    run_ratchet: RunRatchet, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A person who resumes a task here on new code says so with the flag; the task moves to it."""
+    url = f"sqlite:///{tmp_path / 'ratchet.db'}"
+    task_id = submit_as(monkeypatch, "v-a", url, "greet", who="ann")
+
+    moved = run_ratchet(
+        "resume",
+        task_id,
+        "--compatible-versions",
+        "--store",
+        url,
+        env=ratchet_env(RATCHET_CODE_VERSION="v-b"),
+    )
+
+    assert moved.returncode == 0, moved.stderr
+    done = stored_task(url, task_id)
+    assert (done.status, done.code_version) == (TaskStatus.COMPLETED, "v-b")
+    assert any(e.kind == "code_version_moved" for e in events(url, task_id))
+
+
 TWO_CALLS = """
 import asyncio
 from pathlib import Path

@@ -31,6 +31,7 @@ __all__ = [
     "AllowedHostOption",
     "CheckpointMaxAgeOption",
     "CheckpointStrategyOption",
+    "CompatibleVersionsOption",
     "DeadlineOption",
     "FallbackOnPressureOption",
     "ForceOpenOption",
@@ -145,6 +146,15 @@ OptionalTaskArgument = Annotated[
 ]
 
 # --------------------------------------------------------------------------- running tasks here
+
+CompatibleVersionsOption = Annotated[
+    bool,
+    typer.Option(
+        "--compatible-versions",
+        envvar="RATCHET_COMPATIBLE_VERSIONS",
+        help="Run a task that started on another code version when its journal replays on this code.",
+    ),
+]
 
 LeaseTtlOption = Annotated[
     float,

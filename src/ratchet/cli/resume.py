@@ -38,6 +38,7 @@ from .exits import (
 from .logs import LogFormat, LogLevel, observe_process
 from .options import (
     AllowCodeOption,
+    CompatibleVersionsOption,
     ForceOpenOption,
     LeaseTtlOption,
     LogFormatOption,
@@ -82,6 +83,7 @@ def resume_command(
             "made before seals or with another key, once you have checked them (`ratchet show TASK`).",
         ),
     ] = False,
+    compatible_versions: CompatibleVersionsOption = False,
     log_level: LogLevelOption = LogLevel.WARNING,
     log_format: LogFormatOption = LogFormat.TEXT,
 ) -> None:
@@ -115,6 +117,7 @@ def resume_command(
                 progress=progress,
                 running=running,
                 seal=seal,
+                compatible_versions=compatible_versions or None,
             )
         )
     except KeyboardInterrupt:
@@ -152,6 +155,7 @@ async def _resume(
     progress: render.EventPrinter | None,
     running: _Running,
     seal: bool = False,
+    compatible_versions: bool | None = None,
 ) -> Outcome:
     # SIGTERM stops the run as Ctrl-C does (asyncio.run sees to SIGINT): cancelled, lease released.
     this_run = asyncio.current_task()
@@ -169,7 +173,7 @@ async def _resume(
             render.print_note(f"sealed the code references of task {task_id} with the key of {where}")
         running.started = True
         try:
-            task = await runtime.resume(task_id, force=force)
+            task = await runtime.resume(task_id, force=force, compatible_versions=compatible_versions)
         except LeaseLost as lost:
             follow = render.command("events", task_id, "--follow", store_url=url)
             raise CannotResume(

@@ -21,7 +21,14 @@ from ..store import DEFAULT_STORE_URL
 from . import json_output, render
 from .batch import Verb, YesOption, batch_filter, run_batch
 from .filter_options import NO_FILTERS, FilterOptions, with_filter_options
-from .options import AllowCodeOption, ForceOpenOption, LeaseTtlOption, OptionalTaskArgument, StoreOption
+from .options import (
+    AllowCodeOption,
+    CompatibleVersionsOption,
+    ForceOpenOption,
+    LeaseTtlOption,
+    OptionalTaskArgument,
+    StoreOption,
+)
 from .resume import resume_command
 from .store_access import open_for_task, run_async
 
@@ -58,6 +65,7 @@ def retry_command(
         ),
     ] = False,
     allow_code: AllowCodeOption = None,
+    compatible_versions: CompatibleVersionsOption = False,
     yes: YesOption = False,
 ) -> None:
     """Retry a failed or cancelled task: a new task replays what succeeded and runs on from there.
@@ -106,6 +114,7 @@ def retry_command(
         lease_ttl=lease_ttl,
         as_json=as_json,
         allow_code=allow_code,
+        compatible_versions=compatible_versions,
     )
 
 

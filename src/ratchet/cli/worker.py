@@ -34,6 +34,7 @@ from .options import (
     MAX_CONCURRENCY,
     MAX_SECONDS,
     AllowCodeOption,
+    CompatibleVersionsOption,
     ForceOpenOption,
     LeaseTtlOption,
     LogFormatOption,
@@ -133,14 +134,7 @@ def worker_command(
         ),
     ] = "127.0.0.1",
     retain: RetainOption = None,
-    compatible_versions: Annotated[
-        bool,
-        typer.Option(
-            "--compatible-versions",
-            envvar="RATCHET_COMPATIBLE_VERSIONS",
-            help="Run a task that started on another code version when its journal replays on this code.",
-        ),
-    ] = False,
+    compatible_versions: CompatibleVersionsOption = False,
     log_level: LogLevelOption = LogLevel.INFO,
     log_format: LogFormatOption = LogFormat.TEXT,
 ) -> None:

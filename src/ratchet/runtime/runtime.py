@@ -303,14 +303,19 @@ class Runtime(
         with self.trust.enforced():
             return await reseal(self.store, task_id, self.signing_key)
 
-    async def resume(self, task_id: str, *, force: bool = False) -> Task:
+    async def resume(
+        self, task_id: str, *, force: bool = False, compatible_versions: bool | None = None
+    ) -> Task:
         """Run a task here from where its journal stopped, until it ends or waits.
 
         Takes over a task whose lease expired or was released, or whose holder
         was a process on this host that no longer exists. A task waiting for
         its code (``waiting(code)``) is tried again. Its code is loaded only
         as `trust` admits; if it is refused or missing, the task is returned
-        ``waiting(code)``.
+        ``waiting(code)``. A task that started on another version of its code
+        runs here only with `compatible_versions` (default:
+        ``RATCHET_COMPATIBLE_VERSIONS``) and a replay check of its journal that
+        passes, else it is returned ``waiting(code)`` (docs/workers.md, "Code versions").
 
         A task that completed is returned as it is: it is done. A task that
         waits on its child tasks has them run here too (and itself again
@@ -348,6 +353,7 @@ class Runtime(
             trust=self.trust,
             force=force,
             key=self.signing_key,
+            compatible_versions=compatible_versions,
         )
         if resumed.waiting_on is WaitReason.CHILDREN:  # its children run here too, then it again
             resumed = await run_tree(self.store, task_id, self._run_here)

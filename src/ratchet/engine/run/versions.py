@@ -66,7 +66,7 @@ async def settle_version(
     if not compatible:
         why = "this worker does not allow compatible versions"
         also = (
-            "or allow compatible versions (ratchet worker --compatible-versions) "
+            "or allow compatible versions (--compatible-versions of ratchet worker, resume or retry) "
             "to run it once its journal replays"
         )
         return await _leave(store, task, lease, mine, why, also), False
