@@ -40,6 +40,7 @@ __all__ = [
     "PRIORITY_DEFAULT",
     "PRIORITY_MAX",
     "PRIORITY_MIN",
+    "check_code_version",
     "check_instruction",
     "check_labels",
     "check_name",
@@ -178,3 +179,22 @@ def check_labels(labels: Mapping[str, str], what: str = "label") -> None:
             )
         if any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in value) or utf8_problem(value) is not None:
             raise InputError(f"{what}: the value of {key} holds a control character or is not UTF-8 text")
+
+
+# A code version (`Task.code_version`, ``RATCHET_CODE_VERSION``): a release tag or a commit.
+_CODE_VERSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}")
+
+
+def check_code_version(text: str, where: str) -> str:
+    """`text` if it is a code version (up to 64 letters, digits, ``.``, ``_``, ``+``, ``-``).
+
+    Raises:
+        InputError: it is not; the message names `where` it was given.
+    """
+    if not _CODE_VERSION.fullmatch(text):
+        shown = ascii(text) if len(text) <= 40 else ascii(text[:37]) + "..."
+        raise InputError(
+            f"{where}: {shown} is not a code version; give up to 64 letters, digits, '.', '_', '+' "
+            "or '-', starting with a letter or digit (e.g. v1.4.2 or a commit's short hash)"
+        )
+    return text

@@ -21,7 +21,6 @@ import hashlib
 import importlib.util
 import inspect
 import os
-import re
 import sys
 from collections.abc import Callable, Mapping
 from importlib.metadata import PackageNotFoundError, version
@@ -29,6 +28,7 @@ from typing import Any
 
 from .._distribution import DISTRIBUTION
 from ..errors import InputError
+from ..limits import check_code_version
 from ..trust.code import project_path
 from .workflow import Workflow
 
@@ -44,26 +44,9 @@ __all__ = [
 CODE_VERSION_VARIABLE = "RATCHET_CODE_VERSION"
 COMPATIBLE_VERSIONS_VARIABLE = "RATCHET_COMPATIBLE_VERSIONS"
 
-_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}")
-
 # (workflow reference, tool sources) -> (the function hashed, its version): a notebook cell run
 # again makes a new function under the same reference, and is hashed again.
 _made: dict[tuple[str, tuple[str, ...]], tuple[Callable[..., Any], str]] = {}
-
-
-def check_code_version(text: str, where: str) -> str:
-    """`text` if it is a code version (up to 64 letters, digits, ``.``, ``_``, ``+``, ``-``).
-
-    Raises:
-        InputError: it is not; the message names `where` it was given.
-    """
-    if not _TOKEN.fullmatch(text):
-        shown = ascii(text) if len(text) <= 40 else ascii(text[:37]) + "..."
-        raise InputError(
-            f"{where}: {shown} is not a code version; give up to 64 letters, digits, '.', '_', '+' "
-            "or '-', starting with a letter or digit (e.g. v1.4.2 or a commit's short hash)"
-        )
-    return text
 
 
 def configured_code_version() -> str | None:

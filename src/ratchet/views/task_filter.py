@@ -16,9 +16,8 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ..engine.code_version import check_code_version
 from ..errors import InputError
-from ..limits import MAX_NAME_CHARS, check_labels, check_text, utf8_problem
+from ..limits import MAX_NAME_CHARS, check_code_version, check_labels, check_text, utf8_problem
 from ..policy import is_duration, parse_duration
 from ..records import TaskFilter, TaskOrder, TaskSort, TaskStatus, WaitReason, utcnow
 from ..records.listing import search_words

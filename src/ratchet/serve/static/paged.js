@@ -29,11 +29,20 @@ export class PagedList {
     this.count = el("span", { class: "page-count" });
     this.button = el("button", { type: "button", "data-action": "load-more", onclick: () => this.more() });
     this.footer = el("div", { class: "more", "data-list": key }, this.count, " ", this.button);
-    // Scrolled to the end of what is shown: the next page comes by itself.
+    // Scrolled to the end of what is shown: the next page comes by itself. What the observer says
+    // may be stale by the time it is delivered (on a busy machine, the first page can be shown
+    // between the two): the footer must be in view now, not only when it was observed.
     this.watcher = new IntersectionObserver((seen) => {
-      if (seen.some((entry) => entry.isIntersecting) && !this.complete) this.more().catch(() => {});
+      const now = seen[seen.length - 1];
+      if (now.isIntersecting && !this.complete && this.inView()) this.more().catch(() => {});
     });
     this.watcher.observe(this.footer);
+  }
+
+  /** Whether the footer is in the window now. */
+  inView() {
+    const box = this.footer.getBoundingClientRect();
+    return box.bottom > 0 && box.top < (window.innerHeight || document.documentElement.clientHeight);
   }
 
   url(after, limit) {
