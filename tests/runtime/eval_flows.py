@@ -1,4 +1,4 @@
-"""A workflow that does what its model says, for the `Runtime.eval` tests: every tool run leaves a line.
+"""A workflow that does what its model says, for the `Runtime.evaluate` tests: every tool run leaves a line.
 
 `follow_the_model` asks the model once and makes the tool calls it answers
 with, all at once (`ctx.call_tools`); `append` writes each run of it to the

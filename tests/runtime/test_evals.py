@@ -1,4 +1,4 @@
-"""`Runtime.eval` on PostgreSQL: the typed report, no tool run, and not one row of the store changed.
+"""`Runtime.evaluate` on PostgreSQL: the typed report, no tool run, and not one row of the store changed.
 
 The tasks are recorded for real (`ratchet run`, tests/helpers/eval_recordings.py);
 the eval runs here, in this process, as a program calls it.
@@ -41,12 +41,12 @@ async def test_eval_on_postgresql_reads_the_store_and_writes_nothing(
     lines, rows = appended(tmp_path), every_row(postgres_url)
 
     async with ratchet.Runtime(postgres_url) as rt:
-        report = await rt.eval(NEW_MODEL)
-        labelled = await rt.eval(NEW_MODEL, scorer="json-diff", labels={"kind": "same"})
+        report = await rt.evaluate(NEW_MODEL)
+        labelled = await rt.evaluate(NEW_MODEL, scorer="json-diff", labels={"kind": "same"})
         with pytest.raises(InputError, match="no task matches"):
-            await rt.eval(NEW_MODEL, status="failed")
+            await rt.evaluate(NEW_MODEL, status="failed")
         with pytest.raises(InputError, match="names no model"):
-            await rt.eval("scripted:")
+            await rt.evaluate("scripted:")
 
     assert isinstance(report, EvalReport)
     assert [(t.task_id, t.verdict) for t in report.tasks] == [(same, Verdict.MATCH), (changed, Verdict.DIFF)]
@@ -91,12 +91,12 @@ async def test_each_call_is_answered_by_the_first_unused_recorded_call_of_its_na
         }
         runs = tool_runs.read_text()
 
-        same = await rt.eval(recorded_model)
-        reordered = await rt.eval(act_script(tmp_path, "reordered.json", "two", "one", "boom"))
-        by_structure = await rt.eval(
+        same = await rt.evaluate(recorded_model)
+        reordered = await rt.evaluate(act_script(tmp_path, "reordered.json", "two", "one", "boom"))
+        by_structure = await rt.evaluate(
             act_script(tmp_path, "reordered.json", "two", "one", "boom"), scorer="json-diff"
         )
-        twice = await rt.eval(act_script(tmp_path, "twice.json", "one", "one"))
+        twice = await rt.evaluate(act_script(tmp_path, "twice.json", "one", "one"))
 
     [same_task] = same.tasks
     assert same_task.verdict is Verdict.MATCH
@@ -125,8 +125,8 @@ def test_sync_runtime_evals_as_runtime_does(tmp_path: Path, tool_runs: Path) -> 
     with ratchet.SyncRuntime(f"sqlite:///{tmp_path / 'ratchet.db'}") as rt:
         ran = rt.run(eval_flows.follow_the_model, model=model, name="follow")
         queued = rt.submit(eval_flows.follow_the_model, model=model, name="follow")  # it never ran
-        report = rt.eval(act_script(tmp_path, "other.json", "uno"), name="follow")
-        unrun = rt.eval(model, status="queued")  # asked for by its status, it is taken: it recorded nothing
+        report = rt.evaluate(act_script(tmp_path, "other.json", "uno"), name="follow")
+        unrun = rt.evaluate(model, status="queued")  # asked for by status: taken, though it recorded nothing
 
     # Without a status among the filters, only the completed tasks are taken.
     [only] = report.tasks
@@ -147,7 +147,7 @@ async def test_a_task_whose_seal_does_not_hold_is_not_run(tmp_path: Path, tool_r
     change_task_record(url, task.id, lambda record: record.update(workflow="tests.runtime.flows:double"))
 
     async with ratchet.Runtime(url) as rt:
-        [refused] = (await rt.eval(model)).tasks
+        [refused] = (await rt.evaluate(model)).tasks
 
     assert refused.verdict is Verdict.DIFF
     [said] = refused.differences

@@ -125,7 +125,7 @@ async def _eval(
     url: str, model: str, where: TaskFilter | None, scorer: str | None, allow_code: list[str]
 ) -> EvalReport:
     async with open_store_for(url, create=False) as store:
-        return await Runtime(store, allow_code=allow_code).eval(model, scorer=scorer, where=where)
+        return await Runtime(store, allow_code=allow_code).evaluate(model, scorer=scorer, where=where)
 
 
 def where_filter(given: list[str]) -> TaskFilter | None:

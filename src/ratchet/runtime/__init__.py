@@ -9,7 +9,7 @@
   on behalf of agents (state patches, notes, handoffs, grants);
 - `fork`: new tasks from an old task's journal (a fork from a checkpoint, a
   retry from where it failed);
-- `evals`: `Runtime.eval`, recorded tasks run again with a new model (docs/evals.md);
+- `evals`: `Runtime.evaluate`, recorded tasks run again with a new model (docs/evals.md);
 - `agent_request`: an agent task a client asks for over HTTP or MCP, checked
   and queued once for both servers.
 """

@@ -274,8 +274,8 @@ class SyncRuntime:
             tool_results=tool_results,
         )
 
-    @_mirrors(Runtime.eval)
-    def eval(
+    @_mirrors(Runtime.evaluate)
+    def evaluate(
         self,
         model: str,
         /,
@@ -284,7 +284,7 @@ class SyncRuntime:
         where: TaskFilter | None = None,
         **filters: Unpack[TaskFilters],
     ) -> EvalReport:
-        return self._call(self._runtime.eval, model, scorer=scorer, where=where, **filters)
+        return self._call(self._runtime.evaluate, model, scorer=scorer, where=where, **filters)
 
     # ------------------------------------------------------------------ every task a filter keeps
 

@@ -4,7 +4,7 @@
 - `recording`: the middleware that answers tool calls from a recorded journal and runs none;
 - `scoring`: the built-in scorers (``exact``, ``json-diff``) and the user's, loaded under code trust;
 - `running`: a new run of each task in a memory store of its own, and its verdict;
-- `methods`: ``Runtime.eval``.
+- `methods`: ``Runtime.evaluate``.
 
 docs/evals.md says what an eval does and why.
 """

@@ -1,4 +1,4 @@
-"""``Runtime.eval``: the Python face of ``ratchet eval``."""
+"""``Runtime.evaluate``: the Python face of ``ratchet eval``."""
 
 from __future__ import annotations
 
@@ -33,9 +33,9 @@ class _Host(Protocol):
 
 
 class EvalMethods:
-    """``Runtime.eval``."""
+    """``Runtime.evaluate``."""
 
-    async def eval(
+    async def evaluate(
         self: _Host,
         model: str,
         /,
