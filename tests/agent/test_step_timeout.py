@@ -16,7 +16,9 @@ from ratchet.store import StateStore
 from ..helpers.scripts import calls, plan, say, verdict
 from .support import GUARD, events_of, make_agent, model_ops, run_agent
 
-TIMEOUT = 0.5
+# Roomy enough that a loaded machine ends an attempt that answers at once within it (0.5 s did
+# not, once, on CI's 2 cores); an attempt meant to time out sleeps well past it.
+TIMEOUT = 1.5
 ROOMY = 3.0  # for an attempt that must not time out across a wait and a resume
 SLOW = {"content": "still thinking", "delay": 5}
 
@@ -56,9 +58,9 @@ async def test_an_attempt_past_its_timeout_fails_and_the_step_is_tried_again(
     assert cut.error == f"step 1 (look at X) timed out after {TIMEOUT:g} s"
     assert answered.status is OpStatus.SUCCEEDED
     [said] = await events_of(store, task.id, "step_timed_out")
-    assert said.message.startswith("step 1 (look at X) timed out after 0.5 s")
+    assert said.message.startswith(f"step 1 (look at X) timed out after {TIMEOUT:g} s")
     [retry] = await events_of(store, task.id, "step_retry")
-    assert "timed out after 0.5 s" in retry.message
+    assert f"timed out after {TIMEOUT:g} s" in retry.message
     assert len(await model_ops(store, task.id, "verify")) == 1  # a timed-out attempt is not checked
 
 
@@ -70,7 +72,7 @@ async def test_a_step_that_keeps_timing_out_fails_the_task(
     task = await run_agent(rt, agent)
 
     assert task.status is TaskStatus.FAILED
-    assert "timed out after 0.5 s" in (task.error or "")
+    assert f"timed out after {TIMEOUT:g} s" in (task.error or "")
     assert len(_timed_out(await store.list_ops(task.id))) == 2
 
 

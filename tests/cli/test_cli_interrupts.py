@@ -44,6 +44,7 @@ from ratchet.cli import main
 sys.exit(main())
 """
 IMPORTING = "importing the commands"
+IN_FLIGHT = ": stopping once record(entry="
 
 # When each trial's Ctrl-C comes, as a share of the time from the first import of the commands
 # to the line that says the command is up.
@@ -126,9 +127,12 @@ def test_ctrl_c_at_any_moment_of_a_runs_start_is_one_line_at_most_and_exit_130(t
     def check(moment: float, code: int, out: str, err: str) -> None:
         assert code == 130, (moment, code, out, err)
         _no_traceback(moment, out, err)
-        assert len(err.splitlines()) <= 1, (moment, err)
+        # A Ctrl-C that lands while `record` runs says first that the call is let finish, so that
+        # what it did is journaled (engine/calls/in_flight.py): the one other line allowed.
+        lines = [line for line in err.splitlines() if IN_FLIGHT not in line]
+        assert len(lines) <= 1, (moment, err)
         if " created; it runs here" in out:  # the task exists: the line says how to go on with it
-            assert err.startswith("interrupted: task "), (moment, err)
+            assert lines and lines[0].startswith("interrupted: task "), (moment, err)
 
     _interrupt_at_every_moment(tmp_path, args, " created; it runs here", check)
 
