@@ -155,3 +155,25 @@ async def test_a_child_tasks_trace_links_to_its_parent_task(
     assert link.context.trace_id == trace_id_for("parent")
     assert link.context.span_id == span_id_for("parent", "task") == context_of(parent_root).span_id
     assert not parent_root.links
+
+
+def test_a_span_started_live_in_a_tasks_parent_context_joins_its_trace_under_the_task_or_step(
+    spans: InMemorySpanExporter,
+) -> None:
+    from opentelemetry import context as otel_context
+    from opentelemetry import trace
+
+    from ratchet.observe.spans import parent_context
+
+    tracer = trace.get_tracer("a library")
+    for step, parent in ((None, ("task",)), (2, ("step", 2))):
+        token = otel_context.attach(parent_context(TASK_ID, step))
+        try:
+            tracer.start_span("its own").end()
+        finally:
+            otel_context.detach(token)
+        [span] = spans.get_finished_spans()
+        spans.clear()
+        assert span.context is not None and span.parent is not None
+        assert span.context.trace_id == trace_id_for(TASK_ID)
+        assert span.parent.span_id == span_id_for(TASK_ID, *parent)

@@ -19,7 +19,7 @@ from pydantic import JsonValue
 from ..records import Operation, OpKind, Step, Task, utcnow
 from .ids import span_id_for, stable_span_id, trace_id_for
 
-__all__ = ["ObservedCall", "call_span", "step_span", "task_span", "tracing_on"]
+__all__ = ["ObservedCall", "call_span", "parent_context", "step_span", "task_span", "tracing_on"]
 
 Attributes = Mapping[str, str | int | float | bool]
 
@@ -134,6 +134,20 @@ def _span_context(task_id: str, *ids: object) -> Any:
         is_remote=False,
         trace_flags=trace.TraceFlags(trace.TraceFlags.SAMPLED),
     )
+
+
+def parent_context(task_id: str, step: int | None = None) -> Any:
+    """The OpenTelemetry context a span started live inside the task nests in (under `step` when given).
+
+    For libraries that report spans as they run (pydantic-ai's instrumentation): started in
+    this context, their spans join the task's trace under the span Ratchet reports for the
+    task or the step. None when tracing is off.
+    """
+    if not tracing_on():
+        return None
+    from opentelemetry import trace
+
+    return trace.set_span_in_context(trace.NonRecordingSpan(_span_context(task_id, *_task_parent(step))))
 
 
 def _count(value: object) -> int:
