@@ -103,7 +103,7 @@ async def test_a_resumed_task_reports_each_live_call_once_in_one_trace(
     assert "gen_ai.usage.output_tokens" in attributes(plan_call)
 
     [root] = [span for span in finished if span.parent is None]
-    assert root.name == "task ops" and context_of(root).span_id == span_id_for(TASK_ID, "task")
+    assert root.name == "invoke_agent ops" and context_of(root).span_id == span_id_for(TASK_ID, "task")
     assert attributes(root)["ratchet.task.status"] == "completed"
     steps = [span for span in finished if "ratchet.step.name" in attributes(span)]
     assert sorted(attributes(span)["ratchet.step.name"] for span in steps) == ["look at X", "ship v2"]

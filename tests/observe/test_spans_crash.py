@@ -79,7 +79,8 @@ def test_each_live_call_is_one_span_in_one_trace_across_a_kill(
 
     steps = [s for s in spans if "ratchet.step.name" in s["attributes"]]
     assert sorted(s["attributes"]["ratchet.step.name"] for s in steps) == sorted(STEP_NAMES)
-    [task] = [s for s in spans if s["name"].startswith("task ")]
+    [task] = [s for s in spans if "ratchet.task.status" in s["attributes"]]
+    assert task["name"] == "invoke_agent ops"  # an agent's task is the agent's run
     assert task["span_id"] == span_id_for(TASK_ID, "task") and task["parent_id"] is None
     assert {s["parent_id"] for s in steps} == {task["span_id"]}
     step_ids = {s["attributes"]["ratchet.step.index"]: s["span_id"] for s in steps}

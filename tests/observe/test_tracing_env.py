@@ -25,19 +25,20 @@ def resume(tmp_path: Path, **env: str) -> tuple[str, subprocess.CompletedProcess
     return task_id, done
 
 
-def test_otel_traces_exporter_console_prints_the_task_spans(tmp_path: Path) -> None:
+def test_otel_traces_exporter_console_prints_the_task_spans_on_stderr(tmp_path: Path) -> None:
     task_id, done = resume(tmp_path, OTEL_TRACES_EXPORTER="console", OTEL_SERVICE_NAME="shop")
     assert done.returncode == 0, done.stderr
     trace_id = f'"trace_id": "0x{trace_id_for(task_id):032x}"'
-    assert done.stdout.count(trace_id) >= 2  # the tool call and the task, in the task's trace
-    assert '"name": "execute_tool shout"' in done.stdout
-    assert '"service.name": "shop"' in done.stdout
+    assert done.stderr.count(trace_id) >= 2  # the tool call and the task, in the task's trace
+    assert '"name": "execute_tool shout"' in done.stderr
+    assert '"service.name": "shop"' in done.stderr
+    assert "trace_id" not in done.stdout  # stdout is the command's own output
 
 
 def test_otel_sdk_disabled_wins(tmp_path: Path) -> None:
     _task_id, done = resume(tmp_path, OTEL_TRACES_EXPORTER="console", OTEL_SDK_DISABLED="true")
     assert done.returncode == 0, done.stderr
-    assert "trace_id" not in done.stdout
+    assert "trace_id" not in done.stdout + done.stderr
 
 
 def test_an_exporter_not_installed_is_one_line_error(tmp_path: Path) -> None:

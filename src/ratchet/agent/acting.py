@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import DuplicateRecord, OperationFailed, StoreError
+from ..observe.genai import model_tool_calls
 from ..providers import ModelResponse
 from ..records import Artifact, ArtifactRef, Severity, Step, StepStatus
 from . import prompts
@@ -147,7 +148,8 @@ class Acting(RunBase):
             else:
                 real.append(call)
         first = ctx.next_seq  # call_tools numbers the calls from here, in order
-        outcomes = await ctx.call_tools([(c.name, c.arguments) for c in real])
+        with model_tool_calls({first + offset: call.id for offset, call in enumerate(real)}):  # for spans
+            outcomes = await ctx.call_tools([(c.name, c.arguments) for c in real])
         for offset, (call, outcome) in enumerate(zip(real, outcomes, strict=True)):
             if isinstance(outcome, OperationFailed):
                 replies[call.id] = f"error: {outcome.error_type}: {outcome.error}"

@@ -11,34 +11,63 @@ user's code): that one is used as it is.
 
 from __future__ import annotations
 
+import functools
 import os
+import sys
 from importlib.metadata import entry_points
 from typing import Any
 
 from ..errors import InputError
 from .ids import next_span_id, next_trace_id
 
-__all__ = ["configure_tracing", "stable_ids"]
+__all__ = ["chooses_ids", "chosen_ids", "configure_tracing", "stable_ids"]
 
 
 def stable_ids() -> Any:
     """An SDK ``IdGenerator`` that gives each span Ratchet starts its derived, stable id.
 
     Pass it to your own ``TracerProvider(id_generator=...)`` to keep span
-    ids stable across resumes; other spans get random ids as usual.
+    ids stable across resumes; other spans get random ids as usual. (Without
+    it Ratchet's spans keep their ids anyway: `ratchet.observe.tracer`.)
     """
     from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
 
-    class StableIds(RandomIdGenerator):
+    return chosen_ids(RandomIdGenerator())
+
+
+def chosen_ids(fallback: Any) -> Any:
+    """An SDK ``IdGenerator``: the id `ratchet.observe.ids.stable_span_id` chose, else `fallback`'s."""
+    return _chosen_class()(fallback)
+
+
+def chooses_ids(generator: object) -> bool:
+    """Whether `generator` hands out the ids Ratchet chooses (made by `chosen_ids` or `stable_ids`)."""
+    return getattr(generator, "_ratchet_chooses_ids", False) is True
+
+
+@functools.cache
+def _chosen_class() -> type:
+    from opentelemetry.sdk.trace.id_generator import IdGenerator
+
+    class ChosenIds(IdGenerator):
+        _ratchet_chooses_ids = True
+
+        def __init__(self, fallback: IdGenerator) -> None:
+            self.fallback = fallback
+
         def generate_span_id(self) -> int:
             chosen = next_span_id()
-            return chosen if chosen is not None else super().generate_span_id()
+            return chosen if chosen is not None else self.fallback.generate_span_id()
 
         def generate_trace_id(self) -> int:
             chosen = next_trace_id()
-            return chosen if chosen is not None else super().generate_trace_id()
+            return chosen if chosen is not None else self.fallback.generate_trace_id()
 
-    return StableIds()
+        def is_trace_id_random(self) -> bool:
+            # A derived trace id is not random; the fallback's are (the SDK asks, for W3C's random flag).
+            return next_trace_id() is None and self.fallback.is_trace_id_random()
+
+    return ChosenIds
 
 
 def configure_tracing(environ: dict[str, str] | None = None) -> bool:
@@ -76,6 +105,10 @@ def configure_tracing(environ: dict[str, str] | None = None) -> bool:
                 f"OTEL_TRACES_EXPORTER names {name!r}, which is not installed "
                 "(e.g. pip install opentelemetry-exporter-otlp for otlp)"
             )
-        provider.add_span_processor(BatchSpanProcessor(next(iter(found)).load()()))
+        exporter_class = next(iter(found)).load()
+        # The console exporter writes to stdout by default, where a command's output goes (``run
+        # --json``'s last line, ``mcp``'s protocol): Ratchet's goes to stderr, as its logs do.
+        exporter = exporter_class(out=sys.stderr) if name == "console" else exporter_class()
+        provider.add_span_processor(BatchSpanProcessor(exporter))
     trace.set_tracer_provider(provider)
     return True

@@ -3,8 +3,12 @@
 Each span is started and ended at once when what it reports is over, with
 its recorded start time, so a span exists only for work that finished in
 this process: a replayed call reports nothing, and a call cut short by a
-crash reports nothing until the run that finishes it. Model calls follow
-the OpenTelemetry GenAI conventions (``gen_ai.*``). Ids: `ratchet.observe.ids`.
+crash reports nothing until the run that finishes it. Model and tool calls,
+and an agent task's span (``invoke_agent``), follow the OpenTelemetry GenAI
+conventions (`ratchet.observe.genai`). Ids: `ratchet.observe.ids`; every span
+but a task's is started in an explicit context carrying its task's trace id,
+and its derived span id is handed out by Ratchet's tracer
+(`ratchet.observe.tracer`).
 """
 
 from __future__ import annotations
@@ -17,11 +21,13 @@ from typing import Any, Protocol
 from pydantic import JsonValue
 
 from ..records import Operation, OpKind, Step, Task, utcnow
+from .genai import agent_attributes, is_agent_task, model_attributes, tool_attributes, tool_call_id
 from .ids import span_id_for, stable_span_id, trace_id_for
+from .tracer import ratchet_tracer
 
 __all__ = ["ObservedCall", "call_span", "parent_context", "step_span", "task_span", "tracing_on"]
 
-Attributes = Mapping[str, str | int | float | bool]
+Attributes = Mapping[str, str | int | float | bool | tuple[str, ...]]
 
 
 class _InTask(Protocol):
@@ -57,6 +63,12 @@ class ObservedCall(Protocol):
 
     @property
     def model(self) -> str | None: ...
+
+    @property
+    def input(self) -> JsonValue: ...
+
+    @property
+    def request(self) -> Any: ...
 
     @property
     def idempotency_key(self) -> str: ...
@@ -101,14 +113,17 @@ def _emit(
     from opentelemetry import context as otel_context
     from opentelemetry import trace
 
-    if parent is None:
-        context = otel_context.Context()  # a root: no ambient span is its parent
+    tracer, chooses_ids = ratchet_tracer()
+    if parent is None and chooses_ids:
+        context = otel_context.Context()  # a root: no ambient span is its parent; its trace id is chosen
     else:
-        context = trace.set_span_in_context(trace.NonRecordingSpan(_span_context(task_id, *parent)))
+        # The task's trace id travels in the context, whatever the provider's id generator does. A
+        # task's span under a provider whose ids Ratchet cannot choose (ratchet.observe.tracer) hangs
+        # under its derived id, as its steps do: one trace still, not a root of its own.
+        context = trace.set_span_in_context(trace.NonRecordingSpan(_span_context(task_id, *(parent or ids))))
     # A child task has a trace of its own (its ids derive from its own id, so a resume needs no
     # lookup); a link to its parent task's span lets a trace viewer go from one to the other.
     links = [trace.Link(_span_context(linked_task, "task"))] if linked_task else []
-    tracer = trace.get_tracer("ratchet")
     with stable_span_id(span_id_for(task_id, *ids), trace_id_for(task_id)):
         span = tracer.start_span(
             name,
@@ -150,26 +165,30 @@ def parent_context(task_id: str, step: int | None = None) -> Any:
     return trace.set_span_in_context(trace.NonRecordingSpan(_span_context(task_id, *_task_parent(step))))
 
 
-def _count(value: object) -> int:
-    return value if isinstance(value, int) else 0
-
-
 def _task_parent(step: Any) -> tuple[object, ...]:
     return ("step", step) if isinstance(step, int) else ("task",)
 
 
 def call_span(
-    call: ObservedCall, *, first_attempt: int, started: dt.datetime, outcome: str, error: str | None
+    call: ObservedCall,
+    *,
+    first_attempt: int,
+    started: dt.datetime,
+    outcome: str,
+    error: str | None,
+    answer: JsonValue = None,
 ) -> None:
     """Report one live call: every attempt this process made of it, as one span.
 
     Its id is derived from the seq and the first attempt made live, so a run
     that takes a call over after a crash (a new attempt) reports a span of
-    its own, and a run that replays it reports none.
+    its own, and a run that replays it reports none. `answer` is what the
+    call returned, when it succeeded (the model's answer; the tool's result).
     """
+    if not tracing_on():
+        return
     task, name, seq, attempt = call.context.task, call.name, call.seq, call.attempt
-    tool = call.tool.name if call.tool is not None else None
-    attributes: dict[str, str | int | float | bool] = {
+    attributes: dict[str, str | int | float | bool | tuple[str, ...]] = {
         "ratchet.task.id": task.id,
         "ratchet.op.seq": seq,
         "ratchet.op.kind": str(call.kind),
@@ -183,23 +202,16 @@ def call_span(
     if isinstance(step, int):
         attributes["ratchet.step.index"] = step
     if call.kind is OpKind.MODEL:
-        provider, _, model_name = (call.model or task.model or "unknown:unknown").partition(":")
-        attributes |= {
-            "gen_ai.operation.name": "chat",
-            "gen_ai.system": provider,
-            "gen_ai.provider.name": provider,
-            "gen_ai.request.model": model_name,
-            "ratchet.model.purpose": name.removeprefix("model:"),
-        }
-        usage = call.meta.get("usage")
-        if isinstance(usage, dict):
-            attributes["gen_ai.usage.input_tokens"] = _count(usage.get("prompt_tokens"))
-            attributes["gen_ai.usage.output_tokens"] = _count(usage.get("completion_tokens"))
-        span_name = f"chat {model_name}"
+        span_name, said = model_attributes(
+            task, call.model, call.request, answer, call.meta.get("usage"), _endpoint(call)
+        )
+        attributes |= said
+        attributes["ratchet.model.purpose"] = name.removeprefix("model:")
         client = True
     else:
-        attributes |= {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool or name}
-        span_name = f"execute_tool {tool or name}"
+        tool = call.tool.name if call.tool is not None else name
+        attributes |= tool_attributes(tool, tool_call_id(seq), call.input, answer)
+        span_name = f"execute_tool {tool}"
         client = False
     _emit(
         task.id,
@@ -212,6 +224,19 @@ def call_span(
         error,
         client,
     )
+
+
+def _endpoint(call: ObservedCall) -> str | None:
+    """The URL a Ratchet model call went to (its provider's ``base_url``), if the provider has one."""
+    model_for = getattr(call.context, "model_for", None)
+    if call.request is None or model_for is None:
+        return None  # an integration's model call: its own library reports where it went
+    try:
+        provider = model_for(call.model)  # built already: the call just went through it
+    except Exception:  # a model that cannot be built did not take the call: no address to give
+        return None
+    base_url = getattr(provider, "base_url", None)
+    return base_url if isinstance(base_url, str) else None
 
 
 def step_span(task: Task, step: Step, ops: list[Operation]) -> None:
@@ -240,8 +265,12 @@ def step_span(task: Task, step: Step, ops: list[Operation]) -> None:
 
 
 def task_span(task: Task) -> None:
-    """Report a task that ended: the root of its trace, from its creation to its end."""
-    attributes: dict[str, str | int | float | bool] = {
+    """Report a task that ended: the root of its trace, from its creation to its end.
+
+    An agent's task is the agent's run: its span is ``invoke_agent AGENT``
+    with the conventions' agent attributes (`ratchet.observe.genai`).
+    """
+    attributes: dict[str, str | int | float | bool | tuple[str, ...]] = {
         "ratchet.task.id": task.id,
         "ratchet.task.name": task.name,
         "ratchet.task.status": str(task.status),
@@ -249,9 +278,13 @@ def task_span(task: Task) -> None:
     for key, value in (("ratchet.task.agent", task.agent), ("ratchet.task.parent_id", task.parent_id)):
         if value:
             attributes[key] = value
+    name = f"task {task.name}"
+    if is_agent_task(task):
+        attributes |= agent_attributes(task)
+        name = f"invoke_agent {task.agent}"
     _emit(
         task.id,
-        f"task {task.name}",
+        name,
         ("task",),
         None,
         task.created_at,

@@ -113,7 +113,13 @@ def chat_response(
         model=answered
         if isinstance(answered := getattr(completion, "model", None), str) and answered
         else asked,
+        response_id=_text_or_none(getattr(completion, "id", None)),
+        finish_reason=_text_or_none(choice.finish_reason),
     )
+
+
+def _text_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 def _tool_call(model: str, index: int, call: Any) -> ToolCall:

@@ -54,12 +54,16 @@ class ChatStream:
         self._finish_reason: str | None = None
         self._usage: Any = None
         self._model: str | None = None
+        self._id: str | None = None
 
     async def add(self, chunk: Any) -> None:
         """Add one chunk; its text, if any, goes to the sink before this returns."""
         model = getattr(chunk, "model", None)
         if isinstance(model, str) and model:
             self._model = model
+        chunk_id = getattr(chunk, "id", None)
+        if isinstance(chunk_id, str) and chunk_id:
+            self._id = chunk_id  # every chunk of a completion carries its id
         usage = getattr(chunk, "usage", None)
         if usage is not None:
             self._usage = usage
@@ -111,7 +115,7 @@ class ChatStream:
             content=content, tool_calls=calls or None, refusal="".join(self._refusals) or None
         )
         choice = SimpleNamespace(message=message, finish_reason=self._finish_reason)
-        return SimpleNamespace(choices=[choice], usage=self._usage, model=self._model)
+        return SimpleNamespace(choices=[choice], usage=self._usage, model=self._model, id=self._id)
 
     def _add_call(self, piece: Any) -> None:
         index = getattr(piece, "index", None)

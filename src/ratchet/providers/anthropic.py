@@ -337,6 +337,8 @@ class AnthropicModel:
             ordinal=ordinal,
             provider="anthropic",
             model=getattr(message, "model", None) or self.model,
+            response_id=getattr(message, "id", None) or None,
+            finish_reason=message.stop_reason or None,
         )
 
 

@@ -124,6 +124,11 @@ class ModelResponse(Record):
     (``openai``, ``anthropic``, ``litellm``; a named endpoint gives its
     provider's) and the model as the server named it in its answer (else as
     it was asked for); None when the provider does not say (the scripted model).
+    ``response_id`` and ``finish_reason`` are what the server said of its
+    answer (``chatcmpl-...``, ``stop``, ``tool_calls``, ``length``; Anthropic's
+    ``msg_...``, ``end_turn``, ``tool_use``), for the answer's span
+    (docs/observability.md); None when it did not say, and in answers
+    recorded before they were kept.
     """
 
     content: JsonValue = None
@@ -132,6 +137,8 @@ class ModelResponse(Record):
     ordinal: int | None = Field(default=None, ge=0)
     provider: str | None = None
     model: str | None = None
+    response_id: str | None = None
+    finish_reason: str | None = None
 
 
 @runtime_checkable

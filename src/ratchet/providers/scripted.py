@@ -232,7 +232,15 @@ def _respond(
             prompt_tokens=sum(_text_length(m.get("content")) for m in request.messages) // 4,
             completion_tokens=_text_length(answer) // 4,
         )
-    return ModelResponse(content=content, tool_calls=calls, usage=usage, ordinal=ordinal)
+    return ModelResponse(
+        content=content,
+        tool_calls=calls,
+        usage=usage,
+        ordinal=ordinal,
+        # Made up the way a server would say them, so a test sees them on the call's span.
+        response_id=f"scripted-{request.purpose}-{ordinal}",
+        finish_reason="tool_calls" if calls else "stop",
+    )
 
 
 def _text_length(value: JsonValue) -> int:

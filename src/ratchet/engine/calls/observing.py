@@ -46,8 +46,10 @@ class ObserveCalls:
             first = recorded.attempt + (0 if in_doubt and call.kind is OpKind.MODEL else 1)
         started = utcnow()
         outcome, error = "succeeded", None
+        answer: JsonValue = None
         try:
-            return await proceed(call)
+            answer = await proceed(call)
+            return answer
         except TaskStopped as stopped:
             outcome, error = "stopped", f"{type(stopped).__name__}: {stopped}"
             raise
@@ -70,4 +72,6 @@ class ObserveCalls:
                     recorder.call_ended(str(call.kind), outcome)
                     if call.attempt > first:  # each attempt before the current one failed
                         recorder.retried(str(call.kind), call.attempt - first)
-                call_span(call, first_attempt=first, started=started, outcome=outcome, error=error)
+                call_span(
+                    call, first_attempt=first, started=started, outcome=outcome, error=error, answer=answer
+                )
