@@ -251,3 +251,29 @@ async def test_a_session_is_the_conversation_of_its_tasks(
     assert attributes(root)["gen_ai.conversation.id"] == "architect"
     model_spans = [span for span in finished if span.name.startswith("chat ")]
     assert model_spans and {attributes(s)["gen_ai.conversation.id"] for s in model_spans} == {"architect"}
+
+
+async def test_an_integrations_model_call_is_named_by_its_answer_never_unknown(
+    store: StateStore, spans: InMemorySpanExporter
+) -> None:
+    from pydantic_ai import Agent
+
+    from ratchet.integrations.pydantic_ai import RatchetAgent
+
+    from ..integrations.pydai_support import Counts, calling
+
+    agent = Agent(calling("send", {"to": "ops"}, Counts()), name="mailer")
+
+    @agent.tool_plain
+    def send(to: str) -> str:
+        """Send a message."""
+        return f"sent to {to}"
+
+    result = await RatchetAgent(agent, store=store).run("tell ops", task_id="mail-1")
+    assert result.output == "the tool said: sent to ops"
+    model_spans = [s for s in spans.get_finished_spans() if attributes(s).get("ratchet.op.kind") == "model"]
+    assert len(model_spans) == 2
+    for span in model_spans:  # the task names no model: pydantic-ai's answer does
+        named = attributes(span)["gen_ai.request.model"]
+        assert named and named != "unknown" and span.name == f"chat {named}"
+        assert attributes(span)["gen_ai.response.model"] == named

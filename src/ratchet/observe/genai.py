@@ -123,6 +123,7 @@ def _answered(answer: JsonValue) -> dict[str, Any]:
         "model": first("model", "model_name"),
         "id": first("response_id", "provider_response_id"),
         "finish_reason": first("finish_reason"),
+        "url": first("provider_url"),
     }
 
 
@@ -141,7 +142,8 @@ def model_attributes(
         request: its `ModelRequest`, when it is Ratchet's (None for an integration's).
         answer: what it answered, when it succeeded.
         usage: the call's usage (``meta["usage"]``).
-        endpoint: the URL the request went to, when the provider has one.
+        endpoint: the URL the request went to, when Ratchet's provider has one (an
+            integration's answer may say it: pydantic-ai's ``provider_url``).
     """
     said = _answered(answer)
     provider, name = split_model(model or task.model)
@@ -172,7 +174,7 @@ def model_attributes(
     if isinstance(usage, Mapping):
         attributes["gen_ai.usage.input_tokens"] = _count(usage.get("prompt_tokens"))
         attributes["gen_ai.usage.output_tokens"] = _count(usage.get("completion_tokens"))
-    attributes |= _server(endpoint)
+    attributes |= _server(endpoint or said.get("url"))
     if captures_content():
         messages = getattr(request, "messages", None)
         if isinstance(messages, list):
