@@ -1,9 +1,10 @@
 """``python -m tests.observe.foreign_provider KIND MODEL TASK_ID``: an agent task under a tracer provider
 the program installed itself, without Ratchet's `stable_ids`; its spans written to a file.
 
-KIND ``sdk`` is the SDK's plain ``TracerProvider()`` (in effect what ``logfire.configure()`` or a
-user's own setup installs); ``hidden`` is a provider whose tracers wrap the SDK's and hide it, so
-Ratchet cannot hand its tracer the ids it derives. The file is named by ``RATCHET_TEST_SPANS_FILE``.
+KIND ``sdk`` is the SDK's plain ``TracerProvider()`` (what a user's own setup installs);
+``wrapped`` is a provider whose tracers wrap the SDK's and keep it as ``tracer`` (as Logfire's
+do); ``hidden`` is one whose tracers hide the SDK's, so Ratchet cannot hand it the ids it derives.
+The file is named by ``RATCHET_TEST_SPANS_FILE``.
 After the task, a library's span is started live in ``parent_context(TASK_ID, 0)``, as pydantic-ai's
 instrumentation does inside a step.
 """
@@ -41,12 +42,21 @@ class _HiddenTracer(trace.Tracer):
         return self._inner.start_as_current_span(*args, **kwargs)
 
 
-class _Hidden(trace.TracerProvider):
-    def __init__(self, inner: TracerProvider) -> None:
+class _WrappingTracer(_HiddenTracer):
+    """A tracer that starts its spans with the SDK tracer it keeps as ``tracer``."""
+
+    def __init__(self, inner: trace.Tracer) -> None:
+        super().__init__(inner)
+        self.tracer = inner
+
+
+class _Wrapper(trace.TracerProvider):
+    def __init__(self, inner: TracerProvider, wrap: type[_HiddenTracer]) -> None:
         self._inner = inner
+        self._wrap = wrap
 
     def get_tracer(self, *args: Any, **kwargs: Any) -> trace.Tracer:
-        return _HiddenTracer(self._inner.get_tracer(*args, **kwargs))
+        return self._wrap(self._inner.get_tracer(*args, **kwargs))
 
 
 async def run(model: str, task_id: str) -> None:
@@ -61,7 +71,9 @@ async def run(model: str, task_id: str) -> None:
 def main(kind: str, model: str, task_id: str) -> None:
     sdk = TracerProvider()
     sdk.add_span_processor(SimpleSpanProcessor(SpanFile(os.environ[SPANS_VARIABLE])))
-    trace.set_tracer_provider(sdk if kind == "sdk" else _Hidden(sdk))
+    wrappers = {"sdk": None, "wrapped": _WrappingTracer, "hidden": _HiddenTracer}
+    wrap = wrappers[kind]
+    trace.set_tracer_provider(sdk if wrap is None else _Wrapper(sdk, wrap))
     asyncio.run(run(model, task_id))
     token = otel_context.attach(parent_context(task_id, 0))
     try:

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from ratchet.observe import span_id_for, trace_id_for
 
 from ..helpers.ledger import Ledger
@@ -38,10 +40,11 @@ def spans_under(kind: str, model: str, tmp_path: Path) -> list[dict[str, Any]]:
     return read_spans(out)
 
 
-def test_a_plain_sdk_provider_gets_one_trace_per_task_whose_parents_resolve(
-    script: Callable[[dict[str, Any]], str], tools_ledger: Ledger, tmp_path: Path
+@pytest.mark.parametrize("kind", ["sdk", "wrapped"])
+def test_an_sdk_provider_gets_one_trace_per_task_whose_parents_resolve(
+    kind: str, script: Callable[[dict[str, Any]], str], tools_ledger: Ledger, tmp_path: Path
 ) -> None:
-    spans = spans_under("sdk", script(SCRIPT), tmp_path)
+    spans = spans_under(kind, script(SCRIPT), tmp_path)
     assert {span["trace_id"] for span in spans} == {trace_id_for(TASK_ID)}
     ids = Counter(span["span_id"] for span in spans)
     assert max(ids.values()) == 1

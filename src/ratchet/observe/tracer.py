@@ -9,15 +9,16 @@ when what it reports is over, children first, so those ids are derived
 (`ratchet.observe.ids`), and only the SDK's id generator can hand them out.
 
 A provider built with `ratchet.observe.stable_ids` hands them out. The SDK's
-own ``TracerProvider()`` without it (what ``logfire.configure()`` or a user's
-code installs) does not: the tracer Ratchet takes from such a provider gets
-an id generator of its own that hands out Ratchet's ids and the provider's
-otherwise (`ratchet.observe.setup.chosen_ids`). Only that tracer changes;
+own ``TracerProvider()`` without it (what a user's own setup installs) does
+not: the tracer Ratchet takes from such a provider gets an id generator of
+its own that hands out Ratchet's ids and the provider's otherwise
+(`ratchet.observe.setup.chosen_ids`). So does the SDK tracer a wrapper keeps
+as its ``tracer`` (Logfire's tracers wrap one so, and may swap it when
+reconfigured: it is looked at before each span). Only that tracer changes;
 the provider and every other tracer keep theirs. A provider whose tracers
-are not the SDK's (a wrapper that hides the SDK tracer it uses) keeps random
-span ids: the spans are still in one trace, but their parents are the
-derived ids no span carries (docs/observability.md, "A tracer provider of
-your own").
+hide the tracer they use keeps random span ids: the spans are still in one
+trace, but their parents are the derived ids no span carries
+(docs/observability.md, "A tracer provider of your own").
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from .setup import chooses_ids, chosen_ids
 __all__ = ["ratchet_tracer"]
 
 # The provider the tracer came from, and the tracer: asked for once per provider.
-_taken: tuple[object, Any, bool] | None = None
+_taken: tuple[object, Any] | None = None
 
 
 def ratchet_tracer() -> tuple[Any, bool]:
@@ -38,12 +39,15 @@ def ratchet_tracer() -> tuple[Any, bool]:
     from opentelemetry import trace
 
     provider = trace.get_tracer_provider()
-    if _taken is not None and _taken[0] is provider:
-        return _taken[1], _taken[2]
-    tracer: Any = provider.get_tracer("ratchet")
-    generator = getattr(tracer, "id_generator", None)
-    if generator is not None and not chooses_ids(generator):
-        tracer.id_generator = chosen_ids(generator)
-    chooses = chooses_ids(getattr(tracer, "id_generator", None))
-    _taken = (provider, tracer, chooses)
-    return tracer, chooses
+    if _taken is None or _taken[0] is not provider:
+        _taken = (provider, provider.get_tracer("ratchet"))
+    tracer = _taken[1]
+    # The SDK's tracer keeps its generator as ``id_generator``; a wrapper keeps the SDK's as ``tracer``.
+    holders: tuple[Any, ...] = (tracer, getattr(tracer, "tracer", None))
+    for holder in holders:
+        generator = getattr(holder, "id_generator", None)
+        if generator is not None:
+            if not chooses_ids(generator):
+                holder.id_generator = chosen_ids(generator)
+            return tracer, True
+    return tracer, False
