@@ -77,6 +77,7 @@ async def test_a_plain_answer_with_its_usage(server: LoopbackServer) -> None:
     assert response.tool_calls == []
     assert response.usage == Usage(prompt_tokens=20, completion_tokens=9)
     assert response.ordinal == 2
+    assert (response.response_id, response.finish_reason) == ("msg_1", "end_turn")  # for its span
     sent = server.last
     assert sent.path == "/v1/messages"
     assert key_sent(sent.headers) == "sk-ant-test"

@@ -117,6 +117,7 @@ async def test_text_deltas_arrive_in_order_and_the_answer_is_what_complete_retur
         Usage(prompt_tokens=20, completion_tokens=9),
     )
     assert (response.provider, response.model) == ("anthropic", "claude-test")
+    assert response.finish_reason == "end_turn" and response.response_id
     assert server.received[0].body["stream"] is True
     assert "stream" not in server.received[1].body
 

@@ -47,6 +47,7 @@ async def test_a_plain_answer_and_its_usage(server: LoopbackServer) -> None:
 
     assert (response.content, response.ordinal) == ("X is healthy.", 2)
     assert (response.provider, response.model) == ("litellm", "openai/test-model")  # for pricing
+    assert (response.response_id, response.finish_reason) == ("chatcmpl-1", "stop")  # for its span
     assert response.usage == Usage(prompt_tokens=11, completion_tokens=7)
     sent = server.last
     assert sent.path == "/v1/chat/completions"

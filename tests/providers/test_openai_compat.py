@@ -105,6 +105,7 @@ async def test_a_plain_answer_with_its_usage(server: LoopbackServer) -> None:
     assert response.usage == Usage(prompt_tokens=11, completion_tokens=7)
     assert response.ordinal == 3
     assert (response.provider, response.model) == ("openai", "test-model")  # who answered, for pricing
+    assert (response.response_id, response.finish_reason) == ("chatcmpl-1", "stop")  # for its span
     sent = server.last
     assert sent.path == "/v1/chat/completions"
     assert sent.headers["authorization"] == "Bearer sk-test"

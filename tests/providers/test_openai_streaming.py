@@ -113,6 +113,7 @@ async def test_text_arrives_in_order_and_the_answer_is_what_complete_returns(ser
         Usage(prompt_tokens=11, completion_tokens=7),
     )
     assert (response.provider, response.model) == ("openai", "test-model")
+    assert (response.response_id, response.finish_reason) == ("chatcmpl-1", "stop")
     sent = server.received[0].body
     assert (sent["stream"], sent["stream_options"]) == (True, {"include_usage": True})
     assert "stream" not in server.received[1].body
