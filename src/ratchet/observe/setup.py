@@ -6,7 +6,8 @@ call costs a check. `configure_tracing` installs the SDK's tracer provider
 when the environment asks for an exporter (``OTEL_TRACES_EXPORTER``, e.g.
 ``otlp`` or ``console``), unless ``OTEL_SDK_DISABLED=true`` or the program
 already installed a provider of its own (``opentelemetry-instrument``, the
-user's code): that one is used as it is.
+user's code): that one is used as it is. Its ``console`` exporter writes to
+stderr, never to stdout, which is the command's own output.
 """
 
 from __future__ import annotations
