@@ -18,6 +18,8 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 SPANS_VARIABLE = "RATCHET_TEST_SPANS_FILE"
+# Set: `tests.observe.traced` installs the SDK's plain TracerProvider(), without Ratchet's stable ids.
+PLAIN_VARIABLE = "RATCHET_TEST_PLAIN_PROVIDER"
 
 
 class SpanFile(SpanExporter):

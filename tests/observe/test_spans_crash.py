@@ -20,15 +20,17 @@ from ratchet.records import OpKind, OpStatus
 
 from ..crash.harness import EXIT_COMPLETED, KILLED, REPO, Stores, finish_worker
 from ..crash.test_agent_crash import STEP_NAMES, TASK_ID, AgentRun, agent_script, new_agent_run
-from .span_file import SPANS_VARIABLE, read_spans
+from .span_file import PLAIN_VARIABLE, SPANS_VARIABLE, read_spans
 
 __all__ = ["agent_script"]  # the fixture, shared with the agent's crash tests
 
 MAX_RESUMES = 4
 
 
-def traced_worker(run: AgentRun, spans: Path, crash_at: str | None = None) -> subprocess.Popen[str]:
-    env = run.environment(crash_at) | {SPANS_VARIABLE: str(spans)}
+def traced_worker(
+    run: AgentRun, spans: Path, crash_at: str | None = None, plain: bool = False
+) -> subprocess.Popen[str]:
+    env = run.environment(crash_at) | {SPANS_VARIABLE: str(spans)} | ({PLAIN_VARIABLE: "1"} if plain else {})
     command = [sys.executable, "-m", "tests.observe.traced", "resume", TASK_ID, "--store", run.store_url]
     return subprocess.Popen(
         [*command, "--lease-ttl", "3"],
@@ -41,22 +43,24 @@ def traced_worker(run: AgentRun, spans: Path, crash_at: str | None = None) -> su
 
 
 @pytest.mark.parametrize(
-    "crash_at",
+    ("crash_at", "plain"),
     [
-        "during_model_call@3",  # the second act request, after restart_service ran
-        "after_intent_commit@2",  # deploy's intent committed, deploy not run: in doubt, run again
+        ("during_model_call@3", False),  # the second act request, after restart_service ran
+        ("after_intent_commit@2", False),  # deploy's intent committed, deploy not run: in doubt, run again
+        # The workers' own plain TracerProvider(), without stable_ids: the same trace, the same parents.
+        ("after_intent_commit@2", True),
     ],
 )
 def test_each_live_call_is_one_span_in_one_trace_across_a_kill(
-    tmp_path: Path, agent_script: Path, crash_at: str
+    tmp_path: Path, agent_script: Path, crash_at: str, plain: bool
 ) -> None:
     spans_file = tmp_path / "spans.jsonl"
     with Stores("sqlite") as stores:
         run = new_agent_run(tmp_path, agent_script, stores)
-        assert finish_worker(traced_worker(run, spans_file, crash_at)) == KILLED
+        assert finish_worker(traced_worker(run, spans_file, crash_at, plain)) == KILLED
         before_kill = read_spans(spans_file)
         for _ in range(MAX_RESUMES):
-            if finish_worker(traced_worker(run, spans_file)) == EXIT_COMPLETED:
+            if finish_worker(traced_worker(run, spans_file, plain=plain)) == EXIT_COMPLETED:
                 break
         else:
             raise AssertionError(f"the task did not complete in {MAX_RESUMES} resumes")
