@@ -1,0 +1,58 @@
+"""`MeasuredCall`: one live call that ended, as every recorder of metrics receives it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..records import OpKind
+from .spans import ObservedCall
+
+__all__ = ["MeasuredCall"]
+
+
+@dataclass(frozen=True, slots=True)
+class MeasuredCall:
+    """One live call that ended, as the metrics label and measure it.
+
+    Every label comes from code or configuration, never from a task: the
+    agent's (or workflow's) name, the ``provider:name`` of a model, the name
+    of a registered tool.
+    """
+
+    kind: str
+    outcome: str
+    seconds: float
+    agent: str
+    model: str | None = None
+    tool: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float = 0.0  # US dollars, when the call was priced
+    error_type: str | None = None  # the type of the error it failed with (a class name)
+
+    @classmethod
+    def of(cls, call: ObservedCall, outcome: str, seconds: float, error: str | None = None) -> MeasuredCall:
+        """What `call` reports, ended with `outcome` after `seconds` (its usage read from its meta).
+
+        `error` is the span's ``Type: message`` of a call that failed or was stopped.
+        """
+        task = call.context.task
+        error_type = error.split(":", 1)[0] if error else None
+        if call.kind is not OpKind.MODEL:
+            tool = call.tool.name if call.tool is not None else None
+            return cls(str(call.kind), outcome, seconds, task.agent, tool=tool, error_type=error_type)
+        usage = call.meta.get("usage")
+        tokens_in = tokens_out = 0
+        cost = 0.0
+        if isinstance(usage, dict):
+            tokens_in, tokens_out = _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
+            priced = usage.get("cost")
+            cost = float(priced) if isinstance(priced, (int, float)) and priced > 0 else 0.0
+        model = call.model or task.model or "unknown:unknown"
+        return cls(
+            str(call.kind), outcome, seconds, task.agent, model, None, tokens_in, tokens_out, cost, error_type
+        )
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
