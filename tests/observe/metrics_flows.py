@@ -14,6 +14,7 @@ from ratchet.policy import RetryPolicy
 
 FLOWS = Path(__file__)
 ONCE = RetryPolicy(maximum_attempts=1)
+TWICE = RetryPolicy(maximum_attempts=2, initial_interval=0.01)
 
 
 def flow(name: str) -> str:
@@ -25,6 +26,11 @@ def priced(cost: float, turns: int) -> dict[str, Any]:
     """A scripted model's script whose every answer uses 10 input and 5 output tokens, costing `cost`."""
     usage = {"prompt_tokens": 10, "completion_tokens": 5, "cost": cost}
     return {"act": [{"content": f"answer {n}", "usage": usage} for n in range(turns)]}
+
+
+def unavailable_first(script: dict[str, Any]) -> dict[str, Any]:
+    """`script`, its first answer a 503 (tried again at once)."""
+    return {"act": [{"error": {"status": 503, "retry_after": 0.01}}, *script["act"]]}
 
 
 @ratchet.tool(risk="read_only")
@@ -39,7 +45,7 @@ def refuse(text: str) -> str:
     raise ValueError(f"refused {text}")
 
 
-@ratchet.workflow(tools=[shout, refuse], retry=ONCE)
+@ratchet.workflow(tools=[shout, refuse], retry=TWICE)
 async def asks_then_shouts(ctx: ratchet.Context, times: int = 2) -> list[Any]:
     """Asks the task's model `times` times, shouts, and has one tool call fail (which it survives)."""
     answers = []
