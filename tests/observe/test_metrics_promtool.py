@@ -14,6 +14,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from prometheus_client.openmetrics.parser import text_string_to_metric_families as openmetrics_families
 
 from ratchet.records import TaskStatus
 
@@ -58,6 +59,11 @@ def test_promtool_passes_a_worker_s_metrics_with_every_histogram(tmp_path: Path,
             assert time.monotonic() < deadline, worker.stderr
             time.sleep(0.05)
         text = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=5).text
+        opened = httpx.get(
+            f"http://127.0.0.1:{port}/metrics",
+            headers={"accept": "application/openmetrics-text; version=1.0.0"},
+            timeout=5,
+        )
     finally:
         _out, err = stop_with(worker, signal.SIGTERM)
     assert worker.returncode == 0, err
@@ -69,6 +75,9 @@ def test_promtool_passes_a_worker_s_metrics_with_every_histogram(tmp_path: Path,
     assert checked.returncode == 0 and not checked.stdout.strip(), checked.stdout + checked.stderr
     for name in HISTOGRAMS:
         assert f"# TYPE {name} histogram" in text
+    assert opened.headers["content-type"].startswith("application/openmetrics-text")
+    families = {family.name for family in openmetrics_families(opened.text)}  # type: ignore[no-untyped-call]
+    assert set(HISTOGRAMS) <= families
     got = parse(text)
     assert value(got, "ratchet_model_call_duration_seconds_count", model=model, outcome="succeeded") == 4
     assert (
