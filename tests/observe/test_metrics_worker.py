@@ -81,6 +81,10 @@ def test_metrics_follow_a_task_as_the_worker_runs_it(tmp_path: Path, url: str) -
         rebound = httpx.get(metrics, headers={"host": f"attacker.example:{port}"}, timeout=5)
         assert rebound.status_code == 421 and b"ratchet_tasks" not in rebound.content, rebound.text
         assert httpx.get(metrics, headers={"host": f"localhost:{port}"}, timeout=5).status_code == 200
+        head = httpx.head(metrics, timeout=5)
+        assert head.status_code == 200 and head.content == b""
+        posted = httpx.post(metrics, timeout=5)
+        assert posted.status_code == 405 and posted.text == "use GET\n"
     finally:
         _out, err = stop_with(worker, signal.SIGTERM)
     assert worker.returncode == 0, err

@@ -284,10 +284,13 @@ def _guarded(
             return _plain(start_response, "405 Method Not Allowed", "use GET")
         if environ.get("PATH_INFO") != "/metrics":
             return _plain(start_response, "404 Not Found", "metrics are at /metrics")
+        reading = asyncio.run_coroutine_threadsafe(metrics.refresh(), loop)
         try:
-            asyncio.run_coroutine_threadsafe(metrics.refresh(), loop).result(REFRESH_TIMEOUT)
-        except Exception as error:  # the store is down, or the worker is stopping
-            return _plain(start_response, "503 Service Unavailable", f"cannot read the store now: {error}")
+            reading.result(REFRESH_TIMEOUT)
+        except Exception as error:  # the store is down or slow, or the worker is stopping
+            reading.cancel()
+            why = str(error).splitlines()[0] if str(error) else type(error).__name__
+            return _plain(start_response, "503 Service Unavailable", f"cannot read the store now: {why}")
         body = written({**environ, "REQUEST_METHOD": "GET"}, start_response)
         return [] if method == "HEAD" else body
 
@@ -317,6 +320,8 @@ _LOCAL = "ratchet.local_address"  # the environ key of the address and port the 
 
 class _Handler(WSGIRequestHandler):
     """Hands the app the connection's own address (the guard compares it to ``Host``) and logs nothing."""
+
+    timeout = 10.0  # seconds a connection may take to send its request: a stalled one lets go of its thread
 
     def get_environ(self) -> dict[str, Any]:
         environ = super().get_environ()
