@@ -15,6 +15,7 @@ from typing import Any
 from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricReader, NumberDataPoint
 
 from ratchet import Runtime, TaskStatus
+from ratchet.observe.measured import CALL_BUCKETS, TASK_BUCKETS
 from ratchet.observe.otel_metrics import DURATION_BUCKETS, TOKEN_BUCKETS
 from ratchet.store import StateStore
 
@@ -75,13 +76,14 @@ async def test_model_calls_report_the_genai_metrics_and_the_rest_ratchet_s_own(
         "ratchet.task.agent": "asks_then_shouts",
     }
     assert point(points, **failed).count == 1
+    assert tuple(point(points, **failed).explicit_bounds) == CALL_BUCKETS
     _, points = got["ratchet.call.duration"]
     assert point(points, **{"ratchet.op.kind": "model", "ratchet.op.outcome": "succeeded"}).count == 2
     _, points = got["ratchet.calls"]
     assert point(points, **{"ratchet.op.kind": "tool", "ratchet.op.outcome": "failed"}).value == 1
     unit, points = got["ratchet.task.duration"]
     ended = point(points, **{"ratchet.task.agent": "asks_then_shouts", "ratchet.task.status": "completed"})
-    assert unit == "s" and ended.count == 1
+    assert unit == "s" and ended.count == 1 and tuple(ended.explicit_bounds) == TASK_BUCKETS
     _, points = got["ratchet.journal.commit.duration"]
     assert points[0].count > 0
     every = {key for _, (_, pts) in got.items() for p in pts for key in p.attributes}

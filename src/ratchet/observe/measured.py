@@ -1,4 +1,4 @@
-"""`MeasuredCall`: one live call that ended, as every recorder of metrics receives it."""
+"""`MeasuredCall`, one live call that ended as every recorder of metrics receives it; their buckets."""
 
 from __future__ import annotations
 
@@ -7,7 +7,13 @@ from dataclasses import dataclass
 from ..records import OpKind
 from .spans import ObservedCall
 
-__all__ = ["MeasuredCall"]
+__all__ = ["CALL_BUCKETS", "TASK_BUCKETS", "MeasuredCall"]
+
+# A live call, in seconds: a local tool in milliseconds, a model's answer in seconds to minutes
+# (a long generation, a reasoning model, retries with their backoff), a slow tool up to ten minutes.
+CALL_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0, 300.0, 600.0)
+# A task, from its first start to its end: seconds to a day (a person's approval may be in it).
+TASK_BUCKETS = (1.0, 5.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0, 7200.0, 21600.0, 86400.0)
 
 
 @dataclass(frozen=True, slots=True)

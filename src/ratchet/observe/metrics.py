@@ -26,17 +26,12 @@ from ..providers.base import require_library
 from ..records import TaskStatus, utcnow
 from ..store import StateStore
 from ..trust.hosts import ServedNames
-from .measured import MeasuredCall
+from .measured import CALL_BUCKETS, TASK_BUCKETS, MeasuredCall
 
 __all__ = ["CALL_BUCKETS", "TASK_BUCKETS", "Metrics", "MetricsApp", "metrics_asgi_app", "serve_metrics"]
 
 # Commit times, in seconds: from a fast local SQLite commit to a slow remote PostgreSQL one.
 COMMIT_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
-# A live call, in seconds: a local tool in milliseconds, a model's answer in seconds to minutes
-# (a long generation, a reasoning model, retries with their backoff), a slow tool up to ten minutes.
-CALL_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0, 300.0, 600.0)
-# A task, from its first start to its end: seconds to a day (a person's approval may be in it).
-TASK_BUCKETS = (1.0, 5.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0, 7200.0, 21600.0, 86400.0)
 
 
 class Metrics:

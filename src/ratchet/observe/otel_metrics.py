@@ -13,18 +13,16 @@ rest are Ratchet's own, named like its span attributes.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from .measured import MeasuredCall
+from .measured import CALL_BUCKETS, TASK_BUCKETS, MeasuredCall
 
 __all__ = ["DURATION_BUCKETS", "TOKEN_BUCKETS", "OtelRecorder", "metering_on", "otel_recorder"]
 
-# The boundaries the GenAI conventions advise for these two histograms.
+# The boundaries the GenAI conventions advise for their two histograms; Ratchet's own take its
+# Prometheus histograms' (`ratchet.observe.measured`).
 DURATION_BUCKETS = (0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92)
 TOKEN_BUCKETS = (1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864)
-# A task from its first start to its end: seconds to a day (a person's approval may be in it).
-TASK_BUCKETS = (1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600, 86400)
 
 _made: tuple[object, OtelRecorder] | None = None  # the provider the recorder was made for, and it
 
@@ -80,13 +78,13 @@ class OtelRecorder:
             "ratchet.call.duration",
             unit="s",
             description="Live calls, from their start in this process to their outcome committed.",
-            explicit_bucket_boundaries_advisory=DURATION_BUCKETS,
+            explicit_bucket_boundaries_advisory=CALL_BUCKETS,
         )
         self.tool_duration = meter.create_histogram(
             "ratchet.tool_call.duration",
             unit="s",
             description="Live tool calls, by tool.",
-            explicit_bucket_boundaries_advisory=DURATION_BUCKETS,
+            explicit_bucket_boundaries_advisory=CALL_BUCKETS,
         )
         self.cost = meter.create_counter(
             "ratchet.model.cost", unit="{USD}", description="US dollars the priced model calls cost."
