@@ -35,9 +35,13 @@ def test_metrics_follow_a_task_as_the_worker_runs_it(tmp_path: Path, url: str) -
         str(FLOWS),
         "--metrics-port",
         str(port),
+        "--concurrency",
+        "3",
     )
     try:
         idle = scrape(port)
+        assert value(idle, "ratchet_worker_slots_free") == 3
+        assert value(idle, "ratchet_worker_slots_in_use") == 0
         assert value(idle, "ratchet_tasks", status="running") == 0
         assert value(idle, "ratchet_calls_total", kind="tool", outcome="succeeded") == 0
         assert value(idle, "ratchet_queue_depth") == 0
@@ -48,6 +52,10 @@ def test_metrics_follow_a_task_as_the_worker_runs_it(tmp_path: Path, url: str) -
         running = scrape(port)
         assert value(running, "ratchet_tasks", status="running") == 1
         assert value(running, "ratchet_tasks", status="completed") == 0
+        assert (
+            value(running, "ratchet_worker_slots_in_use"),
+            value(running, "ratchet_worker_slots_free"),
+        ) == (1, 2)
 
         done = wait_for(port, "completed")
         assert value(done, "ratchet_tasks", status="running") == 0
@@ -55,12 +63,28 @@ def test_metrics_follow_a_task_as_the_worker_runs_it(tmp_path: Path, url: str) -
         assert value(done, "ratchet_journal_commit_seconds_count") >= 2
         assert value(done, "ratchet_journal_commit_seconds_sum") > 0
         assert value(done, "ratchet_lease_takeovers_total") == 0
+        assert (
+            value(done, "ratchet_tool_call_duration_seconds_count", tool="linger", outcome="succeeded") == 1
+        )
+        assert (
+            value(done, "ratchet_tool_call_duration_seconds_sum", tool="linger", outcome="succeeded") >= 1.0
+        )
+        assert (
+            value(
+                done, "ratchet_task_duration_seconds_count", agent="lingers_then_shouts", outcome="completed"
+            )
+            == 1
+        )
         assert httpx.get(f"http://127.0.0.1:{port}/elsewhere", timeout=5).status_code == 404
         # A page that rebound its own name to 127.0.0.1 reads nothing (DNS rebinding).
         metrics = f"http://127.0.0.1:{port}/metrics"
         rebound = httpx.get(metrics, headers={"host": f"attacker.example:{port}"}, timeout=5)
         assert rebound.status_code == 421 and b"ratchet_tasks" not in rebound.content, rebound.text
         assert httpx.get(metrics, headers={"host": f"localhost:{port}"}, timeout=5).status_code == 200
+        head = httpx.head(metrics, timeout=5)
+        assert head.status_code == 200 and head.content == b""
+        posted = httpx.post(metrics, timeout=5)
+        assert posted.status_code == 405 and posted.text == "use GET\n"
     finally:
         _out, err = stop_with(worker, signal.SIGTERM)
     assert worker.returncode == 0, err

@@ -1,8 +1,9 @@
-"""Observability: OpenTelemetry spans and Prometheus metrics (docs/observability.md).
+"""Observability: OpenTelemetry spans and metrics, and Prometheus metrics (docs/observability.md).
 
 Both are optional extras: ``ratchet[otel]`` (the OpenTelemetry API) and
 ``ratchet[metrics]`` (prometheus-client). Nothing here imports either until
-it is used.
+it is used; OpenTelemetry's spans and metrics are reported only once the
+program set a tracer or meter provider.
 """
 
 from __future__ import annotations

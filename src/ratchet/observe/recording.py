@@ -1,10 +1,12 @@
-"""Where the engine reports what metrics count, to whichever recorder the process installed.
+"""Where the engine reports what metrics count, to whichever recorders the process has.
 
 A worker serving metrics installs its `ratchet.observe.metrics.Metrics`
 with `recording` around its loop; the engine's reports reach it through a
-context variable (asyncio tasks inherit it), and cost one lookup when no
-recorder is installed. No registry is global: two workers in one process
-(the tests) each count their own.
+context variable (asyncio tasks inherit it). When the program set an
+OpenTelemetry meter provider, the same reports also go to it
+(`ratchet.observe.otel_metrics`). With neither, a report costs one lookup.
+No registry is global: two workers in one process (the tests) each count
+their own.
 """
 
 from __future__ import annotations
@@ -14,7 +16,10 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import Protocol
 
-__all__ = ["Recorder", "current_recorder", "note_takeover", "recording"]
+from .measured import MeasuredCall
+from .otel_metrics import otel_recorder
+
+__all__ = ["MeasuredCall", "Recorder", "current_recorder", "note_takeover", "recording"]
 
 
 class Recorder(Protocol):
@@ -22,6 +27,10 @@ class Recorder(Protocol):
 
     def call_ended(self, kind: str, outcome: str) -> None:
         """A live call ended (``succeeded``, ``failed``, ``stopped``, ``retry_later``)."""
+        ...
+
+    def call_measured(self, call: MeasuredCall) -> None:
+        """The same call, with its time, its model or tool, its agent and its usage."""
         ...
 
     def retried(self, kind: str, count: int) -> None:
@@ -40,12 +49,63 @@ class Recorder(Protocol):
         """A journal write committed, taking `seconds`."""
         ...
 
+    def task_ended(self, agent: str, outcome: str, seconds: float) -> None:
+        """A run ended a task (`outcome`: its final status), `seconds` after the task first started."""
+        ...
+
+    def slots_changed(self, in_use: int, free: int) -> None:
+        """A worker's slots in use and free changed by these amounts (a task taken: +1, -1)."""
+        ...
+
+
+class _Both:
+    """The recorder `recording` installed and the OpenTelemetry one: each report goes to both."""
+
+    def __init__(self, first: Recorder, second: Recorder) -> None:
+        self.recorders = (first, second)
+
+    def call_ended(self, kind: str, outcome: str) -> None:
+        for recorder in self.recorders:
+            recorder.call_ended(kind, outcome)
+
+    def call_measured(self, call: MeasuredCall) -> None:
+        for recorder in self.recorders:
+            recorder.call_measured(call)
+
+    def retried(self, kind: str, count: int) -> None:
+        for recorder in self.recorders:
+            recorder.retried(kind, count)
+
+    def in_doubt(self) -> None:
+        for recorder in self.recorders:
+            recorder.in_doubt()
+
+    def took_over(self) -> None:
+        for recorder in self.recorders:
+            recorder.took_over()
+
+    def committed(self, seconds: float) -> None:
+        for recorder in self.recorders:
+            recorder.committed(seconds)
+
+    def task_ended(self, agent: str, outcome: str, seconds: float) -> None:
+        for recorder in self.recorders:
+            recorder.task_ended(agent, outcome, seconds)
+
+    def slots_changed(self, in_use: int, free: int) -> None:
+        for recorder in self.recorders:
+            recorder.slots_changed(in_use, free)
+
 
 _recorder: ContextVar[Recorder | None] = ContextVar("ratchet_metrics_recorder", default=None)
 
 
 def current_recorder() -> Recorder | None:
-    return _recorder.get()
+    """Where a report goes now: the installed recorder, OpenTelemetry's, both, or None."""
+    installed, metered = _recorder.get(), otel_recorder()
+    if metered is None:
+        return installed
+    return metered if installed is None else _Both(installed, metered)
 
 
 @contextlib.contextmanager
@@ -59,6 +119,6 @@ def recording(recorder: Recorder) -> Iterator[None]:
 
 
 def note_takeover() -> None:
-    recorder = _recorder.get()
+    recorder = current_recorder()
     if recorder is not None:
         recorder.took_over()

@@ -1,7 +1,8 @@
 """What one run of a task (a worker's turn at it) reports: the task, if the run ended it.
 
-A task ends in exactly one run, so the span of the task is reported by the
-run that found it unfinished and left it finished. (Steps are reported as
+A task ends in exactly one run, so the span of the task (and its duration
+in the metrics) is reported by the run that found it unfinished and left it
+finished. (Steps are reported as
 their end is written: `ratchet.observe.spans.step_span`.) A run also counts
 a takeover when it picks up a task left running.
 """
@@ -36,8 +37,13 @@ class RunReport:
 
     async def ended(self) -> None:
         """Report the task if this run ended it."""
-        if self.was_over or not tracing_on():
+        recorder = current_recorder()
+        if self.was_over or (recorder is None and not tracing_on()):
             return
         task = await self.store.get_task(self.task_id)
         if task.status.is_terminal:
             task_span(task)
+            if recorder is not None:  # from its first start: the wait in the queue is a gauge of its own
+                began = task.started_at or task.created_at
+                seconds = max((task.updated_at - began).total_seconds(), 0.0)
+                recorder.task_ended(task.agent, str(task.status), seconds)

@@ -8,13 +8,14 @@ the journal replays passes through untouched: nothing is reported twice.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from pydantic import JsonValue
 
 from ...errors import TaskStopped
-from ...observe.recording import current_recorder
+from ...observe.recording import MeasuredCall, current_recorder
 from ...observe.spans import call_span, tracing_on
 from ...records import OpKind, OpStatus, utcnow
 
@@ -45,6 +46,7 @@ class ObserveCalls:
         if recorded is not None:
             first = recorded.attempt + (0 if in_doubt and call.kind is OpKind.MODEL else 1)
         started = utcnow()
+        began = time.perf_counter()  # the metrics' duration: a monotonic clock
         outcome, error = "succeeded", None
         answer: JsonValue = None
         try:
@@ -70,6 +72,7 @@ class ObserveCalls:
                 )  # fmt: skip
                 if recorder is not None:
                     recorder.call_ended(str(call.kind), outcome)
+                    recorder.call_measured(MeasuredCall.of(call, outcome, time.perf_counter() - began, error))
                     if call.attempt > first:  # each attempt before the current one failed
                         recorder.retried(str(call.kind), call.attempt - first)
                 call_span(

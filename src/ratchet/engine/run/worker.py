@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ...errors import CannotResume, CorruptRecord, LeaseLost, RatchetError, StoreError
+from ...observe.recording import Recorder, current_recorder
 from ...records import Lease, TaskFilter, Trigger, WaitReason, utcnow
 from ...schedules import SCHEDULE_TRIGGER, fire_schedule
 from ...store import StateStore
@@ -124,6 +125,7 @@ class Worker:
             self.sweep_interval = min(self.sweep_interval, poll_interval)
         self.stopping = asyncio.Event()
         self._running: dict[str, asyncio.Task[None]] = {}
+        self._slots: Recorder | None = None  # where the slots in use and free are reported, while it runs
         self._set_aside: dict[str, tuple[float, float]] = {}  # task id -> (until, last pause)
         self._next_sweep = 0.0
         self._code_retries: list[str] = []  # waiting(code) tasks to try, each once (`_code_tried`)
@@ -138,6 +140,9 @@ class Worker:
         stop = stop or asyncio.Event()
         presence = Presence(self.store, self.identity, concurrency=self.concurrency, lease_ttl=self.lease_ttl)
         presence.start()
+        self._slots = current_recorder()
+        if self._slots is not None:
+            self._slots.slots_changed(0, self.concurrency)
         try:
             async with self.store.changes(TRIGGERS) as feed:
                 trouble = 0
@@ -170,6 +175,10 @@ class Worker:
                 await self._stop_running()
             finally:
                 await presence.stop()  # after its tasks: it held them until then
+                if self._slots is not None:  # this worker's slots leave the gauges
+                    busy = len(self._running)
+                    self._slots.slots_changed(-busy, busy - self.concurrency)
+                    self._slots = None
 
     async def _sleep(self, feed: ChangeFeed, stop: asyncio.Event) -> None:
         timeout = max(0.0, self._next_sweep - time.monotonic())
@@ -368,8 +377,14 @@ class Worker:
             return False
         runner = asyncio.create_task(self._run_one(task_id, lease), name=f"ratchet:{task_id}")
         self._running[task_id] = runner
-        runner.add_done_callback(lambda _: self._running.pop(task_id, None))
+        runner.add_done_callback(lambda _: self._slot_freed(task_id))
+        if self._slots is not None:
+            self._slots.slots_changed(1, -1)
         return True
+
+    def _slot_freed(self, task_id: str) -> None:
+        if self._running.pop(task_id, None) is not None and self._slots is not None:
+            self._slots.slots_changed(-1, 1)
 
     async def _run_one(self, task_id: str, lease: Lease | None) -> None:
         log.info("task %s: taken", task_id)
