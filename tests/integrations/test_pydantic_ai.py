@@ -169,10 +169,11 @@ async def test_a_spend_cap_reached_holds_the_run_s_model_requests(store: StateSt
     assert counts.model == 2 and await store.list_ops("mail-6") == []  # the first run's two requests only
 
 
-async def test_a_run_outside_a_workflow_takes_no_deps(store: StateStore) -> None:
+async def test_a_run_outside_a_workflow_takes_no_options(store: StateStore) -> None:
     mailer = RatchetAgent(_agent(Counts()), store=store)
-    with pytest.raises(InputError, match="deps"):
-        await mailer.run("tell ops", deps={"client": object()})
+    with pytest.raises(InputError, match="not output_type"):
+        await mailer.run("tell ops", output_type=int)
+    assert await store.list_tasks() == []  # nothing stored
 
 
 def test_an_agent_needs_a_name() -> None:
