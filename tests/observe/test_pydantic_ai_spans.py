@@ -16,6 +16,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from pydantic_ai import Agent
 from pydantic_ai.models.function import FunctionModel
+from pydantic_ai.models.instrumented import InstrumentedModel
 
 from ratchet import Context, Runtime, TaskStatus, workflow
 from ratchet.integrations.pydantic_ai import RatchetAgent
@@ -97,6 +98,30 @@ async def test_a_run_and_its_replay_make_one_trace_each_call_reported_once(
 
     assert again.output == first.output and counts.model == 2
     assert spans.get_finished_spans() == ()  # nothing reported again: Logfire counts the tokens once
+
+
+async def test_an_instrumented_model_is_reported_as_instrument_all_reports(
+    store: StateStore, spans: InMemorySpanExporter
+) -> None:
+    counts = Counts()
+    agent = _mailer(counts)
+    assert isinstance(agent.model, FunctionModel)
+    agent.model = InstrumentedModel(agent.model)  # as logfire.instrument_pydantic_ai(model) gives it
+    mailer = RatchetAgent(agent, store=store)
+
+    await mailer.run("tell ops", task_id="logfire-3")
+
+    finished = spans.get_finished_spans()
+    assert {context_of(span).trace_id for span in finished} == {trace_id_for("logfire-3")}
+    assert _by_name(finished) == {
+        "task mailer": 1,
+        "invoke_agent mailer": 1,
+        "chat function:answer:": 2,
+        "execute_tool send": 1,
+    }
+    spans.clear()
+    await mailer.run("tell ops", task_id="logfire-3")
+    assert counts.model == 2 and spans.get_finished_spans() == ()
 
 
 COUNTS = Counts()

@@ -22,8 +22,10 @@ from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 from pydantic_ai import Agent
+from pydantic_ai.capabilities import Instrumentation
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models import infer_model
+from pydantic_ai.models.instrumented import InstrumentedModel
 from pydantic_ai.result import StreamedRunResult
 from pydantic_ai.run import AgentRun, AgentRunResult
 from pydantic_ai.toolsets import AbstractToolset
@@ -253,7 +255,15 @@ class RatchetAgent:
         model = options.pop("model", None) or self.wrapped.model
         if model is None:
             raise InputError(f"agent {self.name} has no model: give Agent(model=...) or run(model=...)")
-        journaled = RatchetModel(infer_model(model), context=context, name=f"model:{self.name}")
+        chosen = infer_model(model)
+        if isinstance(chosen, InstrumentedModel):
+            # pydantic-ai instruments a run whose model is an InstrumentedModel (Logfire's
+            # instrument_pydantic_ai(model)); inside RatchetModel it would not see it: say so
+            # with the capability it would use, and journal the model it wraps.
+            settings = Instrumentation(settings=chosen.instrumentation_settings)
+            options["capabilities"] = [*(options.get("capabilities") or ()), settings]
+            chosen = chosen.wrapped
+        journaled = RatchetModel(chosen, context=context, name=f"model:{self.name}")
         wrapped = [RatchetToolset(t, context=context) for t in [*self.wrapped.toolsets, *(toolsets or ())]]
         # pydantic-ai stamps a fresh UUID on each answer by default; ids made from the run's place
         # in the task are the same on every replay, so a replayed answer is the recorded one.
