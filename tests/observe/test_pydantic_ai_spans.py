@@ -19,6 +19,7 @@ from pydantic_ai.models.function import FunctionModel
 from pydantic_ai.models.instrumented import InstrumentedModel
 
 from ratchet import Context, Runtime, TaskStatus, workflow
+from ratchet.errors import AgentRunNotCompleted
 from ratchet.integrations.pydantic_ai import RatchetAgent
 from ratchet.observe import span_id_for, trace_id_for
 from ratchet.records import OpKind
@@ -122,6 +123,34 @@ async def test_an_instrumented_model_is_reported_as_instrument_all_reports(
     spans.clear()
     await mailer.run("tell ops", task_id="logfire-3")
     assert counts.model == 2 and spans.get_finished_spans() == ()
+
+
+async def test_a_run_that_waits_for_approval_reports_each_call_once_across_both_runs(
+    store: StateStore, spans: InMemorySpanExporter, instrumented: None
+) -> None:
+    agent = Agent(calling("send", {"to": "ops"}, Counts()), name="mailer")
+
+    @agent.tool_plain(metadata={"ratchet": {"risk": "external_action"}})
+    def send(to: str) -> str:
+        """Send a message, once a person approved it."""
+        return f"sent to {to}"
+
+    mailer = RatchetAgent(agent, store=store)
+    with pytest.raises(AgentRunNotCompleted):
+        await mailer.run("tell ops", task_id="logfire-4")
+    await Runtime(store).approve("logfire-4")
+    await mailer.run("tell ops", task_id="logfire-4")  # resumed: the approved call runs
+
+    finished = spans.get_finished_spans()
+    assert {context_of(span).trace_id for span in finished} == {trace_id_for("logfire-4")}
+    assert _by_name(finished) == {
+        "task mailer": 1,
+        "invoke_agent mailer": 2,  # the run that waited, and the run that finished it
+        "chat function:answer:": 2,
+        "execute_tool send": 1,  # once: when it ran, not when it waited
+    }
+    seqs = [attributes(span)["ratchet.op.seq"] for span in finished if "ratchet.op.seq" in attributes(span)]
+    assert sorted(seqs) == [op.seq for op in await store.list_ops("logfire-4")]
 
 
 COUNTS = Counts()
