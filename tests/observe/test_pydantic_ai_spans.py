@@ -176,6 +176,9 @@ async def test_a_resumed_workflow_reports_its_replayed_run_nowhere(
     [run] = [span for span in live if span.name == "invoke_agent mailer"]
     assert _parent_id(run) == context_of(step).span_id == span_id_for(waiting.id, "step", 0)
     assert {context_of(span).trace_id for span in live} == {trace_id_for(waiting.id)}
+    calls = [op.seq for op in await store.list_ops(waiting.id) if op.kind in (OpKind.MODEL, OpKind.TOOL)]
+    seqs = [attributes(span)["ratchet.op.seq"] for span in live if "ratchet.op.seq" in attributes(span)]
+    assert sorted(seqs) == calls and len(calls) == 3  # each once, on pydantic-ai's spans
 
     spans.clear()
     await rt.answer(waiting.id, "yes")
