@@ -14,6 +14,7 @@ import pytest
 from pydantic import JsonValue
 from pydantic_ai import Agent, ModelRetry
 from pydantic_ai.messages import ModelMessagesTypeAdapter, ModelResponse
+from pydantic_ai.models import Model
 
 import ratchet
 from ratchet import Budget, Runtime, TaskStatus, WaitReason
@@ -21,7 +22,7 @@ from ratchet.engine.context import Context
 from ratchet.errors import AgentRunNotCompleted, InputError, WorkflowNotFound
 from ratchet.integrations.pydantic_ai import RatchetAgent, tool_context
 from ratchet.integrations.pydantic_ai.workflow import find_agent
-from ratchet.records import CapScope, OpKind, OpStatus, SpendCap, utcnow
+from ratchet.records import CapScope, Limit, OpKind, OpStatus, SpendCap, utcnow
 from ratchet.store import StateStore
 
 from ..unit.test_extras import _python
@@ -169,10 +170,27 @@ async def test_a_spend_cap_reached_holds_the_run_s_model_requests(store: StateSt
     assert counts.model == 2 and await store.list_ops("mail-6") == []  # the first run's two requests only
 
 
-async def test_a_run_outside_a_workflow_takes_no_deps(store: StateStore) -> None:
+async def test_the_rate_limits_of_the_pydantic_ai_models_key_hold_its_requests(store: StateStore) -> None:
+    counts = Counts()
+    agent = _agent(counts)
+    model = agent.model
+    assert isinstance(model, Model)
+    await store.set_limit(Limit(key=model.system, rpm=1))  # the provider's key, as `ratchet limit set`
+
+    with pytest.raises(AgentRunNotCompleted, match="waiting") as held:
+        await RatchetAgent(agent, store=store).run("tell ops", task_id="limited-1")
+
+    assert held.value.task.waiting_on is WaitReason.LIMIT  # the second request waits a minute for its turn
+    waiting = [event for event in await store.list_events("limited-1") if event.kind == "waiting"]
+    assert waiting[-1].data["limit"] == model.system
+    assert counts.model == 1
+
+
+async def test_a_run_outside_a_workflow_takes_no_options(store: StateStore) -> None:
     mailer = RatchetAgent(_agent(Counts()), store=store)
-    with pytest.raises(InputError, match="deps"):
-        await mailer.run("tell ops", deps={"client": object()})
+    with pytest.raises(InputError, match="not output_type"):
+        await mailer.run("tell ops", output_type=int)
+    assert await store.list_tasks() == []  # nothing stored
 
 
 def test_an_agent_needs_a_name() -> None:

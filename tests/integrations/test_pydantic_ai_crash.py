@@ -25,9 +25,16 @@ TIMEOUT = 60
 
 
 def _run(
-    command: list[str], ledger: Path, crash_at: str | None = None, *, keyed: bool = True
+    command: list[str],
+    ledger: Path,
+    crash_at: str | None = None,
+    *,
+    keyed: bool = True,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
+    given = env
     env = {k: v for k, v in os.environ.items() if k not in ("RATCHET_CRASH_AT", "RATCHET_STORE")}
+    env.update(given or {})
     env["PYDAI_KEYED"] = "1" if keyed else "0"
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     env[LEDGER_ENV] = str(ledger)

@@ -176,11 +176,11 @@ async def test_cancelling_a_live_answer_is_refused(store: StateStore) -> None:
     assert (await store.get_task("stream-6")).status is TaskStatus.COMPLETED
 
 
-async def test_a_streamed_run_outside_a_workflow_takes_no_deps(store: StateStore) -> None:
+async def test_a_streamed_run_outside_a_workflow_takes_no_options(store: StateStore) -> None:
     streamer = RatchetAgent(_agent(Counts()), store=store)
 
-    with pytest.raises(InputError, match="not deps, output_type"):
-        async with streamer.run_stream("hi", deps=object(), output_type=int):
+    with pytest.raises(InputError, match="not model_settings, output_type"):
+        async with streamer.run_stream("hi", output_type=int, model_settings={}):
             pass
     assert await store.list_tasks() == []  # nothing stored
 

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import datetime as dt
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Protocol
 
 from pydantic import JsonValue
@@ -25,7 +27,15 @@ from .genai import agent_attributes, is_agent_task, model_attributes, tool_attri
 from .ids import span_id_for, stable_span_id, trace_id_for
 from .tracer import ratchet_tracer
 
-__all__ = ["ObservedCall", "call_span", "parent_context", "step_span", "task_span", "tracing_on"]
+__all__ = [
+    "ObservedCall",
+    "call_span",
+    "parent_context",
+    "reported_by_library",
+    "step_span",
+    "task_span",
+    "tracing_on",
+]
 
 Attributes = Mapping[str, str | int | float | bool | tuple[str, ...]]
 
@@ -165,6 +175,23 @@ def parent_context(task_id: str, step: int | None = None) -> Any:
     return trace.set_span_in_context(trace.NonRecordingSpan(_span_context(task_id, *_task_parent(step))))
 
 
+_by_library: ContextVar[bool] = ContextVar("ratchet_calls_reported_by_library", default=False)
+
+
+@contextmanager
+def reported_by_library() -> Iterator[None]:
+    """Calls made inside the block are reported by the library that makes them: no span of Ratchet's.
+
+    For a library whose own live span stands for each call it makes (pydantic-ai's
+    instrumentation, its ``chat`` and ``execute_tool`` spans): a second span would count it twice.
+    """
+    token = _by_library.set(True)
+    try:
+        yield
+    finally:
+        _by_library.reset(token)
+
+
 def _task_parent(step: Any) -> tuple[object, ...]:
     return ("step", step) if isinstance(step, int) else ("task",)
 
@@ -185,8 +212,8 @@ def call_span(
     its own, and a run that replays it reports none. `answer` is what the
     call returned, when it succeeded (the model's answer; the tool's result).
     """
-    if not tracing_on():
-        return
+    if not tracing_on() or _by_library.get():
+        return  # off, or the library's own span stands for it (`reported_by_library`)
     task, name, seq, attempt = call.context.task, call.name, call.seq, call.attempt
     attributes: dict[str, str | int | float | bool | tuple[str, ...]] = {
         "ratchet.task.id": task.id,

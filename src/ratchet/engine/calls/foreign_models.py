@@ -49,6 +49,8 @@ class ForeignModelCalls:
         name: str,
         request: JsonValue,
         run: Callable[[Call], Awaitable[JsonValue]],
+        *,
+        model: str | None = None,
     ) -> JsonValue:
         """Make one journaled model request with `run` (replayed on resume); returns its JSON answer.
 
@@ -56,6 +58,8 @@ class ForeignModelCalls:
             name: the operation's name (``model:...``); a resume checks it as it checks any call's.
             request: what the journal shows as the request (JSON, for people; not compared on replay).
             run: ``await run(call)`` makes the request live and returns the answer as JSON.
+            model: the ``provider:name`` the request goes to: its span names it, and the
+                rate limits of its keys hold it as they hold ``ctx.call_model``'s.
 
         Raises:
             OperationFailed: the request failed for good (after the workflow's retries).
@@ -68,6 +72,7 @@ class ForeignModelCalls:
             input=request,
             retry=self.workflow.retry,
             run=run,
+            model=model,
             meta=self._step_meta(),
         )
         if not call.will_replay:

@@ -7,7 +7,8 @@ after a crash. Outside one, ``run`` makes a task of its own (the
 ``agent_run`` workflow) on the agent's store and runs it here; if this
 process dies, ``ratchet resume TASK`` or any ``ratchet worker`` finishes it,
 finding the agent again by its name in the module that defined it. A run
-under the id of a completed task replays its journal for its result.
+under the id of a completed task replays its journal for its result. Its
+``deps`` stay in this process; elsewhere the agent's ``deps_factory`` makes them.
 ``run_stream`` is the same run streamed, and ``iter`` (inside a workflow only)
 the same run driven node by node; _tasks.py runs the tasks of their own.
 """
@@ -16,13 +17,15 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 from pydantic_ai import Agent
+from pydantic_ai.capabilities import Instrumentation
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models import infer_model
+from pydantic_ai.models.instrumented import InstrumentedModel
 from pydantic_ai.result import StreamedRunResult
 from pydantic_ai.run import AgentRun, AgentRunResult
 from pydantic_ai.toolsets import AbstractToolset
@@ -34,8 +37,9 @@ from ...policy import Budget
 from ...store import StateStore
 from ...trust.code import FILE_MODULE_PREFIX, portable_path
 from ._model import RatchetModel
-from ._tasks import AGENT_RUN, run_as_task, stream_as_task
+from ._tasks import AGENT_RUN, replaying_only, run_as_task, stream_as_task
 from ._toolset import RatchetToolset, in_tool_call
+from ._tracing import traced_run
 
 __all__ = ["AGENT_RUN", "RatchetAgent"]
 
@@ -53,6 +57,10 @@ class RatchetAgent:
         store: where a run outside a workflow keeps its task: a store URL or an
             open `StateStore` (default: ``RATCHET_STORE``, else ``sqlite:///./ratchet.db``).
         budget: the budget of the tasks its runs outside a workflow make.
+        deps_factory: makes the agent's ``deps`` (called with nothing; may be async) for a run
+            outside a workflow that is given none: in a worker or ``ratchet resume`` finishing
+            a run another process started, or here. Without it, a run given ``deps`` in one
+            process waits for its code (``waiting(code)``) when another process takes it over.
 
     Raises:
         InputError: neither the agent nor `name` gives it a name.
@@ -65,6 +73,7 @@ class RatchetAgent:
         name: str | None = None,
         store: str | StateStore | None = None,
         budget: Budget | None = None,
+        deps_factory: Callable[[], Any] | None = None,
     ) -> None:
         self.wrapped = agent
         found = name or agent.name
@@ -76,6 +85,7 @@ class RatchetAgent:
         self.name: str = found
         self.store = store
         self.budget = budget
+        self.deps_factory = deps_factory
         self.source = _defining_module(sys._getframe(1).f_globals)
 
     def __repr__(self) -> str:
@@ -95,8 +105,9 @@ class RatchetAgent:
         Args:
             user_prompt: what the agent is asked.
             message_history: earlier messages (a task of its own records them in its inputs).
-            deps: the run's dependencies. A run outside a workflow takes none, since a
-                worker that resumes it could not rebuild them; pass them in a workflow.
+            deps: the run's dependencies. Outside a workflow the task keeps them in this
+                process only (they are not stored): a worker that takes the run over makes
+                its own with the agent's ``deps_factory``; given none, the run here uses it too.
             task_id: outside a workflow, the id of the task: a new one is made under
                 it; an unfinished one is resumed here; a completed one has its journal
                 replayed for its result (nothing runs again).
@@ -129,8 +140,8 @@ class RatchetAgent:
             return await self.run_in(
                 context, user_prompt, message_history=message_history, deps=deps, **options
             )
-        _refuse_outside(options, deps)
-        return await run_as_task(self, user_prompt, message_history, task_id)
+        _refuse_outside(options)
+        return await run_as_task(self, user_prompt, message_history, task_id, deps)
 
     @asynccontextmanager
     async def run_stream(
@@ -171,8 +182,8 @@ class RatchetAgent:
             ) as streamed:
                 yield streamed
             return
-        _refuse_outside(options, deps)
-        async with stream_as_task(self, user_prompt, message_history, task_id) as streamed:
+        _refuse_outside(options)
+        async with stream_as_task(self, user_prompt, message_history, task_id, deps) as streamed:
             yield streamed
 
     @asynccontextmanager
@@ -216,7 +227,8 @@ class RatchetAgent:
 
         Tool calls run one after the other, so each takes the same seq on every replay. The run's
         ``run_id`` and ``conversation_id`` (unless given, or the history has one) are made from the
-        task's id and the run's place in it, the same on every replay.
+        task's id and the run's place in it, the same on every replay. pydantic-ai's spans
+        (when it is instrumented) nest under the span of the task or of its running step.
         """
         with self._journaling(context, toolsets, options):
             return await self.wrapped.run(user_prompt, **options)
@@ -243,7 +255,15 @@ class RatchetAgent:
         model = options.pop("model", None) or self.wrapped.model
         if model is None:
             raise InputError(f"agent {self.name} has no model: give Agent(model=...) or run(model=...)")
-        journaled = RatchetModel(infer_model(model), context=context, name=f"model:{self.name}")
+        chosen = infer_model(model)
+        if isinstance(chosen, InstrumentedModel):
+            # pydantic-ai instruments a run whose model is an InstrumentedModel (Logfire's
+            # instrument_pydantic_ai(model)); inside RatchetModel it would not see it: say so
+            # with the capability it would use, and journal the model it wraps.
+            settings = Instrumentation(settings=chosen.instrumentation_settings)
+            options["capabilities"] = [*(options.get("capabilities") or ()), settings]
+            chosen = chosen.wrapped
+        journaled = RatchetModel(chosen, context=context, name=f"model:{self.name}")
         wrapped = [RatchetToolset(t, context=context) for t in [*self.wrapped.toolsets, *(toolsets or ())]]
         # pydantic-ai stamps a fresh UUID on each answer by default; ids made from the run's place
         # in the task are the same on every replay, so a replayed answer is the recorded one.
@@ -255,17 +275,18 @@ class RatchetAgent:
         with (
             self.wrapped.override(model=journaled, toolsets=wrapped, tools=[]),
             Agent.parallel_tool_call_execution_mode("sequential"),
+            traced_run(context, replay_only=replaying_only()),
         ):
             yield
 
 
-def _refuse_outside(options: dict[str, Any], deps: Any) -> None:
+def _refuse_outside(options: dict[str, Any]) -> None:
     """A run outside a workflow records only what a worker can rebuild: refuse the rest."""
-    if options or deps is not None:
-        given = ", ".join(sorted([*options, *(["deps"] if deps is not None else [])]))
+    if options:
         raise InputError(
-            f"a RatchetAgent run outside a workflow takes a prompt, message_history and task_id, "
-            f"not {given} (a worker that resumes it could not rebuild them); run it in a workflow"
+            f"a RatchetAgent run outside a workflow takes a prompt, message_history, deps and task_id, "
+            f"not {', '.join(sorted(options))} (a worker that resumes it could not rebuild them); "
+            "run it in a workflow"
         )
 
 

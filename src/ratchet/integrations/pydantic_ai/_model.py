@@ -16,7 +16,7 @@ whole history would make the journal grow with the square of the run.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, suppress
 from typing import Any
 
@@ -32,6 +32,7 @@ from ...engine.calls import Call
 from ...engine.context import Context
 from ...engine.streams import TextSink
 from ._streaming import JournaledStream, text_of
+from ._tracing import mark_span, pydantic_ai_reports, ran, reported_once
 
 __all__ = ["RatchetModel"]
 
@@ -56,11 +57,21 @@ class RatchetModel(WrapperModel):
         model_settings: ModelSettings | None,
         model_request_parameters: ModelRequestParameters,
     ) -> ModelResponse:
+        by_pydantic_ai = pydantic_ai_reports()
+        live = False
+
         async def run(call: Call) -> JsonValue:
+            nonlocal live
+            live = True
+            _marked(call, by_pydantic_ai)
             response = await self.wrapped.request(messages, model_settings, model_request_parameters)
             return _journaled(call, response)
 
-        answer = await self._context.call_foreign_model(self._name, self._shown(messages), run)
+        try:
+            with reported_once(by_pydantic_ai):
+                answer = await self._call(messages, run)
+        finally:
+            ran(live)
         response: ModelResponse = JSON_CODEC.load(ModelResponse, answer)
         return response
 
@@ -93,8 +104,11 @@ class RatchetModel(WrapperModel):
                     await on_text(text_of(event))
                 return source.get()
 
+        by_pydantic_ai = pydantic_ai_reports(run_context)
+
         async def run(call: Call) -> JsonValue:
             live.set()
+            _marked(call, by_pydantic_ai)
             if not self._context.streaming:  # turned off for the run: pydantic-ai still streams
                 return _journaled(call, await answer(_unwritten))
             # The attempt's text goes to the task's stream too, between its attempt and end marks.
@@ -102,13 +116,13 @@ class RatchetModel(WrapperModel):
             return _journaled(call, await writer.attempt(call.seq, call.attempt, answer))
 
         async def journaled() -> ModelResponse:
-            answer = await self._context.call_foreign_model(self._name, self._shown(messages), run)
-            response: ModelResponse = JSON_CODEC.load(ModelResponse, answer)
+            response: ModelResponse = JSON_CODEC.load(ModelResponse, await self._call(messages, run))
             return response
 
         # The call runs beside pydantic-ai's reading of it; it takes its seq as it starts, before
         # anything else of the run can (the run waits here until the call answers or goes live).
-        call = asyncio.create_task(journaled())
+        with reported_once(by_pydantic_ai):
+            call = asyncio.create_task(journaled())
         started = asyncio.create_task(live.wait())
         try:
             await asyncio.wait({call, started}, return_when=asyncio.FIRST_COMPLETED)
@@ -117,6 +131,7 @@ class RatchetModel(WrapperModel):
             raise
         finally:
             started.cancel()
+        ran(live.is_set())
         if not live.is_set():  # replayed (or failed for good before it ran): never the wrapped model
             yield CompletedStreamedResponse(
                 await call, model_request_parameters=model_request_parameters, replay_events=True
@@ -132,6 +147,14 @@ class RatchetModel(WrapperModel):
             raise
         await call  # read to the end or not, the answer is journaled before the run goes on
 
+    async def _call(
+        self, messages: list[ModelMessage], run: Callable[[Call], Awaitable[JsonValue]]
+    ) -> JsonValue:
+        """The request as one journaled model call, naming the model it goes to."""
+        return await self._context.call_foreign_model(
+            self._name, self._shown(messages), run, model=self.wrapped.model_id
+        )
+
     def _shown(self, messages: list[ModelMessage]) -> JsonValue:
         """What the journal shows as the request."""
         shown: JsonValue = {
@@ -140,6 +163,21 @@ class RatchetModel(WrapperModel):
             "newest": ModelMessagesTypeAdapter.dump_python(messages[-1:], mode="json"),
         }
         return shown
+
+
+def _marked(call: Call, by_pydantic_ai: bool) -> None:
+    """A live attempt: its place in the journal on the span pydantic-ai opened for the request."""
+    if by_pydantic_ai:
+        mark_span(
+            {
+                "task.id": call.task_id,
+                "op.seq": call.seq,
+                "op.kind": str(call.kind),
+                "op.name": call.name,
+                "op.attempt": call.attempt,
+                "op.idempotency_key": call.idempotency_key,
+            }
+        )
 
 
 async def _unwritten(piece: str) -> None:

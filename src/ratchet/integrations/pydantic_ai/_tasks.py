@@ -7,13 +7,18 @@ object through `here_run`, and gives back its live result: an `AgentRunResult`,
 or, for a streamed run, pydantic-ai's `StreamedRunResult` while the run is still
 streaming, handed over through a `StreamReader`. A completed task's journal is
 replayed for its result (`replayed`), calling nothing and writing nothing.
+
+The run's ``deps`` are live objects of this process and never stored: the
+task's inputs say only that it was given some (``given_deps``). A run here
+uses them; a process that takes it over makes its own (`deps_for`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import os
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager, suppress
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -27,7 +32,14 @@ from pydantic_ai.run import AgentRunResult
 from ...engine.calls import WorkerStopping
 from ...engine.context import Context
 from ...engine.workflow import load_workflow
-from ...errors import AgentRunNotCompleted, InputError, LeaseLost, NonDeterminismError, TaskNotFound
+from ...errors import (
+    AgentRunNotCompleted,
+    CodeUnavailable,
+    InputError,
+    LeaseLost,
+    NonDeterminismError,
+    TaskNotFound,
+)
 from ...policy import Budget
 from ...records import Lease, Task, TaskStatus, utcnow
 from ...store import DEFAULT_STORE_URL, StateStore
@@ -43,6 +55,7 @@ class TaskAgent(Protocol):
     source: str
     store: str | StateStore | None
     budget: Budget | None
+    deps_factory: Callable[[], Any] | None
 
     async def run_in(
         self, context: Context, user_prompt: str | None = None, **options: Any
@@ -53,7 +66,16 @@ class TaskAgent(Protocol):
     ) -> AbstractAsyncContextManager[StreamedRunResult[Any, Any]]: ...
 
 
-__all__ = ["AGENT_RUN", "StreamReader", "TaskAgent", "here_run", "run_as_task", "stream_as_task"]
+__all__ = [
+    "AGENT_RUN",
+    "StreamReader",
+    "TaskAgent",
+    "deps_for",
+    "here_run",
+    "replaying_only",
+    "run_as_task",
+    "stream_as_task",
+]
 
 # The workflow of a run made outside any workflow (named, not imported: it imports the agent's module).
 AGENT_RUN = "ratchet.integrations.pydantic_ai.workflow:agent_run"
@@ -84,11 +106,18 @@ class _HereRun:
     """A run this process started: the agent object itself, and where its live result goes."""
 
     agent: TaskAgent
+    deps: Any = None  # what the run was given here (never stored)
     results: list[AgentRunResult[Any]] = field(default_factory=list)
     reader: StreamReader | None = None  # a streamed run's
 
 
 _HERE: ContextVar[_HereRun | None] = ContextVar("ratchet_pydantic_ai_run", default=None)
+_REPLAY_ONLY: ContextVar[bool] = ContextVar("ratchet_pydantic_ai_replay_only", default=False)
+
+
+def replaying_only() -> bool:
+    """Whether the run starting here replays a completed task's journal whole (nothing runs live)."""
+    return _REPLAY_ONLY.get()
 
 
 def here_run(name: str) -> _HereRun | None:
@@ -97,9 +126,38 @@ def here_run(name: str) -> _HereRun | None:
     return here if here is not None and here.agent.name == name else None
 
 
+def deps_for(agent: TaskAgent, task: Task) -> Callable[[], Any] | None:
+    """How the run of `task` gets its deps here, before anything of it runs; None: it takes none.
+
+    The deps it was given, if this process started it; else the agent's ``deps_factory``.
+
+    Raises:
+        CodeUnavailable: it was given deps elsewhere, and the agent has no ``deps_factory``
+            (the task waits for its code).
+    """
+    here = here_run(agent.name)
+    if here is not None and here.deps is not None:
+        given = here.deps
+        return lambda: given
+    if agent.deps_factory is not None:
+        return agent.deps_factory
+    if task.inputs_params.get("given_deps"):
+        raise CodeUnavailable(
+            f"the run of agent {agent.name} was given deps by the process that started it, and this "
+            f"process can't make them: give RatchetAgent(..., deps_factory=...) in {agent.source}"
+        )
+    return None
+
+
+async def made(factory: Callable[[], Any] | None) -> Any:
+    """The deps `factory` makes (awaited when it is async); None without one."""
+    deps = factory() if factory is not None else None
+    return await deps if inspect.isawaitable(deps) else deps
+
+
 @contextmanager
-def _here(agent: TaskAgent) -> Iterator[_HereRun]:
-    here = _HereRun(agent=agent)
+def _here(agent: TaskAgent, deps: Any) -> Iterator[_HereRun]:
+    here = _HereRun(agent=agent, deps=deps)
     token = _HERE.set(here)
     try:
         yield here
@@ -108,14 +166,17 @@ def _here(agent: TaskAgent) -> Iterator[_HereRun]:
 
 
 def _inputs(
-    agent: TaskAgent, prompt: str | None, history: Sequence[ModelMessage] | None
+    agent: TaskAgent, prompt: str | None, history: Sequence[ModelMessage] | None, deps: Any
 ) -> dict[str, JsonValue]:
-    return {
+    inputs: dict[str, JsonValue] = {
         "agent": agent.name,
         "source": agent.source,
         "prompt": prompt,
         "message_history": ModelMessagesTypeAdapter.dump_python(list(history or ()), mode="json"),
     }
+    if deps is not None:
+        inputs["given_deps"] = True  # the deps themselves stay in this process
+    return inputs
 
 
 async def _existing(runtime: Runtime, agent: TaskAgent, task_id: str | None) -> Task | None:
@@ -135,16 +196,20 @@ def _store(agent: TaskAgent) -> str | StateStore:
 
 
 async def run_as_task(
-    agent: TaskAgent, prompt: str | None, history: Sequence[ModelMessage] | None, task_id: str | None
+    agent: TaskAgent,
+    prompt: str | None,
+    history: Sequence[ModelMessage] | None,
+    task_id: str | None,
+    deps: Any = None,
 ) -> AgentRunResult[Any]:
     """Run `agent` as a task of its own here (``RatchetAgent.run`` outside a workflow)."""
     from ...runtime import Runtime
 
-    with _here(agent) as here:
+    with _here(agent, deps) as here:
         async with Runtime(_store(agent)) as runtime:
             existing = await _existing(runtime, agent, task_id)
             if existing is None:
-                inputs = _inputs(agent, prompt, history)
+                inputs = _inputs(agent, prompt, history, deps)
                 task = await runtime.run(
                     AGENT_RUN, inputs, name=agent.name, budget=agent.budget, task_id=task_id
                 )
@@ -155,15 +220,20 @@ async def run_as_task(
                 if here.results:
                     return here.results[-1]
                 prompt, history = _asked(task)
+                replay_deps = await made(deps_for(agent, task))
                 with _replaying(task):
                     context = await _replay_context(runtime.store, task)
-                    return await agent.run_in(context, prompt, message_history=history)
+                    return await agent.run_in(context, prompt, message_history=history, deps=replay_deps)
     raise AgentRunNotCompleted(task=task)
 
 
 @asynccontextmanager
 async def stream_as_task(
-    agent: TaskAgent, prompt: str | None, history: Sequence[ModelMessage] | None, task_id: str | None
+    agent: TaskAgent,
+    prompt: str | None,
+    history: Sequence[ModelMessage] | None,
+    task_id: str | None,
+    deps: Any = None,
 ) -> AsyncIterator[StreamedRunResult[Any, Any]]:
     """Run `agent` as a task of its own here, streamed (``RatchetAgent.run_stream`` outside a workflow).
 
@@ -172,12 +242,12 @@ async def stream_as_task(
     """
     from ...runtime import Runtime
 
-    with _here(agent) as here:
+    with _here(agent, deps) as here:
         reader = here.reader = StreamReader()
         async with Runtime(_store(agent)) as runtime:
             existing = await _existing(runtime, agent, task_id)
             if existing is None:
-                inputs = {**_inputs(agent, prompt, history), "stream": True}
+                inputs = {**_inputs(agent, prompt, history, deps), "stream": True}
                 running = runtime.run(
                     AGENT_RUN, inputs, name=agent.name, budget=agent.budget, task_id=task_id
                 )
@@ -213,9 +283,12 @@ async def stream_as_task(
                 raise AgentRunNotCompleted(task=task)
             # Completed before (or by another process meanwhile): its journal replayed, streamed.
             prompt, history = _asked(task)
+            replay_deps = await made(deps_for(agent, task))
             with _replaying(task):
                 context = await _replay_context(runtime.store, task)
-                async with agent.run_stream_in(context, prompt, message_history=history) as streamed:
+                async with agent.run_stream_in(
+                    context, prompt, message_history=history, deps=replay_deps
+                ) as streamed:
                     yield streamed
 
 
@@ -249,7 +322,8 @@ async def _replay_context(store: StateStore, task: Task) -> Context:
 
 @contextmanager
 def _replaying(task: Task) -> Iterator[None]:
-    """A replay of the completed `task` that asks for a call its journal lacks: `AgentRunNotCompleted`."""
+    """A replay of the completed `task`, reporting no span; a call its journal lacks: AgentRunNotCompleted."""
+    token = _REPLAY_ONLY.set(True)
     try:
         yield
     except (WorkerStopping, LeaseLost, NonDeterminismError) as error:
@@ -261,3 +335,5 @@ def _replaying(task: Task) -> Iterator[None]:
             f"({why}); its result is in `ratchet show {task.id}`",
             task=task,
         ) from None
+    finally:
+        _REPLAY_ONLY.reset(token)

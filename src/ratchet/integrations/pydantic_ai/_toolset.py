@@ -31,6 +31,7 @@ from ...engine.context import Context
 from ...errors import InputError, NonRetryableError, OperationFailed
 from ...records import RiskLevel
 from ...tools import Tool, ToolContext
+from ._tracing import mark_span, pydantic_ai_reports, ran, reported_once
 
 __all__ = ["METADATA_KEY", "AgentTool", "RatchetToolset", "ToolSettings", "tool_context", "tool_settings"]
 
@@ -124,6 +125,8 @@ class AgentTool(Tool):
         self._args = args
         self._run_context = run_context
         self.shown: dict[str, JsonValue] = to_jsonable_python(args)
+        self.reported_by_pydantic_ai = pydantic_ai_reports(run_context)
+        self.ran = False  # whether this call ran live here (else its result was replayed)
 
     def for_call(
         self, tool: ToolsetTool[Any], args: dict[str, Any], run_context: RunContext[Any]
@@ -132,6 +135,7 @@ class AgentTool(Tool):
         call = copy.copy(self)
         call._tool, call._args, call._run_context = tool, args, run_context
         call.shown = to_jsonable_python(args)
+        call.reported_by_pydantic_ai, call.ran = pydantic_ai_reports(run_context), False
         return call
 
     async def _unused(self) -> None:
@@ -154,6 +158,9 @@ class AgentTool(Tool):
         return validated
 
     async def invoke(self, args: dict[str, Any], context: ToolContext | None) -> JsonValue:
+        self.ran = True
+        if self.reported_by_pydantic_ai:
+            _marked(self.name)
         arguments = self._args if args == self.shown else self.validate(args)
         result = await wrap_tool_call_result(
             self._toolset.call_tool(self.name, arguments, self._run_context, self._tool)
@@ -179,12 +186,31 @@ class RatchetToolset(WrapperToolset[Any]):
         else:
             call = made.for_call(tool, tool_args, ctx)
         try:
-            recorded = await self._context.call_tool(call, call.shown)
+            with reported_once(call.reported_by_pydantic_ai):
+                recorded = await self._context.call_tool(call, call.shown)
         except OperationFailed as failed:
             if failed.error_type != "ApprovalDenied":
                 raise
             raise ToolFailed(f"a person denied this call: {failed.error}") from None  # the model hears it
+        finally:
+            ran(call.ran)
         return _decoded(recorded)
+
+
+def _marked(name: str) -> None:
+    """A live attempt: its place in the journal on the span pydantic-ai opened for the tool call."""
+    served = current_tool_call()
+    if served is not None:
+        mark_span(
+            {
+                "task.id": served.task_id,
+                "op.seq": served.seq,
+                "op.kind": "tool",
+                "op.name": name,
+                "op.attempt": served.attempt,
+                "op.idempotency_key": served.idempotency_key,
+            }
+        )
 
 
 def _decoded(recorded: JsonValue) -> Any:

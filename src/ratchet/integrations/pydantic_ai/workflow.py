@@ -3,7 +3,9 @@
 Its inputs name the agent (its name, and the module or file that defines it)
 and the run's prompt and message history. A worker resuming the task imports
 that module (as its code trust allows) and takes the `RatchetAgent` of that
-name from it; the process that started the run uses its own object.
+name from it; the process that started the run uses its own object, and the
+deps it was given. A worker makes the deps with the agent's ``deps_factory``;
+a run given deps whose agent has none waits for its code (`deps_for`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from ...errors import WorkflowNotFound
 from ...records import Task
 from ...tools import Tool
 from ._agent import RatchetAgent
-from ._tasks import TaskAgent, here_run
+from ._tasks import TaskAgent, deps_for, here_run, made
 
 __all__ = ["agent_run", "find_agent"]
 
@@ -48,9 +50,10 @@ def _agent_of(task: Task) -> TaskAgent:
 
 
 def _agent_loads(task: Task, store: object) -> list[Tool]:
-    # Called before the run writes anything: an agent that can't be found here makes the
-    # task wait for its code (`waiting(code)`), as a missing workflow does, instead of failing it.
-    _agent_of(task)
+    # Called before the run writes anything: an agent that can't be found here, or whose deps
+    # can't be made here, makes the task wait for its code (`waiting(code)`), as a missing
+    # workflow does, instead of failing it.
+    deps_for(_agent_of(task), task)
     return []
 
 
@@ -66,23 +69,26 @@ async def agent_run(
     prompt: str | None = None,
     message_history: Any = None,
     stream: bool = False,
+    given_deps: bool = False,
 ) -> JsonValue:
     """Run the agent on the prompt in this task; its output and new messages are the task's result.
 
     A streamed run (`stream`) is ``run_stream``'s: the code that started it here
     reads it while it streams; a worker that resumes it reads it to the end itself.
+    `given_deps`: the process that started it gave it deps (kept there, not here).
     """
     here = here_run(agent)
     found = _agent_of(ctx.task)
     history = ModelMessagesTypeAdapter.validate_python(message_history or []) or None
+    deps = await made(deps_for(found, ctx.task))
     if stream:
-        async with found.run_stream_in(ctx, prompt, message_history=history) as streamed:
+        async with found.run_stream_in(ctx, prompt, message_history=history, deps=deps) as streamed:
             if here is not None and here.reader is not None:
                 here.reader.hand(streamed)
                 await here.reader.done.wait()
             output = await streamed.get_output()  # what the reader left unread, read here
         return _result(output, streamed.new_messages())
-    result = await found.run_in(ctx, prompt, message_history=history)
+    result = await found.run_in(ctx, prompt, message_history=history, deps=deps)
     if here is not None:
         here.results.append(result)
     return _result(result.output, result.new_messages())
