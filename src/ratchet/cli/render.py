@@ -170,7 +170,9 @@ def print_tasks(
     listing.id_column("id")
     listing.text_column("name")
     listing.word_column("status", whole=True)
-    for header in ("agent", "created", "updated"):
+    listing.word_column("agent")
+    listing.word_column("cost", whole=True, justify="right")  # "-": nothing priced (docs/limits.md)
+    for header in ("created", "updated"):
         listing.word_column(header)
     now = utcnow()
     for depth, task in rows:
@@ -179,11 +181,14 @@ def print_tasks(
             plain(task.name or "-"),
             plain(task.status_text, style=_STATUS_STYLES[task.status]),
             plain(task.agent or "-"),
+            plain(dollars(task.cost) if task.cost else "-"),
             relative_time(task.created_at, now),
             relative_time(task.updated_at, now),
         )
     for row in unreadable:
-        listing.add_row(Text(str(row.key[0])), Text(row.problem), Text("unreadable", style="red"), "", "", "")
+        listing.add_row(
+            Text(str(row.key[0])), Text(row.problem), Text("unreadable", style="red"), "", "", "", ""
+        )
     listing.print(console)
 
 
