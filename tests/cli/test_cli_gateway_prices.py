@@ -166,3 +166,24 @@ def test_a_priced_as_no_table_prices_is_one_line_of_bad_input(
     assert "provider:name" in line if priced_as == "gpt-4o" else problem in line
     assert not gateway.received
     assert not (tmp_path / "ratchet.db").exists()
+
+
+def test_a_worker_given_priced_as_prices_the_submitted_task_it_runs(
+    run_ratchet: RunRatchet, tmp_path: Path, gateway: LoopbackServer
+) -> None:
+    _a_whole_run(gateway)
+    url = f"sqlite:///{tmp_path / 'ratchet.db'}"
+    env = _env(OPENAI_BASE_URL=f"{gateway.url}/v1")
+    submitted = run_ratchet(
+        "submit", "check X", "--model", "openai:gpt-4o", "--json", "--store", url, env=env
+    )
+    assert submitted.returncode == 0, submitted.stderr
+    task_id = json.loads(submitted.stdout)["task_id"]
+
+    worked = run_ratchet("worker", "--until-idle", "--priced-as", "openai:gpt-4o", "--store", url, env=env)
+
+    assert worked.returncode == 0, worked.stderr
+    shown = json.loads(run_ratchet("show", task_id, "--json", "--store", url, env=env).stdout)
+    assert shown["task"]["status"] == "completed", shown
+    assert shown["spend"]["cost"] == pytest.approx(3 * _one_call())
+    assert shown["spend"]["unpriced_calls"] == 0
