@@ -7,6 +7,7 @@ The scripted model declares its token counts and the model it is priced as
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 from typing import Any
@@ -86,12 +87,14 @@ def test_costs_adds_calls_up_by_day_agent_and_model_with_the_total(
     run_ratchet: RunRatchet, three_runs: tuple[str, dict[str, str]]
 ) -> None:
     url, _ = three_runs
-    today = utcnow().date().isoformat()
+    now = utcnow()
 
     done = run_ratchet("costs", "--since", "1d", "--json", "--store", url)
 
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
+    today = report["rows"][0]["day"]  # the runs' UTC day: today, or yesterday if midnight passed since
+    assert today in {now.date().isoformat(), (now - dt.timedelta(days=1)).date().isoformat()}
     big, small = 3 * _price("gpt-4o"), 3 * _price("gpt-4o-mini")
     assert report["by"] == ["day", "agent", "model"]
     assert [
