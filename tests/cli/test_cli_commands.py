@@ -26,6 +26,7 @@ COMMANDS = [
     "cancel",
     "chat",
     "compare",
+    "costs",
     "delete",
     "demo",
     "deny",

@@ -11,6 +11,10 @@ import re
 
 from playwright.sync_api import Page, expect
 
+from ratchet.records import Task
+from ratchet.runtime import Runtime
+
+from ..helpers.task_page_flows import on_store
 from .conftest import OpenPage, Shoot
 from .list_support import cancel, make_tasks, query
 from .support import Server
@@ -205,3 +209,28 @@ def test_a_change_on_screen_updates_its_row_in_place_and_one_off_screen_is_only_
     expect(changed).to_have_text("1 task changed or new — refresh")
     assert page.evaluate(KEPT), "a row was made again"
     expect(page.locator("#tasks-count")).to_have_text(shown(51, 60, 60))
+
+
+NAMES = ("cheap", "free", "dear")
+
+
+def test_the_cost_column_shows_what_each_task_cost_and_sorts_the_dearest_first(
+    server: Server, open_page: OpenPage
+) -> None:
+    async def make(rt: Runtime) -> None:
+        for name, cost in zip(NAMES, (0.000125, 0.0, 1234.5), strict=True):
+            await rt.store.create_task(Task(id=f"{name}-1", name=name, instruction="x", cost=cost))
+
+    on_store(server.store, make)
+    page = open_page(server)
+    page.goto("/")
+    expect(page.locator(ROWS)).to_have_count(3)
+    costs = {name: page.locator(f'{ROWS}[data-task-id="{name}-1"] td.cost') for name in NAMES}
+    expect(costs["cheap"]).to_have_text("$0.000125")  # not rounded away
+    expect(costs["free"]).to_have_text("-")
+    expect(costs["dear"]).to_have_text("$1,234.5")
+
+    page.locator("th.cost button[data-sort=cost]").click()
+    expect(page.locator("th.cost")).to_have_attribute("aria-sort", "descending")
+    expect_names(page, ["dear", "cheap", "free"])
+    assert query(page) == {"sort": ["-cost"]}

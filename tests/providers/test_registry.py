@@ -14,6 +14,7 @@ import pytest
 
 import ratchet
 from ratchet import InputError, register_provider
+from ratchet.pricing import priced_model
 from ratchet.providers import ModelError, ModelRequest, ModelResponse, resolve_model
 from ratchet.providers.openai_compat import OpenAIModel
 
@@ -237,6 +238,28 @@ async def test_a_named_endpoint_s_timeout_is_its_provider_s(
     assert str(raised.value) == f"cpu:small: no answer from {server.url}/v1 within 0.5 s"
     configure(tmp_path, monkeypatch, '[endpoints.box]\nprovider = "ollama"\ntimeout = 900\n')
     assert resolve_model("box:llama3.1").timeout == 900.0  # type: ignore[attr-defined]
+
+
+def test_a_named_endpoint_s_priced_as_is_the_model_its_calls_are_priced_as(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    configure(
+        tmp_path,
+        monkeypatch,
+        """
+        [endpoints.gw]
+        provider = "openai"
+        base_url = "http://127.0.0.1:9/v1"
+        priced_as = "openai:gpt-4o"
+
+        [endpoints.local]
+        provider = "openai"
+        base_url = "http://127.0.0.1:9/v1"
+        """,
+    )
+
+    assert priced_model(resolve_model("gw:my-gpt")) == ("openai", "gpt-4o", None)
+    assert priced_model(resolve_model("local:my-gpt")) == ("local", "my-gpt", "http://127.0.0.1:9/v1")
 
 
 def test_the_config_file_is_found_in_the_current_directory(

@@ -10,7 +10,15 @@ from typing import Any
 import genai_prices  # the `prices` extra (in `test`)
 import pytest
 
-from ratchet.pricing import cost_of, priced_model, unpriced_message
+from ratchet.errors import InputError
+from ratchet.pricing import (
+    check_priced_as,
+    cost_of,
+    price_unpriced_as,
+    priced_as_default,
+    priced_model,
+    unpriced_message,
+)
 from ratchet.providers import ScriptedModel, Usage
 from ratchet.providers.openai_compat import OpenAIModel
 
@@ -91,6 +99,44 @@ def test_the_warning_names_the_model_and_says_its_cost_is_not_counted() -> None:
     assert unpriced_message("openai", "foo") == "no price is known for openai:foo; its cost is not counted"
 
 
+def test_a_server_no_table_knows_is_named_in_the_warning_with_the_priced_as_that_would_price_it() -> None:
+    assert unpriced_message("gw", "gpt-4o", api_url="http://user:secret@127.0.0.1:4000/v1?key=k") == (
+        "no price is known for gw:gpt-4o at http://127.0.0.1:4000/v1, a server no price table knows; "
+        'its cost is not counted: if it bills as a known model, set priced_as = "openai:gpt-4o" '
+        "on its endpoint in ratchet.toml (or pass --priced-as)"
+    )
+    assert 'priced_as = "anthropic:claude-sonnet-4-5"' in unpriced_message(
+        "gw", "claude-sonnet-4-5", api_url="http://127.0.0.1:4000/v1"
+    )
+    assert 'priced_as = "openai:gpt-4o"' in unpriced_message("gw", "house-model", api_url="http://gw/v1")
+    # A server the table knows is not blamed: the model is unknown there.
+    assert unpriced_message("openai", "foo", api_url="https://api.openai.com/v1") == (
+        "no price is known for openai:foo; its cost is not counted"
+    )
+
+
+def test_priced_as_must_name_a_model_a_table_prices() -> None:
+    assert check_priced_as(" openai:gpt-4o ", where="--priced-as") == "openai:gpt-4o"
+    with pytest.raises(InputError, match=r"^--priced-as 'gpt-4o' must be provider:name"):
+        check_priced_as("gpt-4o", where="--priced-as")
+    with pytest.raises(InputError, match="names a model no price table knows"):
+        check_priced_as("openai:no-such-model-anywhere", where="--priced-as")
+    with pytest.raises(InputError, match="names a model no price table knows"):
+        check_priced_as("scripted:script.json", where="--priced-as")  # a script costs nothing: no price
+
+
+def test_the_command_s_priced_as_is_checked_when_set() -> None:
+    with pytest.raises(InputError, match="--priced-as"):
+        price_unpriced_as("openai:no-such-model-anywhere")
+    assert priced_as_default() is None
+    price_unpriced_as("openai:gpt-4o-mini")
+    try:
+        assert priced_as_default() == "openai:gpt-4o-mini"
+    finally:
+        price_unpriced_as(None)
+    assert priced_as_default() is None
+
+
 def test_without_the_table_installed_nothing_is_priced_and_the_warning_says_what_to_install(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -99,3 +145,5 @@ def test_without_the_table_installed_nothing_is_priced_and_the_warning_says_what
     assert cost_of("openai", "gpt-4o", USAGE) is None
     assert cost_of("scripted", "script.json", USAGE) == 0.0
     assert "pip install 'ratchet-runtime[prices]'" in unpriced_message("openai", "gpt-4o")
+    with pytest.raises(InputError, match=r"needs the price table: pip install 'ratchet-runtime\[prices\]'"):
+        check_priced_as("openai:gpt-4o", where="--priced-as")

@@ -160,6 +160,9 @@ COMMANDS: dict[str, LazyCommand] = {
     "limit": LazyCommand(
         "limits:limit_app", "Set, list and delete the rate and concurrency limits every worker honours."
     ),
+    "costs": LazyCommand(
+        "costs:costs_command", "Add up what model calls cost, by UTC day, agent and model, with the total."
+    ),
     "budget": LazyCommand(
         "budget:budget_app",
         "Daily spend caps beyond a task: set, list or delete an agent's or a label's.",

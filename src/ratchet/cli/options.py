@@ -51,6 +51,7 @@ __all__ = [
     "MaxToolCallsOption",
     "ModelOption",
     "OptionalTaskArgument",
+    "PricedAsOption",
     "ReasoningEffortOption",
     "RetainOption",
     "SeedOption",
@@ -280,6 +281,16 @@ MaxCostOption = Annotated[
         callback=finite,
         metavar="USD",
         help="Fail the task once its model calls cost this many US dollars (unpriced calls count 0).",
+    ),
+]
+PricedAsOption = Annotated[
+    str | None,
+    typer.Option(
+        "--priced-as",
+        envvar="RATCHET_PRICED_AS",
+        metavar="PROVIDER:NAME",
+        help="Price the model calls no price table prices (a gateway's, say) as this model, e.g. "
+        "openai:gpt-4o, so --max-cost holds; an endpoint's own priced_as in ratchet.toml comes first.",
     ),
 ]
 MaxToolCallsOption = Annotated[

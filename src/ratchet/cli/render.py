@@ -155,6 +155,7 @@ def print_tasks(
     """The listed tasks, then the unreadable rows: status ``unreadable``, what is wrong as their name.
 
     With `tree`, each task is followed by its children (among those listed), indented under it.
+    A cost column (US dollars, ``-`` for none) is shown once a listed task cost anything.
     """
     rows = in_tree_order(tasks) if tree else [(0, task) for task in tasks]
     if not tasks and not unreadable:
@@ -170,20 +171,28 @@ def print_tasks(
     listing.id_column("id")
     listing.text_column("name")
     listing.word_column("status", whole=True)
-    for header in ("agent", "created", "updated"):
+    listing.word_column("agent")
+    # What each cost, once one cost anything: a listing of unpriced or scripted work keeps its room.
+    priced = any(task.cost for task in tasks)
+    if priced:
+        listing.word_column("cost", whole=True, justify="right")
+    for header in ("created", "updated"):
         listing.word_column(header)
     now = utcnow()
     for depth, task in rows:
+        cost = [plain(dollars(task.cost) if task.cost else "-")] if priced else []
         listing.add_row(
             plain("  " * depth + ("└ " if depth else "") + task.id),
             plain(task.name or "-"),
             plain(task.status_text, style=_STATUS_STYLES[task.status]),
             plain(task.agent or "-"),
+            *cost,
             relative_time(task.created_at, now),
             relative_time(task.updated_at, now),
         )
     for row in unreadable:
-        listing.add_row(Text(str(row.key[0])), Text(row.problem), Text("unreadable", style="red"), "", "", "")
+        blank = [""] * (4 if priced else 3)
+        listing.add_row(Text(str(row.key[0])), Text(row.problem), Text("unreadable", style="red"), *blank)
     listing.print(console)
 
 

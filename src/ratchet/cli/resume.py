@@ -22,6 +22,7 @@ import typer
 from ..engine.run.code_wait import CODE_EVENT_KINDS
 from ..engine.run.runner import DEFAULT_LEASE_TTL
 from ..errors import CannotResume, InputError, LeaseLost, StoreError
+from ..pricing import price_unpriced_as
 from ..records import Task, WaitReason
 from ..runtime import Runtime
 from ..store import DEFAULT_STORE_URL, StateStore
@@ -43,6 +44,7 @@ from .options import (
     LeaseTtlOption,
     LogFormatOption,
     LogLevelOption,
+    PricedAsOption,
     StoreOption,
     TaskArgument,
 )
@@ -84,6 +86,7 @@ def resume_command(
         ),
     ] = False,
     compatible_versions: CompatibleVersionsOption = False,
+    priced_as: PricedAsOption = None,
     log_level: LogLevelOption = LogLevel.WARNING,
     log_format: LogFormatOption = LogFormat.TEXT,
 ) -> None:
@@ -102,6 +105,7 @@ def resume_command(
     """
     allowed = allow_code or []
     CodeTrust.here(allowed)  # a bad allowance is bad input now, before the task is touched
+    price_unpriced_as(priced_as)  # a model no table prices is bad input now
     make_cwd_importable()
     observe_process(log_level, log_format)
     progress = None if as_json else render.print_event

@@ -31,6 +31,7 @@ from ..agent import Agent
 from ..engine.calls.in_flight import cut_short
 from ..errors import CannotResume, InputError, LeaseLost, StoreError
 from ..limits import check_text
+from ..pricing import price_unpriced_as
 from ..records import Lease, Step, StepStatus, Task, TaskStatus
 from ..runtime import Runtime
 from ..store import DEFAULT_STORE_URL
@@ -54,6 +55,7 @@ from .options import (
     LogFormatOption,
     LogLevelOption,
     OptionalTaskArgument,
+    PricedAsOption,
     StoreOption,
 )
 from .progress import RunProgress, Screen, StreamTail, Watcher, screen_for, usage_text
@@ -89,6 +91,7 @@ def run_command(
     store: StoreOption = DEFAULT_STORE_URL,
     force_open: ForceOpenOption = False,
     allow_code: AllowCodeOption = None,
+    priced_as: PricedAsOption = None,
     log_level: LogLevelOption = LogLevel.WARNING,
     log_format: LogFormatOption = LogFormat.TEXT,
 ) -> None:
@@ -105,6 +108,7 @@ def run_command(
     if detach and store.partition(":")[0].strip().lower() == "memory":
         raise InputError("--detach with a memory:// store would lose the task at once; use sqlite:///PATH")
     CodeTrust.here(allow_code or ())  # a bad allowance is bad input now, before anything is stored
+    price_unpriced_as(priced_as)  # a model no table prices is bad input now
     agent = options.agent(trust=CodeTrust.here(allow_code or ()))
     observe_process(log_level, log_format)
     seconds = options.deadline_seconds()

@@ -25,6 +25,7 @@ from ..engine.run.worker import Worker
 from ..engine.workflow import load_module
 from ..errors import InputError, RatchetError
 from ..observe.recording import recording
+from ..pricing import price_unpriced_as
 from ..providers.base import require_library
 from ..store import DEFAULT_STORE_URL, StateStore, redact_url
 from ..trust.code import CodeTrust
@@ -39,6 +40,7 @@ from .options import (
     LeaseTtlOption,
     LogFormatOption,
     LogLevelOption,
+    PricedAsOption,
     RetainOption,
     StoreOption,
     finite,
@@ -135,6 +137,7 @@ def worker_command(
     ] = "127.0.0.1",
     retain: RetainOption = None,
     compatible_versions: CompatibleVersionsOption = False,
+    priced_as: PricedAsOption = None,
     log_level: LogLevelOption = LogLevel.INFO,
     log_format: LogFormatOption = LogFormat.TEXT,
 ) -> None:
@@ -160,6 +163,7 @@ def worker_command(
     its journal replays here (docs/workers.md, "Code versions").
     """
     CodeTrust.here(allow_code or ())  # a bad allowance is bad input now, not when a task loads
+    price_unpriced_as(priced_as)  # a model no table prices is bad input now
     configured_code_version()  # so is a RATCHET_CODE_VERSION that is no version
     retention = Retention.parse(retain or ())
     make_cwd_importable()

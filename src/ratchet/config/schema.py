@@ -189,6 +189,11 @@ class EndpointSection(_Section):
         le=MAX_TIMEOUT,
         description=f"a number of seconds above 0, at most {MAX_TIMEOUT:g}",
     )
+    # Whether a price table knows the model is checked where the endpoint is used (ratchet.pricing).
+    priced_as: Annotated[str, StringConstraints(pattern=r"^[^:\s]+:\S+$")] | None = Field(
+        default=None,
+        description='the model its calls bill as, provider:name (e.g. priced_as = "openai:gpt-4o")',
+    )
 
     @model_validator(mode="before")
     @classmethod

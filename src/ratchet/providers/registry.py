@@ -148,6 +148,9 @@ def _at_endpoint(endpoint: Endpoint, name: str) -> ModelProvider:
     # The provider names itself by the endpoint, as the task records it.
     with contextlib.suppress(AttributeError):
         provider.name = f"{endpoint.name}:{name}"
+    if endpoint.priced_as is not None:  # its calls are priced as that model (ratchet.pricing.priced_model)
+        with contextlib.suppress(AttributeError):
+            provider.priced_as = endpoint.priced_as  # type: ignore[attr-defined]
     return provider
 
 

@@ -31,7 +31,7 @@ from .listing import ALL_TASKS, OLDEST_FIRST, TaskCursor, TaskFilter, TaskOrder,
 from .people import Approval, ApprovalStatus, Constraints, HumanInTheLoop, RiskLevel
 from .plan import Plan, PlanStep, Step, StepStatus, check_step_move
 from .queue import Lease, Trigger, WorkerPresence
-from .spend import CapScope, CapSpend, SpendCap
+from .spend import CapScope, CapSpend, CostTotal, SpendCap
 from .state import AgentState, Artifact, ArtifactRef, Fact
 from .state_patch import (
     AddArtifact,
@@ -61,6 +61,7 @@ __all__ = [
     "CapSpend",
     "Checkpoint",
     "Constraints",
+    "CostTotal",
     "Event",
     "Fact",
     "HumanInTheLoop",

@@ -11,7 +11,7 @@ from pydantic import Field
 from .base import NonEmpty, Record, utcnow
 from .task import Task
 
-__all__ = ["CapScope", "CapSpend", "SpendCap"]
+__all__ = ["CapScope", "CapSpend", "CostTotal", "SpendCap"]
 
 
 class CapScope(StrEnum):
@@ -61,3 +61,21 @@ class CapSpend(Record):
     @property
     def reached(self) -> bool:
         return self.spent >= self.cap.daily
+
+
+class CostTotal(Record):
+    """What the model calls of one agent to one model cost on one UTC day (``ratchet costs``).
+
+    Counted from the journal: each model call that succeeded, on the day it
+    finished, under the model it asked for (else its task's) and its task's
+    agent. ``cost`` is in US dollars, of the priced calls; ``unpriced_calls``
+    had no known price and count 0 in it (docs/limits.md).
+    """
+
+    day: dt.date
+    agent: str
+    model: str
+    calls: int = Field(default=0, ge=0)
+    unpriced_calls: int = Field(default=0, ge=0)
+    llm_tokens: int = Field(default=0, ge=0)
+    cost: float = Field(default=0.0, ge=0)

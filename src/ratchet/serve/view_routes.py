@@ -7,6 +7,8 @@ from the ``retry`` event that recorded it (the journal keeps only a call's
 last attempt), paged by seq as the journal is; the tree is the task's
 children, theirs and so on, each with its status and spending. A comparison
 is `ratchet compare`'s record (views/compare.py), for the compare page.
+What model calls cost by day, agent and model is `ratchet costs`' report
+(views/costs.py).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from fastapi import APIRouter, Query
 
 from ..errors import InputError
 from ..views.compare import MAX_COMPARED, comparison_json, load_comparison
+from ..views.costs import COST_COLUMNS, cost_query, cost_report
 from ..views.documents import task_document
 from ..views.journal import call_attempts, load_journal
 from ..views.model_usage import model_usage
@@ -111,3 +114,31 @@ async def compare(
             raise InputError(f"task id {task_id[:80]!r} is not one a task can have")
     async with rt.store.reading() as tx:
         return comparison_json(await load_comparison(tx, task))
+
+
+@router.get("/costs", summary="What model calls cost, by UTC day, agent and model, with the total")
+async def costs(
+    rt: RuntimeDep,
+    since: Annotated[
+        str | None, Query(max_length=64, description="Only calls made at or after: ISO 8601, or 7d (ago).")
+    ] = None,
+    until: Annotated[
+        str | None, Query(max_length=64, description="Only calls made before: ISO 8601, or 1d (ago).")
+    ] = None,
+    agent: Annotated[str | None, Query(max_length=200, description="Only this agent's calls.")] = None,
+    model: Annotated[str | None, Query(max_length=400, description="Only the calls to this model.")] = None,
+    by: Annotated[
+        list[str],
+        Query(description="A row per day, agent or model (``?by=agent&by=model``; default: all three)."),
+    ] = [],  # noqa: B006  # FastAPI copies a query's default
+) -> dict[str, Any]:
+    """`ratchet costs --json`'s report: ``since`` and ``until`` (null: unbounded), ``by``, ``rows``
+    (each the columns of ``by`` with ``calls``, ``unpriced_calls``, ``llm_tokens`` and ``cost``, US
+    dollars of the priced calls) and ``total``. Each model call that succeeded counts on the UTC day
+    it finished, under the model it asked for and its task's agent. A bad time or column is 400.
+    """
+    query = cost_query(
+        since=since, until=until, agent=agent, model=model, by=by or COST_COLUMNS, spelled="{}"
+    )
+    async with rt.store.reading() as tx:
+        return await cost_report(tx, query)

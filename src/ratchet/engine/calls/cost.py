@@ -3,16 +3,19 @@
 The figure goes in the answer's usage (``usage.cost``, US dollars), which the
 journal keeps in the operation's output and meta: a replayed call reuses it
 and is never priced again, so a price table upgraded between two runs does not
-change what a task spent. A call no table prices keeps ``cost`` None, and the
-task says so once per model (a ``model_unpriced`` warning event, committed with
-the call's record).
+change what a task spent. A call no table prices is priced as the model the
+command was told to price such calls as (``--priced-as``, `priced_as_default`),
+else keeps ``cost`` None, and the task says so once per model (a
+``model_unpriced`` warning event, committed with the call's record): for a
+server no table knows (a gateway), naming its URL and the ``priced_as`` that
+would price it.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...pricing import cost_of, priced_model, unpriced_message
+from ...pricing import cost_of, priced_as_default, priced_model, unpriced_message
 from ...records import Event, Severity
 from .call import Call
 
@@ -36,12 +39,16 @@ def priced_answer(call: Call, model: ModelProvider, response: ModelResponse) -> 
         return response
     provider, name, api_url = priced_model(model)
     cost = cost_of(provider, name, usage, api_url=api_url)
+    fallback = priced_as_default()
+    if cost is None and fallback is not None:
+        fallback_provider, _, fallback_name = fallback.partition(":")
+        cost = cost_of(fallback_provider, fallback_name, usage)
     if cost is not None:
         return response.model_copy(update={"usage": usage.model_copy(update={"cost": cost})})
     spec = f"{provider}:{name}"
     call.meta[UNPRICED_META] = spec
     if call.context.budget.first_unpriced(spec):
-        message = unpriced_message(provider, name)
+        message = unpriced_message(provider, name, api_url=api_url)
         if call.context.task.budget.max_cost is not None:
             message += " toward max_cost"
         call.stage_event(

@@ -28,9 +28,15 @@ function badge(status) {
   return el("span", { class: `badge ${status}`, text: status });
 }
 
+// US dollars as `ratchet tasks` writes them: to the millionth, trailing zeros dropped; "-" for nothing
+// priced (an unpriced or scripted task), so a cheap call's cost is not rounded away to $0.0000.
 function cost(value) {
   const dollars = Number(value ?? 0);
-  return Number.isFinite(dollars) ? `$${dollars.toFixed(4)}` : String(value);
+  if (!Number.isFinite(dollars)) return String(value);
+  if (dollars === 0) return "-";
+  const [whole, fraction] = dollars.toFixed(6).split(".");
+  const kept = fraction.replace(/0+$/, "");
+  return `$${Number(whole).toLocaleString("en-US")}${kept ? `.${kept}` : ""}`;
 }
 
 export class TaskTable {

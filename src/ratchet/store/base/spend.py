@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from ...records import CapScope, CapSpend, Lease, SpendCap
+from ...records import CapScope, CapSpend, CostTotal, Lease, SpendCap
 from ..ops.spend import SpendOps
 from .wrapping import OwnTransactions
 
@@ -40,3 +40,6 @@ class SpendWrappers(SpendOps, OwnTransactions):
         self, scope: CapScope, name: str, *, day: dt.date, fence: Lease | None = None
     ) -> bool:
         return await self._write(fence, lambda tx: tx.mark_spend_pressure(scope, name, day=day))
+
+    async def cost_totals(self, *, since: dt.datetime | None, until: dt.datetime | None) -> list[CostTotal]:
+        return await self._read(lambda tx: tx.cost_totals(since=since, until=until))

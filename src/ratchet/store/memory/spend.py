@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from ...records import CapScope, CapSpend, SpendCap, Task
+from ...records import CapScope, CapSpend, CostTotal, Operation, OpKind, OpStatus, SpendCap, Task
 from ..ops.spend import SpendOps
 from .undo import UndoLog
 
@@ -15,6 +15,7 @@ class MemorySpend(SpendOps, UndoLog):
     """Each cap as JSON text by ``(scope, name)``; each day's total by ``(scope, name, day)``."""
 
     tasks: dict[str, str]  # the store's tasks (MemoryOps), to find the caps that cover one
+    ops: dict[str, dict[int, str]]  # the store's journal (MemoryOps), by task and seq, to add up costs
 
     def __init__(self) -> None:
         super().__init__()
@@ -56,6 +57,48 @@ class MemorySpend(SpendOps, UndoLog):
             return False
         self._set(self.spend_days, key, (found[0], True))
         return True
+
+    async def cost_totals(self, *, since: dt.datetime | None, until: dt.datetime | None) -> list[CostTotal]:
+        totals: dict[tuple[str, str, str], dict[str, float]] = {}
+        for task_id, rows in self.ops.items():
+            text = self.tasks.get(task_id)
+            if text is None:
+                continue
+            task = Task.from_json(text)
+            for row in rows.values():
+                op = Operation.from_json(row)
+                done = op.finished_at
+                if op.kind is not OpKind.MODEL or op.status is not OpStatus.SUCCEEDED or done is None:
+                    continue
+                if (since is not None and done < since) or (until is not None and done >= until):
+                    continue
+                asked = op.input.get("model") if isinstance(op.input, dict) else None
+                model = asked if isinstance(asked, str) else task.model or "unknown"
+                total = totals.setdefault(
+                    (done.astimezone(dt.UTC).date().isoformat(), task.agent, model),
+                    {"calls": 0, "unpriced_calls": 0, "llm_tokens": 0, "cost": 0.0},
+                )
+                usage = op.meta.get("usage")
+                usage = usage if isinstance(usage, dict) else {}
+                cost = usage.get("cost")
+                total["calls"] += 1
+                total["unpriced_calls"] += cost is None
+                total["llm_tokens"] += int(usage.get("prompt_tokens") or 0) + int(
+                    usage.get("completion_tokens") or 0
+                )
+                total["cost"] += float(cost or 0)
+        return [
+            CostTotal(
+                day=dt.date.fromisoformat(day),
+                agent=agent,
+                model=model,
+                calls=int(total["calls"]),
+                unpriced_calls=int(total["unpriced_calls"]),
+                llm_tokens=int(total["llm_tokens"]),
+                cost=total["cost"],
+            )
+            for (day, agent, model), total in sorted(totals.items())
+        ]
 
     def _covering(self, task_id: str) -> list[tuple[str, str]]:
         text = self.tasks.get(task_id)

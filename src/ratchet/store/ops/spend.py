@@ -7,6 +7,10 @@ label. What its tasks spend is kept as one running total per cap and UTC day,
 added to by `count_spend` in the transaction that records a priced model
 call's outcome, so a worker checks a cap with one small read (`spend_for_task`)
 however many calls were made that day, and every worker sees every other's.
+
+`cost_totals` adds up what model calls cost by UTC day, agent and model, for
+``ratchet costs``: read from the journal, where each call's cost was kept as
+it was priced, so it counts every call ever recorded, capped or not.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from __future__ import annotations
 import abc
 import datetime as dt
 
-from ...records import CapScope, CapSpend, SpendCap
+from ...records import CapScope, CapSpend, CostTotal, SpendCap
 
 __all__ = ["SpendOps"]
 
@@ -52,3 +56,15 @@ class SpendOps(abc.ABC):
     async def mark_spend_pressure(self, scope: CapScope, name: str, *, day: dt.date) -> bool:
         """Note that the cap's 80 % was told on `day`; False when it was already (or it spent
         nothing that day): the caller tells it only on True, so once per cap per day."""
+
+    @abc.abstractmethod
+    async def cost_totals(self, *, since: dt.datetime | None, until: dt.datetime | None) -> list[CostTotal]:
+        """What the model calls that succeeded cost, by UTC day, agent and model, in that order.
+
+        A call counts on the day it finished (at or after `since`, before
+        `until`, when given), under the model its input names (one asked of
+        another model), else its task's (``unknown`` when neither), and its
+        task's agent. ``cost`` adds the calls' usage costs; a call whose cost
+        is missing counts in ``unpriced_calls``; ``llm_tokens`` adds prompt
+        and completion tokens. A deleted task's calls are gone with it.
+        """

@@ -4,6 +4,10 @@ A cap is one row of ``spend_caps``; what its tasks spent is one row of
 ``spend_days`` per cap and UTC day, added to by one upsert that finds the
 caps covering the task from its agent column and its labels (``task_labels``),
 so counting a priced call is one statement in the transaction that records it.
+
+What model calls cost by day, agent and model (`cost_totals`) is one grouped
+query over the journal (``operations``, joined to ``tasks`` for the agent),
+each dialect reading the JSON of a call's input and meta its own way.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...errors import CorruptRecord
-from ...records import CapScope, CapSpend, SpendCap
+from ...records import CapScope, CapSpend, CostTotal, SpendCap
 from ..ops.spend import SpendOps
 from . import rows
 from .driver import Driver
@@ -60,6 +64,35 @@ class SqlSpend(SpendOps):
     async def mark_spend_pressure(self, scope: CapScope, name: str, *, day: dt.date) -> bool:
         key = {"scope": str(scope), "name": name, "day": day.isoformat()}
         return await self._d.execute("mark_spend_pressure", key) > 0
+
+    async def cost_totals(self, *, since: dt.datetime | None, until: dt.datetime | None) -> list[CostTotal]:
+        params = {
+            "since": None if since is None else rows.to_micros(since),
+            "until": None if until is None else rows.to_micros(until),
+        }
+        return [_total_from_row(row) for row in await self._d.all("cost_totals", params)]
+
+
+def _total_from_row(row: Sequence[Any]) -> CostTotal:
+    """A total from ``day, agent, model, calls, unpriced_calls, llm_tokens, cost``."""
+    day, agent, model, calls, unpriced, tokens, cost = row[:7]
+    try:
+        return CostTotal(
+            day=dt.date.fromisoformat(day),
+            agent=agent,
+            model=model,
+            calls=int(calls),
+            unpriced_calls=int(unpriced or 0),
+            llm_tokens=int(tokens or 0),
+            cost=max(float(cost or 0.0), 0.0),
+        )
+    except _UNDECODABLE as exc:
+        raise CorruptRecord(
+            f"the cost of {agent} on {model} on {day}",
+            "operations",
+            (day, agent, model),
+            rows.problem_of(exc),
+        ) from exc
 
 
 def _cap_from_row(row: Sequence[Any]) -> SpendCap:

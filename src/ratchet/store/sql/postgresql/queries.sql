@@ -1118,3 +1118,27 @@ ON CONFLICT (scope, name, day) DO UPDATE SET spent = spend_days.spent + excluded
 -- name: mark_spend_pressure
 UPDATE spend_days SET pressure_told = TRUE
 WHERE scope = %(scope)s AND name = %(name)s AND day = %(day)s AND pressure_told = FALSE
+
+-- name: cost_totals
+-- What model calls cost by UTC day, agent and model: each call that succeeded, under the model
+-- its input names (the "$content" wrapper's value when its large parts were stored apart), else
+-- its task's. A full read of the journal's model calls in the window: a report, not a hot path.
+-- The JSON is read as json, not jsonb: an input may hold a \u0000 jsonb refuses.
+SELECT to_char(to_timestamp(o.finished_at / 1000000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day,
+       t.agent AS agent,
+       COALESCE(
+           CASE WHEN (o.input::json ->> '$content') IS NOT NULL
+                THEN o.input::json -> 'value' ->> 'model' ELSE o.input::json ->> 'model' END,
+           t.model, 'unknown'
+       ) AS model,
+       COUNT(*),
+       SUM(CASE WHEN (o.meta::json -> 'usage' ->> 'cost') IS NULL THEN 1 ELSE 0 END),
+       SUM(COALESCE((o.meta::json -> 'usage' ->> 'prompt_tokens')::bigint, 0)
+           + COALESCE((o.meta::json -> 'usage' ->> 'completion_tokens')::bigint, 0)),
+       SUM(COALESCE((o.meta::json -> 'usage' ->> 'cost')::double precision, 0))
+FROM operations o JOIN tasks t ON t.id = o.task_id
+WHERE o.kind = 'model' AND o.status = 'succeeded' AND o.finished_at IS NOT NULL
+  AND (%(since)s::bigint IS NULL OR o.finished_at >= %(since)s::bigint)
+  AND (%(until)s::bigint IS NULL OR o.finished_at < %(until)s::bigint)
+GROUP BY 1, 2, 3
+ORDER BY 1, 2, 3

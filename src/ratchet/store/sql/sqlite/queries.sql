@@ -1052,3 +1052,26 @@ ON CONFLICT (scope, name, day) DO UPDATE SET spent = spend_days.spent + excluded
 -- name: mark_spend_pressure
 UPDATE spend_days SET pressure_told = TRUE
 WHERE scope = :scope AND name = :name AND day = :day AND pressure_told = FALSE
+
+-- name: cost_totals
+-- What model calls cost by UTC day, agent and model: each call that succeeded, under the model
+-- its input names (the "$content" wrapper's value when its large parts were stored apart), else
+-- its task's. A full read of the journal's model calls in the window: a report, not a hot path.
+SELECT strftime('%Y-%m-%d', o.finished_at / 1000000, 'unixepoch') AS day,
+       t.agent AS agent,
+       COALESCE(
+           CASE WHEN json_extract(o.input, '$."$content"') IS NOT NULL
+                THEN json_extract(o.input, '$.value.model') ELSE json_extract(o.input, '$.model') END,
+           t.model, 'unknown'
+       ) AS model,
+       COUNT(*),
+       SUM(CASE WHEN json_extract(o.meta, '$.usage.cost') IS NULL THEN 1 ELSE 0 END),
+       SUM(COALESCE(json_extract(o.meta, '$.usage.prompt_tokens'), 0)
+           + COALESCE(json_extract(o.meta, '$.usage.completion_tokens'), 0)),
+       SUM(COALESCE(json_extract(o.meta, '$.usage.cost'), 0))
+FROM operations o JOIN tasks t ON t.id = o.task_id
+WHERE o.kind = 'model' AND o.status = 'succeeded' AND o.finished_at IS NOT NULL
+  AND (:since IS NULL OR o.finished_at >= :since)
+  AND (:until IS NULL OR o.finished_at < :until)
+GROUP BY 1, 2, 3  -- by position: a name would be the tasks' model column, not the model above
+ORDER BY 1, 2, 3
