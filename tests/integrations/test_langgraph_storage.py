@@ -62,7 +62,8 @@ async def append_steps(
 
 
 async def rows_of(store: StateStore, url: str, thread_id: str) -> dict[str, int]:
-    """How many rows each of LangGraph's tables holds for the thread, read table by table."""
+    """How many rows each of LangGraph's tables holds for the thread, read table by table; for
+    ``langgraph_writes``, the tasks' writes on checkpoints, in their own rows or in the checkpoints'."""
     if url.startswith("memory://"):
         ops = store._ops  # type: ignore[attr-defined]
         return {
@@ -70,10 +71,13 @@ async def rows_of(store: StateStore, url: str, thread_id: str) -> dict[str, int]
             "langgraph_writes": len(ops.lg_writes.get(thread_id, {})),
             "langgraph_values": len(ops.lg_values.get(thread_id, {})),
         }
-    return {
+    counts = {
         table: run_sql(url, f"SELECT count(*) FROM {table} WHERE thread_id = ?", thread_id)[0][0]
         for table in TABLES
     }
+    query = "SELECT count(*) FROM langgraph_checkpoints WHERE thread_id = ? AND task_id IS NOT NULL"
+    counts["langgraph_writes"] += run_sql(url, query, thread_id)[0][0]
+    return counts
 
 
 async def values_reached(store: StateStore, thread_id: str) -> set[str]:
@@ -471,8 +475,12 @@ async def test_a_task_writing_again_keeps_its_first_write_of_each_index_and_its_
         ("task-1", "__error__", "second"),
         ("task-2", "a", 4),
     }
-    if not store_url.startswith("memory://"):  # one row per task on the checkpoint
+    if not store_url.startswith("memory://"):
+        # task-1's writes in the checkpoint's row (it wrote there first), task-2's a row of their own
         assert (await rows_of(store, store_url, "t1"))["langgraph_writes"] == 2
+        assert run_sql(store_url, "SELECT count(*) FROM langgraph_writes WHERE thread_id = ?", "t1") == [(1,)]
+        query = "SELECT task_id FROM langgraph_checkpoints WHERE thread_id = ? AND task_id IS NOT NULL"
+        assert [bytes(row[0]) for row in run_sql(store_url, query, "t1")] == [b"task-1"]
 
 
 async def test_listing_pages_through_every_thread_newest_first(store: StateStore) -> None:
