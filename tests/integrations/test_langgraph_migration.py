@@ -1,5 +1,6 @@
 """Migration 0022 on a store RatchetSaver wrote before it: each checkpoint's first task's pending
-writes move into the checkpoint's row, the others stay, and every checkpoint reads back the same."""
+writes move into the checkpoint's row, the others stay, and every checkpoint reads back the same;
+and a copy of a thread, whose writes may now be in checkpoints' rows, brings them all."""
 
 from __future__ import annotations
 
@@ -138,3 +139,25 @@ async def test_postgresql_0022_moves_a_stored_thread_s_writes_into_its_checkpoin
 ) -> None:
     # The rows come from a SQLite store (the same columns and bytes), the migration runs on PostgreSQL.
     await _migrate_and_compare(f"sqlite:///{tmp_path / 'new.db'}", postgres_url, "postgresql")
+
+
+async def test_copying_again_brings_the_writes_a_checkpoint_the_target_holds_got_since(
+    store_url: str,
+) -> None:
+    # A checkpoint's first task's writes are in its row; the target already holds that checkpoint (an
+    # earlier copy), so its row is kept and the writes come as rows of their own, as before 0022.
+    async with await open_store(store_url) as store:
+        saver = RatchetSaver(store)
+        configs = await append_steps(saver, "t1", 3)
+        await saver.acopy_thread("t1", "t2")
+        await saver.aput_writes(configs[-1], [("step", 9), ("messages", [message(9)])], "task-a")
+        await saver.aput_writes(configs[-1], [("step", 10)], "task-b")
+        await saver.acopy_thread("t1", "t2")
+        await saver.acopy_thread("t1", "t2")  # again: nothing new
+
+        source = await saver.aget_tuple(configs[-1])
+        target = await saver.aget_tuple({"configurable": {**configs[-1]["configurable"], "thread_id": "t2"}})
+        assert source is not None and target is not None
+        assert target.pending_writes == source.pending_writes
+        assert source.pending_writes is not None and len(source.pending_writes) == 3
+        assert target.checkpoint == source.checkpoint
