@@ -65,7 +65,12 @@ SHARED = 256
 """A list of new items (or a pending write's value) of this many bytes is a value of its own, stored once."""
 
 INLINE = 64
-"""A value that is not a list and serializes to fewer bytes than this is kept in its checkpoint's body."""
+"""A value that is not a list and serializes to fewer bytes than this is kept in its checkpoint's body
+(when its type tag is one of `_NESTS`)."""
+
+# The serializer's type tags of values that read back the same from inside the checkpoint's body as
+# alone (JsonPlusSerializer's; a bytearray alone is tagged "bytearray", and nested reads back as bytes).
+_NESTS = frozenset({"msgpack", "null", "bytes"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +117,11 @@ def _digest(*parts: bytes) -> str:
         hasher.update(b"%d:" % len(part))
         hasher.update(part)
     return base64.urlsafe_b64encode(hasher.digest()[:_HASH_BYTES]).decode().rstrip("=")
+
+
+def _nests(dumped: tuple[str, bytes]) -> bool:
+    """Whether a value the serializer wrote so is kept in its checkpoint's body."""
+    return len(dumped[1]) < INLINE and dumped[0] in _NESTS
 
 
 def _unchanged(previous: Known, version: str | int | float, value: Any) -> bool:
@@ -207,7 +217,7 @@ class ChannelValues:
             if channel not in values:
                 continue  # an empty channel: nothing to store
             value = values[channel]
-            if type(value) is not list and len(self.serde.dumps_typed(value)[1]) < INLINE:
+            if type(value) is not list and _nests(self.serde.dumps_typed(value)):
                 inline[channel] = value  # a counter, a flag, a branch's None: in the body, no row to name
                 continue
             previous = before.get(channel)
