@@ -6,6 +6,8 @@ on a fresh SQLite file (or a PostgreSQL database with ``--url``), and prints,
 per LangGraph table: rows, the bytes of the rows' columns, the bytes on disk
 (SQLite's ``dbstat``: pages of the table and its indexes; PostgreSQL's
 ``pg_total_relation_size``) and that per step, against the message text.
+Since migration 0022 a checkpoint's row holds the pending writes of the first
+task that wrote on it: ``langgraph_writes`` holds only the others.
 
 ``--turns`` runs each step as a run of its own (a chat's turns: the graph is
 invoked with no new message and its node adds one).

@@ -62,7 +62,8 @@ async def append_steps(
 
 
 async def rows_of(store: StateStore, url: str, thread_id: str) -> dict[str, int]:
-    """How many rows each of LangGraph's tables holds for the thread, read table by table."""
+    """How many rows each of LangGraph's tables holds for the thread, read table by table; for
+    ``langgraph_writes``, the tasks' writes on checkpoints, in their own rows or in the checkpoints'."""
     if url.startswith("memory://"):
         ops = store._ops  # type: ignore[attr-defined]
         return {
@@ -70,10 +71,13 @@ async def rows_of(store: StateStore, url: str, thread_id: str) -> dict[str, int]
             "langgraph_writes": len(ops.lg_writes.get(thread_id, {})),
             "langgraph_values": len(ops.lg_values.get(thread_id, {})),
         }
-    return {
+    counts = {
         table: run_sql(url, f"SELECT count(*) FROM {table} WHERE thread_id = ?", thread_id)[0][0]
         for table in TABLES
     }
+    query = "SELECT count(*) FROM langgraph_checkpoints WHERE thread_id = ? AND task_id IS NOT NULL"
+    counts["langgraph_writes"] += run_sql(url, query, thread_id)[0][0]
+    return counts
 
 
 async def values_reached(store: StateStore, thread_id: str) -> set[str]:
@@ -151,9 +155,8 @@ async def test_a_growing_list_is_stored_as_its_new_items_with_whole_copies_that_
     # Each version whole would be 60 * 61 / 2 = 1,830 messages; here 56 added one by one and whole
     # copies of 1 + 9 + 18 + 36 = 64, so about 120 (and whole copies stay under twice the last value).
     assert stored < 125 * one
-    # The unchanged channel is stored once, whatever the number of checkpoints.
-    system = {row.value_hashes()["system"] for row in rows}
-    assert len(system) == 1
+    # The small channels that are not lists ("step", "system") are in each checkpoint's body: no row.
+    assert all(set(row.value_hashes()) == {"messages"} for row in rows)
 
 
 async def test_a_list_at_a_new_version_with_no_new_item_adds_no_row_and_later_ones_extend_it(
@@ -209,12 +212,42 @@ async def test_values_and_checkpoints_are_stored_compressed_when_that_is_shorter
     doc = stored[hashes["doc"]]
     assert doc.type == "zlib1+" + serialized[0]
     assert len(doc.body) < len(serialized[1]) / 4
-    assert stored[hashes["tiny"]].type == saver.serde.dumps_typed(tiny)[0]  # too small to gain
-    assert "id" not in saver.serde.loads_typed(unpack(row.type, row.body))
+    assert "tiny" not in hashes  # too small for a row: in the checkpoint's body
+    body = saver.serde.loads_typed(unpack(row.type, row.body))
+    assert body["channel_values"] == {"tiny": tiny}
+    assert "id" not in body
 
     found = await RatchetSaver(store).aget_tuple(config)
     assert found is not None
     assert found.checkpoint == checkpoint
+
+
+async def test_a_small_value_is_kept_in_its_checkpoint_body_and_a_channel_moves_between_body_and_row(
+    store: StateStore, store_url: str
+) -> None:
+    saver = RatchetSaver(store)
+    config: RunnableConfig = {"configurable": {"thread_id": "t1", "checkpoint_ns": ""}}
+    big = {"content": "a long report " * 40}
+    # small, small, row, small, row, small, row (a bytearray would read back from the body as bytes)
+    shapes: list[Any] = [3, None, big, "short", big, {"n": 2}, bytearray(b"ab")]
+    configs = []
+    for step, value in enumerate(shapes, start=1):
+        checkpoint = checkpoint_of({"x": value, "count": step}, {"x": step, "count": step})
+        config = await saver.aput(config, checkpoint, {"step": step}, {"x": step, "count": step})
+        configs.append(config)
+
+    assert (await rows_of(store, store_url, "t1"))[
+        "langgraph_values"
+    ] == 2  # the large value once, the bytearray
+    fresh = RatchetSaver(store)  # another process: reads what the body and the rows hold
+    for config, value in zip(configs, shapes, strict=True):
+        found = await fresh.aget_tuple(config)
+        assert found is not None
+        assert found.checkpoint["channel_values"]["x"] == value
+        assert type(found.checkpoint["channel_values"]["x"]) is type(value)
+        row = await store.get_langgraph_checkpoint("t1", "", config["configurable"]["checkpoint_id"])
+        assert row is not None
+        assert set(row.value_hashes()) == ({"x"} if value is big or type(value) is bytearray else set())
 
 
 async def test_identical_values_are_stored_once_per_thread(store: StateStore, store_url: str) -> None:
@@ -246,9 +279,9 @@ async def test_prune_keeps_the_latest_checkpoint_and_exactly_the_values_it_reach
     assert rows["langgraph_writes"] == 1  # the latest checkpoint's
     assert rows["langgraph_values"] == len(await values_reached(store, "t1"))
     # The root's latest "messages" is 13 links (a whole copy at 18, then 19..30) and the 12 messages
-    # they add, the child's 5 links and 4 messages; "step" is a row per namespace; "system", the same
-    # in both, is one row; the kept write's message is one.
-    assert rows["langgraph_values"] == (13 + 12) + (5 + 4) + 2 + 1 + 1
+    # they add, the child's 5 links and 4 messages; "step" and "system" are in the checkpoints' bodies;
+    # the kept write's message is one.
+    assert rows["langgraph_values"] == (13 + 12) + (5 + 4) + 1
     latest = await saver.aget_tuple({"configurable": {"thread_id": "t1"}})
     assert latest is not None
     assert latest.checkpoint["channel_values"]["messages"] == [message(step) for step in range(1, 31)]
@@ -386,8 +419,8 @@ async def test_a_message_is_stored_once_for_its_pending_write_and_the_list_it_ex
     latest = await saver.aput(configs[-1], checkpoint, {"step": 4}, {"messages": 4, "step": 4})
 
     # The message once, in the row that extends the list with it (the write's value and the
-    # checkpoint's), and the new "step".
-    assert (await rows_of(store, store_url, "t1"))["langgraph_values"] == before + 2
+    # checkpoint's); the new "step" is in the checkpoint's body.
+    assert (await rows_of(store, store_url, "t1"))["langgraph_values"] == before + 1
     written = await saver.aget_tuple(configs[-1])
     assert written is not None
     assert written.pending_writes == [("task-4", "messages", [message(4)]), ("task-4", "step", 4)]
@@ -415,8 +448,8 @@ async def test_a_message_a_saver_did_not_see_coming_is_still_stored_once(
     checkpoint = checkpoint_of({"messages": messages, "step": 4}, {"messages": 4, "step": 4, "system": 1})
     latest = await saver.aput(configs[-1], checkpoint, {"step": 4}, {"messages": 4, "step": 4})
 
-    # The message once, the link that extends the list with it, and the new "step".
-    assert (await rows_of(store, store_url, "t1"))["langgraph_values"] == before + 3
+    # The message once and the link that extends the list with it (the new "step" is in the body).
+    assert (await rows_of(store, store_url, "t1"))["langgraph_values"] == before + 2
     found = await RatchetSaver(store).aget_tuple(latest)
     assert found is not None
     assert found.checkpoint["channel_values"]["messages"] == messages
@@ -446,8 +479,12 @@ async def test_a_task_writing_again_keeps_its_first_write_of_each_index_and_its_
         ("task-1", "__error__", "second"),
         ("task-2", "a", 4),
     }
-    if not store_url.startswith("memory://"):  # one row per task on the checkpoint
+    if not store_url.startswith("memory://"):
+        # task-1's writes in the checkpoint's row (it wrote there first), task-2's a row of their own
         assert (await rows_of(store, store_url, "t1"))["langgraph_writes"] == 2
+        assert run_sql(store_url, "SELECT count(*) FROM langgraph_writes WHERE thread_id = ?", "t1") == [(1,)]
+        query = "SELECT task_id FROM langgraph_checkpoints WHERE thread_id = ? AND task_id IS NOT NULL"
+        assert [bytes(row[0]) for row in run_sql(store_url, query, "t1")] == [b"task-1"]
 
 
 async def test_listing_pages_through_every_thread_newest_first(store: StateStore) -> None:

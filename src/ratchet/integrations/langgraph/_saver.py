@@ -167,10 +167,12 @@ class RatchetSaver(BaseCheckpointSaver[Any]):  # versions: int, or str on a thre
         for row in rows:
             checkpoint: Checkpoint = self.serde.loads_typed(unpack(row.type, row.body))
             checkpoint["id"] = row.checkpoint_id  # the row's key, not stored twice in the body
+            inline = checkpoint.get("channel_values") or {}  # the small values (none in older rows)
             versions = checkpoint["channel_versions"]
             where = f"checkpoint {row.checkpoint_id} of thread {row.thread_id!r}"
             found = values[row.thread_id]
             channel_values, known = self._values.decode(row.value_hashes(), versions, found, where=where)
+            channel_values.update(inline)
             if remember:
                 self._values.remember(row.thread_id, row.ns, known)
             pending = sorted(
@@ -240,15 +242,15 @@ class RatchetSaver(BaseCheckpointSaver[Any]):  # versions: int, or str on a thre
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         thread_id, ns, parent_id = _where(config)
-        # Without its values (stored by hash) and its id (the row's key).
+        # Without its id (the row's key) and its values but the small ones (the others stored by hash).
         body = {key: value for key, value in checkpoint.items() if key not in ("channel_values", "id")}
-        type_, dumped = pack(self.serde.dumps_typed(body))
         described = get_serializable_checkpoint_metadata(config, metadata)
         run_id = described.get("run_id")
         for attempt in (1, 2):
             encoded = self._values.encode(
                 thread_id, ns, checkpoint["channel_values"], checkpoint["channel_versions"], new_versions
             )
+            type_, dumped = pack(self.serde.dumps_typed({**body, "channel_values": encoded.inline}))
             row = LangGraphCheckpoint(
                 thread_id=thread_id,
                 ns=ns,

@@ -45,7 +45,7 @@ import base64
 import hashlib
 from collections import OrderedDict
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from langgraph.checkpoint.base import ChannelVersions
@@ -64,6 +64,14 @@ _WRITTEN = 4096  # the rows of pending writes remembered, for the checkpoints th
 SHARED = 256
 """A list of new items (or a pending write's value) of this many bytes is a value of its own, stored once."""
 
+INLINE = 64
+"""A value that is not a list and serializes to fewer bytes than this is kept in its checkpoint's body
+(when its type tag is one of `_NESTS`)."""
+
+# The serializer's type tags of values that read back the same from inside the checkpoint's body as
+# alone (JsonPlusSerializer's; a bytearray alone is tagged "bytearray", and nested reads back as bytes).
+_NESTS = frozenset({"msgpack", "null", "bytes"})
+
 
 @dataclass(frozen=True, slots=True)
 class Known:
@@ -80,11 +88,13 @@ class Known:
 
 @dataclass(frozen=True, slots=True)
 class Encoded:
-    """A checkpoint's values: the hash of each channel's, the rows to store, and what to remember."""
+    """A checkpoint's values: the hash of each channel's, the rows to store, and what to remember;
+    `inline` the small values kept in the checkpoint's body instead (`INLINE`)."""
 
     hashes: dict[str, str]
     rows: list[LangGraphValue]
     known: dict[str, Known]
+    inline: dict[str, Any] = field(default_factory=dict)
 
 
 def whole_value(thread_id: str, dumped: tuple[str, bytes]) -> LangGraphValue:
@@ -107,6 +117,11 @@ def _digest(*parts: bytes) -> str:
         hasher.update(b"%d:" % len(part))
         hasher.update(part)
     return base64.urlsafe_b64encode(hasher.digest()[:_HASH_BYTES]).decode().rstrip("=")
+
+
+def _nests(dumped: tuple[str, bytes]) -> bool:
+    """Whether a value the serializer wrote so is kept in its checkpoint's body."""
+    return len(dumped[1]) < INLINE and dumped[0] in _NESTS
 
 
 def _unchanged(previous: Known, version: str | int | float, value: Any) -> bool:
@@ -197,10 +212,14 @@ class ChannelValues:
         hashes: dict[str, str] = {}
         rows: list[LangGraphValue] = []
         known: dict[str, Known] = {}
+        inline: dict[str, Any] = {}
         for channel, version in versions.items():
             if channel not in values:
                 continue  # an empty channel: nothing to store
             value = values[channel]
+            if type(value) is not list and _nests(self.serde.dumps_typed(value)):
+                inline[channel] = value  # a counter, a flag, a branch's None: in the body, no row to name
+                continue
             previous = before.get(channel)
             if channel not in new_versions and previous is not None and _unchanged(previous, version, value):
                 hashes[channel] = previous.hash
@@ -209,7 +228,7 @@ class ChannelValues:
             rows += written
             hashes[channel] = now.hash
             known[channel] = now
-        return Encoded(hashes, rows, known)
+        return Encoded(hashes, rows, known, inline)
 
     def _rows(
         self, thread_id: str, value: Any, version: str | int | float, previous: Known | None

@@ -2,10 +2,16 @@
 
 A value that extends another is inserted only if that one is stored, in the
 same statement, so a checkpoint never names a chain with a missing link. A
-task's pending writes on a checkpoint are one row (langgraph_write_rows.py):
+task's pending writes on a checkpoint are one packed blob (langgraph_write_rows.py):
 written at once the first time, read (locked), merged and rewritten when the
-task writes there again; the row keeps the task path of its latest change
+task writes there again; they keep the task path of its latest change
 (LangGraph derives a task's id from its path, so they do not differ).
+A step is one row: the first task to write on a stored checkpoint (a step's
+one task, most often) puts its writes in the checkpoint's row (``task_id``,
+``task_path``, ``task_writes``, ``write_hashes``); any other task's, or those on
+a checkpoint not stored, are a row of ``langgraph_writes``. A task's writes
+are in one place or the other, never both: the row is taken only by a task
+with no row in ``langgraph_writes``.
 After checkpoints are deleted, one statement per thread drops the values that
 no remaining checkpoint of the thread reaches (``collect_langgraph_values``).
 """
@@ -136,10 +142,16 @@ class SqlLangGraph(LangGraphOps):
             merged = merge_writes([], new)
             packed, hashes = pack_writes(merged)
             row = {**key, "task_path": merged[-1].task_path, "writes": packed, "value_hashes": hashes}
-            if await self._d.execute("put_langgraph_task_writes", row):
-                continue
-            # The task wrote on this checkpoint before: its row, locked, with these writes added.
-            stored = await self._d.one("get_langgraph_task_writes", key)
+            if await self._d.execute("claim_langgraph_checkpoint_writes", row):
+                continue  # in the checkpoint's row
+            # The task wrote in the checkpoint's row before: that, locked; else its own row.
+            where = "checkpoint"
+            stored = await self._d.one("get_langgraph_checkpoint_writes", key)
+            if stored is None:
+                where = "task"
+                if await self._d.execute("put_langgraph_task_writes", row):
+                    continue
+                stored = await self._d.one("get_langgraph_task_writes", key)
             if stored is None:  # deleted by another transaction since the insert met it
                 raise ConflictError(f"the writes of task {task_id} changed meanwhile; put them again")
             task_path, blob, value_hashes = stored
@@ -151,7 +163,7 @@ class SqlLangGraph(LangGraphOps):
             packed, hashes = pack_writes(merged)
             path = new[-1].task_path if replaced else task_path
             await self._d.execute(
-                "update_langgraph_task_writes",
+                f"update_langgraph_{where}_writes",
                 {**key, "task_path": path, "writes": packed, "value_hashes": hashes},
             )
 
@@ -189,8 +201,8 @@ class SqlLangGraph(LangGraphOps):
             await self._d.execute("collect_langgraph_values", {"thread_id": thread_id})
 
     async def copy_langgraph_thread(self, source: str, target: str) -> None:
-        for table in ("checkpoints", "writes", "values"):
-            await self._d.execute(f"copy_langgraph_{table}", {"source": source, "target": target})
+        for rows in ("checkpoints", "writes", "checkpoint_writes", "values"):
+            await self._d.execute(f"copy_langgraph_{rows}", {"source": source, "target": target})
 
     async def prune_langgraph_threads(self, thread_ids: Collection[str], *, keep_latest: bool) -> None:
         for thread_id in thread_ids:

@@ -911,6 +911,25 @@ FROM langgraph_checkpoints
 WHERE (CAST(%(ns)s AS TEXT) IS NULL OR checkpoint_ns = %(ns)s) AND (CAST(CAST(%(before)s AS bytea) AS TEXT) IS NULL OR checkpoint_id < CAST(%(before)s AS bytea))
 ORDER BY checkpoint_id DESC, thread_id, checkpoint_ns LIMIT %(limit)s OFFSET %(offset)s
 
+-- name: claim_langgraph_checkpoint_writes
+-- A task's first writes on a checkpoint go in the checkpoint's row when it is stored and no task took
+-- it (and the task has no row in langgraph_writes): else 0 rows, and they go to langgraph_writes.
+UPDATE langgraph_checkpoints SET task_id = %(task_id)s, task_path = %(task_path)s, task_writes = %(writes)s,
+    write_hashes = %(value_hashes)s
+WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(ns)s AND checkpoint_id = %(checkpoint_id)s
+  AND task_id IS NULL AND NOT EXISTS (
+    SELECT 1 FROM langgraph_writes w WHERE w.thread_id = %(thread_id)s AND w.checkpoint_ns = %(ns)s
+      AND w.checkpoint_id = %(checkpoint_id)s AND w.task_id = %(task_id)s
+)
+
+-- name: get_langgraph_checkpoint_writes
+SELECT task_path, task_writes, write_hashes FROM langgraph_checkpoints
+WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(ns)s AND checkpoint_id = %(checkpoint_id)s AND task_id = %(task_id)s FOR UPDATE
+
+-- name: update_langgraph_checkpoint_writes
+UPDATE langgraph_checkpoints SET task_path = %(task_path)s, task_writes = %(writes)s, write_hashes = %(value_hashes)s
+WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(ns)s AND checkpoint_id = %(checkpoint_id)s AND task_id = %(task_id)s
+
 -- name: put_langgraph_task_writes
 INSERT INTO langgraph_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, writes, value_hashes)
 VALUES (%(thread_id)s, %(ns)s, %(checkpoint_id)s, %(task_id)s, %(task_path)s, %(writes)s, %(value_hashes)s)
@@ -927,9 +946,14 @@ WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(ns)s AND checkpoint_id = %
   AND task_id = %(task_id)s
 
 -- name: list_langgraph_writes
+-- The writes in langgraph_writes, and those in the checkpoints' rows.
 SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, writes, value_hashes
 FROM langgraph_writes
 WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(ns)s AND checkpoint_id BETWEEN %(low)s AND %(high)s
+UNION ALL
+SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, task_writes, write_hashes
+FROM langgraph_checkpoints
+WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(ns)s AND checkpoint_id BETWEEN %(low)s AND %(high)s AND task_id IS NOT NULL
 
 -- name: delete_langgraph_thread_writes
 DELETE FROM langgraph_writes WHERE thread_id = %(thread_id)s
@@ -978,6 +1002,9 @@ DELETE FROM langgraph_values WHERE thread_id = %(thread_id)s AND hash NOT IN (
         SELECT j.value FROM langgraph_writes w, jsonb_array_elements_text(CAST(w.value_hashes AS jsonb)) j
         WHERE w.thread_id = %(thread_id)s AND w.value_hashes IS NOT NULL
         UNION
+        SELECT j.value FROM langgraph_checkpoints c, jsonb_array_elements_text(CAST(c.write_hashes AS jsonb)) j
+        WHERE c.thread_id = %(thread_id)s AND c.write_hashes IS NOT NULL
+        UNION
         SELECT link.hash FROM langgraph_values v JOIN reached r ON v.hash = r.hash
         CROSS JOIN LATERAL (VALUES (v.prev), (v.items)) AS link(hash)
         WHERE v.thread_id = %(thread_id)s AND link.hash IS NOT NULL
@@ -987,8 +1014,10 @@ DELETE FROM langgraph_values WHERE thread_id = %(thread_id)s AND hash NOT IN (
 
 -- name: copy_langgraph_checkpoints
 INSERT INTO langgraph_checkpoints
-    (thread_id, checkpoint_ns, checkpoint_id, parent_id, run_id, type, body, metadata, channel_values)
-SELECT %(target)s, checkpoint_ns, checkpoint_id, parent_id, run_id, type, body, metadata, channel_values
+    (thread_id, checkpoint_ns, checkpoint_id, parent_id, run_id, type, body, metadata, channel_values,
+     task_id, task_path, task_writes, write_hashes)
+SELECT %(target)s, checkpoint_ns, checkpoint_id, parent_id, run_id, type, body, metadata, channel_values,
+    task_id, task_path, task_writes, write_hashes
 FROM langgraph_checkpoints WHERE thread_id = %(source)s
 ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO NOTHING
 
@@ -996,6 +1025,19 @@ ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO NOTHING
 INSERT INTO langgraph_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, writes, value_hashes)
 SELECT %(target)s, checkpoint_ns, checkpoint_id, task_id, task_path, writes, value_hashes
 FROM langgraph_writes WHERE thread_id = %(source)s
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id) DO NOTHING
+
+-- name: copy_langgraph_checkpoint_writes
+-- The writes in the source's checkpoint rows that the target's rows do not hold (a checkpoint the
+-- target had already), to the target's langgraph_writes.
+INSERT INTO langgraph_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, writes, value_hashes)
+SELECT %(target)s, s.checkpoint_ns, s.checkpoint_id, s.task_id, s.task_path, s.task_writes, s.write_hashes
+FROM langgraph_checkpoints s
+WHERE s.thread_id = %(source)s AND s.task_id IS NOT NULL AND NOT EXISTS (
+    SELECT 1 FROM langgraph_checkpoints t
+    WHERE t.thread_id = %(target)s AND t.checkpoint_ns = s.checkpoint_ns AND t.checkpoint_id = s.checkpoint_id
+      AND t.task_id = s.task_id
+)
 ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id) DO NOTHING
 
 -- name: copy_langgraph_values

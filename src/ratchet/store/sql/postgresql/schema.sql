@@ -259,6 +259,10 @@ CREATE TABLE langgraph_checkpoints (
     body            BYTEA NOT NULL,
     metadata        TEXT NOT NULL,
     channel_values  TEXT NOT NULL,
+    task_id         BYTEA,
+    task_path       TEXT,
+    task_writes     BYTEA,
+    write_hashes    TEXT,
     PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
 );
 

@@ -849,6 +849,25 @@ FROM langgraph_checkpoints
 WHERE (:ns IS NULL OR checkpoint_ns = :ns) AND (:before IS NULL OR checkpoint_id < :before)
 ORDER BY checkpoint_id DESC, thread_id, checkpoint_ns LIMIT :limit OFFSET :offset
 
+-- name: claim_langgraph_checkpoint_writes
+-- A task's first writes on a checkpoint go in the checkpoint's row when it is stored and no task took
+-- it (and the task has no row in langgraph_writes): else 0 rows, and they go to langgraph_writes.
+UPDATE langgraph_checkpoints SET task_id = :task_id, task_path = :task_path, task_writes = :writes,
+    write_hashes = :value_hashes
+WHERE thread_id = :thread_id AND checkpoint_ns = :ns AND checkpoint_id = :checkpoint_id
+  AND task_id IS NULL AND NOT EXISTS (
+    SELECT 1 FROM langgraph_writes w WHERE w.thread_id = :thread_id AND w.checkpoint_ns = :ns
+      AND w.checkpoint_id = :checkpoint_id AND w.task_id = :task_id
+)
+
+-- name: get_langgraph_checkpoint_writes
+SELECT task_path, task_writes, write_hashes FROM langgraph_checkpoints
+WHERE thread_id = :thread_id AND checkpoint_ns = :ns AND checkpoint_id = :checkpoint_id AND task_id = :task_id
+
+-- name: update_langgraph_checkpoint_writes
+UPDATE langgraph_checkpoints SET task_path = :task_path, task_writes = :writes, write_hashes = :value_hashes
+WHERE thread_id = :thread_id AND checkpoint_ns = :ns AND checkpoint_id = :checkpoint_id AND task_id = :task_id
+
 -- name: put_langgraph_task_writes
 INSERT INTO langgraph_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, writes, value_hashes)
 VALUES (:thread_id, :ns, :checkpoint_id, :task_id, :task_path, :writes, :value_hashes)
@@ -865,9 +884,14 @@ WHERE thread_id = :thread_id AND checkpoint_ns = :ns AND checkpoint_id = :checkp
   AND task_id = :task_id
 
 -- name: list_langgraph_writes
+-- The writes in langgraph_writes, and those in the checkpoints' rows.
 SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, writes, value_hashes
 FROM langgraph_writes
 WHERE thread_id = :thread_id AND checkpoint_ns = :ns AND checkpoint_id BETWEEN :low AND :high
+UNION ALL
+SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, task_writes, write_hashes
+FROM langgraph_checkpoints
+WHERE thread_id = :thread_id AND checkpoint_ns = :ns AND checkpoint_id BETWEEN :low AND :high AND task_id IS NOT NULL
 
 -- name: delete_langgraph_thread_writes
 DELETE FROM langgraph_writes WHERE thread_id = :thread_id
@@ -914,6 +938,9 @@ DELETE FROM langgraph_values WHERE thread_id = :thread_id AND hash NOT IN (
         SELECT j.value FROM langgraph_writes w, json_each(w.value_hashes) j
         WHERE w.thread_id = :thread_id AND w.value_hashes IS NOT NULL
         UNION
+        SELECT j.value FROM langgraph_checkpoints c, json_each(c.write_hashes) j
+        WHERE c.thread_id = :thread_id AND c.write_hashes IS NOT NULL
+        UNION
         SELECT v.prev FROM langgraph_values v JOIN reached r ON v.hash = r.hash
         WHERE v.thread_id = :thread_id AND v.prev IS NOT NULL
         UNION
@@ -925,8 +952,10 @@ DELETE FROM langgraph_values WHERE thread_id = :thread_id AND hash NOT IN (
 
 -- name: copy_langgraph_checkpoints
 INSERT INTO langgraph_checkpoints
-    (thread_id, checkpoint_ns, checkpoint_id, parent_id, run_id, type, body, metadata, channel_values)
-SELECT :target, checkpoint_ns, checkpoint_id, parent_id, run_id, type, body, metadata, channel_values
+    (thread_id, checkpoint_ns, checkpoint_id, parent_id, run_id, type, body, metadata, channel_values,
+     task_id, task_path, task_writes, write_hashes)
+SELECT :target, checkpoint_ns, checkpoint_id, parent_id, run_id, type, body, metadata, channel_values,
+    task_id, task_path, task_writes, write_hashes
 FROM langgraph_checkpoints WHERE thread_id = :source
 ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO NOTHING
 
@@ -934,6 +963,19 @@ ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO NOTHING
 INSERT INTO langgraph_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, writes, value_hashes)
 SELECT :target, checkpoint_ns, checkpoint_id, task_id, task_path, writes, value_hashes
 FROM langgraph_writes WHERE thread_id = :source
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id) DO NOTHING
+
+-- name: copy_langgraph_checkpoint_writes
+-- The writes in the source's checkpoint rows that the target's rows do not hold (a checkpoint the
+-- target had already), to the target's langgraph_writes.
+INSERT INTO langgraph_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, writes, value_hashes)
+SELECT :target, s.checkpoint_ns, s.checkpoint_id, s.task_id, s.task_path, s.task_writes, s.write_hashes
+FROM langgraph_checkpoints s
+WHERE s.thread_id = :source AND s.task_id IS NOT NULL AND NOT EXISTS (
+    SELECT 1 FROM langgraph_checkpoints t
+    WHERE t.thread_id = :target AND t.checkpoint_ns = s.checkpoint_ns AND t.checkpoint_id = s.checkpoint_id
+      AND t.task_id = s.task_id
+)
 ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id) DO NOTHING
 
 -- name: copy_langgraph_values

@@ -266,6 +266,10 @@ CREATE TABLE langgraph_checkpoints (
     body            BLOB NOT NULL,
     metadata        TEXT NOT NULL,
     channel_values  TEXT NOT NULL,
+    task_id         BLOB,
+    task_path       TEXT,
+    task_writes     BLOB,
+    write_hashes    TEXT,
     PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
 ) WITHOUT ROWID;
 
