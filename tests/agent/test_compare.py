@@ -78,7 +78,7 @@ async def test_two_runs_that_differ_in_one_tool_call_differ_there_and_nowhere_el
     ops = await each_store.list_ops(first.id)
     asked = next(op for op in ops if op.kind is OpKind.TOOL and op.name == "restart_service").seq - 1
     assert (shown["shared_prefix"], shown["parted_at_seq"]) == (asked, asked)
-    one_call = cost_of("openai", "gpt-4o", Usage(**USAGE))
+    one_call = cost_of("openai", "gpt-4o", Usage.model_validate(USAGE))
     assert one_call is not None and one_call > 0
     for side, task in zip(shown["tasks"], (first, second), strict=True):
         assert (side["task_id"], side["status"], side["result"]) == (task.id, "completed", "X fixed")

@@ -41,7 +41,7 @@ def _priced(priced_as: str, steps: int = 2, **extra: Any) -> dict[str, Any]:
 
 
 def _one_call() -> float:
-    cost = cost_of("openai", "gpt-4o", Usage(**USAGE))
+    cost = cost_of("openai", "gpt-4o", Usage.model_validate(USAGE))
     assert cost is not None and cost > 0, "genai-prices knows gpt-4o"
     return cost
 

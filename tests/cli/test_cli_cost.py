@@ -38,7 +38,7 @@ def _script(directory: Path, priced_as: str) -> str:
 
 
 def _one_call() -> float:
-    cost = cost_of("openai", "gpt-4o", Usage(**USAGE))
+    cost = cost_of("openai", "gpt-4o", Usage.model_validate(USAGE))
     assert cost is not None
     return cost
 

@@ -39,7 +39,7 @@ def _script(directory: Path, name: str, priced_as: str | None) -> str:
 
 
 def _price(model: str) -> float:
-    cost = cost_of("openai", model, Usage(**USAGE))
+    cost = cost_of("openai", model, Usage.model_validate(USAGE))
     assert cost is not None
     return cost
 

@@ -51,7 +51,7 @@ def _a_whole_run(server: LoopbackServer) -> None:
 
 
 def _one_call() -> float:
-    cost = cost_of("openai", "gpt-4o", Usage(**USAGE))
+    cost = cost_of("openai", "gpt-4o", Usage.model_validate(USAGE))
     assert cost is not None and cost > 0
     return cost
 

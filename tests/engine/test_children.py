@@ -206,7 +206,7 @@ async def test_a_child_spends_no_more_money_than_its_parent_has_left_and_its_cos
     store: StateStore, rt: Runtime, script: Callable[[dict[str, Any]], str]
 ) -> None:
     usage = {"prompt_tokens": 1000, "completion_tokens": 500}
-    one = cost_of("openai", "gpt-4o", Usage(**usage))
+    one = cost_of("openai", "gpt-4o", Usage.model_validate(usage))
     assert one is not None
     spends_one = {"content": "hello", "usage": usage}
     model = script({"priced_as": "openai:gpt-4o", "act": [spends_one, spends_one]})

@@ -137,6 +137,9 @@ async def test_a_server_that_refuses_stream_options_is_asked_again_without_them(
 
     assert (response.content, pieces) == ("X is healthy.", ["X is ", "healthy."])
     assert [("stream_options" in request.body) for request in server.received] == [True, False, False]
+    # No usage in the stream: LiteLLM counts the tokens itself (its tokenizer), never a confident zero.
+    assert response.usage.prompt_tokens > 0
+    assert response.usage.completion_tokens > 0
 
 
 async def test_a_sink_that_fails_fails_the_call_with_its_own_error(server: LoopbackServer) -> None:

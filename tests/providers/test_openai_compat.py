@@ -276,12 +276,26 @@ async def test_empty_tool_arguments_are_no_arguments(server: LoopbackServer) -> 
     assert response.tool_calls == [ToolCall(id="call_a", name="list_services", arguments={})]
 
 
-async def test_a_server_that_reports_no_usage_costs_nothing(server: LoopbackServer) -> None:
-    body = completion("hi")
+async def test_a_server_that_reports_no_usage_has_its_tokens_estimated_and_said_once(
+    server: LoopbackServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    body = completion("hi there")
     del body["usage"]
-    server.answer(Reply(body))
-    response = await model_at(server).complete(ACT, ordinal=0)
-    assert response.usage == Usage()
+    server.answer(Reply(body), Reply(body), Reply(completion("hi")))
+    model = model_at(server)
+
+    response = await model.complete(ACT, ordinal=0)
+    await model.complete(ACT, ordinal=0)
+    reported = await model.complete(ACT, ordinal=0)
+
+    sent = len(json.dumps([ACT.messages, ACT.tools], ensure_ascii=False))
+    # Never a confident zero: about 4 characters a token, rounded up, and marked as a guess.
+    assert response.usage == Usage(prompt_tokens=-(-sent // 4), completion_tokens=2, estimated=True)
+    assert response.usage.model_dump()["estimated"] is True
+    assert "estimated" not in reported.usage.model_dump()  # counts the server gave read as they always did
+    warned = [r.getMessage() for r in caplog.records if "reports no token usage" in r.getMessage()]
+    assert len(warned) == 1, warned  # once for the server, not once a call
+    assert f"{server.url}/v1" in warned[0]
 
 
 # --------------------------------------------------------------------------- errors

@@ -33,7 +33,7 @@ async def test_the_task_record_and_its_budget_report_the_cost(
     agent = Agent("priced", "You answer.", model=model, budget=Budget(max_cost=1.0))
     task = await api_rt.run(agent, instruction="say done")
     assert task.status is TaskStatus.COMPLETED, task.error
-    one = cost_of("openai", "gpt-4o", Usage(**USAGE))
+    one = cost_of("openai", "gpt-4o", Usage.model_validate(USAGE))
     assert one is not None
 
     spend = (await api.get(f"/api/tasks/{task.id}")).json()["spend"]
@@ -63,7 +63,7 @@ async def test_costs_totals_the_calls_by_day_agent_and_model(
     )
     task = await api_rt.run(Agent("priced", "You answer.", model=model), instruction="say done")
     assert task.status is TaskStatus.COMPLETED, task.error
-    one = cost_of("openai", "gpt-4o", Usage(**USAGE))
+    one = cost_of("openai", "gpt-4o", Usage.model_validate(USAGE))
     assert one is not None
 
     report = (await api.get("/api/costs", params={"since": "1d", "by": ["agent"]})).json()

@@ -9,6 +9,7 @@ reads a completion (the OpenAI SDK's, or LiteLLM's look-alike) into a
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 from pydantic import JsonValue
@@ -22,10 +23,14 @@ from ._wire import (
     message_text,
     parse_tools,
 )
-from .base import MalformedAnswer, ModelError, ModelRequest, ModelResponse, ToolCall, Usage
+from .base import CHARS_PER_TOKEN, MalformedAnswer, ModelError, ModelRequest, ModelResponse, ToolCall, Usage
 from .settings import ModelSettings
 
 __all__ = ["chat_message", "chat_response", "chat_settings", "chat_tools"]
+
+log = logging.getLogger("ratchet.providers")
+# The servers that answered without usage, warned about once per process.
+_unreported: set[str] = set()
 
 
 def chat_message(message: ChatMessage) -> dict[str, Any]:
@@ -74,14 +79,26 @@ def chat_settings(settings: ModelSettings | None, *, max_tokens: str = "max_toke
 
 
 def chat_response(
-    model: str, request: ModelRequest, completion: Any, ordinal: int, *, provider: str, asked: str
+    model: str,
+    request: ModelRequest,
+    completion: Any,
+    ordinal: int,
+    *,
+    provider: str,
+    asked: str,
+    url: str,
 ) -> ModelResponse:
     """A completion's first choice as a `ModelResponse`.
+
+    A completion that reports no usage (a stream from a server that ignores
+    ``stream_options.include_usage``: llama.cpp's, llama-cpp-python's) gets
+    estimated counts, never a confident zero (`_usage`).
 
     Args:
         model: the provider's name, for messages (``openai:gpt-4o-mini``).
         provider, asked: the protocol prefix and the model name asked for (see
             `ModelResponse.provider`); the answer's own model name wins over `asked`.
+        url: the server that answered, for the warning about a missing usage.
 
     Raises:
         ModelError: no choice, or a tool call that is not a function call.
@@ -100,14 +117,10 @@ def chat_response(
         if not content and refusal:
             raise MalformedAnswer(f"{model} refused to answer: {one_line(str(refusal))}")
         content = decode_json_answer(model, request, message.content, truncated=truncated)
-    usage = getattr(completion, "usage", None)
     return ModelResponse(
         content=content,
         tool_calls=calls,
-        usage=Usage(
-            prompt_tokens=getattr(usage, "prompt_tokens", None) or 0,
-            completion_tokens=getattr(usage, "completion_tokens", None) or 0,
-        ),
+        usage=_usage(model, url, request, completion),
         ordinal=ordinal,
         provider=provider,
         model=answered
@@ -116,6 +129,43 @@ def chat_response(
         response_id=_text_or_none(getattr(completion, "id", None)),
         finish_reason=_text_or_none(choice.finish_reason),
     )
+
+
+def _usage(model: str, url: str, request: ModelRequest, completion: Any) -> Usage:
+    """The counts the server reported; estimated from the characters when it reported none.
+
+    A server that reports no prompt tokens reported no usage (a request is
+    never free of tokens; LiteLLM fills in only the answer's count when the
+    server sends none): the prompt's count is estimated, and the answer's too
+    unless it was given. Zero tokens would price the call at $0 and let
+    ``max_cost`` stop holding without a word; an estimate keeps it holding,
+    roughly, and the usage says it is one. The first time a server does
+    this in the process, one warning line names it.
+    """
+    usage = getattr(completion, "usage", None)
+    prompt = getattr(usage, "prompt_tokens", None) or 0
+    answered = getattr(usage, "completion_tokens", None) or 0
+    if prompt:
+        return Usage(prompt_tokens=prompt, completion_tokens=answered)
+    message = completion.choices[0].message
+    sent = json.dumps([request.messages, request.tools], ensure_ascii=False, default=str)
+    said = message.content if isinstance(message.content, str) else ""
+    for call in message.tool_calls or []:
+        function = getattr(call, "function", None)
+        said += f"{getattr(function, 'name', '')}{getattr(function, 'arguments', '')}"
+    estimate = Usage.estimate(len(sent), len(said))
+    if answered:
+        estimate = estimate.model_copy(update={"completion_tokens": answered})
+    if url not in _unreported:
+        _unreported.add(url)
+        log.warning(
+            "%s at %s reports no token usage: Ratchet estimates each call's tokens from its characters "
+            "(%d a token), marked estimated; its costs, and max_cost, are approximate",
+            model,
+            url,
+            CHARS_PER_TOKEN,
+        )
+    return estimate
 
 
 def _text_or_none(value: object) -> str | None:

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from enum import StrEnum
 from typing import Any, Protocol, Self, runtime_checkable
 
-from pydantic import BaseModel, Field, JsonValue
+from pydantic import BaseModel, Field, JsonValue, SerializerFunctionWrapHandler, model_serializer
 
 from ratchet.errors import InputError, MissingExtra, RatchetError
 from ratchet.records import Record
@@ -21,6 +21,7 @@ from ratchet.records import Record
 from .settings import ModelSettings
 
 __all__ = [
+    "CHARS_PER_TOKEN",
     "MalformedAnswer",
     "ModelError",
     "ModelProvider",
@@ -36,6 +37,11 @@ __all__ = [
     "is_retryable_status",
     "require_library",
 ]
+
+
+# What a token is taken to be when a server does not count them: about four characters of English
+# (OpenAI's rule of thumb; the rate limiter charges a call before it runs by the same rule).
+CHARS_PER_TOKEN = 4
 
 
 class Purpose(StrEnum):
@@ -62,11 +68,38 @@ class Usage(Record):
     ``cost`` is in US dollars: None until the engine prices the call
     (`ratchet.pricing`), and None after when no price is known. A provider
     that knows what its call cost may set it; the engine keeps it.
+
+    ``estimated`` is True when the server reported no usage and the counts
+    are Ratchet's estimate from the characters sent and received
+    (`Usage.estimate`); it is written only when True, so a record of counts
+    the server gave reads as it always did.
     """
 
     prompt_tokens: int = Field(default=0, ge=0)
     completion_tokens: int = Field(default=0, ge=0)
     cost: float | None = Field(default=None, ge=0.0)
+    estimated: bool = False
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        dumped: dict[str, Any] = handler(self)
+        if not self.estimated:
+            dumped.pop("estimated", None)
+        return dumped
+
+    @classmethod
+    def estimate(cls, sent_chars: int, answered_chars: int) -> Usage:
+        """Counts for a call whose server reported none: one token per `CHARS_PER_TOKEN` characters,
+        rounded up, marked ``estimated``.
+
+        Never a confident zero: a request always costs a token, so a price
+        stays above 0 and ``max_cost`` keeps counting.
+        """
+        return cls(
+            prompt_tokens=max(1, -(-sent_chars // CHARS_PER_TOKEN)),
+            completion_tokens=-(-answered_chars // CHARS_PER_TOKEN),
+            estimated=True,
+        )
 
     @property
     def total_tokens(self) -> int:

@@ -130,7 +130,7 @@ class LiteLLMModel:
             # JSON is not text to read as it comes: its content is the value, whole.
             completion = await self._read_stream(litellm, completion, None if request.wants_json else on_text)
         response = chat_response(
-            self.name, request, completion, ordinal, provider="litellm", asked=self.model
+            self.name, request, completion, ordinal, provider="litellm", asked=self.model, url=self._where
         )
         # LiteLLM's model string (``gemini/...``), not the server's name: it keys LiteLLM's price table.
         return response.model_copy(update={"model": self.model})

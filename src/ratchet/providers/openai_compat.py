@@ -152,7 +152,9 @@ class OpenAIModel:
         would give for the same reply. Usage is asked for with
         ``stream_options.include_usage``; a server that refuses that option
         is asked again at once without it (and remembered, as a refused
-        ``max_tokens`` is), and its usage is what its chunks carry, else 0.
+        ``max_tokens`` is), and its usage is what its chunks carry; a stream
+        that carries none (llama.cpp's server ignores the option) has its
+        counts estimated from the characters, marked ``estimated`` (`chat_response`).
         A request for JSON streams no text: its content is the JSON value.
 
         Raises:
@@ -194,7 +196,13 @@ class OpenAIModel:
                 # JSON is not text to read as it comes: its content is the value, whole.
                 answer = await self._read_stream(answer, None if request.wants_json else on_text)
             return chat_response(
-                self.name, request, answer, ordinal, provider=self.provider, asked=self.model
+                self.name,
+                request,
+                answer,
+                ordinal,
+                provider=self.provider,
+                asked=self.model,
+                url=self.base_url,
             )
         raise AssertionError("unreachable: the last way (the prompt) is never refused")
 
