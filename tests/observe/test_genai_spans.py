@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,6 +29,7 @@ from ..agent.support import GUARD, INSTRUCTION, make_agent
 from ..helpers.ledger import Ledger
 from ..helpers.loopback import LoopbackServer, Reply
 from ..helpers.scripts import plan, say, verdict
+from ..providers.test_openai_streaming import text_stream
 
 QUESTION = [
     {"role": "system", "content": "You answer in one word."},
@@ -153,6 +155,37 @@ async def test_content_capture_puts_the_messages_on_the_model_calls_span_in_the_
     assert json.loads(said["gen_ai.output.messages"]) == [
         {"role": "assistant", "parts": [{"type": "text", "content": "yes"}], "finish_reason": "stop"}
     ]
+
+
+@workflow
+async def ask_the_endpoint(ctx: Context) -> Any:
+    answer = await ctx.call_model({"purpose": "act", "messages": QUESTION}, model="gw:gpt-4o-mini")
+    return answer.content
+
+
+async def test_a_named_endpoints_call_names_its_protocol_and_says_its_counts_are_estimated(
+    store: StateStore,
+    spans: InMemorySpanExporter,
+    server: LoopbackServer,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "ratchet.toml"
+    config.write_text(f'[endpoints.gw]\nprovider = "openai"\nbase_url = "{server.url}/v1"\n')
+    monkeypatch.setenv("RATCHET_CONFIG", str(config))
+    server.answer(Reply(stream=text_stream("yes", usage=False)))  # a stream with no usage, as llama.cpp's
+
+    task = await asyncio.wait_for(Runtime(store).run(ask_the_endpoint, task_id="via-gw"), GUARD)
+
+    assert task.status is TaskStatus.COMPLETED, task.error
+    said = attributes(only(spans, "chat gpt-4o-mini"))
+    # The conventions' provider is the protocol spoken; the endpoint's name is Ratchet's own attribute.
+    assert (said["gen_ai.provider.name"], said["gen_ai.system"]) == ("openai", "openai")
+    assert said["ratchet.model.endpoint"] == "gw"
+    assert said["ratchet.usage.estimated"] is True
+    assert int(said["gen_ai.usage.input_tokens"]) > 0
+    assert said["gen_ai.usage.output_tokens"] == 1  # "yes": 3 characters, rounded up to a token
+    assert server.received[0].body["stream"] is True
 
 
 async def run_the_agent(

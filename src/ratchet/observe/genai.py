@@ -134,8 +134,16 @@ def model_attributes(
     answer: JsonValue,
     usage: object,
     endpoint: str | None,
+    protocol: str | None = None,
 ) -> tuple[str, Attributes]:
     """A model call's span name (``chat MODEL``) and its ``gen_ai.*`` attributes.
+
+    ``gen_ai.provider.name`` is the protocol the call spoke (``openai``), as
+    the conventions mean it: a model string through a named endpoint of
+    ``ratchet.toml`` (``gpu:qwen2.5``) starts with the endpoint's name, which
+    goes on ``ratchet.model.endpoint`` instead. Counts Ratchet estimated (a
+    server that reported none) are the ``gen_ai.usage.*`` given, and
+    ``ratchet.usage.estimated`` says so.
 
     Args:
         model: the ``provider:name`` the call asked (None: the task's).
@@ -144,9 +152,12 @@ def model_attributes(
         usage: the call's usage (``meta["usage"]``).
         endpoint: the URL the request went to, when Ratchet's provider has one (an
             integration's answer may say it: pydantic-ai's ``provider_url``).
+        protocol: the protocol prefix of Ratchet's provider that took the call
+            (its ``provider``), when it says.
     """
     said = _answered(answer)
-    provider, name = split_model(model or task.model)
+    prefix, name = split_model(model or task.model)
+    provider = protocol or prefix
     # An integration's model (pydantic-ai's) is named by its answer, not by the call.
     provider = provider or said.get("provider")
     name = name or said.get("model")
@@ -156,6 +167,8 @@ def model_attributes(
         "gen_ai.system": provider or "unknown",  # the name before gen_ai.provider.name, still read
         "gen_ai.conversation.id": conversation_id(task),
     }
+    if protocol and prefix and prefix != protocol:
+        attributes["ratchet.model.endpoint"] = prefix
     if name:
         attributes["gen_ai.request.model"] = name
     settings = getattr(request, "settings", None)
@@ -174,6 +187,8 @@ def model_attributes(
     if isinstance(usage, Mapping):
         attributes["gen_ai.usage.input_tokens"] = _count(usage.get("prompt_tokens"))
         attributes["gen_ai.usage.output_tokens"] = _count(usage.get("completion_tokens"))
+        if usage.get("estimated") is True:
+            attributes["ratchet.usage.estimated"] = True
     attributes |= _server(endpoint or said.get("url"))
     if captures_content():
         messages = getattr(request, "messages", None)

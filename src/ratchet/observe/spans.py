@@ -229,8 +229,9 @@ def call_span(
     if isinstance(step, int):
         attributes["ratchet.step.index"] = step
     if call.kind is OpKind.MODEL:
+        url, protocol = _served_by(call)
         span_name, said = model_attributes(
-            task, call.model, call.request, answer, call.meta.get("usage"), _endpoint(call)
+            task, call.model, call.request, answer, call.meta.get("usage"), url, protocol
         )
         attributes |= said
         attributes["ratchet.model.purpose"] = name.removeprefix("model:")
@@ -253,17 +254,23 @@ def call_span(
     )
 
 
-def _endpoint(call: ObservedCall) -> str | None:
-    """The URL a Ratchet model call went to (its provider's ``base_url``), if the provider has one."""
+def _served_by(call: ObservedCall) -> tuple[str | None, str | None]:
+    """The URL a Ratchet model call went to (its provider's ``base_url``) and the protocol it spoke
+    (its ``provider``: ``openai`` for an ``[endpoints.gpu]`` of ``provider = "openai"``), each when
+    the provider says."""
     model_for = getattr(call.context, "model_for", None)
     if call.request is None or model_for is None:
-        return None  # an integration's model call: its own library reports where it went
+        return None, None  # an integration's model call: its own library reports where it went
     try:
         provider = model_for(call.model)  # built already: the call just went through it
     except Exception:  # a model that cannot be built did not take the call: no address to give
-        return None
+        return None, None
     base_url = getattr(provider, "base_url", None)
-    return base_url if isinstance(base_url, str) else None
+    protocol = getattr(provider, "provider", None)
+    return (
+        base_url if isinstance(base_url, str) else None,
+        protocol if isinstance(protocol, str) and protocol else None,
+    )
 
 
 def step_span(task: Task, step: Step, ops: list[Operation]) -> None:

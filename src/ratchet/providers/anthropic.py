@@ -108,6 +108,7 @@ class AnthropicModel:
         )
         self.model = model
         self.name = f"anthropic:{model}"
+        self.provider = "anthropic"  # the protocol, whatever endpoint names the model
         self.api_key = api_key or os.environ.get("ANTHROPIC_API_KEY") or None
         self.base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or ANTHROPIC_BASE_URL
         self.timeout = timeout

@@ -68,6 +68,7 @@ class LiteLLMModel:
         require_library("litellm", feature="the litellm: provider", library="LiteLLM", extra="litellm")
         self.model = model
         self.name = f"litellm:{model}"
+        self.provider = "litellm"  # the protocol, whatever endpoint names the model
         self.base_url = base_url
         self.api_key = api_key
         self.timeout = timeout
