@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
@@ -30,6 +31,7 @@ from ..helpers.ledger import Ledger
 from ..helpers.loopback import LoopbackServer, Reply
 from ..helpers.scripts import plan, say, verdict
 from ..providers.test_openai_streaming import text_stream
+from .test_metrics_otel import read
 
 QUESTION = [
     {"role": "system", "content": "You answer in one word."},
@@ -169,6 +171,7 @@ async def test_a_named_endpoints_call_names_its_protocol_and_says_its_counts_are
     server: LoopbackServer,
     monkeypatch: pytest.MonkeyPatch,
     tmp_path: Path,
+    meter_reader: InMemoryMetricReader,
 ) -> None:
     config = tmp_path / "ratchet.toml"
     config.write_text(f'[endpoints.gw]\nprovider = "openai"\nbase_url = "{server.url}/v1"\n')
@@ -186,6 +189,11 @@ async def test_a_named_endpoints_call_names_its_protocol_and_says_its_counts_are
     assert int(said["gen_ai.usage.input_tokens"]) > 0
     assert said["gen_ai.usage.output_tokens"] == 1  # "yes": 3 characters, rounded up to a token
     assert server.received[0].body["stream"] is True
+    # The GenAI metrics name the same provider as the span.
+    _, points = read(meter_reader)["gen_ai.client.operation.duration"]
+    assert {(p.attributes["gen_ai.provider.name"], p.attributes["gen_ai.request.model"]) for p in points} == {
+        ("openai", "gpt-4o-mini")
+    }
 
 
 async def run_the_agent(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..records import OpKind
-from .spans import ObservedCall
+from .spans import ObservedCall, served_by
 
 __all__ = ["CALL_BUCKETS", "TASK_BUCKETS", "MeasuredCall"]
 
@@ -35,6 +35,7 @@ class MeasuredCall:
     output_tokens: int = 0
     cost: float = 0.0  # US dollars, when the call was priced
     error_type: str | None = None  # the type of the error it failed with (a class name)
+    protocol: str | None = None  # the protocol a model call spoke (`openai` for an endpoint `gpu:`)
 
     @classmethod
     def of(cls, call: ObservedCall, outcome: str, seconds: float, error: str | None = None) -> MeasuredCall:
@@ -55,8 +56,19 @@ class MeasuredCall:
             priced = usage.get("cost")
             cost = float(priced) if isinstance(priced, (int, float)) and priced > 0 else 0.0
         model = call.model or task.model or "unknown:unknown"
+        protocol = served_by(call)[1]
         return cls(
-            str(call.kind), outcome, seconds, task.agent, model, None, tokens_in, tokens_out, cost, error_type
+            str(call.kind),
+            outcome,
+            seconds,
+            task.agent,
+            model,
+            None,
+            tokens_in,
+            tokens_out,
+            cost,
+            error_type,
+            protocol,
         )
 
 

@@ -132,7 +132,8 @@ class OtelRecorder:
             )
         if call.model is None:
             return
-        provider, _, name = call.model.partition(":")
+        prefix, _, name = call.model.partition(":")
+        provider = call.protocol or prefix  # the conventions' provider: the protocol, not an endpoint's name
         model = {
             "gen_ai.operation.name": "chat",
             "gen_ai.provider.name": provider,

@@ -32,6 +32,7 @@ __all__ = [
     "call_span",
     "parent_context",
     "reported_by_library",
+    "served_by",
     "step_span",
     "task_span",
     "tracing_on",
@@ -229,7 +230,7 @@ def call_span(
     if isinstance(step, int):
         attributes["ratchet.step.index"] = step
     if call.kind is OpKind.MODEL:
-        url, protocol = _served_by(call)
+        url, protocol = served_by(call)
         span_name, said = model_attributes(
             task, call.model, call.request, answer, call.meta.get("usage"), url, protocol
         )
@@ -254,7 +255,7 @@ def call_span(
     )
 
 
-def _served_by(call: ObservedCall) -> tuple[str | None, str | None]:
+def served_by(call: ObservedCall) -> tuple[str | None, str | None]:
     """The URL a Ratchet model call went to (its provider's ``base_url``) and the protocol it spoke
     (its ``provider``: ``openai`` for an ``[endpoints.gpu]`` of ``provider = "openai"``), each when
     the provider says."""
