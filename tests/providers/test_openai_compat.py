@@ -14,6 +14,7 @@ from ratchet.providers import (
     ModelError,
     ModelProvider,
     ModelRequest,
+    ModelSettings,
     Purpose,
     ToolCall,
     Usage,
@@ -285,13 +286,17 @@ async def test_a_server_that_reports_no_usage_has_its_tokens_estimated_and_said_
     model = model_at(server)
 
     response = await model.complete(ACT, ordinal=0)
-    await model.complete(ACT, ordinal=0)
+    short = ModelRequest(
+        purpose=Purpose.ACT, messages=ACT.messages, settings=ModelSettings(max_output_tokens=1)
+    )
+    capped = await model.complete(short, ordinal=0)
     reported = await model.complete(ACT, ordinal=0)
 
     sent = len(json.dumps([ACT.messages, ACT.tools], ensure_ascii=False))
     # Never a confident zero: about 4 characters a token, rounded up, and marked as a guess.
     assert response.usage == Usage(prompt_tokens=-(-sent // 4), completion_tokens=2, estimated=True)
     assert response.usage.model_dump()["estimated"] is True
+    assert capped.usage.completion_tokens == 1  # never more than the most the request allowed
     assert "estimated" not in reported.usage.model_dump()  # counts the server gave read as they always did
     warned = [r.getMessage() for r in caplog.records if "reports no token usage" in r.getMessage()]
     assert len(warned) == 1, warned  # once for the server, not once a call

@@ -154,8 +154,10 @@ def _usage(model: str, url: str, request: ModelRequest, completion: Any) -> Usag
         function = getattr(call, "function", None)
         said += f"{getattr(function, 'name', '')}{getattr(function, 'arguments', '')}"
     estimate = Usage.estimate(len(sent), len(said))
-    if answered:
-        estimate = estimate.model_copy(update={"completion_tokens": answered})
+    most = request.settings.max_output_tokens if request.settings is not None else None
+    if answered or (most is not None and estimate.completion_tokens > most):
+        # A count given wins; an answer is never longer than the most asked for.
+        estimate = estimate.model_copy(update={"completion_tokens": answered or most})
     if url not in _unreported:
         _unreported.add(url)
         log.warning(
