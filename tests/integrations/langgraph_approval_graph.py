@@ -1,0 +1,61 @@
+"""A LangGraph graph that asks a person with interrupt(), run on RatchetSaver (test_langgraph_threads.py).
+
+``python -m tests.integrations.langgraph_approval_graph URL THREAD [--no-graph]`` runs the thread
+until it interrupts or ends and prints its state as JSON; with ``--no-graph`` the saver names no graph.
+A worker finds the graph as ``tests.integrations.langgraph_approval_graph:builder``.
+"""
+
+from __future__ import annotations
+
+import json
+import operator
+import sys
+from typing import Annotated, TypedDict
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import interrupt
+
+from ratchet.integrations.langgraph import RatchetSaver
+
+GRAPH = "tests.integrations.langgraph_approval_graph:builder"
+
+
+class State(TypedDict):
+    log: Annotated[list[str], operator.add]
+
+
+def plan(state: State) -> State:
+    return {"log": ["planned"]}
+
+
+def ask(state: State) -> State:
+    answer = interrupt({"question": "ship it?", "plan": state["log"]})
+    return {"log": [f"answer: {answer}"]}
+
+
+def ship(state: State) -> State:
+    return {"log": ["shipped" if state["log"][-1] == "answer: yes" else "held"]}
+
+
+builder = StateGraph(State)
+builder.add_node("plan", plan)
+builder.add_node("ask", ask)
+builder.add_node("ship", ship)
+builder.add_edge(START, "plan")
+builder.add_edge("plan", "ask")
+builder.add_edge("ask", "ship")
+builder.add_edge("ship", END)
+
+
+def main() -> None:
+    url, thread_id = sys.argv[1], sys.argv[2]
+    graph_ref = None if "--no-graph" in sys.argv else GRAPH
+    with RatchetSaver.from_conn_string(url, graph=graph_ref) as saver:
+        graph = builder.compile(checkpointer=saver)
+        graph.invoke({"log": []}, {"configurable": {"thread_id": thread_id}})
+        state = graph.get_state({"configurable": {"thread_id": thread_id}})
+        print(json.dumps({"log": state.values["log"], "next": list(state.next)}))
+
+
+if __name__ == "__main__":
+    main()
