@@ -1,8 +1,9 @@
 """A LangGraph graph that asks a person with interrupt(), run on RatchetSaver (test_langgraph_threads.py).
 
-``python -m tests.integrations.langgraph_approval_graph URL THREAD [--no-graph]`` runs the thread
-until it interrupts or ends and prints its state as JSON; with ``--no-graph`` the saver names no graph.
-A worker finds the graph as ``tests.integrations.langgraph_approval_graph:builder``.
+``python -m tests.integrations.langgraph_approval_graph URL THREAD [--no-graph | --graph REF]`` runs
+the thread until it interrupts or ends and prints its state as JSON; with ``--no-graph`` the saver
+names no graph. A worker finds the graph as ``tests.integrations.langgraph_approval_graph:builder``,
+or as ``--graph`` says (the file copied elsewhere).
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ builder.add_edge("ship", END)
 def main() -> None:
     url, thread_id = sys.argv[1], sys.argv[2]
     graph_ref = None if "--no-graph" in sys.argv else GRAPH
+    if "--graph" in sys.argv:
+        graph_ref = sys.argv[sys.argv.index("--graph") + 1]
     with RatchetSaver.from_conn_string(url, graph=graph_ref) as saver:
         graph = builder.compile(checkpointer=saver)
         graph.invoke({"log": []}, {"configurable": {"thread_id": thread_id}})
