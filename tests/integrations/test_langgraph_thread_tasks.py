@@ -1,0 +1,123 @@
+"""How a RatchetSaver thread's task follows the thread, on every store: made on its first checkpoint,
+running while its program runs it (holding the task's lease), waiting for input at an interrupt,
+running again when the program resumes it itself, completed when nothing is next, failed on a node's
+error; its checkpoints are its steps. ``tasks=False`` makes none."""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Any, TypedDict
+
+import pytest
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import Command, interrupt
+
+from ratchet.errors import TaskNotFound
+from ratchet.integrations.langgraph import RatchetSaver
+from ratchet.records import OpKind, OpStatus, StepStatus, TaskStatus, WaitReason
+from ratchet.records.langgraph_thread import THREAD_WORKFLOW
+from ratchet.store import StateStore
+from ratchet.views.task import load_task_view
+
+CONFIG: Any = {"configurable": {"thread_id": "t1"}}
+
+
+class State(TypedDict):
+    log: Annotated[list[str], operator.add]
+
+
+def build(saver: RatchetSaver, middle: Any) -> Any:
+    builder = StateGraph(State)
+    builder.add_node("first", lambda state: {"log": ["first"]})
+    builder.add_node("middle", middle)
+    builder.add_edge(START, "first")
+    builder.add_edge("first", "middle")
+    builder.add_edge("middle", END)
+    return builder.compile(checkpointer=saver)
+
+
+async def test_a_thread_run_to_its_end_is_a_completed_task_whose_steps_are_its_checkpoints(
+    store: StateStore,
+) -> None:
+    leases: list[Any] = []
+
+    async def middle(state: State) -> State:
+        leases.append(await store.get_lease("langgraph:t1"))  # while the program runs the thread
+        return {"log": ["middle"]}
+
+    # "sync": each checkpoint (and the task's move) is stored before the next step runs.
+    graph = build(RatchetSaver(store, graph="app:graph"), middle)
+    await graph.ainvoke({"log": []}, CONFIG, durability="sync")
+
+    task = await store.get_task("langgraph:t1")
+    assert (task.status, task.workflow, task.agent) == (TaskStatus.COMPLETED, THREAD_WORKFLOW, "langgraph")
+    assert task.inputs_params == {"thread_id": "t1", "graph": "app:graph"}
+    assert task.result == {"thread_id": "t1"}
+    [held] = leases
+    assert held is not None and held.owner.startswith("langgraph-saver-") and held.is_live()
+    after = await store.get_lease("langgraph:t1")
+    assert after is None or after.released  # let go when the thread ended
+    async with store.reading() as tx:
+        view = await load_task_view(tx, "langgraph:t1")
+    assert [step.name for step in view.steps] == [
+        "step -1 (input): __start__",
+        "step 0 (loop): first",
+        "step 1 (loop): middle",
+        "step 2 (loop)",
+    ]
+    assert {step.status for step in view.steps} == {StepStatus.COMPLETED}
+    assert view.thread is not None and view.thread.pending_writes == []
+
+
+async def test_a_program_that_resumes_its_own_interrupt_runs_the_task_again_to_its_end(
+    store: StateStore,
+) -> None:
+    def middle(state: State) -> State:
+        return {"log": [f"told {interrupt('go on?')}"]}
+
+    graph = build(RatchetSaver(store), middle)
+    await graph.ainvoke({"log": []}, CONFIG)
+    task = await store.get_task("langgraph:t1")
+    assert (task.status, task.waiting_on) == (TaskStatus.WAITING, WaitReason.INPUT)
+    async with store.reading() as tx:
+        view = await load_task_view(tx, "langgraph:t1")
+    assert view.question == "go on?"
+    assert view.steps[-1].status is StepStatus.CURRENT
+    assert view.thread is not None
+    assert [(w.channel, w.node) for w in view.thread.pending_writes] == [("__interrupt__", "middle")]
+
+    assert (await graph.ainvoke(Command(resume="yes"), CONFIG))["log"] == ["first", "told yes"]
+    task = await store.get_task("langgraph:t1")
+    assert task.status is TaskStatus.COMPLETED
+    [asked] = [op for op in await store.list_ops("langgraph:t1") if op.kind is OpKind.QUESTION]
+    assert asked.status is OpStatus.SUCCEEDED and asked.meta["answered_by"] == "the program"
+    assert [e.kind for e in await store.list_events("langgraph:t1")] == [
+        "langgraph_thread",
+        "waiting",
+        "resumed",
+        "completed",
+    ]
+
+
+async def test_a_node_that_fails_fails_the_task_with_its_error(store: StateStore) -> None:
+    def middle(state: State) -> State:
+        raise RuntimeError("the disk is full")
+
+    with pytest.raises(RuntimeError):
+        await build(RatchetSaver(store), middle).ainvoke({"log": []}, CONFIG)
+    task = await store.get_task("langgraph:t1")
+    assert task.status is TaskStatus.FAILED
+    assert task.error == "RuntimeError: the disk is full"
+
+
+async def test_a_saver_with_tasks_off_makes_no_task(store: StateStore) -> None:
+    await build(RatchetSaver(store, tasks=False), lambda state: {"log": ["m"]}).ainvoke({"log": []}, CONFIG)
+    with pytest.raises(TaskNotFound):
+        await store.get_task("langgraph:t1")
+    assert await store.get_lease("langgraph:t1") is None
+
+
+async def test_a_graph_reference_that_is_not_one_is_refused_in_one_line(store: StateStore) -> None:
+    with pytest.raises(ValueError, match="name it as 'module:attribute'") as refused:
+        RatchetSaver(store, graph="app.graph")
+    assert "\n" not in str(refused.value)
