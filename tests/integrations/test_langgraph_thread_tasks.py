@@ -12,6 +12,7 @@ import pytest
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, interrupt
 
+from ratchet import Runtime
 from ratchet.errors import TaskNotFound
 from ratchet.integrations.langgraph import RatchetSaver
 from ratchet.records import OpKind, OpStatus, StepStatus, TaskStatus, WaitReason
@@ -121,3 +122,27 @@ async def test_a_graph_reference_that_is_not_one_is_refused_in_one_line(store: S
     with pytest.raises(ValueError, match="name it as 'module:attribute'") as refused:
         RatchetSaver(store, graph="app.graph")
     assert "\n" not in str(refused.value)
+
+
+def test_the_threads_workflow_is_found_by_the_reference_its_tasks_record() -> None:
+    from ratchet.integrations.langgraph.thread import langgraph_thread
+
+    assert langgraph_thread.reference == THREAD_WORKFLOW
+
+
+async def test_an_answered_thread_whose_graph_does_not_load_here_waits_for_its_code(
+    store: StateStore,
+) -> None:
+    def middle(state: State) -> State:
+        return {"log": [f"told {interrupt('go on?')}"]}
+
+    await build(RatchetSaver(store, graph="no_such_module:graph"), middle).ainvoke({"log": []}, CONFIG)
+    runtime = Runtime(store)
+    await runtime.answer("langgraph:t1", "yes")
+    task = await runtime.resume("langgraph:t1")
+
+    assert (task.status, task.waiting_on) == (TaskStatus.WAITING, WaitReason.CODE)
+    [said] = await store.list_events("langgraph:t1", kinds=("code_missing",))
+    assert "no_such_module" in said.message
+    graph = build(RatchetSaver(store), middle)
+    assert (await graph.aget_state(CONFIG)).next == ("middle",)  # nothing ran

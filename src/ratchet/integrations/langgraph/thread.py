@@ -19,11 +19,14 @@ checkpoint:
 Then the thread's new interrupts are its questions, or the task completes.
 The answer is the text a person gave (``ratchet answer TASK TEXT``): a graph
 that wants structure reads it (``json.loads``). The graph is code: the task's
-seal covers its reference, and the run's code trust decides if it loads.
+seal covers its reference, and the run's code trust decides if it loads; it
+is imported before the run writes anything (the workflow's `tools_for`), so a
+graph that does not load here leaves the task ``waiting(code)``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from langgraph.graph import StateGraph
@@ -31,27 +34,40 @@ from langgraph.pregel import Pregel
 from langgraph.types import Command
 
 from ...engine.context import Context
-from ...engine.workflow import load_module, workflow
+from ...engine.workflow import Workflow, load_module
 from ...errors import WorkflowNotFound
 from ...records import OpStatus, WaitReason
+from ...tools import Tool
 from ._saver import RatchetSaver
 from ._thread_tasks import cannot_resume, newest_questions, record_interrupts
 
-__all__ = ["langgraph_thread", "load_graph"]
+__all__ = ["find_graph", "langgraph_thread", "load_graph"]
 
 
-def load_graph(reference: str, saver: RatchetSaver) -> Pregel[Any, Any, Any, Any]:
-    """The graph `reference` names (``module:attribute``), compiled with `saver` as its checkpointer.
+def find_graph(reference: str) -> Any:
+    """What `reference` (``module:attribute``) names, imported as the run's code trust admits.
 
     Raises:
-        WorkflowNotFound: no such module or attribute, or it is not a graph.
+        CodeRefused: the code trust the run enforces does not admit its module or file.
+        WorkflowNotFound: no such module or attribute.
     """
     source, _, name = reference.rpartition(":")
     found: Any = load_module(source)
     for part in name.split("."):
         found = getattr(found, part, None)
         if found is None:
-            raise WorkflowNotFound(f"{source} has no {name!r}")
+            raise WorkflowNotFound(f"{source} has no {name!r}, the graph of a LangGraph thread")
+    return found
+
+
+def load_graph(reference: str, saver: RatchetSaver) -> Pregel[Any, Any, Any, Any]:
+    """The graph `reference` names, compiled with `saver` as its checkpointer.
+
+    Raises:
+        CodeRefused: the run's code trust does not admit it.
+        WorkflowNotFound: no such module or attribute, or it is not a graph.
+    """
+    found = find_graph(reference)
     if callable(found) and not isinstance(found, (StateGraph, Pregel)):
         found = found()  # a graph factory, as LangGraph Platform takes one
     if isinstance(found, StateGraph):
@@ -61,7 +77,20 @@ def load_graph(reference: str, saver: RatchetSaver) -> Pregel[Any, Any, Any, Any
     raise WorkflowNotFound(f"{reference} is a {type(found).__name__}, not a StateGraph or a compiled graph")
 
 
-@workflow(name="langgraph", code_inputs=("graph",))
+def _graph_loads(task: Any, store: Any) -> list[Tool]:
+    """Import the thread's graph before the run writes anything: one that does not load here leaves
+    the task ``waiting(code)``, as a workflow's missing module does (engine/run/code_wait.py)."""
+    graph = task.inputs_params.get("graph")
+    if isinstance(graph, str):
+        find_graph(graph)
+    return []
+
+
+def _thread_workflow(fn: Callable[..., Awaitable[Any]]) -> Workflow:
+    return Workflow(fn, name="langgraph", code_inputs=("graph",), tools_for=_graph_loads)
+
+
+@_thread_workflow
 async def langgraph_thread(ctx: Context, thread_id: str, graph: str | None = None) -> dict[str, str]:
     """Go on with a LangGraph thread from its latest checkpoint, as the module docstring says."""
     if graph is None:
