@@ -47,6 +47,36 @@ builder.add_edge("plan", "ask")
 builder.add_edge("ask", "ship")
 builder.add_edge("ship", END)
 
+# A subgraph that asks, inside a parent that goes on after it.
+inner = StateGraph(State)
+inner.add_node("ask", ask)
+inner.add_edge(START, "ask")
+inner.add_edge("ask", END)
+nested = StateGraph(State)
+nested.add_node("inner", inner.compile())
+nested.add_node("ship", ship)
+nested.add_edge(START, "inner")
+nested.add_edge("inner", "ship")
+nested.add_edge("ship", END)
+
+
+def ask_legal(state: State) -> State:
+    return {"log": [f"legal: {interrupt('may we ship?')}"]}
+
+
+def ask_ops(state: State) -> State:
+    return {"log": [f"ops: {interrupt('is the fleet ready?')}"]}
+
+
+# Two nodes that ask at once.
+both = StateGraph(State)
+both.add_node("legal", ask_legal)
+both.add_node("ops", ask_ops)
+both.add_edge(START, "legal")
+both.add_edge(START, "ops")
+both.add_edge("legal", END)
+both.add_edge("ops", END)
+
 
 def main() -> None:
     url, thread_id = sys.argv[1], sys.argv[2]

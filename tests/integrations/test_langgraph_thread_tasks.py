@@ -9,6 +9,8 @@ import operator
 from typing import Annotated, Any, TypedDict
 
 import pytest
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, interrupt
 
@@ -20,6 +22,8 @@ from ratchet.records.langgraph_thread import THREAD_WORKFLOW
 from ratchet.store import StateStore
 from ratchet.views.task import load_task_view
 
+from . import langgraph_approval_graph as approval_graph
+
 CONFIG: Any = {"configurable": {"thread_id": "t1"}}
 
 
@@ -27,7 +31,7 @@ class State(TypedDict):
     log: Annotated[list[str], operator.add]
 
 
-def build(saver: RatchetSaver, middle: Any) -> Any:
+def build(saver: BaseCheckpointSaver[Any], middle: Any) -> Any:
     builder = StateGraph(State)
     builder.add_node("first", lambda state: {"log": ["first"]})
     builder.add_node("middle", middle)
@@ -146,3 +150,73 @@ async def test_an_answered_thread_whose_graph_does_not_load_here_waits_for_its_c
     assert "no_such_module" in said.message
     graph = build(RatchetSaver(store), middle)
     assert (await graph.aget_state(CONFIG)).next == ("middle",)  # nothing ran
+
+
+async def test_a_subgraphs_interrupt_is_the_threads_question_and_its_answer_resumes_the_subgraph(
+    store: StateStore,
+) -> None:
+    saver = RatchetSaver(store, graph="tests.integrations.langgraph_approval_graph:nested")
+    await approval_graph.nested.compile(checkpointer=saver).ainvoke({"log": []}, CONFIG)
+    runtime = Runtime(store)
+    assert await _question(store) == "ship it?"
+
+    await runtime.answer("langgraph:t1", "yes")
+    assert (await runtime.resume("langgraph:t1")).status is TaskStatus.COMPLETED
+    graph = approval_graph.nested.compile(checkpointer=RatchetSaver(store))
+    assert (await graph.aget_state(CONFIG)).values["log"] == ["answer: yes", "shipped"]
+
+
+async def test_two_interrupts_at_once_are_two_questions_answered_one_at_a_time(store: StateStore) -> None:
+    saver = RatchetSaver(store, graph="tests.integrations.langgraph_approval_graph:both")
+    await approval_graph.both.compile(checkpointer=saver).ainvoke({"log": []}, CONFIG)
+    runtime = Runtime(store)
+    asked = [op.input["question"] for op in await store.list_ops("langgraph:t1")]
+    assert sorted(asked) == ["is the fleet ready?", "may we ship?"]
+
+    first = await _question(store)
+    await runtime.answer("langgraph:t1", "first answer")
+    task = await runtime.resume("langgraph:t1")
+    assert (task.status, task.waiting_on) == (TaskStatus.WAITING, WaitReason.INPUT)  # the other still asks
+    second = await _question(store)
+    assert {first, second} == set(asked)
+    await runtime.answer("langgraph:t1", "second answer")
+    assert (await runtime.resume("langgraph:t1")).status is TaskStatus.COMPLETED
+
+    graph = approval_graph.both.compile(checkpointer=RatchetSaver(store))
+    told = {"may we ship?": "legal", "is the fleet ready?": "ops"}
+    expected = {f"{told[first]}: first answer", f"{told[second]}: second answer"}
+    assert set((await graph.aget_state(CONFIG)).values["log"]) == expected
+    assert len(await store.list_ops("langgraph:t1")) == 2  # each asked once
+
+
+async def _question(store: StateStore) -> str:
+    async with store.reading() as tx:
+        asked = (await load_task_view(tx, "langgraph:t1")).question
+    assert asked is not None
+    return asked
+
+
+async def test_a_checkpoint_stored_after_the_interrupt_that_follows_it_leaves_the_task_waiting(
+    store: StateStore,
+) -> None:
+    """LangGraph's "async" durability stores checkpoints in the background: the interrupt's write can
+    come before the checkpoint it is on, and before the run's input checkpoint."""
+
+    def middle(state: State) -> State:
+        return {"log": [f"told {interrupt('go on?')}"]}
+
+    run = InMemorySaver()
+    await build(run, middle).ainvoke({"log": []}, CONFIG)
+    made = [found async for found in run.alist(CONFIG)]  # newest first
+    saver = RatchetSaver(store)
+    latest = made[0]
+    for task_id, channel, value in latest.pending_writes or []:
+        await saver.aput_writes(latest.config, [(channel, value)], task_id)
+    for found in made:  # newest first: the input checkpoint last
+        parent = found.parent_config or {"configurable": {"thread_id": "t1", "checkpoint_ns": ""}}
+        versions = found.checkpoint["channel_versions"]
+        await saver.aput(parent, found.checkpoint, found.metadata, versions)
+
+    task = await store.get_task("langgraph:t1")
+    assert (task.status, task.waiting_on) == (TaskStatus.WAITING, WaitReason.INPUT)
+    assert [e.kind for e in await store.list_events("langgraph:t1")] == ["langgraph_thread", "waiting"]

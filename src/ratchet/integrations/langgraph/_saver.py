@@ -303,8 +303,7 @@ class RatchetSaver(BaseCheckpointSaver[Any]):  # versions: int, or str on a thre
             self._values.remember(thread_id, ns, encoded.known)
             break
         if self._tasks is not None and not ns:
-            source = described.get("source")
-            await self._tasks.checkpoint(thread_id, checkpoint["channel_values"].keys(), source)
+            await self._tasks.checkpoint(thread_id, checkpoint["id"], checkpoint["channel_values"].keys())
         return _config(thread_id, ns, checkpoint["id"])
 
     async def _put_writes(
@@ -336,7 +335,7 @@ class RatchetSaver(BaseCheckpointSaver[Any]):  # versions: int, or str on a thre
                 continue
             break
         if self._tasks is not None and not ns:
-            await self._tasks.writes(thread_id, writes)
+            await self._tasks.writes(thread_id, checkpoint_id, writes)
 
     async def _delete_thread(self, thread_id: str) -> None:
         self._values.forget(thread_id)

@@ -15,9 +15,13 @@ follows:
 - a node's error (``__error__``): ``failed``;
 - a resume by the program itself (``Command(resume=...)``, a write on
   ``__resume__``), or a new input: ``running`` again, its open questions
-  marked answered there. Another checkpoint does not end a wait: with
-  LangGraph's ``"async"`` durability the checkpoint before an interrupt may
-  be stored after it.
+  marked answered there.
+
+With LangGraph's ``"async"`` durability a step's checkpoint may be stored
+after the writes that follow it (an interrupt): what was stored on a
+checkpoint no newer than the one the task's status was last decided on is
+old news, and changes nothing (LangGraph's checkpoint ids sort in the order
+they are made).
 
 "Something next" is read from the checkpoint's channels: a node's trigger
 (``branch:to:NODE``, a ``join:`` of several sources, the input on
@@ -131,45 +135,57 @@ class ThreadTasks:
         self.graph = graph
         self.fenced = fenced  # a fenced saver keeps its leases until it is released
         self._status: dict[str, TaskStatus] = {}  # what this saver last wrote (or found) per thread
+        self._basis: dict[str, str] = {}  # the checkpoint each thread's status was last decided on
         # LangGraph stores a step's checkpoint and writes from several threads at once: one move at a time.
         self._moving = asyncio.Lock()
 
-    async def checkpoint(self, thread_id: str, channels: Collection[str], source: object) -> None:
-        """A checkpoint of the thread's root graph was stored, with values on `channels`; `source` is
-        its metadata's (``"input"`` for a run's input)."""
+    async def checkpoint(self, thread_id: str, checkpoint_id: str, channels: Collection[str]) -> None:
+        """Checkpoint `checkpoint_id` of the thread's root graph was stored, with values on `channels`."""
         status = TaskStatus.RUNNING if has_next(channels) else TaskStatus.COMPLETED
-        known = self._status.get(thread_id)
-        if known is TaskStatus.WAITING and status is TaskStatus.RUNNING and source != "input":
-            return  # the step the interrupt stopped, stored after it (LangGraph's async durability)
-        if known is status:
+        if self._status.get(thread_id) is status and self._newer(thread_id, checkpoint_id, strictly=True):
+            self._basis[thread_id] = checkpoint_id
             if status is TaskStatus.RUNNING:
                 await self.fence.hold(thread_id)  # renewed past half its life
             return
-        await self._move(thread_id, status)
+        await self._move(thread_id, status, checkpoint_id, strictly=True)
 
-    async def writes(self, thread_id: str, writes: Sequence[tuple[str, Any]]) -> None:
-        """Pending writes on a checkpoint of the thread's root graph were stored."""
+    async def writes(self, thread_id: str, checkpoint_id: str, writes: Sequence[tuple[str, Any]]) -> None:
+        """Pending writes on checkpoint `checkpoint_id` of the thread's root graph were stored."""
         for channel, value in writes:
             if channel == INTERRUPT:
                 found = [(str(i.id), i.value) for i in value if hasattr(i, "id")]
-                await self._move(thread_id, TaskStatus.WAITING, interrupts=found)
+                await self._move(thread_id, TaskStatus.WAITING, checkpoint_id, interrupts=found)
             elif channel == ERROR:
-                await self._move(thread_id, TaskStatus.FAILED, error=f"{type(value).__name__}: {value}")
+                error = f"{type(value).__name__}: {value}"
+                await self._move(thread_id, TaskStatus.FAILED, checkpoint_id, error=error)
             elif channel == RESUME and self._status.get(thread_id) is not TaskStatus.RUNNING:
-                await self._move(thread_id, TaskStatus.RUNNING)
+                await self._move(thread_id, TaskStatus.RUNNING, checkpoint_id)
 
     def forget(self, thread_id: str) -> None:
         self._status.pop(thread_id, None)
+        self._basis.pop(thread_id, None)
+
+    def _newer(self, thread_id: str, checkpoint_id: str, *, strictly: bool) -> bool:
+        """Whether what was stored on `checkpoint_id` is news to the task: LangGraph's ids sort in the
+        order checkpoints are made, and a write on a checkpoint comes after it (but a checkpoint that
+        is no newer than the one a write the task followed was on is older news)."""
+        basis = self._basis.get(thread_id)
+        return basis is None or checkpoint_id > basis or (not strictly and checkpoint_id == basis)
 
     async def _move(
         self,
         thread_id: str,
         status: TaskStatus,
+        checkpoint_id: str,
         *,
+        strictly: bool = False,
         interrupts: Sequence[tuple[str, Any]] = (),
         error: str | None = None,
     ) -> None:
         async with self._moving:
+            if not self._newer(thread_id, checkpoint_id, strictly=strictly):
+                return  # stored after what the task follows already (LangGraph's "async" durability)
+            self._basis[thread_id] = checkpoint_id
             await self._move_alone(thread_id, status, interrupts=interrupts, error=error)
 
     async def _move_alone(
