@@ -77,6 +77,15 @@ both.add_edge(START, "ops")
 both.add_edge("legal", END)
 both.add_edge("ops", END)
 
+# Stopped before ship by a static breakpoint, in its program and when a worker runs it.
+stepwise = StateGraph(State)
+stepwise.add_node("plan", plan)
+stepwise.add_node("ship", ship)
+stepwise.add_edge(START, "plan")
+stepwise.add_edge("plan", "ship")
+stepwise.add_edge("ship", END)
+paused = stepwise.compile(interrupt_before=["ship"])
+
 
 def main() -> None:
     url, thread_id = sys.argv[1], sys.argv[2]

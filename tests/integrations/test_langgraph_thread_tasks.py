@@ -220,3 +220,21 @@ async def test_a_checkpoint_stored_after_the_interrupt_that_follows_it_leaves_th
     task = await store.get_task("langgraph:t1")
     assert (task.status, task.waiting_on) == (TaskStatus.WAITING, WaitReason.INPUT)
     assert [e.kind for e in await store.list_events("langgraph:t1")] == ["langgraph_thread", "waiting"]
+
+
+async def test_a_run_stopped_at_a_breakpoint_waits_for_a_person_when_its_saver_closes(
+    store: StateStore,
+) -> None:
+    saver = RatchetSaver(store, graph="tests.integrations.langgraph_approval_graph:paused")
+    graph = approval_graph.paused.copy(update={"checkpointer": saver})
+    await graph.ainvoke({"log": []}, CONFIG)
+    assert (await store.get_task("langgraph:t1")).status is TaskStatus.RUNNING  # its program may go on
+    await saver.arelease()  # the program is done with it: no worker should take it as crashed
+
+    task = await store.get_task("langgraph:t1")
+    assert (task.status, task.waiting_on) == (TaskStatus.WAITING, WaitReason.INPUT)
+    assert (await _question(store)).startswith("the run stopped before ship (a breakpoint")
+    runtime = Runtime(store)
+    await runtime.answer("langgraph:t1", "go")
+    assert (await runtime.resume("langgraph:t1")).status is TaskStatus.COMPLETED
+    assert (await graph.aget_state(CONFIG)).values["log"] == ["planned", "held"]

@@ -173,7 +173,10 @@ class RatchetSaver(BaseCheckpointSaver[Any]):  # versions: int, or str on a thre
         return _Opening(cls, url, options)
 
     async def arelease(self) -> None:
-        """Release the leases the saver holds on threads (``from_conn_string`` does it on exit)."""
+        """Release the leases the saver holds on threads (``from_conn_string`` does it on exit); a
+        thread it still runs waits for input (`ThreadTasks.stop`): its program stopped the run."""
+        if self._tasks is not None:
+            await self._bridge.run(self._tasks.stop)
         if self._leases is not None:
             await self._bridge.run(self._leases.release)
 

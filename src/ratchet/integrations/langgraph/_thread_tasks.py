@@ -15,7 +15,11 @@ follows:
 - a node's error (``__error__``): ``failed``;
 - a resume by the program itself (``Command(resume=...)``, a write on
   ``__resume__``), or a new input: ``running`` again, its open questions
-  marked answered there.
+  marked answered there;
+- the saver closed while the thread runs (``stop``): its program stopped the
+  run (a static breakpoint, the recursion limit, Ctrl-C): ``waiting(input)``,
+  its question saying what is next. A program that dies does not close its
+  saver: its lease expires, and a worker takes the thread up.
 
 With LangGraph's ``"async"`` durability a step's checkpoint may be stored
 after the writes that follow it (an interrupt): what was stored on a
@@ -48,7 +52,16 @@ from ...records.langgraph_thread import THREAD_WORKFLOW, thread_task_id
 from ...store import StateStore, StoreOps
 from ._fence import ThreadFence
 
-__all__ = ["ERROR", "INTERRUPT", "RESUME", "ThreadTasks", "has_next", "record_interrupts"]
+__all__ = [
+    "ERROR",
+    "INTERRUPT",
+    "RESUME",
+    "ThreadTasks",
+    "has_next",
+    "next_nodes",
+    "record_interrupts",
+    "stopped_question",
+]
 
 # LangGraph's special channels (langgraph.checkpoint.base.WRITES_IDX_MAP names them by their index).
 ERROR = "__error__"
@@ -62,6 +75,19 @@ _STARTS = ("__start__", "__pregel_tasks")
 def has_next(channels: Iterable[str]) -> bool:
     """Whether a checkpoint with values on these channels has a node to run next."""
     return any(channel in _STARTS or channel.startswith(_TRIGGERS) for channel in channels)
+
+
+def next_nodes(channels: Iterable[str]) -> list[str]:
+    """The nodes a checkpoint's triggers name (``branch:to:NODE``)."""
+    return sorted(
+        channel.removeprefix("branch:to:") for channel in channels if channel.startswith("branch:to:")
+    )
+
+
+def stopped_question(nodes: Sequence[str]) -> str:
+    """The question of a thread whose run stopped with `nodes` next and no interrupt."""
+    what = ", ".join(nodes) or "a step"
+    return f"the run stopped before {what} (a breakpoint, or its program stopped it): answer to run it on"
 
 
 def question_of(value: Any) -> str:
@@ -136,12 +162,15 @@ class ThreadTasks:
         self.fenced = fenced  # a fenced saver keeps its leases until it is released
         self._status: dict[str, TaskStatus] = {}  # what this saver last wrote (or found) per thread
         self._basis: dict[str, str] = {}  # the checkpoint each thread's status was last decided on
+        self._next: dict[str, list[str]] = {}  # the nodes its latest checkpoint runs next
         # LangGraph stores a step's checkpoint and writes from several threads at once: one move at a time.
         self._moving = asyncio.Lock()
 
     async def checkpoint(self, thread_id: str, checkpoint_id: str, channels: Collection[str]) -> None:
         """Checkpoint `checkpoint_id` of the thread's root graph was stored, with values on `channels`."""
         status = TaskStatus.RUNNING if has_next(channels) else TaskStatus.COMPLETED
+        if self._newer(thread_id, checkpoint_id, strictly=True):
+            self._next[thread_id] = next_nodes(channels)
         if self._status.get(thread_id) is status and self._newer(thread_id, checkpoint_id, strictly=True):
             self._basis[thread_id] = checkpoint_id
             if status is TaskStatus.RUNNING:
@@ -161,9 +190,21 @@ class ThreadTasks:
             elif channel == RESUME and self._status.get(thread_id) is not TaskStatus.RUNNING:
                 await self._move(thread_id, TaskStatus.RUNNING, checkpoint_id)
 
+    async def stop(self) -> None:
+        """The saver is closing: a thread it still runs was stopped by its program (a breakpoint,
+        ``interrupt_before``, the recursion limit, Ctrl-C), not by a crash. It waits for input, its
+        question saying what is next, so that no worker runs it on before a person says so."""
+        for thread_id, status in list(self._status.items()):
+            if status is TaskStatus.RUNNING:
+                basis = self._basis.get(thread_id, "")
+                asked = (f"stopped:{basis}", stopped_question(self._next.get(thread_id, [])))
+                async with self._moving:
+                    await self._move_alone(thread_id, TaskStatus.WAITING, interrupts=[asked])
+
     def forget(self, thread_id: str) -> None:
         self._status.pop(thread_id, None)
         self._basis.pop(thread_id, None)
+        self._next.pop(thread_id, None)
 
     def _newer(self, thread_id: str, checkpoint_id: str, *, strictly: bool) -> bool:
         """Whether what was stored on `checkpoint_id` is news to the task: LangGraph's ids sort in the

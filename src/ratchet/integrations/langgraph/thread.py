@@ -13,10 +13,12 @@ checkpoint:
   (with several interrupts open, a map of each answered interrupt's id to
   its answer, as LangGraph takes it);
 - interrupts with no answer yet: the task waits for input again;
-- a checkpoint with something next (a crash mid-run): ``invoke(None)``;
+- a checkpoint with something next (a crash mid-run, or a run its program
+  or a static breakpoint stopped, once a person answered): ``invoke(None)``;
 - nothing next: nothing runs.
 
-Then the thread's new interrupts are its questions, or the task completes.
+Then the thread's new interrupts are its questions (and a static
+breakpoint that stops it again, one), or the task completes.
 The answer is the text a person gave (``ratchet answer TASK TEXT``): a graph
 that wants structure reads it (``json.loads``). The graph is code: the task's
 seal covers its reference, and the run's code trust decides if it loads; it
@@ -39,7 +41,7 @@ from ...errors import WorkflowNotFound
 from ...records import OpStatus, WaitReason
 from ...tools import Tool
 from ._saver import RatchetSaver
-from ._thread_tasks import cannot_resume, newest_questions, record_interrupts
+from ._thread_tasks import cannot_resume, newest_questions, record_interrupts, stopped_question
 
 __all__ = ["find_graph", "langgraph_thread", "load_graph"]
 
@@ -108,22 +110,24 @@ async def langgraph_thread(ctx: Context, thread_id: str, graph: str | None = Non
             if op is not None and op.status is OpStatus.SUCCEEDED:
                 answers[interrupt.id] = op.output
         if not answers:
-            await _wait(ctx, thread_id, state.interrupts)
+            await _wait(ctx, thread_id, [(str(i.id), i.value) for i in state.interrupts])
         resume = next(iter(answers.values())) if len(state.interrupts) == 1 else answers
         await compiled.ainvoke(Command(resume=resume), config)
     elif state.next:
         await compiled.ainvoke(None, config)
     state = await compiled.aget_state(config)
     if state.interrupts:
-        await _wait(ctx, thread_id, state.interrupts)
+        await _wait(ctx, thread_id, [(str(i.id), i.value) for i in state.interrupts])
+    if state.next:  # a static breakpoint (interrupt_before / interrupt_after) stopped it
+        checkpoint_id = str((state.config.get("configurable") or {}).get("checkpoint_id"))
+        await _wait(ctx, thread_id, [(f"stopped:{checkpoint_id}", stopped_question(state.next))])
     return {"thread_id": thread_id}
 
 
-async def _wait(ctx: Context, thread_id: str, interrupts: Any) -> None:
+async def _wait(ctx: Context, thread_id: str, interrupts: list[tuple[str, Any]]) -> None:
     """Ask the thread's open interrupts as questions (those not asked yet), and wait for input."""
     async with ctx.store.transaction(fence=ctx.lease) as tx:
-        found = [(str(i.id), i.value) for i in interrupts]
-        await record_interrupts(tx, ctx.task_id, found, unanswerable=None)
+        await record_interrupts(tx, ctx.task_id, interrupts, unanswerable=None)
     await ctx.suspend(
         WaitReason.INPUT,
         f"LangGraph thread {thread_id!r} waits at an interrupt() "
