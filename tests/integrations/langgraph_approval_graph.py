@@ -3,14 +3,18 @@
 ``python -m tests.integrations.langgraph_approval_graph URL THREAD [--no-graph | --graph REF]`` runs
 the thread until it interrupts or ends and prints its state as JSON; with ``--no-graph`` the saver
 names no graph. A worker finds the graph as ``tests.integrations.langgraph_approval_graph:builder``,
-or as ``--graph`` says (the file copied elsewhere).
+or as ``--graph`` says (the file copied elsewhere). ``--fragile`` runs ``fragile`` instead, whose
+process kills itself in a node the first time (the mark file ``$LANGGRAPH_TEST_MARK`` says it did).
 """
 
 from __future__ import annotations
 
 import json
 import operator
+import os
+import signal
 import sys
+from pathlib import Path
 from typing import Annotated, TypedDict
 
 from langgraph.graph import END, START, StateGraph
@@ -19,6 +23,7 @@ from langgraph.types import interrupt
 from ratchet.integrations.langgraph import RatchetSaver
 
 GRAPH = "tests.integrations.langgraph_approval_graph:builder"
+MARK_ENV = "LANGGRAPH_TEST_MARK"
 
 
 class State(TypedDict):
@@ -87,14 +92,36 @@ stepwise.add_edge("ship", END)
 paused = stepwise.compile(interrupt_before=["ship"])
 
 
+def boom(state: State) -> State:
+    """Kill this process the first time (SIGKILL: nothing runs after it), then go on."""
+    mark = Path(os.environ[MARK_ENV])
+    if not mark.exists():
+        mark.write_text("killed once", encoding="utf-8")
+        os.kill(os.getpid(), signal.SIGKILL)
+    return {"log": ["survived"]}
+
+
+# Its process dies in a node the first time; a worker takes the thread up once the lease expires.
+fragile = StateGraph(State)
+fragile.add_node("plan", plan)
+fragile.add_node("boom", boom)
+fragile.add_edge(START, "plan")
+fragile.add_edge("plan", "boom")
+fragile.add_edge("boom", END)
+
+
 def main() -> None:
     url, thread_id = sys.argv[1], sys.argv[2]
     graph_ref = None if "--no-graph" in sys.argv else GRAPH
     if "--graph" in sys.argv:
         graph_ref = sys.argv[sys.argv.index("--graph") + 1]
-    with RatchetSaver.from_conn_string(url, graph=graph_ref) as saver:
-        graph = builder.compile(checkpointer=saver)
-        graph.invoke({"log": []}, {"configurable": {"thread_id": thread_id}})
+    chosen, ttl = builder, 60.0
+    if "--fragile" in sys.argv:
+        chosen, ttl, graph_ref = fragile, 1.0, GRAPH.replace(":builder", ":fragile")
+    with RatchetSaver.from_conn_string(url, graph=graph_ref, fence_ttl=ttl) as saver:
+        graph = chosen.compile(checkpointer=saver)
+        # "sync": each checkpoint is stored before the next step (a kill loses no step)
+        graph.invoke({"log": []}, {"configurable": {"thread_id": thread_id}}, durability="sync")
         state = graph.get_state({"configurable": {"thread_id": thread_id}})
         print(json.dumps({"log": state.values["log"], "next": list(state.next)}))
 

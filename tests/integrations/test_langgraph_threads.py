@@ -9,21 +9,25 @@ answer` answers; a `ratchet worker` (or `ratchet resume`) takes the thread up wi
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 from ratchet.integrations.langgraph import RatchetSaver
 
 from ..helpers.cli import assert_one_line_error, ratchet_command, ratchet_env
-from .langgraph_approval_graph import builder
+from .langgraph_approval_graph import GRAPH, MARK_ENV, builder, fragile
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-def run(command: list[str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(command, capture_output=True, text=True, cwd=REPO, env=ratchet_env(), timeout=120)
+def run(command: list[str], **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        command, capture_output=True, text=True, cwd=REPO, env=ratchet_env(**env), timeout=120
+    )
 
 
 def ratchet(*args: str) -> subprocess.CompletedProcess[str]:
@@ -60,7 +64,15 @@ def test_an_interrupted_thread_waits_in_ratchet_tasks_and_ratchet_answer_resumes
     assert task["agent"] == "langgraph"
     shown = ratchet("show", "langgraph:order-7", "--store", url, "--json")
     assert shown.returncode == 0, shown.stderr
-    assert json.loads(shown.stdout)["question"] == "ship it?"
+    document = json.loads(shown.stdout)
+    assert document["question"] == "ship it?"
+    assert [step["name"] for step in document["steps"]][-1] == "step 1 (loop): ask"
+    [pending] = document["langgraph"]["pending_writes"]
+    assert (pending["node"], pending["channel"]) == ("ask", "__interrupt__")
+    assert document["langgraph"]["interrupts"][0]["value"] == {"question": "ship it?", "plan": ["planned"]}
+    text = ratchet("show", "langgraph:order-7", "--store", url).stdout
+    assert f"LangGraph thread 'order-7', graph {GRAPH}" in text
+    assert "pending writes on its latest checkpoint: __interrupt__ by ask" in text
 
     answered = ratchet("answer", "langgraph:order-7", "yes", "--store", url)
     assert answered.returncode == 0, answered.stderr
@@ -92,3 +104,21 @@ def test_answering_a_thread_whose_saver_named_no_graph_is_refused_in_one_line(tm
     task = listed(url)["langgraph:t1"]
     assert (task["status"], task["waiting_on"]) == ("waiting", "input")
     assert final_log(url, "t1") == (["planned"], ("ask",))
+
+
+def test_a_thread_whose_program_was_killed_is_taken_up_by_a_worker_once_its_lease_expires(
+    url: str, tmp_path: Path
+) -> None:
+    mark = tmp_path / "killed"
+    command = [sys.executable, "-m", "tests.integrations.langgraph_approval_graph", url, "t1", "--fragile"]
+    killed = run(command, **{MARK_ENV: str(mark)})
+    assert killed.returncode == -signal.SIGKILL and mark.exists()
+    assert listed(url)["langgraph:t1"]["status"] == "running"
+
+    time.sleep(1.5)  # the program's lease on the task (fence_ttl=1) expires: nothing renews it now
+    worked = run(ratchet_command("worker", "--store", url, "--until-idle"), **{MARK_ENV: str(mark)})
+    assert worked.returncode == 0, worked.stderr
+    assert listed(url)["langgraph:t1"]["status"] == "completed"
+    with RatchetSaver.from_conn_string(url) as saver:
+        state = fragile.compile(checkpointer=saver).get_state({"configurable": {"thread_id": "t1"}})
+    assert state.values["log"] == ["planned", "survived"]
