@@ -15,7 +15,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, interrupt
 
 from ratchet import Runtime
-from ratchet.errors import TaskNotFound
+from ratchet.errors import InputError, TaskNotFound
 from ratchet.integrations.langgraph import RatchetSaver
 from ratchet.records import OpKind, OpStatus, StepStatus, TaskStatus, WaitReason
 from ratchet.records.langgraph_thread import THREAD_WORKFLOW
@@ -238,3 +238,23 @@ async def test_a_run_stopped_at_a_breakpoint_waits_for_a_person_when_its_saver_c
     await runtime.answer("langgraph:t1", "go")
     assert (await runtime.resume("langgraph:t1")).status is TaskStatus.COMPLETED
     assert (await graph.aget_state(CONFIG)).values["log"] == ["planned", "held"]
+
+
+async def test_a_saver_that_names_the_graph_later_makes_the_threads_interrupt_answerable(
+    store: StateStore,
+) -> None:
+    unnamed = RatchetSaver(store)
+    await approval_graph.builder.compile(checkpointer=unnamed).ainvoke({"log": []}, CONFIG)
+    runtime = Runtime(store)
+    with pytest.raises(InputError, match="named no graph"):
+        await runtime.answer("langgraph:t1", "yes")
+
+    named = RatchetSaver(store, graph="tests.integrations.langgraph_approval_graph:builder")
+    await approval_graph.builder.compile(checkpointer=named).ainvoke(None, CONFIG)  # asks again
+    task = await store.get_task("langgraph:t1")
+    assert task.inputs_params["graph"] == "tests.integrations.langgraph_approval_graph:builder"
+    assert len(await store.list_ops("langgraph:t1")) == 1  # the same question, now answerable
+    await runtime.answer("langgraph:t1", "yes")
+    assert (await runtime.resume("langgraph:t1")).status is TaskStatus.COMPLETED
+    graph = approval_graph.builder.compile(checkpointer=named)
+    assert (await graph.aget_state(CONFIG)).values["log"] == ["planned", "answer: yes", "shipped"]

@@ -112,12 +112,16 @@ async def record_interrupts(
     seq = max((op.seq for op in ops), default=-1) + 1
     recorded = []
     for interrupt_id, value in interrupts:
-        open_one = newest.get(interrupt_id)
-        if open_one is not None and open_one.status is OpStatus.STARTED:
-            continue  # asked already (the program ran the thread again without resuming it)
         meta: dict[str, Any] = {"interrupt_id": interrupt_id}
         if unanswerable is not None:
             meta["unanswerable"] = unanswerable
+        open_one = newest.get(interrupt_id)
+        if open_one is not None and open_one.status is OpStatus.STARTED:
+            # Asked already (the program ran the thread again without resuming it): only whether
+            # it can be answered changes, once a saver names the graph.
+            if open_one.meta.get("unanswerable") != unanswerable:
+                await tx.record_op_started(open_one.model_copy(update={"meta": meta}))
+            continue
         op = Operation(
             task_id=task_id,
             seq=seq,
@@ -245,6 +249,8 @@ class ThreadTasks:
             if task is None:
                 task = await tx.create_task(self._new_task(thread_id))
                 await _say(tx, task_id, "langgraph_thread", f"LangGraph thread {thread_id!r} started")
+            if not task.status.is_terminal:
+                task = await self._name_graph(tx, task)
             if task.status.is_terminal:
                 status = task.status  # an ended task never moves again
             elif status is TaskStatus.RUNNING:
@@ -270,6 +276,18 @@ class ThreadTasks:
         self._status[thread_id] = status
         if status is not TaskStatus.RUNNING and not self.fenced:
             await self.fence.let_go(thread_id)
+
+    async def _name_graph(self, tx: StoreOps, task: Task) -> Task:
+        """The task with this saver's graph as its input, sealed again, if it named none or another
+        (a thread begun by a saver without one, or imported): the program that writes the thread
+        names the code that runs it."""
+        if self.graph is None or task.inputs_params.get("graph") == self.graph:
+            return task
+        from ...trust.seal import SigningKey
+
+        inputs = {**task.inputs_params, "graph": self.graph}
+        named = task.model_copy(update={"inputs_params": inputs, "name": self.graph})
+        return await tx.update_task(SigningKey.from_environment().seal(named, ("graph",)))
 
     async def _running(self, tx: StoreOps, task: Task) -> None:
         if task.status is TaskStatus.RUNNING:
