@@ -258,3 +258,15 @@ async def test_a_saver_that_names_the_graph_later_makes_the_threads_interrupt_an
     assert (await runtime.resume("langgraph:t1")).status is TaskStatus.COMPLETED
     graph = approval_graph.builder.compile(checkpointer=named)
     assert (await graph.aget_state(CONFIG)).values["log"] == ["planned", "answer: yes", "shipped"]
+
+
+async def test_a_saver_without_a_graph_leaves_the_graph_an_earlier_one_named(store: StateStore) -> None:
+    named = RatchetSaver(store, graph="tests.integrations.langgraph_approval_graph:builder")
+    await approval_graph.builder.compile(checkpointer=named).ainvoke({"log": []}, CONFIG)
+    await approval_graph.builder.compile(checkpointer=RatchetSaver(store)).ainvoke(None, CONFIG)  # asks again
+
+    task = await store.get_task("langgraph:t1")
+    assert task.inputs_params["graph"] == "tests.integrations.langgraph_approval_graph:builder"
+    runtime = Runtime(store)
+    await runtime.answer("langgraph:t1", "no")  # still answerable
+    assert (await runtime.resume("langgraph:t1")).status is TaskStatus.COMPLETED

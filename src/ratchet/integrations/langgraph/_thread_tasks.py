@@ -256,7 +256,8 @@ class ThreadTasks:
             elif status is TaskStatus.RUNNING:
                 await self._running(tx, task)
             elif status is TaskStatus.WAITING:
-                unanswerable = None if self.graph else cannot_resume(thread_id)
+                named = isinstance(task.inputs_params.get("graph"), str)  # by this saver or an earlier one
+                unanswerable = None if named else cannot_resume(thread_id)
                 asked = await record_interrupts(tx, task_id, interrupts, unanswerable=unanswerable)
                 await tx.update_task(task.transition(TaskStatus.WAITING, waiting_on=WaitReason.INPUT))
                 for op in asked:
