@@ -79,5 +79,8 @@ async def _import(source_url: str, store_url: str, *, quiet: bool) -> dict[str, 
     with open_source(source_url) as source:
         async with open_store_for(store_url, create=True) as store:
             saver = RatchetSaver(store)
-            imported = await import_checkpoints(source, saver, progress=progress)
+            try:
+                imported = await import_checkpoints(source, saver, progress=progress)
+            finally:  # its threads' leases, and a thread stopped mid-run waits for a person (not a crash)
+                await saver.arelease()
     return imported.as_json()

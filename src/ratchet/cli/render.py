@@ -45,6 +45,7 @@ from ..records import (
     utcnow,
 )
 from ..store import DEFAULT_STORE_URL, redact_url
+from ..views.langgraph_thread import ThreadView
 from ..views.task import what_next
 from .long_text import LongText
 from .relative_time import relative_time
@@ -238,6 +239,8 @@ def print_task_view(view: TaskView, *, store_url: str) -> None:
         _print_steps(view.steps)
     else:
         console.print(Text("Steps: none planned yet."))
+    if view.thread is not None:
+        _print_thread(view.thread)
     if view.children:
         console.print(Text(f"Children ({len(view.children)}):", style="bold"))
         for child in view.children:
@@ -370,6 +373,14 @@ def _print_approvals(task: Task, approvals: list[Approval], *, store_url: str) -
         "(add --edit-args JSON to change its arguments)"
     )
     print_line(f"Deny it:    `{command('deny', task.id, '--reason', 'TEXT', store_url=store_url)}`")
+
+
+def _print_thread(thread: ThreadView) -> None:
+    """A LangGraph thread's task: its thread and graph (its steps are its checkpoints), its pending writes."""
+    graph = thread.graph or "none named: Ratchet cannot resume it"
+    print_line(plain(f"LangGraph thread {thread.thread_id!r}, graph {graph}", style="bold"))
+    writes = ", ".join(f"{w.channel} by {w.node}" for w in thread.pending_writes) or "none"
+    print_line(plain(f"  pending writes on its latest checkpoint: {writes}"))
 
 
 def _print_question(task: Task, question: str, *, store_url: str) -> None:

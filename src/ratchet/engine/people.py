@@ -15,8 +15,10 @@ tool). Where the tool's code cannot be loaded, they are accepted as a JSON
 object and checked when the call runs: arguments that do not fit fail the
 call, recorded in the journal, and the tool never runs with them.
 
-Questions (``ctx.ask_user``) are journal operations of kind ``question``:
-started when asked, finished by `answer_question` with the person's answer.
+Questions (``ctx.ask_user``, a LangGraph thread's ``interrupt()``) are journal
+operations of kind ``question``: started when asked, finished by
+`answer_question` with the person's answer. One whose ``meta`` says why it is
+``unanswerable`` (nothing could go on with the answer) is refused with that.
 """
 
 from __future__ import annotations
@@ -424,6 +426,9 @@ async def answer_question(store: StateStore, task_id: str, text: str) -> Operati
         asked = await pending_question(tx, task_id)
         if task.waiting_on is not WaitReason.INPUT or asked is None:
             raise InputError(f"task {task_id} is {task.status_text}, not waiting for an answer")
+        refused = asked.meta.get("unanswerable")  # why an answer could not go on (a LangGraph thread's)
+        if isinstance(refused, str):
+            raise InputError(f"task {task_id}: {refused}; nothing was answered")
         answered = asked.model_copy(
             update={
                 "status": OpStatus.SUCCEEDED,

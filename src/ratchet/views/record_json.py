@@ -34,6 +34,7 @@ from ..records import (
     StreamEntry,
     Task,
 )
+from .langgraph_thread import thread_json
 from .task import Spend, TaskView, in_seq_order, what_next
 
 if TYPE_CHECKING:  # a schedule's module reads cron expressions (croniter): no part of a task's shape
@@ -225,7 +226,9 @@ def task_view_json(view: TaskView) -> dict[str, Any]:
     does next, ``decided_approval`` is the call a person decided that it has not
     run yet (else null), and ``wakes_at`` when its timer fires (null: due now).
     A fork's ``forked`` is its ``task_forked`` event: where it was forked
-    from and what its overrides changed (null for any other task).
+    from and what its overrides changed (null for any other task). A LangGraph
+    thread's task has ``langgraph``: its checkpoints, pending writes and
+    interrupts (`thread_json`; its steps are its checkpoints).
     """
     upcoming = what_next(view.task, view.decided, view.wakes_at)
     return {
@@ -253,6 +256,7 @@ def task_view_json(view: TaskView) -> dict[str, Any]:
         "decided_approval": None if view.decided is None else approval_json(view.decided),
         "wakes_at": iso_time(view.wakes_at),
         "forked": None if view.forked is None else event_json(view.forked),
+        **({} if view.thread is None else {"langgraph": thread_json(view.thread)}),
     }
 
 

@@ -32,6 +32,7 @@ from ..records import (
     utcnow,
 )
 from ..store import StoreOps
+from .langgraph_thread import ThreadView, load_thread_view, thread_steps
 
 __all__ = [
     "SHOW_EVENT_COUNT",
@@ -103,6 +104,8 @@ class TaskView:
     wakes_at: dt.datetime | None = None
     # A fork: the event that says where it was forked from and what it changed (runtime/what_if.py).
     forked: Event | None = None
+    # A LangGraph thread's task: its checkpoints (its steps), pending writes and interrupts.
+    thread: ThreadView | None = None
 
 
 async def pending_approvals(tx: StoreOps, task: Task) -> list[Approval]:
@@ -166,9 +169,10 @@ async def load_task_view(tx: StoreOps, task_id: str, *, event_count: int = SHOW_
     task = await tx.get_task(task_id)
     unreadable: list[CorruptRecord] = []
     decided, wakes_at = await load_next(tx, task)
+    thread = await load_thread_view(tx, task)
     return TaskView(
         task=task,
-        steps=await tx.list_steps(task_id),
+        steps=await tx.list_steps(task_id) if thread is None else thread_steps(thread, task),
         pending_approvals=await pending_approvals(tx, task),
         question=await open_question(tx, task),
         in_doubt=await in_doubt_ops(tx, task),
@@ -180,6 +184,7 @@ async def load_task_view(tx: StoreOps, task_id: str, *, event_count: int = SHOW_
         decided=decided,
         wakes_at=wakes_at,
         forked=await fork_event(tx, task),
+        thread=thread,
     )
 
 

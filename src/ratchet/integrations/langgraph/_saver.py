@@ -3,7 +3,8 @@
 Every method is written once, async, run in the loop the store lives in
 (`LoopBridge`); the sync methods wait for the same coroutines. The channel
 values go through `ChannelValues` (_values.py): each stored once per thread,
-a growing list as the items it adds.
+a growing list as the items it adds. Each thread is also a Ratchet task
+(`ThreadTasks`, _thread_tasks.py), unless ``tasks=False``.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from ...store.ops import StoreOps
 from ._bridge import LoopBridge
 from ._fence import ThreadFence
 from ._packing import pack, unpack
+from ._thread_tasks import ThreadTasks
 from ._values import SHARED, ChannelValues
 
 __all__ = ["RatchetSaver"]
@@ -110,7 +112,14 @@ class RatchetSaver(BaseCheckpointSaver[Any]):  # versions: int, or str on a thre
         fence: take a lease on each thread before writing it, and write with
             it (_fence.py): a second saver writing the same thread at the same
             time is refused (`ConflictError`) instead of forking its checkpoints.
-        fence_ttl: seconds a fenced saver's lease outlives its last write.
+        fence_ttl: seconds a fenced saver's lease outlives its last write
+            (and a thread task's lease, fenced or not).
+        graph: where a worker finds the graph, ``"module:attribute"`` (or
+            ``"file.py:attribute"``): a `StateGraph`, a compiled graph, or a
+            function of no arguments that returns one. It lets ``ratchet
+            answer`` resume the thread's interrupts (docs/integrations.md).
+        tasks: keep each thread as a Ratchet task (``langgraph:<thread id>``)
+            that ``ratchet tasks``, the HTTP API and the dashboard show.
         bridge: the loop the store lives in (the running one when None).
     """
 
@@ -122,29 +131,54 @@ class RatchetSaver(BaseCheckpointSaver[Any]):  # versions: int, or str on a thre
         max_chain: int = 4096,
         fence: bool = False,
         fence_ttl: float = 60.0,
+        graph: str | None = None,
+        tasks: bool = True,
         bridge: LoopBridge | None = None,
     ) -> None:
         super().__init__(serde=serde)
+        if graph is not None and not _is_reference(graph):
+            raise ValueError(f"graph={graph!r}: name it as 'module:attribute' or 'file.py:attribute'")
         self.store = store
+        self.graph = graph
         self._bridge = bridge if bridge is not None else LoopBridge(_running_loop())
         self._values = ChannelValues(self.serde, max_chain=max_chain)
-        self._fence = ThreadFence(store, fence_ttl) if fence else None
+        leases = ThreadFence(store, fence_ttl) if fence or tasks else None
+        self._fence = leases if fence else None
+        self._leases = leases
+        self._tasks = None if leases is None or not tasks else ThreadTasks(store, leases, graph, fenced=fence)
 
     @classmethod
     def from_conn_string(
-        cls, url: str, *, max_chain: int = 4096, fence: bool = False, fence_ttl: float = 60.0
+        cls,
+        url: str,
+        *,
+        max_chain: int = 4096,
+        fence: bool = False,
+        fence_ttl: float = 60.0,
+        graph: str | None = None,
+        tasks: bool = True,
     ) -> _Opening:
         """Open a saver on the store `url` names: ``async with`` in async code, ``with`` in sync code.
 
         ``with`` runs the store in an event loop of its own, in a thread. On
         exit the saver releases its leases (``fence=True``) and closes the store.
         """
-        return _Opening(cls, url, {"max_chain": max_chain, "fence": fence, "fence_ttl": fence_ttl})
+        options = {
+            "max_chain": max_chain,
+            "fence": fence,
+            "fence_ttl": fence_ttl,
+            "graph": graph,
+            "tasks": tasks,
+        }
+        return _Opening(cls, url, options)
 
     async def arelease(self) -> None:
-        """Release the leases a fenced saver holds on threads (``from_conn_string`` does it on exit)."""
-        if self._fence is not None:
-            await self._bridge.run(self._fence.release)
+        """Release the leases the saver holds on threads (``from_conn_string`` does it on exit); a
+        thread it still runs waits for input (`ThreadTasks.stop`): its program stopped the run."""
+        if self._tasks is not None:
+            await self._bridge.run(self._tasks.stop)
+        if self._leases is not None:
+            await self._bridge.run(self._leases.release)
 
     async def _lease(self, thread_id: str) -> Lease | None:
         return None if self._fence is None else await self._fence.lease(thread_id)
@@ -273,6 +307,8 @@ class RatchetSaver(BaseCheckpointSaver[Any]):  # versions: int, or str on a thre
                 continue
             self._values.remember(thread_id, ns, encoded.known)
             break
+        if self._tasks is not None and not ns:
+            await self._tasks.checkpoint(thread_id, checkpoint["id"], checkpoint["channel_values"].keys())
         return _config(thread_id, ns, checkpoint["id"])
 
     async def _put_writes(
@@ -303,9 +339,13 @@ class RatchetSaver(BaseCheckpointSaver[Any]):  # versions: int, or str on a thre
                     raise
                 continue
             break
+        if self._tasks is not None and not ns:
+            await self._tasks.writes(thread_id, checkpoint_id, writes)
 
     async def _delete_thread(self, thread_id: str) -> None:
         self._values.forget(thread_id)
+        if self._tasks is not None:
+            self._tasks.forget(thread_id)
         await self.store.delete_langgraph_thread(thread_id)
 
     async def _delete_for_runs(self, run_ids: Sequence[str]) -> None:
@@ -469,6 +509,11 @@ class _Pages:
 
 def _matches(metadata: dict[str, Any], wanted: dict[str, Any]) -> bool:
     return all(metadata.get(key) == value for key, value in wanted.items())
+
+
+def _is_reference(graph: str) -> bool:
+    source, sep, name = graph.rpartition(":")
+    return bool(sep and source and name)
 
 
 def _running_loop() -> asyncio.AbstractEventLoop:

@@ -3,7 +3,7 @@
 // (family.js), the answer its model is writing (task_stream.js), its events,
 // time travel (timetravel.js), its calls over time
 // (timeline.js) and its journal (journal.js). The journal and the events come
-// a page at a time (paged.js); the task's event stream and the global stream
+// a page at a time (paged.js); a LangGraph thread's part is langgraph.js's; the task's event stream and the global stream
 // keep it all current.
 
 import { api, ApiError, follow } from "./api.js";
@@ -12,6 +12,7 @@ import { showDecisions } from "./decisions.js";
 import { duration, el, flash, go, put, stamp } from "./dom.js";
 import { familyTree } from "./family.js";
 import { journalSection } from "./journal.js";
+import { threadItems } from "./langgraph.js";
 import { parseJson } from "./json.js";
 import { PagedList } from "./paged.js";
 import { agentState, summary } from "./task_facts.js";
@@ -90,6 +91,7 @@ export async function showTask(root, taskId) {
   const controls = el("div", { class: "controls" });
   const slots = { approval: el("div"), question: el("div"), inDoubt: el("div") };
   const plan = el("ol", { id: "plan" });
+  const thread = el("section", { id: "langgraph", hidden: true }); // a LangGraph thread's (langgraph.js)
   const noPlan = el("p", { class: "muted", hidden: true, text: "No plan: this task runs its code step by step." });
   const state = el("div", { id: "agent-state" });
   const budget = el("div", { id: "budget" });
@@ -112,6 +114,7 @@ export async function showTask(root, taskId) {
     slots.approval,
     slots.question,
     slots.inDoubt,
+    thread,
     streamed.node,
     el(
       "div",
@@ -221,6 +224,8 @@ export async function showTask(root, taskId) {
     showDecisions(slots, view, refresh);
     put(plan, ...planItems(view.steps));
     noPlan.hidden = view.steps.length > 0;
+    thread.hidden = !view.langgraph;
+    put(thread, ...(view.langgraph ? threadItems(view.langgraph) : []));
     put(state, ...agentState(task.state));
     gauges(budget, spent);
     travel.update(task, view.steps, checkpoints);
