@@ -471,6 +471,35 @@ async def test_a_message_is_stored_once_for_its_pending_write_and_the_list_it_ex
     assert [w.value_hash for w in writes if w.channel == "messages"] == [named.value_hashes()["messages"]]
 
 
+async def test_a_step_s_metadata_task_path_and_writes_are_stored_deflated_and_read_back(
+    store: StateStore, store_url: str
+) -> None:
+    saver = RatchetSaver(store)
+    configs = await append_steps(saver, "t1", 2)
+    path = "~__pregel_pull, agent"
+    await saver.aput_writes(configs[-1], [("messages", [message(3)]), ("step", 3)], "task-3", path)
+    await saver.aput_writes(configs[-1], [("__error__", "boom")], "task-3", path)  # merged, rewritten
+
+    found = await saver.aget_tuple(configs[-1])
+    assert found is not None
+    assert found.metadata["step"] == 2
+    assert found.pending_writes == [  # LangGraph's order: the special index (-1) first
+        ("task-3", "__error__", "boom"),
+        ("task-3", "messages", [message(3)]),
+        ("task-3", "step", 3),
+    ]
+    writes = await store.list_langgraph_writes("t1", "", [configs[-1]["configurable"]["checkpoint_id"]])
+    assert {write.task_path for write in writes} == {path}
+    if store_url.startswith("memory://"):
+        return
+    [(metadata, task_path, blob)] = run_sql(
+        store_url,
+        "SELECT metadata, task_path, task_writes FROM langgraph_checkpoints WHERE task_id IS NOT NULL",
+    )
+    assert bytes(metadata)[:1] == bytes(blob)[:1] == b"\xff"  # langgraph_deflate's mark
+    assert task_path == ""  # inside the deflated writes
+
+
 async def test_a_message_a_saver_did_not_see_coming_is_still_stored_once(
     store: StateStore, store_url: str
 ) -> None:
