@@ -260,6 +260,32 @@ async def test_rows_stored_before_the_fifth_pass_under_zlib1_still_read(
     assert found.checkpoint == checkpoint
 
 
+@pytest.mark.parametrize(
+    "ts",
+    [
+        "2026-11-29T22:03:33.178049+00:00",  # LangGraph's: stored as microseconds
+        "2026-11-29T22:03:33+00:00",
+        "2026-11-29T22:03:33.000000+00:00",  # not what isoformat gives back: kept as text
+        "2026-11-29T23:03:33.178049+01:00",
+        "2026-11-29T22:03:33.178049",
+        "not a time",
+    ],
+)
+async def test_a_checkpoint_s_ts_reads_back_as_the_same_text(store: StateStore, ts: str) -> None:
+    saver = RatchetSaver(store)
+    checkpoint = checkpoint_of({"doc": "d"}, {"doc": 1})
+    checkpoint["ts"] = ts
+    config = await saver.aput(config_of("t1"), checkpoint, {"step": 1}, {"doc": 1})
+    row = await store.get_langgraph_checkpoint("t1", "", checkpoint["id"])
+    assert row is not None
+    stored = saver.serde.loads_typed(unpack(row.type, row.body))["ts"]
+    assert isinstance(stored, int) == (ts == "2026-11-29T22:03:33.178049+00:00" or ts.endswith(":33+00:00"))
+
+    found = await RatchetSaver(store).aget_tuple(config)
+    assert found is not None
+    assert found.checkpoint == checkpoint
+
+
 async def test_a_small_value_is_kept_in_its_checkpoint_body_and_a_channel_moves_between_body_and_row(
     store: StateStore, store_url: str
 ) -> None:

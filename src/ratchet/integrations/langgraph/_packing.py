@@ -25,8 +25,13 @@ value), ``z+`` before any other tag. Rows tagged ``zlib1+`` still read.
 from __future__ import annotations
 
 import zlib
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
-__all__ = ["pack", "unpack"]
+__all__ = ["pack", "read_ts", "stored_ts", "unpack"]
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
 
 _PREFIX = "z+"  # raw deflate, _DICTIONARY_1
 _MSGPACK = "z"  # the same, of the serializer's "msgpack"
@@ -90,3 +95,24 @@ def unpack(type_: str, body: bytes) -> tuple[str, bytes]:
 def _inflate(body: bytes, wbits: int) -> bytes:
     decompressor = zlib.decompressobj(wbits, zdict=_DICTIONARY_1)
     return decompressor.decompress(body) + decompressor.flush()
+
+
+def stored_ts(ts: Any) -> Any:
+    """A checkpoint's ``ts`` as stored: microseconds since 1970 when they read back as the same text."""
+    if not isinstance(ts, str):
+        return ts
+    try:
+        when = datetime.fromisoformat(ts)
+    except ValueError:
+        return ts
+    if when.tzinfo is None:
+        return ts
+    micros = (when - _EPOCH) // _MICROSECOND
+    return micros if read_ts(micros) == ts else ts
+
+
+def read_ts(stored: Any) -> Any:
+    """A checkpoint's ``ts`` as LangGraph made it, from what `stored_ts` stored."""
+    if isinstance(stored, int):
+        return (_EPOCH + stored * _MICROSECOND).isoformat()
+    return stored
