@@ -17,6 +17,7 @@ from langgraph.checkpoint.base import CheckpointTuple
 from ratchet.integrations.langgraph import RatchetSaver
 from ratchet.store import open_store
 from ratchet.store.sql import catalogue
+from ratchet.store.sql.langgraph_deflate import METADATA, WRITES, deflated, inflate
 
 from .test_langgraph_storage import append_steps, message
 
@@ -46,15 +47,33 @@ async def _written(url: str) -> tuple[list[CheckpointTuple], list[tuple[Any, ...
         }
         await saver.aput_writes(orphan, [("step", 7)], "task-c")
         found = [t async for t in saver.alist({"configurable": {"thread_id": "t1"}})]
-    rows = _sql(url, f"SELECT {CHECKPOINT_COLUMNS} FROM langgraph_checkpoints")
+    rows = [
+        _old_checkpoint(*row) for row in _sql(url, f"SELECT {CHECKPOINT_COLUMNS} FROM langgraph_checkpoints")
+    ]
     writes = _sql(url, f"SELECT {WRITE_COLUMNS} FROM langgraph_writes")
     writes += _sql(
         url,
         "SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, task_writes, write_hashes"
         " FROM langgraph_checkpoints WHERE task_id IS NOT NULL",
     )
+    writes = [_old_writes(*row) for row in writes]
     values = _sql(url, "SELECT thread_id, hash, prev, items, type, body FROM langgraph_values")
     return found, rows, [*writes, *[("values", *value) for value in values]]
+
+
+def _old_checkpoint(*row: Any) -> tuple[Any, ...]:
+    """A checkpoint row as stored before the fifth pass: its metadata as JSON text."""
+    return (*row[:7], inflate(bytes(row[7]), METADATA).decode(), row[8])
+
+
+def _old_writes(*row: Any) -> tuple[Any, ...]:
+    """A task's writes as stored before the fifth pass: its path in its column, its writes not deflated."""
+    *key, _path, blob, hashes = row
+    if not deflated(bytes(blob)):
+        return row
+    packed = inflate(bytes(blob), WRITES)
+    assert packed[0] < 0x80  # the path's length in one byte
+    return (*key, packed[1 : 1 + packed[0]].decode(), packed[1 + packed[0] :], hashes)
 
 
 def _sql(url: str, statement: str, params: list[tuple[Any, ...]] | None = None) -> list[tuple[Any, ...]]:

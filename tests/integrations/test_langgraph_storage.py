@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import zlib
 from typing import Any
 
 import pytest
@@ -14,7 +15,7 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from ratchet.errors import CorruptRecord
 from ratchet.integrations.langgraph import RatchetSaver
-from ratchet.integrations.langgraph._packing import unpack
+from ratchet.integrations.langgraph._packing import _DICTIONARY_1, unpack
 from ratchet.records import LangGraphValue
 from ratchet.store import StateStore
 
@@ -210,12 +211,75 @@ async def test_values_and_checkpoints_are_stored_compressed_when_that_is_shorter
     stored = {value.hash: value for value in await store.get_langgraph_values("t1", hashes.values())}
     serialized = saver.serde.dumps_typed(document)
     doc = stored[hashes["doc"]]
-    assert doc.type == "zlib1+" + serialized[0]
+    assert doc.type == "z" and serialized[0] == "msgpack"  # raw deflate: the short tag of msgpack
     assert len(doc.body) < len(serialized[1]) / 4
     assert "tiny" not in hashes  # too small for a row: in the checkpoint's body
     body = saver.serde.loads_typed(unpack(row.type, row.body))
     assert body["channel_values"] == {"tiny": tiny}
     assert "id" not in body
+
+    found = await RatchetSaver(store).aget_tuple(config)
+    assert found is not None
+    assert found.checkpoint == checkpoint
+
+
+async def test_rows_stored_before_the_fifth_pass_under_zlib1_still_read(
+    store: StateStore, store_url: str
+) -> None:
+    saver = RatchetSaver(store)
+    document = {"content": "a report of the step, " * 40}
+    config: RunnableConfig = {"configurable": {"thread_id": "t1", "checkpoint_ns": ""}}
+    checkpoint = checkpoint_of({"doc": document}, {"doc": 1})
+    config = await saver.aput(config, checkpoint, {"step": 1}, {"doc": 1})
+    row = await store.get_langgraph_checkpoint("t1", "", checkpoint["id"])
+    assert row is not None
+    values = await store.get_langgraph_values("t1", row.value_hashes().values())
+    assert {value.type for value in values} == {"z"} and row.type == "z"
+
+    def zlib1(type_: str, body: bytes) -> tuple[str, bytes]:  # as the second to fourth passes stored it
+        type_, body = unpack(type_, body)
+        compressor = zlib.compressobj(6, zdict=_DICTIONARY_1)
+        return "zlib1+" + type_, compressor.compress(body) + compressor.flush()
+
+    if store_url.startswith("memory://"):
+        ops = store._ops  # type: ignore[attr-defined]
+        for value in values:
+            type_, body = zlib1(value.type, value.body)
+            ops.lg_values["t1"][value.hash] = dataclasses.replace(value, type=type_, body=body)
+        [(key, stored)] = ops.lg_checkpoints["t1"].items()
+        type_, body = zlib1(stored.type, stored.body)
+        ops.lg_checkpoints["t1"][key] = dataclasses.replace(stored, type=type_, body=body)
+    else:
+        for value in values:
+            statement = "UPDATE langgraph_values SET type = ?, body = ? WHERE hash = ?"
+            run_sql(store_url, statement, *zlib1(value.type, value.body), value.hash)
+        run_sql(store_url, "UPDATE langgraph_checkpoints SET type = ?, body = ?", *zlib1(row.type, row.body))
+
+    found = await RatchetSaver(store).aget_tuple(config)
+    assert found is not None
+    assert found.checkpoint == checkpoint
+
+
+@pytest.mark.parametrize(
+    "ts",
+    [
+        "2026-11-29T22:03:33.178049+00:00",  # LangGraph's: stored as microseconds
+        "2026-11-29T22:03:33+00:00",
+        "2026-11-29T22:03:33.000000+00:00",  # not what isoformat gives back: kept as text
+        "2026-11-29T23:03:33.178049+01:00",
+        "2026-11-29T22:03:33.178049",
+        "not a time",
+    ],
+)
+async def test_a_checkpoint_s_ts_reads_back_as_the_same_text(store: StateStore, ts: str) -> None:
+    saver = RatchetSaver(store)
+    checkpoint = checkpoint_of({"doc": "d"}, {"doc": 1})
+    checkpoint["ts"] = ts
+    config = await saver.aput(config_of("t1"), checkpoint, {"step": 1}, {"doc": 1})
+    row = await store.get_langgraph_checkpoint("t1", "", checkpoint["id"])
+    assert row is not None
+    stored = saver.serde.loads_typed(unpack(row.type, row.body))["ts"]
+    assert isinstance(stored, int) == (ts == "2026-11-29T22:03:33.178049+00:00" or ts.endswith(":33+00:00"))
 
     found = await RatchetSaver(store).aget_tuple(config)
     assert found is not None
@@ -431,6 +495,35 @@ async def test_a_message_is_stored_once_for_its_pending_write_and_the_list_it_ex
     assert named is not None
     writes = await store.list_langgraph_writes("t1", "", [configs[-1]["configurable"]["checkpoint_id"]])
     assert [w.value_hash for w in writes if w.channel == "messages"] == [named.value_hashes()["messages"]]
+
+
+async def test_a_step_s_metadata_task_path_and_writes_are_stored_deflated_and_read_back(
+    store: StateStore, store_url: str
+) -> None:
+    saver = RatchetSaver(store)
+    configs = await append_steps(saver, "t1", 2)
+    path = "~__pregel_pull, agent"
+    await saver.aput_writes(configs[-1], [("messages", [message(3)]), ("step", 3)], "task-3", path)
+    await saver.aput_writes(configs[-1], [("__error__", "boom")], "task-3", path)  # merged, rewritten
+
+    found = await saver.aget_tuple(configs[-1])
+    assert found is not None
+    assert found.metadata["step"] == 2
+    assert found.pending_writes == [  # LangGraph's order: the special index (-1) first
+        ("task-3", "__error__", "boom"),
+        ("task-3", "messages", [message(3)]),
+        ("task-3", "step", 3),
+    ]
+    writes = await store.list_langgraph_writes("t1", "", [configs[-1]["configurable"]["checkpoint_id"]])
+    assert {write.task_path for write in writes} == {path}
+    if store_url.startswith("memory://"):
+        return
+    [(metadata, task_path, blob)] = run_sql(
+        store_url,
+        "SELECT metadata, task_path, task_writes FROM langgraph_checkpoints WHERE task_id IS NOT NULL",
+    )
+    assert bytes(metadata)[:1] == bytes(blob)[:1] == b"\xff"  # langgraph_deflate's mark
+    assert task_path == ""  # inside the deflated writes
 
 
 async def test_a_message_a_saver_did_not_see_coming_is_still_stored_once(

@@ -15,15 +15,28 @@ says how to read it and rows stored uncompressed read the same.
 The dictionary is part of the stored format: ``zlib1`` rows are read with
 exactly these bytes, forever. A better dictionary is ``_DICTIONARY_2`` under
 a ``zlib2+`` tag, the first kept to read old rows.
+
+Since the fifth pass the bytes are raw deflate with the same dictionary, without
+zlib's 2-byte header and 4-byte checksum, and the tag is short, as it is in every
+value row and checkpoint row: ``z`` for the serializer's ``msgpack`` (nearly every
+value), ``z+`` before any other tag. Rows tagged ``zlib1+`` still read.
 """
 
 from __future__ import annotations
 
 import zlib
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
-__all__ = ["pack", "unpack"]
+__all__ = ["pack", "read_ts", "stored_ts", "unpack"]
 
-_PREFIX = "zlib1+"
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+
+_PREFIX = "z+"  # raw deflate, _DICTIONARY_1
+_MSGPACK = "z"  # the same, of the serializer's "msgpack"
+_ZLIB_1 = "zlib1+"  # zlib (header and checksum), _DICTIONARY_1: rows stored before the fifth pass
+_RAW = -15  # zlib's wbits for raw deflate with a 32 KB window
 _SMALLEST = 64  # below this, zlib's header and the tag cost about what it could save
 
 _DICTIONARY_1 = (
@@ -61,16 +74,45 @@ def pack(dumped: tuple[str, bytes]) -> tuple[str, bytes]:
     type_, body = dumped
     if len(body) < _SMALLEST:
         return dumped
-    compressor = zlib.compressobj(6, zdict=_DICTIONARY_1)
+    compressor = zlib.compressobj(6, zlib.DEFLATED, _RAW, zdict=_DICTIONARY_1)
     packed = compressor.compress(body) + compressor.flush()
     if len(packed) + len(_PREFIX) >= len(body):
         return dumped
-    return _PREFIX + type_, packed
+    return _MSGPACK if type_ == "msgpack" else _PREFIX + type_, packed
 
 
 def unpack(type_: str, body: bytes) -> tuple[str, bytes]:
     """The serializer's type tag and bytes of a stored type tag and bytes."""
+    if type_ == _MSGPACK:
+        return "msgpack", _inflate(body, _RAW)
     if type_.startswith(_PREFIX):
-        decompressor = zlib.decompressobj(zdict=_DICTIONARY_1)
-        return type_[len(_PREFIX) :], decompressor.decompress(body) + decompressor.flush()
+        return type_[len(_PREFIX) :], _inflate(body, _RAW)
+    if type_.startswith(_ZLIB_1):
+        return type_[len(_ZLIB_1) :], _inflate(body, zlib.MAX_WBITS)
     return type_, body
+
+
+def _inflate(body: bytes, wbits: int) -> bytes:
+    decompressor = zlib.decompressobj(wbits, zdict=_DICTIONARY_1)
+    return decompressor.decompress(body) + decompressor.flush()
+
+
+def stored_ts(ts: Any) -> Any:
+    """A checkpoint's ``ts`` as stored: microseconds since 1970 when they read back as the same text."""
+    if not isinstance(ts, str):
+        return ts
+    try:
+        when = datetime.fromisoformat(ts)
+    except ValueError:
+        return ts
+    if when.tzinfo is None:
+        return ts
+    micros = (when - _EPOCH) // _MICROSECOND
+    return micros if read_ts(micros) == ts else ts
+
+
+def read_ts(stored: Any) -> Any:
+    """A checkpoint's ``ts`` as LangGraph made it, from what `stored_ts` stored."""
+    if isinstance(stored, int):
+        return (_EPOCH + stored * _MICROSECOND).isoformat()
+    return stored

@@ -38,7 +38,7 @@ from ...store import StateStore, open_store
 from ...store.ops import StoreOps
 from ._bridge import LoopBridge
 from ._fence import ThreadFence
-from ._packing import pack, unpack
+from ._packing import pack, read_ts, stored_ts, unpack
 from ._thread_tasks import ThreadTasks
 from ._values import SHARED, ChannelValues
 
@@ -201,6 +201,8 @@ class RatchetSaver(BaseCheckpointSaver[Any]):  # versions: int, or str on a thre
         for row in rows:
             checkpoint: Checkpoint = self.serde.loads_typed(unpack(row.type, row.body))
             checkpoint["id"] = row.checkpoint_id  # the row's key, not stored twice in the body
+            if "ts" in checkpoint:
+                checkpoint["ts"] = read_ts(checkpoint["ts"])
             inline = checkpoint.get("channel_values") or {}  # the small values (none in older rows)
             versions = checkpoint["channel_versions"]
             where = f"checkpoint {row.checkpoint_id} of thread {row.thread_id!r}"
@@ -278,6 +280,8 @@ class RatchetSaver(BaseCheckpointSaver[Any]):  # versions: int, or str on a thre
         thread_id, ns, parent_id = _where(config)
         # Without its id (the row's key) and its values but the small ones (the others stored by hash).
         body = {key: value for key, value in checkpoint.items() if key not in ("channel_values", "id")}
+        if "ts" in body:
+            body["ts"] = stored_ts(body["ts"])
         described = get_serializable_checkpoint_metadata(config, metadata)
         run_id = described.get("run_id")
         for attempt in (1, 2):

@@ -12,6 +12,7 @@ one task, most often) puts its writes in the checkpoint's row (``task_id``,
 a checkpoint not stored, are a row of ``langgraph_writes``. A task's writes
 are in one place or the other, never both: the row is taken only by a task
 with no row in ``langgraph_writes``.
+The metadata is stored as bytes, deflated when that is shorter (langgraph_deflate.py).
 After checkpoints are deleted, one statement per thread drops the values that
 no remaining checkpoint of the thread reaches (``collect_langgraph_values``).
 """
@@ -26,6 +27,7 @@ from ...errors import ConflictError
 from ...records import LangGraphCheckpoint, LangGraphValue, LangGraphWrite
 from ..ops.langgraph import LangGraphOps
 from .driver import Driver, Row
+from .langgraph_deflate import METADATA, deflate, inflate
 from .langgraph_ids import id_key, id_text
 from .langgraph_write_rows import merge_writes, pack_writes, unpack_writes
 
@@ -35,8 +37,10 @@ __all__ = ["SqlLangGraph"]
 def _checkpoint(row: Row) -> LangGraphCheckpoint:
     thread_id, ns, checkpoint_id, parent_id, run_id, type_, body, metadata, values = row
     parent = None if parent_id is None else id_text(bytes(parent_id))
+    # Text in SQLite rows stored before the fifth pass; bytes, deflated or not, since.
+    described = metadata if isinstance(metadata, str) else inflate(bytes(metadata), METADATA).decode()
     return LangGraphCheckpoint(
-        thread_id, ns, id_text(bytes(checkpoint_id)), parent, run_id, type_, bytes(body), metadata, values
+        thread_id, ns, id_text(bytes(checkpoint_id)), parent, run_id, type_, bytes(body), described, values
     )
 
 
@@ -83,7 +87,7 @@ class SqlLangGraph(LangGraphOps):
                 "run_id": checkpoint.run_id,
                 "type": checkpoint.type,
                 "body": checkpoint.body,
-                "metadata": checkpoint.metadata,
+                "metadata": deflate(checkpoint.metadata.encode(), METADATA),
                 "values": checkpoint.values,
             },
         )
@@ -140,8 +144,8 @@ class SqlLangGraph(LangGraphOps):
                 "task_id": id_key(task_id),
             }
             merged = merge_writes([], new)
-            packed, hashes = pack_writes(merged)
-            row = {**key, "task_path": merged[-1].task_path, "writes": packed, "value_hashes": hashes}
+            path, packed, hashes = pack_writes(merged, merged[-1].task_path)
+            row = {**key, "task_path": path, "writes": packed, "value_hashes": hashes}
             if await self._d.execute("claim_langgraph_checkpoint_writes", row):
                 continue  # in the checkpoint's row
             # The task wrote in the checkpoint's row before: that, locked; else its own row.
@@ -160,8 +164,8 @@ class SqlLangGraph(LangGraphOps):
             if merged == old:
                 continue
             replaced = any(write.idx < 0 for write in new)
-            packed, hashes = pack_writes(merged)
-            path = new[-1].task_path if replaced else task_path
+            kept = old[0].task_path if old else task_path
+            path, packed, hashes = pack_writes(merged, new[-1].task_path if replaced else kept)
             await self._d.execute(
                 f"update_langgraph_{where}_writes",
                 {**key, "task_path": path, "writes": packed, "value_hashes": hashes},

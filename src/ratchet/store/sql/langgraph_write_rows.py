@@ -13,15 +13,22 @@ Each write in the blob: its index (zigzag varint), its channel and the
 serializer's type tag (varint length, UTF-8), then either a 0 byte and the
 value's bytes (varint length first), or a 1 byte: the value is the thread's
 value named by the next hash of the array.
+
+Stored, the task's path (varint length, UTF-8) and the packed writes are
+deflated together (langgraph_deflate.py) when that is shorter, and the row's
+``task_path`` column is then empty: a row stored before, or one that did not
+compress, has its path in the column and its writes packed as they are.
 """
 
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import Iterable, Sequence
 
 from ...errors import CorruptRecord
 from ...records import LangGraphWrite
+from .langgraph_deflate import WRITES, deflate, deflated, inflate
 
 __all__ = ["merge_writes", "pack_writes", "unpack_writes"]
 
@@ -36,8 +43,9 @@ def merge_writes(stored: Sequence[LangGraphWrite], new: Iterable[LangGraphWrite]
     return list(merged.values())
 
 
-def pack_writes(writes: Sequence[LangGraphWrite]) -> tuple[bytes, str | None]:
-    """The blob and the JSON array of value hashes (None: no write names one) of one task's writes."""
+def pack_writes(writes: Sequence[LangGraphWrite], task_path: str) -> tuple[str, bytes, str | None]:
+    """The task path column, the blob and the JSON array of value hashes (None: no write names one) of
+    one task's writes."""
     out = bytearray()
     hashes: list[str] = []
     for write in writes:
@@ -53,7 +61,14 @@ def pack_writes(writes: Sequence[LangGraphWrite]) -> tuple[bytes, str | None]:
             out.append(0)
             _varint(out, len(write.value))
             out += write.value
-    return bytes(out), json.dumps(hashes, separators=(",", ":")) if hashes else None
+    names = json.dumps(hashes, separators=(",", ":")) if hashes else None
+    path = bytearray()
+    _varint(path, len(task_path.encode()))
+    path += task_path.encode()
+    stored = deflate(bytes(path + out), WRITES)
+    if len(stored) < len(out):
+        return "", stored, names
+    return task_path, bytes(out), names
 
 
 def unpack_writes(
@@ -64,6 +79,11 @@ def unpack_writes(
     writes = []
     at, taken = 0, 0
     try:
+        if deflated(blob):  # deflated, with the task's path first
+            blob = inflate(blob, WRITES)
+            size, at = _read_varint(blob, 0)
+            task_path = blob[at : at + size].decode()
+            at += size
         while at < len(blob):
             zigzag, at = _read_varint(blob, at)
             texts = []
@@ -96,7 +116,7 @@ def unpack_writes(
                     value_hash,
                 )
             )
-    except (IndexError, UnicodeDecodeError) as exc:
+    except (IndexError, UnicodeDecodeError, zlib.error) as exc:
         what = f"writes of task {task_id} on checkpoint {checkpoint_id}"
         raise CorruptRecord(
             what, "langgraph_writes", (thread_id, ns, checkpoint_id, task_id), str(exc)

@@ -257,7 +257,7 @@ CREATE TABLE langgraph_checkpoints (
     run_id          TEXT,
     type            TEXT NOT NULL,
     body            BYTEA NOT NULL,
-    metadata        TEXT NOT NULL,
+    metadata        BYTEA NOT NULL,
     channel_values  TEXT NOT NULL,
     task_id         BYTEA,
     task_path       TEXT,

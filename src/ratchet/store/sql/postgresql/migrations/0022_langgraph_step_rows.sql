@@ -4,11 +4,13 @@
 -- own. The writes of any other task on it, or of a checkpoint not stored (yet), stay in
 -- langgraph_writes. write_hashes is what value_hashes is to a langgraph_writes row.
 -- Stored rows move: each checkpoint takes the writes of its task that sorts first.
+-- A checkpoint's metadata is bytes: deflated JSON, or JSON as it was (store/sql/langgraph_deflate.py).
 
 ALTER TABLE langgraph_checkpoints ADD COLUMN task_id BYTEA;
 ALTER TABLE langgraph_checkpoints ADD COLUMN task_path TEXT;
 ALTER TABLE langgraph_checkpoints ADD COLUMN task_writes BYTEA;
 ALTER TABLE langgraph_checkpoints ADD COLUMN write_hashes TEXT;
+ALTER TABLE langgraph_checkpoints ALTER COLUMN metadata TYPE BYTEA USING convert_to(metadata, 'UTF8');
 
 UPDATE langgraph_checkpoints c SET
     task_id = w.task_id, task_path = w.task_path, task_writes = w.writes, write_hashes = w.value_hashes

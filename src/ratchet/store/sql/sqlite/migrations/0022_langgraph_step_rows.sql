@@ -4,6 +4,8 @@
 -- own. The writes of any other task on it, or of a checkpoint not stored (yet), stay in
 -- langgraph_writes. write_hashes is what value_hashes is to a langgraph_writes row.
 -- Stored rows move: each checkpoint takes the writes of its task that sorts first.
+-- Since then a checkpoint's metadata is stored as a BLOB in its TEXT column: deflated JSON, or JSON as
+-- it was (store/sql/langgraph_deflate.py); rows stored before keep their text and read as they are.
 
 ALTER TABLE langgraph_checkpoints ADD COLUMN task_id BLOB;
 ALTER TABLE langgraph_checkpoints ADD COLUMN task_path TEXT;
