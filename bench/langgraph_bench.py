@@ -21,10 +21,16 @@ change of the machine's load touches them all; figures are medians.
   node's run and its checkpoint's write), the median over the last 10 % of
   steps against the first 10 % (a median, as a step slowed by other work on
   a shared machine is noise, not growth). Target for RatchetSaver: <= 1.5x.
+- ``--by-table``: then, for RatchetSaver, where its bytes went: each
+  LangGraph table and index's growth a step (SQLite's ``dbstat``;
+  PostgreSQL's ``pg_relation_size`` of a table's rows, the rest of its forks
+  and its TOAST beside them, and each index whole), the store's other tables
+  together (the thread's task). The figures a change to the layout is
+  measured by, each table and index alone.
 
 Needs ``pip install -e '.[langgraph,bench]'``.
 
-Run: ``python bench/langgraph_bench.py [--steps 2000] [--runs 3] [--savers ratchet-sqlite,...]``
+Run: ``python bench/langgraph_bench.py [--steps 2000] [--runs 3] [--savers ratchet-sqlite,...] [--by-table]``
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ import json
 import operator
 import os
 import random
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -65,6 +72,48 @@ def message(step: int) -> str:
 
 
 # --------------------------------------------------------------------------- one run, in its own process
+
+_PG_RELATIONS = (
+    # A table's rows (its main fork), then its other forks (free-space and visibility maps) and TOAST;
+    # an index whole. Together they are `stored_bytes`' sum.
+    "SELECT c.relname,"
+    " CASE WHEN c.relkind = 'i' THEN pg_total_relation_size(c.oid) ELSE pg_relation_size(c.oid) END,"
+    " CASE WHEN c.relkind = 'i' THEN 0"
+    " ELSE pg_total_relation_size(c.oid) - pg_indexes_size(c.oid) - pg_relation_size(c.oid) END"
+    " FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+    " WHERE c.relkind IN ('r', 'p', 'm', 'i')"
+    " AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_toast%'"
+)
+
+
+def relation_bytes(where: str) -> dict[str, int]:
+    """The bytes of each table and index of a store (after `stored_bytes`, which checkpoints SQLite's WAL)."""
+    sizes: dict[str, int] = {}
+    if where.startswith("postgresql://"):
+        import psycopg
+
+        with psycopg.connect(where) as server:
+            for name, main, rest in server.execute(_PG_RELATIONS).fetchall():
+                sizes[name] = int(main)
+                if rest:
+                    sizes[f"{name} (maps, TOAST)"] = int(rest)
+        return sizes
+    conn = sqlite3.connect(where)
+    try:
+        for name, size in conn.execute("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name"):
+            sizes[name] = int(size)
+    finally:
+        conn.close()
+    return sizes
+
+
+def _growth(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
+    """Each relation's growth: LangGraph's each by name, the store's others together."""
+    grown: dict[str, int] = {}
+    for name in sorted(before.keys() | after.keys()):
+        key = name if "langgraph" in name else "the store's other tables"
+        grown[key] = grown.get(key, 0) + after.get(name, 0) - before.get(name, 0)
+    return grown
 
 
 class State(TypedDict):
@@ -108,6 +157,7 @@ def child(saver: str, url: str, steps: int) -> dict[str, Any]:
     with open_saver(saver, url) as checkpointer:  # the schema first: the bytes' starting point
         pass
     before = stored_bytes(where)
+    relations = relation_bytes(where) if saver.startswith("ratchet") else {}
     config: Any = {"configurable": {"thread_id": THREAD}, "recursion_limit": steps + 10}
     with open_saver(saver, url) as checkpointer:
         graph = builder.compile(checkpointer=checkpointer)
@@ -120,8 +170,10 @@ def child(saver: str, url: str, steps: int) -> dict[str, Any]:
     # From the first step's update on: the input's checkpoint and the graph's start are not a step.
     gaps = [later - earlier for earlier, later in itertools.pairwise(stamps[1:])]
     tenth = max(1, len(gaps) // 10)
+    grown = stored_bytes(where) - before
     return {
-        "bytes": stored_bytes(where) - before,
+        "bytes": grown,
+        "relations": _growth(relations, relation_bytes(where)) if relations else {},
         "payload": sum(len(message(step).encode()) for step in range(steps)),
         "first": statistics.median(gaps[:tenth]),
         "last": statistics.median(gaps[-tenth:]),
@@ -186,6 +238,26 @@ def table(measured: dict[str, list[dict[str, Any]]], failures: dict[str, str]) -
     return lines
 
 
+def by_table(measured: dict[str, list[dict[str, Any]]], steps: int) -> list[str]:
+    """Where RatchetSaver's bytes went: each relation's growth a step, the median of the runs."""
+    ours = [saver for saver, runs in measured.items() if saver.startswith("ratchet") and runs]
+    names = sorted({name for saver in ours for run in measured[saver] for name in run["relations"]})
+    lines = [
+        "| bytes a step | " + " | ".join(saver.removeprefix("ratchet-") for saver in ours) + " |",
+        "|---|" + "---|" * len(ours),
+    ]
+    for name in [*names, "total"]:
+        if name != "total" and not any(r["relations"].get(name) for saver in ours for r in measured[saver]):
+            continue  # grew in no run
+        cells = []
+        for saver in ours:
+            runs = measured[saver]
+            grown = [r["bytes"] if name == "total" else r["relations"].get(name, 0) for r in runs]
+            cells.append(f"{statistics.median(grown) / steps:,.1f}")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def main() -> None:
     if len(sys.argv) == 5 and sys.argv[1] == "--child":
         print(json.dumps(child(sys.argv[2], sys.argv[3], int(sys.argv[4]))), flush=True)
@@ -194,6 +266,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=2000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--savers", default=",".join(SAVERS), help=",".join(SAVERS))
+    parser.add_argument("--by-table", action="store_true", help="RatchetSaver's bytes by table and index")
     args = parser.parse_args()
     savers = [name for name in args.savers.split(",") if name]
     unknown = set(savers) - set(SAVERS)
@@ -239,6 +312,9 @@ def main() -> None:
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"load average {load} at the end; medians of the runs\n")
     print("\n".join(table(measured, failures)))
+    if args.by_table:
+        print(f"\nRatchetSaver's growth by table and index, a step ({args.steps} steps)\n")
+        print("\n".join(by_table(measured, args.steps)))
 
 
 if __name__ == "__main__":
