@@ -17,9 +17,9 @@ import pytest
 from ratchet import Runtime, TaskStatus
 from ratchet.store import StateStore
 
-from ..helpers.loopback import LoopbackServer, closed_port
+from ..helpers.loopback import LoopbackServer, chat_completion, closed_port
 from .support import make_agent, model_ops, run_agent
-from .test_openai_agent import ACT_AND_VERIFY, PLAN, completion
+from .test_openai_agent import ACT_AND_VERIFY, PLAN
 
 
 @pytest.fixture
@@ -61,7 +61,7 @@ base_url = "{right.url}/v1"
     )
     monkeypatch.setenv("LEFT_KEY", "sk-left")
     for server in servers:
-        server.answer(completion(json.dumps(PLAN)), *ACT_AND_VERIFY)
+        server.answer(chat_completion(json.dumps(PLAN)), *ACT_AND_VERIFY)
     rt = Runtime(store)
 
     first, second = await asyncio.gather(
@@ -114,7 +114,7 @@ async def test_an_agent_task_completes_through_litellm_at_a_named_endpoint(
         f'[endpoints.lite]\nprovider = "litellm"\nbase_url = "{server.url}/v1"\napi_key_env = "LITE_KEY"\n',
     )
     monkeypatch.setenv("LITE_KEY", "sk-lite")
-    server.answer(completion(json.dumps(PLAN)), *ACT_AND_VERIFY)
+    server.answer(chat_completion(json.dumps(PLAN)), *ACT_AND_VERIFY)
 
     task = await run_agent(Runtime(store), make_agent("lite:openai/model-c"))
 

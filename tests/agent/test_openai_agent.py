@@ -14,7 +14,7 @@ from ratchet.agent.spec import AgentSpec
 from ratchet.store import StateStore
 
 from ..helpers.ledger import Ledger
-from ..helpers.loopback import LoopbackServer, Reply
+from ..helpers.loopback import LoopbackServer, Reply, chat_completion
 from .support import event_kinds, events_of, make_agent, model_ops, run_agent
 
 PLAN = {
@@ -30,33 +30,14 @@ PLAN = {
 }
 
 
-def completion(content: str | None = None, tool_calls: list[dict[str, Any]] | None = None) -> Reply:
-    """A chat-completions answer as OpenAI's API writes it."""
-    message: dict[str, Any] = {"role": "assistant", "content": content}
-    if tool_calls:
-        message["tool_calls"] = tool_calls
-    return Reply(
-        {
-            "id": "chatcmpl-1",
-            "object": "chat.completion",
-            "created": 1_700_000_000,
-            "model": "some-model",
-            "choices": [
-                {"index": 0, "message": message, "finish_reason": "tool_calls" if tool_calls else "stop"}
-            ],
-            "usage": {"prompt_tokens": 20, "completion_tokens": 10, "total_tokens": 30},
-        }
-    )
-
-
 def tool_call(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
 
 
 ACT_AND_VERIFY = (
-    completion(None, [tool_call("call_a", "check_status", {"service": "X"})]),
-    completion("X is degraded"),
-    completion(json.dumps({"passed": True, "reason": "status read"})),
+    chat_completion(None, [tool_call("call_a", "check_status", {"service": "X"})]),
+    chat_completion("X is degraded"),
+    chat_completion(json.dumps({"passed": True, "reason": "status read"})),
 )
 
 
@@ -73,7 +54,7 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[LoopbackServer]:
 async def test_an_agent_task_completes_against_an_openai_compatible_server(
     store: StateStore, server: LoopbackServer, tools_ledger: Ledger
 ) -> None:
-    server.answer(completion(json.dumps(PLAN)), *ACT_AND_VERIFY)
+    server.answer(chat_completion(json.dumps(PLAN)), *ACT_AND_VERIFY)
     task = await run_agent(Runtime(store), make_agent("openai:some-model"))
 
     assert task.status is TaskStatus.COMPLETED, task.error
@@ -110,8 +91,8 @@ async def test_a_malformed_json_plan_is_repaired_once_and_the_task_completes(
     store: StateStore, server: LoopbackServer
 ) -> None:
     server.answer(
-        completion('{"goal": "X is fast again", "steps": [{"step_name": '),
-        completion(json.dumps(PLAN)),
+        chat_completion('{"goal": "X is fast again", "steps": [{"step_name": '),
+        chat_completion(json.dumps(PLAN)),
         *ACT_AND_VERIFY,
     )
     task = await run_agent(Runtime(store), make_agent("openai:some-model"))
@@ -133,7 +114,7 @@ async def test_a_server_that_takes_only_json_object_with_a_schema_plans_with_it(
 ) -> None:
     # llama-cpp-python's server refuses json_schema (FastAPI's 422) and takes the schema in json_object.
     refusal = {"detail": [{"loc": ["body", "response_format", "type"], "msg": "Input should be 'text'"}]}
-    server.answer(Reply(refusal, status=422), completion(json.dumps(PLAN)), *ACT_AND_VERIFY)
+    server.answer(Reply(refusal, status=422), chat_completion(json.dumps(PLAN)), *ACT_AND_VERIFY)
     task = await run_agent(Runtime(store), make_agent("openai:some-model"))
 
     assert task.status is TaskStatus.COMPLETED, task.error
@@ -160,7 +141,7 @@ async def test_a_server_refusing_json_schema_with_a_500_still_plans(
             "code": None,
         }
     }
-    server.answer(Reply(refusal, status=500), completion(json.dumps(PLAN)), *ACT_AND_VERIFY)
+    server.answer(Reply(refusal, status=500), chat_completion(json.dumps(PLAN)), *ACT_AND_VERIFY)
     task = await run_agent(Runtime(store), make_agent("openai:model-behind-a-500"))
 
     assert task.status is TaskStatus.COMPLETED, task.error
@@ -176,7 +157,7 @@ async def test_a_500_naming_no_parameter_is_retried_per_policy(
     store: StateStore, server: LoopbackServer
 ) -> None:
     outage = Reply({"error": {"message": "the model is loading"}}, status=500, headers={"retry-after": "0"})
-    server.answer(outage, completion(json.dumps(PLAN)), *ACT_AND_VERIFY)
+    server.answer(outage, chat_completion(json.dumps(PLAN)), *ACT_AND_VERIFY)
     task = await run_agent(Runtime(store), make_agent("openai:model-loading"))
 
     assert task.status is TaskStatus.COMPLETED, task.error
@@ -190,7 +171,7 @@ async def test_a_500_naming_no_parameter_is_retried_per_policy(
 async def test_the_agent_s_model_settings_go_with_every_request_and_into_the_journal(
     store: StateStore, server: LoopbackServer
 ) -> None:
-    server.answer(completion(json.dumps(PLAN)), *ACT_AND_VERIFY)
+    server.answer(chat_completion(json.dumps(PLAN)), *ACT_AND_VERIFY)
     agent = make_agent("openai:some-model")
     agent.spec = agent.spec.model_copy(
         update={"model_settings": ModelSettings(temperature=0.1, max_output_tokens=500, seed=9)}
@@ -209,7 +190,7 @@ async def test_the_agent_s_model_settings_go_with_every_request_and_into_the_jou
 
 
 async def test_an_agent_without_model_settings_sends_none(store: StateStore, server: LoopbackServer) -> None:
-    server.answer(completion(json.dumps(PLAN)), *ACT_AND_VERIFY)
+    server.answer(chat_completion(json.dumps(PLAN)), *ACT_AND_VERIFY)
     task = await run_agent(Runtime(store), make_agent("openai:some-model"))
 
     assert task.status is TaskStatus.COMPLETED, task.error

@@ -21,32 +21,16 @@ from ratchet.providers import Usage
 
 from ..agent.test_openai_agent import PLAN
 from ..helpers.cli import RunRatchet, assert_one_line_error, ratchet_env
-from ..helpers.loopback import LoopbackServer, Reply
+from ..helpers.loopback import LoopbackServer, chat_completion
 
 USAGE = {"prompt_tokens": 1000, "completion_tokens": 500}
 
 
-def _answer(content: str | None = None, tool_calls: list[dict[str, Any]] | None = None) -> Reply:
-    message: dict[str, Any] = {"role": "assistant", "content": content}
-    if tool_calls:
-        message["tool_calls"] = tool_calls
-    return Reply(
-        {
-            "id": "chatcmpl-1",
-            "object": "chat.completion",
-            "created": 1_700_000_000,
-            "model": "gpt-4o",
-            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-            "usage": {**USAGE, "total_tokens": 1500},
-        }
-    )
-
-
 def _a_whole_run(server: LoopbackServer) -> None:
     server.answer(
-        _answer(json.dumps(PLAN)),
-        _answer("X is degraded"),
-        _answer(json.dumps({"passed": True, "reason": "status read"})),
+        chat_completion(json.dumps(PLAN), model="gpt-4o", usage=USAGE),
+        chat_completion("X is degraded", model="gpt-4o", usage=USAGE),
+        chat_completion(json.dumps({"passed": True, "reason": "status read"}), model="gpt-4o", usage=USAGE),
     )
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -13,7 +12,7 @@ from ratchet import ModelSettings
 from ratchet.agent.spec import AgentSpec
 
 from ..helpers.cli import RunRatchet, assert_one_line_error, ratchet_env
-from ..helpers.loopback import LoopbackServer, Reply
+from ..helpers.loopback import LoopbackServer, chat_completion
 from .task_support import stored_task
 
 HELPERS = Path(__file__).resolve().parents[1] / "helpers"
@@ -45,22 +44,6 @@ def test_submit_records_the_settings_in_the_agent_spec(run_ratchet: RunRatchet, 
     )
 
 
-def completion(content: str | None = None, tool_calls: list[dict[str, Any]] | None = None) -> Reply:
-    message: dict[str, Any] = {"role": "assistant", "content": content}
-    if tool_calls:
-        message["tool_calls"] = tool_calls
-    return Reply(
-        {
-            "id": "chatcmpl-1",
-            "object": "chat.completion",
-            "created": 1_700_000_000,
-            "model": "local-model",
-            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 20, "completion_tokens": 10, "total_tokens": 30},
-        }
-    )
-
-
 PLAN = {
     "goal": "say hello",
     "steps": [
@@ -76,7 +59,10 @@ PLAN = {
 
 def test_run_sends_the_settings_with_every_request(run_ratchet: RunRatchet, url: str) -> None:
     with LoopbackServer() as server:
-        server.answer(completion(json.dumps(PLAN)), completion("hello"))
+        server.answer(
+            chat_completion(json.dumps(PLAN), model="local-model"),
+            chat_completion("hello", model="local-model"),
+        )
         done = run_ratchet(
             "run", "say hello", "--model", "openai:local-model", *SETTINGS, "--json", "--store", url,
             env=local_server_env(f"{server.url}/v1"),

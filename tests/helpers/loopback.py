@@ -48,6 +48,32 @@ class Reply:
 GATE_WAIT = 10.0
 
 
+def chat_completion(
+    content: str | None = None,
+    tool_calls: list[dict[str, Any]] | None = None,
+    *,
+    model: str = "some-model",
+    usage: dict[str, int] | None = None,
+) -> Reply:
+    """A chat-completions answer as OpenAI's API writes it (20 and 10 tokens unless `usage` says)."""
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if tool_calls:
+        message["tool_calls"] = tool_calls
+    counts = usage or {"prompt_tokens": 20, "completion_tokens": 10}
+    return Reply(
+        {
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "created": 1_700_000_000,
+            "model": model,
+            "choices": [
+                {"index": 0, "message": message, "finish_reason": "tool_calls" if tool_calls else "stop"}
+            ],
+            "usage": {**counts, "total_tokens": sum(counts.values())},
+        }
+    )
+
+
 def sse(data: Any, event: str | None = None) -> str:
     """One server-sent event: `data` as JSON (a string as it is), under an event name if given."""
     text = data if isinstance(data, str) else json.dumps(data)

@@ -13,9 +13,8 @@ from ratchet.records import TaskStatus
 from ratchet.runtime import Runtime
 from ratchet.store import StateStore
 
-from ..agent.test_openai_agent import completion
 from ..engine.flows import Crash
-from ..helpers.loopback import LoopbackServer
+from ..helpers.loopback import LoopbackServer, chat_completion
 from .role_flows import FLOWS
 
 
@@ -79,7 +78,7 @@ async def test_agents_on_different_providers_each_use_their_own_model(
 ) -> None:
     planner = Agent("architect", model="openai:architect-model")
     coder = Agent("coder", model=script(answers("act", "def a(): ...", "def b(): ...")))
-    server.answer(completion("modules: a, b"))
+    server.answer(chat_completion("modules: a, b"))
     rt = Runtime(store)
     inputs: dict[str, Any] = {"architect": planner.model, "coder": coder.model, "ledger": ledger}
     task_id = await rt.submit(f"{FLOWS}:two_roles", inputs)
