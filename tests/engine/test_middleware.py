@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ratchet.engine.calls.middleware import Middleware, default_chain, tool_chain
 from ratchet.records import TaskStatus
 from ratchet.runtime import Runtime
 from ratchet.store import StateStore
@@ -32,3 +33,16 @@ async def test_a_custom_middleware_sees_every_live_call_and_can_change_its_resul
     assert task.status is TaskStatus.COMPLETED
     assert task.result == {"shout": "QUIET", "answer": "hello"}
     assert len(entries(ledger, "r")) == 1
+
+
+def test_a_tool_call_passes_through_no_layer_that_would_do_nothing_for_it() -> None:
+    def layers(chain: list[Middleware]) -> list[str]:
+        return [type(layer).__name__ for layer in chain]
+
+    everything = layers(default_chain())
+    assert "LimitMiddleware" in everything and "BudgetMiddleware" in everything  # a model call's
+    unlimited = ["ObserveCalls", "EventsMiddleware", "ApprovalMiddleware", "JournalMiddleware"]
+    unlimited.append("RetryMiddleware")
+    assert layers(tool_chain(budgeted=False)) == unlimited
+    # A task with a limit checks it around each tool call too (tests/engine/test_limits.py).
+    assert layers(tool_chain(budgeted=True)) == [*unlimited[:2], "BudgetMiddleware", *unlimited[2:]]

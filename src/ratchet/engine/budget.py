@@ -58,6 +58,11 @@ class BudgetTracker:
         return first
 
     @property
+    def limited(self) -> bool:
+        """Whether the task has a limit to check (a deadline, or a limit of its budget)."""
+        return self._limited
+
+    @property
     def pressed(self) -> bool:
         """Whether a limit has been 80 % used (the task's ``budget_pressure`` flag)."""
         return self._pressure_reported

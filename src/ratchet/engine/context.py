@@ -50,7 +50,7 @@ from .budget import BudgetTracker
 from .calls import Call, TaskSuspended, WorkerStopping, step_meta
 from .calls.foreign_models import ForeignModelCalls
 from .calls.in_flight import bounded
-from .calls.middleware import Middleware, compose, default_chain, perform
+from .calls.middleware import Middleware, compose, default_chain, perform, tool_chain
 from .calls.model_calls import DEFAULT_MAX_REPAIRS, ModelCalls
 from .calls.tool_lookup import resolve_tool
 from .children import ChildTasks
@@ -110,7 +110,6 @@ class Context(
         # (when it is set depends on the clock), so it is carried over from the task.
         carried = [f for f in task.state.risk_flags if f == "budget_pressure"]
         self.state = AgentState(goal=task.goal, budget=task.budget, risk_flags=carried)
-        self.budget = BudgetTracker(task, self._report_pressure)
         self._steps = {step.index: step for step in steps}
         self._next_seq = 0
         self._step_count = 0
@@ -119,7 +118,11 @@ class Context(
         # A layer with `before_model` rewrites requests before they take a seq (compaction);
         # a callable one wraps each call in the chain. One object may be both.
         request_layers = [m for m in layers if callable(getattr(m, "before_model", None))]
-        self._chain = compose(default_chain([m for m in layers if callable(m)]), perform)
+        wrapping = [m for m in layers if callable(m)]
+        self._chain = compose(default_chain(wrapping), perform)
+        self.budget = BudgetTracker(task, self._report_pressure)
+        # A tool call's own chain, without the layers that would do nothing for it (`tool_chain`).
+        self._tool_chain = compose(tool_chain(wrapping, budgeted=self.budget.limited), perform)
         self._layer_memory: dict[int, dict[str, Any]] = {}
         self.session_id: str | None = None  # the session its tools reach (`use_session`)
         self._models = ModelCalls(
@@ -331,7 +334,7 @@ class Context(
             OperationFailed: the tool failed for good (after its retries), or
                 its arguments do not fit (it did not run).
         """
-        return await self._chain(self._tool_call(tool, args, self._take_seq()))
+        return await self._tool_chain(self._tool_call(tool, args, self._take_seq()))
 
     async def call_tools(
         self, calls: Sequence[tuple[str | Tool, dict[str, Any] | None]]
@@ -344,7 +347,7 @@ class Context(
         """
         base = self._take_seq(len(calls))
         prepared = [self._tool_call(tool, args, base + i) for i, (tool, args) in enumerate(calls)]
-        outcomes = await asyncio.gather(*(self._chain(c) for c in prepared), return_exceptions=True)
+        outcomes = await asyncio.gather(*(self._tool_chain(c) for c in prepared), return_exceptions=True)
         results: list[JsonValue | OperationFailed] = []
         for outcome in outcomes:
             if isinstance(outcome, BaseException) and not isinstance(outcome, OperationFailed):

@@ -53,6 +53,7 @@ __all__ = [
     "compose",
     "default_chain",
     "perform",
+    "tool_chain",
 ]
 
 Proceed = Callable[[Call], Awaitable[JsonValue]]
@@ -89,6 +90,21 @@ def default_chain(extra: Sequence[Middleware] = ()) -> list[Middleware]:
         JournalMiddleware(),
         RetryMiddleware(),
         LimitMiddleware(),  # around each attempt: every attempt takes a turn (limiting.py)
+    ]
+
+
+def tool_chain(extra: Sequence[Middleware] = (), *, budgeted: bool = True) -> list[Middleware]:
+    """`default_chain` as a tool call runs through it: without the layers that would do nothing for one.
+
+    Built once per task (the context's), so a call passes through no layer
+    it does not need: `LimitMiddleware` holds model calls only, and
+    `BudgetMiddleware` counts a model call's usage and checks the task's
+    limits, so a task with none (not `budgeted`) leaves it out too.
+    """
+    return [
+        layer
+        for layer in default_chain(extra)
+        if not isinstance(layer, LimitMiddleware) and (budgeted or not isinstance(layer, BudgetMiddleware))
     ]
 
 

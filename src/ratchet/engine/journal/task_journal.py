@@ -24,7 +24,7 @@ from .large_results import read_back, set_aside, stored_result
 if TYPE_CHECKING:
     from ..calls import Call
 
-__all__ = ["Journal"]
+__all__ = ["Journal", "trusted_operation"]
 
 
 class Journal:
@@ -59,21 +59,37 @@ class Journal:
             return output
         return await read_back(self.store, stored)
 
-    def _operation(self, call: Call, status: OpStatus, **fields: Any) -> Operation:
-        return Operation(
-            task_id=call.task_id,
-            seq=call.seq,
-            kind=call.kind,
-            name=call.name,
-            attempt=call.attempt,
-            idempotency_key=call.idempotency_key,
-            status=status,
-            input=call.input,
-            meta=call.meta,
-            # A call with no attempt started here (a state change, a replay's outcome) takes the
-            # moment it ends: `finished_at`, given by the caller, was read before this line runs.
-            started_at=call.started_at or fields.get("finished_at") or utcnow(),
-            **fields,
+    def _operation(
+        self,
+        call: Call,
+        status: OpStatus,
+        *,
+        output: JsonValue = None,
+        error: str | None = None,
+        error_type: str | None = None,
+        next_attempt_at: dt.datetime | None = None,
+        finished_at: dt.datetime | None = None,
+    ) -> Operation:
+        return trusted_operation(
+            {
+                "task_id": call.task_id,
+                "seq": call.seq,
+                "kind": call.kind,
+                "name": call.name,
+                "attempt": call.attempt,
+                "idempotency_key": call.idempotency_key,
+                "status": status,
+                "input": call.input,
+                "output": output,
+                "error": error,
+                "error_type": error_type,
+                "next_attempt_at": next_attempt_at,
+                "meta": dict(call.meta),  # its own, as validation made it: the call's goes on changing
+                # A call with no attempt started here (a state change, a replay's outcome) takes the
+                # moment it ends: `finished_at`, given by the caller, was read before this line runs.
+                "started_at": call.started_at or finished_at or utcnow(),
+                "finished_at": finished_at,
+            }
         )
 
     async def record_intent(self, call: Call) -> None:
@@ -144,6 +160,30 @@ class Journal:
         self.recorded[call.seq] = op
         crash_point("after_result_commit")
         return op
+
+
+def trusted_operation(values: dict[str, Any]) -> Operation:
+    """The `Operation` of `values`, every field given, in its declared order, and of its type: not checked.
+
+    The journal builds two operations a call on its hottest path, of values
+    that are the engine's own (the seq it took, the attempt it counts, a
+    tool it found, arguments its tool checked); validating them again cost
+    more than any other Python of the call (and pydantic's `model_construct`
+    more still). The JSON values are checked as the store encodes them; what
+    comes from outside (a store's row, a person's answer) is validated where
+    it comes in. tests/engine/test_trusted_operations.py holds it to what
+    validation would have made.
+    """
+    op = _new_operation(Operation)
+    _set(op, "__dict__", values)
+    _set(op, "__pydantic_fields_set__", set(values))
+    _set(op, "__pydantic_extra__", None)
+    _set(op, "__pydantic_private__", None)
+    return op
+
+
+_new_operation = Operation.__new__
+_set = object.__setattr__
 
 
 def _priced(op: Operation) -> float:

@@ -108,13 +108,15 @@ def _guard_calls(context: Context) -> None:
     """Put `replay_only` around the context's whole call chain, outside every layer of it.
 
     The chain is built in the context and handed to its model calls, both
-    as the private `_chain`: wrapping that one object is the outermost place
-    there is (a middleware given to the context would run inside the
-    observing and events layers and the workflow's own middleware).
+    as the private `_chain`, and a tool call's as `_tool_chain`: wrapping
+    those is the outermost place there is (a middleware given to the context
+    would run inside the observing and events layers and the workflow's own
+    middleware).
     """
     guarded = functools.partial(replay_only, proceed=context._chain)
     context._chain = guarded
     context._models._chain = guarded
+    context._tool_chain = functools.partial(replay_only, proceed=context._tool_chain)
 
 
 def _failed(recorded: Recorded, context: Context, error: Exception) -> ReplayOutcome:
