@@ -26,13 +26,19 @@
    stops ends the bench at once with the task's own line, and so does a
    minute without progress.
 
-Run: ``python bench/durable_bench.py [--ops N] [--pg-ops N] [--tasks N] [--ops-per-task N] [--no-postgres]``
+Run: ``python bench/durable_bench.py [--ops N] [--pg-ops N] [--tasks N] [--ops-per-task N] [--no-postgres]
+[--freeze]``
+
+``--freeze`` calls ``gc.freeze()`` once each runtime is open, before its calls, as ``ratchet worker``
+and ``ratchet run`` do after start-up: the per-call figures of a process that keeps the cyclic
+collector off what start-up made.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import platform
@@ -54,6 +60,7 @@ LEASE_TTL = 1.0
 # The workflows below, run as `python bench/durable_bench.py`, are named by this file's path; a
 # worker whose current directory is elsewhere refuses it unless admitted (docs/durability.md).
 THIS_FILE = str(Path(__file__).resolve())
+FREEZE = False  # --freeze
 STALLED = 60.0  # seconds without a task making a call before the resume bench gives up
 
 
@@ -129,6 +136,8 @@ async def through_context(url: str, count: int, tool: str = "noop") -> float:
 async def through_context_times(url: str, count: int, tool: str = "noop") -> tuple[float, float]:
     """Seconds per call through ``ctx.call_tool``: wall clock, CPU."""
     async with ratchet.Runtime(url) as runtime:
+        if FREEZE:
+            gc.freeze()  # as `ratchet worker` and `ratchet run` do once started
         task = await runtime.run(loop, {"ops": count, "tool": tool})
     assert task.status == "completed", task.error
     wall, cpu = task.result
@@ -325,7 +334,14 @@ def main() -> None:
     parser.add_argument("--ops-per-task", type=int, default=20)
     parser.add_argument("--pg-ops", type=int, default=2000)
     parser.add_argument("--no-postgres", action="store_true", help="measure SQLite only")
+    parser.add_argument(
+        "--freeze",
+        action="store_true",
+        help="gc.freeze() once the runtime is open, as `ratchet worker` and `ratchet run` do",
+    )
     args = parser.parse_args()
+    global FREEZE
+    FREEZE = args.freeze
     print(
         f"python {platform.python_version()}, sqlite {sqlite3.sqlite_version}, "
         f"{platform.system()} {platform.machine()}, {os.cpu_count()} cpus, "
