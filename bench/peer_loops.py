@@ -12,6 +12,15 @@ number) and the system makes it durable before the next step starts:
   is written before the next step starts).
 - DBOS: a ``@DBOS.workflow()`` calling a ``@DBOS.step()`` N times (each
   step's output is recorded before the workflow goes on).
+- The floor: the same N results stored by the driver alone, one raw
+  ``INSERT`` and ``COMMIT`` each, on the store and at the durability
+  Ratchet's loop is given: sqlite3 ``BEGIN IMMEDIATE; INSERT; COMMIT`` in
+  WAL mode at ``synchronous`` NORMAL or FULL, psycopg ``INSERT`` then
+  ``COMMIT`` on an ``AsyncConnection`` (the store's driver mode). The rows
+  are encoded before the clock starts, and `FLOOR_WARMUP` rows go first,
+  untimed and uncounted (a new connection's first statements, the WAL's
+  start): what is timed is the commits, as the other loops' are, which
+  start on a store their system has opened and used.
 
 The time is the loop's wall time: inside the workflow for Ratchet and DBOS,
 the whole ``invoke`` for LangGraph (its loop is the graph; that adds the
@@ -128,6 +137,59 @@ def ratchet_loop(variant: str, store: str, steps: int) -> dict[str, Any]:
     }
 
 
+# --------------------------------------------------------------------------- the floor
+
+FLOOR_TABLE = "CREATE TABLE floor_results (step INTEGER PRIMARY KEY, result TEXT NOT NULL)"
+FLOOR_WARMUP = 20  # rows stored before the clock starts and the bytes are counted (steps -20 to -1)
+
+
+def floor_loop(store: str, steps: int) -> dict[str, Any]:
+    """Each step's result stored by the driver alone: one raw insert and commit per step."""
+    rows = [(step, json.dumps(result(step))) for step in range(-FLOOR_WARMUP, steps)]
+    if store.startswith("postgresql://"):
+        seconds, before = asyncio.run(_floor_postgres(store, rows))
+        return {
+            "seconds": seconds,
+            "bytes_before": before,
+            "bytes_after": stored_bytes(store),
+            "settings": "PostgreSQL",
+        }
+    path, _, durability = store.partition("?durability=")
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute(f"PRAGMA synchronous={durability.upper() or 'NORMAL'}")
+        conn.execute(FLOOR_TABLE)
+        settings = sqlite_settings(conn)
+        began, before = 0.0, 0
+        for row in rows:
+            if row[0] == 0:
+                before, began = stored_bytes(path), time.perf_counter()
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("INSERT INTO floor_results VALUES (?, ?)", row)
+            conn.execute("COMMIT")
+        seconds = time.perf_counter() - began
+    finally:
+        conn.close()
+    after = stored_bytes(path)
+    return {"seconds": seconds, "bytes_before": before, "bytes_after": after, "settings": settings}
+
+
+async def _floor_postgres(url: str, rows: list[tuple[int, str]]) -> tuple[float, int]:
+    import psycopg
+
+    async with await psycopg.AsyncConnection.connect(url) as conn:
+        await conn.execute(FLOOR_TABLE.replace("INTEGER", "BIGINT", 1))
+        await conn.commit()
+        began, before = 0.0, 0
+        for row in rows:
+            if row[0] == 0:
+                before, began = stored_bytes(url), time.perf_counter()
+            await conn.execute("INSERT INTO floor_results VALUES (%s, %s)", row)
+            await conn.commit()
+        return time.perf_counter() - began, before
+
+
 # --------------------------------------------------------------------------- LangGraph
 
 
@@ -232,6 +294,8 @@ def main() -> None:
         figures = langgraph_loop(store, steps)
     elif system == "dbos":
         figures = dbos_loop(store, steps)
+    elif system == "floor":
+        figures = floor_loop(store, steps)
     else:
         raise SystemExit(f"unknown system {system!r}")
     print(json.dumps(figures), flush=True)

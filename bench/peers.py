@@ -9,7 +9,10 @@ about 300 bytes that the system makes durable before the next step starts
   ``durability=normal`` and ``durability=full``, and on PostgreSQL;
 - LangGraph, a ``StateGraph`` looping N times, with ``SqliteSaver`` and
   ``PostgresSaver``, invoked with ``durability="sync"``;
-- DBOS, a workflow of N ``@DBOS.step()`` calls, on SQLite and PostgreSQL.
+- DBOS, a workflow of N ``@DBOS.step()`` calls, on SQLite and PostgreSQL;
+- the floor, measured with Ratchet: the same N results stored by the driver
+  alone, one raw insert and commit each, on the same store at the same
+  durability (bench/peer_loops.py, "the floor").
 
 Every measurement is a fresh process on a fresh database (a new SQLite file;
 a new database on a throwaway PostgreSQL cluster started here, as
@@ -25,7 +28,11 @@ PostgreSQL: ``pg_total_relation_size`` summed over every table outside the
 system schemas, indexes and TOAST included). Each ratio is to Ratchet's
 read-only loop on the same store at the same durability (one commit per
 step, as a DBOS step's output); one more, at the largest N, to its
-side-effect loop (two commits, as a LangGraph step's writes and checkpoint).
+side-effect loop (two commits, as a LangGraph step's writes and checkpoint);
+and one, at the largest N, to the floor on the same store at the same
+durability: Ratchet's own overhead over the commits it needs (docs/benchmarks.md
+sets a side-effect call at most 3x and a read-only one at most 1.5x a raw
+insert+commit on SQLite, a side-effect call at most 2x on PostgreSQL).
 On PostgreSQL the table also gives the transactions the server counted per
 step (all of them, reads included: the slope between the smallest and the
 largest N, so a loop's start and end cancel out).
@@ -65,7 +72,7 @@ LOOPS = Path(__file__).resolve().parent / "peer_loops.py"
 Pick = Callable[[list[float]], float]  # which of the runs' figures a table shows
 STATS_SETTLE = 0.5  # seconds for a closed connection's backend to exit and report its statistics
 CHILD_TIME_LIMIT = 900.0  # seconds for one loop in its process before the bench gives up on it
-SYSTEMS = ("ratchet", "langgraph", "dbos")
+SYSTEMS = ("ratchet", "langgraph", "dbos")  # the floor runs with Ratchet
 STORES = ("sqlite", "postgres")
 PACKAGES: tuple[str, ...] = (
     "ratchet-runtime",
@@ -92,6 +99,11 @@ class Case:
         """Ratchet's read-only loop on the same store at the same durability."""
         return Case("ratchet", "read_only", self.store, self.durability, "", "")
 
+    @property
+    def floor(self) -> Case:
+        """One raw insert+commit per step on the same store at the same durability."""
+        return Case("floor", "-", self.store, self.durability, "", "")
+
 
 def cases(systems: list[str], stores: list[str]) -> list[Case]:
     """Every configuration of the systems and stores asked for, in the table's order."""
@@ -100,6 +112,7 @@ def cases(systems: list[str], stores: list[str]) -> list[Case]:
         levels = ("normal", "full") if store == "sqlite" else ("",)
         if "ratchet" in systems:
             for level in levels:
+                found.append(Case("floor", "-", store, level, "floor: raw insert+commit", "1"))
                 found.append(Case("ratchet", "read_only", store, level, "Ratchet, read-only tool", "1"))
                 found.append(Case("ratchet", "side_effect", store, level, "Ratchet, side-effect tool", "2"))
         # SqliteSaver leaves `synchronous` at SQLite's default (FULL) and DBOS sets none either: both
@@ -141,6 +154,7 @@ def missing_package(system: str) -> str | None:
     """Why `system` cannot be imported here, or None."""
     modules = {"ratchet": ["ratchet"], "langgraph": ["langgraph", "langgraph.checkpoint.sqlite"]}
     modules["dbos"] = ["dbos"]
+    modules["floor"] = []  # sqlite3, and psycopg, which Ratchet needs on PostgreSQL too
     for module in modules[system]:
         with contextlib.suppress(ModuleNotFoundError):
             if importlib.util.find_spec(module) is not None:
@@ -167,9 +181,8 @@ def run_loop(case: Case, steps: int, cluster: Cluster | None, workdir: Path) -> 
         return figures
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
         path = str(Path(tmp) / "store.db")
-        return run_child(
-            case, f"{path}?durability={case.durability}" if case.system == "ratchet" else path, steps
-        )
+        leveled = case.system in ("ratchet", "floor")  # set to the level; a peer keeps its own
+        return run_child(case, f"{path}?durability={case.durability}" if leveled else path, steps)
 
 
 def run_child(case: Case, store: str, steps: int) -> dict[str, object]:
@@ -235,7 +248,7 @@ def store_column(case: Case, measured: dict[tuple[Case, int], Figures], steps: l
     if case.store == "postgres":
         return "PostgreSQL"
     settings = next((measured[case, n].settings for n in steps if (case, n) in measured), "")
-    if case.system == "ratchet":
+    if case.system in ("ratchet", "floor"):
         return f"SQLite, durability={case.durability}"
     return (
         f"SQLite ({settings}): as Ratchet {case.durability}"
@@ -264,26 +277,29 @@ def table(
     failures: dict[Case, str],
     pick: Pick = statistics.median,
 ) -> list[str]:
-    """One markdown table: µs per step (ratio to Ratchet read-only at equal durability) and bytes per step.
+    """One markdown table: µs per step (ratio to Ratchet read-only at equal durability), the ratios to
+    Ratchet's side-effect loop and to the floor at the largest N, and bytes per step.
 
     `pick` chooses each time among the runs' (the median; the fastest, `min`); bytes are always the median.
     """
     top = max(steps)
     head = ["system, loop", "store", "commits per step"]
     head += [f"µs/step N={n} (x Ratchet read-only)" for n in steps]
-    head += [f"x Ratchet side-effect, N={top}", "bytes/step N=" + " / ".join(str(n) for n in steps)]
+    head += [f"x Ratchet side-effect, N={top}", f"x floor, N={top}"]
+    head += ["bytes/step N=" + " / ".join(str(n) for n in steps)]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for case in chosen:
         row = [case.label, store_column(case, measured, steps)]
         row.append(case.writes + transactions_per_step(case, steps, measured))
         if not any((case, n) in measured for n in steps):
-            row += [f"cannot run: {failures.get(case, 'not measured')}"] + [""] * (len(steps) + 1)
+            row += [f"cannot run: {failures.get(case, 'not measured')}"] + [""] * (len(steps) + 2)
             lines.append("| " + " | ".join(row) + " |")
             continue
         for n in steps:
             row.append(ratio_cell(case, case.baseline, n, measured, pick, with_figure=True))
         side_effect = Case("ratchet", "side_effect", case.store, case.durability, "", "")
         row.append(ratio_cell(case, side_effect, top, measured, pick, with_figure=False))
+        row.append(ratio_cell(case, case.floor, top, measured, pick, with_figure=False))
         sizes = [
             f"{measured[case, n].bytes_per_step(n):,.0f}" if (case, n) in measured else "-" for n in steps
         ]

@@ -93,3 +93,66 @@ def test_importing_the_package_imports_nothing_else() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
 
     assert done.stdout.strip() == "['ratchet']"
+
+
+# What a program that only runs workflows never uses, so never pays for at import: the model
+# providers and their client libraries, the agent loop, the HTTP server (FastAPI on uvicorn), the
+# MCP server and client, the chat front end, and the optional metrics and tracing libraries.
+NOT_EAGER = (
+    "ratchet.providers",
+    "ratchet.agent",
+    "ratchet.chat",
+    "ratchet.serve",
+    "ratchet.mcp",
+    "ratchet.runtime",
+    "ratchet.cli",
+    "openai",
+    "anthropic",
+    "litellm",
+    "pydantic_ai",
+    "fastapi",
+    "starlette",
+    "uvicorn",
+    "mcp",
+    "httpx",
+    "opentelemetry",
+    "prometheus_client",
+)
+
+
+def loaded_after(code: str) -> set[str]:
+    """The modules a new interpreter holds once it has run `code`."""
+    done = subprocess.run(
+        [sys.executable, "-c", f"{code}\nimport sys; print(' '.join(sys.modules))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return set(done.stdout.split())
+
+
+def among(modules: set[str], parts: tuple[str, ...]) -> list[str]:
+    """The modules that are one of `parts` or inside one."""
+    return sorted(name for name in modules if any(name == p or name.startswith(f"{p}.") for p in parts))
+
+
+def test_importing_the_package_loads_no_provider_agent_nor_server() -> None:
+    modules = loaded_after("import ratchet")
+
+    assert among(modules, NOT_EAGER) == []
+    assert among(modules, ("ratchet.engine", "ratchet.store", "pydantic")) == []
+
+
+def test_a_workflow_program_loads_the_engine_but_no_provider_agent_nor_server() -> None:
+    """Defining workflows and tools and running them on a worker imports what they use, only."""
+    modules = loaded_after(
+        "import ratchet\n"
+        "@ratchet.tool\n"
+        "async def noop() -> None: ...\n"
+        "@ratchet.workflow(tools=[noop])\n"
+        "async def flow(ctx: ratchet.Context) -> None: ...\n"
+        "ratchet.Worker, ratchet.open_store, ratchet.RetryPolicy, ratchet.Task"
+    )
+
+    assert {"ratchet.engine.run.worker", "ratchet.store"} <= modules
+    assert among(modules, NOT_EAGER) == []

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import signal
 import sys
 from dataclasses import dataclass
@@ -190,6 +191,7 @@ async def _run(
             return (await watcher.poll()).progress, None
         screen.created(task_id, url)
         tail = StreamTail(store, task_id, screen) if screen.wants_stream else None
+        gc.freeze()  # start-up's objects live as long as the run: out of the collector's full passes
         with screen:
             task = await _run_watched(runtime, task_id, watcher, screen, tail)
             if tail is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import signal
 from collections.abc import AsyncIterator
@@ -289,6 +290,9 @@ async def _work(
                 f"lease {lease_ttl:g} s, {wakes}, grace {grace:g} s{retains}{versions}; {ends}"
             )
             render.flush()
+            # What start-up made (the modules, the user's workflows, the store) lives as long as the
+            # process: frozen, no full pass of the cyclic collector walks it again (docs/workers.md).
+            gc.freeze()
             try:
                 await worker.run(stopping.requested, until_idle=until_idle)
             except asyncio.CancelledError:
