@@ -62,7 +62,7 @@ MAX_MEMBERS = 32
 subtransaction, and a transaction of more than 64 makes every other session's
 snapshots slower (the subtransaction cache overflows); 32 stays well under."""
 
-MAX_POOLED_MEMBERS = 8
+MAX_POOLED_MEMBERS = 16
 """The most on a pooled store (PostgreSQL): its members' statements take turns
 on one connection, so smaller groups keep the pool's connections busy at once
 (PostgreSQL itself flushes the WAL once for commits that arrive together)."""
@@ -98,6 +98,17 @@ class Joinable(Protocol):
 
     async def flush(self) -> None:
         """Send what the driver held back, raising its errors (see `Driver.flush`)."""
+        ...
+
+    def hold(self) -> bool:
+        """Leave what the member's block held back to go with the commit (`Driver.hold_member`).
+
+        False: the store cannot (or the member noted changes); it is flushed in its turn instead.
+        """
+        ...
+
+    def refusal(self) -> BaseException | None:
+        """After the commit, for a member that `hold` kept: why its writes were rolled back, or None."""
         ...
 
     async def savepoint(self) -> None: ...
@@ -145,10 +156,11 @@ class _Waiting:
     nothing another task waits on.
     """
 
-    __slots__ = ("group", "outcome", "turn")
+    __slots__ = ("group", "held", "outcome", "turn")
 
     def __init__(self, group: _Group) -> None:
         self.group = group  # the group it waits in: a successor, once handed over
+        self.held: Joinable | None = None  # its statements, if they go with the commit (`Joinable.hold`)
         self.turn: asyncio.Future[_Turn] = group.loop.create_future()
         self.outcome: asyncio.Future[None] = group.loop.create_future()
 
@@ -199,16 +211,26 @@ class _Group:
         if self.baton is not None and not self.baton.done():
             self.baton.set_result(None)
 
-    def finish(self, error: BaseException | None) -> None:
-        """Stop admitting and tell the members the outcome (`_hand_over` took the joiners never served)."""
+    def finish(self, error: BaseException | None) -> int:
+        """Stop admitting and tell the members the outcome; return how many the commit refused.
+
+        (`_hand_over` took the joiners never served.) A member whose held
+        statements failed at the commit was rolled back to its savepoint: it
+        sees its own error, the others the group's outcome.
+        """
         self.admitting = False
+        refused = 0
         for joiner in self.kept:
+            own = None if error is not None or joiner.held is None else joiner.held.refusal()
+            refused += own is not None
             if joiner.outcome.done():  # cancelled while it waited
                 continue
-            if error is None:
+            failure = own if own is not None else error
+            if failure is None:
                 joiner.outcome.set_result(None)
             else:
-                joiner.outcome.set_exception(error)
+                joiner.outcome.set_exception(failure)
+        return refused
 
 
 class _TaskTurn:
@@ -278,17 +300,22 @@ class Member:
     async def _leave_as_joiner(self, *, failed: bool) -> None:
         assert self._waiting is not None
         group, opened = self._group, self._opened
+        held = False
         try:
             if failed:
                 # The block's error is the one to see; a rollback failing after it breaks the
                 # whole transaction, and the group's commit then says so to the others.
                 await _roll_back_member(opened)
                 return
-            try:
-                await opened.flush()  # its held-back statements fail in its own turn
-            except BaseException:
-                await _roll_back_member(opened)
-                raise
+            if opened.hold():  # they go with the commit: they run (and a failure refuses it) there
+                self._waiting.held = opened
+                held = True
+            else:
+                try:
+                    await opened.flush()  # its held-back statements fail in its own turn
+                except BaseException:
+                    await _roll_back_member(opened)
+                    raise
             # Its savepoint stays until the commit ends them all: a RELEASE would cost a statement
             # (a round trip on PostgreSQL) and change nothing; a later member's ROLLBACK TO finds
             # its own savepoint, the newest of the name.
@@ -296,7 +323,8 @@ class Member:
             group.opened.adopt(opened)
             group.kept.append(self._waiting)
         finally:
-            self.statements_ran()
+            if not held:  # else they run with the commit: `leave` says so then
+                self.statements_ran()
             group.pass_turn()
         await self._waiting.outcome
 
@@ -426,9 +454,8 @@ class GroupCommit:
             raise
         self.store._gate.release()
         self.commits += 1
-        self.members += 1 + len(group.kept)
-        if group.kept:  # none waits unserved: `_serve_joiners` served them all
-            group.finish(None)
+        refused = group.finish(None) if group.kept else 0  # none waits unserved: all were served
+        self.members += 1 + len(group.kept) - refused
         self.store.publish(opened.touched)
         if interrupted is not None:
             raise interrupted

@@ -25,6 +25,8 @@ class SqlTransaction:
     ops: SqlOps
     release: Callable[[Driver], Awaitable[None]] | None = None
     """Gives the driver's connection back once the transaction ended; None when it is the store's own."""
+    held: object | None = None
+    """A group member's statements the driver holds back for the commit (`Driver.hold_member`)."""
 
     @property
     def touched(self) -> set[str]:
@@ -71,6 +73,16 @@ class SqlTransaction:
 
     async def flush(self) -> None:
         await self.driver.flush()
+
+    def hold(self) -> bool:
+        # Only a member that noted nothing: one the commit refuses must leave no change or topic behind.
+        if self.ops.noted_changes or self.ops.touched:
+            return False
+        self.held = self.driver.hold_member()
+        return self.held is not None
+
+    def refusal(self) -> BaseException | None:
+        return None if self.held is None else self.driver.refusal(self.held)
 
     async def savepoint(self) -> None:
         await self.driver.execute("savepoint")
