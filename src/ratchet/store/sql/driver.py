@@ -94,7 +94,7 @@ class Driver(abc.ABC):
         """Send the statements held back to go with the next one, and raise their errors.
 
         A driver that sends each statement at once has none. Group commit
-        (store/group_commit.py) flushes at the end of each member's block, so that a
+        (store/group_commit) flushes at the end of each member's block, so that a
         member's errors are raised in its own turn, not in the next member's.
         """
         return  # nothing held back: each statement was sent as it ran

@@ -4,7 +4,7 @@ Both SQL stores hand these to the shared `Transaction` (store/transaction.py). T
 SQLite store keeps one for its one connection and reuses it; the PostgreSQL
 store makes one per pooled connection it takes, and gives the connection
 back when the transaction ends (`release`). Other write transactions may join
-one (`joiner`, in a savepoint) and share its commit (store/group_commit.py).
+one (`joiner`, in a savepoint) and share its commit (store/group_commit).
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ class SqlTransaction:
             if self.release is not None:
                 await self.release(self.driver)
 
-    # ------------------------------------------------------------------ group commit (store/group_commit.py)
+    # ------------------------------------------------------------------ group commit (store/group_commit)
 
     def joiner(self) -> SqlTransaction:
         return SqlTransaction(self.driver, SqlOps(self.driver))
