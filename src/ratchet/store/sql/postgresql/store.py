@@ -234,9 +234,10 @@ class PostgresDriver(Driver):
             # The statement that failed is the first without a result: it aborted the
             # transaction, and nothing after it ran.
             failed = next((i for i, cursor in enumerate(cursors) if cursor.pgresult is None), len(cursors))
-            _, _, sqlstate, failure, segment = waiting[min(failed, len(waiting) - 1)]
+            failed = min(failed, len(waiting) - 1)
+            sql, _, sqlstate, failure, segment = waiting[failed]
             mine = failure() if failure is not None and error.sqlstate == sqlstate else None
-            if mine is not None and segment in self._held and waiting[failed][0] != self._savepoint:
+            if mine is not None and segment in self._held and sql != self._savepoint:
                 # A member whose block ended: refuse it alone; the rest go again after its savepoint.
                 self._refused[segment] = mine
                 self._held.discard(segment)
