@@ -101,6 +101,42 @@ async def test_a_stale_lease_fails_alone_when_a_member_writes_only_its_journal_r
         assert (await store.get_op(task.id, 0) is not None) is (i not in (2, 6))
 
 
+async def test_members_refused_at_the_commit_fail_alone_beside_members_that_write_more(
+    store: StateStore,
+) -> None:
+    """A member writing only its journal row may have it sent with the commit (PostgreSQL: the whole
+    group's in one round trip); one whose fence or write fails there is rolled back alone, also when
+    a later member's statement, not the commit, is what sends it."""
+    leased = await _tasks_with_leases(store, 12)
+    for i in (1, 6):
+        await store.claim_lease(leased[i][0].id, "w2", 60, take_over=True)  # stale from now on
+    done = finish(make_op(leased[9][0].id, 0))
+    async with store.transaction(fence=leased[9][1]) as tx:
+        await tx.record_op_started(make_op(leased[9][0].id, 0))
+        await tx.record_op_finished(done)  # so its intent again is refused: DuplicateRecord
+
+    async def write(i: int, task: Task, lease: Lease) -> None:
+        async with store.transaction(fence=lease) as tx:
+            await tx.record_op_started(make_op(task.id, 0))
+            if i % 3 == 2:  # an event too: a member with more than its journal row
+                await tx.append_event(make_event(task.id, "after"))
+
+    outcomes = await asyncio.gather(
+        *(write(i, *pair) for i, pair in enumerate(leased)), return_exceptions=True
+    )
+
+    assert [i for i, o in enumerate(outcomes) if o is not None] == [1, 6, 9]
+    assert isinstance(outcomes[1], LeaseLost) and isinstance(outcomes[6], LeaseLost)
+    assert isinstance(outcomes[9], DuplicateRecord)
+    for i, (task, _) in enumerate(leased):
+        op = await store.get_op(task.id, 0)
+        if i == 9:
+            assert op is not None and op.status is OpStatus.SUCCEEDED
+            continue
+        assert (op is not None) is (i not in (1, 6))
+        assert [e.message for e in await store.list_events(task.id)] == (["after"] if i % 3 == 2 else [])
+
+
 async def test_each_task_s_writes_stay_in_order(store: StateStore) -> None:
     leased = await _tasks_with_leases(store, 8)
 

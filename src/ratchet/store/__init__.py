@@ -7,7 +7,7 @@ cost of a sync per commit (see docs/stores.md). ``postgresql:`` URLs are libpq
 URLs (any libpq option, such as ``?sslmode=require``, passes through) plus
 Ratchet's ``?pool_size=N``: the most connections the store opens at once
 (default 10). Both take ``?group_commit=on|off``: whether write transactions
-that arrive together share one commit (store/group_commit.py; on by default
+that arrive together share one commit (store/group_commit; on by default
 on SQLite with ``durability=full``, off otherwise, see docs/stores.md).
 """
 

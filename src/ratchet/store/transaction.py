@@ -111,7 +111,7 @@ class Transaction:
         self._member: Member | None = None
 
     async def __aenter__(self) -> StoreOps:
-        if self._write and self._store._groups is not None:  # it may share its commit (group_commit.py)
+        if self._write and self._store._groups is not None:  # it may share its commit (store/group_commit)
             self._member = await self._store._groups.enter(self._fence)
             return self._member.ops
         gate = self._store._gate

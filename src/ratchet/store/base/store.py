@@ -74,7 +74,7 @@ class StateStore(LeaseWrappers, WorkerWrappers, LimitWrappers, SpendWrappers, La
     """Whether the store's transactions take turns (one connection) rather than run at once (a pool)."""
 
     group_commit: bool = False
-    """Whether write transactions that arrive together share one commit by default (store/group_commit.py)."""
+    """Whether write transactions that arrive together share one commit by default (store/group_commit)."""
 
     def __init__(self) -> None:
         self._gate = TransactionGate(exclusive=self.exclusive)

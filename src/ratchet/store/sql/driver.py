@@ -94,7 +94,22 @@ class Driver(abc.ABC):
         """Send the statements held back to go with the next one, and raise their errors.
 
         A driver that sends each statement at once has none. Group commit
-        (store/group_commit.py) flushes at the end of each member's block, so that a
+        (store/group_commit) flushes at the end of each member's block, so that a
         member's errors are raised in its own turn, not in the next member's.
         """
         return  # nothing held back: each statement was sent as it ran
+
+    def hold_member(self) -> object | None:
+        """Keep what a group member's block held back to go with the commit; return what to ask `refusal`.
+
+        Called as a member's block ends (it began in a savepoint): a driver
+        that holds statements back may send the whole group's with its
+        commit, in one round trip, rolling back to a member's savepoint the
+        member whose statement failed (the others commit). None: the driver
+        cannot, and the member is flushed in its turn instead.
+        """
+        return None
+
+    def refusal(self, key: object) -> BaseException | None:
+        """After the commit: why the held member `key` (`hold_member`'s) was rolled back, or None."""
+        return None

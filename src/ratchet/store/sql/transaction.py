@@ -4,7 +4,7 @@ Both SQL stores hand these to the shared `Transaction` (store/transaction.py). T
 SQLite store keeps one for its one connection and reuses it; the PostgreSQL
 store makes one per pooled connection it takes, and gives the connection
 back when the transaction ends (`release`). Other write transactions may join
-one (`joiner`, in a savepoint) and share its commit (store/group_commit.py).
+one (`joiner`, in a savepoint) and share its commit (store/group_commit).
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ class SqlTransaction:
     ops: SqlOps
     release: Callable[[Driver], Awaitable[None]] | None = None
     """Gives the driver's connection back once the transaction ended; None when it is the store's own."""
+    held: object | None = None
+    """A group member's statements the driver holds back for the commit (`Driver.hold_member`)."""
 
     @property
     def touched(self) -> set[str]:
@@ -59,7 +61,7 @@ class SqlTransaction:
             if self.release is not None:
                 await self.release(self.driver)
 
-    # ------------------------------------------------------------------ group commit (store/group_commit.py)
+    # ------------------------------------------------------------------ group commit (store/group_commit)
 
     def joiner(self) -> SqlTransaction:
         return SqlTransaction(self.driver, SqlOps(self.driver))
@@ -71,6 +73,16 @@ class SqlTransaction:
 
     async def flush(self) -> None:
         await self.driver.flush()
+
+    def hold(self) -> bool:
+        # Only a member that noted nothing: one the commit refuses must leave no change or topic behind.
+        if self.ops.noted_changes or self.ops.touched:
+            return False
+        self.held = self.driver.hold_member()
+        return self.held is not None
+
+    def refusal(self) -> BaseException | None:
+        return None if self.held is None else self.driver.refusal(self.held)
 
     async def savepoint(self) -> None:
         await self.driver.execute("savepoint")

@@ -161,6 +161,11 @@ def store_error(target: Target, exc: psycopg.Error, conn: psycopg.AsyncConnectio
 _FENCE_FAILED = "RLOST"  # what ratchet_check_fence raises (migration 0013)
 _NOTHING_WRITTEN = "RNONE"  # what ratchet_expect_written raises (migration 0013)
 
+_Held = tuple[str, "Params | Sequence[Any] | None", "str | None", "Callable[[], BaseException] | None", int]
+"""A statement waiting for the next: query, values, the SQLSTATE it fails with, that failure, its segment."""
+
+_CALLER = -1  # the segment of the statement whose caller waits for its result: never a member's held ones
+
 
 class PostgresDriver(Driver):
     """One pooled connection, for one transaction.
@@ -170,18 +175,32 @@ class PostgresDriver(Driver):
     it in one pipeline: one round trip. A check or write that fails raises in
     the database (its own SQLSTATE), which aborts the transaction: nothing
     after it runs, and the error becomes the failure the store gave with it.
+
+    A group commit's members (store/group_commit) each begin in a savepoint
+    (a *segment* of the transaction). A member whose block only held
+    statements back leaves them waiting (`hold_member`): the whole group's
+    go with its commit, one round trip. If one of them fails, the
+    transaction is rolled back to that member's savepoint, the member is
+    refused (`refusal`), and the members after it are sent again: the others
+    commit.
     """
 
     def __init__(self, conn: psycopg.AsyncConnection[Any], target: Target) -> None:
         self.conn = conn
         self.target = target
         self._q = catalogue.queries(DIALECT)
-        self._waiting: list[tuple[str, Sequence[Any] | Params | None]] = []  # sent with the next statement
-        self._failures: dict[str, Callable[[], BaseException]] = {}  # by SQLSTATE, of what waits
+        # Sent with the next statement: (query, values, the SQLSTATE it fails with, the failure
+        # that SQLSTATE means, its segment: 0 outside any savepoint, else the member's number).
+        self._waiting: list[_Held] = []
+        self._segment = 0
+        self._held: set[int] = set()  # segments whose member ended, its statements held back
+        self._refused: dict[int, BaseException] = {}
 
     async def _run(self, name: str, params: Params | Sequence[Any] | None) -> psycopg.AsyncCursor[Any]:
         if self._waiting:
-            return await self._run_pipelined(self._q[name], params)
+            cursor = await self._run_pipelined(self._q[name], params)
+            assert cursor is not None
+            return cursor
         try:
             return await self.conn.execute(self._q[name], params)
         except psycopg.Error as exc:
@@ -189,48 +208,78 @@ class PostgresDriver(Driver):
 
     async def _run_pipelined(
         self, query: str | None, params: Params | Sequence[Any] | None
-    ) -> psycopg.AsyncCursor[Any]:
+    ) -> psycopg.AsyncCursor[Any] | None:
         """Send what waits, then `query`, in one pipeline; return the last cursor, its results in."""
         waiting, self._waiting = self._waiting, []
-        failures, self._failures = self._failures, {}
         if query is not None:
-            waiting.append((query, params))
-        error: psycopg.Error | None = None
-        try:
-            async with self.conn.pipeline():
-                for sql, values in waiting:
-                    try:
-                        cursor = await self.conn.execute(sql, values)
-                    except psycopg.Error as sent:
-                        # Not raised through the pipeline's exit: psycopg would log a warning
-                        # of its own ("error ignored terminating ...") beside ours.
-                        error = sent
-                        break
-            # Leaving the pipeline synced it: every result is in, and the first error raised.
-        except psycopg.Error as synced:
-            error = error or synced
-        if error is not None:
-            failure = failures.get(error.sqlstate or "")
-            if failure is not None:
-                # The statement aborted the transaction: nothing after it ran, and the
-                # rollback that follows (the caller's, or `commit`'s) keeps nothing of it.
-                raise failure() from None
+            waiting.append((query, params, None, None, _CALLER))
+        while True:
+            cursors: list[psycopg.AsyncCursor[Any]] = []
+            error: psycopg.Error | None = None
+            try:
+                async with self.conn.pipeline():
+                    for sql, values, _, _, _ in waiting:
+                        try:
+                            cursors.append(await self.conn.execute(sql, values))
+                        except psycopg.Error as sent:
+                            # Not raised through the pipeline's exit: psycopg would log a warning
+                            # of its own ("error ignored terminating ...") beside ours.
+                            error = sent
+                            break
+                # Leaving the pipeline synced it: every result is in, and the first error raised.
+            except psycopg.Error as synced:
+                error = error or synced
+            if error is None:
+                return cursors[-1] if cursors else None
+            # The statement that failed is the first without a result: it aborted the
+            # transaction, and nothing after it ran.
+            failed = next((i for i, cursor in enumerate(cursors) if cursor.pgresult is None), len(cursors))
+            failed = min(failed, len(waiting) - 1)
+            sql, _, sqlstate, failure, segment = waiting[failed]
+            mine = failure() if failure is not None and error.sqlstate == sqlstate else None
+            if mine is not None and segment in self._held and sql != self._savepoint:
+                # A member whose block ended: refuse it alone; the rest go again after its savepoint.
+                self._refused[segment] = mine
+                self._held.discard(segment)
+                # Alone, before the rest: its ROLLBACK also makes psycopg forget the statements it
+                # meant to prepare in the aborted pipeline (their names would not exist).
+                try:
+                    await self.conn.execute(self._q["rollback_to_savepoint"])
+                except psycopg.Error as exc:
+                    raise store_error(self.target, exc, self.conn) from exc
+                waiting = [held for held in waiting[failed + 1 :] if held[4] != segment]
+                if not waiting:
+                    return None
+                continue
+            if mine is not None:
+                # The rollback that follows (the caller's, or `commit`'s) keeps nothing of it.
+                raise mine from None
             raise store_error(self.target, error, self.conn) from error
-        return cursor
+
+    @property
+    def _savepoint(self) -> str:
+        return self._q["savepoint"]
 
     async def _wait(
         self, query: str, values: Sequence[Any], sqlstate: str, failure: Callable[[], BaseException]
     ) -> None:
         """Hold `query` for the next statement; `failure()` is what its `sqlstate` raises."""
-        if sqlstate in self._failures:  # one of each at a time, so an error names its statement
-            await self._run_pipelined(None, None)
-        self._waiting.append((query, values))
-        self._failures[sqlstate] = failure
+        self._waiting.append((query, values, sqlstate, failure, self._segment))
 
     async def _send_waiting(self) -> None:
         """Send what waits, alone: what comes next runs outside a pipeline."""
         if self._waiting:
             await self._run_pipelined(None, None)
+
+    def hold_member(self) -> object | None:
+        if self._segment == 0:  # not in a member's savepoint
+            return None
+        self._held.add(self._segment)
+        return self._segment
+
+    def refusal(self, key: object) -> BaseException | None:
+        assert isinstance(key, int)
+        return self._refused.get(key)
 
     async def flush(self) -> None:
         await self._send_waiting()
@@ -243,10 +292,11 @@ class PostgresDriver(Driver):
 
     async def execute(self, name: str, params: Params | None = None) -> int:
         if name == "savepoint":
-            # A group member's (store/group_commit.py): it goes with the member's first statement, in
+            # A group member's (store/group_commit): it goes with the member's first statement, in
             # the same pipeline, not in a round trip of its own. It cannot fail alone: the
             # transaction it is in is sound, or the next statement says it is not.
-            self._waiting.append((self._q[name], params))
+            self._segment += 1
+            self._waiting.append((self._savepoint, params, None, None, self._segment))
             return 0
         return (await self._run(name, params)).rowcount
 
@@ -271,8 +321,9 @@ class PostgresDriver(Driver):
         await self._run("lock_sequence", {"key": key})
 
     async def begin(self, *, write: bool) -> None:
-        self._waiting = [(self._q["begin_write" if write else "begin_read"], None)]
-        self._failures = {}
+        self._waiting = [(self._q["begin_write" if write else "begin_read"], None, None, None, 0)]
+        self._segment = 0
+        self._held, self._refused = set(), {}
 
     async def commit(self) -> None:
         if len(self._waiting) == 1 and self.conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
@@ -285,7 +336,7 @@ class PostgresDriver(Driver):
             raise
 
     async def rollback(self) -> None:
-        self._waiting, self._failures = [], {}
+        self._waiting = []
         if self.conn.closed or self.conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
             return
         try:
