@@ -135,12 +135,27 @@ class StateStore(LeaseWrappers, WorkerWrappers, LimitWrappers, SpendWrappers, La
     async def _begin(self, *, write: bool) -> Opened:
         """Start a transaction (for writing, or a consistent read); called inside the gate."""
 
+    async def _begin_alone(self) -> Opened:
+        """Start a write transaction that will hold one write, its last statement; called inside the gate.
+
+        A store that can commit one statement without a transaction around it
+        begins nothing here and lets that write commit itself (SQLite); this
+        one begins a transaction as any other, which is what the memory
+        reference and PostgreSQL do.
+        """
+        return await self._begin(write=True)
+
     async def _read(self, op: Callable[[StoreOps], Awaitable[_R]]) -> _R:
         async with self.reading() as tx:
             return await op(tx)
 
     async def _write(self, fence: Lease | None, op: Callable[[StoreOps], Awaitable[_R]]) -> _R:
         async with self.transaction(fence=fence) as tx:
+            return await op(tx)
+
+    async def _write_alone(self, fence: Lease | None, op: Callable[[StoreOps], Awaitable[_R]]) -> _R:
+        """`_write` for an operation that ends with its one write: the journal's intent and outcome."""
+        async with Transaction(self, write=True, fence=fence, alone=True) as tx:
             return await op(tx)
 
     # ------------------------------------------------------------------ change feeds
@@ -287,11 +302,12 @@ class StateStore(LeaseWrappers, WorkerWrappers, LimitWrappers, SpendWrappers, La
     async def list_steps(self, task_id: str) -> list[Step]:
         return await self._read(lambda tx: tx.list_steps(task_id))
 
+    # The journal's two writes, each its own transaction: one statement where the store can.
     async def record_op_started(self, op: Operation, *, fence: Lease | None = None) -> Operation:
-        return await self._write(fence, lambda tx: tx.record_op_started(op))
+        return await self._write_alone(fence, lambda tx: tx.record_op_started(op))
 
     async def record_op_finished(self, op: Operation, *, fence: Lease | None = None) -> Operation:
-        return await self._write(fence, lambda tx: tx.record_op_finished(op))
+        return await self._write_alone(fence, lambda tx: tx.record_op_finished(op))
 
     async def get_op(self, task_id: str, seq: int) -> Operation | None:
         return await self._read(lambda tx: tx.get_op(task_id, seq))
