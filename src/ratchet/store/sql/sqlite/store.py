@@ -30,7 +30,7 @@ import time
 import urllib.parse
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from ....errors import StoreError, StoreReadOnly, StoreUnavailable
 from ...base import StateStore
@@ -78,6 +78,7 @@ class SqliteStore(StateStore):
         """Why the database can only be read, once `open` found it so (writes raise `StoreReadOnly`)."""
         self.integrity_check = integrity_check
         self._open: SqlTransaction | None = None  # the one connection's, reused
+        self._driver: SqliteDriver  # its driver, once open
         # Sharing commits pays where a commit costs an fsync (durability=full); at `normal` a
         # commit costs about what serving a group's member does, and 1,000 tasks resuming at
         # once were 2.8x slower with it (docs/benchmarks.md, "Group commit").
@@ -95,7 +96,9 @@ class SqliteStore(StateStore):
                 raise StoreReadOnly(f"cannot create the database at {self.path}: {reason}") from None
             conn = self._connect_read_only(reason)
             self.read_only = reason
-        driver = SqliteDriver(conn, self.path, lock_timeout=self.lock_timeout, read_only=self.read_only)
+        driver = self._driver = SqliteDriver(
+            conn, self.path, lock_timeout=self.lock_timeout, read_only=self.read_only
+        )
         self._open = SqlTransaction(driver, SqlOps(driver))
 
     def _connect(self, target: str | Path, *, read_only: bool = False) -> sqlite3.Connection:
@@ -163,7 +166,7 @@ class SqliteStore(StateStore):
         if opened is None:
             raise StoreError(f"the store {self.url} is not open")
         opened.ops.touched = set()
-        cast(SqliteDriver, opened.driver).begin_alone()
+        self._driver.begin_alone()
         return opened
 
 
@@ -322,7 +325,14 @@ class SqliteDriver(Driver):
                 await self.write(name, values, refused)
                 return
             sql, params = folded, (*values, *pending[1])
-        written = (await self._when_unlocked(sql, params)).rowcount
+        try:  # most writes find the file free: the wait below is a coroutine call they are spared
+            written = self._cursor.execute(sql, params).rowcount
+        except sqlite3.OperationalError as exc:
+            if not _busy(exc):
+                raise self._error(exc) from exc
+            written = (await self._when_unlocked(sql, params)).rowcount
+        except sqlite3.Error as exc:
+            raise self._error(exc) from exc
         self._alone = _WROTE
         if written == 0:  # nothing was written: the check (run now, alone) says whether the fence is why
             if pending is not None:
@@ -345,7 +355,7 @@ class SqliteDriver(Driver):
             try:
                 return self._cursor.execute(sql, params)
             except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) and "busy" not in str(exc):
+                if not _busy(exc):
                     raise self._error(exc) from exc
                 if deadline is None:  # read only once it is needed: most transactions begin at once
                     deadline = time.monotonic() + self.lock_timeout
@@ -389,3 +399,8 @@ class SqliteDriver(Driver):
             return
         with contextlib.suppress(sqlite3.Error):  # the error that led here is the one to report
             self.conn.execute(self._q["rollback"])  # (and `begin` tries again if this one failed)
+
+
+def _busy(exc: sqlite3.OperationalError) -> bool:
+    """Whether SQLite refused because another connection holds a lock (try again), not for good."""
+    return "locked" in str(exc) or "busy" in str(exc)
