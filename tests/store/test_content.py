@@ -21,6 +21,7 @@ from ratchet.errors import CorruptRecord
 from ratchet.records import OpKind, OpStatus, Task, TaskStatus
 from ratchet.runtime.fork import fork_task
 from ratchet.store import StateStore, open_store
+from ratchet.store.sql import content
 
 from ..helpers.builders import finish, make_checkpoint, make_op, make_task
 
@@ -199,3 +200,20 @@ async def test_an_input_whose_content_is_gone_is_unreadable_and_says_which(
     ):
         await store.list_ops(task.id)
     assert (await store.get_op(task.id, 0)) is not None  # the first call's list was stored whole
+
+
+@pytest.mark.parametrize(
+    ("value", "may"),
+    [
+        ({"a": "x" * 246}, False),  # 254 characters as JSON, about: kept inline
+        ({"a": "x" * 248}, True),  # 256: the threshold
+        ({"k" * 250: None}, True),
+        ({"n": 1, "f": 1.5, "b": True, "s": "short"}, False),
+        ({"nested": ["x" * 100, "y" * 100, {"z": "w" * 60}]}, True),  # not flat: measured as a whole
+        ({"$content": 1}, True),  # must be wrapped, however short
+        ("x" * 300, True),
+        (7, False),
+    ],
+)
+def test_which_inputs_may_have_parts_stored_by_content(value: Any, may: bool) -> None:
+    assert content.may_apply(value) is may

@@ -4,6 +4,11 @@
 checks the writer's fence, commits or rolls back, and publishes the change-feed
 topics a committed transaction touched. What differs between stores (how a
 transaction begins and ends) sits behind `Transactional._begin` and `Opened`.
+
+A transaction made ``alone=True`` holds one write and nothing after it (the
+journal's intent, or its outcome): a store may commit that write as one
+statement of its own, with no ``BEGIN`` or ``COMMIT`` around it
+(`Transactional._begin_alone`; docs/durability.md, "One statement a journal write").
 """
 
 from __future__ import annotations
@@ -95,18 +100,25 @@ class Transactional(Protocol):
 
     async def _begin(self, *, write: bool) -> Opened: ...
 
+    async def _begin_alone(self) -> Opened:
+        """Start a write transaction that will hold one write, its last statement."""
+        ...
+
     def publish(self, topics: Iterable[str]) -> None: ...
 
 
 class Transaction:
     """``async with``: one transaction of a store, committed when the block ends, rolled back on error."""
 
-    __slots__ = ("_fence", "_member", "_opened", "_store", "_write")
+    __slots__ = ("_alone", "_fence", "_member", "_opened", "_store", "_write")
 
-    def __init__(self, store: Transactional, *, write: bool, fence: Lease | None) -> None:
+    def __init__(
+        self, store: Transactional, *, write: bool, fence: Lease | None, alone: bool = False
+    ) -> None:
         self._store = store
         self._write = write
         self._fence = fence
+        self._alone = alone
         self._opened: Opened | None = None
         self._member: Member | None = None
 
@@ -117,7 +129,10 @@ class Transaction:
         gate = self._store._gate
         await gate.enter()
         try:
-            opened = self._opened = await self._store._begin(write=self._write)
+            if self._alone:
+                opened = self._opened = await self._store._begin_alone()
+            else:
+                opened = self._opened = await self._store._begin(write=self._write)
         except BaseException:
             gate.leave()
             raise

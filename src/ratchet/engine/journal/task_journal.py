@@ -2,7 +2,10 @@
 
 Every write goes through the store fenced by the worker's lease, and carries
 the events staged for it, so a call's record and the events that report it
-commit together (docs/durability.md, the contract).
+commit together (docs/durability.md, the contract). A write with nothing to
+carry (most tool calls: no event, no artifact, no cost) is the store's
+journal write alone, which a store may commit as one statement
+(docs/durability.md, "One statement a journal write").
 """
 
 from __future__ import annotations
@@ -96,10 +99,14 @@ class Journal:
         """Commit that the call is about to run (before its effect)."""
         op = call.intent = self._operation(call, OpStatus.STARTED)
         recorder, began = current_recorder(), time.perf_counter()
-        async with self.store.transaction(fence=self.lease) as tx:
-            await tx.record_op_started(op)
-            for event in call.take_events():
-                await tx.append_event(event)
+        events = call.take_events()
+        if events:
+            async with self.store.transaction(fence=self.lease) as tx:
+                await tx.record_op_started(op)
+                for event in events:
+                    await tx.append_event(event)
+        else:
+            await self.store.record_op_started(op, fence=self.lease)
         if recorder is not None:
             recorder.committed(time.perf_counter() - began)
         self.recorded[call.seq] = op
@@ -147,14 +154,17 @@ class Journal:
         events = call.take_events(op)
         recorder, began = current_recorder(), time.perf_counter()
         cost = _priced(op)
-        async with self.store.transaction(fence=self.lease) as tx:
-            if aside is not None:
-                await tx.put_artifact(aside[1], aside[2])  # with the outcome: both are kept, or neither
-            await tx.record_op_finished(op)
-            if cost:  # toward the spend caps covering the task, with the call's record (engine/spend_caps.py)
-                await tx.count_spend(op.task_id, cost, day=(op.finished_at or utcnow()).date())
-            for event in events:
-                await tx.append_event(event)
+        if aside is None and not cost and not events:
+            await self.store.record_op_finished(op, fence=self.lease)
+        else:
+            async with self.store.transaction(fence=self.lease) as tx:
+                if aside is not None:
+                    await tx.put_artifact(aside[1], aside[2])  # with the outcome: both are kept, or neither
+                await tx.record_op_finished(op)
+                if cost:  # toward the spend caps of the task, with the call's record (engine/spend_caps.py)
+                    await tx.count_spend(op.task_id, cost, day=(op.finished_at or utcnow()).date())
+                for event in events:
+                    await tx.append_event(event)
         if recorder is not None:  # the commit's time, reported only when it commits
             recorder.committed(time.perf_counter() - began)
         self.recorded[call.seq] = op

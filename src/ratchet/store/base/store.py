@@ -135,6 +135,16 @@ class StateStore(LeaseWrappers, WorkerWrappers, LimitWrappers, SpendWrappers, La
     async def _begin(self, *, write: bool) -> Opened:
         """Start a transaction (for writing, or a consistent read); called inside the gate."""
 
+    async def _begin_alone(self) -> Opened:
+        """Start a write transaction that will hold one write, its last statement; called inside the gate.
+
+        A store that can commit one statement without a transaction around it
+        begins nothing here and lets that write commit itself (SQLite); this
+        one begins a transaction as any other, which is what the memory
+        reference and PostgreSQL do.
+        """
+        return await self._begin(write=True)
+
     async def _read(self, op: Callable[[StoreOps], Awaitable[_R]]) -> _R:
         async with self.reading() as tx:
             return await op(tx)
@@ -287,11 +297,15 @@ class StateStore(LeaseWrappers, WorkerWrappers, LimitWrappers, SpendWrappers, La
     async def list_steps(self, task_id: str) -> list[Step]:
         return await self._read(lambda tx: tx.list_steps(task_id))
 
+    # The journal's two writes, each a transaction of that one write (`_begin_alone`): one
+    # statement where the store can. Written out, not through `_write`: every call runs them.
     async def record_op_started(self, op: Operation, *, fence: Lease | None = None) -> Operation:
-        return await self._write(fence, lambda tx: tx.record_op_started(op))
+        async with Transaction(self, write=True, fence=fence, alone=True) as tx:
+            return await tx.record_op_started(op)
 
     async def record_op_finished(self, op: Operation, *, fence: Lease | None = None) -> Operation:
-        return await self._write(fence, lambda tx: tx.record_op_finished(op))
+        async with Transaction(self, write=True, fence=fence, alone=True) as tx:
+            return await tx.record_op_finished(op)
 
     async def get_op(self, task_id: str, seq: int) -> Operation | None:
         return await self._read(lambda tx: tx.get_op(task_id, seq))

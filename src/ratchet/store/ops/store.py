@@ -207,7 +207,9 @@ class StoreOps(
         """Commit the intent of an operation (status ``started``).
 
         Starting the same ``(task_id, seq)`` again (a new attempt) overwrites
-        the unfinished or failed row.
+        the unfinished or failed row. The journal row is the operation's last
+        write: `StateStore` runs it as a transaction made ``alone``, which
+        SQLite commits as that one statement.
 
         Raises:
             DuplicateRecord: that operation already succeeded.
@@ -220,7 +222,8 @@ class StoreOps(
         Over a recorded intent, only the outcome changes (attempt, status,
         output, error, finished_at; ``finished_at`` defaults to now). With no
         intent recorded, the whole row is inserted (read-only and idempotent
-        tools commit their result alone).
+        tools commit their result alone). The last write, as in
+        `record_op_started`.
 
         Raises:
             DuplicateRecord: that operation already succeeded.

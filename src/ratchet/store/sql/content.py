@@ -181,6 +181,19 @@ def may_apply(value: Any) -> bool:
     """
     if value is None or isinstance(value, bool | int | float):
         return False
+    if type(value) is dict:  # a tool's arguments, most often flat: `_size`'s sum without its stack
+        if MARK in value:
+            return True
+        total = 1 + len(value)
+        for key, inner in value.items():
+            kind = type(inner)
+            if kind is str:
+                total += len(key) + 5 + len(inner)
+            elif inner is None or kind is int or kind is float or kind is bool:
+                total += len(key) + 8
+            else:
+                return _size(value, THRESHOLD) >= THRESHOLD
+        return total >= THRESHOLD
     return (isinstance(value, dict) and MARK in value) or _size(value, THRESHOLD) >= THRESHOLD
 
 

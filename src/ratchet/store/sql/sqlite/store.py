@@ -8,6 +8,13 @@ thread would. Waiting for another process's write lock, though, happens in
 short slices with ``await asyncio.sleep`` in between, so a busy file never
 freezes the loop (heartbeats keep beating).
 
+A transaction of one write (the journal's intent, or its outcome: `_begin_alone`)
+is that write alone, one statement with no ``BEGIN IMMEDIATE`` or ``COMMIT``
+around it: SQLite makes a single statement atomic, takes the write lock
+for it as ``BEGIN IMMEDIATE`` would (waited for in the same slices), and
+commits it as it ends. The lease's check rides in the statement
+(``<write>_if_check_fence``), so a stale fence writes nothing.
+
 ``durability="normal"`` (``synchronous=NORMAL``) survives a killed process: a
 commit is in the WAL before it returns. ``durability="full"`` also syncs the
 WAL on every commit, so it survives a power loss, at the cost of an fsync per
@@ -39,6 +46,12 @@ __all__ = ["SqliteStore"]
 DIALECT = "sqlite"
 # What SQLite says when it cannot write the file, or cannot make the files it keeps beside it.
 _READ_ONLY_CODES = {sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN}
+# Every statement of the catalogue stays prepared once its connection ran it: sqlite3 keeps the
+# newest 128 by default, fewer than the catalogue holds, and preparing a journal write again
+# costs ~90 us of CPU, three times its running (bench/HISTORY.md, "Issue 34"). The margin is
+# for what runs outside the catalogue (pragmas, migrations).
+_PREPARED = len(catalogue.queries(DIALECT)) + 64
+_ALONE, _WROTE = 1, 2  # SqliteDriver._alone: a transaction of one write, before and after it
 
 
 class SqliteStore(StateStore):
@@ -65,6 +78,7 @@ class SqliteStore(StateStore):
         """Why the database can only be read, once `open` found it so (writes raise `StoreReadOnly`)."""
         self.integrity_check = integrity_check
         self._open: SqlTransaction | None = None  # the one connection's, reused
+        self._driver: SqliteDriver  # its driver, once open
         # Sharing commits pays where a commit costs an fsync (durability=full); at `normal` a
         # commit costs about what serving a group's member does, and 1,000 tasks resuming at
         # once were 2.8x slower with it (docs/benchmarks.md, "Group commit").
@@ -82,13 +96,19 @@ class SqliteStore(StateStore):
                 raise StoreReadOnly(f"cannot create the database at {self.path}: {reason}") from None
             conn = self._connect_read_only(reason)
             self.read_only = reason
-        driver = SqliteDriver(conn, self.path, lock_timeout=self.lock_timeout, read_only=self.read_only)
+        driver = self._driver = SqliteDriver(
+            conn, self.path, lock_timeout=self.lock_timeout, read_only=self.read_only
+        )
         self._open = SqlTransaction(driver, SqlOps(driver))
 
     def _connect(self, target: str | Path, *, read_only: bool = False) -> sqlite3.Connection:
         """A connection to the database, its schema checked (and migrated, unless `read_only`)."""
         conn = sqlite3.connect(
-            target, isolation_level=None, check_same_thread=False, uri=isinstance(target, str)
+            target,
+            isolation_level=None,
+            check_same_thread=False,
+            uri=isinstance(target, str),
+            cached_statements=_PREPARED,
         )
         try:
             prepare(
@@ -141,6 +161,14 @@ class SqliteStore(StateStore):
         await opened.driver.begin(write=write)
         return opened
 
+    async def _begin_alone(self) -> SqlTransaction:
+        opened = self._open
+        if opened is None:
+            raise StoreError(f"the store {self.url} is not open")
+        opened.ops.touched = set()
+        self._driver.begin_alone()
+        return opened
+
 
 class SqliteDriver(Driver):
     """The store's one connection (its transactions take turns through the store's gate)."""
@@ -161,6 +189,9 @@ class SqliteDriver(Driver):
         # any other statement, or the commit, runs it first.
         self._pending: tuple[str, Sequence[Any], Callable[[], BaseException]] | None = None
         self._folded = {tuple(name.split("_if_")): sql for name, sql in self._q.items() if "_if_" in name}
+        # A transaction begun alone (`begin_alone`): _ALONE until its write runs, as a statement of its
+        # own; _WROTE after it. Any other statement first begins the transaction it was spared.
+        self._alone = 0
 
     def _run_pending(self) -> None:
         pending, self._pending = self._pending, None
@@ -188,6 +219,8 @@ class SqliteDriver(Driver):
             raise self._error(exc) from exc
 
     async def execute(self, name: str, params: Params | None = None) -> int:
+        if self._alone:
+            await self._leave_alone()
         if self._pending is not None:
             self._run_pending()
         try:
@@ -196,6 +229,9 @@ class SqliteDriver(Driver):
             raise self._error(exc) from exc
 
     async def write(self, name: str, values: Sequence[Any], refused: Callable[[], BaseException]) -> None:
+        if self._alone:
+            await self._write_alone(name, values, refused)
+            return
         pending = self._pending
         if pending is not None:
             folded = self._folded.get((name, pending[0]))
@@ -225,6 +261,8 @@ class SqliteDriver(Driver):
         self._pending = (name, values, failure)
 
     async def execute_many(self, name: str, params: Sequence[Params]) -> None:
+        if self._alone:
+            await self._leave_alone()
         if self._pending is not None:
             self._run_pending()
         try:
@@ -233,6 +271,8 @@ class SqliteDriver(Driver):
             raise self._error(exc) from exc
 
     async def one(self, name: str, params: Params | None = None) -> Row | None:
+        if self._alone:
+            await self._leave_alone()
         if self._pending is not None:
             self._run_pending()
         try:
@@ -242,6 +282,8 @@ class SqliteDriver(Driver):
         return row
 
     async def all(self, name: str, params: Params | None = None) -> list[Row]:
+        if self._alone:
+            await self._leave_alone()
         return self._run(name, params).fetchall()
 
     async def lock(self, key: str) -> None:
@@ -249,6 +291,7 @@ class SqliteDriver(Driver):
 
     async def begin(self, *, write: bool) -> None:
         self._pending = None
+        self._alone = 0
         if self.conn.in_transaction:  # a rollback that failed left it open
             await self.rollback()
         if not write:
@@ -256,14 +299,63 @@ class SqliteDriver(Driver):
             return
         if self.read_only is not None:
             raise read_only_error(self.path, self.read_only)
+        await self._when_unlocked(self._q["begin_write"], ())
+
+    def begin_alone(self) -> None:
+        """Begin a transaction that will hold one write: nothing runs until it does (`_write_alone`)."""
+        self._pending = None
+        if self.conn.in_transaction:  # a rollback that failed left it open
+            with contextlib.suppress(sqlite3.Error):
+                self.conn.execute(self._q["rollback"])
+        if self.read_only is not None:
+            raise read_only_error(self.path, self.read_only)
+        self._alone = _ALONE
+
+    async def _write_alone(
+        self, name: str, values: Sequence[Any], refused: Callable[[], BaseException]
+    ) -> None:
+        """The transaction's one write, as a statement of its own: its fence folded in, or none to check."""
+        pending = self._pending
+        if pending is None:
+            sql, params = self._q[name], values
+        else:
+            folded = self._folded.get((name, pending[0]))
+            if folded is None:  # the check cannot ride in it: a transaction holds both
+                await self._leave_alone()
+                await self.write(name, values, refused)
+                return
+            sql, params = folded, (*values, *pending[1])
+        try:  # most writes find the file free: the wait below is a coroutine call they are spared
+            written = self._cursor.execute(sql, params).rowcount
+        except sqlite3.OperationalError as exc:
+            if not _busy(exc):
+                raise self._error(exc) from exc
+            written = (await self._when_unlocked(sql, params)).rowcount
+        except sqlite3.Error as exc:
+            raise self._error(exc) from exc
+        self._alone = _WROTE
+        if written == 0:  # nothing was written: the check (run now, alone) says whether the fence is why
+            if pending is not None:
+                self._run_pending()
+            raise refused()
+        self._pending = None
+
+    async def _leave_alone(self) -> None:
+        """A statement other than the one write: begin the transaction after all, if nothing was written."""
+        if self._alone == _WROTE:
+            raise StoreError("a transaction of one write ran a statement after it (its write is committed)")
+        self._alone = 0
+        await self._when_unlocked(self._q["begin_write"], ())  # the check still waits for the next statement
+
+    async def _when_unlocked(self, sql: str, params: Sequence[Any]) -> sqlite3.Cursor:
+        """Run a statement that takes the write lock, waiting for another process's in slices."""
         deadline = None
         pause = 0.001
         while True:
             try:
-                self._cursor.execute(self._q["begin_write"])
-                return
+                return self._cursor.execute(sql, params)
             except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) and "busy" not in str(exc):
+                if not _busy(exc):
                     raise self._error(exc) from exc
                 if deadline is None:  # read only once it is needed: most transactions begin at once
                     deadline = time.monotonic() + self.lock_timeout
@@ -281,6 +373,11 @@ class SqliteDriver(Driver):
             self._run_pending()
 
     async def commit(self) -> None:
+        if self._alone:  # its write committed itself, or there was none: a check left waiting runs alone
+            self._alone = 0
+            if self._pending is not None:
+                self._run_pending()
+            return
         if self._pending is not None:  # a check no statement ran after: it holds, or nothing is kept
             try:
                 self._run_pending()
@@ -297,7 +394,13 @@ class SqliteDriver(Driver):
         # SQLite has already rolled back after some errors (a full disk, an I/O
         # error); a second ROLLBACK would fail with "no transaction is active".
         self._pending = None
+        self._alone = 0
         if not self.conn.in_transaction:
             return
         with contextlib.suppress(sqlite3.Error):  # the error that led here is the one to report
             self.conn.execute(self._q["rollback"])  # (and `begin` tries again if this one failed)
+
+
+def _busy(exc: sqlite3.OperationalError) -> bool:
+    """Whether SQLite refused because another connection holds a lock (try again), not for good."""
+    return "locked" in str(exc) or "busy" in str(exc)
