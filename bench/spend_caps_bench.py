@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-import ratchet.engine.context as context_module
+import ratchet.engine.context.context as context_module
 import ratchet.engine.journal.task_journal as journal_module
 from ratchet import Context, Runtime
 from ratchet.engine import workflow

@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, overload
 
 from pydantic import BaseModel, JsonValue
 
-from ..errors import DeadlineExceeded, NonDeterminismError, OperationFailed, StoreError
-from ..observe.spans import step_span
-from ..policy import CheckpointStrategy
-from ..records import (
+from ...errors import DeadlineExceeded, OperationFailed, StoreError
+from ...observe.spans import step_span
+from ...policy import CheckpointStrategy
+from ...records import (
     AgentState,
     ArtifactRef,
     Checkpoint,
@@ -32,9 +32,7 @@ from ..records import (
     Lease,
     Operation,
     OpKind,
-    OpStatus,
     Severity,
-    StatePatch,
     Step,
     StepStatus,
     Task,
@@ -43,31 +41,32 @@ from ..records import (
     WaitReason,
     utcnow,
 )
-from ..sessions import CallSession
-from ..store import StateStore, StoreOps
-from ..tools import Tool, ToolContext
-from .budget import BudgetTracker
-from .calls import Call, TaskSuspended, WorkerStopping, step_meta
-from .calls.foreign_models import ForeignModelCalls
-from .calls.in_flight import bounded
-from .calls.middleware import Middleware, compose, default_chain, perform, tool_chain
-from .calls.model_calls import DEFAULT_MAX_REPAIRS, ModelCalls
-from .calls.tool_lookup import resolve_tool
-from .children import ChildTasks
-from .faults import crash_point
-from .inbox import Receiving
-from .journal import Journal
-from .journal.clock_and_uuid import RecordedValues
-from .journal.large_results import result_reference
-from .journal.versioning import Versioning, skip_unasked_markers
-from .questions import ask_person
-from .queued_patches import OutsidePatches, outside_view
-from .spend_caps import check_spend_caps
-from .stream_writes import StreamWrites
-from .workflow import Workflow
+from ...sessions import CallSession
+from ...store import StateStore, StoreOps
+from ...tools import Tool, ToolContext
+from ..budget import BudgetTracker
+from ..calls import Call, TaskSuspended, WorkerStopping, step_meta
+from ..calls.foreign_models import ForeignModelCalls
+from ..calls.in_flight import bounded
+from ..calls.middleware import Middleware, compose, default_chain, perform, tool_chain
+from ..calls.model_calls import DEFAULT_MAX_REPAIRS, ModelCalls
+from ..calls.tool_lookup import resolve_tool
+from ..children import ChildTasks
+from ..faults import crash_point
+from ..inbox import Receiving
+from ..journal import Journal
+from ..journal.clock_and_uuid import RecordedValues
+from ..journal.large_results import result_reference
+from ..journal.versioning import Versioning, skip_unasked_markers
+from ..questions import ask_person
+from ..queued_patches import OutsidePatches, outside_view
+from ..spend_caps import check_spend_caps
+from ..stream_writes import StreamWrites
+from ..workflow import Workflow
+from .state import StatePatches
 
 if TYPE_CHECKING:
-    from ..providers import ModelProvider, ModelResponse
+    from ...providers import ModelProvider, ModelResponse
 
 __all__ = ["ApprovalHook", "Context"]
 
@@ -80,7 +79,14 @@ INLINE_WAIT_LIMIT = 30.0  # a retry due later than this frees the worker (a time
 
 
 class Context(
-    RecordedValues, Versioning, Receiving, ChildTasks, OutsidePatches, ForeignModelCalls, StreamWrites
+    RecordedValues,
+    Versioning,
+    Receiving,
+    ChildTasks,
+    OutsidePatches,
+    StatePatches,
+    ForeignModelCalls,
+    StreamWrites,
 ):
     """What a workflow function receives as ``ctx``."""
 
@@ -385,56 +391,6 @@ class Context(
         return await ask_person(self, self._take_seq(), question)
 
     # ------------------------------------------------------------------ state and steps
-
-    async def apply_patch(self, patch: StatePatch | dict[str, Any]) -> AgentState:
-        """Change the agent state; journaled, so a resume rebuilds the same state.
-
-        Patches sent from outside (engine/queued_patches.py) are taken first: this one applies after them.
-        """
-        patch = StatePatch.model_validate(patch)
-        await self.take_outside_patches()
-        seq = self._take_seq()
-        recorded = self.journal.lookup(seq)
-        if recorded is not None:
-            if recorded.kind is not OpKind.STATE:
-                raise NonDeterminismError(
-                    self.task_id, seq, f"{recorded.kind} {recorded.name}", "state apply_patch"
-                )
-            self.state = StatePatch.model_validate(recorded.input).apply(self.state)
-            return self.state
-        new_state = patch.apply(self.state)
-        op = Operation(
-            task_id=self.task_id,
-            seq=seq,
-            kind=OpKind.STATE,
-            name="apply_patch",
-            idempotency_key=f"{self.task_id}:{seq}",
-            status=OpStatus.SUCCEEDED,
-            input=patch.model_dump(mode="json"),
-            meta=self._step_meta(),
-            finished_at=utcnow(),
-        )
-        task = self.task.model_copy(
-            update={"state": new_state, "updated_at": utcnow(), "cost": self.budget.cost}
-        )
-        ops = ", ".join(o.op for o in patch.ops)
-        async with self.store.transaction(fence=self.lease) as tx:
-            await tx.record_op_finished(op)
-            task = await outside_view(tx, task, new_state)
-            await tx.update_task(task)
-            await tx.append_event(
-                Event(
-                    task_id=self.task_id,
-                    kind="state",
-                    message=f"state changed: {ops}",
-                    data={"seq": seq, "patch": op.input},
-                )
-            )
-        self.journal.recorded[seq] = op
-        self.state, self.task = new_state, task
-        if self.workflow.checkpoint.strategy is CheckpointStrategy.ON_STATE_CHANGE:
-            await self.checkpoint()
-        return self.state
 
     @contextlib.asynccontextmanager
     async def step(
