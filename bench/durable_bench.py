@@ -27,7 +27,12 @@
    minute without progress.
 
 Run: ``python bench/durable_bench.py [--ops N] [--pg-ops N] [--tasks N] [--ops-per-task N] [--no-postgres]
-[--freeze]``
+[--load N] [--freeze]``
+
+Items 1 and 2 are measured twice: on the machine as it is, then again beside
+``--load`` busy processes (2 unless told; 0 skips it), each a Python loop
+spinning on a core, so the figures under a CPU load are printed beside the
+quiet ones.
 
 ``--freeze`` calls ``gc.freeze()`` once each runtime is open, before its calls, as ``ratchet worker``
 and ``ratchet run`` do after start-up: the per-call figures of a process that keeps the cyclic
@@ -327,6 +332,47 @@ def _ratio(label: str, ratio: float, target: float) -> None:
     print(f"  {label:<27} {ratio:9.2f}x   (target <= {target:g}x: {verdict})")
 
 
+def _report_overhead(figures: dict[str, float], pg: dict[str, Any] | None, ops: int, pg_ops: int) -> None:
+    print(f"overhead per tool op on SQLite ({ops} ops, durability=normal):")
+    print(f"  direct call                 {figures['direct'] * 1e6:9.1f} us")
+    print(f"  side-effect call overhead   {figures['overhead'] * 1e6:9.1f} us   (intent + result)")
+    print(f"  read-only call overhead     {figures['read_only'] * 1e6:9.1f} us   (result only)")
+    print(f"  raw insert+commit           {figures['raw'] * 1e6:9.1f} us")
+    _ratio("side-effect / raw", figures["overhead"] / figures["raw"], 3.0)
+    _ratio("read-only / raw", figures["read_only"] / figures["raw"], 1.5)
+    print(
+        f"  in CPU time: side-effect {figures['overhead_cpu'] * 1e6:.1f} us, read-only "
+        f"{figures['read_only_cpu'] * 1e6:.1f} us, raw {figures['raw_cpu'] * 1e6:.1f} us"
+    )
+    _ratio("side-effect / raw (CPU)", figures["overhead_cpu"] / figures["raw_cpu"], 3.0)
+    _ratio("read-only / raw (CPU)", figures["read_only_cpu"] / figures["raw_cpu"], 1.5)
+    if pg is not None:
+        print(f"overhead per tool op on PostgreSQL ({pg_ops} ops; {pg['server']}):")
+        print(f"  side-effect call overhead   {pg['overhead'] * 1e6:9.1f} us   (intent + result)")
+        print(f"  read-only call overhead     {pg['read_only'] * 1e6:9.1f} us   (result only)")
+        print(f"  raw insert+commit (async)   {pg['raw'] * 1e6:9.1f} us")
+        _ratio("side-effect / raw", pg["overhead"] / pg["raw"], 2.0)
+
+
+class CpuLoad:
+    """`processes` busy loops beside the bench (each a Python process spinning), stopped on exit."""
+
+    def __init__(self, processes: int) -> None:
+        self.processes = processes
+        self._spinning: list[subprocess.Popen[bytes]] = []
+
+    def __enter__(self) -> CpuLoad:
+        spin = [sys.executable, "-c", "while True: pass"]
+        self._spinning = [subprocess.Popen(spin) for _ in range(self.processes)]
+        time.sleep(0.5)  # let them reach the run queue before the first figure
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for process in self._spinning:
+            process.kill()
+            process.wait()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--ops", type=int, default=5000)
@@ -335,11 +381,20 @@ def main() -> None:
     parser.add_argument("--pg-ops", type=int, default=2000)
     parser.add_argument("--no-postgres", action="store_true", help="measure SQLite only")
     parser.add_argument(
+        "--load",
+        type=int,
+        default=2,
+        metavar="N",
+        help="measure the overhead again beside N busy processes (0: only on the machine as it is)",
+    )
+    parser.add_argument(
         "--freeze",
         action="store_true",
         help="gc.freeze() once the runtime is open, as `ratchet worker` and `ratchet run` do",
     )
     args = parser.parse_args()
+    if args.load < 0:
+        parser.error(f"--load takes a number of processes, 0 or more, not {args.load}")
     global FREEZE
     FREEZE = args.freeze
     print(
@@ -348,27 +403,19 @@ def main() -> None:
         f"load average {os.getloadavg()[0]:.2f}"
     )
     with tempfile.TemporaryDirectory(prefix="ratchet-durable-bench-") as tmp:
-        figures = asyncio.run(overhead(Path(tmp), args.ops))
-        print(f"overhead per tool op on SQLite ({args.ops} ops, durability=normal):")
-        print(f"  direct call                 {figures['direct'] * 1e6:9.1f} us")
-        print(f"  side-effect call overhead   {figures['overhead'] * 1e6:9.1f} us   (intent + result)")
-        print(f"  read-only call overhead     {figures['read_only'] * 1e6:9.1f} us   (result only)")
-        print(f"  raw insert+commit           {figures['raw'] * 1e6:9.1f} us")
-        _ratio("side-effect / raw", figures["overhead"] / figures["raw"], 3.0)
-        _ratio("read-only / raw", figures["read_only"] / figures["raw"], 1.5)
-        print(
-            f"  in CPU time: side-effect {figures['overhead_cpu'] * 1e6:.1f} us, read-only "
-            f"{figures['read_only_cpu'] * 1e6:.1f} us, raw {figures['raw_cpu'] * 1e6:.1f} us"
-        )
-        _ratio("side-effect / raw (CPU)", figures["overhead_cpu"] / figures["raw_cpu"], 3.0)
-        _ratio("read-only / raw (CPU)", figures["read_only_cpu"] / figures["raw_cpu"], 1.5)
-        if not args.no_postgres:
-            pg = postgres_overhead(args.pg_ops)
-            print(f"overhead per tool op on PostgreSQL ({args.pg_ops} ops; {pg['server']}):")
-            print(f"  side-effect call overhead   {pg['overhead'] * 1e6:9.1f} us   (intent + result)")
-            print(f"  read-only call overhead     {pg['read_only'] * 1e6:9.1f} us   (result only)")
-            print(f"  raw insert+commit (async)   {pg['raw'] * 1e6:9.1f} us")
-            _ratio("side-effect / raw", pg["overhead"] / pg["raw"], 2.0)
+        for part in ("quiet", "loaded"):
+            (Path(tmp) / part).mkdir()
+        figures = asyncio.run(overhead(Path(tmp) / "quiet", args.ops))
+        pg = None if args.no_postgres else postgres_overhead(args.pg_ops)
+        _report_overhead(figures, pg, args.ops, args.pg_ops)
+        if args.load:
+            with CpuLoad(args.load):
+                figures = asyncio.run(overhead(Path(tmp) / "loaded", args.ops))
+                pg = None if args.no_postgres else postgres_overhead(args.pg_ops)
+                load = os.getloadavg()[0]  # a one-minute average: read once the load has run a while
+            print(f"\nthe same beside {args.load} busy processes (load average {load:.2f} at the end):")
+            _report_overhead(figures, pg, args.ops, args.pg_ops)
+            print()
         resumed = resume_bench(Path(tmp), args.tasks, args.ops_per_task)
         print(f"resume after SIGKILL: {args.tasks} tasks x {args.ops_per_task} journaled ops")
         print(
