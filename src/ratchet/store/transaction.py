@@ -124,7 +124,7 @@ class Transaction:
 
     async def __aenter__(self) -> StoreOps:
         if self._write and self._store._groups is not None:  # it may share its commit (store/group_commit)
-            self._member = await self._store._groups.enter(self._fence)
+            self._member = await self._store._groups.enter(self._fence, alone=self._alone)
             return self._member.ops
         gate = self._store._gate
         await gate.enter()

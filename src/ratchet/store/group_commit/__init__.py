@@ -12,7 +12,8 @@ transactions share it:
   for its turn, then runs its block on the leader's connection, inside the same
   database transaction, within a ``SAVEPOINT``. If its block (or its fence
   check) fails, only its own writes are rolled back, and it sees its own error
-  at once; the others go on.
+  at once; the others go on. A transaction of one write (``alone``) needs no
+  savepoint on a store whose failed statement changes nothing (SQLite).
 - When the leader's block is done, it gives the turn to each waiting joiner in
   the order they arrived, then commits once. The group stops admitting joiners
   when it has `max_members` or `max_wait` seconds have passed since the

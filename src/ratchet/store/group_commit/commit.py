@@ -120,10 +120,15 @@ class GroupCommit:
         self.commits = 0
         """Commits made (each of a group of one or more members): with `members`, how well writes group."""
         self.members = 0
-        """Write transactions that committed as members of a group (each with a savepoint, but the first)."""
+        """Write transactions that committed as members of a group (joiners in savepoints: `_join`)."""
 
-    async def enter(self, fence: Lease | None) -> Member:
-        """Begin a write transaction: join the group that admits joiners, or lead a new one."""
+    async def enter(self, fence: Lease | None, *, alone: bool = False) -> Member:
+        """Begin a write transaction: join the group that admits joiners, or lead a new one.
+
+        `alone`: it holds one write and nothing after it (`Transaction`'s), so
+        a store whose failed statement leaves its transaction as it was may
+        let it join without a savepoint (`Joinable.savepoint`).
+        """
         gate = self.store._gate
         gate.hold()  # refuses a transaction nested in one of the same store
         turn = None
@@ -134,7 +139,7 @@ class GroupCommit:
             if group is None or not group.admitting or group.members >= self.max_members:
                 member = await self._lead(fence)
             else:
-                member = await self._join(group, fence)
+                member = await self._join(group, fence, alone)
         except BaseException:
             gate.leave(lock=False)
             if turn is not None:
@@ -312,7 +317,7 @@ class GroupCommit:
 
     # ------------------------------------------------------------------ joining
 
-    async def _join(self, group: Group, fence: Lease | None) -> Member:
+    async def _join(self, group: Group, fence: Lease | None, alone: bool) -> Member:
         """Wait for a turn in `group` and begin the block in a savepoint (or lead, see `Turn.LEAD`)."""
         waiting = Waiting(group)
         group.waiting.append(waiting)
@@ -342,7 +347,7 @@ class GroupCommit:
         assert group.opened is not None
         opened = group.opened.joiner()
         try:
-            await opened.savepoint()
+            await opened.savepoint(alone=alone)
             if fence is not None:
                 await opened.ops.check_fence(fence)
         except BaseException:

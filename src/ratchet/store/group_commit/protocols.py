@@ -43,9 +43,18 @@ class Joinable(Protocol):
         """After the commit, for a member that `hold` kept: why its writes were rolled back, or None."""
         ...
 
-    async def savepoint(self) -> None: ...
+    async def savepoint(self, *, alone: bool = False) -> None:
+        """Begin the member's block in a savepoint of its own (its rollback undoes only its writes).
 
-    async def roll_back_to_savepoint(self) -> None: ...
+        `alone` (one write and nothing after it): a store on which a failed
+        statement changes nothing may skip it; that member's write is then
+        undone by nothing, as alone it is committed at once.
+        """
+        ...
+
+    async def roll_back_to_savepoint(self) -> None:
+        """Undo the member's writes back to its savepoint (none taken: nothing to undo)."""
+        ...
 
     async def end(self, *, commit: bool) -> None: ...
 

@@ -90,6 +90,14 @@ class Driver(abc.ABC):
     async def rollback(self) -> None:
         """Roll the transaction back; never raises for a connection that is already lost."""
 
+    atomic_statements = False
+    """Whether a statement that fails leaves the transaction as it was, only its own changes undone.
+
+    SQLite's do; on PostgreSQL a failed statement aborts the transaction. A
+    group commit's member of one write (`SqlTransaction.savepoint`) needs no
+    savepoint where they do.
+    """
+
     async def flush(self) -> None:
         """Send the statements held back to go with the next one, and raise their errors.
 

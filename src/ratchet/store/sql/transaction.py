@@ -27,6 +27,8 @@ class SqlTransaction:
     """Gives the driver's connection back once the transaction ended; None when it is the store's own."""
     held: object | None = None
     """A group member's statements the driver holds back for the commit (`Driver.hold_member`)."""
+    saved: bool = False
+    """A group member's: it began in a savepoint of its own (`savepoint`)."""
 
     @property
     def touched(self) -> set[str]:
@@ -84,8 +86,15 @@ class SqlTransaction:
     def refusal(self) -> BaseException | None:
         return None if self.held is None else self.driver.refusal(self.held)
 
-    async def savepoint(self) -> None:
+    async def savepoint(self, *, alone: bool = False) -> None:
+        if alone and self.driver.atomic_statements:
+            # Its one write is one statement: failed or refused, it wrote nothing (nothing to roll back
+            # to), and a savepoint would cost more than the write (each write made under one copies the
+            # pages it changes aside: bench/HISTORY.md, "Issue 34, group commit on SQLite").
+            return
         await self.driver.execute("savepoint")
+        self.saved = True
 
     async def roll_back_to_savepoint(self) -> None:
-        await self.driver.execute("rollback_to_savepoint")
+        if self.saved:  # else the newest savepoint of the name is an earlier member's
+            await self.driver.execute("rollback_to_savepoint")

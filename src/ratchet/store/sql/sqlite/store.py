@@ -173,6 +173,8 @@ class SqliteStore(StateStore):
 class SqliteDriver(Driver):
     """The store's one connection (its transactions take turns through the store's gate)."""
 
+    atomic_statements = True  # a failed statement is rolled back alone (SQLite's ON CONFLICT ABORT)
+
     def __init__(
         self, conn: sqlite3.Connection, path: Path, *, lock_timeout: float, read_only: str | None = None
     ) -> None:
