@@ -216,9 +216,10 @@ class PostgresDriver(Driver):
         if query is not None:
             waiting.append((query, params, None, None, _CALLER))
         while True:
-            if (query is None or query == self._commit) and self._held:
-                # A group's members' statements (and its commit): no result is read, so they go
-                # as one string, one wait on the event loop in all (`_send_as_text`).
+            if query is None or (query == self._commit and self._held):
+                # A flush (a group's leader, or a member in its turn), or a group's commit with
+                # its members' statements: no result is read, so they go as one string, one
+                # wait on the event loop in all (`_send_as_text`).
                 failed, error = await self._send_as_text(waiting)
                 if error is None:
                     return None
