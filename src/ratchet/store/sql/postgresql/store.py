@@ -285,7 +285,8 @@ class PostgresDriver(Driver):
         fails: its result is the first error among the results.
         """
         binder = psycopg.AsyncClientCursor(self.conn)
-        text = ";\n".join(binder.mogrify(sql, values) for sql, values, _, _, _ in waiting)
+        # Each on lines of its own: a query of the catalogue may end in a comment line.
+        text = "\n;\n".join(binder.mogrify(sql, values) for sql, values, _, _, _ in waiting)
         pgconn = self.conn.pgconn
         try:
             async with self.conn.lock:
