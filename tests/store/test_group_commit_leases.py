@@ -22,15 +22,11 @@ from ..helpers.builders import make_op
 from ..helpers.fences import leased_task
 from ..helpers.stores import opened, sharing_commits
 
-LONG = 30.0  # a patience no loaded machine runs out of: the test arranges its group itself
-
 
 @pytest.fixture
 async def store(store_url: str) -> AsyncIterator[StateStore]:
     """The suite's store with group commit on (by default only SQLite with durability=full has it)."""
     async with opened(sharing_commits(store_url)) as store:
-        if store.groups is not None and store.groups.patience is not None:
-            store.groups.patience = LONG
         yield store
 
 
