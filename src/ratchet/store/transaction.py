@@ -110,20 +110,27 @@ class Transactional(Protocol):
 class Transaction:
     """``async with``: one transaction of a store, committed when the block ends, rolled back on error."""
 
-    __slots__ = ("_alone", "_fence", "_member", "_opened", "_store", "_write")
+    __slots__ = ("_alone", "_fence", "_grouped", "_member", "_opened", "_store", "_write")
 
     def __init__(
-        self, store: Transactional, *, write: bool, fence: Lease | None, alone: bool = False
+        self,
+        store: Transactional,
+        *,
+        write: bool,
+        fence: Lease | None,
+        alone: bool = False,
+        grouped: bool = True,
     ) -> None:
         self._store = store
         self._write = write
         self._fence = fence
         self._alone = alone
+        self._grouped = grouped  # False: it never joins nor leads a group (store/group_commit)
         self._opened: Opened | None = None
         self._member: Member | None = None
 
     async def __aenter__(self) -> StoreOps:
-        if self._write and self._store._groups is not None:  # it may share its commit (store/group_commit)
+        if self._write and self._grouped and self._store._groups is not None:  # it may share its commit
             self._member = await self._store._groups.enter(self._fence, alone=self._alone)
             return self._member.ops
         gate = self._store._gate

@@ -53,7 +53,12 @@ class LeaseWrappers(LeaseOps, OwnTransactions):
     async def renew_lease(
         self, lease: Lease, ttl: float, *, now: dt.datetime | None = None, fence: Lease | None = None
     ) -> Lease:
-        return await self._write(fence, lambda tx: tx.renew_lease(lease, ttl, now=now))
+        # Apart from any group on a pool (PostgreSQL): a renewal holds its lease row exclusively
+        # until its commit, and in a group that is the group's commit. Two groups each renewing
+        # a lease whose journal write waits in the other (its fence, FOR SHARE, sent with that
+        # group's commit) wait on each other: PostgreSQL breaks the deadlock by failing one
+        # group, every member with it. Heartbeats of tasks started together renew together.
+        return await self._write_apart(fence, lambda tx: tx.renew_lease(lease, ttl, now=now))
 
     async def release_lease(
         self, lease: Lease, *, now: dt.datetime | None = None, fence: Lease | None = None

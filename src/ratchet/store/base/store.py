@@ -153,6 +153,10 @@ class StateStore(LeaseWrappers, WorkerWrappers, LimitWrappers, SpendWrappers, La
         async with self.transaction(fence=fence) as tx:
             return await op(tx)
 
+    async def _write_apart(self, fence: Lease | None, op: Callable[[StoreOps], Awaitable[_R]]) -> _R:
+        async with Transaction(self, write=True, fence=fence, grouped=self.exclusive) as tx:
+            return await op(tx)
+
     # ------------------------------------------------------------------ change feeds
 
     @contextlib.asynccontextmanager

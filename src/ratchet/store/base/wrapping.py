@@ -33,3 +33,7 @@ class OwnTransactions(abc.ABC):
         Raises:
             LeaseLost: `fence` is not the task's current lease (nothing was done).
         """
+
+    @abc.abstractmethod
+    async def _write_apart(self, fence: Lease | None, op: Callable[[StoreOps], Awaitable[_R]]) -> _R:
+        """As `_write`, but on a pooled store never in a group commit (a lease renewal: `renew_lease`)."""
