@@ -8,7 +8,10 @@
    committed); beside raw sqlite3 ``BEGIN IMMEDIATE; INSERT; COMMIT`` of a
    journal-sized row, measured in the same run (before and after the calls,
    averaged). Targets: side-effect call <= 3x one raw insert+commit (1.5x the
-   two commits it needs), read-only call <= 1.5x. The same ratios in CPU time
+   two commits it needs), read-only call <= 1.5x. A side-effect tool that takes its
+   idempotency key (``keyed``) is printed beside them, with no target: its result may
+   ride on the next call's intent commit (docs/durability.md, "Results that ride
+   along"). The same ratios in CPU time
    (``time.process_time``) are printed beside: other processes on the machine
    move them far less than the wall-clock ones.
 2. Overhead per op on PostgreSQL (a throwaway cluster started as
@@ -81,7 +84,13 @@ async def lookup(request: str, target: str, note: str) -> dict:
     return {"ok": True}
 
 
-@ratchet.workflow(tools=[noop, lookup])
+@ratchet.tool
+async def keyed(request: str, target: str, note: str, ctx: ratchet.ToolContext) -> dict:
+    """Do nothing, with side effects keyed by the call's idempotency key: its result may ride along."""
+    return {"ok": True}
+
+
+@ratchet.workflow(tools=[noop, lookup, keyed])
 async def loop(ctx: ratchet.Context, ops: int, tool: str = "noop") -> list[float]:
     """The calls' wall-clock and CPU seconds."""
     began, cpu = time.perf_counter(), time.process_time()
@@ -155,6 +164,7 @@ async def overhead(workdir: Path, count: int) -> dict[str, float]:
     plain = await direct_times(count)
     durable = await through_context_times(f"sqlite:///{workdir / 'overhead.db'}", count)
     read_only = await through_context_times(f"sqlite:///{workdir / 'read_only.db'}", count, "lookup")
+    keyed_call = await through_context_times(f"sqlite:///{workdir / 'keyed.db'}", count, "keyed")
     raw_after = raw_insert_commit(workdir / "raw2.db", count)
     figures = {}
     for i, suffix in enumerate(("", "_cpu")):
@@ -164,6 +174,7 @@ async def overhead(workdir: Path, count: int) -> dict[str, float]:
             f"durable{suffix}": durable[i],
             f"overhead{suffix}": durable[i] - plain[i],
             f"read_only{suffix}": read_only[i] - plain[i],
+            f"keyed{suffix}": keyed_call[i] - plain[i],
         }
     return figures
 
@@ -317,6 +328,8 @@ def postgres_overhead(count: int) -> dict[str, Any]:
             plain = asyncio.run(direct(count))
             durable = asyncio.run(through_context(url, count))
             read_only = asyncio.run(through_context(ro_url, count, "lookup"))
+        with cluster.database() as keyed_url:
+            keyed_call = asyncio.run(through_context(keyed_url, count, "keyed"))
         with cluster.database() as raw_url:  # raw_async makes its table: a fresh database
             raw_after = asyncio.run(raw_async(raw_url, count))
     return {
@@ -324,6 +337,7 @@ def postgres_overhead(count: int) -> dict[str, Any]:
         "raw": (raw_before + raw_after) / 2,
         "overhead": durable - plain,
         "read_only": read_only - plain,
+        "keyed": keyed_call - plain,
     }
 
 
@@ -346,12 +360,18 @@ def _report_overhead(figures: dict[str, float], pg: dict[str, Any] | None, ops: 
     )
     _ratio("side-effect / raw (CPU)", figures["overhead_cpu"] / figures["raw_cpu"], 3.0)
     _ratio("read-only / raw (CPU)", figures["read_only_cpu"] / figures["raw_cpu"], 1.5)
+    print(
+        f"  keyed side-effect call      {figures['keyed'] * 1e6:9.1f} us   "
+        f"(CPU {figures['keyed_cpu'] * 1e6:.1f} us; its result rides on the next intent)"
+    )
     if pg is not None:
         print(f"overhead per tool op on PostgreSQL ({pg_ops} ops; {pg['server']}):")
         print(f"  side-effect call overhead   {pg['overhead'] * 1e6:9.1f} us   (intent + result)")
         print(f"  read-only call overhead     {pg['read_only'] * 1e6:9.1f} us   (result only)")
         print(f"  raw insert+commit (async)   {pg['raw'] * 1e6:9.1f} us")
         _ratio("side-effect / raw", pg["overhead"] / pg["raw"], 2.0)
+        keyed_us = pg["keyed"] * 1e6
+        print(f"  keyed side-effect call      {keyed_us:9.1f} us   (its result rides on the next intent)")
 
 
 class CpuLoad:

@@ -9,6 +9,9 @@ A transaction made ``alone=True`` holds one write and nothing after it (the
 journal's intent, or its outcome): a store may commit that write as one
 statement of its own, with no ``BEGIN`` or ``COMMIT`` around it
 (`Transactional._begin_alone`; docs/durability.md, "One statement a journal write").
+
+A write fenced by a lease first writes the results waiting to ride on that
+lease's next commit (store/ride_along.py), and tells them once it committed.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from ..errors import StoreError
 from ..records import Lease
 from .group_commit import GroupCommit, Member
 from .ops import StoreOps
+from .ride_along import RideAlong, Rider, tell, write
 
 __all__ = ["Opened", "Transaction", "TransactionGate", "Transactional"]
 
@@ -97,6 +101,7 @@ class Transactional(Protocol):
 
     _gate: TransactionGate
     _groups: GroupCommit | None
+    _ride_along: RideAlong
 
     async def _begin(self, *, write: bool) -> Opened: ...
 
@@ -110,7 +115,7 @@ class Transactional(Protocol):
 class Transaction:
     """``async with``: one transaction of a store, committed when the block ends, rolled back on error."""
 
-    __slots__ = ("_alone", "_fence", "_grouped", "_member", "_opened", "_store", "_write")
+    __slots__ = ("_alone", "_fence", "_grouped", "_member", "_opened", "_riders", "_store", "_write")
 
     def __init__(
         self,
@@ -128,15 +133,29 @@ class Transaction:
         self._grouped = grouped  # False: it never joins nor leads a group (store/group_commit)
         self._opened: Opened | None = None
         self._member: Member | None = None
+        self._riders: list[Rider] | None = None
 
     async def __aenter__(self) -> StoreOps:
+        if self._fence is not None and self._store._ride_along:  # results riding on this commit
+            self._riders = self._store._ride_along.take(self._fence)
+            if self._riders is not None:
+                try:
+                    return await self._enter_with_riders(self._riders)
+                except BaseException as error:
+                    self._hand_back(error)
+                    raise
+        return await self._enter()
+
+    async def _enter(self) -> StoreOps:
         if self._write and self._grouped and self._store._groups is not None:  # it may share its commit
-            self._member = await self._store._groups.enter(self._fence, alone=self._alone)
+            # One statement alone joins with no savepoint (SQLite); riders make it more than one.
+            alone = self._alone and self._riders is None
+            self._member = await self._store._groups.enter(self._fence, alone=alone)
             return self._member.ops
         gate = self._store._gate
         await gate.enter()
         try:
-            if self._alone:
+            if self._alone and self._riders is None:
                 opened = self._opened = await self._store._begin_alone()
             else:
                 opened = self._opened = await self._store._begin(write=self._write)
@@ -152,7 +171,38 @@ class Transaction:
                 raise
         return opened.ops
 
+    async def _enter_with_riders(self, riders: list[Rider]) -> StoreOps:
+        ops = await self._enter()
+        try:
+            await write(ops, riders)
+        except BaseException as error:
+            self._riders = None  # their own write failed: dropped, their calls stay in doubt
+            await self.__aexit__(type(error), error, None)
+            raise
+        return ops
+
+    def _hand_back(self, error: BaseException | None) -> None:
+        riders, self._riders = self._riders, None
+        if riders is not None:
+            assert self._fence is not None
+            self._store._ride_along.hand_back(self._fence, riders, error)
+
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: object, tb: object) -> None:
+        if self._riders is None:
+            await self._exit(exc_type)
+            return
+        try:
+            await self._exit(exc_type)
+        except BaseException as error:
+            self._hand_back(error)
+            raise
+        if exc_type is not None:
+            self._hand_back(exc if isinstance(exc, BaseException) else None)
+            return
+        riders, self._riders = self._riders, None
+        tell(riders)
+
+    async def _exit(self, exc_type: type[BaseException] | None) -> None:
         if self._member is not None:
             member, self._member = self._member, None
             await member.leave(failed=exc_type is not None)

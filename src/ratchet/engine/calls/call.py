@@ -76,6 +76,10 @@ class CallJournal(Protocol):
         """Commit a failed attempt and when the next one is due."""
         ...
 
+    async def flush(self) -> None:
+        """Commit now the results riding on the task's next write (before a wait)."""
+        ...
+
     async def record_outcome(
         self, call: Call, *, output: JsonValue = None, error: BaseException | None = None
     ) -> Operation:

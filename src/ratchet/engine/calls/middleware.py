@@ -229,6 +229,8 @@ class JournalMiddleware:
             if not isinstance(replayed, _Live):
                 return replayed
         call.context.stop_here_if_stopping(call)
+        if call.kind is OpKind.MODEL:  # an answer takes a while: results riding along commit first
+            await call.context.journal.flush()
         try:
             output = await proceed(call)
         except asyncio.CancelledError:

@@ -367,6 +367,7 @@ class Context(
         if remaining <= 0:
             return
         if remaining <= INLINE_WAIT_LIMIT:
+            await self.journal.flush()  # results riding on the next write do not wait with it
             await asyncio.sleep(remaining)
             return
         await self.suspend(

@@ -23,6 +23,7 @@ from ...records import Lease, Operation, OpKind, OpStatus, utcnow
 from ...store import StateStore
 from ..faults import crash_point
 from .large_results import read_back, set_aside, stored_result
+from .ride_along import result_committed, rides_along
 
 if TYPE_CHECKING:
     from ..calls import Call
@@ -112,6 +113,10 @@ class Journal:
         self.recorded[call.seq] = op
         crash_point("after_intent_commit")
 
+    async def flush(self) -> None:
+        """Commit now the results riding on the task's next write (ride_along.py): before a wait."""
+        await self.store.flush_riders(self.lease)
+
     async def record_retry(self, call: Call, error: BaseException, next_attempt_at: dt.datetime) -> None:
         """Commit a failed attempt and when the next one is due."""
         op = self._operation(
@@ -155,6 +160,14 @@ class Journal:
         recorder, began = current_recorder(), time.perf_counter()
         cost = _priced(op)
         if aside is None and not cost and not events:
+            if (
+                error is None
+                and self.store.results_ride_along
+                and rides_along(call)
+                and self.store.ride_along(op, fence=self.lease, committed=result_committed)
+            ):  # written with the task's next commit (ride_along.py): until then, in doubt if it crashes
+                self.recorded[call.seq] = op
+                return op
             await self.store.record_op_finished(op, fence=self.lease)
         else:
             async with self.store.transaction(fence=self.lease) as tx:

@@ -137,7 +137,12 @@ async def run_task(
             raise beat.lost from None
         raise
     finally:
-        # A store that cannot release it now lets it expire: the task is resumable either way.
+        # Results riding on the task's next write commit before the lease goes (unwritten, their
+        # calls are in doubt, as after a crash). A store that cannot release it now lets it
+        # expire: the task is resumable either way.
+        with contextlib.suppress(LeaseLost, StoreError):
+            await store.flush_riders(lease)
+        store.drop_riders(lease)
         with contextlib.suppress(LeaseLost, StoreError):
             await store.release_lease(lease)
 

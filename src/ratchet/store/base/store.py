@@ -45,6 +45,7 @@ from ..changes import ChangeFeed
 from ..group_commit import GroupCommit
 from ..ops import StoreOps
 from ..ops.streams import STREAM_PAGE
+from ..ride_along import RideAlong, Rider
 from ..transaction import Opened, Transaction, TransactionGate
 from .langgraph import LangGraphWrappers
 from .leases import LeaseWrappers
@@ -76,10 +77,14 @@ class StateStore(LeaseWrappers, WorkerWrappers, LimitWrappers, SpendWrappers, La
     group_commit: bool = False
     """Whether write transactions that arrive together share one commit by default (store/group_commit)."""
 
+    results_ride_along: bool = True
+    """Whether a keyed or repeatable call's result may commit with the task's next commit (ride_along.py)."""
+
     def __init__(self) -> None:
         self._gate = TransactionGate(exclusive=self.exclusive)
         self._groups: GroupCommit | None = GroupCommit(self) if self.group_commit else None
         self._feeds: set[ChangeFeed] = set()
+        self._ride_along = RideAlong()
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -126,6 +131,33 @@ class StateStore(LeaseWrappers, WorkerWrappers, LimitWrappers, SpendWrappers, La
     def share_commits(self, on: bool) -> None:
         """Let write transactions that arrive together share one commit, or not; before the store is used."""
         self._groups = GroupCommit(self) if on else None
+
+    # Results that ride on a task's next commit (store/ride_along.py; docs/durability.md).
+    def ride_along(self, op: Operation, *, fence: Lease, committed: Callable[[], None] | None = None) -> bool:
+        """Write finished `op` first in the next transaction `fence` fences, then call `committed`.
+
+        Returns False, leaving `op` to the caller, when a row rides on that
+        lease already: that one goes with `op`'s own write, so what waits
+        uncommitted is one call's result at most, never a whole loop's.
+        """
+        if self._ride_along.holds(fence):
+            return False
+        self._ride_along.add(fence, Rider(op, committed))
+        return True
+
+    async def flush_riders(self, lease: Lease) -> None:
+        """Commit now what rides on `lease`'s next transaction, if anything does.
+
+        Raises:
+            LeaseLost: `lease` is no longer the task's (what rode on it is dropped).
+        """
+        if self._ride_along.holds(lease):
+            async with self.transaction(fence=lease):
+                pass  # the transaction writes the riders as it begins
+
+    def drop_riders(self, lease: Lease) -> None:
+        """Forget what rides on `lease` (given up): those calls are in doubt, as after a crash."""
+        self._ride_along.drop(lease)
 
     def reading(self) -> Transaction:
         """Return a context manager giving operations for a consistent read."""
