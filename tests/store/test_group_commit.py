@@ -395,3 +395,30 @@ async def test_the_joiners_of_a_failed_leader_still_run_before_what_its_task_wri
 
     assert outcomes == [None, None, None]
     assert [e.message for e in await store.list_events(task.id)] == ["sibling 0", "sibling 1"]
+
+
+async def test_a_refused_journal_write_in_a_group_takes_the_result_riding_on_it_with_it(
+    store: StateStore,
+) -> None:
+    """A journal write that carries a waiting result (store/ride_along.py) is more than one statement:
+    refused in a group, neither it nor its rider is written, and the rider goes with the next commit."""
+    leased = await _tasks_with_leases(store, 6)
+    for i in (1, 4):  # their call 1 is done already: the intent that carries the rider is refused
+        await store.record_op_started(make_op(leased[i][0].id, 1), fence=leased[i][1])
+        await store.record_op_finished(finish(make_op(leased[i][0].id, 1)), fence=leased[i][1])
+    for task, lease in leased:
+        assert store.ride_along(make_op(task.id, 0, OpStatus.SUCCEEDED, output=0), fence=lease)
+
+    outcomes = await asyncio.gather(
+        *(store.record_op_started(make_op(task.id, 1), fence=lease) for task, lease in leased),
+        return_exceptions=True,
+    )
+
+    assert [i for i, o in enumerate(outcomes) if isinstance(o, BaseException)] == [1, 4]
+    assert all(isinstance(outcomes[i], DuplicateRecord) for i in (1, 4))
+    for i, (task, lease) in enumerate(leased):
+        written = [op.seq for op in await store.list_ops(task.id)]
+        assert written == ([1] if i in (1, 4) else [0, 1])
+        await store.flush_riders(lease)  # the refused ones' riders were handed back: written now
+        ops = await store.list_ops(task.id)
+        assert [op.seq for op in ops] == [0, 1] and ops[0].status is OpStatus.SUCCEEDED
