@@ -40,10 +40,15 @@ class ObserveCalls:
         self.recorder = current_recorder()
         self.tracing = tracing_on()
 
+    @property
+    def idle(self) -> bool:
+        """Whether nothing would see what it reports now: no recorder, no tracing, no debug log."""
+        return self.recorder is None and not self.tracing and not log.isEnabledFor(logging.DEBUG)
+
     async def __call__(self, call: Call, proceed: Callable[[Call], Awaitable[JsonValue]]) -> JsonValue:
-        recorder = self.recorder
-        if recorder is None and not self.tracing and not log.isEnabledFor(logging.DEBUG):
+        if self.idle:
             return await proceed(call)
+        recorder = self.recorder
         recorded = call.context.journal.lookup(call.seq)
         if recorded is not None and recorded.is_finished and not recorded.retry_pending:
             return await proceed(call)  # a replay: it was reported when it ran
