@@ -122,7 +122,6 @@ class Tool:
         self.reconcile = reconcile
         self.description, described = _documented(fn)
         self.context_param, self.arguments = _arguments_model(fn, self.name, described)
-        self._argument_names = tuple(self.arguments.model_fields)
         self._is_async = inspect.iscoroutinefunction(fn)
 
     def __repr__(self) -> str:
@@ -153,12 +152,15 @@ class Tool:
             NonRetryableError: the arguments do not fit; the message says why.
         """
         try:
-            parsed = self.arguments.model_validate(args)
+            # The model's own validator: `model_validate` is a Python call around it, and no more.
+            parsed = self.arguments.__pydantic_validator__.validate_python(args)
         except ValidationError as exc:
             raise NonRetryableError(
                 f"bad arguments for {self.name}: {problems(exc, whole='arguments')}"
             ) from None
-        return {name: getattr(parsed, name) for name in self._argument_names}
+        # Its fields, each as validated: the model forbids extra keys and has no private attributes, so
+        # its ``__dict__`` holds exactly them (a copy: the caller adds the tool's context to it).
+        return dict(parsed.__dict__)
 
     async def invoke(self, args: dict[str, Any], context: ToolContext | None) -> JsonValue:
         """Run the tool once and return its result as JSON-ready data.

@@ -79,7 +79,8 @@ def default_chain(extra: Sequence[Middleware] = ()) -> list[Middleware]:
     """The standard chain, with `extra` middleware just inside the events layer.
 
     Outermost, `ObserveCalls` reports each live call as a span and in the
-    metrics (docs/observability.md); it costs a check when neither is on.
+    metrics (docs/observability.md); it costs a check when neither is on
+    (and a tool call's chain leaves it out then: `tool_chain`).
     """
     return [
         ObserveCalls(),
@@ -93,18 +94,24 @@ def default_chain(extra: Sequence[Middleware] = ()) -> list[Middleware]:
     ]
 
 
-def tool_chain(extra: Sequence[Middleware] = (), *, budgeted: bool = True) -> list[Middleware]:
+def tool_chain(
+    extra: Sequence[Middleware] = (), *, budgeted: bool = True, skip_idle: bool = False
+) -> list[Middleware]:
     """`default_chain` as a tool call runs through it: without the layers that would do nothing for one.
 
     Built once per task (the context's), so a call passes through no layer
     it does not need: `LimitMiddleware` holds model calls only, and
     `BudgetMiddleware` counts a model call's usage and checks the task's
-    limits, so a task with none (not `budgeted`) leaves it out too.
+    limits, so a task with none (not `budgeted`) leaves it out too. With
+    `skip_idle`, so does `ObserveCalls` when nothing would see its reports
+    (`ObserveCalls.idle`, as the chain is built: the task's run).
     """
     return [
         layer
         for layer in default_chain(extra)
-        if not isinstance(layer, LimitMiddleware) and (budgeted or not isinstance(layer, BudgetMiddleware))
+        if not isinstance(layer, LimitMiddleware)
+        and (budgeted or not isinstance(layer, BudgetMiddleware))
+        and not (skip_idle and isinstance(layer, ObserveCalls) and layer.idle)
     ]
 
 

@@ -28,12 +28,27 @@ log = logging.getLogger("ratchet.calls")
 
 
 class ObserveCalls:
-    """Reports each live call as a span, in the metrics and in the debug log; replays are not reported."""
+    """Reports each live call as a span, in the metrics and in the debug log; replays are not reported.
+
+    Where the reports go is looked up once, when the layer is made: a task's
+    chain is built as its run starts, so a recorder installed or a provider
+    set reaches the tasks that start after it. Asking OpenTelemetry for its
+    providers at every call cost more than the rest of this layer.
+    """
+
+    def __init__(self) -> None:
+        self.recorder = current_recorder()
+        self.tracing = tracing_on()
+
+    @property
+    def idle(self) -> bool:
+        """Whether nothing would see what it reports now: no recorder, no tracing, no debug log."""
+        return self.recorder is None and not self.tracing and not log.isEnabledFor(logging.DEBUG)
 
     async def __call__(self, call: Call, proceed: Callable[[Call], Awaitable[JsonValue]]) -> JsonValue:
-        recorder = current_recorder()
-        if recorder is None and not tracing_on() and not log.isEnabledFor(logging.DEBUG):
+        if self.idle:
             return await proceed(call)
+        recorder = self.recorder
         recorded = call.context.journal.lookup(call.seq)
         if recorded is not None and recorded.is_finished and not recorded.retry_pending:
             return await proceed(call)  # a replay: it was reported when it ran

@@ -128,7 +128,8 @@ class Context(
         self._chain = compose(default_chain(wrapping), perform)
         self.budget = BudgetTracker(task, self._report_pressure)
         # A tool call's own chain, without the layers that would do nothing for it (`tool_chain`).
-        self._tool_chain = compose(tool_chain(wrapping, budgeted=self.budget.limited), perform)
+        tool_layers = tool_chain(wrapping, budgeted=self.budget.limited, skip_idle=True)
+        self._tool_chain = compose(tool_layers, perform)
         self._layer_memory: dict[int, dict[str, Any]] = {}
         self.session_id: str | None = None  # the session its tools reach (`use_session`)
         self._models = ModelCalls(

@@ -13,6 +13,7 @@ it gets the same value, as JSON gives it back (as for any recorded result).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Literal
 
 from pydantic import JsonValue
@@ -56,6 +57,8 @@ def set_aside(
             return None
         body, encoding = output.encode("utf-8", "surrogatepass"), "text"
     elif isinstance(output, dict | list):
+        if _surely_fits(output, limit):  # most results: the store encodes them once, not here as well
+            return None
         try:
             body, encoding = _encode(output).encode("utf-8", "surrogatepass"), "json"
         except (TypeError, ValueError):
@@ -83,6 +86,40 @@ def set_aside(
     where = stored.model_dump(exclude_none=True)  # no step: kept as before steps were recorded
     moved = op.model_copy(update={"output": None, "meta": {**op.meta, RESULT_ARTIFACT: where}})
     return moved, artifact, body
+
+
+# Bounds of a value's JSON in UTF-8, for `_surely_fits`: a string's character takes at most 6 bytes
+# (``\\u001f``); a float's repr, a boolean, null or an int below `_SMALL_INT` at most 24.
+_WIDEST_CHAR = 6
+_SCALAR_BYTES = 24
+_SMALL_INT = 10**20
+_SCALARS = (type(None), bool, float)
+
+
+def _surely_fits(value: dict[str, JsonValue] | list[JsonValue], limit: int) -> bool:
+    """Whether a flat dict or list of strings and scalars is, as JSON, within `limit` bytes for sure.
+
+    A bound of its encoding counted without encoding it, so a result that
+    fits (most) is encoded once, by the store; False for anything else (a
+    nested value, a large int), which is then encoded and weighed.
+    """
+    total = 2 + 2 * len(value)  # the brackets, each item's comma (and a dict's colon)
+    if isinstance(value, dict):
+        for key in value:
+            if type(key) is not str:  # JSON writes other keys as text of their own: weighed encoded
+                return False
+            total += len(key) * _WIDEST_CHAR + 2
+        items: Iterable[JsonValue] = value.values()
+    else:
+        items = value
+    for item in items:
+        if type(item) is str:
+            total += len(item) * _WIDEST_CHAR + 2
+        elif type(item) in _SCALARS or (type(item) is int and -_SMALL_INT < item < _SMALL_INT):
+            total += _SCALAR_BYTES
+        else:
+            return False
+    return total <= limit
 
 
 def stored_result(op: Operation) -> StoredResult | None:

@@ -36,6 +36,9 @@ class Journal:
 
     A tool result larger than `inline_limit` bytes is kept once, as an
     artifact the journal refers to (`ratchet.engine.journal.large_results`).
+    Each commit's time is reported to the recorder of the task's run
+    (`current_recorder` as the journal is made, once per run: not a look-up
+    of OpenTelemetry's providers per write).
     """
 
     def __init__(
@@ -51,6 +54,7 @@ class Journal:
         self.inline_limit = inline_limit
         self.recorded = {op.seq: op for op in recorded}
         self.last_recorded_seq = max(self.recorded, default=-1)
+        self.recorder = current_recorder()
 
     def lookup(self, seq: int) -> Operation | None:
         return self.recorded.get(seq)
@@ -99,7 +103,7 @@ class Journal:
     async def record_intent(self, call: Call) -> None:
         """Commit that the call is about to run (before its effect)."""
         op = call.intent = self._operation(call, OpStatus.STARTED)
-        recorder, began = current_recorder(), time.perf_counter()
+        recorder, began = self.recorder, time.perf_counter()
         events = call.take_events()
         if events:
             async with self.store.transaction(fence=self.lease) as tx:
@@ -127,7 +131,7 @@ class Journal:
             next_attempt_at=next_attempt_at,
             finished_at=utcnow(),
         )
-        recorder, began = current_recorder(), time.perf_counter()
+        recorder, began = self.recorder, time.perf_counter()
         async with self.store.transaction(fence=self.lease) as tx:
             await tx.record_op_finished(op)
             for event in call.take_events():
@@ -157,7 +161,7 @@ class Journal:
             op = aside[0]
         crash_point("before_result_commit")
         events = call.take_events(op)
-        recorder, began = current_recorder(), time.perf_counter()
+        recorder, began = self.recorder, time.perf_counter()
         cost = _priced(op)
         if aside is None and not cost and not events:
             if (
