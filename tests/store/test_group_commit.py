@@ -137,6 +137,49 @@ async def test_members_refused_at_the_commit_fail_alone_beside_members_that_writ
         assert [e.message for e in await store.list_events(task.id)] == (["after"] if i % 3 == 2 else [])
 
 
+async def test_the_journal_s_own_writes_fail_alone_beside_members_in_savepoints(store: StateStore) -> None:
+    """The journal's writes (`record_op_started`/`_finished` on the store: one write each) may join
+    without a savepoint (SQLite). One refused, for its fence or its row, leaves nothing behind and
+    takes nothing with it: neither the members before it, in savepoints or not, nor those after."""
+    leased = await _tasks_with_leases(store, 12)
+    for i in (1, 4):
+        await store.claim_lease(leased[i][0].id, "w2", 60, take_over=True)  # stale from now on
+    for i in (7, 10):  # their intent again is refused: DuplicateRecord
+        done = finish(make_op(leased[i][0].id, 0))
+        await store.record_op_started(make_op(leased[i][0].id, 0), fence=leased[i][1])
+        await store.record_op_finished(done, fence=leased[i][1])
+    if store.groups is not None:
+        store.groups.commits = store.groups.members = 0
+
+    async def write(i: int, task: Task, lease: Lease) -> None:
+        if i % 3 == 0:  # a member in a savepoint, right before each refused one
+            async with store.transaction(fence=lease) as tx:
+                await tx.append_event(make_event(task.id, "before"))
+                await tx.record_op_started(make_op(task.id, 0))
+            return
+        await store.record_op_started(make_op(task.id, 0), fence=lease)
+        await store.record_op_finished(finish(make_op(task.id, 0)), fence=lease)
+
+    outcomes = await asyncio.gather(
+        *(write(i, *pair) for i, pair in enumerate(leased)), return_exceptions=True
+    )
+
+    assert [i for i, o in enumerate(outcomes) if o is not None] == [1, 4, 7, 10]
+    assert isinstance(outcomes[1], LeaseLost) and isinstance(outcomes[4], LeaseLost)
+    assert isinstance(outcomes[7], DuplicateRecord) and isinstance(outcomes[10], DuplicateRecord)
+    for i, (task, _) in enumerate(leased):
+        op = await store.get_op(task.id, 0)
+        events = [e.message for e in await store.list_events(task.id)]
+        if i % 3 == 0:
+            assert op is not None and op.status is OpStatus.STARTED and events == ["before"]
+        elif i in (1, 4):
+            assert op is None and events == []
+        else:  # 7 and 10 kept the row they had; the others wrote theirs, intent then outcome
+            assert op is not None and op.status is OpStatus.SUCCEEDED and events == []
+    # 4 members in savepoints, and 4 tasks' intents and outcomes: 12 writes, in fewer commits.
+    _grouped(store, 12)
+
+
 async def test_each_task_s_writes_stay_in_order(store: StateStore) -> None:
     leased = await _tasks_with_leases(store, 8)
 
