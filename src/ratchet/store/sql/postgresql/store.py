@@ -233,8 +233,8 @@ class PostgresDriver(Driver):
                 # A member whose block ended: refuse it alone; the rest go again after its savepoint.
                 self._refused[segment] = mine
                 self._held.discard(segment)
-                # Alone, before the rest: its ROLLBACK also makes psycopg forget the statements it
-                # meant to prepare in the aborted pipeline (their names would not exist).
+                # Alone, before the rest: after a failed pipeline it also deallocates the
+                # statements psycopg forgot (`_send_in_pipeline`) before any is prepared again.
                 try:
                     await self.conn.execute(self._q["rollback_to_savepoint"])
                 except psycopg.Error as exc:
@@ -269,6 +269,14 @@ class PostgresDriver(Driver):
             error = error or synced
         if error is None:
             return (cursors[-1] if cursors else None), -1, None
+        # psycopg names a statement it means to prepare when it sends its Parse, and forgets the
+        # name only if that very execute fails. A Parse queued after the failed statement never
+        # ran (the server skips to the pipeline's sync), yet its name stays: its next execute
+        # would bind to a statement that does not exist. Nor does a ROLLBACK after it help:
+        # psycopg looks at a statement's status only the first time it meets that statement.
+        # So forget them all: the next execute (the rollback that follows) deallocates the
+        # server's too, and the statements are prepared again as they recur.
+        self.conn._prepared.clear()
         # The statement that failed is the first without a result: it aborted the
         # transaction, and nothing after it ran.
         failed = next((i for i, cursor in enumerate(cursors) if cursor.pgresult is None), len(cursors))
