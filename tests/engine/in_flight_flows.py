@@ -55,3 +55,12 @@ async def delivers(ctx: Context, tool_name: str, ledger: str, gate: str, outcome
     """One delivery with `tool_name`."""
     result = await ctx.call_tool(tool_name, {"ledger": ledger, "gate": gate, "outcome": outcome})
     return str(result)
+
+
+@workflow(tools=[deliver, deliver_async], retry=FAST)
+async def delivers_twice(ctx: Context, tool_name: str, ledger: str, gate: str, outcome: str) -> list[str]:
+    """Two deliveries with `tool_name` at once (`ctx.call_tools`), then a third after them."""
+    arguments = {"ledger": ledger, "gate": gate, "outcome": outcome}
+    both = await ctx.call_tools([(tool_name, arguments), (tool_name, arguments)])
+    third = await ctx.call_tool(tool_name, arguments)
+    return [str(result) for result in [*both, third]]

@@ -144,3 +144,47 @@ async def test_a_run_cut_short_does_not_wait_for_its_tool_and_leaves_the_call_in
     finally:
         (tmp_path / "gate").touch()  # a plain tool's thread runs on until the gate opens
     assert (await _the_call(store, task_id)).status is OpStatus.STARTED
+
+
+@pytest.mark.parametrize("tool_name", TOOLS)
+async def test_a_stop_while_two_calls_run_at_once_waits_for_both_and_starts_no_other(
+    store: StateStore,
+    rt: Runtime,
+    caplog: pytest.LogCaptureFixture,
+    ledger: str,
+    tmp_path: Path,
+    tool_name: str,
+) -> None:
+    gate = tmp_path / "gate"
+    inputs: dict[str, JsonValue] = {
+        "tool_name": tool_name,
+        "ledger": ledger,
+        "gate": str(gate),
+        "outcome": "returns",
+    }
+    task_id = await rt.submit(f"{IN_FLIGHT_FLOWS}:delivers_twice", inputs)
+    running = asyncio.create_task(rt.resume(task_id))
+    async with asyncio.timeout(WAIT):
+        while len(entries(ledger, "deliver")) < 2:  # both tools wait at the gate now
+            await asyncio.sleep(0.01)
+
+    running.cancel()
+    async with asyncio.timeout(WAIT):
+        while sum("stopping once" in record.getMessage() for record in caplog.records) < 2:
+            await asyncio.sleep(0.01)
+    gate.touch()
+    with pytest.raises(asyncio.CancelledError):
+        async with asyncio.timeout(WAIT):
+            await running
+
+    for seq in (0, 1):
+        op = await store.get_op(task_id, seq)
+        assert op is not None
+        assert (op.status, op.output) == (OpStatus.SUCCEEDED, "delivered")
+    assert await store.get_op(task_id, 2) is None  # the third call never started
+    assert len(entries(ledger, "deliver")) == 2
+
+    task = await rt.resume(task_id)
+
+    assert (task.status, task.result) == (TaskStatus.COMPLETED, ["delivered"] * 3)
+    assert len(entries(ledger, "deliver")) == 3

@@ -7,6 +7,7 @@ context a middleware may use (`CallContext`), not the whole workflow context.
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ __all__ = [
     "CallContext",
     "CallJournal",
     "FinishedLate",
+    "InFlight",
     "TaskSuspended",
     "WorkerStopping",
     "step_meta",
@@ -138,7 +140,12 @@ class CallContext(Protocol):
         ...
 
     def stop_here_if_stopping(self, call: Call) -> None:
-        """Raise `WorkerStopping` when the worker shuts down: `call` must not start."""
+        """Raise `WorkerStopping` when the worker shuts down, or a held stop: `call` must not start."""
+        ...
+
+    @property
+    def in_flight(self) -> InFlight:
+        """The run's side-effect tool calls in flight, and a stop held for them (`in_flight`)."""
         ...
 
     async def wait_until(self, when: dt.datetime, call: Call) -> None:
@@ -168,6 +175,35 @@ class FinishedLate:
 
     output: JsonValue = None
     error: Exception | None = None
+
+
+class InFlight:
+    """A run's calls of tools with side effects in flight, and the stop held until they are journaled.
+
+    One per run (the context's ``in_flight``): `ratchet.engine.calls.in_flight`'s
+    ``run_to_the_end`` puts each such call in `calls` while its tool runs,
+    and its ``run_holding_stops`` holds a stop that comes meanwhile in `held`.
+    """
+
+    __slots__ = ("calls", "held")
+
+    def __init__(self) -> None:
+        self.calls: dict[int, Call] = {}  # by seq: `ctx.call_tools` runs several at once
+        self.held: asyncio.CancelledError | None = None
+
+    def stop_if_held(self) -> None:
+        """Raise the stop held for the calls in flight: no new call starts meanwhile.
+
+        Raises:
+            asyncio.CancelledError: a stop is held.
+        """
+        if self.held is not None:
+            raise self.going_on()
+
+    def going_on(self) -> asyncio.CancelledError:
+        """The held stop as it goes on in the run's own task (with its message, as a cancellation has)."""
+        assert self.held is not None
+        return asyncio.CancelledError(*self.held.args)
 
 
 @dataclass(slots=True)

@@ -47,7 +47,7 @@ from ...tools import Tool, ToolContext
 from ..budget import BudgetTracker
 from ..calls import Call, TaskSuspended, WorkerStopping, step_meta
 from ..calls.foreign_models import ForeignModelCalls
-from ..calls.in_flight import bounded
+from ..calls.in_flight import InFlight, bounded
 from ..calls.middleware import Middleware, compose, default_chain, perform, tool_chain
 from ..calls.model_calls import DEFAULT_MAX_REPAIRS, ModelCalls
 from ..calls.tool_lookup import resolve_tool
@@ -106,6 +106,8 @@ class Context(
         self.store = store
         # Set when the worker shuts down: no new live call starts (WorkerStopping instead).
         self.stopping = stopping
+        # Its side-effect tool calls in flight, and a stop held until they are journaled.
+        self.in_flight = InFlight()
         self.tools = {**workflow.tools, **{t.name: t for t in workflow.tools_for(task, store)}}
         self.task = task
         self.lease = lease
@@ -161,13 +163,16 @@ class Context(
             await self._approval_hook(self, call)
 
     def stop_here_if_stopping(self, call: Call) -> None:
-        """Raise `WorkerStopping` when the worker shuts down: `call` must not start.
+        """Raise `WorkerStopping` when the worker shuts down, or the run's held stop: `call` must not start.
 
         Raises:
             WorkerStopping: the worker is stopping.
+            asyncio.CancelledError: the run was stopped while another call of it was in flight
+                (`ratchet.engine.calls.in_flight`).
         """
         if self.stopping is not None and self.stopping.is_set():
             raise WorkerStopping(f"the worker stops before {call.name} (operation {call.seq})")
+        self.in_flight.stop_if_held()
 
     # ------------------------------------------------------------------ identity
 

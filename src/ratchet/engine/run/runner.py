@@ -26,7 +26,7 @@ from ...trust.code import CodeTrust, enforced_trust
 from ...trust.seal import SigningKey, sealed_inputs
 from ...trust.workspace import confined_workspace
 from ..calls import TaskSuspended, WorkerStopping
-from ..calls.in_flight import bounded, cut_short
+from ..calls.in_flight import bounded, cut_short, run_holding_stops
 from ..children import wake_parent
 from ..code_version import code_version, compatible_versions_allowed, configured_code_version
 from ..context import ApprovalHook, Context
@@ -339,11 +339,10 @@ async def _run_leased(
     )
     try:
         try:
-            result = await _within_deadline(
-                context,
-                running_in(
-                    context, workflow.fn(context, **workflow.signature.typed_inputs(running.inputs_params))
-                ),
+            workflow_run = workflow.fn(context, **workflow.signature.typed_inputs(running.inputs_params))
+            # A stop while a tool with side effects runs waits for it (in_flight.py): one shield a run.
+            result = await run_holding_stops(
+                context.in_flight, _within_deadline(context, running_in(context, workflow_run))
             )
         except (TaskSuspended, WorkerStopping):
             await context.close_streams()
