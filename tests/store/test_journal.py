@@ -9,6 +9,7 @@ from ratchet.records import OpStatus, Task
 from ratchet.store import StateStore
 
 from ..helpers.builders import at, finish, make_op, make_task
+from ..helpers.fences import leased_task
 
 
 async def test_started_op_is_recorded(store: StateStore, task: Task) -> None:
@@ -124,6 +125,29 @@ async def test_op_values_round_trip(store: StateStore, task: Task) -> None:
     )
     await store.record_op_finished(done)
     assert await store.get_op(task.id, 0) == done
+
+
+# Text a statement bound on the client (PostgreSQL sends a journal write and its commit as one
+# string) must quote: SQL's own quotes, comments, a statement's end, dollar quoting, escapes.
+AWKWARD = [
+    "it's",
+    "'); DROP TABLE operations; --",
+    "\\'; SELECT 1; /* x */",
+    "$$ $tag$ E'\\x' \\0",
+    "line\nbreak\ttab \u2028 é 中 🙂",
+    "%s %(name)s {} ?",
+]
+
+
+async def test_awkward_text_in_a_fenced_journal_write_comes_back_as_it_went(store: StateStore) -> None:
+    task, lease = await leased_task(store)
+    for seq, text in enumerate(AWKWARD):
+        started = make_op(task.id, seq, name=text, input={text: [text, 2**53, -0.5]})
+        await store.record_op_started(started, fence=lease)
+        done = finish(started, output={"echo": text})
+        await store.record_op_finished(done, fence=lease)
+        assert await store.get_op(task.id, seq) == done
+    assert [op.seq for op in await store.list_ops(task.id)] == list(range(len(AWKWARD)))
 
 
 async def test_the_journal_is_read_a_page_at_a_time_by_seq_and_counted(store: StateStore, task: Task) -> None:
