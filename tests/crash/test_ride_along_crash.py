@@ -32,6 +32,11 @@ TASK_ID = "crash-ride"
 WORKFLOW = "tests.crash.ride_flows:ride_flow"
 
 
+def _riding(store_url: str) -> str:
+    """`store_url` with results riding along (off unless the URL says ``ride_along=on``)."""
+    return store_url + ("&" if "?" in store_url else "?") + "ride_along=on"
+
+
 def _submit(store_url: str, first: str, ledger: Ledger, marker: Path) -> None:
     async def submit() -> None:
         async with Runtime(store_url) as runtime:
@@ -79,7 +84,8 @@ def _key_of(first: str) -> str:
 def test_a_result_riding_along_when_the_worker_dies_is_run_again_with_its_key(
     first: str, stores: Stores, tmp_path: Path
 ) -> None:
-    url, ledger, marker = stores.fresh(tmp_path), Ledger(tmp_path / "ledger.db"), tmp_path / "watching"
+    url, ledger = _riding(stores.fresh(tmp_path)), Ledger(tmp_path / "ledger.db")
+    marker = tmp_path / "watching"
     ledger.create()
     _submit(url, first, ledger, marker)
 
@@ -109,7 +115,8 @@ def test_a_result_riding_along_when_the_worker_dies_is_run_again_with_its_key(
 
 
 def test_an_unkeyed_result_never_rides_along(stores: Stores, tmp_path: Path) -> None:
-    url, ledger, marker = stores.fresh(tmp_path), Ledger(tmp_path / "ledger.db"), tmp_path / "watching"
+    url, ledger = _riding(stores.fresh(tmp_path)), Ledger(tmp_path / "ledger.db")
+    marker = tmp_path / "watching"
     ledger.create()
     _submit(url, "log_line", ledger, marker)
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from ratchet.errors import LeaseLost
+from ratchet.errors import LeaseLost, StoreURLError
 from ratchet.records import Event, OpStatus
-from ratchet.store import StateStore
+from ratchet.store import StateStore, open_store
 
 from ..helpers.builders import make_op
 from ..helpers.fences import lapsed_lease, leased_task
@@ -79,3 +79,19 @@ async def test_a_rider_of_a_lost_lease_is_never_written(store: StateStore) -> No
     await store.record_op_started(make_op(task.id, 1), fence=taken)  # the new holder's write carries none
 
     assert [op.seq for op in await store.list_ops(task.id)] == [1]
+
+
+@pytest.mark.parametrize("value", ["yes", ""])
+async def test_ride_along_on_the_url_takes_on_or_off(url: str, value: str) -> None:
+    with pytest.raises(StoreURLError, match="ride_along must be 'on' or 'off'"):
+        await open_store(url + ("&" if "?" in url else "?") + f"ride_along={value}")
+
+
+async def test_results_ride_along_only_when_the_url_says_so(url: str) -> None:
+    for suffix, riding in (("", False), ("ride_along=on", True), ("ride_along=off", False)):
+        joined = url + ("&" if "?" in url else "?") + suffix if suffix else url
+        store = await open_store(joined)
+        try:
+            assert store.results_ride_along is riding
+        finally:
+            await store.close()

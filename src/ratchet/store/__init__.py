@@ -8,7 +8,10 @@ URLs (any libpq option, such as ``?sslmode=require``, passes through) plus
 Ratchet's ``?pool_size=N``: the most connections the store opens at once
 (default 10). Both take ``?group_commit=on|off``: whether write transactions
 that arrive together share one commit (store/group_commit; on by default
-on SQLite with ``durability=full``, off otherwise, see docs/stores.md).
+on SQLite with ``durability=full``, off otherwise, see docs/stores.md), and
+``?ride_along=on|off``: whether a keyed or safe-to-repeat call's result may
+commit with its task's next write (off by default; docs/durability.md,
+"Results that ride along").
 """
 
 from __future__ import annotations
@@ -65,7 +68,7 @@ def store_from_url(url: str, *, create: bool = True, integrity_check: bool = Tru
                 "or sqlite:////absolute/path.db"
             )
         options = parse_qs(query, keep_blank_values=True)
-        unknown = set(options) - {"durability", "group_commit"}
+        unknown = set(options) - {"durability", "group_commit", "ride_along"}
         if unknown:
             raise StoreURLError(f"store URL {shown!r}: unknown option {sorted(unknown)[0]!r}")
         durability = options.get("durability", ["normal"])[-1]
@@ -76,6 +79,8 @@ def store_from_url(url: str, *, create: bool = True, integrity_check: bool = Tru
         store = SqliteStore(path[1:], durability=durability, create=create, integrity_check=integrity_check)
         if "group_commit" in options:  # else the store's default: on only with durability=full
             store.share_commits(_group_commit(options["group_commit"][-1], url))
+        if "ride_along" in options:
+            store.results_ride_along = _on_or_off("ride_along", options["ride_along"][-1], url)
         return store
     if scheme in ("postgresql", "postgres"):
         return _postgres_store(url, create=create)
@@ -88,10 +93,14 @@ def _postgres_store(url: str, *, create: bool) -> StateStore:
     """The PostgreSQL store of `url`, its Ratchet options taken out of the libpq URL."""
     base, _, query = url.partition("?")
     kept, pool_size, group_commit = [], DEFAULT_POOL_SIZE, False  # opt-in there: docs/stores.md
+    ride_along = False
     for item in filter(None, query.split("&")):
         key, _, value = item.partition("=")
         if unquote(key) == "group_commit":
             group_commit = _group_commit(unquote(value), url)
+            continue
+        if unquote(key) == "ride_along":
+            ride_along = _on_or_off("ride_along", unquote(value), url)
             continue
         if unquote(key) != "pool_size":
             kept.append(item)  # left as written: libpq decodes its own options
@@ -125,13 +134,18 @@ def _postgres_store(url: str, *, create: bool) -> StateStore:
 
     store = PostgresStore(conninfo, url=url, pool_size=pool_size, create=create)
     store.share_commits(group_commit)
+    store.results_ride_along = ride_along
     return store
 
 
 def _group_commit(value: str, url: str) -> bool:
+    return _on_or_off("group_commit", value, url)
+
+
+def _on_or_off(option: str, value: str, url: str) -> bool:
     if value not in ("on", "off"):
         shown = redact_url(url)
-        raise StoreURLError(f"store URL {shown!r}: group_commit must be 'on' or 'off', not {value!r}")
+        raise StoreURLError(f"store URL {shown!r}: {option} must be 'on' or 'off', not {value!r}")
     return value == "on"
 
 

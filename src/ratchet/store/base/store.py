@@ -77,8 +77,9 @@ class StateStore(LeaseWrappers, WorkerWrappers, LimitWrappers, SpendWrappers, La
     group_commit: bool = False
     """Whether write transactions that arrive together share one commit by default (store/group_commit)."""
 
-    results_ride_along: bool = True
-    """Whether a keyed or repeatable call's result may commit with the task's next commit (ride_along.py)."""
+    results_ride_along: bool = False
+    """Whether a keyed or repeatable call's result may commit with the task's next commit (ride_along.py):
+    ``?ride_along=on`` on the store's URL."""
 
     def __init__(self) -> None:
         self._gate = TransactionGate(exclusive=self.exclusive)
