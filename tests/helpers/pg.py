@@ -33,7 +33,15 @@ from pathlib import Path
 import psycopg
 import pytest
 
-__all__ = ["DURABLE_SETTINGS", "SETTINGS", "Cluster", "LazyCluster", "find_binaries", "throwaway_cluster"]
+__all__ = [
+    "DURABLE_SETTINGS",
+    "SETTINGS",
+    "Cluster",
+    "LazyCluster",
+    "find_binaries",
+    "free_port",
+    "throwaway_cluster",
+]
 
 TEMPLATE = "tests_template"
 INSTALL_HINT = "PostgreSQL server binaries (initdb, pg_ctl) not found: run scripts/install-system-packages"
@@ -51,10 +59,12 @@ DURABLE_SETTINGS = (
 
 
 def find_binaries() -> Path | None:
-    """The directory holding ``initdb`` and ``pg_ctl``: PATH first, else the newest installed version."""
+    """The directory holding ``initdb`` and ``pg_ctl`` (and the other server programs): PATH first, else the newest installed version."""
     initdb, pg_ctl = shutil.which("initdb"), shutil.which("pg_ctl")
-    if initdb and pg_ctl and Path(initdb).parent == Path(pg_ctl).parent:
-        return Path(initdb).parent
+    # Resolved: a link on PATH stands for the installed version's directory, which also holds the
+    # programs the replication tests run (pg_basebackup) that no one links.
+    if initdb and pg_ctl and Path(initdb).resolve().parent == Path(pg_ctl).resolve().parent:
+        return Path(initdb).resolve().parent
     versions = []
     for candidate in Path("/usr/lib/postgresql").glob("*/bin"):
         if (candidate / "initdb").exists() and (candidate / "pg_ctl").exists():
@@ -63,7 +73,7 @@ def find_binaries() -> Path | None:
     return max(versions)[1] if versions else None
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("localhost", 0))
         port: int = probe.getsockname()[1]
@@ -92,7 +102,8 @@ class Cluster:
                     "run scripts/install-system-packages (its package creates the user)"
                 ) from None
 
-    def _run(self, *args: str) -> None:
+    def run(self, *args: str) -> None:
+        """Run one of the server's programs (as the server's user when root); raise if it fails."""
         command = [str(self.binaries / args[0]), *args[1:]]
         if self._as_server_user:
             command = ["runuser", "-u", SERVER_USER, "--", *command]
@@ -102,13 +113,13 @@ class Cluster:
 
     def start(self) -> None:
         """Create the cluster and start the server on a free port (trying a few in case one is taken)."""
-        self._run("initdb", "-D", str(self.data), "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8")
+        self.run("initdb", "-D", str(self.data), "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8")
         for attempt in range(5):
-            self.port = _free_port()
+            self.port = free_port()
             options = f"-p {self.port} -k {self.data} {self.settings}"
             try:
                 log = str(self.root / "server.log")
-                self._run("pg_ctl", "start", "-w", "-D", str(self.data), "-l", log, "-o", options)
+                self.run("pg_ctl", "start", "-w", "-D", str(self.data), "-l", log, "-o", options)
                 return
             except RuntimeError:
                 if attempt == 4:
@@ -118,7 +129,7 @@ class Cluster:
         """Stop the server at once and remove its files."""
         try:
             if self.port:
-                self._run("pg_ctl", "stop", "-D", str(self.data), "-m", "immediate")
+                self.run("pg_ctl", "stop", "-D", str(self.data), "-m", "immediate")
         finally:
             shutil.rmtree(self.root, ignore_errors=True)
 
