@@ -59,7 +59,7 @@ DURABLE_SETTINGS = (
 
 
 def find_binaries() -> Path | None:
-    """The directory holding ``initdb`` and ``pg_ctl`` (and the other server programs): PATH first, else the newest installed version."""
+    """The directory of the server programs (``initdb``, ``pg_ctl``...): PATH first, else the newest."""
     initdb, pg_ctl = shutil.which("initdb"), shutil.which("pg_ctl")
     # Resolved: a link on PATH stands for the installed version's directory, which also holds the
     # programs the replication tests run (pg_basebackup) that no one links.

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 
 import psycopg
 
-from .pg import INSTALL_HINT, SETTINGS, Cluster, free_port, find_binaries
+from .pg import INSTALL_HINT, SETTINGS, Cluster, find_binaries, free_port
 
 __all__ = ["ReplicatedPair", "replicated_pair"]
 
@@ -121,7 +121,8 @@ def _wait_streaming(primary: Cluster, *, synchronous: bool, timeout: float = 30.
     with primary.admin() as conn:
         while time.monotonic() < deadline:
             row = conn.execute(
-                "SELECT sync_state FROM pg_stat_replication WHERE application_name = %s AND state = 'streaming'",
+                "SELECT sync_state FROM pg_stat_replication"
+                " WHERE application_name = %s AND state = 'streaming'",
                 (STANDBY_NAME,),
             ).fetchone()
             if row and row[0] == wanted:
