@@ -11,7 +11,9 @@ that arrive together share one commit (store/group_commit; on by default
 on SQLite with ``durability=full``, off otherwise, see docs/stores.md), and
 ``?ride_along=on|off``: whether a keyed or safe-to-repeat call's result may
 commit with its task's next write (off by default; docs/durability.md,
-"Results that ride along").
+"Results that ride along"). A ``postgresql:`` URL may also name a read
+replica, ``?read_url=<percent-encoded postgresql URL>``, where task listings
+read (store/base/listings.py; docs/stores.md, "Read replicas").
 """
 
 from __future__ import annotations
@@ -19,11 +21,19 @@ from __future__ import annotations
 from urllib.parse import parse_qs, unquote
 
 from ..errors import MissingExtra, StoreURLError
-from .base import StateStore
+from .base import ReplicaRead, StateStore
 from .ops import StoreOps
 from .redact import hide_secrets, redact_url, secrets_of
 
-__all__ = ["DEFAULT_STORE_URL", "StateStore", "StoreOps", "open_store", "redact_url", "store_from_url"]
+__all__ = [
+    "DEFAULT_STORE_URL",
+    "ReplicaRead",
+    "StateStore",
+    "StoreOps",
+    "open_store",
+    "redact_url",
+    "store_from_url",
+]
 
 DEFAULT_STORE_URL = "sqlite:///./ratchet.db"
 DEFAULT_POOL_SIZE = 10
@@ -93,9 +103,12 @@ def _postgres_store(url: str, *, create: bool) -> StateStore:
     """The PostgreSQL store of `url`, its Ratchet options taken out of the libpq URL."""
     base, _, query = url.partition("?")
     kept, pool_size, group_commit = [], DEFAULT_POOL_SIZE, False  # opt-in there: docs/stores.md
-    ride_along = False
+    ride_along, read_url = False, None
     for item in filter(None, query.split("&")):
         key, _, value = item.partition("=")
+        if unquote(key) == "read_url":
+            read_url = unquote(value)
+            continue
         if unquote(key) == "group_commit":
             group_commit = _group_commit(unquote(value), url)
             continue
@@ -130,12 +143,39 @@ def _postgres_store(url: str, *, create: bool) -> StateStore:
     for port in str(params.get("port") or "").split(","):
         if port and not port.isdigit():
             raise StoreURLError(f"store URL {redact_url(url)!r}: port {port!r} is not a number")
-    from .sql.postgresql import PostgresStore
+    from .sql.postgresql import PostgresStore, Replica, ReplicaStore
 
     store = PostgresStore(conninfo, url=url, pool_size=pool_size, create=create)
     store.share_commits(group_commit)
     store.results_ride_along = ride_along
+    if read_url is not None:
+        store.replica = Replica(ReplicaStore(_read_conninfo(read_url, url), pool_size=pool_size))
     return store
+
+
+def _read_conninfo(read_url: str, url: str) -> str:
+    """The libpq URL of ``?read_url=`` (percent-encoded in the store URL), checked as the store's own."""
+    scheme, sep, _ = read_url.partition("://")
+    if not sep or scheme not in ("postgresql", "postgres"):
+        shown = redact_url(read_url)
+        raise StoreURLError(
+            f"store URL {redact_url(url)!r}: read_url must be a percent-encoded postgresql:// URL, "
+            f"not {shown!r}"
+        )
+    from psycopg import Error
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        params = conninfo_to_dict(read_url)
+    except Error as exc:
+        reason = hide_secrets(" ".join(str(exc).split()), secrets_of(read_url) + secrets_of(url))
+        raise StoreURLError(
+            f"store URL {redact_url(url)!r}: read_url is not a valid PostgreSQL URL: {reason}"
+        ) from None
+    for port in str(params.get("port") or "").split(","):
+        if port and not port.isdigit():
+            raise StoreURLError(f"store URL {redact_url(url)!r}: read_url's port {port!r} is not a number")
+    return read_url
 
 
 def _group_commit(value: str, url: str) -> bool:

@@ -2,7 +2,8 @@
 
 A PostgreSQL store URL may hold a password three ways: ``user:PASSWORD@host``,
 ``?password=PASSWORD`` (or ``sslpassword=``), and ``password=PASSWORD`` in a
-libpq key=value string. Every message, log line and command Ratchet prints
+libpq key=value string; an option whose value is itself a URL (``?read_url=``,
+percent-encoded) may hold one in any of those forms. Every message, log line and command Ratchet prints
 that shows a store URL shows `redact_url` of it; a message that quotes a
 library's words about the URL passes through `hide_secrets` as well, since
 those may quote the URL raw. Both work on malformed URLs too (they only cut
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 __all__ = ["HIDDEN", "hide_secrets", "redact_url", "secrets_of"]
 
@@ -33,10 +34,18 @@ def redact_url(url: str) -> str:
     if at and ":" in credentials:
         before_query = f"{credentials.partition(':')[0]}:{HIDDEN}@{host}"
     if question:
-        query = "&".join(
-            f"{item.partition('=')[0]}={HIDDEN}" if _is_secret(item) else item for item in query.split("&")
-        )
+        query = "&".join(_redact_item(item) for item in query.split("&"))
     return f"{scheme}{sep}{before_query}{question}{query}"
+
+
+def _redact_item(item: str) -> str:
+    key, _, value = item.partition("=")
+    if _is_secret(item):
+        return f"{key}={HIDDEN}"
+    nested = unquote(value)
+    if "://" in nested:  # a URL in an option (read_url): shown redacted, still encoded where it must be
+        return f"{key}={quote(redact_url(nested), safe=':/@*,')}"
+    return item
 
 
 def secrets_of(url: str) -> list[str]:
@@ -53,6 +62,10 @@ def secrets_of(url: str) -> list[str]:
         if at and ":" in credentials:
             found.append(credentials.partition(":")[2])
         found += [item.partition("=")[2] for item in query.split("&") if _is_secret(item)]
+        for item in query.split("&"):
+            nested = unquote(item.partition("=")[2])
+            if "://" in nested:
+                found += secrets_of(nested)
     return sorted(
         {form for value in found for form in (value, unquote(value)) if form}, key=len, reverse=True
     )

@@ -25,6 +25,7 @@ operations through the `_read` and `_write` that `StateStore` implements
 (wrapping.py).
 """
 
+from .listings import ReplicaRead
 from .store import StateStore
 
-__all__ = ["StateStore"]
+__all__ = ["ReplicaRead", "StateStore"]

@@ -4,7 +4,7 @@ Here: its lifecycle, its transactions, its change feeds, and the wrapper of
 every operation but those of the leases (leases.py), of the workers'
 presence (workers.py), of the shared limits (limits.py), of the spend caps (spend.py) and of
 LangGraph's checkpoints (langgraph.py), which
-are mixed in from their own modules.
+are mixed in from their own modules, as is where task listings read (listings.py).
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ from ..transaction import Opened, Transaction, TransactionGate
 from .langgraph import LangGraphWrappers
 from .leases import LeaseWrappers
 from .limits import LimitWrappers
+from .listings import ListingReads
 from .spend import SpendWrappers
 from .workers import WorkerWrappers
 
@@ -58,7 +59,9 @@ __all__ = ["StateStore"]
 _R = TypeVar("_R")
 
 
-class StateStore(LeaseWrappers, WorkerWrappers, LimitWrappers, SpendWrappers, LangGraphWrappers, StoreOps):
+class StateStore(
+    LeaseWrappers, WorkerWrappers, LimitWrappers, SpendWrappers, LangGraphWrappers, ListingReads, StoreOps
+):
     """A store opened from a URL: the `StoreOps` operations, each in a transaction of its own.
 
     Write operations take a keyword ``fence=lease``: the write is refused with

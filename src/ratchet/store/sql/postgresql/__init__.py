@@ -2,10 +2,12 @@
 
 store.py: the store (a pool) and its driver; schema.py: connecting, the
 server's errors, getting a database ready (migrations); changes.py: the
-change feed over LISTEN/NOTIFY; queries.sql, schema.sql and migrations/: the
+change feed over LISTEN/NOTIFY; replica.py: the read replica task listings
+may read (``?read_url=``); queries.sql, schema.sql and migrations/: the
 dialect's SQL.
 """
 
+from .replica import Replica, ReplicaStore
 from .store import PostgresStore
 
-__all__ = ["PostgresStore"]
+__all__ = ["PostgresStore", "Replica", "ReplicaStore"]

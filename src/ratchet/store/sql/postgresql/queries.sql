@@ -62,6 +62,17 @@ WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'
 -- name: current_schema
 SELECT current_schema()
 
+-- name: replica_staleness
+-- A read replica's lag, in seconds, as a listing read on it begins (docs/stores.md, "Read replicas").
+-- 0 on a server that is no replica, and on one that has replayed all the WAL it received: an idle
+-- primary sends nothing, and the age of its last commit is no lag. Else the age of the last commit
+-- replayed: every commit older than that is visible. NULL when it cannot tell (nothing replayed yet).
+SELECT CASE
+    WHEN NOT pg_is_in_recovery() THEN 0
+    WHEN pg_last_wal_replay_lsn() >= pg_last_wal_receive_lsn() THEN 0
+    ELSE GREATEST(0, EXTRACT(EPOCH FROM clock_timestamp() - pg_last_xact_replay_timestamp()))
+END::float8
+
 -- name: check_fence
 -- Driver.check: true when the lease (task_id, token) is current; else it raises SQLSTATE RLOST
 -- (migration 0012), so the driver sends it with the transaction's next statement, unread.

@@ -34,7 +34,7 @@ from ...redact import hide_secrets, secrets_of
 from .. import catalogue, rows
 from ..task_rows import SEARCH_VERSION, search_params
 
-__all__ = ["Target", "connect", "connection_error", "migrate", "prepare", "server_error"]
+__all__ = ["Target", "connect", "connection_error", "found_version", "migrate", "prepare", "server_error"]
 
 DIALECT = "postgresql"
 _MISSING_DATABASE = re.compile(r'database "[^"]*" does not exist')
@@ -167,6 +167,11 @@ async def _found_version(conn: psycopg.AsyncConnection[Any], target: Target) -> 
     if problem is not None:
         raise catalogue.no_readable_version(f"PostgreSQL {target}", problem)
     return max(versions, default=0)
+
+
+async def found_version(conn: psycopg.AsyncConnection[Any], target: Target) -> int:
+    """The schema version of the database on `conn`, written nowhere (a read replica's check)."""
+    return await _found_version(conn, target)
 
 
 async def prepare(conn: psycopg.AsyncConnection[Any], target: Target, *, create: bool) -> None:

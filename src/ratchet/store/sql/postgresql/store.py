@@ -18,21 +18,26 @@ line that names the database and never a password.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+import contextlib
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 from psycopg.generators import execute
 from psycopg_pool import AsyncConnectionPool
 
 from ....errors import DuplicateRecord, StoreError, StoreUnavailable
-from ...base import StateStore
+from ...base import ReplicaRead, StateStore
+from ...ops import StoreOps
 from .. import catalogue
 from ..driver import Driver, Params, Row
 from ..ops import SqlOps
 from ..transaction import SqlTransaction
 from .changes import ChangeListener, channels_of
 from .schema import DIALECT, Target, connect, connection_error, prepare, server_error
+
+if TYPE_CHECKING:
+    from .replica import Replica
 
 __all__ = ["PostgresStore", "store_error"]
 
@@ -69,13 +74,15 @@ class PostgresStore(StateStore):
             self._options["connect_timeout"] = _CONNECT_TIMEOUT
         self._pool: AsyncConnectionPool | None = None
         self._listener: ChangeListener | None = None
+        self.replica: Replica | None = None
+        """Where task listings read (``?read_url=``; replica.py); None: here."""
 
     # ------------------------------------------------------------------ opening
 
     async def open(self) -> None:
         conn = await connect(self.conninfo, self.target, **self._options)
         try:
-            await prepare(conn, self.target, create=self.create)
+            await self._prepare(conn)
         finally:
             await conn.close()
         pool = AsyncConnectionPool(
@@ -93,7 +100,13 @@ class PostgresStore(StateStore):
             raise connection_error(self.target, exc) from None
         self._pool = pool
 
+    async def _prepare(self, conn: psycopg.AsyncConnection[Any]) -> None:
+        """Check the schema on `conn` and migrate it if behind (a read replica only checks it)."""
+        await prepare(conn, self.target, create=self.create)
+
     async def close(self) -> None:
+        if self.replica is not None:
+            await self.replica.close()
         listener, self._listener = self._listener, None
         if listener is not None:
             await listener.stop()
@@ -120,6 +133,15 @@ class PostgresStore(StateStore):
         if self._pool is None:
             raise StoreError(f"the store for PostgreSQL {self.target} is not open")
         return self._pool
+
+    @contextlib.asynccontextmanager
+    async def listing(self) -> AsyncIterator[tuple[StoreOps, ReplicaRead | None]]:
+        if self.replica is None:
+            async with super().listing() as read:
+                yield read
+            return
+        async with self.replica.listing(self) as read:
+            yield read
 
     # ------------------------------------------------------------------ connections
 
