@@ -1,6 +1,10 @@
 """`ratchet tasks`, `ratchet show` and `ratchet events`: look at tasks; they never write.
 
 The store is opened with ``create=False``: looking never creates a database.
+`ratchet tasks` reads on the store's read replica when its URL names one
+(``?read_url=``), and says so, with how far behind it was (in a line after
+the table; on stderr with --json, and as ``replica`` in --count's JSON);
+`show` and `events` read the store itself (docs/stores.md, "Read replicas").
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import typer
 
 from ..errors import CorruptRecord, StoreNotFound
 from ..records import Checkpoint, Event, TaskFilter, TaskOrder, TaskRow
-from ..store import DEFAULT_STORE_URL
+from ..store import DEFAULT_STORE_URL, ReplicaRead
 from ..views.event_feed import follow_events
 from ..views.task_filter import cli_option, parse_order
 from . import json_output, render
@@ -43,6 +47,7 @@ class _Listing:
     rows: list[TaskRow]
     total: int  # how many tasks pass the filter, listed or not
     unreadable: list[CorruptRecord]
+    replica: ReplicaRead | None = None  # where it was read, when the store has a read replica
 
 
 @with_filter_options
@@ -89,18 +94,20 @@ def tasks_command(
     where = filters.where()
     page = _Page(parse_order(sort, cli_option, descending=desc), limit or None, offset)
     if count:
-        found = run_async(_count_tasks(store, where))
+        found, replica = run_async(_count_tasks(store, where))
         if as_json:
-            json_output.print_json({"count": found})
+            json_output.print_json({"count": found, **({"replica": replica.as_json()} if replica else {})})
         else:
-            render.print_line(str(found))
+            render.print_line(str(found))  # alone on stdout: `$(ratchet tasks --count)` stays a number
+            _note_replica(replica)
         return
     if as_json:
-        more = run_async(_print_records(store, where, page, tree=tree))
+        more, replica = run_async(_print_records(store, where, page, tree=tree))
         if more > 0:
             render.print_note(
                 f"{more} more; raise --limit (0 for all), page with --offset or narrow the filters"
             )
+        _note_replica(replica)
         return
     listing = run_async(_list_tasks(store, where, page))
     render.print_tasks(listing.rows, store_url=store, where=where, unreadable=listing.unreadable, tree=tree)
@@ -110,6 +117,14 @@ def tasks_command(
             f"… {more} more (of {listing.total}); raise --limit (0 for all), page with "
             f"--offset {offset + len(listing.rows)}, or narrow the filters."
         )
+    if listing.replica is not None:
+        render.print_line(f"Listed {listing.replica.describe()}.")
+
+
+def _note_replica(replica: ReplicaRead | None) -> None:
+    """Where a listing was read, on stderr (beside JSON, or a bare count), when the store has a replica."""
+    if replica is not None:
+        render.print_note(f"listed {replica.describe()}")
 
 
 @dataclass(frozen=True)
@@ -119,28 +134,32 @@ class _Page:
     offset: int
 
 
-async def _count_tasks(url: str, where: TaskFilter) -> int:
+async def _count_tasks(url: str, where: TaskFilter) -> tuple[int, ReplicaRead | None]:
     try:
-        async with open_store_for(url, create=False) as store:
-            return await store.count_task_rows(where)
+        async with open_store_for(url, create=False) as store, store.listing() as (tx, replica):
+            return await tx.count_task_rows(where), replica
     except StoreNotFound:
-        return 0  # nothing was ever stored there: none match, not an error
+        return 0, None  # nothing was ever stored there: none match, not an error
 
 
 async def _list_tasks(url: str, where: TaskFilter, page: _Page) -> _Listing:
     unreadable: list[CorruptRecord] = []
     try:
-        async with open_store_for(url, create=False) as store, store.reading() as tx:
+        async with open_store_for(url, create=False) as store, store.listing() as (tx, replica):
             rows = await tx.list_task_rows(
                 where, order=page.order, limit=page.limit, offset=page.offset, unreadable=unreadable
             )
-            return _Listing(rows, await tx.count_task_rows(where), unreadable)
+            return _Listing(rows, await tx.count_task_rows(where), unreadable, replica)
     except StoreNotFound:
         return _Listing([], 0, [])  # nothing was ever stored there: an empty listing, not an error
 
 
-async def _print_records(url: str, where: TaskFilter, page: _Page, *, tree: bool) -> int:
-    """Print the listed tasks' whole records as one JSON list, `JSON_PAGE` at a time; return how many more.
+async def _print_records(
+    url: str, where: TaskFilter, page: _Page, *, tree: bool
+) -> tuple[int, ReplicaRead | None]:
+    """Print the listed tasks' whole records as one JSON list, `JSON_PAGE` at a time.
+
+    Returns how many more match, and where they were read (`ReplicaRead`, or None).
 
     The listing's rows come first, in one walk of the index the table walks
     (their ids are all that is kept of them), then the records, a page at a
@@ -150,9 +169,9 @@ async def _print_records(url: str, where: TaskFilter, page: _Page, *, tree: bool
     """
     printed = json_output.JsonList()
     unreadable: list[CorruptRecord] = []
-    more = 0
+    more, replica = 0, None
     try:
-        async with open_store_for(url, create=False) as store, store.reading() as tx:
+        async with open_store_for(url, create=False) as store, store.listing() as (tx, replica):
             rows = await tx.list_task_rows(
                 where, order=page.order, limit=page.limit, offset=page.offset, unreadable=unreadable
             )
@@ -170,7 +189,7 @@ async def _print_records(url: str, where: TaskFilter, page: _Page, *, tree: bool
     for corrupt in unreadable:
         printed.add(json_output.unreadable_json(corrupt))
     printed.close()
-    return more
+    return more, replica
 
 
 def _flat(rows: list[TaskRow]) -> list[tuple[int, TaskRow]]:

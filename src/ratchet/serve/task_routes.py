@@ -162,7 +162,9 @@ async def list_tasks(
     ``next_offset`` pages by count instead (None with a cursor, and on the
     last page). ``unreadable`` lists the rows of this page that cannot be
     read (as ``total`` counts them). docs/finding-tasks.md says what each
-    filter keeps; a bad one is a 400 with one line.
+    filter keeps; a bad one is a 400 with one line. ``replica`` is None
+    unless the store has a read replica (``?read_url=``): then where the
+    page was read and how far behind it was (docs/stores.md, "Read replicas").
     """
     given = FilterText(
         status=status or (),
@@ -185,7 +187,7 @@ async def list_tasks(
     after = None if cursor is None else TaskCursor.decode(cursor)
     check_cursor(order, after)
     unreadable: list[CorruptRecord] = []
-    async with rt.store.reading() as tx:
+    async with rt.store.listing() as (tx, replica):
         total = await tx.count_task_rows(where)
         rows = await tx.list_task_rows(
             where, order=order, after=after, limit=limit + 1, offset=offset, unreadable=unreadable
@@ -198,6 +200,7 @@ async def list_tasks(
         "next_cursor": TaskCursor.after(shown[-1], order).encode() if more else None,
         "next_offset": offset + limit if after is None and offset + limit < total else None,
         "unreadable": [unreadable_json(row) for row in unreadable],
+        "replica": None if replica is None else replica.as_json(),
     }
 
 

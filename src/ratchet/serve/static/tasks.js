@@ -4,6 +4,7 @@
 // it shows: the global stream updates those in place and counts the rest
 // (task_live.js); the head of the newest-first list takes new tasks as they come.
 // Tasks selected with their checkboxes open side by side with "Compare" (compare.js).
+// A store with a read replica lists from it: where the page was read, and how far behind, shows beside the count.
 
 import { ApiError, api } from "./api.js";
 import { batchSummary, cancelMatching, cancelTask } from "./cancel.js";
@@ -19,6 +20,13 @@ const FOLLOW_EVERY_MS = 1000; // the head of the list reads its page again at mo
 
 function button(action, text, onclick) {
   return el("button", { type: "button", "data-action": action, text, onclick });
+}
+
+/** Where a listing was read (the API's `replica`), as `ratchet tasks` says it: "from replica HOST:PORT, 0.4 s behind". */
+function replicaText(replica) {
+  if (replica.error) return `from the primary: replica ${replica.server} could not be read (${replica.error})`;
+  if (replica.behind_seconds === null) return `from replica ${replica.server}, behind by an unknown time`;
+  return `from replica ${replica.server}, ${Number(replica.behind_seconds).toFixed(1)} s behind`;
 }
 
 function refused(error) {
@@ -40,6 +48,7 @@ export async function showTasks(root) {
   compare.disabled = true;
   compare.title = `Select 2 to ${MAX_COMPARED} tasks to compare them side by side`;
   const count = el("span", { class: "page-count", id: "tasks-count" });
+  const source = el("span", { class: "muted", id: "tasks-replica", hidden: true });
   const changed = el("button", { type: "button", id: "tasks-changed", class: "changed", hidden: true, onclick: () => load({ counts: true }) });
   const batch = button("batch-cancel", "", batchCancel);
   batch.classList.add("danger");
@@ -54,7 +63,7 @@ export async function showTasks(root) {
     root,
     el("h1", { text: "Tasks" }),
     bar.node,
-    el("div", { class: "list-bar" }, count, changed, compare, batch),
+    el("div", { class: "list-bar" }, count, source, changed, compare, batch),
     notice,
     table.node,
     message,
@@ -136,6 +145,8 @@ export async function showTasks(root) {
     else if (known && page.tasks.length === 1) count.textContent = `Task ${from.toLocaleString()} of ${total.toLocaleString()}`;
     else if (known) count.textContent = `Tasks ${from.toLocaleString()}–${(from + page.tasks.length - 1).toLocaleString()} of ${total.toLocaleString()}`;
     else count.textContent = `${page.tasks.length.toLocaleString()} tasks of ${total.toLocaleString()}`;
+    source.hidden = !page.replica;
+    source.textContent = page.replica ? replicaText(page.replica) : "";
     batch.hidden = !total || !hasFilter(view.filter); // a batch needs a filter: never "every task" by a slip
     batch.textContent = `Cancel all ${total.toLocaleString()} matching…`;
     message.hidden = total > 0 && !error;
