@@ -63,7 +63,7 @@ async def test_the_task_list_filters_orders_and_pages_in_the_store(
         )
     ).json()
 
-    assert set(first) == {"tasks", "total", "next_cursor", "next_offset", "unreadable"}
+    assert set(first) == {"tasks", "total", "next_cursor", "next_offset", "unreadable", "replica"}
     assert ([t["task_id"] for t in first["tasks"]], first["total"], first["next_offset"]) == (
         ["t0", "t2"],
         3,

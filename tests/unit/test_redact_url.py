@@ -26,6 +26,15 @@ from ratchet.store.redact import hide_secrets, secrets_of
         ("postgresql://u@db/work", "postgresql://u@db/work"),
         ("sqlite:///./ratchet.db", "sqlite:///./ratchet.db"),
         ("memory://", "memory://"),
+        # A read replica's URL in an option, percent-encoded: its passwords too, in any form.
+        (
+            "postgresql://u:a@db/w?read_url=postgresql%3A%2F%2Fr%3Asecret%40rep%3A5433%2Fw",
+            "postgresql://u:***@db/w?read_url=postgresql://r:***@rep:5433/w",
+        ),
+        (
+            "postgresql://db/w?read_url=postgresql%3A%2F%2Frep%2Fw%3Fsslmode%3Drequire%26password%3Dsecret",
+            "postgresql://db/w?read_url=postgresql://rep/w%3Fsslmode%3Drequire%26password%3D***",
+        ),
     ],
 )
 def test_every_form_of_password_is_hidden(url: str, shown: str) -> None:
@@ -38,6 +47,7 @@ def test_every_form_of_password_is_hidden(url: str, shown: str) -> None:
         "postgresql://u:s3cr%2Fet@db/work",
         "postgresql://db/work?password=s3cr%2Fet",
         "host=db password='s3cr/et'",
+        "postgresql://db/work?read_url=postgresql%3A%2F%2Fr%3As3cr%252Fet%40rep%2Fwork",
     ],
 )
 def test_a_library_message_quoting_the_url_loses_its_passwords_in_any_spelling(url: str) -> None:

@@ -64,8 +64,8 @@ def secrets_of(url: str) -> list[str]:
         found += [item.partition("=")[2] for item in query.split("&") if _is_secret(item)]
         for item in query.split("&"):
             nested = unquote(item.partition("=")[2])
-            if "://" in nested:
-                found += secrets_of(nested)
+            if "://" in nested:  # and each of its passwords as the outer URL encodes it
+                found += [form for secret in secrets_of(nested) for form in (secret, quote(secret, safe=""))]
     return sorted(
         {form for value in found for form in (value, unquote(value)) if form}, key=len, reverse=True
     )
