@@ -103,7 +103,7 @@ async def test_offset_pages_and_says_where_the_next_page_starts(api: httpx.Async
     second = (await api.get("/api/tasks", params={"limit": 4, "offset": first["next_offset"]})).json()
 
     assert set(first) == {"tasks", "total", "next_cursor", "next_offset", "unreadable", "replica"}
-    assert first["replica"] is None  # no read replica: the store's own read (tests/store/test_read_replica.py)
+    assert first["replica"] is None  # no read replica (tests/store/test_read_replica.py has one)
     assert (first["total"], first["next_offset"], second["next_offset"]) == (6, 4, None)
     assert [t["task_id"] for t in second["tasks"]] == ["t4", "t5"]
     assert second["next_cursor"] is None
