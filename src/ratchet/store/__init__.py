@@ -11,7 +11,12 @@ that arrive together share one commit (store/group_commit; on by default
 on SQLite with ``durability=full``, off otherwise, see docs/stores.md), and
 ``?ride_along=on|off``: whether a keyed or safe-to-repeat call's result may
 commit with its task's next write (off by default; docs/durability.md,
-"Results that ride along").
+"Results that ride along"). ``postgresql:`` URLs also take
+``?transaction_pooling=on|off`` (whether the URL leads to a transaction
+pooler such as PgBouncer; found out as the store opens when not given) and
+``?listen_url=URL`` (a direct ``postgresql://`` URL of the same database,
+percent-encoded, where the change feeds ``LISTEN`` when the store is behind a
+pooler; docs/workers.md, "Behind PgBouncer").
 """
 
 from __future__ import annotations
@@ -94,6 +99,8 @@ def _postgres_store(url: str, *, create: bool) -> StateStore:
     base, _, query = url.partition("?")
     kept, pool_size, group_commit = [], DEFAULT_POOL_SIZE, False  # opt-in there: docs/stores.md
     ride_along = False
+    transaction_pooling: bool | None = None  # found out as the store opens
+    listen_conninfo: str | None = None
     for item in filter(None, query.split("&")):
         key, _, value = item.partition("=")
         if unquote(key) == "group_commit":
@@ -101,6 +108,12 @@ def _postgres_store(url: str, *, create: bool) -> StateStore:
             continue
         if unquote(key) == "ride_along":
             ride_along = _on_or_off("ride_along", unquote(value), url)
+            continue
+        if unquote(key) == "transaction_pooling":
+            transaction_pooling = _on_or_off("transaction_pooling", unquote(value), url)
+            continue
+        if unquote(key) == "listen_url":
+            listen_conninfo = _listen_url(unquote(value), url)
             continue
         if unquote(key) != "pool_size":
             kept.append(item)  # left as written: libpq decodes its own options
@@ -114,28 +127,50 @@ def _postgres_store(url: str, *, create: bool) -> StateStore:
                 f"store URL {redact_url(url)!r}: pool_size must be a whole number of at least 1"
             )
     conninfo = base + ("?" + "&".join(kept) if kept else "")
+    _check_libpq_url(conninfo, url)
+    from .sql.postgresql import PostgresStore
+
+    store = PostgresStore(
+        conninfo,
+        url=url,
+        pool_size=pool_size,
+        create=create,
+        transaction_pooling=transaction_pooling,
+        listen_conninfo=listen_conninfo,
+    )
+    store.share_commits(group_commit)
+    store.results_ride_along = ride_along
+    return store
+
+
+def _check_libpq_url(conninfo: str, url: str, option: str = "") -> None:
+    """Refuse `conninfo` (`url`'s, or its `option`'s) in one line if libpq cannot read it."""
     try:
         from psycopg import Error
         from psycopg.conninfo import conninfo_to_dict
     except ImportError as exc:
         raise MissingExtra("a postgresql:// store", "psycopg", "postgres") from exc
 
+    what = f"store URL {redact_url(url)!r}" + (f": {option}" if option else "")
     try:
         params = conninfo_to_dict(conninfo)
     except Error as exc:
         reason = hide_secrets(" ".join(str(exc).split()), secrets_of(url))  # libpq may quote the URL
-        raise StoreURLError(
-            f"store URL {redact_url(url)!r} is not a valid PostgreSQL URL: {reason}"
-        ) from None
+        raise StoreURLError(f"{what} is not a valid PostgreSQL URL: {reason}") from None
     for port in str(params.get("port") or "").split(","):
         if port and not port.isdigit():
-            raise StoreURLError(f"store URL {redact_url(url)!r}: port {port!r} is not a number")
-    from .sql.postgresql import PostgresStore
+            raise StoreURLError(f"{what}: port {port!r} is not a number")
 
-    store = PostgresStore(conninfo, url=url, pool_size=pool_size, create=create)
-    store.share_commits(group_commit)
-    store.results_ride_along = ride_along
-    return store
+
+def _listen_url(listen_url: str, url: str) -> str:
+    """The connection string of `url`'s ``listen_url`` option (given decoded), checked as libpq reads it."""
+    if not listen_url.startswith(("postgresql://", "postgres://")):
+        raise StoreURLError(
+            f"store URL {redact_url(url)!r}: listen_url must be a direct postgresql:// URL of the "
+            f"database (percent-encoded), not {redact_url(listen_url)!r}"
+        )
+    _check_libpq_url(listen_url, url, "listen_url")
+    return listen_url
 
 
 def _group_commit(value: str, url: str) -> bool:

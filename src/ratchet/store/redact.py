@@ -6,19 +6,21 @@ libpq key=value string. Every message, log line and command Ratchet prints
 that shows a store URL shows `redact_url` of it; a message that quotes a
 library's words about the URL passes through `hide_secrets` as well, since
 those may quote the URL raw. Both work on malformed URLs too (they only cut
-strings, never parse).
+strings, never parse). A URL nested in the option ``?listen_url=`` (a
+percent-encoded PostgreSQL URL) has its password hidden the same ways.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 __all__ = ["HIDDEN", "hide_secrets", "redact_url", "secrets_of"]
 
 HIDDEN = "***"
 _SECRET_KEYS = {"password", "sslpassword"}
+_NESTED_KEYS = {"listen_url"}  # options whose value is a URL of its own
 # password=VALUE in a key=value string; VALUE is 'quoted' (backslash escapes) or runs to a space.
 _KEY_VALUE = re.compile(r"(?<![\w])((?:ssl)?password\s*=\s*)('(?:[^'\\]|\\.)*'?|\S*)", re.IGNORECASE)
 
@@ -33,10 +35,17 @@ def redact_url(url: str) -> str:
     if at and ":" in credentials:
         before_query = f"{credentials.partition(':')[0]}:{HIDDEN}@{host}"
     if question:
-        query = "&".join(
-            f"{item.partition('=')[0]}={HIDDEN}" if _is_secret(item) else item for item in query.split("&")
-        )
+        query = "&".join(_redact_item(item) for item in query.split("&"))
     return f"{scheme}{sep}{before_query}{question}{query}"
+
+
+def _redact_item(item: str) -> str:
+    key, _, value = item.partition("=")
+    if _is_secret(item):
+        return f"{key}={HIDDEN}"
+    if _is_nested(item):
+        return f"{key}={quote(redact_url(unquote(value)), safe='*')}"
+    return item
 
 
 def secrets_of(url: str) -> list[str]:
@@ -53,6 +62,10 @@ def secrets_of(url: str) -> list[str]:
         if at and ":" in credentials:
             found.append(credentials.partition(":")[2])
         found += [item.partition("=")[2] for item in query.split("&") if _is_secret(item)]
+        for item in query.split("&"):
+            if _is_nested(item):
+                nested = unquote(item.partition("=")[2])
+                found += [form for secret in secrets_of(nested) for form in (secret, quote(secret, safe=""))]
     return sorted(
         {form for value in found for form in (value, unquote(value)) if form}, key=len, reverse=True
     )
@@ -67,3 +80,7 @@ def hide_secrets(text: str, secrets: Iterable[str]) -> str:
 
 def _is_secret(item: str) -> bool:
     return unquote(item.partition("=")[0]).strip().lower() in _SECRET_KEYS
+
+
+def _is_nested(item: str) -> bool:
+    return unquote(item.partition("=")[0]).strip().lower() in _NESTED_KEYS

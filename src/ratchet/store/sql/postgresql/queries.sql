@@ -62,6 +62,11 @@ WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'
 -- name: current_schema
 SELECT current_schema()
 
+-- name: backend_pid
+-- The server process a statement ran on: behind a transaction pooler, not always the same for one
+-- connection (store/sql/postgresql/pooling.py).
+SELECT pg_backend_pid()
+
 -- name: check_fence
 -- Driver.check: true when the lease (task_id, token) is current; else it raises SQLSTATE RLOST
 -- (migration 0012), so the driver sends it with the transaction's next statement, unread.
