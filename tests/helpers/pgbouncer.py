@@ -27,7 +27,7 @@ from pathlib import Path
 
 import psycopg
 
-from .pg import SERVER_USER, Cluster, _free_port
+from .pg import SERVER_USER, Cluster, free_port
 
 __all__ = ["INSTALL_HINT", "Bouncer", "find_pgbouncer", "running_bouncer"]
 
@@ -89,7 +89,7 @@ class Bouncer:
         users = self.root / "users.txt"
         users.write_text(f'"{SERVER_USER}" ""\n')
         for attempt in range(5):
-            self.port = _free_port()
+            self.port = free_port()
             ini = self.root / "pgbouncer.ini"
             ini.write_text(self._config())
             for path in (users, ini):
