@@ -27,6 +27,8 @@ from .helpers.agent_tools import LEDGER_VARIABLE
 from .helpers.disk import SmallDisk
 from .helpers.ledger import Ledger
 from .helpers.pg import Cluster
+from .helpers.pgbouncer import INSTALL_HINT as PGBOUNCER_HINT
+from .helpers.pgbouncer import Bouncer, find_pgbouncer
 from .helpers.stores import POSTGRES, STORE_URLS, discard, opened
 
 # The tests' workflows and tools live in this checkout, but many `ratchet` programs under test run
@@ -156,6 +158,28 @@ def postgres_url(postgres: Cluster, request: pytest.FixtureRequest) -> Iterator[
     empty = request.node.get_closest_marker("empty_database") is not None
     with postgres.database(empty=empty) as url:
         yield url
+
+
+@pytest.fixture(scope="session")
+def pgbouncer() -> Iterator[Bouncer]:
+    """A real PgBouncer in transaction pooling mode before the session's PostgreSQL cluster, one a session."""
+    program = find_pgbouncer()
+    if program is None:
+        pytest.fail(PGBOUNCER_HINT, pytrace=False)
+    bouncer = Bouncer(program, POSTGRES.get())
+    try:
+        bouncer.start()
+    except RuntimeError as exc:
+        bouncer.stop()
+        pytest.fail(str(exc), pytrace=False)
+    yield bouncer
+    bouncer.stop()
+
+
+@pytest.fixture
+def pgbouncer_url(pgbouncer: Bouncer, postgres_url: str) -> str:
+    """A fresh PostgreSQL store (as `postgres_url`), reached through `pgbouncer`: only the pooler's URL."""
+    return pgbouncer.through(postgres_url)
 
 
 @pytest.fixture

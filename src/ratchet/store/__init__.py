@@ -11,9 +11,14 @@ that arrive together share one commit (store/group_commit; on by default
 on SQLite with ``durability=full``, off otherwise, see docs/stores.md), and
 ``?ride_along=on|off``: whether a keyed or safe-to-repeat call's result may
 commit with its task's next write (off by default; docs/durability.md,
-"Results that ride along"). A ``postgresql:`` URL may also name a read
-replica, ``?read_url=<percent-encoded postgresql URL>``, where task listings
-read (store/base/listings.py; docs/stores.md, "Read replicas").
+"Results that ride along"). ``postgresql:`` URLs also take
+``?transaction_pooling=on|off`` (whether the URL leads to a transaction
+pooler such as PgBouncer; found out as the store opens when not given) and
+``?listen_url=URL`` (a direct ``postgresql://`` URL of the same database,
+percent-encoded, where the change feeds ``LISTEN`` when the store is behind a
+pooler; docs/workers.md, "Behind PgBouncer"), and ``?read_url=URL`` (a
+read replica's ``postgresql://`` URL, percent-encoded, where task listings
+read: store/base/listings.py; docs/stores.md, "Read replicas").
 """
 
 from __future__ import annotations
@@ -103,17 +108,26 @@ def _postgres_store(url: str, *, create: bool) -> StateStore:
     """The PostgreSQL store of `url`, its Ratchet options taken out of the libpq URL."""
     base, _, query = url.partition("?")
     kept, pool_size, group_commit = [], DEFAULT_POOL_SIZE, False  # opt-in there: docs/stores.md
-    ride_along, read_url = False, None
+    ride_along = False
+    transaction_pooling: bool | None = None  # found out as the store opens
+    listen_conninfo: str | None = None
+    read_conninfo: str | None = None
     for item in filter(None, query.split("&")):
         key, _, value = item.partition("=")
         if unquote(key) == "read_url":
-            read_url = unquote(value)
+            read_conninfo = _nested_url("read_url", unquote(value), url)
             continue
         if unquote(key) == "group_commit":
             group_commit = _group_commit(unquote(value), url)
             continue
         if unquote(key) == "ride_along":
             ride_along = _on_or_off("ride_along", unquote(value), url)
+            continue
+        if unquote(key) == "transaction_pooling":
+            transaction_pooling = _on_or_off("transaction_pooling", unquote(value), url)
+            continue
+        if unquote(key) == "listen_url":
+            listen_conninfo = _nested_url("listen_url", unquote(value), url)
             continue
         if unquote(key) != "pool_size":
             kept.append(item)  # left as written: libpq decodes its own options
@@ -127,55 +141,55 @@ def _postgres_store(url: str, *, create: bool) -> StateStore:
                 f"store URL {redact_url(url)!r}: pool_size must be a whole number of at least 1"
             )
     conninfo = base + ("?" + "&".join(kept) if kept else "")
+    _check_libpq_url(conninfo, url)
+    from .sql.postgresql import PostgresStore
+
+    store = PostgresStore(
+        conninfo,
+        url=url,
+        pool_size=pool_size,
+        create=create,
+        transaction_pooling=transaction_pooling,
+        listen_conninfo=listen_conninfo,
+    )
+    store.share_commits(group_commit)
+    store.results_ride_along = ride_along
+    if read_conninfo is not None:
+        from .sql.postgresql import Replica, ReplicaStore
+
+        store.replica = Replica(ReplicaStore(read_conninfo, pool_size=pool_size))
+    return store
+
+
+def _check_libpq_url(conninfo: str, url: str, option: str = "") -> None:
+    """Refuse `conninfo` (`url`'s, or its `option`'s) in one line if libpq cannot read it."""
     try:
         from psycopg import Error
         from psycopg.conninfo import conninfo_to_dict
     except ImportError as exc:
         raise MissingExtra("a postgresql:// store", "psycopg", "postgres") from exc
 
+    what = f"store URL {redact_url(url)!r}" + (f": {option}" if option else "")
     try:
         params = conninfo_to_dict(conninfo)
     except Error as exc:
         reason = hide_secrets(" ".join(str(exc).split()), secrets_of(url))  # libpq may quote the URL
-        raise StoreURLError(
-            f"store URL {redact_url(url)!r} is not a valid PostgreSQL URL: {reason}"
-        ) from None
+        raise StoreURLError(f"{what} is not a valid PostgreSQL URL: {reason}") from None
     for port in str(params.get("port") or "").split(","):
         if port and not port.isdigit():
-            raise StoreURLError(f"store URL {redact_url(url)!r}: port {port!r} is not a number")
-    from .sql.postgresql import PostgresStore, Replica, ReplicaStore
-
-    store = PostgresStore(conninfo, url=url, pool_size=pool_size, create=create)
-    store.share_commits(group_commit)
-    store.results_ride_along = ride_along
-    if read_url is not None:
-        store.replica = Replica(ReplicaStore(_read_conninfo(read_url, url), pool_size=pool_size))
-    return store
+            where = f"{what}'s port" if option else f"{what}: port"
+            raise StoreURLError(f"{where} {port!r} is not a number")
 
 
-def _read_conninfo(read_url: str, url: str) -> str:
-    """The libpq URL of ``?read_url=`` (percent-encoded in the store URL), checked as the store's own."""
-    scheme, sep, _ = read_url.partition("://")
-    if not sep or scheme not in ("postgresql", "postgres"):
-        shown = redact_url(read_url)
+def _nested_url(option: str, value: str, url: str) -> str:
+    """The connection string of `url`'s `option` (``listen_url``, ``read_url``; given decoded), checked."""
+    if not value.startswith(("postgresql://", "postgres://")):
         raise StoreURLError(
-            f"store URL {redact_url(url)!r}: read_url must be a percent-encoded postgresql:// URL, "
-            f"not {shown!r}"
+            f"store URL {redact_url(url)!r}: {option} must be a percent-encoded postgresql:// URL, "
+            f"not {redact_url(value)!r}"
         )
-    from psycopg import Error
-    from psycopg.conninfo import conninfo_to_dict
-
-    try:
-        params = conninfo_to_dict(read_url)
-    except Error as exc:
-        reason = hide_secrets(" ".join(str(exc).split()), secrets_of(read_url) + secrets_of(url))
-        raise StoreURLError(
-            f"store URL {redact_url(url)!r}: read_url is not a valid PostgreSQL URL: {reason}"
-        ) from None
-    for port in str(params.get("port") or "").split(","):
-        if port and not port.isdigit():
-            raise StoreURLError(f"store URL {redact_url(url)!r}: read_url's port {port!r} is not a number")
-    return read_url
+    _check_libpq_url(value, url, option)
+    return value
 
 
 def _group_commit(value: str, url: str) -> bool:

@@ -7,7 +7,8 @@ percent-encoded) may hold one in any of those forms. Every message, log line and
 that shows a store URL shows `redact_url` of it; a message that quotes a
 library's words about the URL passes through `hide_secrets` as well, since
 those may quote the URL raw. Both work on malformed URLs too (they only cut
-strings, never parse).
+strings, never parse). A URL nested in the options ``?listen_url=`` and ``?read_url=`` (a
+percent-encoded PostgreSQL URL) has its password hidden the same ways.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ __all__ = ["HIDDEN", "hide_secrets", "redact_url", "secrets_of"]
 
 HIDDEN = "***"
 _SECRET_KEYS = {"password", "sslpassword"}
+_NESTED_KEYS = {"listen_url", "read_url"}  # options whose value is a URL of its own
 # password=VALUE in a key=value string; VALUE is 'quoted' (backslash escapes) or runs to a space.
 _KEY_VALUE = re.compile(r"(?<![\w])((?:ssl)?password\s*=\s*)('(?:[^'\\]|\\.)*'?|\S*)", re.IGNORECASE)
 
@@ -42,9 +44,8 @@ def _redact_item(item: str) -> str:
     key, _, value = item.partition("=")
     if _is_secret(item):
         return f"{key}={HIDDEN}"
-    nested = unquote(value)
-    if "://" in nested:  # a URL in an option (read_url): shown redacted, still encoded where it must be
-        return f"{key}={quote(redact_url(nested), safe=':/@*,')}"
+    if _is_nested(item):
+        return f"{key}={quote(redact_url(unquote(value)), safe=':/@*,')}"
     return item
 
 
@@ -63,8 +64,8 @@ def secrets_of(url: str) -> list[str]:
             found.append(credentials.partition(":")[2])
         found += [item.partition("=")[2] for item in query.split("&") if _is_secret(item)]
         for item in query.split("&"):
-            nested = unquote(item.partition("=")[2])
-            if "://" in nested:  # and each of its passwords as the outer URL encodes it
+            if _is_nested(item):
+                nested = unquote(item.partition("=")[2])
                 found += [form for secret in secrets_of(nested) for form in (secret, quote(secret, safe=""))]
     return sorted(
         {form for value in found for form in (value, unquote(value)) if form}, key=len, reverse=True
@@ -80,3 +81,7 @@ def hide_secrets(text: str, secrets: Iterable[str]) -> str:
 
 def _is_secret(item: str) -> bool:
     return unquote(item.partition("=")[0]).strip().lower() in _SECRET_KEYS
+
+
+def _is_nested(item: str) -> bool:
+    return unquote(item.partition("=")[0]).strip().lower() in _NESTED_KEYS

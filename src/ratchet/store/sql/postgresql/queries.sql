@@ -73,6 +73,11 @@ SELECT CASE
     ELSE GREATEST(0, EXTRACT(EPOCH FROM clock_timestamp() - pg_last_xact_replay_timestamp()))
 END::float8
 
+-- name: backend_pid
+-- The server process a statement ran on: behind a transaction pooler, not always the same for one
+-- connection (store/sql/postgresql/pooling.py).
+SELECT pg_backend_pid()
+
 -- name: check_fence
 -- Driver.check: true when the lease (task_id, token) is current; else it raises SQLSTATE RLOST
 -- (migration 0012), so the driver sends it with the transaction's next statement, unread.

@@ -12,6 +12,10 @@ are allocated under a transaction-scoped advisory lock of that owner; work is
 claimed with ``FOR UPDATE SKIP LOCKED``. Reads run in a REPEATABLE READ,
 read-only transaction, so several reads see one moment.
 
+Behind a transaction pooler (PgBouncer) the store prepares no statements and
+its change feeds poll, or listen on a direct connection of their own
+(pooling.py).
+
 Driver errors become `StoreError` at one boundary (`store_error`), with one
 line that names the database and never a password.
 """
@@ -34,6 +38,7 @@ from ..driver import Driver, Params, Row
 from ..ops import SqlOps
 from ..transaction import SqlTransaction
 from .changes import ChangeListener, channels_of
+from .pooling import POOLED_POLL, pooled_per_transaction, say_polling
 from .schema import DIALECT, Target, connect, connection_error, prepare, server_error
 
 if TYPE_CHECKING:
@@ -53,13 +58,24 @@ class PostgresStore(StateStore):
         pool_size: the most connections the store opens at once.
         create: make the schema in an empty database; when False, opening
             an empty database raises `StoreNotFound`.
+        transaction_pooling: whether `conninfo` leads to a transaction
+            pooler (pooling.py); None finds it out as the store opens.
+        listen_conninfo: a direct connection string of the same database,
+            where the change feeds ``LISTEN`` (by default, `conninfo`'s).
     """
 
-    change_poll = None  # every writer's commits reach the feeds through LISTEN/NOTIFY
+    change_poll: float | None = None  # every writer's commits reach the feeds through LISTEN/NOTIFY
     exclusive = False  # each transaction has a pooled connection of its own
 
     def __init__(
-        self, conninfo: str, *, url: str | None = None, pool_size: int = 10, create: bool = True
+        self,
+        conninfo: str,
+        *,
+        url: str | None = None,
+        pool_size: int = 10,
+        create: bool = True,
+        transaction_pooling: bool | None = None,
+        listen_conninfo: str | None = None,
     ) -> None:
         if pool_size < 1:
             raise ValueError(f"pool_size must be at least 1, not {pool_size}")
@@ -69,27 +85,44 @@ class PostgresStore(StateStore):
         self.pool_size = pool_size
         self.create = create
         self.target = Target.of(conninfo)
-        self._options: dict[str, Any] = {}
-        if "connect_timeout" not in conninfo:
-            self._options["connect_timeout"] = _CONNECT_TIMEOUT
+        self.transaction_pooling = transaction_pooling
+        """Whether the store is behind a transaction pooler: given, or found out by `open`."""
+        self.listen_conninfo = listen_conninfo
+        self._listen_on = listen_conninfo or conninfo
+        self._options = _options_of(conninfo)
         self._pool: AsyncConnectionPool | None = None
         self._listener: ChangeListener | None = None
+        self._said_polling = False
         self.replica: Replica | None = None
         """Where task listings read (``?read_url=``; replica.py); None: here."""
 
     # ------------------------------------------------------------------ opening
 
     async def open(self) -> None:
-        conn = await connect(self.conninfo, self.target, **self._options)
+        # The schema's connection prepares nothing: it may be behind a pooler (found out below).
+        conn = await connect(self.conninfo, self.target, prepare_threshold=None, **self._options)
         try:
-            await self._prepare(conn)
+            pool = await self._open_pool()
+            try:
+                if self.transaction_pooling is None:
+                    self.transaction_pooling = await pooled_per_transaction(conn, pool, self.target)
+                await self._prepare(conn)
+            except BaseException:
+                await pool.close()
+                raise
         finally:
             await conn.close()
+        if self.transaction_pooling and self.listen_conninfo is None:
+            self.change_poll = POOLED_POLL  # no LISTEN through the pooler
+        self._pool = pool
+
+    async def _open_pool(self) -> AsyncConnectionPool:
         pool = AsyncConnectionPool(
             self.conninfo,
             min_size=1,
             max_size=self.pool_size,
             kwargs={"autocommit": True, **self._options},
+            configure=self._configure,
             open=False,
             name=f"ratchet {self.target}",
         )
@@ -98,7 +131,12 @@ class PostgresStore(StateStore):
         except psycopg.Error as exc:
             await pool.close()
             raise connection_error(self.target, exc) from None
-        self._pool = pool
+        return pool
+
+    async def _configure(self, conn: psycopg.AsyncConnection[Any]) -> None:
+        """Set up each of the pool's new connections: behind a pooler, they prepare no statement."""
+        if self.transaction_pooling:
+            conn.prepare_threshold = None
 
     async def _prepare(self, conn: psycopg.AsyncConnection[Any]) -> None:
         """Check the schema on `conn` and migrate it if behind (a read replica only checks it)."""
@@ -116,6 +154,11 @@ class PostgresStore(StateStore):
 
     async def _start_listening(self, topics: Iterable[str]) -> None:
         self._live_pool()
+        if self.change_poll is not None:  # behind a pooler, with no direct URL to listen on
+            if not self._said_polling:
+                self._said_polling = True
+                say_polling(self.target)
+            return
         wanted = channels_of(topics)
         listener = self._listener
         if listener is not None and wanted <= listener.channels:
@@ -124,7 +167,8 @@ class PostgresStore(StateStore):
         if listener is not None:  # a feed on another channel: listen on both from now on
             wanted |= listener.channels
             await listener.stop()
-        self._listener = ChangeListener(self.conninfo, self.target, self.publish, self._options, wanted)
+        where, options = self._listen_on, _options_of(self._listen_on)
+        self._listener = ChangeListener(where, Target.of(where), self.publish, options, wanted)
         await self._listener.start()
         if listener is not None:
             self.publish(["*"])  # what the old listener would have heard while they swapped
@@ -170,6 +214,11 @@ class PostgresStore(StateStore):
                 f"(pool_size={self.pool_size}); raise ?pool_size= or check the server"
             )
         return connection_error(self.target, exc)
+
+
+def _options_of(conninfo: str) -> dict[str, Any]:
+    """The connection options Ratchet adds to `conninfo`: a time limit on connecting, unless it has one."""
+    return {} if "connect_timeout" in conninfo else {"connect_timeout": _CONNECT_TIMEOUT}
 
 
 def store_error(target: Target, exc: psycopg.Error, conn: psycopg.AsyncConnection[Any]) -> StoreError:
