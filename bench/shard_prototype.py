@@ -16,7 +16,10 @@ databases, from the first submit to the last completion:
 
 1. one primary, 2W workers;
 2. two primaries, W workers on each (the same workers in all), the roots
-   routed by the router.
+   routed by the router;
+3. one primary, W workers: what the first primary does with half the
+   workers, so that (2) against (1) can be told apart from fewer workers
+   per primary doing better.
 
 Afterwards it checks that each primary holds whole trees: every child on
 the primary of its root, none elsewhere. On one machine both primaries share
@@ -96,7 +99,7 @@ class Result:
     def line(self, base: Result) -> str:
         tasks_s, calls_s = self.tasks / self.seconds, self.calls / self.seconds
         return (
-            f"  {self.label:<34} {tasks_s:7.1f} tasks/s {tasks_s / (base.tasks / base.seconds):5.2f}x"
+            f"  {self.label:<40} {tasks_s:7.1f} tasks/s {tasks_s / (base.tasks / base.seconds):5.2f}x"
             f"   {calls_s:7.0f} calls/s {calls_s / (base.calls / base.seconds):5.2f}x   {self.seconds:6.2f} s"
             f"   {self.cpu / self.seconds:.2f} of {os.cpu_count()} cores busy;"
             f" worker logs: {len(self.problems)} warning/error lines"
@@ -209,7 +212,8 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix="ratchet-shard-prototype-") as tmp:
             one = run_sharded(both[:1], Path(tmp), args, 2 * args.workers)
             two = run_sharded(both, Path(tmp), args, args.workers)
-        for result in (one, two):
+            half = run_sharded(both[:1], Path(tmp), args, args.workers)
+        for result in (one, two, half):
             print(result.line(one))
             for line in result.problems[:5]:
                 print(f"      {line}")
