@@ -10,7 +10,10 @@ and a result committed per call, each fenced by the task's lease) are
 submitted from this process. The figures run from the first submit to the
 last task's completion (its ``updated_at``): tasks/s, and journaled calls/s
 (M x K over the same span). Beside them: the CPU the workers and the server
-used over that span (from /proc), as cores busy, and the ratio of each
+used over that span (from /proc), as cores busy and per task, with the
+tasks/s that all the machine's cores would give at that CPU per task (a
+figure other processes on the machine move far less than the wall-clock
+ones: they take cores, not CPU per task), and the ratio of each
 figure to the 1-worker figure measured in the same run (the first count
 given, whichever it is).
 
@@ -84,6 +87,15 @@ class Run:
     @property
     def cores_busy(self) -> float:
         return (self.workers_cpu + self.server_cpu) / self.seconds
+
+    @property
+    def cpu_per_task(self) -> float:
+        return (self.workers_cpu + self.server_cpu) / self.tasks
+
+    @property
+    def cores_bound(self) -> float:
+        """Tasks/s if every core of the machine ran these workers and this server and nothing else."""
+        return (os.cpu_count() or 1) / self.cpu_per_task
 
 
 class Crew:
@@ -235,7 +247,8 @@ def print_run(run: Run, base: Run) -> None:
     )
     print(
         f"      cpu: workers {run.workers_cpu:.1f} s + server {run.server_cpu:.1f} s"
-        f" = {run.cores_busy:.2f} of {os.cpu_count()} cores busy;"
+        f" = {run.cores_busy:.2f} of {os.cpu_count()} cores busy, {run.cpu_per_task * 1000:.1f} ms per task"
+        f" (all {os.cpu_count()} cores would run {run.cores_bound:.0f} tasks/s);"
         f" worker logs: {len(run.problems)} warning/error lines"
     )
     for line in run.problems[:5]:
