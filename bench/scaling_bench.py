@@ -307,6 +307,11 @@ def main() -> None:
                 base = base or run
                 print_run(run, base)
         print(f"load average {_load()} at the end")
+        print(
+            f"the ceiling found is this machine's {os.cpu_count()} cores, shared by the workers, the server"
+            " and this process (and whatever else runs: see the load); past them more workers add wake-ups,"
+            " not throughput (docs/scaling.md)"
+        )
 
 
 if __name__ == "__main__":
