@@ -191,7 +191,7 @@ def test_both_dialects_name_the_same_queries() -> None:
     """
     postgres_only = {
         "current_schema", "listen_events", "listen_streams", "listen_tasks", "listen_triggers",
-        "lock_migrations", "lock_sequence",
+        "lock_migrations", "lock_sequence", "server_timeline",
     }  # fmt: skip
     # SQLite alone folds the fence into the journal's writes (PostgreSQL pipelines them instead).
     sqlite_only = {"record_op_started_if_check_fence", "record_op_finished_if_check_fence"}

@@ -75,6 +75,11 @@ class Target:
 
     @property
     def server(self) -> str:
+        if "," in self.host or "," in self.port:  # a multi-host URL: each host with its port
+            hosts, ports = self.host.split(","), self.port.split(",")
+            ports = ports if len(ports) == len(hosts) else ports[:1] * len(hosts)  # one port for all
+            pairs = zip(hosts, ports, strict=True)
+            return ",".join(f"{host or 'localhost'}:{port or '5432'}" for host, port in pairs)
         if not self.host or self.host.startswith("/"):
             return f"the local socket {self.host or 'directory'} (port {self.port})"
         return f"{self.host}:{self.port}"
@@ -92,9 +97,11 @@ def _reason(exc: psycopg.Error) -> str:
     return first.removeprefix("FATAL:").strip()
 
 
-def connection_error(target: Target, exc: psycopg.Error) -> StoreError:
-    """The store error for a connection that could not be made (or was lost)."""
+def connection_error(target: Target, exc: psycopg.Error, *, lost: bool = False) -> StoreError:
+    """The store error for a connection that could not be made (or, `lost`, broke while in use)."""
     reason = target.hide(_reason(exc))
+    if lost:  # a server restart, a failover: what the transaction did is unknown if it was committing
+        return StoreUnavailable(f"lost the connection to PostgreSQL {target}: {reason}")
     if _MISSING_DATABASE.search(reason):
         return StoreNotFound(
             f"PostgreSQL database {target.database!r} does not exist on {target.server}; "

@@ -18,6 +18,8 @@ line that names the database and never a password.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -32,6 +34,7 @@ from ..driver import Driver, Params, Row
 from ..ops import SqlOps
 from ..transaction import SqlTransaction
 from .changes import ChangeListener, channels_of
+from .failover import FailoverWatch
 from .schema import DIALECT, Target, connect, connection_error, prepare, server_error
 
 __all__ = ["PostgresStore", "store_error"]
@@ -69,6 +72,8 @@ class PostgresStore(StateStore):
             self._options["connect_timeout"] = _CONNECT_TIMEOUT
         self._pool: AsyncConnectionPool | None = None
         self._listener: ChangeListener | None = None
+        self.failover = FailoverWatch(self.target)  # says when the database moved to another server
+        self._checking: asyncio.Task[None] | None = None  # the pool's idle connections, being tested
 
     # ------------------------------------------------------------------ opening
 
@@ -76,6 +81,7 @@ class PostgresStore(StateStore):
         conn = await connect(self.conninfo, self.target, **self._options)
         try:
             await prepare(conn, self.target, create=self.create)
+            await self.failover.look(conn)  # the timeline later connections are compared with
         finally:
             await conn.close()
         pool = AsyncConnectionPool(
@@ -83,6 +89,7 @@ class PostgresStore(StateStore):
             min_size=1,
             max_size=self.pool_size,
             kwargs={"autocommit": True, **self._options},
+            configure=self.failover.look,  # each new connection: a failover shows as a new timeline
             open=False,
             name=f"ratchet {self.target}",
         )
@@ -94,6 +101,11 @@ class PostgresStore(StateStore):
         self._pool = pool
 
     async def close(self) -> None:
+        checking, self._checking = self._checking, None
+        if checking is not None:
+            checking.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await checking
         listener, self._listener = self._listener, None
         if listener is not None:
             await listener.stop()
@@ -134,10 +146,31 @@ class PostgresStore(StateStore):
 
     async def _release(self, driver: Driver) -> None:
         assert isinstance(driver, PostgresDriver)
-        if self._pool is not None:
-            await self._pool.putconn(driver.conn)  # the pool replaces a broken connection
-        else:
+        if self._pool is None:
             await driver.conn.close()
+            return
+        lost = driver.conn.closed
+        await self._pool.putconn(driver.conn)  # the pool replaces a broken connection
+        if lost:
+            self._check_pool()
+
+    def _check_pool(self) -> None:
+        """A connection was lost: its idle siblings may be too (a server restart, a failover).
+
+        Test them now (`AsyncConnectionPool.check`, in the background), so the
+        broken ones are replaced, on a multi-host URL by connections to
+        whichever server now takes writes, rather than each failing a
+        transaction in turn when it is next handed out.
+        """
+        if self._pool is None or (self._checking is not None and not self._checking.done()):
+            return
+        name = f"ratchet pool check {self.target}"
+        self._checking = asyncio.create_task(self._test_idle(self._pool), name=name)
+
+    @staticmethod
+    async def _test_idle(pool: AsyncConnectionPool) -> None:
+        with contextlib.suppress(Exception):  # a connection that fails the test is replaced; no more to do
+            await pool.check()
 
     def _pool_error(self, exc: psycopg.Error) -> StoreError:
         if self._pool is None:
@@ -155,7 +188,7 @@ def store_error(target: Target, exc: psycopg.Error, conn: psycopg.AsyncConnectio
     if isinstance(exc, psycopg.errors.UniqueViolation):
         return DuplicateRecord(f"PostgreSQL {target}: {exc.diag.message_primary or exc}")
     if conn.closed:
-        return connection_error(target, exc)
+        return connection_error(target, exc, lost=True)
     return server_error(target, exc)
 
 
