@@ -7,9 +7,12 @@ ledger file under their idempotency keys. Mid-run the primary is killed
 (``pg_ctl stop -m immediate``) and, after a pause in which no server takes a
 write, the replica is promoted. With synchronous replication every task
 completes, each effect is in the ledger once, every journal is whole, and
-each worker says once that it lost the store, once that it has it back, and
-that the server now on a new timeline lost nothing it acknowledged. With
-asynchronous replication the workers say what may have been lost.
+the workers say once that they lost the store, once that they have it back,
+and that the server now on a new timeline lost nothing it acknowledged. With
+asynchronous replication the replica is made to stop receiving WAL before the
+work starts, so its promotion loses commits for certain: the worker says what
+may have been lost, names the tasks whose leases the database forgot, and the
+tasks run again from what their journals kept, keyed calls under their keys.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ import itertools
 import time
 from collections import Counter
 from pathlib import Path
+
+import psycopg
 
 from ratchet import open_store
 from ratchet.records import Lease, OpKind
@@ -127,19 +132,54 @@ def test_workers_ride_through_a_primary_failover_with_synchronous_replication(tm
     assert "ran synchronous replication" in told, told
 
 
-def test_an_asynchronous_failover_is_reported_not_silent(tmp_path: Path) -> None:
+def _stop_receiving(pair: ReplicatedPair) -> None:
+    """The replica stops receiving the primary's WAL (its walreceiver ends; it stays a standby).
+
+    From here on, whatever the primary commits (and acknowledges: replication is asynchronous)
+    never reaches the replica: promoted, it has lost those commits, deterministically.
+    """
+    with psycopg.connect(pair.replica.url(), autocommit=True) as conn:
+        conn.execute("ALTER SYSTEM SET primary_conninfo = ''")
+        conn.execute("SELECT pg_reload_conf()")
+        while conn.execute("SELECT count(*) FROM pg_stat_wal_receiver").fetchone() != (0,):
+            time.sleep(0.02)
+
+
+def test_commits_an_asynchronous_failover_lost_are_said_and_keyed_calls_run_again_under_their_keys(
+    tmp_path: Path,
+) -> None:
+    """The replica stops receiving before the work starts: everything the workers commit is lost
+    when it is promoted. The tasks run again from their journals' start on the new primary, their
+    keyed calls under the same keys (each effect still once); the worker says the failover lost
+    commits, and names the tasks whose leases the database no longer knows."""
     ledger = tmp_path / "ledger.db"
     connect(ledger).close()
+    tasks = 6
     with replicated_pair(synchronous=False) as pair:
         url = pair.url(pair.create_database())
-        _submit(url, TASKS, tmp_path / "home")
-        crew = Crew(url, tmp_path, _environment(ledger, tool_seconds=0.3))
-        names = [crew.start("--concurrency", "2") for _ in range(2)]
+        task_ids = _submit(url, tasks, tmp_path / "home")
+        pair.wait_replayed()  # the tasks, queued, are on the replica
+        _stop_receiving(pair)
+        crew = Crew(url, tmp_path, _environment(ledger, tool_seconds=0.5))
+        name = crew.start("--concurrency", str(tasks))
         try:
-            _fail_over(pair, url, ledger, crew)
-            _wait_for(lambda: _statuses(url)["completed"] == TASKS, "every task to complete", timeout=60)
+            _wait_for(lambda: len(_ledger(ledger)[0]) >= tasks, "every task's first call to be done")
+            lost_effects = set(_ledger(ledger)[0])
+            pair.stop_primary()
+            pair.promote()
+            _wait_for(lambda: _statuses(url)["completed"] == tasks, "every task to complete", timeout=60)
         finally:
             crew.stop_all()
-    for name in names:
-        log = crew.log(name)
-        assert "timeline" in log and "asynchronous" in log and "may have been lost" in log, log
+        journals = _journals(url, task_ids)
+
+    effects, keys_by_task, starts = _ledger(ledger)
+    assert {key: count for key, count in effects.items() if count != 1} == {}  # each effect once, by key
+    assert all(len(keys) == 2 for keys in keys_by_task.values())
+    # The calls whose journal rows the failover lost ran again, under the same keys.
+    assert all(starts[key] >= 2 for key in lost_effects), (starts, lost_effects)
+    for task_id, calls in journals.items():
+        assert [(name, status) for _, name, status in calls] == [("record_step", "succeeded")] * 2, task_id
+    log = crew.log(name)
+    assert "the database failed over" in log and "may have been lost" in log, log
+    assert "the database no longer knows the lease this worker held" in log, log
+    assert "left to another worker" not in log, log  # there is none: the lease was lost, not taken

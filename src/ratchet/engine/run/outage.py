@@ -29,7 +29,7 @@ from ...records import Lease
 from ...store import StateStore
 from .holders import WorkerIdentity
 
-__all__ = ["Outage", "Stranded", "take_back"]
+__all__ = ["Outage", "Stranded", "say_if_forgotten", "take_back"]
 
 log = logging.getLogger("ratchet.worker")
 
@@ -119,9 +119,7 @@ async def take_back(store: StateStore, worker: WorkerIdentity, ttl: float, held:
         replacing=held.token,
     )
     if mine is None:
-        now_known = await store.get_lease(held.task_id)
-        if now_known is None or now_known.token < held.token:
-            log.warning("%s", lost_lease_message(held, now_known))
+        await say_if_forgotten(store, held)
         return None
     if mine.token <= held.token:  # no lease row at all any more: the claim made a first one
         log.warning("%s", lost_lease_message(held, None))
@@ -130,6 +128,20 @@ async def take_back(store: StateStore, worker: WorkerIdentity, ttl: float, held:
             "task %s: taken back after the store failed; its lease was still this worker's", held.task_id
         )
     return mine
+
+
+async def say_if_forgotten(store: StateStore, held: Lease) -> bool:
+    """Warn if the database no longer knows `held` (a lease this worker held): True if it said so.
+
+    A lease lost the ordinary way was replaced by a newer claim (a higher
+    token). One the database has no trace of, or an older token in its
+    place, means the commits that claimed it are gone: a failover lost them.
+    """
+    now_known = await store.get_lease(held.task_id)
+    if now_known is not None and now_known.token >= held.token:
+        return False
+    log.warning("%s", lost_lease_message(held, now_known))
+    return True
 
 
 def lost_lease_message(held: Lease, now_known: Lease | None) -> str:

@@ -24,7 +24,7 @@ from ..people import APPROVAL_TIMEOUT_TRIGGER, expire_approval
 from ..retention import Retention, delete_expired
 from ..workflow import Workflow, load_workflow
 from .holders import WorkerIdentity, holder_is_gone
-from .outage import Outage, Stranded, take_back
+from .outage import Outage, Stranded, say_if_forgotten, take_back
 from .presence import Presence
 from .runner import DEFAULT_LEASE_TTL, run_task
 from .unreadable import set_aside_unreadable
@@ -431,6 +431,9 @@ class Worker:
             log.info("task %s: stopped here; its lease is released for another worker", task_id)
             raise
         except (CannotResume, LeaseLost) as gone:
+            held = self._leases.get(task_id)
+            if isinstance(gone, LeaseLost) and held is not None and await self._forgotten(held):
+                return  # not another worker's: the database lost this worker's claim (a failover)
             log.info("task %s: left to another worker: %s", task_id, gone)
         except CorruptRecord as unreadable:
             await self._set_aside_unreadable(task_id, unreadable)
@@ -451,6 +454,12 @@ class Worker:
                 log.info("task %s: handed back at a call boundary; another worker resumes it", task_id)
             else:
                 log.info("task %s: %s%s", task_id, task.status_text, f" ({task.error})" if task.error else "")
+
+    async def _forgotten(self, held: Lease) -> bool:
+        try:
+            return await say_if_forgotten(self.store, held)
+        except StoreError:  # the store failing again: the lease is what it seemed, lost
+            return False
 
     async def _set_aside_unreadable(self, task_id: str, problem: CorruptRecord) -> None:
         try:
