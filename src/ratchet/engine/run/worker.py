@@ -148,6 +148,7 @@ class Worker:
         stop = stop or asyncio.Event()
         presence = Presence(self.store, self.identity, concurrency=self.concurrency, lease_ttl=self.lease_ttl)
         presence.start()
+        self._outage = Outage(self.identity.name, self.STORE_RETRY_MAX)  # its pause as set by now
         self._slots = current_recorder()
         if self._slots is not None:
             self._slots.slots_changed(0, self.concurrency)
