@@ -400,6 +400,8 @@ class Worker:
         until, _ = self._set_aside.get(task_id, (0.0, 0.0))
         if task_id in self._running or until > time.monotonic() or self.stopping.is_set():
             return False
+        if lease is None and task_id in self._stranded:  # a wake-up: it is taken back under its lease
+            return False
         runner = asyncio.create_task(self._run_one(task_id, lease), name=f"ratchet:{task_id}")
         self._running[task_id] = runner
         runner.add_done_callback(lambda _: self._slot_freed(task_id))
