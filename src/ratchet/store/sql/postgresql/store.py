@@ -178,7 +178,9 @@ class PostgresStore(StateStore):
         if type(exc).__name__ == "PoolTimeout":
             return StoreUnavailable(
                 f"no connection to PostgreSQL {self.target} came free in time "
-                f"(pool_size={self.pool_size}); raise ?pool_size= or check the server"
+                f"(pool_size={self.pool_size}): each was busy, or none could be made (the server "
+                "is down, or no server of the URL takes writes: a failover under way); check the "
+                "server, or raise ?pool_size="
             )
         return connection_error(self.target, exc)
 
