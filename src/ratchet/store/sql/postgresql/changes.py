@@ -26,14 +26,12 @@ from typing import Any
 import psycopg
 
 from .. import catalogue
-from .schema import DIALECT, Target, connect
+from .schema import DIALECT, Target, connect, keepalives
 
 __all__ = ["ChangeListener", "channels_of"]
 
 EVERY_TOPIC = "*"
 _BACKOFF = (0.05, 2.0)  # first and longest pause between reconnection attempts, seconds
-# A silent network loss (no FIN, no RST) is noticed by TCP keepalives within ~30 s.
-_KEEPALIVES = {"keepalives": 1, "keepalives_idle": 15, "keepalives_interval": 5, "keepalives_count": 3}
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +72,7 @@ class ChangeListener:
         self._conninfo = conninfo
         self._target = target
         self._publish = publish
-        self._options = {key: value for key, value in _KEEPALIVES.items() if key not in conninfo}
+        self._options = keepalives(conninfo)
         self._options.update(options)
         self._lock = asyncio.Lock()
         self._conn: psycopg.AsyncConnection | None = None

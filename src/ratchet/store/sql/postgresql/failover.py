@@ -1,4 +1,10 @@
-"""Noticing that the database failed over, and saying what that may have cost.
+"""Noticing that the database failed over, saying what that may have cost, and moving on.
+
+A failover breaks every connection to the old primary at once. When one
+breaks, `IdleCheck` tests the pool's idle ones (in the background), so the
+broken ones are replaced, on a multi-host URL by connections to whichever
+server now takes writes, rather than each failing a transaction in turn when
+it is next handed out.
 
 A standby promoted to primary starts a new WAL timeline. Each connection the
 store's pool makes reads where it landed (`server_timeline`: the timeline,
@@ -24,16 +30,19 @@ over").
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from dataclasses import dataclass
 from typing import Any
 
 import psycopg
+from psycopg_pool import AsyncConnectionPool
 
 from .. import catalogue
 from .schema import DIALECT, Target
 
-__all__ = ["FailoverWatch", "ServerState"]
+__all__ = ["FailoverWatch", "IdleCheck", "ServerState"]
 
 log = logging.getLogger(__name__)
 
@@ -115,3 +124,26 @@ def failover_message(target: Target, before: ServerState, now: ServerState) -> s
         "key, and a side-effect call without a key whose intent or result was lost may run again "
         '(docs/workers.md, "When the database fails over")'
     )
+
+
+class IdleCheck:
+    """Tests a pool's idle connections after one was lost: one test at a time, in the background."""
+
+    def __init__(self) -> None:
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self, pool: AsyncConnectionPool) -> None:
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self._test(pool), name=f"{pool.name}: testing idle connections")
+
+    async def stop(self) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    @staticmethod
+    async def _test(pool: AsyncConnectionPool) -> None:
+        with contextlib.suppress(Exception):  # a connection that fails the test is replaced: no more to do
+            await pool.check()

@@ -34,7 +34,7 @@ from ...redact import hide_secrets, secrets_of
 from .. import catalogue, rows
 from ..task_rows import SEARCH_VERSION, search_params
 
-__all__ = ["Target", "connect", "connection_error", "migrate", "prepare", "server_error"]
+__all__ = ["Target", "connect", "connection_error", "keepalives", "migrate", "prepare", "server_error"]
 
 DIALECT = "postgresql"
 _MISSING_DATABASE = re.compile(r'database "[^"]*" does not exist')
@@ -44,6 +44,16 @@ _MISSING_DATABASE = re.compile(r'database "[^"]*" does not exist')
 # have classes of their own.
 _UNAVAILABLE_CLASSES = {"08", "40", "53", "57", "58"}
 _UNAVAILABLE_STATES = {"55P03", "57014"}
+
+
+# A silent network loss (no FIN, no RST: a server's machine gone, a partition) is noticed by TCP
+# keepalives within ~30 s, on an idle connection or one waiting for a reply alike.
+_KEEPALIVES = {"keepalives": 1, "keepalives_idle": 15, "keepalives_interval": 5, "keepalives_count": 3}
+
+
+def keepalives(conninfo: str) -> dict[str, Any]:
+    """Ratchet's TCP keepalive options, but for those `conninfo` sets itself."""
+    return {key: value for key, value in _KEEPALIVES.items() if key not in conninfo}
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,6 @@ line that names the database and never a password.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -34,8 +32,8 @@ from ..driver import Driver, Params, Row
 from ..ops import SqlOps
 from ..transaction import SqlTransaction
 from .changes import ChangeListener, channels_of
-from .failover import FailoverWatch
-from .schema import DIALECT, Target, connect, connection_error, prepare, server_error
+from .failover import FailoverWatch, IdleCheck
+from .schema import DIALECT, Target, connect, connection_error, keepalives, prepare, server_error
 
 __all__ = ["PostgresStore", "store_error"]
 
@@ -73,7 +71,7 @@ class PostgresStore(StateStore):
         self._pool: AsyncConnectionPool | None = None
         self._listener: ChangeListener | None = None
         self.failover = FailoverWatch(self.target)  # says when the database moved to another server
-        self._checking: asyncio.Task[None] | None = None  # the pool's idle connections, being tested
+        self._idle_check = IdleCheck()  # tests the pool's idle connections after one was lost
 
     # ------------------------------------------------------------------ opening
 
@@ -88,7 +86,9 @@ class PostgresStore(StateStore):
             self.conninfo,
             min_size=1,
             max_size=self.pool_size,
-            kwargs={"autocommit": True, **self._options},
+            # Keepalives: a primary whose machine vanished (no FIN, no RST) fails its transactions in
+            # ~30 s, rather than at the kernel's retransmission timeout, many minutes on.
+            kwargs={"autocommit": True, **keepalives(self.conninfo), **self._options},
             configure=self.failover.look,  # each new connection: a failover shows as a new timeline
             open=False,
             name=f"ratchet {self.target}",
@@ -101,11 +101,7 @@ class PostgresStore(StateStore):
         self._pool = pool
 
     async def close(self) -> None:
-        checking, self._checking = self._checking, None
-        if checking is not None:
-            checking.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await checking
+        await self._idle_check.stop()
         listener, self._listener = self._listener, None
         if listener is not None:
             await listener.stop()
@@ -151,26 +147,8 @@ class PostgresStore(StateStore):
             return
         lost = driver.conn.closed
         await self._pool.putconn(driver.conn)  # the pool replaces a broken connection
-        if lost:
-            self._check_pool()
-
-    def _check_pool(self) -> None:
-        """A connection was lost: its idle siblings may be too (a server restart, a failover).
-
-        Test them now (`AsyncConnectionPool.check`, in the background), so the
-        broken ones are replaced, on a multi-host URL by connections to
-        whichever server now takes writes, rather than each failing a
-        transaction in turn when it is next handed out.
-        """
-        if self._pool is None or (self._checking is not None and not self._checking.done()):
-            return
-        name = f"ratchet pool check {self.target}"
-        self._checking = asyncio.create_task(self._test_idle(self._pool), name=name)
-
-    @staticmethod
-    async def _test_idle(pool: AsyncConnectionPool) -> None:
-        with contextlib.suppress(Exception):  # a connection that fails the test is replaced; no more to do
-            await pool.check()
+        if lost:  # and its idle siblings are likely broken too (a restart, a failover)
+            self._idle_check.start(self._pool)
 
     def _pool_error(self, exc: psycopg.Error) -> StoreError:
         if self._pool is None:
