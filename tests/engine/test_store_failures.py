@@ -95,7 +95,7 @@ async def test_a_worker_takes_the_task_again_once_the_store_is_fixed(
         job = asyncio.create_task(worker.run(stop))
         try:
             async with asyncio.timeout(30):
-                while "stopped, resumable, because the store failed" not in caplog.text:
+                while "resumable, by the store's failure" not in caplog.text:
                     await asyncio.sleep(0.05)
             assert (await rt.store.get_task(task_id)).status is TaskStatus.RUNNING
             small_disk.free()

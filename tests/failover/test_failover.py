@@ -114,7 +114,8 @@ def _environment(ledger: Path, tool_seconds: float) -> dict[str, str]:
         **os.environ,
         LEDGER_ENV: str(ledger),
         SECONDS_ENV: str(tool_seconds),
-        "PYTHONPATH": str(REPO),
+        # The tests' helpers, and the Ratchet this run imports (a source tree named on PYTHONPATH).
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
         "RATCHET_HOME": str(ledger.parent / "home"),
     }
 

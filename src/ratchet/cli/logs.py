@@ -72,4 +72,8 @@ def observe_process(level: LogLevel, log_format: LogFormat = LogFormat.TEXT) -> 
     root_level = logging.DEBUG if level is LogLevel.DEBUG else logging.WARNING
     logging.basicConfig(level=root_level, handlers=[handler], force=True)
     logging.getLogger("ratchet").setLevel(level.upper())
+    # psycopg's pool warns at each failed attempt to reconnect (a failover: one a second or more),
+    # and psycopg at each pipeline a lost connection broke; the store and the worker say once that
+    # the database is gone, and once that it is back.
+    logging.getLogger("psycopg").setLevel(root_level if level is LogLevel.DEBUG else logging.ERROR)
     configure_tracing()

@@ -100,4 +100,7 @@ class Presence:
                 self._failing = True
             else:
                 self._record, self._failing = record, False
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():  # swallowed under it (runner.py, _Heartbeat)
+                raise asyncio.CancelledError
             await asyncio.sleep(self.lease_ttl / 3)

@@ -60,6 +60,7 @@ async def run_task(
     force: bool = False,
     key: SigningKey | None = None,
     compatible_versions: bool | None = None,
+    claimed: Callable[[Lease], None] | None = None,
 ) -> Task:
     """Claim the task, run its workflow until it ends or waits, and let it go.
 
@@ -81,7 +82,9 @@ async def run_task(
     started on another version of its code than this one is run only with
     `compatible_versions` (default: ``RATCHET_COMPATIBLE_VERSIONS``) and a
     replay check that passes; else it is returned ``waiting(code)`` for a
-    worker of its version (`ratchet.engine.run.versions`).
+    worker of its version (`ratchet.engine.run.versions`). `claimed` is told
+    the lease the run holds, once it holds it (a worker takes its task back
+    under it after the store failed: `ratchet.engine.run.outage`).
 
     A task that already ran is validated first: older than its checkpoint
     policy's ``max_age``, it is set aside ``waiting(stale)`` and returned
@@ -111,6 +114,8 @@ async def run_task(
     taken_from = None
     if lease is None:
         lease, taken_from = await _claim(store, task_id, worker, lease_ttl, take_over)
+    if claimed is not None:
+        claimed(lease)
     beat = _Heartbeat(store, lease, lease_ttl, asyncio.current_task())
     try:
         report = await RunReport.begin(store, task_id)  # spans and metrics, when on
@@ -234,6 +239,12 @@ class _Heartbeat:
             await asyncio.sleep(self.ttl / 3)
             try:
                 self.lease = await self.store.renew_lease(self.lease, self.ttl)
+                current = asyncio.current_task()
+                if current is not None and current.cancelling():
+                    # Stopped while it waited for a pooled connection that came at that moment:
+                    # the pool waits with asyncio.wait_for, which on Python 3.11 returns what came
+                    # and swallows the cancellation; the run's end would wait on this beat for good.
+                    raise asyncio.CancelledError
             except LeaseLost as lost:
                 if await self._let_go_here():
                     return  # this run let the lease go itself, as it began to wait on children

@@ -24,6 +24,7 @@ from ..people import APPROVAL_TIMEOUT_TRIGGER, expire_approval
 from ..retention import Retention, delete_expired
 from ..workflow import Workflow, load_workflow
 from .holders import WorkerIdentity, holder_is_gone
+from .outage import Outage, Stranded, say_if_forgotten, take_back
 from .presence import Presence
 from .runner import DEFAULT_LEASE_TTL, run_task
 from .unreadable import set_aside_unreadable
@@ -62,10 +63,14 @@ class Worker:
     others. A task whose stored rows cannot be read is set aside in the
     store, for every worker, with an event saying why, and looked at again
     every `UNREADABLE_RECHECK` seconds (`ratchet.engine.run.unreadable`). A store
-    that fails (a database restart, a full disk) is tried again after a
-    pause, longer each time; the worker does not exit, and a task the store
-    stopped is taken again after `STORE_RETRY_MAX` seconds (never set aside
-    as one it cannot run).
+    that fails (a database restart, a full disk, a failover to a standby) is
+    tried again after a pause, longer each time, said once when it begins
+    and once when it ends (`Outage`); the worker does not exit. A task the
+    store stopped is never set aside as one it cannot run: it is taken back
+    as soon as the store answers again, under the lease its run held if that
+    is still this worker's, else left to the worker that took it over
+    (`Stranded`), or after `STORE_RETRY_MAX` seconds when the store never
+    seemed to fail for the worker's own rounds.
 
     Stopping (`stop` set) is graceful: no new work is taken, each running
     task finishes the call it is in and stops before its next one, its lease
@@ -134,12 +139,16 @@ class Worker:
         self.retention = retention or Retention()
         self._retaining: asyncio.Task[None] | None = None  # the retention pass under way, if any
         self._next_retention = 0.0
+        self._outage = Outage(self.identity.name, self.STORE_RETRY_MAX)
+        self._stranded = Stranded()  # tasks the store stopped, with the lease each held
+        self._leases: dict[str, Lease] = {}  # the lease each running task's run holds
 
     async def run(self, stop: asyncio.Event | None = None, *, until_idle: bool = False) -> None:
         """Work until `stop` is set (or, with `until_idle`, until there is nothing to do)."""
         stop = stop or asyncio.Event()
         presence = Presence(self.store, self.identity, concurrency=self.concurrency, lease_ttl=self.lease_ttl)
         presence.start()
+        self._outage = Outage(self.identity.name, self.STORE_RETRY_MAX)  # its pause as set by now
         self._slots = current_recorder()
         if self._slots is not None:
             self._slots.slots_changed(0, self.concurrency)
@@ -153,19 +162,17 @@ class Worker:
                         idle = not started and not more and not self._running and not self._retention_busy()
                         if until_idle and idle:
                             return
+                        if self._outage.answered():
+                            self._stranded.all_due()  # take back at once what the outage stopped
+                            continue
                         if more and len(self._running) < self.concurrency:
                             continue
                         await self._sleep(feed, stop)
                         trouble = 0
-                    except StoreError as error:  # the database restarted, a deadlock was broken ...
+                    except StoreError as error:  # the database restarted, failed over, a deadlock ...
                         trouble += 1
                         pause = min(self.STORE_RETRY_FIRST * 2 ** (trouble - 1), self.STORE_RETRY_MAX)
-                        log.warning(
-                            "worker %s: the store failed (%s); trying again in %g s",
-                            self.identity.name,
-                            error,
-                            pause,
-                        )
+                        self._outage.failed(error)
                         with contextlib.suppress(TimeoutError):
                             async with asyncio.timeout(pause):
                                 await stop.wait()
@@ -264,7 +271,8 @@ class Worker:
 
     async def _start_due_work(self) -> tuple[int, bool]:
         """Start what is due; return how many started and whether more may be waiting."""
-        started = await self._retry_tasks_waiting_for_code()
+        started = await self._take_back_stranded()
+        started += await self._retry_tasks_waiting_for_code()
         more = False
         free = self.concurrency - len(self._running)
         if free > 0:
@@ -286,7 +294,7 @@ class Worker:
                 pid_space=self.identity.pid_space,
                 pid_started=self.identity.pid_started,
                 limit=free,
-                skip=aside | set(self._running),
+                skip=aside | set(self._running) | self._stranded.ids(),
             )
             for lease in leases:
                 if self._start(lease.task_id, lease):
@@ -300,6 +308,23 @@ class Worker:
                 started += await self._take_over_from_the_dead(free - len(leases))
                 self._next_sweep = now + self.sweep_interval
         return started, more
+
+    async def _take_back_stranded(self) -> int:
+        """Take back the tasks the store stopped, under the leases their runs held if still ours."""
+        started = 0
+        for task_id, held in self._stranded.due(time.monotonic()):
+            if len(self._running) >= self.concurrency or self.stopping.is_set():
+                break
+            mine = None if held is None else await take_back(self.store, self.identity, self.lease_ttl, held)
+            self._stranded.drop(task_id)  # not taken back: another worker's, or an orphan for the sweep
+            if mine is None:
+                continue
+            if self._start(task_id, mine):
+                started += 1
+            else:
+                with contextlib.suppress(LeaseLost):
+                    await self.store.release_lease(mine)
+        return started
 
     async def _take_over_from_the_dead(self, free: int) -> int:
         """Start tasks whose live lease a process of this host holds that no longer exists.
@@ -375,6 +400,8 @@ class Worker:
         until, _ = self._set_aside.get(task_id, (0.0, 0.0))
         if task_id in self._running or until > time.monotonic() or self.stopping.is_set():
             return False
+        if lease is None and task_id in self._stranded:  # a wake-up: it is taken back under its lease
+            return False
         runner = asyncio.create_task(self._run_one(task_id, lease), name=f"ratchet:{task_id}")
         self._running[task_id] = runner
         runner.add_done_callback(lambda _: self._slot_freed(task_id))
@@ -383,6 +410,7 @@ class Worker:
         return True
 
     def _slot_freed(self, task_id: str) -> None:
+        self._leases.pop(task_id, None)
         if self._running.pop(task_id, None) is not None and self._slots is not None:
             self._slots.slots_changed(-1, 1)
 
@@ -400,22 +428,22 @@ class Worker:
                 trust=self.trust,
                 key=self.key,
                 compatible_versions=self.compatible_versions,
+                claimed=lambda held: self._leases.__setitem__(task_id, held),
             )
         except asyncio.CancelledError:
             log.info("task %s: stopped here; its lease is released for another worker", task_id)
             raise
         except (CannotResume, LeaseLost) as gone:
+            held = self._leases.get(task_id)
+            if isinstance(gone, LeaseLost) and held is not None and await self._forgotten(held):
+                return  # not another worker's: the database lost this worker's claim (a failover)
             log.info("task %s: left to another worker: %s", task_id, gone)
         except CorruptRecord as unreadable:
             await self._set_aside_unreadable(task_id, unreadable)
-        except StoreError as error:  # not the task's fault: it stays resumable, and is taken again soon
-            self._set_aside[task_id] = (time.monotonic() + self.STORE_RETRY_MAX, 0.0)
-            log.warning(
-                "task %s: stopped, resumable, because the store failed (%s); trying again in %g s",
-                task_id,
-                error,
-                self.STORE_RETRY_MAX,
-            )
+        except StoreError as error:  # not the task's fault: it stays resumable, taken back once the store is
+            self._stranded.add(task_id, self._leases.get(task_id), time.monotonic() + self.STORE_RETRY_MAX)
+            self._outage.failed(error)
+            log.info("task %s: stopped where its journal stands, resumable, by the store's failure", task_id)
         except RatchetError as error:
             self._put_aside(task_id, str(error))
         except Exception as error:
@@ -429,6 +457,12 @@ class Worker:
                 log.info("task %s: handed back at a call boundary; another worker resumes it", task_id)
             else:
                 log.info("task %s: %s%s", task_id, task.status_text, f" ({task.error})" if task.error else "")
+
+    async def _forgotten(self, held: Lease) -> bool:
+        try:
+            return await say_if_forgotten(self.store, held)
+        except StoreError:  # the store failing again: the lease is what it seemed, lost
+            return False
 
     async def _set_aside_unreadable(self, task_id: str, problem: CorruptRecord) -> None:
         try:

@@ -9,7 +9,9 @@ listener listens only on the channels its process's feeds need (a worker
 hears no events, an event follower no triggers: each notification costs every
 listening connection some work on the server), and publishes each payload to
 this process's feeds. When its connection is lost it reconnects with backoff and then wakes
-every feed once, since notifications sent in between are gone.
+every feed once, since notifications sent in between are gone; it says so once when it loses
+the server and once when it has it back (after a failover, on a multi-host URL, the new primary),
+not once an attempt.
 """
 
 from __future__ import annotations
@@ -17,20 +19,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
 import psycopg
 
 from .. import catalogue
-from .schema import DIALECT, Target, connect
+from .schema import DIALECT, Target, connect, keepalives
 
 __all__ = ["ChangeListener", "channels_of"]
 
 EVERY_TOPIC = "*"
 _BACKOFF = (0.05, 2.0)  # first and longest pause between reconnection attempts, seconds
-# A silent network loss (no FIN, no RST) is noticed by TCP keepalives within ~30 s.
-_KEEPALIVES = {"keepalives": 1, "keepalives_idle": 15, "keepalives_interval": 5, "keepalives_count": 3}
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +72,7 @@ class ChangeListener:
         self._conninfo = conninfo
         self._target = target
         self._publish = publish
-        self._options = {key: value for key, value in _KEEPALIVES.items() if key not in conninfo}
+        self._options = keepalives(conninfo)
         self._options.update(options)
         self._lock = asyncio.Lock()
         self._conn: psycopg.AsyncConnection | None = None
@@ -112,24 +113,44 @@ class ChangeListener:
 
     async def _hear(self) -> None:
         pause = _BACKOFF[0]
+        lost_at: float | None = None  # when the connection was lost, while it is
+        attempts = 0
         while True:
             conn = self._conn
             try:
                 if conn is None or conn.closed:
+                    attempts += 1
                     conn = self._conn = await self._listen()
                     self._publish([EVERY_TOPIC])  # whatever was notified meanwhile is lost
                     pause = _BACKOFF[0]
+                    if lost_at is not None:
+                        log.warning(
+                            "the change feed listens on PostgreSQL %s again, after %.1f s and %d attempt(s)",
+                            self._target,
+                            time.monotonic() - lost_at,
+                            attempts,
+                        )
+                        lost_at, attempts = None, 0
                 async for notification in conn.notifies():
                     self._publish([notification.payload])
             except Exception as exc:
-                log.warning(
-                    "the change feed lost PostgreSQL %s (%s); reconnecting",
-                    self._target,
-                    self._target.hide(str(exc)),
-                )
+                if lost_at is None:  # said once an outage, not once an attempt (a failover takes seconds)
+                    lost_at = time.monotonic()
+                    log.warning(
+                        "the change feed lost PostgreSQL %s (%s); reconnecting, with a pause growing to %g s",
+                        self._target,
+                        self._target.hide(_first_line(exc)),
+                        _BACKOFF[1],
+                    )
                 if conn is not None:
                     with contextlib.suppress(Exception):
                         await conn.close()
                 self._conn = None
                 await asyncio.sleep(pause)
                 pause = min(pause * 2, _BACKOFF[1])
+
+
+def _first_line(exc: Exception) -> str:
+    """What went wrong, on one line (libpq adds lines of hints: "This probably means ...")."""
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__

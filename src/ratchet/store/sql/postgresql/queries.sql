@@ -37,6 +37,16 @@ LISTEN ratchet_tasks
 -- name: listen_streams
 LISTEN ratchet_streams
 
+-- name: server_timeline
+-- Where a new connection landed (failover.py): the server's WAL timeline, in hex (a promoted
+-- standby starts a new one; any user may read it; NULL on a standby, which writes no WAL of its
+-- own), whether it replicates synchronously, and its port.
+SELECT CASE WHEN pg_is_in_recovery() THEN NULL
+            ELSE substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8) END,
+       current_setting('synchronous_standby_names'),
+       current_setting('synchronous_commit'),
+       inet_server_port()
+
 -- name: lock_migrations
 SELECT pg_advisory_xact_lock(7316425586001286601)
 

@@ -34,7 +34,16 @@ from ...redact import hide_secrets, secrets_of
 from .. import catalogue, rows
 from ..task_rows import SEARCH_VERSION, search_params
 
-__all__ = ["Target", "connect", "connection_error", "found_version", "migrate", "prepare", "server_error"]
+__all__ = [
+    "Target",
+    "connect",
+    "connection_error",
+    "found_version",
+    "keepalives",
+    "migrate",
+    "prepare",
+    "server_error",
+]
 
 DIALECT = "postgresql"
 _MISSING_DATABASE = re.compile(r'database "[^"]*" does not exist')
@@ -44,6 +53,16 @@ _MISSING_DATABASE = re.compile(r'database "[^"]*" does not exist')
 # have classes of their own.
 _UNAVAILABLE_CLASSES = {"08", "40", "53", "57", "58"}
 _UNAVAILABLE_STATES = {"55P03", "57014"}
+
+
+# A silent network loss (no FIN, no RST: a server's machine gone, a partition) is noticed by TCP
+# keepalives within ~30 s, on an idle connection or one waiting for a reply alike.
+_KEEPALIVES = {"keepalives": 1, "keepalives_idle": 15, "keepalives_interval": 5, "keepalives_count": 3}
+
+
+def keepalives(conninfo: str) -> dict[str, Any]:
+    """Ratchet's TCP keepalive options, but for those `conninfo` sets itself."""
+    return {key: value for key, value in _KEEPALIVES.items() if key not in conninfo}
 
 
 @dataclass(frozen=True)
@@ -75,6 +94,11 @@ class Target:
 
     @property
     def server(self) -> str:
+        if "," in self.host or "," in self.port:  # a multi-host URL: each host with its port
+            hosts, ports = self.host.split(","), self.port.split(",")
+            ports = ports if len(ports) == len(hosts) else ports[:1] * len(hosts)  # one port for all
+            pairs = zip(hosts, ports, strict=True)
+            return ",".join(f"{host or 'localhost'}:{port or '5432'}" for host, port in pairs)
         if not self.host or self.host.startswith("/"):
             return f"the local socket {self.host or 'directory'} (port {self.port})"
         return f"{self.host}:{self.port}"
@@ -92,9 +116,11 @@ def _reason(exc: psycopg.Error) -> str:
     return first.removeprefix("FATAL:").strip()
 
 
-def connection_error(target: Target, exc: psycopg.Error) -> StoreError:
-    """The store error for a connection that could not be made (or was lost)."""
+def connection_error(target: Target, exc: psycopg.Error, *, lost: bool = False) -> StoreError:
+    """The store error for a connection that could not be made (or, `lost`, broke while in use)."""
     reason = target.hide(_reason(exc))
+    if lost:  # a server restart, a failover: what the transaction did is unknown if it was committing
+        return StoreUnavailable(f"lost the connection to PostgreSQL {target}: {reason}")
     if _MISSING_DATABASE.search(reason):
         return StoreNotFound(
             f"PostgreSQL database {target.database!r} does not exist on {target.server}; "

@@ -38,8 +38,9 @@ from ..driver import Driver, Params, Row
 from ..ops import SqlOps
 from ..transaction import SqlTransaction
 from .changes import ChangeListener, channels_of
+from .failover import FailoverWatch, IdleCheck
 from .pooling import POOLED_POLL, pooled_per_transaction, say_polling
-from .schema import DIALECT, Target, connect, connection_error, prepare, server_error
+from .schema import DIALECT, Target, connect, connection_error, keepalives, prepare, server_error
 
 if TYPE_CHECKING:
     from .replica import Replica
@@ -95,6 +96,8 @@ class PostgresStore(StateStore):
         self._said_polling = False
         self.replica: Replica | None = None
         """Where task listings read (``?read_url=``; replica.py); None: here."""
+        self.failover = FailoverWatch(self.target)  # says when the database moved to another server
+        self._idle_check = IdleCheck()  # tests the pool's idle connections after one was lost
 
     # ------------------------------------------------------------------ opening
 
@@ -107,6 +110,7 @@ class PostgresStore(StateStore):
                 if self.transaction_pooling is None:
                     self.transaction_pooling = await pooled_per_transaction(conn, pool, self.target)
                 await self._prepare(conn)
+                await self.failover.look(conn)  # the timeline later connections are compared with
             except BaseException:
                 await pool.close()
                 raise
@@ -121,7 +125,9 @@ class PostgresStore(StateStore):
             self.conninfo,
             min_size=1,
             max_size=self.pool_size,
-            kwargs={"autocommit": True, **self._options},
+            # Keepalives: a primary whose machine vanished (no FIN, no RST) fails its transactions in
+            # ~30 s, rather than at the kernel's retransmission timeout, many minutes on.
+            kwargs={"autocommit": True, **keepalives(self.conninfo), **self._options},
             configure=self._configure,
             open=False,
             name=f"ratchet {self.target}",
@@ -134,9 +140,11 @@ class PostgresStore(StateStore):
         return pool
 
     async def _configure(self, conn: psycopg.AsyncConnection[Any]) -> None:
-        """Set up each of the pool's new connections: behind a pooler, they prepare no statement."""
+        """Set up each of the pool's new connections: behind a pooler, they prepare no statement;
+        and read where each landed, since a failover shows as a new timeline (failover.py)."""
         if self.transaction_pooling:
             conn.prepare_threshold = None
+        await self.failover.look(conn)
 
     async def _prepare(self, conn: psycopg.AsyncConnection[Any]) -> None:
         """Check the schema on `conn` and migrate it if behind (a read replica only checks it)."""
@@ -145,6 +153,7 @@ class PostgresStore(StateStore):
     async def close(self) -> None:
         if self.replica is not None:
             await self.replica.close()
+        await self._idle_check.stop()
         listener, self._listener = self._listener, None
         if listener is not None:
             await listener.stop()
@@ -200,10 +209,13 @@ class PostgresStore(StateStore):
 
     async def _release(self, driver: Driver) -> None:
         assert isinstance(driver, PostgresDriver)
-        if self._pool is not None:
-            await self._pool.putconn(driver.conn)  # the pool replaces a broken connection
-        else:
+        if self._pool is None:
             await driver.conn.close()
+            return
+        lost = driver.conn.closed
+        await self._pool.putconn(driver.conn)  # the pool replaces a broken connection
+        if lost:  # and its idle siblings are likely broken too (a restart, a failover)
+            self._idle_check.start(self._pool)
 
     def _pool_error(self, exc: psycopg.Error) -> StoreError:
         if self._pool is None:
@@ -211,7 +223,9 @@ class PostgresStore(StateStore):
         if type(exc).__name__ == "PoolTimeout":
             return StoreUnavailable(
                 f"no connection to PostgreSQL {self.target} came free in time "
-                f"(pool_size={self.pool_size}); raise ?pool_size= or check the server"
+                f"(pool_size={self.pool_size}): each was busy, or none could be made (the server "
+                "is down, or no server of the URL takes writes: a failover under way); check the "
+                "server, or raise ?pool_size="
             )
         return connection_error(self.target, exc)
 
@@ -226,7 +240,7 @@ def store_error(target: Target, exc: psycopg.Error, conn: psycopg.AsyncConnectio
     if isinstance(exc, psycopg.errors.UniqueViolation):
         return DuplicateRecord(f"PostgreSQL {target}: {exc.diag.message_primary or exc}")
     if conn.closed:
-        return connection_error(target, exc)
+        return connection_error(target, exc, lost=True)
     return server_error(target, exc)
 
 
