@@ -16,11 +16,12 @@ import abc
 import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import Protocol
 
 from ..ops import StoreOps
 from ..transaction import Transaction
 
-__all__ = ["ListingReads", "ReplicaRead"]
+__all__ = ["ListingReads", "ReadReplica", "ReplicaRead"]
 
 
 @dataclass(frozen=True)
@@ -76,3 +77,21 @@ class ListingReads(abc.ABC):
         """
         async with self.reading() as tx:
             yield tx, None
+
+
+class ReadReplica(Protocol):
+    """A copy of a store that its listings read (a PostgreSQL store's ``?read_url=``).
+
+    Declared here so the store that holds one needs not import its kind
+    (store/sql/postgresql/replica.py, which builds on that store).
+    """
+
+    def listing(
+        self, primary: ListingReads
+    ) -> contextlib.AbstractAsyncContextManager[tuple[StoreOps, ReplicaRead]]:
+        """A consistent read on the replica, or on `primary` when the replica cannot be read."""
+        ...
+
+    async def close(self) -> None:
+        """Close what the replica has open."""
+        ...

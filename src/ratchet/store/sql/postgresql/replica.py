@@ -21,7 +21,8 @@ from typing import Any
 import psycopg
 
 from ....errors import StoreError
-from ...base import ReplicaRead, StateStore
+from ...base import ReplicaRead
+from ...base.listings import ListingReads
 from ...ops import StoreOps
 from .. import catalogue
 from ..transaction import SqlTransaction
@@ -85,10 +86,10 @@ class Replica:
         self._lock = asyncio.Lock()
 
     @contextlib.asynccontextmanager
-    async def listing(self, primary: StateStore) -> AsyncIterator[tuple[StoreOps, ReplicaRead]]:
+    async def listing(self, primary: ListingReads) -> AsyncIterator[tuple[StoreOps, ReplicaRead]]:
         """A consistent read on the replica, or on `primary` when the replica cannot be read."""
         read = await self._measure()
-        source: StateStore = self.store if read.used else primary
+        source: ListingReads = self.store if read.used else primary
         async with source.reading() as tx:
             yield tx, read
 

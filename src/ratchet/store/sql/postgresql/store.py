@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
 from ....errors import StoreError, StoreUnavailable
 from ...base import ReplicaRead, StateStore
+from ...base.listings import ReadReplica
 from ...ops import StoreOps
 from ..driver import Driver
 from ..ops import SqlOps
@@ -41,9 +42,6 @@ from .driver import PostgresDriver, store_error
 from .failover import FailoverWatch, IdleCheck
 from .pooling import POOLED_POLL, pooled_per_transaction, say_polling
 from .schema import Target, connect, connection_error, keepalives, prepare
-
-if TYPE_CHECKING:
-    from .replica import Replica
 
 __all__ = ["PostgresStore", "store_error"]  # store_error: driver.py's, where errors are translated
 
@@ -94,7 +92,7 @@ class PostgresStore(StateStore):
         self._pool: AsyncConnectionPool | None = None
         self._listener: ChangeListener | None = None
         self._said_polling = False
-        self.replica: Replica | None = None
+        self.replica: ReadReplica | None = None
         """Where task listings read (``?read_url=``; replica.py); None: here."""
         self.failover = FailoverWatch(self.target)  # says when the database moved to another server
         self._idle_check = IdleCheck()  # tests the pool's idle connections after one was lost
