@@ -32,6 +32,7 @@ from ..driver import Driver, Params, Row
 from ..ops import SqlOps
 from ..transaction import SqlTransaction
 from .changes import ChangeListener, channels_of
+from .history import PostgresHistory
 from .schema import DIALECT, Target, connect, connection_error, prepare, server_error
 
 __all__ = ["PostgresStore", "store_error"]
@@ -69,6 +70,7 @@ class PostgresStore(StateStore):
             self._options["connect_timeout"] = _CONNECT_TIMEOUT
         self._pool: AsyncConnectionPool | None = None
         self._listener: ChangeListener | None = None
+        self.history = PostgresHistory(self._live_pool, self.target, store_error)
 
     # ------------------------------------------------------------------ opening
 
