@@ -214,31 +214,42 @@ async def test_deleting_an_archived_task_deletes_its_note_too(store: StateStore,
     assert (await store.append_event(Event(task_id="old", kind="note", message="anew"))).seq == 1
 
 
-async def test_the_hot_paths_statements_read_only_the_live_partition(
+async def test_the_statements_of_a_run_plan_the_live_partition_alone(
     store: StateStore, store_url: str
 ) -> None:
+    """A run's writes and reads of its own journal and events: planned (as a prepared statement is,
+    generic) over the live partition and no archived day, however many there are."""
     await ended(store, "old", TaskStatus.COMPLETED, 40)
+    await ended(store, "older", TaskStatus.FAILED, 50)
     assert store.history is not None
-    await store.history.archive([TaskStatus.COMPLETED], now=NOW)
+    await store.history.archive([TaskStatus.COMPLETED, TaskStatus.FAILED], now=NOW)
     queries = catalogue.queries("postgresql")
-    event = {"task_id": "t", "time": 0, "kind": "k", "severity": "info", "message": "m"}
+    event = {
+        "task_id": "t",
+        "time": 0,
+        "kind": "k",
+        "severity": "info",
+        "message": "m",
+        "display_message": None,
+    }
+    read = {"task_id": "t", "after_seq": 0, "limit": None, "kinds": None, "count": 5}
+    planned = {
+        "record_op_started": rows.op_values(make_op("t", 1)),
+        "record_op_finished": rows.op_values(finish(make_op("t", 1))),
+        "append_event": {**event, "data": "{}"},
+        "list_ops": read,
+        "list_events": read,
+        "last_events": read,
+    }
     with psycopg.connect(store_url) as conn:
-        conn.execute("SET plan_cache_mode = force_generic_plan")  # as a prepared statement is planned
-        plans = [
-            str(
-                conn.execute(
-                    f"EXPLAIN {queries['append_event']}", {**event, "display_message": None, "data": "{}"}
-                ).fetchall()
-            ),
-            str(
-                conn.execute(
-                    f"EXPLAIN {queries['history_move_events']}", {"ids": ["t"], "archives": [1]}
-                ).fetchall()
-            ),
-        ]
-    for plan in plans:
-        assert "events_live" in plan
-        assert not re.search(r"events_\d{8}", plan), plan
+        conn.execute("SET plan_cache_mode = force_generic_plan")
+        for name, params in planned.items():
+            plan = "\n".join(line for (line,) in conn.execute(f"EXPLAIN {queries[name]}", params))
+            assert "_live" in plan or "Insert on" in plan, (name, plan)
+            assert not re.search(r"(operations|events)_\d{8}", plan), (name, plan)
+        # The read of an archived task's rows is planned over every partition: where they went.
+        plan = str(conn.execute(f"EXPLAIN {queries['list_ops_archived']}", read).fetchall())
+        assert re.search(r"operations_\d{8}_completed", plan) and re.search(r"operations_\d{8}_failed", plan)
 
 
 def test_the_bulk_delete_of_a_partitions_tasks_covers_every_table_delete_task_does() -> None:

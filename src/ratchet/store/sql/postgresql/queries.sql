@@ -192,6 +192,18 @@ SELECT task_id, seq, kind, name, attempt, idempotency_key, status, input, output
 FROM operations WHERE task_id = %(task_id)s AND seq = %(seq)s
 
 -- name: list_ops
+-- A task's journal in the live partition, where a task that may still run has all of it (the
+-- planner reads that partition alone); then a row of NULLs if the task was archived (migration
+-- 0023), which SqlOps reads as "read list_ops_archived instead": every partition.
+(SELECT task_id, seq, kind, name, attempt, idempotency_key, status, input, output, error,
+        started_at, finished_at, error_type, next_attempt_at, meta
+ FROM operations WHERE task_id = %(task_id)s AND archive = 0 AND seq > %(after_seq)s
+ ORDER BY seq LIMIT %(limit)s)
+UNION ALL
+SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+WHERE EXISTS (SELECT 1 FROM archived_tasks WHERE task_id = %(task_id)s)
+
+-- name: list_ops_archived
 SELECT task_id, seq, kind, name, attempt, idempotency_key, status, input, output, error,
        started_at, finished_at, error_type, next_attempt_at, meta
 FROM operations WHERE task_id = %(task_id)s AND seq > %(after_seq)s ORDER BY seq LIMIT %(limit)s
@@ -227,12 +239,31 @@ WITH added AS (
 SELECT seq, pg_notify('ratchet_events', 'events:' || %(task_id)s) FROM added
 
 -- name: list_events
+-- Read as list_ops is: the live partition, then a row of NULLs for an archived task.
+(SELECT task_id, seq, time, kind, severity, message, display_message, data
+ FROM events WHERE task_id = %(task_id)s AND archive = 0 AND seq > %(after_seq)s
+   AND (CAST(%(kinds)s AS jsonb) IS NULL OR kind IN (SELECT jsonb_array_elements_text(CAST(%(kinds)s AS jsonb))))
+ ORDER BY seq LIMIT %(limit)s)
+UNION ALL
+SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+WHERE EXISTS (SELECT 1 FROM archived_tasks WHERE task_id = %(task_id)s)
+
+-- name: list_events_archived
 SELECT task_id, seq, time, kind, severity, message, display_message, data
 FROM events WHERE task_id = %(task_id)s AND seq > %(after_seq)s
   AND (CAST(%(kinds)s AS jsonb) IS NULL OR kind IN (SELECT jsonb_array_elements_text(CAST(%(kinds)s AS jsonb))))
 ORDER BY seq LIMIT %(limit)s
 
 -- name: last_events
+(SELECT * FROM (
+    SELECT task_id, seq, time, kind, severity, message, display_message, data
+    FROM events WHERE task_id = %(task_id)s AND archive = 0 ORDER BY seq DESC LIMIT %(count)s
+) AS newest ORDER BY seq)
+UNION ALL
+SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+WHERE EXISTS (SELECT 1 FROM archived_tasks WHERE task_id = %(task_id)s)
+
+-- name: last_events_archived
 SELECT * FROM (
     SELECT task_id, seq, time, kind, severity, message, display_message, data
     FROM events WHERE task_id = %(task_id)s ORDER BY seq DESC LIMIT %(count)s
