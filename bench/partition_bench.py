@@ -6,10 +6,10 @@
    journal and one of the events each, with ``--tasks-a-day`` ended tasks in
    them), beside the same on a store with no archived partition, rounds
    alternating between the two. Target: the ratio about 1.0 (the planner
-   prunes every statement of a run to the live partition). A task's first
-   read of its journal (``list_ops``, once a run: what a replay reads) is
-   printed beside, with no target: a read of the whole journal table looks
-   in every partition's index.
+   prunes every statement of a run to the live partition). A read of a
+   task's whole journal (``list_ops``, once a run: what a replay reads) is
+   printed beside, with no target: it too reads the live partition alone
+   (and ``archived_tasks``, to know the task is not archived).
 2. Retention of ``--rows`` old journal rows (1,000,000 unless told; 100 calls
    and one event for each of rows/100 tasks that ended 40 days ago): the
    archived day dropped by ``completed=30d`` (`PartitionedHistory.drop_expired`:
