@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import psycopg
@@ -233,7 +234,7 @@ async def test_the_statements_of_a_run_plan_the_live_partition_alone(
         "display_message": None,
     }
     read = {"task_id": "t", "after_seq": 0, "limit": None, "kinds": None, "count": 5}
-    planned = {
+    planned: dict[str, Sequence[Any] | Mapping[str, Any]] = {
         "record_op_started": rows.op_values(make_op("t", 1)),
         "record_op_finished": rows.op_values(finish(make_op("t", 1))),
         "append_event": {**event, "data": "{}"},
