@@ -4,6 +4,7 @@ every row of their tasks, except one a task must stay in (store/sql/postgresql/h
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import re
 from collections.abc import Mapping, Sequence
@@ -202,6 +203,38 @@ async def test_a_partition_holding_a_parent_whose_child_stays_is_kept_until_the_
     assert await store.list_task_rows() == []
     # The day's partition went; the child's (a day old, its rule not past it) stays, empty, until it is.
     assert tables_named(store_url, r"operations_\d{8}_\w+") == [f"operations_{_day(1, 'completed')}"]
+
+
+async def test_a_drop_a_long_reader_blocks_gives_up_and_the_next_pass_drops(
+    store: StateStore, store_url: str
+) -> None:
+    await ended(store, "old", TaskStatus.COMPLETED, 40)
+    retain = Retention.parse(["completed=30d"])
+    assert store.history is not None
+    await store.history.archive([TaskStatus.COMPLETED], now=NOW)
+    cutoffs = {rule.status: rule.cutoff(NOW) for rule in retain.rules}
+    with psycopg.connect(store_url) as reader:  # a transaction reading the journal, left open
+        reader.execute("SELECT COUNT(*) FROM operations").fetchone()
+        assert await store.history.drop_expired(cutoffs) == {TaskStatus.COMPLETED: 0}
+        assert [row.id for row in await store.list_task_rows()] == ["old"]
+        assert len(await store.list_ops("old")) == 3  # rolled back whole
+    assert await store.history.drop_expired(cutoffs) == {TaskStatus.COMPLETED: 1}
+    assert await store.list_task_rows() == []
+
+
+async def test_stores_archiving_at_once_archive_each_task_once(store: StateStore, store_url: str) -> None:
+    for n in range(30):
+        await ended(store, f"old-{n}", TaskStatus.COMPLETED, 3 + n % 4)
+    async with await open_store(store_url) as other:
+        assert store.history is not None and other.history is not None
+        moved = await asyncio.gather(
+            store.history.archive([TaskStatus.COMPLETED], now=NOW, batch=4),
+            other.history.archive([TaskStatus.COMPLETED], now=NOW, batch=4),
+        )
+    assert sum(moved) == 30
+    assert [day.tasks for day in await store.history.days()] == [7, 7, 8, 8]
+    for n in range(30):
+        assert len(await store.list_ops(f"old-{n}")) == 3
 
 
 async def test_deleting_an_archived_task_deletes_its_note_too(store: StateStore, store_url: str) -> None:
