@@ -14,13 +14,15 @@ import psycopg
 import pytest
 
 from ratchet.engine.retention import Retention, delete_expired
-from ratchet.records import Event, TaskStatus, utcnow
+from ratchet.records import Event, TaskFilter, TaskStatus, utcnow
+from ratchet.runtime import Runtime
 from ratchet.store import StateStore, open_store
 from ratchet.store.history import ArchivedDay
 from ratchet.store.sql import catalogue, rows
 from ratchet.store.sql.task_delete import TASK_TABLES
 
 from ..helpers.builders import finish, make_op, make_task
+from ..runtime import flows
 from .test_delete_task import _rows_naming, fill
 
 
@@ -235,6 +237,26 @@ async def test_stores_archiving_at_once_archive_each_task_once(store: StateStore
     assert [day.tasks for day in await store.history.days()] == [7, 7, 8, 8]
     for n in range(30):
         assert len(await store.list_ops(f"old-{n}")) == 3
+
+
+async def test_a_retry_of_an_archived_task_reads_its_journal_and_notes_it_on_it(store: StateStore) -> None:
+    rt = Runtime(store)
+    waiting = await rt.run(flows.asks, {"question": "which one?"})  # its journal holds the question
+    failed = waiting.id
+    await rt.cancel_tasks(TaskFilter(id_prefix=failed))
+    journal = await store.list_ops(failed)
+    assert journal and store.history is not None
+    assert await store.history.archive([TaskStatus.CANCELLED], now=utcnow()) == 1
+    events = await store.list_events(failed)
+
+    assert (await rt.retry_tasks(TaskFilter(id_prefix=failed))).done == 1
+
+    retried = await store.list_events(failed)
+    assert retried[:-1] == events and retried[-1].kind == "retried"
+    assert retried[-1].seq == events[-1].seq + 1
+    [retry] = [row.id for row in await store.list_task_rows() if row.id != failed]
+    assert (await store.get_task(retry)).status is TaskStatus.QUEUED
+    assert await store.list_ops(failed) == journal  # read where it went, as the retry read it
 
 
 async def test_deleting_an_archived_task_deletes_its_note_too(store: StateStore, store_url: str) -> None:
