@@ -121,14 +121,24 @@ async def test_archiving_moves_an_ended_tasks_rows_and_never_a_running_tasks(
     ]
 
 
-async def test_a_task_a_live_lease_holds_is_not_archived(store: StateStore, store_url: str) -> None:
-    await ended(store, "held", TaskStatus.FAILED, 3)
+async def test_a_task_a_live_lease_holds_is_not_archived_and_is_deleted_as_rows(
+    store: StateStore, store_url: str
+) -> None:
+    await ended(store, "held", TaskStatus.FAILED, 5)
+    await ended(store, "newer", TaskStatus.FAILED, 3)
     lease = await store.claim_lease("held", "worker-1", 30.0)
     assert lease is not None and store.history is not None
-    assert await store.history.archive([TaskStatus.FAILED], now=NOW) == 0
-    await store.release_lease(lease)
     assert await store.history.archive([TaskStatus.FAILED], now=NOW) == 1
-    assert partitions_of(store_url, "held")["operations"] == {f"operations_{_day(3, 'failed')}"}
+    assert partitions_of(store_url, "held")["operations"] == {"operations_live"}
+    await store.release_lease(lease)
+    # A pass walks from the newest day archived on: the task that ended before it stays live...
+    assert await store.history.archive([TaskStatus.FAILED], now=NOW) == 0
+    assert partitions_of(store_url, "held")["operations"] == {"operations_live"}
+    # ... and goes as rows once its day expires, beside the partitions.
+    done = await delete_expired(store, Retention.parse(["failed=4d"]), now=NOW)
+    assert [(outcome.matched, outcome.done) for outcome in done.values()] == [(1, 1)]
+    assert [row.id for row in await store.list_task_rows()] == ["newer"]
+    assert partitions_of(store_url, "newer")["operations"] == {f"operations_{_day(3, 'failed')}"}
 
 
 async def test_an_event_added_to_an_archived_task_is_numbered_after_the_archived_ones(

@@ -103,7 +103,7 @@ class PostgresHistory(PartitionedHistory):
     async def archive(self, statuses: Collection[TaskStatus], *, now: dt.datetime, batch: int = 200) -> int:
         moved = 0
         for status in (status for status in statuses if status in STATUS_CODES):  # the ended ones
-            after: tuple[int, str] = (-(2**62), "")
+            after = (await self._newest_day(status), -(2**62), "")
             while True:
                 count, last = await self._transaction(self._archive_batch, status, after, now, batch)
                 moved += count
@@ -112,19 +112,32 @@ class PostgresHistory(PartitionedHistory):
                 after = last
         return moved
 
+    async def _newest_day(self, status: TaskStatus) -> int:
+        """Where a pass starts: the start of the newest day archived of `status` (the start of time if
+        none). A task that ended before it and is not archived (a live lease held it then) stays
+        live, and is deleted as a row once its day expires (`delete_expired`)."""
+        async with self._pool().connection() as conn:
+            try:
+                cursor = await conn.execute(self._q["history_newest_archive"], {"code": STATUS_CODES[status]})
+                row = await cursor.fetchone()
+            except psycopg.Error as exc:
+                raise self._error(self._target, exc, conn) from exc
+        return -(2**62) if row is None else (row[0] // 4) * _MICROS_A_DAY
+
     async def _archive_batch(
         self,
         conn: psycopg.AsyncConnection[Any],
         status: TaskStatus,
-        after: tuple[int, str],
+        after: tuple[int, int, str],
         now: dt.datetime,
         batch: int,
-    ) -> tuple[int, tuple[int, str] | None]:
+    ) -> tuple[int, tuple[int, int, str] | None]:
         """Archive the next `batch` tasks of `status` after `after`; return how many, and where to go on."""
         params = {
             "status": str(status),
-            "after_created": after[0],
-            "after_id": after[1],
+            "after_updated": after[0],
+            "after_created": after[1],
+            "after_id": after[2],
             "now": rows.to_micros(now),
             "limit": batch,
         }
@@ -141,7 +154,7 @@ class PostgresHistory(PartitionedHistory):
         await conn.execute(self._q["history_move_operations"], moving)
         await conn.execute(self._q["history_move_events"], moving)
         last = found[-1]
-        return len(ids), ((last[2], last[0]) if len(found) == batch else None)
+        return len(ids), ((last[1], last[2], last[0]) if len(found) == batch else None)
 
     async def _ensure_partition(self, conn: psycopg.AsyncConnection[Any], archive: int) -> None:
         for table in TABLES:

@@ -1237,16 +1237,20 @@ SELECT pg_advisory_xact_lock(7316425586001286602)
 -- writes queued behind it wait no longer.
 SET LOCAL lock_timeout = '2s'
 
+-- name: history_newest_archive
+-- The newest day archived of a status: a pass walks the tasks that ended from that day on.
+SELECT archive FROM archived_tasks WHERE mod(archive, 4) = %(code)s ORDER BY archive DESC LIMIT 1
+
 -- name: history_to_archive
--- Ended tasks of a status whose rows are live and that no live lease holds, along the status's index
--- after the last one looked at.
-SELECT t.id, COALESCE(t.updated_at, t.created_at), t.created_at FROM tasks t
-WHERE t.status = %(status)s
-  AND (t.created_at, t.id COLLATE "C") > (%(after_created)s, %(after_id)s COLLATE "C")
+-- Ended tasks of a status whose rows are live and that no live lease holds, along the index of
+-- update times (an ended task's is its end) after the last one looked at.
+SELECT t.id, t.updated_at, t.created_at FROM tasks t
+WHERE (t.updated_at, t.created_at, t.id COLLATE "C") > (%(after_updated)s, %(after_created)s, %(after_id)s COLLATE "C")
+  AND t.status = %(status)s
   AND NOT EXISTS (SELECT 1 FROM archived_tasks a WHERE a.task_id = t.id)
   AND NOT EXISTS (SELECT 1 FROM leases l
                   WHERE l.task_id = t.id AND NOT l.released AND l.expires_at > %(now)s)
-ORDER BY t.created_at, t.id COLLATE "C"
+ORDER BY t.updated_at, t.created_at, t.id COLLATE "C"
 LIMIT %(limit)s
 
 -- name: history_partition_exists
