@@ -172,9 +172,9 @@ def test_sync_runtime_has_the_batch_verbs(url: str) -> None:
         queued = rt.submit(flows.double, {"n": 1}, labels={"team": "a"})
         assert rt.cancel_tasks(labels={"team": "a"}).done == 1
         assert rt.retry_tasks(status="cancelled").done == 1
-        assert rt.count_expired({"cancelled": "1s"}, now=utcnow() + dt.timedelta(minutes=1)) == {
-            TaskStatus.CANCELLED: 1
-        }
-        [outcome] = rt.delete_expired({"cancelled": "1s"}, now=utcnow() + dt.timedelta(minutes=1)).values()
+        # Two days on: past the rule on every store (PostgreSQL deletes by whole UTC days).
+        later = utcnow() + dt.timedelta(days=2)
+        assert rt.count_expired({"cancelled": "1s"}, now=later) == {TaskStatus.CANCELLED: 1}
+        [outcome] = rt.delete_expired({"cancelled": "1s"}, now=later).values()
         assert outcome.done == 1
         assert rt.delete_tasks(id_prefix=queued).done == 0  # the retry is queued: skipped

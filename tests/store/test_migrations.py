@@ -188,12 +188,12 @@ def test_both_dialects_name_the_same_queries() -> None:
     """The store's operations are written once: every query name they use exists in both catalogues.
 
     PostgreSQL alone has the queries of its advisory locks, LISTEN, schema checks, pooler detection,
-    read replicas and failover checks.
+    read replicas and failover checks, and those of its partitioned history (``history_*``).
     """
     postgres_only = {
         "backend_pid", "current_schema", "listen_events", "listen_streams", "listen_tasks", "listen_triggers",
         "lock_migrations", "lock_sequence", "replica_staleness", "server_timeline",
-    }  # fmt: skip
+    } | {name for name in catalogue.queries("postgresql") if name.startswith("history_")}  # fmt: skip
     # SQLite alone folds the fence into the journal's writes (PostgreSQL pipelines them instead).
     sqlite_only = {"record_op_started_if_check_fence", "record_op_finished_if_check_fence"}
     sqlite = set(catalogue.queries("sqlite")) - sqlite_only

@@ -16,6 +16,15 @@ is usually walked first), and one a worker still holds stays until its
 lease ends. Workers apply a retention every `Worker.RETENTION_EVERY`
 seconds (``ratchet worker --retain``); ``ratchet gc --retain`` applies one
 once (docs/stores.md, "Retention").
+
+On a store whose ended tasks' journal and events are partitioned by day
+(`StateStore.history`: PostgreSQL), a pass first moves the ended tasks of the
+statuses it has rules for to their day's partitions, then drops each
+partition whose whole day the rule expired, with its tasks; then deletes
+one by one what is left of the tasks of those whole days (a parent whose
+child stays, a task a live lease held). A task there is deleted once its
+whole UTC day is past the rule's age, so at most a day later than on a
+store without partitions (docs/stores.md, "Partitioned history").
 """
 
 from __future__ import annotations
@@ -28,6 +37,7 @@ from ..errors import InputError
 from ..policy import parse_duration
 from ..records import TaskFilter, TaskOrder, TaskSort, TaskStatus, utcnow
 from ..store import StateStore
+from ..store.history import whole_days
 from .batches import PAGE, BatchOutcome, act_on_each
 
 __all__ = ["ENDED", "OLDEST_CHANGE_FIRST", "Retention", "RetentionRule", "count_expired", "delete_expired"]
@@ -47,11 +57,14 @@ class RetentionRule:
     seconds: float
     written: str
 
-    def expired(self, now: dt.datetime) -> TaskFilter:
-        """The filter of the tasks this rule deletes at `now`."""
-        return TaskFilter(
-            statuses=frozenset({self.status}), updated_before=now - dt.timedelta(seconds=self.seconds)
-        )
+    def cutoff(self, now: dt.datetime) -> dt.datetime:
+        """The end times this rule deletes at `now`: those before it."""
+        return now - dt.timedelta(seconds=self.seconds)
+
+    def expired(self, now: dt.datetime, *, by_day: bool = False) -> TaskFilter:
+        """The filter of the tasks this rule deletes at `now` (`by_day`: those of UTC days wholly expired)."""
+        cutoff = whole_days(self.cutoff(now)) if by_day else self.cutoff(now)
+        return TaskFilter(statuses=frozenset({self.status}), updated_before=cutoff)
 
     def __str__(self) -> str:
         return f"{self.status}={self.written}"
@@ -109,7 +122,11 @@ async def count_expired(
 ) -> dict[TaskStatus, int]:
     """How many tasks each rule of `retention` would delete at `now`, by status (a dry run)."""
     moment = now or utcnow()
-    return {rule.status: await store.count_task_rows(rule.expired(moment)) for rule in retention.rules}
+    by_day = store.history is not None
+    return {
+        rule.status: await store.count_task_rows(rule.expired(moment, by_day=by_day))
+        for rule in retention.rules
+    }
 
 
 async def delete_expired(
@@ -130,15 +147,24 @@ async def delete_expired(
         StoreError: the store failed; what was deleted so far stays deleted.
     """
     moment = now or utcnow()
+    dropped: dict[TaskStatus, int] = {}
+    if store.history is not None and retention:
+        await store.history.archive([rule.status for rule in retention.rules], now=moment)
+        dropped = await store.history.drop_expired(
+            {rule.status: rule.cutoff(moment) for rule in retention.rules}
+        )
     done: dict[RetentionRule, BatchOutcome] = {}
     for rule in retention.rules:
         done[rule] = await act_on_each(
             store,
-            rule.expired(moment),
+            rule.expired(moment, by_day=store.history is not None),
             "delete",
             store.delete_task,
             order=OLDEST_CHANGE_FIRST,
             page=page,
             limit=limit,
         )
+        gone = dropped.get(rule.status, 0)
+        done[rule].matched += gone
+        done[rule].done += gone
     return done

@@ -43,6 +43,7 @@ from ...records import (
 )
 from ..changes import ChangeFeed
 from ..group_commit import GroupCommit
+from ..history import PartitionedHistory
 from ..ops import StoreOps
 from ..ops.streams import STREAM_PAGE
 from ..ride_along import RideAlong, Rider
@@ -83,6 +84,9 @@ class StateStore(
     results_ride_along: bool = False
     """Whether a keyed or repeatable call's result may commit with the task's next commit (ride_along.py):
     ``?ride_along=on`` on the store's URL."""
+
+    history: PartitionedHistory | None = None
+    """The partitions of ended tasks' journal and events, on a store that has them (PostgreSQL)."""
 
     def __init__(self) -> None:
         self._gate = TransactionGate(exclusive=self.exclusive)

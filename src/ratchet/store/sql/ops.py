@@ -51,7 +51,7 @@ from ...records import (
 from ..changes import TRIGGERS, events_topic
 from ..ops import StoreOps, checkpoints_to_drop, claim_order, priority_of
 from . import content, rows
-from .driver import Driver, Params
+from .driver import Driver, Params, Row
 from .grants import SqlGrants
 from .inbox import SqlInbox
 from .journal_counts import SqlJournalCounts
@@ -270,8 +270,19 @@ class SqlOps(
     async def list_ops(
         self, task_id: str, *, after_seq: int = -1, limit: int | None = None
     ) -> list[Operation]:
-        found = await self._d.all("list_ops", {"task_id": task_id, "after_seq": after_seq, "limit": limit})
+        found = await self._all_of_task(
+            "list_ops", {"task_id": task_id, "after_seq": after_seq, "limit": limit}
+        )
         return await content.loaded(self._d, task_id, [rows.op_from_row(row) for row in found])
+
+    async def _all_of_task(self, name: str, params: Params) -> list[Row]:
+        """The rows of query `name` over a task's journal or events: those of the live partition, or,
+        when the query ends with a row of NULLs (an archived task, on PostgreSQL: its partitioned
+        history), those of ``<name>_archived``, over every partition."""
+        found = await self._d.all(name, params)
+        if found and found[-1][0] is None:
+            return await self._d.all(f"{name}_archived", params)
+        return found
 
     # ------------------------------------------------------------------ messages
 
@@ -322,13 +333,13 @@ class SqlOps(
             "limit": limit,
             "kinds": None if kinds is None else json.dumps(sorted(kinds)),
         }
-        found = await self._d.all("list_events", params)
+        found = await self._all_of_task("list_events", params)
         return rows.decode_each(found, rows.event_from_row, unreadable)
 
     async def last_events(
         self, task_id: str, count: int, *, unreadable: list[CorruptRecord] | None = None
     ) -> list[Event]:
-        found = await self._d.all("last_events", {"task_id": task_id, "count": count})
+        found = await self._all_of_task("last_events", {"task_id": task_id, "count": count})
         return rows.decode_each(found, rows.event_from_row, unreadable)
 
     # ------------------------------------------------------------------ artifacts

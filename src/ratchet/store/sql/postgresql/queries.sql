@@ -172,6 +172,8 @@ SELECT idx, record FROM steps WHERE task_id = %(task_id)s ORDER BY idx
 -- they run on every journaled call, and binding by position is the cheaper way.
 -- Raises SQLSTATE RNONE when it writes nothing (the row already succeeded), so the driver
 -- may send it with the commit, unread (migration 0012).
+-- The row goes to the live partition (archive 0, the column's default; migration 0023): a task's
+-- journal is written under its lease, and only an ended task no lease holds is archived.
 WITH written AS (
     INSERT INTO operations (task_id, seq, kind, name, attempt, idempotency_key, status,
                             input, output, error, started_at, finished_at, error_type,
@@ -179,7 +181,7 @@ WITH written AS (
     VALUES (%s, %s, %s, %s, %s, %s, %s,
             %s, %s, %s, %s, %s, %s, %s,
             %s)
-    ON CONFLICT (task_id, seq) DO UPDATE SET
+    ON CONFLICT (task_id, seq, archive) DO UPDATE SET
         kind = excluded.kind, name = excluded.name, attempt = excluded.attempt,
         idempotency_key = excluded.idempotency_key, status = 'started', input = excluded.input,
         output = NULL, error = NULL, started_at = excluded.started_at, finished_at = NULL,
@@ -199,7 +201,7 @@ WITH written AS (
     VALUES (%s, %s, %s, %s, %s, %s, %s,
             %s, %s, %s, %s, %s, %s, %s,
             %s)
-    ON CONFLICT (task_id, seq) DO UPDATE SET
+    ON CONFLICT (task_id, seq, archive) DO UPDATE SET
         attempt = excluded.attempt, status = excluded.status, output = excluded.output,
         error = excluded.error, finished_at = excluded.finished_at, error_type = excluded.error_type,
         next_attempt_at = excluded.next_attempt_at, meta = excluded.meta,
@@ -216,6 +218,18 @@ SELECT task_id, seq, kind, name, attempt, idempotency_key, status, input, output
 FROM operations WHERE task_id = %(task_id)s AND seq = %(seq)s
 
 -- name: list_ops
+-- A task's journal in the live partition, where a task that may still run has all of it (the
+-- planner reads that partition alone); then a row of NULLs if the task was archived (migration
+-- 0023), which SqlOps reads as "read list_ops_archived instead": every partition.
+(SELECT task_id, seq, kind, name, attempt, idempotency_key, status, input, output, error,
+        started_at, finished_at, error_type, next_attempt_at, meta
+ FROM operations WHERE task_id = %(task_id)s AND archive = 0 AND seq > %(after_seq)s
+ ORDER BY seq LIMIT %(limit)s)
+UNION ALL
+SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+WHERE EXISTS (SELECT 1 FROM archived_tasks WHERE task_id = %(task_id)s)
+
+-- name: list_ops_archived
 SELECT task_id, seq, kind, name, attempt, idempotency_key, status, input, output, error,
        started_at, finished_at, error_type, next_attempt_at, meta
 FROM operations WHERE task_id = %(task_id)s AND seq > %(after_seq)s ORDER BY seq LIMIT %(limit)s
@@ -237,22 +251,45 @@ SELECT record FROM messages
 WHERE thread_id = %(thread_id)s AND seq >= %(start)s AND seq < %(end)s ORDER BY seq
 
 -- name: append_event
+-- Into the live partition (archive 0), numbered after the task's newest event there, or (none
+-- there: an event for an archived task, such as "retried") after the last one archived: the
+-- planner reads the live partition alone, and the small archived_tasks only when it found none.
 WITH added AS (
     INSERT INTO events (task_id, seq, time, kind, severity, message, display_message, data)
     VALUES (%(task_id)s,
-            (SELECT COALESCE(MAX(seq), 0) + 1 FROM events WHERE task_id = %(task_id)s),
+            COALESCE((SELECT MAX(seq) FROM events WHERE task_id = %(task_id)s AND archive = 0),
+                     (SELECT last_event FROM archived_tasks WHERE task_id = %(task_id)s), 0) + 1,
             %(time)s, %(kind)s, %(severity)s, %(message)s, %(display_message)s, %(data)s)
     RETURNING seq
 )
 SELECT seq, pg_notify('ratchet_events', 'events:' || %(task_id)s) FROM added
 
 -- name: list_events
+-- Read as list_ops is: the live partition, then a row of NULLs for an archived task.
+(SELECT task_id, seq, time, kind, severity, message, display_message, data
+ FROM events WHERE task_id = %(task_id)s AND archive = 0 AND seq > %(after_seq)s
+   AND (CAST(%(kinds)s AS jsonb) IS NULL OR kind IN (SELECT jsonb_array_elements_text(CAST(%(kinds)s AS jsonb))))
+ ORDER BY seq LIMIT %(limit)s)
+UNION ALL
+SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+WHERE EXISTS (SELECT 1 FROM archived_tasks WHERE task_id = %(task_id)s)
+
+-- name: list_events_archived
 SELECT task_id, seq, time, kind, severity, message, display_message, data
 FROM events WHERE task_id = %(task_id)s AND seq > %(after_seq)s
   AND (CAST(%(kinds)s AS jsonb) IS NULL OR kind IN (SELECT jsonb_array_elements_text(CAST(%(kinds)s AS jsonb))))
 ORDER BY seq LIMIT %(limit)s
 
 -- name: last_events
+(SELECT * FROM (
+    SELECT task_id, seq, time, kind, severity, message, display_message, data
+    FROM events WHERE task_id = %(task_id)s AND archive = 0 ORDER BY seq DESC LIMIT %(count)s
+) AS newest ORDER BY seq)
+UNION ALL
+SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+WHERE EXISTS (SELECT 1 FROM archived_tasks WHERE task_id = %(task_id)s)
+
+-- name: last_events_archived
 SELECT * FROM (
     SELECT task_id, seq, time, kind, severity, message, display_message, data
     FROM events WHERE task_id = %(task_id)s ORDER BY seq DESC LIMIT %(count)s
@@ -837,6 +874,8 @@ DELETE FROM contents WHERE task_id = %(task_id)s
 DELETE FROM messages WHERE thread_id = %(task_id)s
 
 -- name: delete_task_events
+-- With the task's row of archived_tasks (a task made again under its id starts anew).
+WITH unarchived AS (DELETE FROM archived_tasks WHERE task_id = %(task_id)s)
 DELETE FROM events WHERE task_id = %(task_id)s
 
 -- name: delete_task_artifacts
@@ -1210,3 +1249,113 @@ WHERE o.kind = 'model' AND o.status = 'succeeded' AND o.finished_at IS NOT NULL
   AND (%(until)s::bigint IS NULL OR o.finished_at < %(until)s::bigint)
 GROUP BY 1, 2, 3
 ORDER BY 1, 2, 3
+
+-- Partitioned history (store/sql/postgresql/history.py, migration 0023): PostgreSQL alone.
+-- An archive number is a partition of ended tasks: their end's UTC day (since the epoch) x 4 + their
+-- status (1 completed, 2 failed, 3 cancelled); 0 is the live partition.
+
+-- name: history_lock
+-- One archiving or dropping at a time, whichever worker or `ratchet gc` does it.
+SELECT pg_advisory_xact_lock(7316425586001286602)
+
+-- name: history_lock_timeout
+-- A drop waits this long at most for the tables' lock (the next pass tries again), so the journal's
+-- writes queued behind it wait no longer.
+SET LOCAL lock_timeout = '2s'
+
+-- name: history_newest_archive
+-- The newest day archived of a status: a pass walks the tasks that ended from that day on.
+SELECT archive FROM archived_tasks WHERE mod(archive, 4) = %(code)s ORDER BY archive DESC LIMIT 1
+
+-- name: history_to_archive
+-- Ended tasks of a status whose rows are live and that no live lease holds, along the index of
+-- update times (an ended task's is its end) after the last one looked at.
+SELECT t.id, t.updated_at, t.created_at FROM tasks t
+WHERE (t.updated_at, t.created_at, t.id COLLATE "C") > (%(after_updated)s, %(after_created)s, %(after_id)s COLLATE "C")
+  AND t.status = %(status)s
+  AND NOT EXISTS (SELECT 1 FROM archived_tasks a WHERE a.task_id = t.id)
+  AND NOT EXISTS (SELECT 1 FROM leases l
+                  WHERE l.task_id = t.id AND NOT l.released AND l.expires_at > %(now)s)
+ORDER BY t.updated_at, t.created_at, t.id COLLATE "C"
+LIMIT %(limit)s
+
+-- name: history_partition_exists
+SELECT to_regclass(%(name)s) IS NOT NULL
+
+-- name: history_lock_events
+-- The locks that number each task's events (append_event's), so no event is added while they move.
+SELECT pg_advisory_xact_lock(hashtextextended('ratchet:events:' || id, 0))
+FROM unnest(CAST(%(ids)s AS text[])) AS id ORDER BY id
+
+-- name: history_archive_tasks
+INSERT INTO archived_tasks (task_id, archive, last_event)
+SELECT m.id, m.archive,
+       COALESCE((SELECT MAX(seq) FROM events e WHERE e.task_id = m.id AND e.archive = 0),
+                (SELECT last_event FROM archived_tasks a WHERE a.task_id = m.id), 0)
+FROM unnest(CAST(%(ids)s AS text[]), CAST(%(archives)s AS integer[])) AS m(id, archive)
+
+-- name: history_move_operations
+-- A row whose partition key changes moves to the partition of its new key.
+UPDATE operations o SET archive = m.archive
+FROM unnest(CAST(%(ids)s AS text[]), CAST(%(archives)s AS integer[])) AS m(id, archive)
+WHERE o.archive = 0 AND o.task_id = m.id
+
+-- name: history_move_events
+UPDATE events e SET archive = m.archive
+FROM unnest(CAST(%(ids)s AS text[]), CAST(%(archives)s AS integer[])) AS m(id, archive)
+WHERE e.archive = 0 AND e.task_id = m.id
+
+-- name: history_partitions
+-- The archive partitions of the journal (events has the same ones).
+SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+WHERE i.inhparent = to_regclass('operations') AND c.relname <> 'operations_live'
+ORDER BY c.relname
+
+-- The partitions' own statements: {table} and {partition} are names the store composes (psycopg's
+-- sql.Identifier); a bound is a number. Made apart, then attached: an attach locks the parent less
+-- than CREATE TABLE ... PARTITION OF does (the journal's writes go on meanwhile).
+
+-- name: history_create_partition
+CREATE TABLE {partition} (LIKE {table} INCLUDING DEFAULTS)
+
+-- name: history_attach_partition
+ALTER TABLE {table} ATTACH PARTITION {partition} FOR VALUES FROM ({low}) TO ({high})
+
+-- name: history_drop_partition
+DROP TABLE {partition}
+
+-- name: history_tasks_in
+SELECT task_id FROM archived_tasks WHERE archive = %(archive)s
+
+-- name: history_count_in
+SELECT COUNT(*) FROM archived_tasks WHERE archive = %(archive)s
+
+-- name: history_kept_parent
+-- A task of the partition with a child task outside it: it stays, so the partition does.
+SELECT c.parent_id, c.id FROM tasks c
+WHERE c.parent_id = ANY(CAST(%(ids)s AS text[])) AND NOT (c.id = ANY(CAST(%(ids)s AS text[])))
+LIMIT 1
+
+-- name: history_delete_tasks
+-- Every row of the tasks given outside the partitions dropped with them: what delete_task deletes
+-- (a test holds the two to the same tables), and the rows of their journal and events added live
+-- after they were archived.
+WITH gone AS (SELECT unnest(CAST(%(ids)s AS text[])) AS id),
+    steps_gone AS (DELETE FROM steps WHERE task_id IN (SELECT id FROM gone)),
+    operations_gone AS (DELETE FROM operations WHERE archive = 0 AND task_id IN (SELECT id FROM gone)),
+    contents_gone AS (DELETE FROM contents WHERE task_id IN (SELECT id FROM gone)),
+    messages_gone AS (DELETE FROM messages WHERE thread_id IN (SELECT id FROM gone)),
+    events_gone AS (DELETE FROM events WHERE archive = 0 AND task_id IN (SELECT id FROM gone)),
+    artifacts_gone AS (DELETE FROM artifacts WHERE task_id IN (SELECT id FROM gone)),
+    triggers_gone AS (DELETE FROM triggers WHERE task_id IN (SELECT id FROM gone)),
+    checkpoints_gone AS (DELETE FROM checkpoints WHERE task_id IN (SELECT id FROM gone)),
+    approvals_gone AS (DELETE FROM approvals WHERE task_id IN (SELECT id FROM gone)),
+    inbox_gone AS (DELETE FROM inbox WHERE task_id IN (SELECT id FROM gone)),
+    streams_gone AS (DELETE FROM streams WHERE task_id IN (SELECT id FROM gone)),
+    task_grants_gone AS (DELETE FROM task_grants WHERE task_id IN (SELECT id FROM gone)),
+    lease_claims_gone AS (DELETE FROM lease_claims WHERE task_id IN (SELECT id FROM gone)),
+    leases_gone AS (DELETE FROM leases WHERE task_id IN (SELECT id FROM gone)),
+    task_labels_gone AS (DELETE FROM task_labels WHERE task_id IN (SELECT id FROM gone)),
+    task_text_gone AS (DELETE FROM task_text WHERE task_id IN (SELECT id FROM gone)),
+    archived_gone AS (DELETE FROM archived_tasks WHERE task_id IN (SELECT id FROM gone))
+DELETE FROM tasks WHERE id IN (SELECT id FROM gone)

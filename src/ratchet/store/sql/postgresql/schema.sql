@@ -72,8 +72,12 @@ CREATE TABLE operations (
     error_type       TEXT,
     next_attempt_at  BIGINT,
     meta             TEXT NOT NULL DEFAULT '{}',
-    PRIMARY KEY (task_id, seq)
-);
+    archive          INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (task_id, seq, archive)
+) PARTITION BY RANGE (archive);
+-- The journal and the events of a task are in the live partition (archive 0) while it may still be
+-- written, then in its ended day's and status's partition (migration 0023, store/sql/postgresql/history.py).
+CREATE TABLE operations_live PARTITION OF operations FOR VALUES FROM (0) TO (1);
 
 CREATE TABLE messages (
     thread_id   TEXT NOT NULL,
@@ -91,8 +95,19 @@ CREATE TABLE events (
     message          TEXT NOT NULL,
     display_message  TEXT,
     data             TEXT NOT NULL,
-    PRIMARY KEY (task_id, seq)
+    archive          INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (task_id, seq, archive)
+) PARTITION BY RANGE (archive);
+CREATE TABLE events_live PARTITION OF events FOR VALUES FROM (0) TO (1);
+
+-- The ended tasks whose journal and events moved to a partition: which one (its day and status),
+-- and the highest event seq moved (an event added later is numbered on from it, in the live partition).
+CREATE TABLE archived_tasks (
+    task_id     TEXT PRIMARY KEY,
+    archive     INTEGER NOT NULL,
+    last_event  INTEGER NOT NULL
 );
+CREATE INDEX archived_tasks_by_archive ON archived_tasks (archive);
 
 CREATE TABLE artifacts (
     id          TEXT PRIMARY KEY,

@@ -40,6 +40,7 @@ from ..transaction import SqlTransaction
 from .changes import ChangeListener, channels_of
 from .driver import PostgresDriver, store_error
 from .failover import FailoverWatch, IdleCheck
+from .history import PostgresHistory
 from .pooling import POOLED_POLL, pooled_per_transaction, say_polling
 from .schema import Target, connect, connection_error, keepalives, prepare
 
@@ -96,6 +97,7 @@ class PostgresStore(StateStore):
         """Where task listings read (``?read_url=``; replica.py); None: here."""
         self.failover = FailoverWatch(self.target)  # says when the database moved to another server
         self._idle_check = IdleCheck()  # tests the pool's idle connections after one was lost
+        self.history = PostgresHistory(self._live_pool, self.target, store_error)
 
     # ------------------------------------------------------------------ opening
 

@@ -213,6 +213,27 @@ SELECT :task_id, COALESCE(MAX(seq), 0) + 1, :time, :kind, :severity, :message,
 FROM events WHERE task_id = :task_id
 RETURNING seq
 
+-- name: list_ops_archived
+-- PostgreSQL reads an archived task's journal with it (its partitioned history); SQLite never
+-- archives, so list_ops never sends it here, and it reads what list_ops does.
+SELECT task_id, seq, kind, name, attempt, idempotency_key, status, input, output, error,
+       started_at, finished_at, error_type, next_attempt_at, meta
+FROM operations WHERE task_id = :task_id AND seq > :after_seq ORDER BY seq LIMIT COALESCE(:limit, -1)
+
+-- name: list_events_archived
+-- As list_ops_archived: never sent on SQLite; list_events's text.
+SELECT task_id, seq, time, kind, severity, message, display_message, data
+FROM events WHERE task_id = :task_id AND seq > :after_seq
+  AND (:kinds IS NULL OR kind IN (SELECT value FROM json_each(:kinds)))
+ORDER BY seq LIMIT COALESCE(:limit, -1)
+
+-- name: last_events_archived
+-- As list_ops_archived: never sent on SQLite; last_events's text.
+SELECT * FROM (
+    SELECT task_id, seq, time, kind, severity, message, display_message, data
+    FROM events WHERE task_id = :task_id ORDER BY seq DESC LIMIT :count
+) ORDER BY seq
+
 -- name: list_events
 SELECT task_id, seq, time, kind, severity, message, display_message, data
 FROM events WHERE task_id = :task_id AND seq > :after_seq
