@@ -11,7 +11,6 @@ show every task done, every effect once, no task held by two at once.
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from pathlib import Path
 from urllib.parse import quote
@@ -20,7 +19,6 @@ from ..helpers.failover_tools import connect
 from ..helpers.pg import Cluster
 from ..helpers.stores import sharing_commits
 from .test_failover import (
-    REPO,
     Crew,
     _environment,
     _histories,
@@ -35,13 +33,6 @@ TASKS = 20
 TOOL_SECONDS = 0.4  # each of a task's two calls: long enough to kill a worker in the middle of one
 TIME_LIMIT = 45.0  # seconds for the tasks to complete after the kill; they take a fraction of it
 POLLING = "behind a transaction pooler"  # the store's one line on falling back to polling
-
-
-def _workers_environment(ledger: Path, tool_seconds: float) -> dict[str, str]:
-    """test_failover's, but the checkout's code first on the path (a worktree's, where one runs them)."""
-    env = _environment(ledger, tool_seconds)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
-    return env
 
 
 def _listening(postgres: Cluster, database: str) -> int:
@@ -71,7 +62,7 @@ def test_twenty_tasks_through_two_workers_behind_pgbouncer_one_killed_each_effec
     ledger = tmp_path / "ledger.db"
     connect(ledger).close()
     task_ids = _submit(url, TASKS, tmp_path / "home")
-    crew = Crew(url, tmp_path, _workers_environment(ledger, TOOL_SECONDS))
+    crew = Crew(url, tmp_path, _environment(ledger, TOOL_SECONDS))
     doomed, survivor = crew.start(), crew.start()
     doomed_pid = crew.running[doomed].pid
     try:
@@ -115,7 +106,7 @@ def test_with_a_listen_url_a_worker_behind_pgbouncer_is_woken_by_notify(
     url = f"{pgbouncer_url}?listen_url={quote(postgres_url, safe='')}"
     ledger = tmp_path / "ledger.db"
     connect(ledger).close()
-    crew = Crew(url, tmp_path, _workers_environment(ledger, 0.05))
+    crew = Crew(url, tmp_path, _environment(ledger, 0.05))
     name = crew.start()
     database = postgres_url.rsplit("/", 1)[1]
     try:

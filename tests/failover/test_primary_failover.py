@@ -26,11 +26,11 @@ from pathlib import Path
 import psycopg
 
 from ratchet import open_store
-from ratchet.records import Lease, OpKind
+from ratchet.records import OpKind
 
 from ..helpers.failover_tools import connect
 from ..helpers.replication import ReplicatedPair, replicated_pair
-from .test_failover import Crew, _environment, _ledger, _statuses, _submit, _wait_for
+from .test_failover import Crew, _environment, _histories, _ledger, _statuses, _submit, _wait_for
 
 TASKS = 24
 WORKERS = 3
@@ -51,17 +51,6 @@ def _journals(url: str, task_ids: list[str]) -> dict[str, list[tuple[int, str, s
                 ]
                 for task_id in task_ids
             }
-        finally:
-            await store.close()
-
-    return asyncio.run(read())
-
-
-def _histories(url: str, task_ids: list[str]) -> dict[str, list[Lease]]:
-    async def read() -> dict[str, list[Lease]]:
-        store = await open_store(url, create=False)
-        try:
-            return {task_id: await store.lease_history(task_id) for task_id in task_ids}
         finally:
             await store.close()
 
