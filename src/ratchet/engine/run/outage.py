@@ -28,6 +28,7 @@ from ...errors import StoreError
 from ...records import Lease
 from ...store import StateStore
 from .holders import WorkerIdentity
+from .runner import claim_as
 
 __all__ = ["Outage", "Stranded", "say_if_forgotten", "take_back"]
 
@@ -108,16 +109,7 @@ async def take_back(store: StateStore, worker: WorkerIdentity, ttl: float, held:
     database no longer knows (a token lower than the one held) means commits
     were lost in a failover: said, not passed over.
     """
-    mine = await store.claim_lease(
-        held.task_id,
-        worker.name,
-        ttl,
-        host=worker.host,
-        pid=worker.pid,
-        pid_space=worker.pid_space,
-        pid_started=worker.pid_started,
-        replacing=held.token,
-    )
+    mine = await claim_as(store, held.task_id, worker, ttl, replacing=held.token)
     if mine is None:
         await say_if_forgotten(store, held)
         return None

@@ -40,7 +40,7 @@ from .holders import WorkerIdentity, holder_is_gone
 from .staleness import judge_staleness, set_aside_stale
 from .versions import settle_version
 
-__all__ = ["run_task"]
+__all__ = ["claim_as", "run_task"]
 
 DEFAULT_LEASE_TTL = 30.0
 
@@ -156,21 +156,21 @@ async def _claim(
     store: StateStore, task_id: str, worker: WorkerIdentity, lease_ttl: float, take_over: bool
 ) -> tuple[Lease, Lease | None]:
     """Claim the task's lease; return it, and the live lease of a dead holder it replaced, if any."""
-    lease = await _claim_as(store, task_id, worker, lease_ttl, take_over=take_over)
+    lease = await claim_as(store, task_id, worker, lease_ttl, take_over=take_over)
     if lease is not None:
         return lease, None
     held = await store.get_lease(task_id)
     if held is not None and holder_is_gone(held):
         # The holder was a process on this host that no longer exists: no need to wait out its
         # lease. Only that lease is replaced: another process that took it over first keeps it.
-        lease = await _claim_as(store, task_id, worker, lease_ttl, replacing=held.token)
+        lease = await claim_as(store, task_id, worker, lease_ttl, replacing=held.token)
         if lease is not None:
             return lease, held
         held = await store.get_lease(task_id)
     raise CannotResume(_held_message(task_id, held))
 
 
-async def _claim_as(
+async def claim_as(
     store: StateStore,
     task_id: str,
     worker: WorkerIdentity,
@@ -179,6 +179,8 @@ async def _claim_as(
     take_over: bool = False,
     replacing: int | None = None,
 ) -> Lease | None:
+    """Claim `task_id`'s lease for `worker` (the run's claim, and a worker taking back a task the
+    store stopped: outage.py); None when refused."""
     return await store.claim_lease(
         task_id,
         worker.name,
